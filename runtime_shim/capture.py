@@ -1,0 +1,105 @@
+"""Capture devices: record a graph of operations, never execute.
+
+``device.capture_scope(fn)`` opens a scope on a capture device and calls
+``fn(scope)``; tensors created on (or moved to) the device inside it are
+*initializers* with known values, results of operations are *computed* values
+with a shape but no data. ``scope.complete(inputs, outputs)`` closes the graph.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .devices import Device
+    from .tensor import Tensor
+
+
+class CaptureError(enum.Enum):
+    """Returned (not raised) by ``capture_scope``, as Burn returns a ``Result``."""
+
+    INVALID_DEVICE = "capture_scope called on a device that is not a capture device"
+    ALREADY_ACTIVE = "a capture scope is already active on this device"
+
+
+@dataclass
+class GraphValue:
+    """A value of a captured graph: an initializer (with ``value``) or a computed result."""
+
+    id: int
+    kind: str  # "initializer" or "computed"
+    shape: tuple[int, ...]
+    dtype: str
+    value: Any = None
+
+
+@dataclass
+class GraphOp:
+    name: str
+    inputs: tuple[int, ...]
+    output: int
+
+
+@dataclass
+class Graph:
+    """What a scope captured."""
+
+    device: Device
+    values: list[GraphValue] = field(default_factory=list)
+    operations: list[GraphOp] = field(default_factory=list)
+    inputs: tuple[int, ...] = ()
+    outputs: tuple[int, ...] = ()
+
+
+_value_ids = itertools.count(1)
+
+
+class Scope:
+    """An open capture scope; passed to the function given to ``capture_scope``."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self.graph = Graph(device)
+        self.open = True
+        self._completed: Graph | None = None
+
+    def add_value(self, kind: str, shape: tuple[int, ...], dtype: str, value: Any = None) -> int:
+        value_id = next(_value_ids)
+        self.graph.values.append(GraphValue(value_id, kind, shape, dtype, value))
+        return value_id
+
+    def add_op(self, name: str, inputs: Sequence[int], output: int) -> None:
+        self.graph.operations.append(GraphOp(name, tuple(inputs), output))
+
+    def complete(self, inputs: Sequence[Tensor], outputs: Sequence[Tensor]) -> Graph:
+        """Close the graph with these inputs and outputs and return it."""
+        self.graph.inputs = tuple(t._capture_id() for t in inputs)
+        self.graph.outputs = tuple(t._capture_id() for t in outputs)
+        self._completed = self.graph
+        return self.graph
+
+
+_ACTIVE: dict[tuple, Scope] = {}
+
+
+def active_scope(device: Device) -> Scope | None:
+    """The open scope on ``device`` (a plain capture device), if any."""
+    return _ACTIVE.get(device._key)
+
+
+def run_scope(device: Device, fn: Callable[[Scope], Graph]) -> Graph | CaptureError:
+    if not device.is_capture or device.is_autodiff():
+        return CaptureError.INVALID_DEVICE
+    if device._key in _ACTIVE:
+        return CaptureError.ALREADY_ACTIVE
+    scope = Scope(device)
+    _ACTIVE[device._key] = scope
+    try:
+        result = fn(scope)
+    finally:
+        scope.open = False
+        del _ACTIVE[device._key]
+    return result if result is not None else scope.graph

@@ -1,0 +1,48 @@
+"""``reveal_device``: the one-line text of a tensor's or device's dispatch state.
+
+The analyzer's static ``reveal_device`` prints the same text, so a run and an
+analysis can be compared site by site. Shapes of the text:
+
+* device: ``repr(device)``, e.g. ``Autodiff { device: Flex, checkpointing: Balanced }``
+* tensor: ``<reported device> <kind>[ <detail>]`` where the detail is the role
+  of an autodiff float (``untracked``, ``tracked``, ``non-leaf``), the strategy
+  a plain float carries (``checkpointing: Balanced``), or a capture tensor's
+  ``initialized`` / ``computed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import recorder as recording
+from .devices import Device
+from .semantics import AF, CC, CC_INT, CI, CI_INT, PF_STAR
+
+
+def describe(device_text: str, kind: str, detail: str = "") -> str:
+    """Assemble a tensor's reveal text (shared with the analyzer's renderer)."""
+    return f"{device_text} {kind} {detail}" if detail else f"{device_text} {kind}"
+
+
+def reveal_device(x: Any) -> str:
+    """The dispatch state of a tensor or a device, as one line of text."""
+    from .tensor import Tensor
+
+    if isinstance(x, Device):
+        text = repr(x)
+    elif isinstance(x, Tensor):
+        detail = ""
+        if x._cls is AF:
+            detail = x._role.value
+        elif x._cls is PF_STAR:
+            detail = f"checkpointing: {x._strategy}"
+        elif x._cls in (CI, CI_INT):
+            detail = "initialized"
+        elif x._cls in (CC, CC_INT):
+            detail = "computed"
+        text = describe(repr(x.device()), x._kind, detail)
+    else:
+        raise TypeError(f"reveal_device takes a Tensor or a Device, got {type(x).__name__}")
+    if recording.ACTIVE:
+        recording.record_ok("reveal_device", reveal=text)
+    return text

@@ -1,0 +1,552 @@
+"""The one source of truth: Burn's dispatch semantics as declarative data.
+
+Every decision the runtime makes about whether a move, an operation or an
+autodiff call succeeds, and what state the result is in, is a *cell* of the
+tables below. The runtime executes the cells; the analyzer imports this module
+(pure Python: no numpy, no torch) and evaluates the same cells over sets of
+abstract states. A profile is a set of overrides of named rows, never a fork.
+
+Vocabulary (``dispatch-semantics.md`` section 2):
+
+* :class:`TensorClass`: PF, PF_STAR, AF, PI, PI_STAR and the capture classes.
+* :class:`Place`: where a move's target lies relative to the tensor.
+* :class:`Route`: how an operand enters a two-input dispatch op.
+* :class:`Role`: an autodiff float's place on the tape.
+
+Outcomes are :class:`Ok`, :class:`Fail` (a rule code and Burn's message) or
+:class:`Redirect` (re-evaluate against the target's inner device).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Union
+
+
+class CheckpointingStrategy(enum.Enum):
+    """Burn's gradient-checkpointing strategy (printed ``Balanced`` / ``Disabled``)."""
+
+    BALANCED = "Balanced"
+    DISABLED = "Disabled"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"CheckpointingStrategy.{self.name}"
+
+
+class TensorClass(enum.Enum):
+    """The dispatch state of a tensor (the *class* column of section 2)."""
+
+    PF = "Pf"  # plain float, no strategy
+    PF_STAR = "Pf*"  # plain float carrying a strategy
+    AF = "Af"  # autodiff float
+    PI = "Pi"  # plain int/bool
+    PI_STAR = "Pi*"  # int/bool associated with autodiff (reports an AD device)
+    CI = "Ci"  # capture float initializer (known value)
+    CC = "Cc"  # capture float computed inside a scope
+    CI_INT = "Ci(int)"  # capture int/bool initializer
+    CC_INT = "Cc(int)"  # capture int/bool computed inside a scope
+
+    def __str__(self) -> str:
+        return self.value
+
+
+PF, PF_STAR, AF, PI, PI_STAR = (
+    TensorClass.PF,
+    TensorClass.PF_STAR,
+    TensorClass.AF,
+    TensorClass.PI,
+    TensorClass.PI_STAR,
+)
+CI, CC, CI_INT, CC_INT = TensorClass.CI, TensorClass.CC, TensorClass.CI_INT, TensorClass.CC_INT
+
+FLOAT_CLASSES = frozenset({PF, PF_STAR, AF, CI, CC})
+INT_CLASSES = frozenset({PI, PI_STAR, CI_INT, CC_INT})
+CAPTURE_CLASSES = frozenset({CI, CC, CI_INT, CC_INT})
+PLAIN_FLOATS = frozenset({PF, PF_STAR})
+PLAIN_INTS = frozenset({PI, PI_STAR})
+ALL_CLASSES = tuple(TensorClass)
+
+
+class Place(enum.Enum):
+    """Where a move's target (its inner device) lies relative to the tensor's device."""
+
+    SAME_BACKEND = "same backend"  # X -> X' (any index, including the same device)
+    OTHER_BACKEND = "other backend"  # X -> Y, or a capture tensor -> any non-capture device
+    SAME_CAPTURE = "same capture"  # a capture tensor -> its own capture device
+    OTHER_CAPTURE = "other capture"  # -> a capture device that is not the tensor's own
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Route(enum.Enum):
+    """How an operand enters a multi-input dispatch op (section 5.3)."""
+
+    AUTODIFF = "autodiff float"
+    FLOAT = "plain float"
+    INT = "int/bool"
+
+
+class Role(enum.Enum):
+    """An autodiff float's place on the tape (Burn's ``Requirement``)."""
+
+    UNTRACKED = "untracked"  # Requirement::None: a leaf that does not require grad
+    TRACKED = "tracked"  # Requirement::Grad: a leaf that requires grad
+    NON_LEAF = "non-leaf"  # Requirement::GradInBackward: computed from tracked tensors
+
+
+class Transfer(enum.Enum):
+    """How a successful move moves the data."""
+
+    NATIVE = "native"  # backend-native device move
+    HOST_COPY = "host copy"  # read, then rebuild on the other backend
+    AUTODIFF = "autodiff"  # recorded on the tape; gradients flow back
+    CAPTURE_INIT = "capture initializer"  # host copy into a capture initializer
+    CAPTURE_COPY = "capture copy"  # an initializer's value copied to another capture
+    NONE = "no-op"
+
+
+# --- outcomes ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fail:
+    """The call panics: ``code`` is the rule code, ``message`` Burn's text (a template)."""
+
+    code: str
+    message: str
+
+    def render(self, **values: object) -> str:
+        return self.message.format(**values) if values else self.message
+
+
+@dataclass(frozen=True)
+class Ok:
+    """The call succeeds.
+
+    ``result`` is the result's class (``None``: the operand's own class);
+    ``strategy`` says where the result's strategy comes from: ``"keep"`` (the
+    tensor's own), ``"target"`` (the target device's), ``"clear"`` (none),
+    ``"validated"`` (the op's validated strategy), ``"first"`` (the first
+    input's), ``"arg"`` (the call's argument) or ``"disabled-if-none"``.
+    ``role`` is the autodiff role of an Af result (``None``: not an Af, or kept).
+    """
+
+    result: TensorClass | None = None
+    strategy: str = "keep"
+    transfer: Transfer = Transfer.NONE
+    role: Role | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """Evaluate the move again against the target's inner (non-autodiff) device."""
+
+    note: str = ""
+
+
+Outcome = Union[Ok, Fail, Redirect]
+
+
+# --- Burn's messages (dispatch-semantics.md, without Rust's panic prefixes) ---
+
+MSG_AD_CROSS_BACKEND = "Autodiff tensor cannot be moved between backends."
+MSG_AD_MISMATCH = "Cannot move between autodiff and non-autodiff instances."
+MSG_CAPTURE_NO_SCOPE = "capture tensor operations must run inside CaptureDevice::capture_scope"
+MSG_CAPTURE_NO_VALUE = "capture tensor {id} has no initialized value"
+MSG_CAPTURE_MOVE = "Cannot move a tensor from a capture device"
+MSG_CAPTURE_AUTODIFF = "Capture tensors do not support autodiff"
+MSG_DOUBLE_WRAP_DEVICE = "Autodiff should not wrap an autodiff device."
+MSG_DOUBLE_WRAP_TENSOR = "Autodiff should not wrap an autodiff tensor."
+MSG_FIRST_ORDER = "Only first-order autodiff is supported"
+MSG_NOT_ENABLED = "Autodiff is not enabled on this device"
+MSG_REQUIRES_AD = "Requires autodiff tensor."
+MSG_NON_LEAF = "Can't convert a non leaf tensor into a tracked tensor"
+MSG_DEVICE_MISMATCH = (
+    "=== Tensor Operation Error ===\n  Operation: '{op}'\n  Reason:\n"
+    "    1. The provided tensors are not on the same device. "
+    "Lhs tensor device {lhs}, Rhs tensor device {rhs}. \n"
+)
+MSG_BACKEND_MISMATCH = "The provided tensors are not on the same backend. Got backends {lhs} and {rhs}."
+MSG_BACKEND_MISMATCH_SHORT = "The provided tensors are not on the same backend."
+MSG_STRATEGY_MISMATCH = (
+    "Gradient checkpointing strategy mismatch: {lhs} vs {rhs}. "
+    "Tensors in the same operation must share a strategy."
+)
+MSG_INPUT_WRONG_DEVICE = "Input tensor {name} is on the wrong device"
+MSG_UNREACHABLE = "internal error: entered unreachable code"
+MSG_CAT_EXPECTED_AD = "Expected autodiff-wrapped float tensor for backend {backend}."
+MSG_CAT_AD_WRONG_BACKEND = "Autodiff float tensor is on the wrong backend (expected {backend})."
+MSG_CAT_WRONG_BACKEND = "Tensor is on the wrong backend (expected {backend})."
+MSG_BACKEND_UNAVAILABLE = "Backend {backend} is not available on this machine{reason}"
+
+# How Rust prints each failure (the prefix that ``panic!``-style macros add).
+PANIC_PREFIX = {
+    MSG_AD_CROSS_BACKEND: "not implemented: ",
+    MSG_FIRST_ORDER: "not implemented: ",
+    MSG_DOUBLE_WRAP_DEVICE: "internal error: entered unreachable code: ",
+    MSG_STRATEGY_MISMATCH: "assertion `left == right` failed: ",
+}
+
+# --- rows: a pattern of keys and the outcome ----------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a table: the cells it covers (a pattern) and their outcome."""
+
+    id: str
+    outcome: Outcome
+    pattern: Mapping[str, frozenset] = field(default_factory=dict)
+    doc: str = ""
+
+    def matches(self, key: Mapping[str, object]) -> bool:
+        return all(key[name] in allowed for name, allowed in self.pattern.items())
+
+
+def _row(row_id: str, outcome: Outcome, doc: str = "", **pattern: object) -> Row:
+    sets = {k: frozenset(v) if isinstance(v, (set, frozenset, tuple, list)) else frozenset({v})
+            for k, v in pattern.items()}
+    return Row(row_id, outcome, sets, doc)
+
+
+_ANY_BOOL = (True, False)
+NON_CAPTURE_PLACES = (Place.SAME_BACKEND, Place.OTHER_BACKEND)
+
+# Section 3: to_device. Key: cls, ad (target is autodiff), place, scope (an
+# active capture scope on the target's inner capture device).
+MOVE_ROWS: tuple[Row, ...] = (
+    _row("move.1", Ok(transfer=Transfer.NATIVE), "plain float to the same backend",
+         cls=PLAIN_FLOATS, ad=False, place=Place.SAME_BACKEND),
+    _row("move.2", Ok(transfer=Transfer.HOST_COPY), "plain float to another backend",
+         cls=PLAIN_FLOATS, ad=False, place=Place.OTHER_BACKEND),
+    _row("move.3", Redirect("moved to the inner device: stays plain and untracked, keeps its own strategy"),
+         "plain float to an autodiff device", cls=PLAIN_FLOATS, ad=True),
+    _row("move.4", Ok(transfer=Transfer.AUTODIFF), "autodiff float to an autodiff device of the same backend",
+         cls=AF, ad=True, place=Place.SAME_BACKEND),
+    _row("move.5", Fail("MV101", MSG_AD_CROSS_BACKEND), "autodiff float to an autodiff device of another backend",
+         cls=AF, ad=True, place=(Place.OTHER_BACKEND, Place.OTHER_CAPTURE)),
+    _row("move.6", Fail("MV102", MSG_AD_MISMATCH), "autodiff float to a plain device",
+         cls=AF, ad=False, place=NON_CAPTURE_PLACES),
+    _row("move.7", Fail("MV102", MSG_AD_MISMATCH), "autodiff float to a capture device",
+         cls=AF, ad=False, place=Place.OTHER_CAPTURE),
+    _row("move.8", Ok(transfer=Transfer.NATIVE), "int/bool to a plain device (strategy kept)",
+         cls=PLAIN_INTS, ad=False, place=Place.SAME_BACKEND),
+    _row("move.8b", Ok(transfer=Transfer.HOST_COPY), "int/bool to a plain device of another backend",
+         cls=PLAIN_INTS, ad=False, place=Place.OTHER_BACKEND),
+    _row("move.9", Ok(result=PI_STAR, strategy="target", transfer=Transfer.NATIVE),
+         "int/bool to an autodiff device: lands on the inner device with the target's strategy",
+         cls=PLAIN_INTS, ad=True, place=Place.SAME_BACKEND),
+    _row("move.9b", Ok(result=PI_STAR, strategy="target", transfer=Transfer.HOST_COPY),
+         "int/bool to an autodiff device of another backend",
+         cls=PLAIN_INTS, ad=True, place=Place.OTHER_BACKEND),
+    _row("move.9c", Fail("MV109", MSG_DOUBLE_WRAP_DEVICE), "int/bool to an autodiff device wrapping a capture",
+         cls=(PI, PI_STAR, CI_INT, CC_INT), ad=True),
+    _row("move.10", Ok(result=CI, transfer=Transfer.CAPTURE_INIT), "plain float to a capture device in scope",
+         cls=PLAIN_FLOATS, ad=False, place=Place.OTHER_CAPTURE, scope=True),
+    _row("move.10b", Ok(result=CI_INT, transfer=Transfer.CAPTURE_INIT), "int/bool to a capture device in scope",
+         cls=PLAIN_INTS, ad=False, place=Place.OTHER_CAPTURE, scope=True),
+    _row("move.11", Fail("MV104", MSG_CAPTURE_NO_SCOPE), "to a capture device with no active scope",
+         cls=(PF, PF_STAR, PI, PI_STAR, CI, CI_INT), ad=False, place=Place.OTHER_CAPTURE, scope=False),
+    _row("move.12", Ok(transfer=Transfer.NONE), "capture tensor to its own capture device",
+         cls=CAPTURE_CLASSES, ad=False, place=Place.SAME_CAPTURE),
+    _row("move.13", Ok(transfer=Transfer.CAPTURE_COPY), "capture initializer to another capture device in scope",
+         cls=(CI, CI_INT), ad=False, place=Place.OTHER_CAPTURE, scope=True),
+    _row("move.14", Fail("MV103", MSG_CAPTURE_NO_VALUE), "computed capture tensor to another capture device",
+         cls=(CC, CC_INT), ad=False, place=Place.OTHER_CAPTURE),
+    _row("move.15", Fail("MV103", MSG_CAPTURE_MOVE), "capture tensor to a non-capture device",
+         cls=CAPTURE_CLASSES, ad=False, place=Place.OTHER_BACKEND),
+    _row("move.15b", Redirect("a capture float bound for an autodiff device goes to the inner device"),
+         "capture float to an autodiff device", cls=(CI, CC), ad=True),
+)
+
+# Section 4: creation. Key: dtype ("float" or "int"), device ("plain",
+# "autodiff", "capture", "autodiff-capture"), scope.
+CREATE_ROWS: tuple[Row, ...] = (
+    _row("create.plain-float", Ok(result=PF, strategy="clear"), dtype="float", device="plain"),
+    _row("create.plain-int", Ok(result=PI, strategy="clear"), dtype="int", device="plain"),
+    _row("create.ad-float", Ok(result=AF, strategy="target", role=Role.UNTRACKED), dtype="float", device="autodiff"),
+    _row("create.ad-int", Ok(result=PI_STAR, strategy="target"), dtype="int", device="autodiff"),
+    _row("create.capture-float", Ok(result=CI, strategy="clear"), dtype="float", device="capture", scope=True),
+    _row("create.capture-int", Ok(result=CI_INT, strategy="clear"), dtype="int", device="capture", scope=True),
+    _row("create.capture-no-scope", Fail("MV104", MSG_CAPTURE_NO_SCOPE), device="capture", scope=False),
+    _row("create.ad-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), device="autodiff-capture"),
+)
+
+# Section 5.1: the device check of the checked binary ops. Key: op, same_device.
+CHECKED_OPS: Mapping[str, str] = {
+    "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "equal": "Equal",
+    "not_equal": "NotEqual", "greater": "Greater", "greater_equal": "Greater_equal",
+    "lower": "Lower", "lower_equal": "Lower_equal", "matmul": "Matmul", "cross": "Cross",
+}
+DEVICE_CHECK_ROWS: tuple[Row, ...] = (
+    _row("device-check.equal", Ok(), same_device=True),
+    _row("device-check.differ", Fail("MV105", MSG_DEVICE_MISMATCH), same_device=False),
+)
+
+# Section 5.2: strategy validation. Key: lhs, rhs (None, or a strategy).
+_STRATS = (None, CheckpointingStrategy.DISABLED, CheckpointingStrategy.BALANCED)
+STRATEGY_ROWS: tuple[Row, ...] = (
+    _row("strategy.none", Ok(strategy="clear"), lhs=None, rhs=None),
+    _row("strategy.promote-rhs", Ok(strategy="rhs"), lhs=None, rhs=_STRATS[1:]),
+    _row("strategy.promote-lhs", Ok(strategy="lhs"), lhs=_STRATS[1:], rhs=None),
+    _row("strategy.same", Ok(strategy="lhs"), lhs=CheckpointingStrategy.DISABLED, rhs=CheckpointingStrategy.DISABLED),
+    _row("strategy.same-b", Ok(strategy="lhs"), lhs=CheckpointingStrategy.BALANCED, rhs=CheckpointingStrategy.BALANCED),
+    _row("strategy.mismatch", Fail("MV107", MSG_STRATEGY_MISMATCH), lhs=_STRATS[1:], rhs=_STRATS[1:]),
+)
+
+# Section 5.3: the backend match of two-input ops. Key: lhs, rhs (Route), same_backend.
+BACKEND_ROWS: tuple[Row, ...] = (
+    _row("backend.plain", Ok(), lhs=(Route.FLOAT, Route.INT), rhs=(Route.FLOAT, Route.INT), same_backend=True),
+    _row("backend.autodiff", Ok(), lhs=Route.AUTODIFF, rhs=(Route.AUTODIFF, Route.INT), same_backend=True),
+    _row("backend.ad-int-other", Fail("MV106", MSG_BACKEND_MISMATCH_SHORT), lhs=Route.AUTODIFF, rhs=Route.INT,
+         same_backend=False),
+    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT),
+    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=(Route.FLOAT, Route.INT), rhs=Route.AUTODIFF),
+    _row("backend.other", Fail("MV106", MSG_BACKEND_MISMATCH), same_backend=False),
+)
+
+# Section 5.3, ops of three or more inputs routed on the first input. Key:
+# family ("input" for mask_where and friends, "cat"), first, other (Route), same_backend.
+MULTI_ROWS: tuple[Row, ...] = (
+    _row("multi.ad-ok", Ok(strategy="first"), first=Route.AUTODIFF, other=(Route.AUTODIFF, Route.INT),
+         same_backend=True),
+    _row("multi.plain-ok", Ok(strategy="first"), first=(Route.FLOAT, Route.INT), other=(Route.FLOAT, Route.INT),
+         same_backend=True),
+    _row("multi.cat-ad-expected", Fail("MV106", MSG_CAT_EXPECTED_AD), family="cat", first=Route.AUTODIFF,
+         other=(Route.FLOAT, Route.INT)),
+    _row("multi.cat-ad-backend", Fail("MV106", MSG_CAT_AD_WRONG_BACKEND), family="cat", first=Route.AUTODIFF,
+         other=Route.AUTODIFF, same_backend=False),
+    _row("multi.cat-plain", Fail("MV106", MSG_CAT_WRONG_BACKEND), family="cat"),
+    _row("multi.input-unreachable", Fail("MV106", MSG_UNREACHABLE), family="input", first=Route.AUTODIFF,
+         other=Route.FLOAT, same_backend=True),
+    _row("multi.input-wrong", Fail("MV106", MSG_INPUT_WRONG_DEVICE), family="input"),
+)
+
+# Section 5.4: unary ops and casts. Key: op ("unary", "to_int", "to_float"), cls.
+UNARY_ROWS: tuple[Row, ...] = (
+    _row("unary.keep", Ok(), op="unary", cls=(PF, PF_STAR, AF, PI, PI_STAR)),
+    _row("unary.capture", Ok(result=None), op="unary", cls=CAPTURE_CLASSES),
+    _row("cast.float-to-int-ad", Ok(result=PI_STAR), op="to_int", cls=(AF, PF_STAR)),
+    _row("cast.float-to-int", Ok(result=PI), op="to_int", cls=PF),
+    _row("cast.int-to-int", Ok(), op="to_int", cls=(PI, PI_STAR)),
+    _row("cast.int-to-float-ad", Ok(result=AF, role=Role.UNTRACKED), op="to_float", cls=PI_STAR),
+    _row("cast.int-to-float", Ok(result=PF), op="to_float", cls=PI),
+    _row("cast.float-to-float", Ok(), op="to_float", cls=(PF, PF_STAR, AF)),
+    _row("cast.capture-to-int", Ok(result=CC_INT), op="to_int", cls=CAPTURE_CLASSES),
+    _row("cast.capture-to-float", Ok(result=CC), op="to_float", cls=CAPTURE_CLASSES),
+)
+
+# Capture tensors used by an operation need an active scope on their device.
+CAPTURE_USE_ROWS: tuple[Row, ...] = (
+    _row("capture.in-scope", Ok(), scope=True),
+    _row("capture.no-scope", Fail("MV104", MSG_CAPTURE_NO_SCOPE), scope=False),
+)
+
+# Section 6: the autodiff API. Key: call, cls, role (Role for Af, None otherwise).
+_FLOATS_NOT_AD = (PF, PF_STAR)
+_AF_ROLES = tuple(Role)
+AUTODIFF_ROWS: tuple[Row, ...] = (
+    _row("api.inner-af", Ok(result=PF, strategy="clear"), call="inner", cls=AF),
+    _row("api.inner-int", Ok(), call="inner", cls=(PI, PI_STAR, CI_INT, CC_INT)),
+    _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
+    _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
+    _row("api.from_inner-float", Ok(result=AF, strategy="disabled-if-none", role=Role.UNTRACKED),
+         call="from_inner", cls=_FLOATS_NOT_AD),
+    _row("api.from_inner-int", Ok(), call="from_inner", cls=(PI, PI_STAR)),
+    _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
+    _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
+    _row("api.no_grad-other", Ok(), call="no_grad"),
+    _row("api.detach-af-untracked", Ok(role=Role.UNTRACKED), call="detach", cls=AF, role=Role.UNTRACKED),
+    _row("api.detach-af", Ok(role=Role.TRACKED), call="detach", cls=AF),
+    _row("api.detach-other", Ok(), call="detach"),
+    _row("api.require_grad-nonleaf", Fail("MV111", MSG_NON_LEAF), call="require_grad", cls=AF, role=Role.NON_LEAF),
+    _row("api.require_grad-leaf", Ok(role=Role.TRACKED), call="require_grad", cls=AF),
+    _row("api.require_grad-other", Ok(), call="require_grad"),
+    _row("api.unrequire_grad-af", Ok(role=Role.UNTRACKED), call="unrequire_grad", cls=AF),
+    _row("api.unrequire_grad-other", Ok(), call="unrequire_grad"),
+    _row("api.with_strategy-af", Ok(strategy="arg"), call="with_strategy", cls=AF),
+    _row("api.with_strategy-float", Ok(result=PF_STAR, strategy="arg"), call="with_strategy", cls=_FLOATS_NOT_AD),
+    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy="arg"), call="with_strategy", cls=PLAIN_INTS),
+    _row("api.with_strategy-capture", Ok(strategy="arg"), call="with_strategy", cls=CAPTURE_CLASSES),
+    _row("api.grads-af", Ok(result=PF_STAR, strategy="keep"), call=("backward", "grad", "grad_remove",
+                                                                     "grad_replace"), cls=AF),
+    _row("api.grads-other", Fail("MV108", MSG_REQUIRES_AD), call=("backward", "grad", "grad_remove",
+                                                                  "grad_replace")),
+)
+
+# grad_replace's replacement gradient. Key: route, same_backend.
+GRAD_REPLACE_ROWS: tuple[Row, ...] = (
+    _row("replace.plain-same", Ok(), route=Route.FLOAT, same_backend=True),
+    _row("replace.other", Fail("MV106", MSG_BACKEND_MISMATCH)),
+)
+
+# Section 1: device methods. Key: call, ad (the device is autodiff).
+DEVICE_ROWS: tuple[Row, ...] = (
+    _row("device.autodiff-plain", Ok(), call="autodiff", ad=False),
+    _row("device.autodiff-twice", Fail("MV109", MSG_FIRST_ORDER), call="autodiff", ad=True),
+    _row("device.checkpointing-ad", Ok(), call=("gradient_checkpointing", "gradient_checkpointing_strategy"), ad=True),
+    _row("device.checkpointing-plain", Fail("MV110", MSG_NOT_ENABLED),
+         call=("gradient_checkpointing", "gradient_checkpointing_strategy"), ad=False),
+    _row("device.inner", Ok(), call="inner"),
+)
+
+# --- the key spaces (every cell of every table) -----------------------------
+
+_PLACES_FOR = {
+    True: (Place.SAME_CAPTURE, Place.OTHER_CAPTURE, Place.OTHER_BACKEND),  # capture tensors
+    False: (Place.SAME_BACKEND, Place.OTHER_BACKEND, Place.OTHER_CAPTURE),
+}
+
+
+def move_keys() -> Iterator[dict]:
+    """Every reachable (cls, ad, place, scope) cell of the move table."""
+    for cls in ALL_CLASSES:
+        for ad in _ANY_BOOL:
+            for place in _PLACES_FOR[cls in CAPTURE_CLASSES]:
+                scopes = _ANY_BOOL if place in (Place.OTHER_CAPTURE, Place.SAME_CAPTURE) else (False,)
+                for scope in scopes:
+                    yield {"cls": cls, "ad": ad, "place": place, "scope": scope}
+
+
+TABLES: Mapping[str, tuple[tuple[Row, ...], tuple[str, ...]]] = {
+    "move": (MOVE_ROWS, ("cls", "ad", "place", "scope")),
+    "create": (CREATE_ROWS, ("dtype", "device", "scope")),
+    "device_check": (DEVICE_CHECK_ROWS, ("same_device",)),
+    "strategy": (STRATEGY_ROWS, ("lhs", "rhs")),
+    "backend": (BACKEND_ROWS, ("lhs", "rhs", "same_backend")),
+    "multi": (MULTI_ROWS, ("family", "first", "other", "same_backend")),
+    "unary": (UNARY_ROWS, ("op", "cls")),
+    "capture_use": (CAPTURE_USE_ROWS, ("scope",)),
+    "autodiff": (AUTODIFF_ROWS, ("call", "cls", "role")),
+    "grad_replace": (GRAD_REPLACE_ROWS, ("route", "same_backend")),
+    "device": (DEVICE_ROWS, ("call", "ad")),
+}
+
+AUTODIFF_CALLS = ("inner", "from_inner", "no_grad", "detach", "require_grad", "unrequire_grad",
+                  "with_strategy", "backward", "grad", "grad_remove", "grad_replace")
+
+
+def keys_of(table: str) -> Iterator[dict]:
+    """Every cell key of ``table``, for tests and for the analyzer's lifting."""
+    if table == "move":
+        yield from move_keys()
+        return
+    domains = {
+        "create": {"dtype": ("float", "int"), "device": ("plain", "autodiff", "capture", "autodiff-capture"),
+                   "scope": _ANY_BOOL},
+        "device_check": {"same_device": _ANY_BOOL},
+        "strategy": {"lhs": _STRATS, "rhs": _STRATS},
+        "backend": {"lhs": tuple(Route), "rhs": tuple(Route), "same_backend": _ANY_BOOL},
+        "multi": {"family": ("input", "cat"), "first": tuple(Route), "other": tuple(Route),
+                  "same_backend": _ANY_BOOL},
+        "unary": {"op": ("unary", "to_int", "to_float"), "cls": ALL_CLASSES},
+        "capture_use": {"scope": _ANY_BOOL},
+        "grad_replace": {"route": tuple(Route), "same_backend": _ANY_BOOL},
+        "device": {"call": ("autodiff", "gradient_checkpointing", "gradient_checkpointing_strategy", "inner"),
+                   "ad": _ANY_BOOL},
+    }
+    if table == "autodiff":
+        for call in AUTODIFF_CALLS:
+            for cls in ALL_CLASSES:
+                for role in (_AF_ROLES if cls is AF else (None,)):
+                    yield {"call": call, "cls": cls, "role": role}
+        return
+    names = list(domains[table])
+    for values in itertools.product(*(domains[table][n] for n in names)):
+        yield dict(zip(names, values))
+
+
+# --- profiles -------------------------------------------------------------------
+
+DEFAULT_PROFILE = "burn-2026-08"
+
+#: Each profile overrides rows by id; the default overrides nothing.
+PROFILES: Mapping[str, Mapping[str, Outcome]] = {
+    "burn-2026-08": {},
+    # v0.21.x (before #5036): a plain float bound for an autodiff device hit the (b) arm.
+    "burn-0.21": {"move.3": Fail("MV102", MSG_AD_MISMATCH)},
+}
+
+PROFILE_DOCS: Mapping[str, str] = {
+    "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
+    "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
+}
+
+
+class UnknownProfile(ValueError):
+    """A profile name that is not in :data:`PROFILES`."""
+
+
+def check_profile(name: str) -> str:
+    if name not in PROFILES:
+        raise UnknownProfile(f"unknown profile {name!r}; known: {', '.join(PROFILES)}")
+    return name
+
+
+def find_row(table: str, key: Mapping[str, object]) -> Row:
+    """The first row of ``table`` that covers ``key`` (tables are first-match, like a match arm)."""
+    rows, _names = TABLES[table]
+    for row in rows:
+        if row.matches(key):
+            return row
+    raise LookupError(f"no row of table {table!r} covers {dict(key)}")
+
+
+_CELL_CACHE: dict[tuple, tuple[Row, Outcome]] = {}
+
+
+def cell(table: str, profile: str = DEFAULT_PROFILE, **key: object) -> tuple[Row, Outcome]:
+    """The row covering ``key`` and its outcome under ``profile`` (memoised)."""
+    cache_key = (table, profile, *key.items())
+    hit = _CELL_CACHE.get(cache_key)
+    if hit is None:
+        row = find_row(table, key)
+        hit = (row, PROFILES[profile].get(row.id, row.outcome))
+        _CELL_CACHE[cache_key] = hit
+    return hit
+
+
+def move_outcome(profile: str, cls: TensorClass, ad: bool, place: Place, scope: bool) -> tuple[str, Outcome]:
+    """The final outcome of a move cell, following a :class:`Redirect` to the inner device.
+
+    Returns the id of the deciding row (for diagnostics) and the outcome.
+    """
+    row, outcome = cell("move", profile, cls=cls, ad=ad, place=place, scope=scope)
+    if isinstance(outcome, Redirect):
+        row, outcome = cell("move", profile, cls=cls, ad=False, place=place, scope=scope)
+    return row.id, outcome
+
+
+# --- result states (section 2 as data) -------------------------------------------
+
+def class_of(kind: str, autodiff: bool, has_strategy: bool) -> TensorClass:
+    """The class of a non-capture result: kind "float"/"int"/"bool", routed on autodiff or not."""
+    if kind == "float":
+        if autodiff:
+            return AF
+        return PF_STAR if has_strategy else PF
+    return PI_STAR if has_strategy else PI
+
+
+def route_of(cls: TensorClass) -> Route:
+    if cls is AF:
+        return Route.AUTODIFF
+    return Route.INT if cls in INT_CLASSES else Route.FLOAT
+
+
+def reports_autodiff(cls: TensorClass) -> bool:
+    """Whether ``t.device()`` reports an autodiff device (Af, and Pi* since #5340)."""
+    return cls is AF or cls is PI_STAR
+
+
+def strategy_result(lhs: CheckpointingStrategy | None,
+                    rhs: CheckpointingStrategy | None) -> CheckpointingStrategy | None:
+    """Apply a strategy-table Ok outcome: "lhs", "rhs" or "clear"."""
+    return lhs if lhs is not None else rhs

@@ -1,0 +1,896 @@
+"""Tensors: dispatch state + data, with every decision taken from the semantics table.
+
+A tensor holds its data (``_prim`` on executor ``_exec``), the plain device the
+data lives on (``_dev``), its class (Pf, Af, ...), its checkpointing strategy,
+and for autodiff floats its role and tape node. Each public call
+
+1. classifies its operands into a cell key of :mod:`runtime_shim.semantics`,
+2. raises the cell's failure (recorded, before any state changes), or
+3. runs the op on the executor, builds the result in the cell's state and,
+   on the autodiff route, adds a tape node.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from . import autodiff
+from . import recorder as recording
+from .capture import Scope, active_scope
+from .dataplane import transfer
+from .devices import Device, availability_problem, executor_place
+from .errors import BackendUnavailable, error_for
+from .executors import Executor, get_executor
+from .modes import SETTINGS
+from .semantics import (
+    AF,
+    CAPTURE_CLASSES,
+    CC,
+    CC_INT,
+    CHECKED_OPS,
+    CI,
+    CI_INT,
+    MSG_BACKEND_UNAVAILABLE,
+    PF,
+    PF_STAR,
+    PI_STAR,
+    CheckpointingStrategy,
+    Fail,
+    Place,
+    Role,
+    Route,
+    TensorClass,
+    Transfer,
+    cell,
+    class_of,
+    move_outcome,
+    route_of,
+)
+
+_tensor_ids = itertools.count(1)
+Scalar = int | float | bool
+
+
+@dataclass
+class _CaptureRef:
+    """Where a capture tensor lives in its scope's graph."""
+
+    scope: Scope
+    value_id: int
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class TensorData:
+    """A host copy of a tensor's values (``t.to_data()``)."""
+
+    value: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.value.shape)
+
+    @property
+    def dtype(self) -> str:
+        return str(self.value.dtype)
+
+    def to_list(self) -> list:
+        return self.value.tolist()
+
+    def to_numpy(self) -> np.ndarray:
+        return self.value.copy()
+
+
+# --- small helpers --------------------------------------------------------------
+
+def _fail(call: str, outcome: Fail, **values: object) -> None:
+    error = error_for(outcome.code, outcome.render(**values), template=outcome.message)
+    recording.record_failure(call, error)
+    raise error
+
+
+def _kind_of_dtype(dtype: str) -> str:
+    if dtype == "bool":
+        return "bool"
+    return "float" if dtype.startswith("float") else "int"
+
+
+_EXECUTORS: dict[tuple, Executor] = {}
+
+
+def executor_for(device: Device) -> Executor:
+    """The executor that runs ``device``'s tensors in the current mode."""
+    plain = device.inner()
+    key = (plain._key, SETTINGS.virtual)
+    exec_ = _EXECUTORS.get(key)
+    if exec_ is None:
+        if not plain.is_capture:
+            problem = availability_problem(plain._backend, plain._sub, plain._index, SETTINGS.virtual)
+            if problem is not None:
+                error = BackendUnavailable(MSG_BACKEND_UNAVAILABLE.format(backend=repr(plain), reason=problem))
+                recording.record_failure("execute", error)
+                raise error
+        family, place = executor_place(plain, SETTINGS.virtual) if not plain.is_capture else ("numpy", "host")
+        exec_ = _EXECUTORS[key] = get_executor(family, place)
+    return exec_
+
+
+def _kind_debug(t: Tensor) -> str:
+    """Debug form of a tensor's dispatch kind, as Burn's backend-mismatch panic prints it."""
+    plain = repr(t._dev)
+    return f"Autodiff({plain})" if t._cls is AF else plain
+
+
+def _capture_scope_open(t: Tensor) -> bool:
+    return t._cap is not None and t._cap.scope.open and active_scope(t._dev) is t._cap.scope
+
+
+def _check_capture_use(op: str, tensors: Iterable[Tensor]) -> None:
+    for t in tensors:
+        if t._cls in CAPTURE_CLASSES:
+            _row, outcome = cell("capture_use", SETTINGS.profile, scope=_capture_scope_open(t))
+            if isinstance(outcome, Fail):
+                _fail(op, outcome)
+
+
+def _numpy_exec() -> Executor:
+    return get_executor("numpy", "host")
+
+
+class Tensor:
+    """A Burn-style dispatch tensor. Create with the class methods (``Tensor.zeros``)."""
+
+    __slots__ = ("_prim", "_exec", "_dev", "_cls", "_strategy", "_role", "_node", "_kind", "_cap", "id",
+                 "__weakref__")
+    __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+
+    def __init__(self) -> None:  # pragma: no cover - use the constructors
+        raise TypeError("create tensors with Tensor.from_floats, Tensor.zeros, ... (see runtime_shim docs)")
+
+    # --- construction --------------------------------------------------------------
+    @classmethod
+    def _make(cls, prim: Any, exec_: Executor, dev: Device, tcls: TensorClass,
+              strategy: CheckpointingStrategy | None, kind: str, role: Role | None = None,
+              node: autodiff.Node | None = None, cap: _CaptureRef | None = None) -> Tensor:
+        t = object.__new__(cls)
+        t._prim, t._exec, t._dev, t._cls, t._strategy = prim, exec_, dev, tcls, strategy
+        t._role, t._node, t._kind, t._cap = role, node, kind, cap
+        t.id = next(_tensor_ids)
+        return t
+
+    @classmethod
+    def _create(cls, op: str, array: np.ndarray | None, device: Device | None,
+                make: Callable[[Executor], Any] | None = None, dtype: str | None = None,
+                shape: tuple[int, ...] | None = None) -> Tensor:
+        device = Device.default() if device is None else device
+        if not isinstance(device, Device):
+            raise TypeError(f"{op}: device must be a runtime_shim.Device, got {type(device).__name__}")
+        plain = device.inner()
+        if plain.is_capture:
+            where = "autodiff-capture" if device.is_autodiff() else "capture"
+        else:
+            where = "autodiff" if device.is_autodiff() else "plain"
+        dtype = dtype if array is None else str(array.dtype)
+        kind = _kind_of_dtype(dtype)
+        scope = active_scope(plain) if plain.is_capture else None
+        _row, outcome = cell("create", SETTINGS.profile, dtype="float" if kind == "float" else "int",
+                             device=where, scope=scope is not None)
+        if isinstance(outcome, Fail):
+            _fail(op, outcome)
+        exec_ = executor_for(plain)
+        strategy = device._strategy if outcome.strategy == "target" else None
+        if scope is not None:
+            value = array if array is not None else exec_.to_numpy(make(exec_))
+            value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+            ref = _CaptureRef(scope, value_id, tuple(value.shape), str(value.dtype))
+            t = cls._make(value, exec_, plain, outcome.result, strategy, kind, cap=ref)
+        else:
+            prim = exec_.from_numpy(array) if array is not None else make(exec_)
+            t = cls._make(prim, exec_, plain, outcome.result, strategy, kind, role=outcome.role)
+        if recording.ACTIVE:
+            recording.record_ok(op)
+        return t
+
+    @classmethod
+    def from_floats(cls, data: Any, device: Device | None = None) -> Tensor:
+        return cls._create("Tensor.from_floats", np.asarray(data, dtype=np.float32), device)
+
+    @classmethod
+    def from_ints(cls, data: Any, device: Device | None = None) -> Tensor:
+        return cls._create("Tensor.from_ints", np.asarray(data, dtype=np.int64), device)
+
+    @classmethod
+    def from_bools(cls, data: Any, device: Device | None = None) -> Tensor:
+        return cls._create("Tensor.from_bools", np.asarray(data, dtype=np.bool_), device)
+
+    @classmethod
+    def from_data(cls, data: Any, device: Device | None = None) -> Tensor:
+        """Kind and dtype from the data: a numpy array keeps its dtype bit-exactly."""
+        if isinstance(data, TensorData):
+            data = data.value
+        array = np.asarray(data)
+        if array.dtype.kind == "f" and array.dtype.itemsize > 8:
+            raise TypeError(f"Tensor.from_data: unsupported dtype {array.dtype}")
+        if array.dtype == np.float64 and not isinstance(data, np.ndarray):
+            array = array.astype(np.float32)  # Python floats: Burn's default float element
+        return cls._create("Tensor.from_data", array, device)
+
+    @classmethod
+    def zeros(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
+        shape = tuple(shape)
+        return cls._create("Tensor.zeros", None, device, lambda e: e.zeros(shape, "float32"), "float32", shape)
+
+    @classmethod
+    def ones(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
+        shape = tuple(shape)
+        return cls._create("Tensor.ones", None, device, lambda e: e.ones(shape, "float32"), "float32", shape)
+
+    @classmethod
+    def full(cls, shape: Sequence[int], value: Scalar, device: Device | None = None) -> Tensor:
+        shape = tuple(shape)
+        dtype = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
+        return cls._create("Tensor.full", None, device, lambda e: e.full(shape, value, dtype), dtype, shape)
+
+    @classmethod
+    def random(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
+        shape = tuple(shape)
+        return cls._create("Tensor.random", None, device, lambda e: e.random(shape, "float32"), "float32", shape)
+
+    @classmethod
+    def empty(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
+        shape = tuple(shape)
+        return cls._create("Tensor.empty", None, device, lambda e: e.empty(shape, "float32"), "float32", shape)
+
+    @classmethod
+    def empty_bool(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
+        shape = tuple(shape)
+        return cls._create("Tensor.empty_bool", None, device, lambda e: e.zeros(shape, "bool"), "bool", shape)
+
+    @classmethod
+    def arange(cls, start: int, end: int, device: Device | None = None) -> Tensor:
+        return cls._create("Tensor.arange", None, device, lambda e: e.arange(start, end), "int64",
+                           (max(0, end - start),))
+
+    # --- reading -------------------------------------------------------------------
+    def device(self) -> Device:
+        """The device Burn reports: autodiff for Af and for ints carrying a strategy."""
+        if self._cls is AF or self._cls is PI_STAR:
+            return self._dev._wrapped(self._strategy)
+        return self._dev
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self._cap is not None:
+            return self._cap.shape
+        return self._exec.shape(self._prim)
+
+    @property
+    def dtype(self) -> str:
+        return self._cap.dtype if self._cap is not None else self._exec.dtype(self._prim)
+
+    @property
+    def state(self) -> TensorClass:
+        """The dispatch class (Pf, Pf*, Af, Pi, Pi*, Ci, Cc)."""
+        return self._cls
+
+    @property
+    def role(self) -> Role | None:
+        return self._role
+
+    def _host(self, op: str) -> np.ndarray:
+        if self._cls in CAPTURE_CLASSES:
+            if self._prim is None:
+                _fail(op, Fail("MV103", "capture tensor {id} has no initialized value"), id=self._cap.value_id)
+            return np.array(self._prim, copy=True)
+        return self._exec.to_numpy(self._prim)
+
+    def to_numpy(self) -> np.ndarray:
+        """A numpy copy of the values (same dtype)."""
+        return self._host("Tensor.to_numpy")
+
+    def to_list(self) -> list:
+        return self._host("Tensor.to_list").tolist()
+
+    def to_data(self) -> TensorData:
+        return TensorData(self._host("Tensor.to_data"))
+
+    def into_scalar(self) -> Scalar:
+        values = self._host("Tensor.into_scalar")
+        if values.size != 1:
+            raise ValueError(f"into_scalar needs exactly one element, the tensor has shape {values.shape}")
+        return values.reshape(()).item()
+
+    def _capture_id(self) -> int:
+        if self._cap is None:
+            raise TypeError("only capture tensors belong to a captured graph")
+        return self._cap.value_id
+
+    def __repr__(self) -> str:
+        from .reveal import reveal_device
+
+        return f"Tensor[{reveal_device(self)}, shape={self.shape}, dtype={self.dtype}]"
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    __hash__ = object.__hash__
+
+    # --- moves -------------------------------------------------------------------------
+    def to_device(self, device: Device) -> Tensor:
+        """Move to ``device`` as Burn's dispatch does; see the move table."""
+        op = "Tensor.to_device"
+        ad = device._ad
+        plain = device.inner()
+        if self._cls in CAPTURE_CLASSES:
+            if plain.is_capture:
+                place = Place.SAME_CAPTURE if plain == self._dev else Place.OTHER_CAPTURE
+            else:
+                place = Place.OTHER_BACKEND
+        elif plain.is_capture:
+            place = Place.OTHER_CAPTURE
+        else:
+            place = Place.SAME_BACKEND if plain._backend == self._dev._backend else Place.OTHER_BACKEND
+        scope = active_scope(plain) if plain.is_capture else None
+        _row_id, outcome = move_outcome(SETTINGS.profile, self._cls, ad, place, scope is not None)
+        if isinstance(outcome, Fail):
+            _fail(op, outcome, id=self._cap.value_id if self._cap else self.id)
+        result = self._moved(outcome, device, plain, scope)
+        if recording.ACTIVE:
+            recording.record_ok(op)
+        return result
+
+    def _moved(self, outcome: Any, device: Device, plain: Device, scope: Scope | None) -> Tensor:
+        tcls = outcome.result or self._cls
+        strategy = device._strategy if outcome.strategy == "target" else self._strategy
+        if outcome.transfer is Transfer.NONE:
+            return self
+        if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
+            value = self._host("Tensor.to_device")
+            value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+            ref = _CaptureRef(scope, value_id, tuple(value.shape), str(value.dtype))
+            return Tensor._make(value, executor_for(plain), plain, tcls, strategy, self._kind, cap=ref)
+        dst = executor_for(plain)
+        prim = transfer(self._prim, self._exec, dst)
+        if outcome.transfer is Transfer.AUTODIFF and self._role is not Role.UNTRACKED:
+            src = self._exec
+            node = autodiff.record("to_device", dst, (self._node,), prim,
+                                   forward=lambda v: transfer(v, src, dst), backward=_bw_identity,
+                                   needs_inputs=False, needs_output=False, compute_bound=False,
+                                   strategy=self._strategy)
+            return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF, node)
+        return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
+
+    # --- the op engine ---------------------------------------------------------------------
+    def _apply(self, op: str, operands: tuple[Tensor, ...], tcls_route_ad: bool,
+               strategy: CheckpointingStrategy | None, fwd: Callable[..., Any],
+               bwd: autodiff.Backward | None, needs_inputs: bool = False, needs_output: bool = False,
+               compute_bound: bool = False, forced_cls: TensorClass | None = None,
+               role: Role | None = None) -> Tensor:
+        """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
+        exec_ = self._exec
+        if any(t._cls in CAPTURE_CLASSES for t in operands):
+            return self._capture_apply(op, operands, fwd, strategy)
+        prims = [t._prim for t in operands]
+        out = fwd(exec_, *prims)
+        kind = _kind_of_dtype(exec_.dtype(out))
+        tcls = forced_cls or class_of(kind, tcls_route_ad and kind == "float", strategy is not None)
+        if tcls is not AF:
+            return Tensor._make(out, exec_, self._dev, tcls, strategy, kind)
+        tracked = [t for t in operands if t._cls is AF and t._role is not Role.UNTRACKED]
+        if not tracked or bwd is None:
+            return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
+        floats = [t for t in operands if t._kind == "float"]
+        parents = tuple(t._node if t._node is not None else autodiff.constant(exec_, t._prim) for t in floats)
+        if needs_inputs:
+            autodiff.keep_inputs(parents, [t._prim for t in floats], strategy)
+        node = autodiff.record(op, exec_, parents, out, forward=lambda *v: fwd(exec_, *v), backward=bwd,
+                               needs_inputs=needs_inputs, needs_output=needs_output,
+                               compute_bound=compute_bound, strategy=strategy)
+        return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, Role.NON_LEAF, node)
+
+    def _capture_apply(self, op: str, operands: tuple[Tensor, ...], fwd: Callable[..., Any],
+                       strategy: CheckpointingStrategy | None) -> Tensor:
+        """Record the op in the scope's graph; infer the shape on zero-filled proxies."""
+        numpy_exec = _numpy_exec()
+        proxies = [np.zeros(t.shape, dtype=t.dtype) for t in operands]
+        out = np.asarray(fwd(numpy_exec, *proxies))
+        kind = _kind_of_dtype(str(out.dtype))
+        scope = self._cap.scope if self._cap is not None else next(t._cap.scope for t in operands if t._cap)
+        value_id = scope.add_value("computed", tuple(out.shape), str(out.dtype))
+        scope.add_op(op, [t._cap.value_id for t in operands if t._cap is not None], value_id)
+        ref = _CaptureRef(scope, value_id, tuple(out.shape), str(out.dtype))
+        tcls = CC if kind == "float" else CC_INT
+        return Tensor._make(None, self._exec, self._dev, tcls, strategy, kind, cap=ref)
+
+    def _unary(self, op: str, fwd: Callable[..., Any], bwd: autodiff.Backward | None, *,
+               cast: str = "unary", needs_inputs: bool = False, needs_output: bool = False,
+               kinds: tuple[str, ...] = ("float", "int", "bool")) -> Tensor:
+        if self._kind not in kinds:
+            raise TypeError(f"{op} is not defined for {self._kind} tensors")
+        _check_capture_use(op, (self,))
+        _row, outcome = cell("unary", SETTINGS.profile, op=cast, cls=self._cls)
+        result = self._apply(op, (self,), self._cls is AF, self._strategy, fwd, bwd, needs_inputs, needs_output,
+                             forced_cls=None if self._cls in CAPTURE_CLASSES else outcome.result or None,
+                             role=outcome.role)
+        if recording.ACTIVE:
+            recording.record_ok(op)
+        return result
+
+    def _binary(self, op: str, other: Tensor | Scalar, fwd: Callable[..., Any], bwd: autodiff.Backward | None,
+                *, needs_inputs: bool = False, compute_bound: bool = False,
+                scalar_fwd: Callable[..., Any] | None = None, scalar_bwd: autodiff.Backward | None = None,
+                kinds: str = "same") -> Tensor:
+        if not isinstance(other, Tensor):
+            if not isinstance(other, (int, float, bool, np.generic)) or scalar_fwd is None:
+                return NotImplemented
+            value = other.item() if isinstance(other, np.generic) else other
+            return self._unary(f"Tensor.{op}", lambda e, a: scalar_fwd(e, a, value),
+                               None if scalar_bwd is None else lambda e, g, ins, out: scalar_bwd(e, g, ins, out, value),
+                               needs_inputs=scalar_bwd is _sbw_rdiv)
+        lhs, rhs = self, other
+        if kinds == "same" and (lhs._kind == "float") != (rhs._kind == "float"):
+            raise TypeError(f"{op}: operands must both be float or both int/bool tensors, "
+                            f"got {lhs._kind} and {rhs._kind}")
+        if kinds == "mask" and rhs._kind != "bool":
+            raise TypeError(f"{op}: the mask must be a bool tensor, got {rhs._kind}")
+        full_op = f"Tensor.{op}"
+        _check_capture_use(full_op, (lhs, rhs))
+        burn_name = CHECKED_OPS.get(op)
+        if burn_name is not None:
+            _row, outcome = cell("device_check", SETTINGS.profile, same_device=lhs._dev == rhs._dev)
+            if isinstance(outcome, Fail):
+                _fail(full_op, outcome, op=burn_name, lhs=repr(lhs.device()), rhs=repr(rhs.device()))
+        _row, outcome = cell("strategy", SETTINGS.profile, lhs=lhs._strategy, rhs=rhs._strategy)
+        if isinstance(outcome, Fail):
+            _fail(full_op, outcome, lhs=lhs._strategy, rhs=rhs._strategy)
+        strategy = lhs._strategy if lhs._strategy is not None else rhs._strategy
+        _row, outcome = cell("backend", SETTINGS.profile, lhs=route_of(lhs._cls), rhs=route_of(rhs._cls),
+                             same_backend=lhs._dev._backend == rhs._dev._backend)
+        if isinstance(outcome, Fail):
+            _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs))
+        result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
+                            compute_bound=compute_bound)
+        if recording.ACTIVE:
+            recording.record_ok(full_op)
+        return result
+
+    def _multi(self, op: str, family: str, others: Sequence[tuple[str, Tensor]]) -> CheckpointingStrategy | None:
+        """Check a multi-input op routed on ``self``; returns the strategy it takes (the first's)."""
+        full_op = f"Tensor.{op}"
+        _check_capture_use(full_op, (self, *(t for _n, t in others)))
+        first = route_of(self._cls)
+        for name, other in others:
+            _row, outcome = cell("multi", SETTINGS.profile, family=family, first=first,
+                                 other=route_of(other._cls), same_backend=self._dev._backend == other._dev._backend)
+            if isinstance(outcome, Fail):
+                _fail(full_op, outcome, name=name, backend=repr(self._dev))
+        return self._strategy
+
+    # --- arithmetic ------------------------------------------------------------------------
+    def add(self, other: Tensor | Scalar) -> Tensor:
+        return self._binary("add", other, _f_add, _bw_add, scalar_fwd=_s_add, scalar_bwd=_sbw_same)
+
+    def sub(self, other: Tensor | Scalar) -> Tensor:
+        return self._binary("sub", other, _f_sub, _bw_sub, scalar_fwd=_s_sub, scalar_bwd=_sbw_same)
+
+    def mul(self, other: Tensor | Scalar) -> Tensor:
+        return self._binary("mul", other, _f_mul, _bw_mul, needs_inputs=True, scalar_fwd=_s_mul,
+                            scalar_bwd=_sbw_mul)
+
+    def div(self, other: Tensor | Scalar) -> Tensor:
+        return self._binary("div", other, _f_div, _bw_div, needs_inputs=True, scalar_fwd=_s_div,
+                            scalar_bwd=_sbw_div)
+
+    def matmul(self, other: Tensor) -> Tensor:
+        if not isinstance(other, Tensor):
+            raise TypeError("matmul needs a tensor")
+        return self._binary("matmul", other, _f_matmul, _bw_matmul, needs_inputs=True, compute_bound=True)
+
+    __add__ = add
+    __sub__ = sub
+    __mul__ = mul
+    __truediv__ = div
+    __matmul__ = matmul
+
+    def __radd__(self, other: Scalar) -> Tensor:
+        return self._binary("add", other, _f_add, _bw_add, scalar_fwd=_s_add, scalar_bwd=_sbw_same)
+
+    def __rsub__(self, other: Scalar) -> Tensor:
+        return self._binary("sub", other, _f_sub, _bw_sub, scalar_fwd=_s_rsub, scalar_bwd=_sbw_neg)
+
+    def __rmul__(self, other: Scalar) -> Tensor:
+        return self._binary("mul", other, _f_mul, _bw_mul, needs_inputs=True, scalar_fwd=_s_mul,
+                            scalar_bwd=_sbw_mul)
+
+    def __rtruediv__(self, other: Scalar) -> Tensor:
+        return self._binary("div", other, _f_div, _bw_div, needs_inputs=True, scalar_fwd=_s_rdiv,
+                            scalar_bwd=_sbw_rdiv)
+
+    def neg(self) -> Tensor:
+        return self._unary("Tensor.neg", _u("neg"), _bw_neg, kinds=("float", "int"))
+
+    __neg__ = neg
+
+    def exp(self) -> Tensor:
+        return self._unary("Tensor.exp", _u("exp"), _bw_exp, needs_output=True, kinds=("float",))
+
+    def log(self) -> Tensor:
+        return self._unary("Tensor.log", _u("log"), _bw_log, needs_inputs=True, kinds=("float",))
+
+    def sqrt(self) -> Tensor:
+        return self._unary("Tensor.sqrt", _u("sqrt"), _bw_sqrt, needs_output=True, kinds=("float",))
+
+    def relu(self) -> Tensor:
+        return self._unary("Tensor.relu", _u("relu"), _bw_relu, needs_inputs=True, kinds=("float",))
+
+    def sigmoid(self) -> Tensor:
+        return self._unary("Tensor.sigmoid", _u("sigmoid"), _bw_sigmoid, needs_output=True, kinds=("float",))
+
+    def tanh(self) -> Tensor:
+        return self._unary("Tensor.tanh", _u("tanh"), _bw_tanh, needs_output=True, kinds=("float",))
+
+    def powf_scalar(self, p: float) -> Tensor:
+        return self._unary("Tensor.powf_scalar", lambda e, a: e.powf_scalar(a, p),
+                           lambda e, g, ins, out: (e.mul(g, e.mul(e.powf_scalar(ins[0], p - 1), p)),),
+                           needs_inputs=True, kinds=("float",))
+
+    def sum(self) -> Tensor:
+        shape = self.shape
+        return self._unary("Tensor.sum", lambda e, a: e.sum(a),
+                           lambda e, g, ins, out: (e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape),),
+                           kinds=("float", "int"))
+
+    def mean(self) -> Tensor:
+        shape = self.shape
+        n = math.prod(shape)
+        return self._unary("Tensor.mean", lambda e, a: e.mean(a),
+                           lambda e, g, ins, out: (e.div(e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape), n),),
+                           kinds=("float",))
+
+    def sum_dim(self, dim: int) -> Tensor:
+        shape = self.shape
+        return self._unary("Tensor.sum_dim", lambda e, a: e.sum_dim(a, dim),
+                           lambda e, g, ins, out: (e.broadcast_to(g, shape),), kinds=("float", "int"))
+
+    def reshape(self, shape: Sequence[int]) -> Tensor:
+        old, new = self.shape, tuple(shape)
+        return self._unary("Tensor.reshape", lambda e, a: e.reshape(a, new),
+                           lambda e, g, ins, out: (e.reshape(g, old),))
+
+    def swap_dims(self, dim0: int, dim1: int) -> Tensor:
+        return self._unary("Tensor.swap_dims", lambda e, a: e.swap_dims(a, dim0, dim1),
+                           lambda e, g, ins, out: (e.swap_dims(g, dim0, dim1),))
+
+    def transpose(self) -> Tensor:
+        return self._unary("Tensor.transpose", lambda e, a: e.swap_dims(a, -2, -1),
+                           lambda e, g, ins, out: (e.swap_dims(g, -2, -1),))
+
+    # --- comparisons and masks --------------------------------------------------------------
+    def _compare(self, op: str, other: Tensor | Scalar) -> Tensor:
+        return self._binary(op, other, lambda e, a, b: e.compare(op, a, b), None,
+                            scalar_fwd=lambda e, a, s: e.compare(op, a, s))
+
+    def equal(self, other: Tensor | Scalar) -> Tensor:
+        return self._compare("equal", other)
+
+    def not_equal(self, other: Tensor | Scalar) -> Tensor:
+        return self._compare("not_equal", other)
+
+    def greater(self, other: Tensor | Scalar) -> Tensor:
+        return self._compare("greater", other)
+
+    def greater_equal(self, other: Tensor | Scalar) -> Tensor:
+        return self._compare("greater_equal", other)
+
+    def lower(self, other: Tensor | Scalar) -> Tensor:
+        return self._compare("lower", other)
+
+    def lower_equal(self, other: Tensor | Scalar) -> Tensor:
+        return self._compare("lower_equal", other)
+
+    def bool_not(self) -> Tensor:
+        return self._unary("Tensor.bool_not", _u("bool_not"), None, kinds=("bool",))
+
+    def mask_fill(self, mask: Tensor, value: Scalar) -> Tensor:
+        """Where ``mask`` is true, ``value``; elsewhere this tensor's values."""
+        return self._binary("mask_fill", mask, lambda e, a, m: e.where(m, value, a),
+                            lambda e, g, ins, out: (e.where(mask._prim, 0, g),), kinds="mask")
+
+    def mask_where(self, mask: Tensor, value: Tensor) -> Tensor:
+        """Where ``mask`` is true, ``value``'s values; elsewhere this tensor's (routed on this tensor)."""
+        if mask._kind != "bool" or (value._kind == "float") != (self._kind == "float"):
+            raise TypeError("mask_where(mask, value): a bool mask and a value of this tensor's kind")
+        strategy = self._multi("mask_where", "input", (("mask", mask), ("value", value)))
+        m = mask._prim
+
+        def fwd(e: Executor, a: Any, mk: Any, v: Any) -> Any:
+            return e.where(mk, v, a)
+
+        def bwd(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+            return e.where(m, 0, g), e.where(m, g, 0)
+
+        result = self._apply("Tensor.mask_where", (self, mask, value), self._cls is AF, strategy, fwd, bwd)
+        if recording.ACTIVE:
+            recording.record_ok("Tensor.mask_where")
+        return result
+
+    def argmax(self, dim: int) -> Tensor:
+        return self._unary("Tensor.argmax", lambda e, a: e.argmax(a, dim), None, cast="to_int")
+
+    def one_hot(self, num_classes: int) -> Tensor:
+        return self._unary("Tensor.one_hot", lambda e, a: e.one_hot(a, num_classes), None, kinds=("int",))
+
+    def float(self) -> Tensor:
+        """As floats; an int carrying a strategy becomes an autodiff float (an untracked leaf)."""
+        if self._kind == "float":
+            self._unary("Tensor.float", lambda e, a: a, None, cast="to_float")  # checks and records
+            return self
+        return self._unary("Tensor.float", lambda e, a: e.cast(a, "float32"), None, cast="to_float")
+
+    def int(self) -> Tensor:
+        return self._unary("Tensor.int", lambda e, a: e.cast(a, "int64"), None, cast="to_int")
+
+    @staticmethod
+    def cat(tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """Concatenate along ``dim``: routed on the first tensor, which gives the strategy."""
+        tensors = list(tensors)
+        if not tensors:
+            raise ValueError("Tensor.cat needs at least one tensor")
+        first = tensors[0]
+        strategy = first._multi("cat", "cat", [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)])
+        sizes = [t.shape[dim] for t in tensors]
+
+        def fwd(e: Executor, *prims: Any) -> Any:
+            return e.cat(prims, dim)
+
+        def bwd(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+            return tuple(_narrow(g, dim, start, size) for start, size in zip(itertools.accumulate([0, *sizes]), sizes))
+
+        result = first._apply("Tensor.cat", tuple(tensors), first._cls is AF, strategy, fwd, bwd)
+        if recording.ACTIVE:
+            recording.record_ok("Tensor.cat")
+        return result
+
+    # --- the autodiff API -------------------------------------------------------------------------
+    def _api(self, call: str) -> Any:
+        _row, outcome = cell("autodiff", SETTINGS.profile, call=call, cls=self._cls,
+                             role=self._role if self._cls is AF else None)
+        if isinstance(outcome, Fail):
+            _fail(f"Tensor.{call}", outcome)
+        if recording.ACTIVE:
+            recording.record_ok(f"Tensor.{call}")
+        return outcome
+
+    def _with(self, tcls: TensorClass, strategy: CheckpointingStrategy | None, role: Role | None = None,
+              node: autodiff.Node | None = None) -> Tensor:
+        return Tensor._make(self._prim, self._exec, self._dev, tcls, strategy, self._kind, role, node, self._cap)
+
+    def inner(self) -> Tensor:
+        """Leave autodiff: the same data as a plain float, off the tape."""
+        outcome = self._api("inner")
+        if outcome.result is None:
+            return self
+        return self._with(outcome.result, None)
+
+    @staticmethod
+    def from_inner(tensor: Tensor) -> Tensor:
+        """Wrap a plain float as an autodiff float (an untracked leaf)."""
+        outcome = tensor._api("from_inner")
+        if outcome.result is None:
+            return tensor
+        return tensor._with(AF, tensor._strategy or CheckpointingStrategy.DISABLED, Role.UNTRACKED)
+
+    def no_grad(self) -> Tensor:
+        outcome = self._api("no_grad")
+        return self if outcome.result is None else self._with(outcome.result, None)
+
+    def detach(self) -> Tensor:
+        outcome = self._api("detach")
+        if self._cls is not AF:
+            return self
+        return self._new_leaf(outcome.role)
+
+    def _new_leaf(self, role: Role) -> Tensor:
+        node = autodiff.leaf(self._exec, self._prim) if role is Role.TRACKED else None
+        return self._with(AF, self._strategy, role, node)
+
+    def require_grad(self) -> Tensor:
+        """Mark an autodiff leaf as tracked; a non-leaf fails (MV111); other tensors: no-op."""
+        outcome = self._api("require_grad")
+        if self._cls is not AF or self._role is Role.TRACKED:
+            return self
+        return self._new_leaf(outcome.role)
+
+    def set_require_grad(self, flag: bool) -> Tensor:
+        if flag:
+            return self.require_grad()
+        self._api("unrequire_grad")
+        return self._new_leaf(Role.UNTRACKED) if self._cls is AF else self
+
+    def is_require_grad(self) -> bool:
+        return self._cls is AF and self._role is not Role.UNTRACKED
+
+    def with_gradient_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Tensor:
+        if not isinstance(strategy, CheckpointingStrategy):
+            raise TypeError("strategy must be a CheckpointingStrategy")
+        outcome = self._api("with_strategy")
+        return self._with(outcome.result or self._cls, strategy, self._role, self._node)
+
+    def backward(self) -> autodiff.Gradients:
+        """Gradients of this tensor for every tracked leaf it depends on."""
+        self._api("backward")
+        if self._node is None:
+            return autodiff.Gradients({})
+        seed = self._exec.ones(self.shape, self.dtype)
+        return autodiff.backward(self._node, seed)
+
+    def _grad_tensor(self, entry: tuple[Any, Executor] | None) -> Tensor | None:
+        if entry is None:
+            return None
+        prim, exec_ = entry
+        return Tensor._make(prim, exec_, self._dev, PF_STAR if self._strategy else PF, self._strategy, "float")
+
+    def grad(self, grads: autodiff.Gradients) -> Tensor | None:
+        """This tensor's gradient on the inner backend, carrying its strategy (Pf*), or None."""
+        self._api("grad")
+        return self._grad_tensor(grads.get(self._node.id) if self._node is not None else None)
+
+    def grad_remove(self, grads: autodiff.Gradients) -> Tensor | None:
+        self._api("grad_remove")
+        return self._grad_tensor(grads.pop(self._node.id) if self._node is not None else None)
+
+    def grad_replace(self, grads: autodiff.Gradients, gradient: Tensor) -> None:
+        """Replace this tensor's gradient with ``gradient`` (a plain float of the same backend)."""
+        self._api("grad_replace")
+        _row, outcome = cell("grad_replace", SETTINGS.profile, route=route_of(gradient._cls),
+                             same_backend=gradient._dev._backend == self._dev._backend)
+        if isinstance(outcome, Fail):
+            _fail("Tensor.grad_replace", outcome, lhs=_kind_debug(self), rhs=_kind_debug(gradient))
+        if self._node is not None:
+            grads.put(self._node.id, transfer(gradient._prim, gradient._exec, self._node.exec), self._node.exec)
+
+
+# --- forward and backward functions over the executor API ----------------------------
+
+def _u(name: str) -> Callable[[Executor, Any], Any]:
+    return lambda e, a: e.unary(name, a)
+
+
+def _f_add(e: Executor, a: Any, b: Any) -> Any:
+    return e.add(a, b)
+
+
+def _f_sub(e: Executor, a: Any, b: Any) -> Any:
+    return e.sub(a, b)
+
+
+def _f_mul(e: Executor, a: Any, b: Any) -> Any:
+    return e.mul(a, b)
+
+
+def _f_div(e: Executor, a: Any, b: Any) -> Any:
+    return e.div(a, b)
+
+
+def _f_matmul(e: Executor, a: Any, b: Any) -> Any:
+    return e.matmul(a, b)
+
+
+def _s_add(e: Executor, a: Any, s: Scalar) -> Any:
+    return e.add(a, s)
+
+
+def _s_sub(e: Executor, a: Any, s: Scalar) -> Any:
+    return e.sub(a, s)
+
+
+def _s_rsub(e: Executor, a: Any, s: Scalar) -> Any:
+    return e.sub(s, a)
+
+
+def _s_mul(e: Executor, a: Any, s: Scalar) -> Any:
+    return e.mul(a, s)
+
+
+def _s_div(e: Executor, a: Any, s: Scalar) -> Any:
+    return e.div(a, s)
+
+
+def _s_rdiv(e: Executor, a: Any, s: Scalar) -> Any:
+    return e.div(s, a)
+
+
+def _bw_add(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return g, g  # the tape reduces broadcast gradients to each parent's shape
+
+
+def _bw_sub(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return g, e.unary("neg", g)
+
+
+def _bw_mul(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    a, b = ins
+    return e.mul(g, b), e.mul(g, a)
+
+
+def _bw_div(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    a, b = ins
+    return e.div(g, b), e.unary("neg", e.div(e.mul(g, a), e.mul(b, b)))
+
+
+def _bw_matmul(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    a, b = ins
+    return e.matmul(g, e.swap_dims(b, -2, -1)), e.matmul(e.swap_dims(a, -2, -1), g)
+
+
+def _bw_identity(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (g,)
+
+
+def _bw_neg(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.unary("neg", g),)
+
+
+def _bw_exp(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.mul(g, out),)
+
+
+def _bw_log(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.div(g, ins[0]),)
+
+
+def _bw_sqrt(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.div(e.mul(g, 0.5), out),)
+
+
+def _bw_relu(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.where(e.compare("greater", ins[0], 0), g, 0),)
+
+
+def _bw_sigmoid(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.mul(g, e.mul(out, e.sub(1, out))),)
+
+
+def _bw_tanh(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+    return (e.mul(g, e.sub(1, e.mul(out, out))),)
+
+
+def _sbw_same(e: Executor, g: Any, ins: Any, out: Any, s: Scalar) -> tuple:
+    return (g,)
+
+
+def _sbw_neg(e: Executor, g: Any, ins: Any, out: Any, s: Scalar) -> tuple:
+    return (e.unary("neg", g),)
+
+
+def _sbw_mul(e: Executor, g: Any, ins: Any, out: Any, s: Scalar) -> tuple:
+    return (e.mul(g, s),)
+
+
+def _sbw_div(e: Executor, g: Any, ins: Any, out: Any, s: Scalar) -> tuple:
+    return (e.div(g, s),)
+
+
+def _sbw_rdiv(e: Executor, g: Any, ins: Any, out: Any, s: Scalar) -> tuple:
+    a = ins[0]
+    return (e.unary("neg", e.div(e.mul(g, s), e.mul(a, a))),)
+
+
+def _narrow(prim: Any, dim: int, start: int, length: int) -> Any:
+    """A slice along ``dim`` (numpy arrays and torch tensors index alike)."""
+    index = [slice(None)] * len(prim.shape)
+    index[dim] = slice(start, start + length)
+    return prim[tuple(index)]
+
+
+__all__ = ["Tensor", "TensorData", "CI", "CI_INT", "Route"]
