@@ -15,6 +15,7 @@ module costs nothing where torch is absent or unused.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -115,7 +116,6 @@ class PinnedStager:
         self.chunks = {"h2d": 0, "d2h": 0}
         self._lock = threading.Lock()
         self._buffers: list[torch.Tensor | None] = [None, None]
-        self._views: list[np.ndarray | None] = [None, None]  # numpy views of the pinned buffers
         self._events: list[torch.cuda.Event | None] = [None, None]
         self._streams: dict[torch.device, torch.cuda.Stream] = {}
 
@@ -124,10 +124,7 @@ class PinnedStager:
         import torch
 
         src = _host_bytes(host)
-        if isinstance(host, np.ndarray):
-            dtype = _torch_dtype(host.dtype.name)
-        else:
-            dtype = host.dtype
+        dtype = _torch_dtype(host.dtype.name) if isinstance(host, np.ndarray) else host.dtype
         out = torch.empty(tuple(host.shape), dtype=dtype, device=device)
         total = src.nbytes
         if total == 0:
@@ -140,8 +137,8 @@ class PinnedStager:
             stream.wait_stream(current)
             for k, start in enumerate(range(0, total, self.chunk_bytes)):
                 size = min(self.chunk_bytes, total - start)
-                buffer, view = self._acquire(k % 2, size)
-                np.copyto(view[:size], src[start : start + size])
+                buffer = self._acquire(k % 2, size)
+                buffer[:size].copy_(src[start : start + size])  # torch's CPU copy uses all cores
                 with torch.cuda.stream(stream):
                     dst[start : start + size].copy_(buffer[:size], non_blocking=True)
                 self._record(k % 2, stream)
@@ -160,7 +157,7 @@ class PinnedStager:
         total = out.nbytes
         if total == 0:
             return out
-        dst = out.reshape(-1).view(np.uint8)
+        dst = torch.from_numpy(out.reshape(-1).view(np.uint8))
         # Kept referenced until every chunk is copied out, so no record_stream is needed.
         src_tensor = t.detach().contiguous()
         src = src_tensor.reshape(-1).view(torch.uint8)
@@ -168,7 +165,7 @@ class PinnedStager:
 
         def issue(k: int, stream: torch.cuda.Stream) -> None:
             size = min(self.chunk_bytes, total - starts[k])
-            buffer, _ = self._acquire(k % 2, size)
+            buffer = self._acquire(k % 2, size)
             with torch.cuda.stream(stream):
                 buffer[:size].copy_(src[starts[k] : starts[k] + size], non_blocking=True)
             self._record(k % 2, stream)
@@ -182,7 +179,7 @@ class PinnedStager:
             for k, start in enumerate(starts):
                 size = min(self.chunk_bytes, total - start)
                 self._events[k % 2].synchronize()
-                np.copyto(dst[start : start + size], self._views[k % 2][:size])
+                dst[start : start + size].copy_(self._buffers[k % 2][:size])
                 self.chunks["d2h"] += 1
                 if k + 2 < len(starts):
                     issue(k + 2, stream)
@@ -196,7 +193,7 @@ class PinnedStager:
             stream = self._streams[device] = torch.cuda.Stream(device=device)
         return stream
 
-    def _acquire(self, slot: int, nbytes: int) -> tuple[torch.Tensor, np.ndarray]:
+    def _acquire(self, slot: int, nbytes: int) -> torch.Tensor:
         """Pinned buffer ``slot`` holding at least ``nbytes``, once its last DMA is done."""
         import torch
 
@@ -207,9 +204,8 @@ class PinnedStager:
         buffer = self._buffers[slot]
         if buffer is None or buffer.numel() < nbytes:
             size = min(self.chunk_bytes, 1 << (nbytes - 1).bit_length())
-            buffer = torch.empty(size, dtype=torch.uint8, pin_memory=True)
-            self._buffers[slot], self._views[slot] = buffer, buffer.numpy()
-        return buffer, self._views[slot]
+            buffer = self._buffers[slot] = torch.empty(size, dtype=torch.uint8, pin_memory=True)
+        return buffer
 
     def _record(self, slot: int, stream: torch.cuda.Stream) -> None:
         import torch
@@ -223,18 +219,24 @@ class PinnedStager:
 STAGER = PinnedStager()
 
 
-def _host_bytes(host: np.ndarray | torch.Tensor) -> np.ndarray:
-    """The bytes of a numpy array or CPU tensor, C order, as a flat uint8 numpy array.
+def _host_bytes(host: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """The bytes of a numpy array or CPU tensor, C order, as a flat uint8 CPU tensor.
 
     A view where the source is contiguous and native-endian, else one copy.
     """
-    if isinstance(host, np.ndarray):
-        if not host.dtype.isnative:
-            host = host.astype(host.dtype.newbyteorder("="))
-        return np.ascontiguousarray(host).reshape(-1).view(np.uint8)
     import torch
 
-    return host.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+    if not isinstance(host, np.ndarray):
+        return host.detach().contiguous().reshape(-1).view(torch.uint8)
+    if not host.dtype.isnative:
+        host = host.astype(host.dtype.newbyteorder("="))
+    flat = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+    if flat.flags.writeable:
+        return torch.from_numpy(flat)
+    with warnings.catch_warnings():
+        # torch warns that it cannot keep a read-only array read-only; this view is only read.
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(flat)
 
 
 def _torch_dtype(name: str) -> torch.dtype:

@@ -61,7 +61,10 @@ class UnknownDevice(ValueError):
 def _torch_installed() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("torch") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a blocked or half-imported torch counts as missing
+        return False
 
 
 def _cuda_count() -> int:

@@ -51,7 +51,7 @@ def recording(path: str | os.PathLike) -> Iterator[str]:
 def call_site() -> dict:
     """File and span of the innermost call expression outside this package."""
     frame = sys._getframe(1)
-    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         frame = frame.f_back
     if frame is None:
         return {"file": None, "line": None, "col": None, "end_line": None, "end_col": None}
@@ -60,7 +60,10 @@ def call_site() -> dict:
     index = frame.f_lasti // 2
     if 0 <= index < len(positions):
         line, end_line, col, end_col = positions[index]
-    return {"file": os.path.abspath(frame.f_code.co_filename), "line": line, "col": col,
+    filename = frame.f_code.co_filename
+    if not filename.startswith("<"):  # "<stdin>", "<string>": no file to resolve
+        filename = os.path.abspath(filename)
+    return {"file": filename, "line": line, "col": col,
             "end_line": end_line, "end_col": end_col}
 
 

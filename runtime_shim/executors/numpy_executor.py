@@ -14,8 +14,8 @@ float32). The rules follow torch's, with Python scalars "weak":
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import reduce
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -123,7 +123,7 @@ def sum_to_shape_dims(shape: tuple[int, ...], target: Sequence[int]) -> tuple[in
     if lead < 0:
         raise ValueError(f"cannot reduce shape {shape} to the larger rank shape {target}")
     dims = list(range(lead))
-    for i, (have, want) in enumerate(zip(shape[lead:], target)):
+    for i, (have, want) in enumerate(zip(shape[lead:], target, strict=True)):
         if have == want:
             continue
         if want != 1:
@@ -151,8 +151,12 @@ class NumpyExecutor(Executor):
 
     # --- creation -----------------------------------------------------------
     def from_numpy(self, array: object) -> np.ndarray:
+        array = np.asarray(array)
+        dtype_kind(array.dtype.name)
+        if not array.dtype.isnative:
+            return array.astype(array.dtype.newbyteorder("="))
         # Arrays are never mutated, so the caller's array can be shared as it is.
-        return np.asarray(array)
+        return array
 
     def to_numpy(self, prim: np.ndarray) -> np.ndarray:
         return np.array(prim, copy=True)
@@ -307,6 +311,15 @@ class NumpyExecutor(Executor):
     def _promote(
         self, a: Prim | Scalar, b: Prim | Scalar, rule: Callable[[str | Scalar, str | Scalar], str]
     ) -> tuple[Prim | Scalar, Prim | Scalar, str]:
+        # Fast paths (same-dtype arrays; a float array and a Python float): the array's dtype wins.
+        if type(a) is np.ndarray:
+            if type(b) is np.ndarray:
+                if a.dtype is b.dtype and a.dtype.kind in "fi":
+                    return a, b, a.dtype.name
+            elif type(b) is float and a.dtype.kind == "f":
+                return a, b, a.dtype.name
+        elif type(a) is float and type(b) is np.ndarray and b.dtype.kind == "f":
+            return a, b, b.dtype.name
         a, b = _operand(a), _operand(b)
         if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
             raise TypeError("at least one operand must be an array")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Sequence
 from functools import reduce
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -100,6 +100,7 @@ class TorchExecutor(Executor):
     # --- creation -----------------------------------------------------------
     def from_numpy(self, array: object) -> torch.Tensor:
         array = np.asarray(array)
+        dtype_kind(array.dtype.name)
         if self.place == "cpu":
             return dataplane.numpy_to_torch(array)
         return dataplane.host_to_device(array, self.place)
@@ -263,6 +264,16 @@ class TorchExecutor(Executor):
     def _promote(
         self, a: Prim | Scalar, b: Prim | Scalar, rule: Callable[[str | Scalar, str | Scalar], str]
     ) -> tuple[Prim | Scalar, Prim | Scalar, str]:
+        # Fast paths for the common cases (same-dtype tensors; a float tensor and a Python float):
+        # the result dtype is the tensor's, so no promotion lookup and no casts.
+        if type(a) is torch.Tensor:
+            if type(b) is torch.Tensor:
+                if a.dtype is b.dtype and a.dtype in _FAST_DTYPES:
+                    return a, b, _FAST_DTYPES[a.dtype]
+            elif type(b) is float and a.dtype in _FAST_FLOATS:
+                return a, b, _FAST_FLOATS[a.dtype]
+        elif type(a) is float and type(b) is torch.Tensor and b.dtype in _FAST_FLOATS:
+            return a, b, _FAST_FLOATS[b.dtype]
         a, b = _operand(a), _operand(b)
         if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor):
             raise TypeError("at least one operand must be an array")
@@ -303,11 +314,16 @@ def _operand(x: Prim | Scalar) -> Prim | Scalar:
     return x if isinstance(x, torch.Tensor) else as_scalar(x)
 
 
+_FAST_FLOATS = {torch.float16: "float16", torch.float32: "float32", torch.float64: "float64"}
+_FAST_DTYPES = {**_FAST_FLOATS, torch.int64: "int64", torch.int32: "int32"}
+
+
 def _cast_operand(x: Prim | Scalar, dtype: str) -> Prim | Scalar:
     if isinstance(x, torch.Tensor):
         return x.to(TORCH_DTYPES[dtype])
     check_int_scalar(x, dtype)
-    return x
+    # torch mishandles bool scalars in some ops (True - tensor fails); the dtype is already decided.
+    return int(x) if isinstance(x, bool) and dtype != "bool" else x
 
 
 def _accumulator(dtype: torch.dtype) -> torch.dtype:

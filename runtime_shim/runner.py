@@ -1,0 +1,497 @@
+"""Run programs under runtime_shim recording and report how each one ended.
+
+``python -m runtime_shim [--real] [--profile NAME] [--timeout S] [-v] PATHS...``
+
+Each program (a ``.py`` file, or every ``.py`` file under a directory, sorted)
+runs in its own subprocess with
+
+* ``RUNTIME_SHIM_RECORD`` set to a fresh temporary file (the JSON-lines record
+  of every checked call, see :mod:`runtime_shim.recorder`),
+* ``RUNTIME_SHIM_VIRTUAL=1`` (``=0`` with ``--real``),
+* ``RUNTIME_SHIM_PROFILE`` set to the chosen profile,
+
+and a per-program timeout. A small bootstrap (:data:`CHILD_BOOTSTRAP`) runs the
+program as ``__main__`` the way ``python PROGRAM`` would and writes how it ended
+(completed, exited, or the exception that escaped) to a second temporary file.
+
+Per program the runner prints one line:
+
+* ``PATH: ok``
+* ``FILE:LINE:COL: MVxxx message`` for a dispatch failure: the call site of the
+  failing call, from the record (``COL`` is 1-based, as in ruff and flake8;
+  the record holds CPython's 0-based column); a multi-line Burn message is
+  printed on one line with its whitespace runs collapsed,
+* ``PATH: crashed: <the exception's last traceback line> (at FILE:LINE)``,
+* ``PATH: timed out after S s``.
+
+A program may declare the failure it is written to hit in a comment near its
+top: ``# expect-failure: MV102 at line 23`` (``at line N`` is optional). The
+runner then appends ``[as expected]`` or ``[UNEXPECTED: ...]``.
+
+Exit status: 0 when every program succeeded (and declared no failure) or
+failed exactly as it declared; 1 otherwise; 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from .semantics import DEFAULT_PROFILE, PROFILES
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: The directory that contains the ``runtime_shim`` package: put on the child's ``PYTHONPATH``
+#: so every program runs against this very runtime_shim.
+PACKAGE_ROOT = PACKAGE_DIR.parent
+
+DEFAULT_TIMEOUT = 60.0
+#: How many lines at the top of a program are searched for ``# expect-failure:``.
+DECLARATION_LINES = 30
+
+_DECLARATION_START = re.compile(r"^\s*#\s*expect-failure\s*:", re.IGNORECASE)
+_DECLARATION = re.compile(r"^\s*#\s*expect-failure\s*:\s*(?P<code>MV\d{3})(?:\s+at\s+line\s+(?P<line>\d+))?\s*$")
+
+# Runs in the child: ``python -c CHILD_BOOTSTRAP RESULT_FILE PROGRAM [ARGS...]``. It imports
+# nothing from runtime_shim itself, so the program's own imports are what load it.
+CHILD_BOOTSTRAP = r'''
+import json, os, runpy, sys, traceback
+
+result_path, program = sys.argv[1], sys.argv[2]
+sys.argv = [program, *sys.argv[3:]]
+sys.path[0] = os.path.dirname(os.path.abspath(program))
+program_abs = os.path.abspath(program)
+
+
+def write(result):
+    with open(result_path, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+
+
+def location(tb):
+    """The innermost traceback entry in the program itself, else the innermost at all."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    if not entries:
+        return None, None, None
+    chosen = next((e for e in reversed(entries) if os.path.abspath(e.tb_frame.f_code.co_filename) == program_abs),
+                  None)
+    if chosen is None:  # outside the program: the innermost real file (not runpy's "<frozen ...>")
+        chosen = next((e for e in reversed(entries) if not e.tb_frame.f_code.co_filename.startswith("<")),
+                      entries[-1])
+    code = chosen.tb_frame.f_code
+    line, col = chosen.tb_lineno, None
+    positions = list(code.co_positions())
+    index = chosen.tb_lasti // 2
+    if 0 <= index < len(positions) and positions[index][0] is not None:
+        line, col = positions[index][0], positions[index][2]
+    return os.path.abspath(code.co_filename), line, col
+
+
+try:
+    runpy.run_path(program, run_name="__main__")
+except SystemExit as exc:
+    status = exc.code
+    if status is None or status == 0:
+        write({"status": "ok"})
+    else:
+        write({"status": "exit", "code": status if isinstance(status, int) else 1,
+               "message": None if isinstance(status, int) else str(status)})
+    raise
+except BaseException as exc:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    dispatch = any(c.__name__ == "DispatchError" and c.__module__.startswith("runtime_shim")
+                   for c in type(exc).__mro__)
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        file, line, col = os.path.abspath(exc.filename), exc.lineno, (exc.offset or 1) - 1
+    else:
+        file, line, col = location(exc.__traceback__)
+    write({"status": "exception", "type": type(exc).__module__ + "." + type(exc).__qualname__,
+           "dispatch": dispatch, "code": getattr(exc, "code", None) if dispatch else None,
+           "message": str(exc), "last_line": last, "file": file, "line": line, "col": col})
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith("<"):  # this bootstrap, runpy
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+    raise SystemExit(1) from None  # as `python PROGRAM` ends on an uncaught exception (atexit still runs)
+else:
+    write({"status": "ok"})
+'''
+
+
+class UsageError(Exception):
+    """A bad command line: reported as one message, exit status 2."""
+
+
+# --- declarations --------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Expectation:
+    """``# expect-failure: CODE at line N``: the failure a program is written to hit."""
+
+    code: str
+    line: int | None
+
+    def __str__(self) -> str:
+        return self.code if self.line is None else f"{self.code} at line {self.line}"
+
+
+def read_expectation(path: Path) -> Expectation | str | None:
+    """The program's declared failure, ``None``, or a text saying why the declaration is malformed."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = [next(f, "") for _ in range(DECLARATION_LINES)]
+    except OSError as error:
+        return f"cannot read the program: {error.strerror or error}"
+    for line in head:
+        if _DECLARATION_START.match(line):
+            match = _DECLARATION.match(line)
+            if match is None:
+                return f"malformed declaration {line.strip()!r} (want '# expect-failure: MV102 at line 23')"
+            return Expectation(match["code"], int(match["line"]) if match["line"] else None)
+    return None
+
+
+# --- one program's outcome --------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Outcome:
+    """How one program ended, and whether that is what it declared."""
+
+    program: Path
+    status: str  # "ok", "dispatch", "crashed", "timeout"
+    expectation: Expectation | None = None
+    declaration_error: str | None = None
+    code: str | None = None
+    message: str | None = None
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None  # 0-based, as recorded
+    detail: str | None = None  # crash text
+    profile: str | None = None
+    mode: str | None = None
+    handled_failures: int = 0
+    records: list[dict] = dataclasses.field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+
+    @property
+    def matched(self) -> bool:
+        """The program failed exactly as it declared."""
+        exp = self.expectation
+        if exp is None or self.status != "dispatch" or self.code != exp.code:
+            return False
+        if exp.line is None:
+            return True
+        return self.line == exp.line and self.file is not None and _same_file(self.file, self.program)
+
+    @property
+    def passed(self) -> bool:
+        """Succeeded without declaring a failure, or failed exactly as declared."""
+        if self.declaration_error is not None:
+            return False
+        if self.expectation is not None:
+            return self.matched
+        return self.status == "ok"
+
+
+def _same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def read_records(path: str) -> list[dict]:
+    """The JSON lines of a record file (a torn last line, from a killed program, is skipped)."""
+    records = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for raw in f:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    records.append(json.loads(raw))
+                except json.JSONDecodeError:
+                    continue
+    except FileNotFoundError:
+        pass
+    return records
+
+
+def _is_failure(record: dict) -> bool:
+    return isinstance(record.get("outcome"), dict)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the program and anything it started (it runs in its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # its own process group: pgid == pid
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+def child_env(record_path: str, profile: str, real: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env["RUNTIME_SHIM_RECORD"] = record_path
+    env["RUNTIME_SHIM_VIRTUAL"] = "0" if real else "1"
+    env["RUNTIME_SHIM_PROFILE"] = profile
+    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("PYTHONNODEBUGRANGES", None)  # the recorder needs column positions
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def run_program(program: Path, *, profile: str = DEFAULT_PROFILE, real: bool = False,
+                timeout: float = DEFAULT_TIMEOUT, python: str | None = None) -> Outcome:
+    """Run one program in a subprocess under recording and classify how it ended."""
+    expectation = read_expectation(program)
+    outcome = Outcome(program, "ok")
+    if isinstance(expectation, str):
+        outcome.declaration_error = expectation
+    else:
+        outcome.expectation = expectation
+
+    with tempfile.TemporaryDirectory(prefix="runtime_shim_run_") as tmp:
+        record_path = os.path.join(tmp, "record.jsonl")
+        result_path = os.path.join(tmp, "result.json")
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            [python or sys.executable, "-c", CHILD_BOOTSTRAP, result_path, str(program)],
+            env=child_env(record_path, profile, real), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            stdout, stderr = proc.communicate()
+        except BaseException:  # KeyboardInterrupt: the program is in its own session, stop it too
+            _kill_group(proc)
+            proc.wait()
+            raise
+        outcome.seconds = time.monotonic() - started
+        outcome.stdout, outcome.stderr = stdout, stderr
+        outcome.records = read_records(record_path)
+        try:
+            with open(result_path, encoding="utf-8") as f:
+                result = json.load(f)
+        except (FileNotFoundError, json.JSONDecodeError):
+            result = None
+
+    failures = [r for r in outcome.records if _is_failure(r)]
+    if timed_out:
+        outcome.status = "timeout"
+        outcome.detail = f"timed out after {timeout:g} s"
+    elif result is None:
+        outcome.status = "crashed"
+        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        last = _last_line(stderr)
+        outcome.detail = f"{how}{': ' + last if last else ''} (no result from the program)"
+    elif result["status"] == "ok":
+        outcome.status = "ok"
+    elif result["status"] == "exit":
+        outcome.status = "crashed"
+        outcome.detail = f"exit status {result['code']}" + (f": {result['message']}" if result.get("message") else "")
+    elif result.get("dispatch"):
+        outcome.status = "dispatch"
+        outcome.code, outcome.message = result["code"], result["message"]
+        # The failing call: the last recorded failure with this code and message.
+        record = next((r for r in reversed(failures)
+                       if r["outcome"].get("code") == outcome.code and r["outcome"].get("message") == outcome.message),
+                      None)
+        if record is not None:
+            outcome.file, outcome.line, outcome.col = record.get("file"), record.get("line"), record.get("col")
+            outcome.profile, outcome.mode = record.get("profile"), record.get("mode")
+            failures.remove(record)
+        else:  # not recorded: fall back to where the traceback left the program
+            outcome.file, outcome.line, outcome.col = result.get("file"), result.get("line"), result.get("col")
+    else:
+        outcome.status = "crashed"
+        outcome.detail = result["last_line"]
+        if result.get("file") and result.get("line"):
+            outcome.file, outcome.line, outcome.col = result["file"], result["line"], result.get("col")
+    outcome.handled_failures = len(failures)
+    return outcome
+
+
+# --- reporting -------------------------------------------------------------------------------
+
+def display_path(path: str | os.PathLike) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def format_outcome(outcome: Outcome, profile: str, mode: str) -> str:
+    program = display_path(outcome.program)
+    if outcome.status == "ok":
+        text = f"{program}: ok"
+    elif outcome.status == "dispatch":
+        where = display_path(outcome.file) if outcome.file else program
+        if outcome.line is not None:
+            where += f":{outcome.line}"
+            if outcome.col is not None:
+                where += f":{outcome.col + 1}"
+        text = f"{where}: {outcome.code} {one_line(outcome.message or '')}"
+        if outcome.file and not _same_file(outcome.file, outcome.program):
+            text += f" (running {program})"
+        # The record says what produced the failure; a program may have switched profile or mode itself.
+        ran_under = []
+        if outcome.profile and outcome.profile != profile:
+            ran_under.append(f"profile: {outcome.profile}")
+        if outcome.mode and outcome.mode != mode:
+            ran_under.append(f"mode: {outcome.mode}")
+        if ran_under:
+            text += f" ({', '.join(ran_under)})"
+    elif outcome.status == "crashed":
+        text = f"{program}: crashed: {outcome.detail}"
+        if outcome.file and outcome.line:
+            text += f" (at {display_path(outcome.file)}:{outcome.line})"
+    else:
+        text = f"{program}: {outcome.detail}"
+    if outcome.handled_failures and outcome.status in ("ok", "dispatch"):
+        plural = "s" if outcome.handled_failures != 1 else ""
+        text += f" ({outcome.handled_failures} other dispatch failure{plural} caught by the program)"
+
+    if outcome.declaration_error is not None:
+        text += f" [UNEXPECTED: {outcome.declaration_error}]"
+    elif outcome.expectation is not None:
+        if outcome.matched:
+            text += " [as expected]"
+        elif outcome.status == "ok":
+            text += f" [UNEXPECTED: declared {outcome.expectation}, but the program completed]"
+        elif outcome.status == "dispatch":
+            got = f"{outcome.code} at line {outcome.line}" if outcome.line is not None else outcome.code
+            text += f" [UNEXPECTED: declared {outcome.expectation}, got {got}]"
+        else:
+            text += f" [UNEXPECTED: declared {outcome.expectation}]"
+    return text
+
+
+def summary(outcomes: Sequence[Outcome]) -> str:
+    def count(status: str) -> int:
+        return sum(o.status == status for o in outcomes)
+
+    matched = sum(o.matched for o in outcomes)
+    unexpected = sum(not o.passed for o in outcomes)
+    return (f"programs: {len(outcomes)}, ok: {count('ok')}, dispatch failures: {count('dispatch')}, "
+            f"expected failures matched: {matched}, crashes: {count('crashed')}, timeouts: {count('timeout')}"
+            f" -> {'all as expected' if unexpected == 0 else f'{unexpected} not as expected'}")
+
+
+# --- command line ----------------------------------------------------------------------------
+
+def collect_programs(paths: Sequence[str]) -> list[Path]:
+    """The programs to run: files as given, directories expanded to their ``.py`` files, sorted."""
+    programs: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*.py")
+                           if p.is_file() and not any(part.startswith(".") or part == "__pycache__"
+                                                      for part in p.relative_to(path).parts))
+            if not found:
+                raise UsageError(f"no .py programs under directory {raw!r}")
+            programs.extend(found)
+        elif path.is_file():
+            if path.suffix != ".py":
+                raise UsageError(f"not a Python program (.py): {raw!r}")
+            programs.append(path)
+        elif path.exists():
+            raise UsageError(f"not a file or directory: {raw!r}")
+        else:
+            raise UsageError(f"no such file or directory: {raw!r}")
+    seen: set[Path] = set()
+    unique = []
+    for program in programs:
+        key = program.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(program)
+    return unique
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m runtime_shim",
+        description="Run programs under runtime_shim recording; report ok, the failing dispatch call, "
+                    "crashes and timeouts, and check '# expect-failure: CODE at line N' declarations.")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="a .py program, or a directory of them")
+    parser.add_argument("--real", action="store_true",
+                        help="use the machine's real devices (default: virtual devices, RUNTIME_SHIM_VIRTUAL=1)")
+    parser.add_argument("--profile", default=None, metavar="NAME",
+                        help=f"semantics profile: {', '.join(PROFILES)} "
+                             f"(default: $RUNTIME_SHIM_PROFILE, else {DEFAULT_PROFILE})")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                        help=f"seconds each program may run (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also print each program's output")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits 2 with a usage message on bad options
+    profile = args.profile or os.environ.get("RUNTIME_SHIM_PROFILE") or DEFAULT_PROFILE
+    try:
+        if profile not in PROFILES:
+            raise UsageError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+        if not args.timeout > 0:
+            raise UsageError(f"--timeout must be positive, got {args.timeout:g}")
+        programs = collect_programs(args.paths)
+    except UsageError as error:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+
+    mode = "real" if args.real else "virtual"
+    print(f"runtime_shim runner: mode: {mode}, profile: {profile}, timeout: {args.timeout:g} s, "
+          f"{len(programs)} program{'s' if len(programs) != 1 else ''}", file=out, flush=True)
+    outcomes = []
+    try:
+        for program in programs:
+            outcome = run_program(program, profile=profile, real=args.real, timeout=args.timeout)
+            outcomes.append(outcome)
+            print(format_outcome(outcome, profile, mode), file=out, flush=True)
+            if args.verbose:
+                for stream in (outcome.stdout, outcome.stderr):
+                    for line in stream.rstrip().splitlines():
+                        print(f"    | {line}", file=out)
+    except KeyboardInterrupt:
+        print(f"interrupted after {len(outcomes)} of {len(programs)} programs", file=out, flush=True)
+        print(summary(outcomes), file=out, flush=True)
+        return 130
+    print(summary(outcomes), file=out, flush=True)
+    return 0 if all(o.passed for o in outcomes) else 1

@@ -1,0 +1,375 @@
+"""Tests of the cross-executor data plane: bit-exact moves, memory sharing, CUDA staging.
+
+CPU tests need torch (skipped without it). CUDA tests are marked ``gpu`` and
+skipped without a CUDA device; they cover every dtype at sizes from a few
+bytes to 200 MiB (several staging chunks), in both directions, from numpy and
+from torch sources.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from runtime_shim import dataplane
+from runtime_shim.executors import BOOL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Executor, get_executor
+
+torch = pytest.importorskip("torch")
+
+HAS_CUDA = torch.cuda.is_available()
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + BOOL_DTYPES
+MIB = 1 << 20
+gpu = [pytest.mark.gpu, pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")]
+
+# Bit patterns that a conversion through floats or Python objects would not keep:
+# signed zeros, subnormals, infinities, quiet/signalling NaNs with payloads, extremes.
+SPECIAL_BITS = {
+    "float16": (
+        np.uint16,
+        [
+            0x0000,
+            0x8000,
+            0x0001,
+            0x03FF,
+            0x8001,
+            0x7C00,
+            0xFC00,
+            0x7E00,
+            0x7C01,
+            0xFE01,
+            0x7D55,
+            0x7BFF,
+            0xFBFF,
+            0x3C00,
+        ],
+    ),
+    "float32": (
+        np.uint32,
+        [
+            0x00000000,
+            0x80000000,
+            0x00000001,
+            0x007FFFFF,
+            0x80000001,
+            0x7F800000,
+            0xFF800000,
+            0x7FC00000,
+            0x7F800001,
+            0xFFC12345,
+            0x7FA5A5A5,
+            0x7F7FFFFF,
+            0xFF7FFFFF,
+            0x3F800000,
+        ],
+    ),
+    "float64": (
+        np.uint64,
+        [
+            0x0,
+            0x8000000000000000,
+            0x1,
+            0x000FFFFFFFFFFFFF,
+            0x8000000000000001,
+            0x7FF0000000000000,
+            0xFFF0000000000000,
+            0x7FF8000000000000,
+            0x7FF0000000000001,
+            0xFFF8DEADBEEF0001,
+            0x7FF4000000000000,
+            0x7FEFFFFFFFFFFFFF,
+            0x3FF0000000000000,
+        ],
+    ),
+}
+
+
+def bit_array(dtype: str, count: int, seed: int = 0) -> np.ndarray:
+    """``count`` values of ``dtype`` from random bytes, special patterns first."""
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.frombuffer(np.random.default_rng(seed).bytes(count * itemsize), dtype=np.uint8).copy()
+    if dtype == "bool":
+        return (raw & 1).view(np.bool_)
+    array = raw.view(dtype)
+    if dtype in SPECIAL_BITS:
+        bits_type, bits = SPECIAL_BITS[dtype]
+        n = min(count, len(bits))
+        array.view(bits_type)[:n] = np.array(bits[:n], dtype=bits_type)
+    else:
+        info = np.iinfo(dtype)
+        array[: min(count, 3)] = np.array([info.min, info.max, 0], dtype=dtype)[: min(count, 3)]
+    return array
+
+
+def as_bytes(value: np.ndarray | torch.Tensor) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().contiguous().numpy()
+    return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+
+
+def assert_bit_identical(got: np.ndarray | torch.Tensor, expected: np.ndarray) -> None:
+    if isinstance(got, torch.Tensor):
+        assert str(got.dtype) == f"torch.{expected.dtype.name}"
+    else:
+        assert got.dtype == expected.dtype
+    assert tuple(got.shape) == expected.shape
+    assert np.array_equal(as_bytes(got), as_bytes(expected))
+
+
+@pytest.fixture
+def host() -> Executor:
+    return get_executor("numpy", "host")
+
+
+@pytest.fixture
+def cpu() -> Executor:
+    return get_executor("torch", "cpu")
+
+
+# --- CPU ------------------------------------------------------------------------------
+
+
+def test_same_executor_returns_prim(host: Executor, cpu: Executor) -> None:
+    array = np.arange(4.0)
+    assert dataplane.transfer(array, host, host) is array
+    tensor = torch.arange(4)
+    assert dataplane.transfer(tensor, cpu, cpu) is tensor
+
+
+def test_unknown_family_is_rejected(host: Executor) -> None:
+    class Other(Executor):
+        family, place = "jax", "cpu"
+
+    with pytest.raises(ValueError):
+        dataplane.transfer(np.zeros(1), host, Other())
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (7, 5), (2, 3, 4)])
+def test_numpy_torch_cpu_round_trip_is_bit_exact_and_zero_copy(
+    host: Executor, cpu: Executor, dtype: str, shape: tuple[int, ...]
+) -> None:
+    array = bit_array(dtype, int(np.prod(shape))).reshape(shape)
+    original = array.copy()
+    tensor = dataplane.transfer(array, host, cpu)
+    assert isinstance(tensor, torch.Tensor) and tensor.device.type == "cpu"
+    assert_bit_identical(tensor, original)
+    back = dataplane.transfer(tensor, cpu, host)
+    assert isinstance(back, np.ndarray)
+    assert_bit_identical(back, original)
+    if array.size:
+        assert np.shares_memory(tensor.numpy(), array)
+        assert np.shares_memory(back, array)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_executor_from_to_numpy_is_bit_exact(cpu: Executor, host: Executor, dtype: str) -> None:
+    array = bit_array(dtype, 1000, seed=1).reshape(10, 100)
+    for ex in (host, cpu):
+        prim = ex.from_numpy(array)
+        assert_bit_identical(prim, array)
+        out = ex.to_numpy(prim)
+        assert_bit_identical(out, array)
+        assert not np.shares_memory(out, array)
+        assert_bit_identical(ex.copy(prim), array)
+
+
+def test_read_only_array_is_copied_without_warning(host: Executor, cpu: Executor) -> None:
+    array = bit_array("float32", 64, seed=2)
+    array.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tensor = dataplane.transfer(array, host, cpu)
+    assert_bit_identical(tensor, array)
+    assert not np.shares_memory(tensor.numpy(), array)
+
+
+def test_strided_arrays(host: Executor, cpu: Executor) -> None:
+    base = bit_array("float64", 48, seed=3).reshape(6, 8)
+    positive = base[::2, 1::3]
+    tensor = dataplane.transfer(positive, host, cpu)
+    assert_bit_identical(tensor, np.ascontiguousarray(positive))
+    assert np.shares_memory(tensor.numpy(), base)  # torch wraps positive strides as they are
+    negative = base[::-1, ::-2]
+    assert_bit_identical(dataplane.transfer(negative, host, cpu), np.ascontiguousarray(negative))
+    transposed = torch.from_numpy(base.copy()).T
+    assert_bit_identical(dataplane.transfer(transposed, cpu, host), np.ascontiguousarray(base.T))
+
+
+def test_non_native_byte_order(host: Executor, cpu: Executor) -> None:
+    values = bit_array("float32", 16, seed=4)
+    swapped = values.astype(">f4")
+    tensor = dataplane.transfer(swapped, host, cpu)
+    assert_bit_identical(tensor, values)
+
+
+def test_dataplane_import_does_not_import_torch() -> None:
+    code = "import sys, runtime_shim.dataplane\nassert 'torch' not in sys.modules\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+# --- CUDA ----------------------------------------------------------------------------------
+
+DIRECTIONS = ["numpy->cuda", "cuda->numpy", "torch_cpu->cuda", "cuda->torch_cpu"]
+# Element counts are per dtype: bytes // itemsize (so 200 MiB spans four 64 MiB chunks).
+SIZES_BYTES = {"small": 68, "below_staging": MIB - 8, "staged": MIB + 8, "multi_chunk": 200 * MIB}
+
+
+@pytest.fixture(scope="module")
+def random_bytes() -> np.ndarray:
+    return np.frombuffer(np.random.default_rng(5).bytes(SIZES_BYTES["multi_chunk"]), dtype=np.uint8)
+
+
+@pytest.fixture
+def cuda0() -> Executor:
+    return get_executor("torch", "cuda:0")
+
+
+def _host_values(random_bytes: np.ndarray, dtype: str, nbytes: int) -> np.ndarray:
+    raw = random_bytes[:nbytes]
+    if dtype == "bool":
+        return (raw & 1).view(np.bool_)
+    values = raw.copy().view(dtype)
+    special = bit_array(dtype, min(values.size, 16), seed=6)
+    values[: special.size] = special
+    return values
+
+
+def _move(
+    direction: str, values: np.ndarray, host: Executor, cpu: Executor, cuda0: Executor
+) -> np.ndarray | torch.Tensor:
+    """Move ``values`` along ``direction``; a source on CUDA is made with a plain .to() first."""
+    if direction == "numpy->cuda":
+        return dataplane.transfer(values, host, cuda0)
+    if direction == "torch_cpu->cuda":
+        return dataplane.transfer(torch.from_numpy(values.copy()), cpu, cuda0)
+    on_device = torch.from_numpy(values).to("cuda:0")
+    return dataplane.transfer(on_device, cuda0, host if direction == "cuda->numpy" else cpu)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("size", list(SIZES_BYTES))
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_cuda_transfers_are_bit_exact(
+    random_bytes: np.ndarray, host: Executor, cpu: Executor, cuda0: Executor, direction: str, size: str, dtype: str
+) -> None:
+    nbytes = SIZES_BYTES[size] // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize
+    values = _host_values(random_bytes, dtype, nbytes)
+    chunks_before = dict(dataplane.STAGER.chunks)
+    moved = _move(direction, values, host, cpu, cuda0)
+    if direction.endswith("cuda"):
+        assert moved.device == torch.device("cuda:0")
+    elif direction.endswith("numpy"):
+        assert isinstance(moved, np.ndarray)
+    else:
+        assert isinstance(moved, torch.Tensor) and moved.device.type == "cpu"
+    assert_bit_identical(moved, values)
+    staged = sum(dataplane.STAGER.chunks.values()) - sum(chunks_before.values())
+    expected_chunks = -(-nbytes // dataplane.STAGER.chunk_bytes) if nbytes >= dataplane.STAGER.small_bytes else 0
+    assert staged == expected_chunks
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> dataplane.PinnedStager:
+    """A stager with 4 KiB chunks, so odd sizes split elements across chunk edges."""
+    stager = dataplane.PinnedStager(chunk_bytes=4096, small_bytes=1024)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    return stager
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("nbytes", [1024, 4096, 4096 + 8, 5 * 4096 - 8, 7 * 4096 + 24])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_chunk_edges(
+    small_chunks: dataplane.PinnedStager,
+    random_bytes: np.ndarray,
+    host: Executor,
+    cpu: Executor,
+    cuda0: Executor,
+    direction: str,
+    nbytes: int,
+    dtype: str,
+) -> None:
+    itemsize = np.dtype(dtype).itemsize
+    values = _host_values(random_bytes, dtype, nbytes // itemsize * itemsize)
+    moved = _move(direction, values.reshape(-1, 1) if values.size % 2 else values.reshape(2, -1), host, cpu, cuda0)
+    assert_bit_identical(moved, values.reshape(tuple(moved.shape)))
+    assert sum(small_chunks.chunks.values()) == -(-values.nbytes // 4096)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_pinned_and_unusual_sources(
+    small_chunks: dataplane.PinnedStager, cpu: Executor, host: Executor, cuda0: Executor
+) -> None:
+    values = bit_array("float64", 3000, seed=7).reshape(50, 60)
+    pinned = torch.from_numpy(values).pin_memory()
+    assert_bit_identical(dataplane.transfer(pinned, cpu, cuda0), values)
+    assert small_chunks.chunks["h2d"] == 0  # pinned sources go directly
+
+    read_only = values.copy()
+    read_only.flags.writeable = False
+    assert_bit_identical(dataplane.transfer(read_only, host, cuda0), values)
+    assert_bit_identical(dataplane.transfer(values[::-1, ::3], host, cuda0), np.ascontiguousarray(values[::-1, ::3]))
+    assert_bit_identical(dataplane.transfer(values.astype(">f8"), host, cuda0), values)
+    transposed = torch.from_numpy(values.copy()).T
+    assert_bit_identical(dataplane.transfer(transposed, cpu, cuda0), np.ascontiguousarray(values.T))
+    on_device = torch.from_numpy(values).to("cuda:0").T
+    assert_bit_identical(dataplane.transfer(on_device, cuda0, host), np.ascontiguousarray(values.T))
+    for tiny in (np.zeros((0, 3), np.float32), np.array(2.5, np.float32)):
+        assert_bit_identical(dataplane.transfer(tiny, host, cuda0), tiny)
+        assert_bit_identical(dataplane.transfer(torch.from_numpy(tiny).cuda(), cuda0, host), tiny)
+        # The stager itself, below its size threshold too.
+        assert_bit_identical(small_chunks.to_device(tiny, torch.device("cuda:0")), tiny)
+        assert_bit_identical(small_chunks.to_host(torch.from_numpy(tiny).cuda()), tiny)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_staged_results_are_ordered_on_a_side_stream(host: Executor, cuda0: Executor) -> None:
+    """Results are usable on the caller's current stream, a non-default one included."""
+    values = np.random.default_rng(8).standard_normal(16 * MIB).astype(np.float32)  # 64 MiB: staged
+    reference = torch.from_numpy(values).to("cuda:0")
+    side = torch.cuda.Stream(device="cuda:0")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            moved = dataplane.transfer(values, host, cuda0)
+            # Queued on the side stream right away, with no synchronization by the test.
+            assert bool(torch.equal(moved, reference))
+            # A kernel still running on the side stream must be finished before the copy back.
+            doubled = moved * 2 + 1
+            back = dataplane.transfer(doubled, cuda0, host)
+            np.testing.assert_array_equal(back, values * 2 + 1)
+    torch.cuda.synchronize()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_executor_from_to_numpy_on_cuda_is_bit_exact(cuda0: Executor, random_bytes: np.ndarray) -> None:
+    for dtype in ALL_DTYPES:
+        values = _host_values(random_bytes, dtype, 8 * MIB)
+        prim = cuda0.from_numpy(values)
+        assert prim.device == torch.device("cuda:0")
+        out = cuda0.to_numpy(prim)
+        assert_bit_identical(out, values)
+        assert not np.shares_memory(out, values)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA or torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_cuda_to_cuda(random_bytes: np.ndarray) -> None:
+    cuda0, cuda1 = get_executor("torch", "cuda:0"), get_executor("torch", "cuda:1")
+    for dtype in ALL_DTYPES:
+        values = _host_values(random_bytes, dtype, 3 * MIB)
+        moved = dataplane.transfer(torch.from_numpy(values).to("cuda:0"), cuda0, cuda1)
+        assert moved.device == torch.device("cuda:1")
+        assert_bit_identical(moved, values)
