@@ -9,7 +9,7 @@ Checkpointing (Burn's ``CheckpointingStrategy``):
 
 * ``Disabled``: a node stores the values its backward needs (its inputs and/or
   its output) when it is created.
-* ``Balanced``: compute-bound nodes (matmul, reductions) store their output;
+* ``Balanced``: compute-bound nodes (matmul) store their output;
   memory-bound nodes (elementwise, shape ops) store nothing and their values
   are recomputed in the backward pass from the nearest stored ancestor, each
   segment once, and freed as soon as the pass is past them.

@@ -31,6 +31,8 @@ class CheckpointingStrategy(enum.Enum):
     BALANCED = "Balanced"
     DISABLED = "Disabled"
 
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow in hot dispatch
+
     def __str__(self) -> str:
         return self.value
 
@@ -50,6 +52,8 @@ class TensorClass(enum.Enum):
     CC = "Cc"  # capture float computed inside a scope
     CI_INT = "Ci(int)"  # capture int/bool initializer
     CC_INT = "Cc(int)"  # capture int/bool computed inside a scope
+
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow in hot dispatch
 
     def __str__(self) -> str:
         return self.value
@@ -80,6 +84,8 @@ class Place(enum.Enum):
     SAME_CAPTURE = "same capture"  # a capture tensor -> its own capture device
     OTHER_CAPTURE = "other capture"  # -> a capture device that is not the tensor's own
 
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow in hot dispatch
+
     def __str__(self) -> str:
         return self.value
 
@@ -91,6 +97,8 @@ class Route(enum.Enum):
     FLOAT = "plain float"
     INT = "int/bool"
 
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow in hot dispatch
+
 
 class Role(enum.Enum):
     """An autodiff float's place on the tape (Burn's ``Requirement``)."""
@@ -98,6 +106,8 @@ class Role(enum.Enum):
     UNTRACKED = "untracked"  # Requirement::None: a leaf that does not require grad
     TRACKED = "tracked"  # Requirement::Grad: a leaf that requires grad
     NON_LEAF = "non-leaf"  # Requirement::GradInBackward: computed from tracked tensors
+
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow in hot dispatch
 
 
 class Transfer(enum.Enum):
@@ -109,6 +119,8 @@ class Transfer(enum.Enum):
     CAPTURE_INIT = "capture initializer"  # host copy into a capture initializer
     CAPTURE_COPY = "capture copy"  # an initializer's value copied to another capture
     NONE = "no-op"
+
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow in hot dispatch
 
 
 # --- outcomes ----------------------------------------------------------------
@@ -228,7 +240,8 @@ MOVE_ROWS: tuple[Row, ...] = (
          cls=PLAIN_FLOATS, ad=False, place=Place.OTHER_BACKEND),
     _row("move.3", Redirect("moved to the inner device: stays plain and untracked, keeps its own strategy"),
          "plain float to an autodiff device", cls=PLAIN_FLOATS, ad=True),
-    _row("move.4", Ok(transfer=Transfer.AUTODIFF), "autodiff float to an autodiff device of the same backend",
+    _row("move.4", Ok(transfer=Transfer.AUTODIFF, note="on the tape: a tracked or non-leaf input gives a non-leaf"),
+         "autodiff float to an autodiff device of the same backend",
          cls=AF, ad=True, place=Place.SAME_BACKEND),
     _row("move.5", Fail("MV101", MSG_AD_CROSS_BACKEND), "autodiff float to an autodiff device of another backend",
          cls=AF, ad=True, place=(Place.OTHER_BACKEND, Place.OTHER_CAPTURE)),
@@ -315,12 +328,13 @@ BACKEND_ROWS: tuple[Row, ...] = (
 # Section 5.3, ops of three or more inputs routed on the first input. Key:
 # family ("input" for mask_where and friends, "cat"), first, other (Route), same_backend.
 MULTI_ROWS: tuple[Row, ...] = (
+    # cat on the autodiff route takes autodiff floats only: before multi.ad-ok, which lets ints in.
+    _row("multi.cat-ad-expected", Fail("MV106", MSG_CAT_EXPECTED_AD), family="cat", first=Route.AUTODIFF,
+         other=(Route.FLOAT, Route.INT)),
     _row("multi.ad-ok", Ok(strategy="first"), first=Route.AUTODIFF, other=(Route.AUTODIFF, Route.INT),
          same_backend=True),
     _row("multi.plain-ok", Ok(strategy="first"), first=(Route.FLOAT, Route.INT), other=(Route.FLOAT, Route.INT),
          same_backend=True),
-    _row("multi.cat-ad-expected", Fail("MV106", MSG_CAT_EXPECTED_AD), family="cat", first=Route.AUTODIFF,
-         other=(Route.FLOAT, Route.INT)),
     _row("multi.cat-ad-backend", Fail("MV106", MSG_CAT_AD_WRONG_BACKEND), family="cat", first=Route.AUTODIFF,
          other=Route.AUTODIFF, same_backend=False),
     _row("multi.cat-plain", Fail("MV106", MSG_CAT_WRONG_BACKEND), family="cat"),

@@ -101,6 +101,10 @@ def _kind_of_dtype(dtype: str) -> str:
     return "float" if dtype.startswith("float") else "int"
 
 
+_KIND_OF_DTYPE = {name: _kind_of_dtype(name) for name in
+                  ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")}
+
+
 _EXECUTORS: dict[tuple, Executor] = {}
 
 
@@ -125,6 +129,30 @@ def _kind_debug(t: Tensor) -> str:
     """Debug form of a tensor's dispatch kind, as Burn's backend-mismatch panic prints it."""
     plain = repr(t._dev)
     return f"Autodiff({plain})" if t._cls is AF else plain
+
+
+_BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]] = {}
+
+
+def _decide_binary(op: str, lcls: TensorClass, rcls: TensorClass, lstrat: CheckpointingStrategy | None,
+                   rstrat: CheckpointingStrategy | None, same_device: bool, same_backend: bool,
+                   profile: str) -> tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]:
+    """The table's verdict on a two-input op, in Burn's order: device check, strategy, backend.
+
+    Returns the first failing stage and its outcome (or None) and the validated strategy;
+    memoised per key by the caller, since the verdict depends on nothing else.
+    """
+    if op in CHECKED_OPS:
+        _row, outcome = cell("device_check", profile, same_device=same_device)
+        if isinstance(outcome, Fail):
+            return ("device_check", outcome), None
+    _row, outcome = cell("strategy", profile, lhs=lstrat, rhs=rstrat)
+    if isinstance(outcome, Fail):
+        return ("strategy", outcome), None
+    _row, outcome = cell("backend", profile, lhs=route_of(lcls), rhs=route_of(rcls), same_backend=same_backend)
+    if isinstance(outcome, Fail):
+        return ("backend", outcome), None
+    return None, lstrat if lstrat is not None else rstrat
 
 
 def _capture_scope_open(t: Tensor) -> bool:
@@ -176,7 +204,7 @@ class Tensor:
             where = "autodiff-capture" if device.is_autodiff() else "capture"
         else:
             where = "autodiff" if device.is_autodiff() else "plain"
-        dtype = dtype if array is None else str(array.dtype)
+        dtype = dtype if array is None else array.dtype.name  # "float16" also for ">f2" (str gives ">f2")
         kind = _kind_of_dtype(dtype)
         scope = active_scope(plain) if plain.is_capture else None
         _row, outcome = cell("create", SETTINGS.profile, dtype="float" if kind == "float" else "int",
@@ -378,22 +406,33 @@ class Tensor:
                role: Role | None = None) -> Tensor:
         """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
         exec_ = self._exec
-        if any(t._cls in CAPTURE_CLASSES for t in operands):
-            return self._capture_apply(op, operands, fwd, strategy)
+        for t in operands:
+            if t._cap is not None:
+                return self._capture_apply(op, operands, fwd, strategy)
         prims = [t._prim for t in operands]
         out = fwd(exec_, *prims)
-        kind = _kind_of_dtype(exec_.dtype(out))
+        kind = _KIND_OF_DTYPE[exec_.dtype(out)]
         tcls = forced_cls or class_of(kind, tcls_route_ad and kind == "float", strategy is not None)
         if tcls is not AF:
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind)
-        tracked = [t for t in operands if t._cls is AF and t._role is not Role.UNTRACKED]
-        if not tracked or bwd is None:
+        if bwd is None or not any(t._node is not None for t in operands):  # nothing tracked: no tape node
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
         floats = [t for t in operands if t._kind == "float"]
         parents = tuple(t._node if t._node is not None else autodiff.constant(exec_, t._prim) for t in floats)
         if needs_inputs:
             autodiff.keep_inputs(parents, [t._prim for t in floats], strategy)
-        node = autodiff.record(op, exec_, parents, out, forward=lambda *v: fwd(exec_, *v), backward=bwd,
+        # Recomputation gets the float parents' values; int/bool operands (masks) are kept as they are.
+        # Only those are captured: keeping the float inputs here would defeat Balanced checkpointing.
+        fixed = [None if t._kind == "float" else t._prim for t in operands]
+
+        def forward(*values: Any) -> Any:
+            args, floats_in = list(fixed), iter(values)
+            for i, value in enumerate(args):
+                if value is None:
+                    args[i] = next(floats_in)
+            return fwd(exec_, *args)
+
+        node = autodiff.record(op, exec_, parents, out, forward=forward, backward=bwd,
                                needs_inputs=needs_inputs, needs_output=needs_output,
                                compute_bound=compute_bound, strategy=strategy)
         return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, Role.NON_LEAF, node)
@@ -444,19 +483,21 @@ class Tensor:
         if kinds == "mask" and rhs._kind != "bool":
             raise TypeError(f"{op}: the mask must be a bool tensor, got {rhs._kind}")
         full_op = f"Tensor.{op}"
-        _check_capture_use(full_op, (lhs, rhs))
-        burn_name = CHECKED_OPS.get(op)
-        if burn_name is not None:
-            _row, outcome = cell("device_check", SETTINGS.profile, same_device=lhs._dev == rhs._dev)
-            if isinstance(outcome, Fail):
-                _fail(full_op, outcome, op=burn_name, lhs=repr(lhs.device()), rhs=repr(rhs.device()))
-        _row, outcome = cell("strategy", SETTINGS.profile, lhs=lhs._strategy, rhs=rhs._strategy)
-        if isinstance(outcome, Fail):
-            _fail(full_op, outcome, lhs=lhs._strategy, rhs=rhs._strategy)
-        strategy = lhs._strategy if lhs._strategy is not None else rhs._strategy
-        _row, outcome = cell("backend", SETTINGS.profile, lhs=route_of(lhs._cls), rhs=route_of(rhs._cls),
-                             same_backend=lhs._dev._backend == rhs._dev._backend)
-        if isinstance(outcome, Fail):
+        if lhs._cap is not None or rhs._cap is not None:
+            _check_capture_use(full_op, (lhs, rhs))
+        ldev, rdev = lhs._dev, rhs._dev
+        key = (op, lhs._cls, rhs._cls, lhs._strategy, rhs._strategy, ldev._key == rdev._key,
+               ldev._backend == rdev._backend, SETTINGS.profile)
+        decision = _BINARY_DECISIONS.get(key)
+        if decision is None:
+            decision = _BINARY_DECISIONS[key] = _decide_binary(*key)
+        failed_check, strategy = decision
+        if failed_check is not None:
+            stage, outcome = failed_check
+            if stage == "device_check":
+                _fail(full_op, outcome, op=CHECKED_OPS[op], lhs=repr(lhs.device()), rhs=repr(rhs.device()))
+            elif stage == "strategy":
+                _fail(full_op, outcome, lhs=lhs._strategy, rhs=rhs._strategy)
             _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs))
         result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
@@ -647,6 +688,9 @@ class Tensor:
         if not tensors:
             raise ValueError("Tensor.cat needs at least one tensor")
         first = tensors[0]
+        if any(t._kind != first._kind for t in tensors):  # Burn's cat takes tensors of one kind
+            raise TypeError(f"Tensor.cat: all tensors must be {first._kind} tensors, "
+                            f"got {', '.join(t._kind for t in tensors)}")
         strategy = first._multi("cat", "cat", [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)])
         sizes = [t.shape[dim] for t in tensors]
 
@@ -662,12 +706,12 @@ class Tensor:
         return result
 
     # --- the autodiff API -------------------------------------------------------------------------
-    def _api(self, call: str) -> Any:
+    def _api(self, call: str, record: bool = True) -> Any:
         _row, outcome = cell("autodiff", SETTINGS.profile, call=call, cls=self._cls,
                              role=self._role if self._cls is AF else None)
         if isinstance(outcome, Fail):
             _fail(f"Tensor.{call}", outcome)
-        if recording.ACTIVE:
+        if record and recording.ACTIVE:
             recording.record_ok(f"Tensor.{call}")
         return outcome
 
@@ -751,11 +795,13 @@ class Tensor:
 
     def grad_replace(self, grads: autodiff.Gradients, gradient: Tensor) -> None:
         """Replace this tensor's gradient with ``gradient`` (a plain float of the same backend)."""
-        self._api("grad_replace")
+        self._api("grad_replace", record=False)  # one line per call: recorded once both checks pass
         _row, outcome = cell("grad_replace", SETTINGS.profile, route=route_of(gradient._cls),
                              same_backend=gradient._dev._backend == self._dev._backend)
         if isinstance(outcome, Fail):
             _fail("Tensor.grad_replace", outcome, lhs=_kind_debug(self), rhs=_kind_debug(gradient))
+        if recording.ACTIVE:
+            recording.record_ok("Tensor.grad_replace")
         if self._node is not None:
             grads.put(self._node.id, transfer(gradient._prim, gradient._exec, self._node.exec), self._node.exec)
 
