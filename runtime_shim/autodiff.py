@@ -18,7 +18,8 @@ Checkpointing (Burn's ``CheckpointingStrategy``):
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .dataplane import transfer
 from .executors import Executor
@@ -85,7 +86,7 @@ def keep_inputs(parents: tuple[Node, ...], values: Sequence[Prim], strategy: Che
     """Under ``Disabled``, an op that needs its inputs makes its parents store their values."""
     if strategy is CheckpointingStrategy.BALANCED:
         return
-    for parent, value in zip(parents, values):
+    for parent, value in zip(parents, values, strict=True):
         if parent.value is None:
             parent.value = value
 
@@ -182,7 +183,7 @@ def backward(root: Node, seed: Prim) -> Gradients:
         inputs = [values.get(p) for p in node.parents] if node.needs_inputs else []
         out = values.get(node) if node.needs_output else None
         parent_grads = node.backward(node.exec, grad, inputs, out)
-        for parent, parent_grad in zip(node.parents, parent_grads):
+        for parent, parent_grad in zip(node.parents, parent_grads, strict=True):
             if parent_grad is None or not parent.requires_grad:
                 continue
             if node.exec.shape(parent_grad) != parent.shape:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import enum
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .devices import Device

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from . import recorder as recording
 from .errors import BackendUnavailable, error_for
@@ -57,7 +57,7 @@ class UnknownDevice(ValueError):
     """``BURN_DEVICE`` names no backend."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _torch_installed() -> bool:
     import importlib.util
 

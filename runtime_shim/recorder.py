@@ -13,7 +13,8 @@ import contextlib
 import json
 import os
 import sys
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -24,7 +25,7 @@ _sink: IO[str] | None = None
 
 def _open(path: str) -> None:
     global ACTIVE, _sink
-    _sink = open(path, "a", encoding="utf-8", buffering=1)  # line-buffered: a crash loses nothing
+    _sink = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - held open while recording; line-buffered
     ACTIVE = True
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import enum
 import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Union
 
 
 class CheckpointingStrategy(enum.Enum):
@@ -163,7 +163,7 @@ class Redirect:
     note: str = ""
 
 
-Outcome = Union[Ok, Fail, Redirect]
+Outcome = Ok | Fail | Redirect
 
 
 # --- Burn's messages (dispatch-semantics.md, without Rust's panic prefixes) ---
@@ -474,7 +474,7 @@ def keys_of(table: str) -> Iterator[dict]:
         return
     names = list(domains[table])
     for values in itertools.product(*(domains[table][n] for n in names)):
-        yield dict(zip(names, values))
+        yield dict(zip(names, values, strict=True))
 
 
 # --- profiles -------------------------------------------------------------------

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -698,7 +699,8 @@ class Tensor:
             return e.cat(prims, dim)
 
         def bwd(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
-            return tuple(_narrow(g, dim, start, size) for start, size in zip(itertools.accumulate([0, *sizes]), sizes))
+            starts = itertools.accumulate([0, *sizes[:-1]])
+            return tuple(_narrow(g, dim, start, size) for start, size in zip(starts, sizes, strict=True))
 
         result = first._apply("Tensor.cat", tuple(tensors), first._cls is AF, strategy, fwd, bwd)
         if recording.ACTIVE:

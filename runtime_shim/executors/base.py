@@ -15,7 +15,8 @@ Shapes are tuples of ints. Broadcasting follows numpy's rules.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 Prim = Any
 Scalar = int | float | bool
