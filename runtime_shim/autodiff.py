@@ -9,8 +9,9 @@ Checkpointing (Burn's ``CheckpointingStrategy``):
 
 * ``Disabled``: a node stores the values its backward needs (its inputs and/or
   its output) when it is created.
-* ``Balanced``: compute-bound nodes (matmul) store their output;
-  memory-bound nodes (elementwise, shape ops) store nothing and their values
+* ``Balanced``: compute-bound nodes (matmul) and values used by two or more
+  ops store their output; other memory-bound nodes (elementwise, shape ops)
+  store nothing and their values
   are recomputed in the backward pass from the nearest stored ancestor, each
   segment once, and freed as soon as the pass is past them.
 """
@@ -35,7 +36,7 @@ class Node:
     """One value on the tape: a leaf, a constant input, or an op result."""
 
     __slots__ = ("id", "parents", "forward", "backward", "value", "exec", "requires_grad",
-                 "needs_inputs", "needs_output", "name", "shape", "__weakref__")
+                 "needs_inputs", "needs_output", "name", "shape", "consumers", "__weakref__")
 
     def __init__(self, exec_: Executor, *, value: Prim = None, requires_grad: bool = False,
                  parents: tuple[Node, ...] = (), forward: Callable[..., Prim] | None = None,
@@ -52,6 +53,7 @@ class Node:
         self.needs_output = needs_output
         self.name = name
         self.shape = shape
+        self.consumers = 0  # ops recorded with this node as a parent
 
     @property
     def is_leaf(self) -> bool:
@@ -82,12 +84,18 @@ def record(name: str, exec_: Executor, parents: tuple[Node, ...], out: Prim, *,
     return node
 
 
-def keep_inputs(parents: tuple[Node, ...], values: Sequence[Prim], strategy: CheckpointingStrategy | None) -> None:
-    """Under ``Disabled``, an op that needs its inputs makes its parents store their values."""
-    if strategy is CheckpointingStrategy.BALANCED:
-        return
+def link_parents(parents: tuple[Node, ...], values: Sequence[Prim], strategy: CheckpointingStrategy | None,
+                 needs_inputs: bool) -> None:
+    """Count the new consumer of each parent and keep the parent values the strategy wants kept.
+
+    ``Disabled``: an op that needs its inputs makes its parents keep their values.
+    ``Balanced``: a value used by two or more ops (a residual stream, a shared activation) is kept
+    as a checkpoint: recomputing it for every consumer would chain recomputation across layers.
+    """
+    balanced = strategy is CheckpointingStrategy.BALANCED
     for parent, value in zip(parents, values, strict=True):
-        if parent.value is None:
+        parent.consumers += 1
+        if parent.value is None and (parent.consumers > 1 if balanced else needs_inputs):
             parent.value = value
 
 

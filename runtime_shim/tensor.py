@@ -37,6 +37,7 @@ from .semantics import (
     CI,
     CI_INT,
     MSG_BACKEND_UNAVAILABLE,
+    MSG_STRATEGY_MISMATCH,
     PF,
     PF_STAR,
     PI_STAR,
@@ -92,6 +93,8 @@ class TensorData:
 
 def _fail(call: str, outcome: Fail, **values: object) -> None:
     error = error_for(outcome.code, outcome.render(**values), template=outcome.message)
+    if outcome.message == MSG_STRATEGY_MISMATCH:  # assert_eq! prints both sides after the message
+        error.panic += f"\n  left: {values['lhs']}\n right: {values['rhs']}"
     recording.record_failure(call, error)
     raise error
 
@@ -132,6 +135,9 @@ def _kind_debug(t: Tensor) -> str:
     return f"Autodiff({plain})" if t._cls is AF else plain
 
 
+_UNARY_OUTCOMES: dict[tuple, Any] = {}
+# Table call names that differ from the API method's name.
+_PUBLIC_NAMES = {"unrequire_grad": "set_require_grad", "with_strategy": "with_gradient_checkpointing_strategy"}
 _BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]] = {}
 
 
@@ -420,8 +426,7 @@ class Tensor:
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
         floats = [t for t in operands if t._kind == "float"]
         parents = tuple(t._node if t._node is not None else autodiff.constant(exec_, t._prim) for t in floats)
-        if needs_inputs:
-            autodiff.keep_inputs(parents, [t._prim for t in floats], strategy)
+        autodiff.link_parents(parents, [t._prim for t in floats], strategy, needs_inputs)
         # Recomputation gets the float parents' values; int/bool operands (masks) are kept as they are.
         # Only those are captured: keeping the float inputs here would defeat Balanced checkpointing.
         fixed = [None if t._kind == "float" else t._prim for t in operands]
@@ -457,8 +462,12 @@ class Tensor:
                kinds: tuple[str, ...] = ("float", "int", "bool")) -> Tensor:
         if self._kind not in kinds:
             raise TypeError(f"{op} is not defined for {self._kind} tensors")
-        _check_capture_use(op, (self,))
-        _row, outcome = cell("unary", SETTINGS.profile, op=cast, cls=self._cls)
+        if self._cap is not None:
+            _check_capture_use(op, (self,))
+        key = (cast, self._cls, SETTINGS.profile)
+        outcome = _UNARY_OUTCOMES.get(key)
+        if outcome is None:
+            outcome = _UNARY_OUTCOMES[key] = cell("unary", key[2], op=cast, cls=self._cls)[1]
         result = self._apply(op, (self,), self._cls is AF, self._strategy, fwd, bwd, needs_inputs, needs_output,
                              forced_cls=None if self._cls in CAPTURE_CLASSES else outcome.result or None,
                              role=outcome.role)
@@ -711,10 +720,11 @@ class Tensor:
     def _api(self, call: str, record: bool = True) -> Any:
         _row, outcome = cell("autodiff", SETTINGS.profile, call=call, cls=self._cls,
                              role=self._role if self._cls is AF else None)
+        name = f"Tensor.{_PUBLIC_NAMES.get(call, call)}"  # records name the method the user called
         if isinstance(outcome, Fail):
-            _fail(f"Tensor.{call}", outcome)
+            _fail(name, outcome)
         if record and recording.ACTIVE:
-            recording.record_ok(f"Tensor.{call}")
+            recording.record_ok(name)
         return outcome
 
     def _with(self, tcls: TensorClass, strategy: CheckpointingStrategy | None, role: Role | None = None,

@@ -32,6 +32,18 @@ from runtime_shim.executors.base import (
 
 ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + BOOL_DTYPES
 
+
+# numpy's ``dtype.name`` is a slow Python property (~2 us); dispatch asks for it on every op.
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
+def _name(dtype: np.dtype) -> str:
+    """``dtype.name``, memoised per dtype object."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
+
 BOOL_KIND, INT_KIND, FLOAT_KIND = 0, 1, 2
 _KIND = {
     "bool": BOOL_KIND,
@@ -152,7 +164,7 @@ class NumpyExecutor(Executor):
     # --- creation -----------------------------------------------------------
     def from_numpy(self, array: object) -> np.ndarray:
         array = np.asarray(array)
-        dtype_kind(array.dtype.name)
+        dtype_kind(_name(array.dtype))
         if not array.dtype.isnative:
             return array.astype(array.dtype.newbyteorder("="))
         # Arrays are never mutated, so the caller's array can be shared as it is.
@@ -191,7 +203,7 @@ class NumpyExecutor(Executor):
         return tuple(int(d) for d in prim.shape)
 
     def dtype(self, prim: np.ndarray) -> str:
-        return prim.dtype.name
+        return _name(prim.dtype)
 
     def nbytes(self, prim: np.ndarray) -> int:
         return int(prim.nbytes)
@@ -224,7 +236,7 @@ class NumpyExecutor(Executor):
     def unary(self, op: str, a: np.ndarray) -> np.ndarray:
         if op not in UNARY_OPS:
             raise ValueError(f"unknown unary op {op!r}; expected one of {UNARY_OPS}")
-        kind = dtype_kind(a.dtype.name)
+        kind = dtype_kind(_name(a.dtype))
         if op == "bool_not":
             return np.logical_not(a)
         if op in FLOAT_UNARY_OPS:
@@ -236,7 +248,7 @@ class NumpyExecutor(Executor):
             return np.asarray(_UNARY_FUNCS[op](a))
 
     def powf_scalar(self, a: np.ndarray, p: float) -> np.ndarray:
-        if dtype_kind(a.dtype.name) != FLOAT_KIND:
+        if dtype_kind(_name(a.dtype)) != FLOAT_KIND:
             a = a.astype(DEFAULT_FLOAT)
         with np.errstate(all="ignore"):
             return np.power(a, as_scalar(p))
@@ -249,7 +261,7 @@ class NumpyExecutor(Executor):
         return _sum(a, dim)
 
     def mean(self, a: np.ndarray) -> np.ndarray:
-        dtype = a.dtype.name
+        dtype = _name(a.dtype)
         check_arith_dtype(dtype)
         if dtype_kind(dtype) == INT_KIND:
             # Burn's int mean: the sum divided by the count, as int_div would (floor).
@@ -283,15 +295,15 @@ class NumpyExecutor(Executor):
         return np.argmax(a, axis=dim, keepdims=True).astype(np.int64, copy=False)
 
     def one_hot(self, a: np.ndarray, num_classes: int) -> np.ndarray:
-        if dtype_kind(a.dtype.name) != INT_KIND:
-            raise TypeError(f"one_hot needs an int array, got {a.dtype.name}")
+        if dtype_kind(_name(a.dtype)) != INT_KIND:
+            raise TypeError(f"one_hot needs an int array, got {_name(a.dtype)}")
         if a.size:
             check_one_hot_range(int(a.min()), int(a.max()), num_classes)
         classes = np.arange(num_classes, dtype=np.int64)
         return (a[..., None].astype(np.int64) == classes).astype(np.int64)
 
     def cat(self, prims: Sequence[np.ndarray], dim: int) -> np.ndarray:
-        dtype = reduce(result_dtype, [p.dtype.name for p in prims])
+        dtype = reduce(result_dtype, [_name(p.dtype) for p in prims])
         return np.concatenate([p.astype(dtype, copy=False) for p in prims], axis=dim)
 
     def where(self, mask: np.ndarray, a: Prim | Scalar, b: Prim | Scalar) -> np.ndarray:
@@ -315,11 +327,11 @@ class NumpyExecutor(Executor):
         if type(a) is np.ndarray:
             if type(b) is np.ndarray:
                 if a.dtype is b.dtype and a.dtype.kind in "fi":
-                    return a, b, a.dtype.name
+                    return a, b, _name(a.dtype)
             elif type(b) is float and a.dtype.kind == "f":
-                return a, b, a.dtype.name
+                return a, b, _name(a.dtype)
         elif type(a) is float and type(b) is np.ndarray and b.dtype.kind == "f":
-            return a, b, b.dtype.name
+            return a, b, _name(b.dtype)
         a, b = _operand(a), _operand(b)
         if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
             raise TypeError("at least one operand must be an array")
@@ -343,7 +355,7 @@ def _operand(x: Prim | Scalar) -> Prim | Scalar:
 
 
 def _dtype_or_scalar(x: Prim | Scalar) -> str | Scalar:
-    return x.dtype.name if isinstance(x, np.ndarray) else x
+    return _name(x.dtype) if isinstance(x, np.ndarray) else x
 
 
 def _cast_array(x: Prim | Scalar, dtype: str) -> Prim | Scalar:
@@ -359,7 +371,7 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
 
 
 def _sum(a: np.ndarray, axis: int | tuple[int, ...] | None) -> np.ndarray:
-    check_arith_dtype(a.dtype.name)
+    check_arith_dtype(_name(a.dtype))
     keepdims = axis is not None
     with np.errstate(all="ignore"):
         total = np.sum(a, axis=axis, dtype=_accumulator(a.dtype), keepdims=keepdims)

@@ -187,7 +187,7 @@ class TorchExecutor(Executor):
     # --- reductions and shapes -----------------------------------------------
     def sum(self, a: torch.Tensor) -> torch.Tensor:
         check_arith_dtype(self.dtype(a))
-        return torch.sum(a, dtype=_accumulator(a.dtype)).to(a.dtype).reshape(1)
+        return _back(torch.sum(a, dtype=_accumulator(a.dtype)), a.dtype).reshape(1)
 
     def sum_dim(self, a: torch.Tensor, dim: int) -> torch.Tensor:
         return self._sum_dims(a, (dim,))
@@ -199,7 +199,7 @@ class TorchExecutor(Executor):
             # Burn's int mean: the sum divided by the count, as int_div would (floor).
             total = torch.sum(a, dtype=torch.int64)
             return (total // max(a.numel(), 1)).to(a.dtype).reshape(1)
-        return torch.mean(a, dtype=_accumulator(a.dtype)).to(a.dtype).reshape(1)
+        return _back(torch.mean(a, dtype=_accumulator(a.dtype)), a.dtype).reshape(1)
 
     def sum_to_shape(self, a: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
         dims = sum_to_shape_dims(self.shape(a), shape)
@@ -289,7 +289,7 @@ class TorchExecutor(Executor):
 
     def _sum_dims(self, a: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
         check_arith_dtype(self.dtype(a))
-        return torch.sum(a, dim=dims, keepdim=True, dtype=_accumulator(a.dtype)).to(a.dtype)
+        return _back(torch.sum(a, dim=dims, keepdim=True, dtype=_accumulator(a.dtype)), a.dtype)
 
 
 def int_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -324,6 +324,11 @@ def _cast_operand(x: Prim | Scalar, dtype: str) -> Prim | Scalar:
     check_int_scalar(x, dtype)
     # torch mishandles bool scalars in some ops (True - tensor fails); the dtype is already decided.
     return int(x) if isinstance(x, bool) and dtype != "bool" else x
+
+
+def _back(result: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Round an accumulated reduction back to ``dtype``; skip the (costly) no-op cast."""
+    return result if result.dtype is dtype else result.to(dtype)
 
 
 def _accumulator(dtype: torch.dtype) -> torch.dtype:

@@ -216,7 +216,12 @@ def test_dataplane_import_does_not_import_torch() -> None:
 
 DIRECTIONS = ["numpy->cuda", "cuda->numpy", "torch_cpu->cuda", "cuda->torch_cpu"]
 # Element counts are per dtype: bytes // itemsize (so 200 MiB spans four 64 MiB chunks).
-SIZES_BYTES = {"small": 68, "below_staging": MIB - 8, "staged": MIB + 8, "multi_chunk": 200 * MIB}
+SIZES_BYTES = {
+    "small": 68,
+    "below_staging": dataplane.SMALL_BYTES - 8,
+    "staged": dataplane.SMALL_BYTES + 8,
+    "multi_chunk": 200 * MIB,
+}
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +276,8 @@ def test_cuda_transfers_are_bit_exact(
         assert isinstance(moved, torch.Tensor) and moved.device.type == "cpu"
     assert_bit_identical(moved, values)
     staged = sum(dataplane.STAGER.chunks.values()) - sum(chunks_before.values())
-    expected_chunks = -(-nbytes // dataplane.STAGER.chunk_bytes) if nbytes >= dataplane.STAGER.small_bytes else 0
+    stager = dataplane.STAGER
+    expected_chunks = -(-nbytes // stager._chunk_for(nbytes)) if nbytes >= stager.small_bytes else 0
     assert staged == expected_chunks
 
 
@@ -373,3 +379,16 @@ def test_cuda_to_cuda(random_bytes: np.ndarray) -> None:
         moved = dataplane.transfer(torch.from_numpy(values).to("cuda:0"), cuda0, cuda1)
         assert moved.device == torch.device("cuda:1")
         assert_bit_identical(moved, values)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_numpy_view_of_pinned_memory_is_copied_without_staging() -> None:
+    pinned = torch.empty(4 * dataplane.SMALL_BYTES, dtype=torch.uint8, pin_memory=True)
+    array = pinned.numpy()
+    array[:] = np.arange(array.size, dtype=np.uint64) % 251
+    before = dict(dataplane.STAGER.chunks)
+    moved = dataplane.host_to_device(array, "cuda:0")
+    torch.cuda.synchronize()
+    assert dataplane.STAGER.chunks == before
+    assert np.array_equal(moved.cpu().numpy(), array)

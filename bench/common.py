@@ -1,0 +1,77 @@
+"""Helpers the benchmarks share: what produced the numbers, and markdown and JSON output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import runtime_shim as rs
+
+
+def cuda_count() -> int:
+    """The CUDA devices torch sees (0 without CUDA)."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def git_revision() -> str | None:
+    """The repo's commit, ``-dirty`` when the working tree differs from it; None outside a git checkout."""
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).resolve().parents[1],
+                              capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
+
+
+def source_digest() -> str:
+    """A short hash of runtime_shim's sources: names the code measured where there is no git (device copies)."""
+    package = Path(rs.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def environment() -> dict[str, Any]:
+    """Versions, devices and runtime_shim's mode and profile, for every result file."""
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "cuda_devices": [torch.cuda.get_device_name(i) for i in range(cuda_count())],
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "git": git_revision(),
+        "runtime_shim_sources": source_digest(),
+        "runtime_shim_mode": rs.mode(),
+        "runtime_shim_profile": rs.current_profile(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], text_columns: int = 1) -> str:
+    """A GitHub markdown table: the first ``text_columns`` columns left-aligned, the numbers right-aligned."""
+    rule = ["---"] * text_columns + ["---:"] * (len(headers) - text_columns)
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_json(path: str | None, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``path`` (parents created); nothing when ``path`` is None."""
+    if path is None:
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

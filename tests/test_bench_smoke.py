@@ -1,0 +1,43 @@
+"""Smoke tests of bench/: each benchmark runs in --quick mode on the CPU, exits 0 and prints its table.
+
+They keep the scripts from rotting as runtime_shim changes; the numbers themselves are not checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "row"),
+    [
+        ("move_bandwidth.py", ["--quick", "--max-mb", "1"], "| numpy→host | 1 |"),
+        ("dispatch_overhead.py", ["--quick"], "| Autodiff(Cpu) | to_device |"),
+        ("dispatch_overhead.py", ["--quick", "--virtual"], "| Cuda(0) virtual | add |"),
+        ("checkpointing_memory.py", ["--quick"], "| Flex | residual | Balanced |"),
+    ],
+)
+def test_quick_run_prints_its_table(script: str, args: list[str], row: str, tmp_path: Path) -> None:
+    result = tmp_path / "result.json"
+    env = {k: v for k, v in os.environ.items() if k != "RUNTIME_SHIM_RECORD"}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args, "--json", str(result)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| --- |" in done.stdout and row in done.stdout, done.stdout
+    payload = json.loads(result.read_text(encoding="utf-8"))
+    assert payload["summary"] in done.stdout
+    assert payload["rows"]
+
+
+def test_run_all_is_valid_bash() -> None:
+    subprocess.run(["bash", "-n", str(ROOT / "bench" / "run_all.sh")], check=True)
