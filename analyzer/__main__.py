@@ -1,0 +1,7 @@
+"""``python -m analyzer``: the devicelint command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,504 @@
+"""Abstract values: what the engine knows about every Python value of the analyzed program.
+
+A :class:`Value` is a set of *atoms* (possibilities) plus a ``top`` flag meaning
+"and possibly anything else" (unknown). ``TOP`` is the value that is nothing
+but unknown; ``BOTTOM`` the value of an expression that never produces one
+(the path raised). Values are immutable and hashable, so they can key the
+interprocedural summaries.
+
+The atoms that matter to the rules are :class:`DeviceAtom` (backend, index,
+sub-device, autodiff?, strategy; a capture device's index is a
+:class:`CaptureId`) and :class:`TensorAtom` (kind, plain device, the
+:class:`~runtime_shim.semantics.TensorClass`, strategy, autodiff role, the
+capture scope it was made in). Each carries an :class:`Origin`: where the
+state came from, for the diagnostics' related locations. The other atoms model
+enough of Python (constants, functions, classes, instances, sequences) to
+follow tensors and devices through ordinary code.
+
+Reveal text (:meth:`TensorAtom.reveal`, :meth:`DeviceAtom.reveal`) is built
+with the runtime's own helpers, so it is identical to
+``runtime_shim.reveal_device``'s.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from runtime_shim.devices import Device as _RuntimeDevice
+from runtime_shim.devices import _plain_repr
+from runtime_shim.reveal import describe
+from runtime_shim.semantics import (
+    AF,
+    CAPTURE_CLASSES,
+    CC,
+    CC_INT,
+    CI,
+    CI_INT,
+    PF_STAR,
+    CheckpointingStrategy,
+    Role,
+    TensorClass,
+    reports_autodiff,
+)
+
+# --- provenance -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a possibility came from: a source position and a short description."""
+
+    file: str
+    line: int
+    col: int  # 0-based, as ast gives it
+    what: str  # e.g. "created on Autodiff { device: Flex, checkpointing: Disabled }"
+
+    @property
+    def where(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+    def describe(self) -> str:
+        return f"{self.what} at {self.where}"
+
+    def brief(self) -> str:
+        """Like :meth:`describe`, without repeating a state the message already shows."""
+        what = "created" if self.what.startswith("created on ") else self.what
+        return f"{what} at {self.where}"
+
+
+# --- device identity ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureId:
+    """One ``Device.capture()`` call site (in one calling context): a distinct capture device."""
+
+    file: str
+    line: int
+    col: int
+    ctx: int
+
+    def __str__(self) -> str:  # the runtime's id is a counter the analyzer cannot know
+        return "?"
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeId:
+    """One ``capture_scope`` activation on one capture device."""
+
+    capture: CaptureId
+    file: str
+    line: int
+    col: int
+    ctx: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlainDev:
+    """A non-autodiff device: Burn's hardware identity (backend, LibTorch sub-device, index)."""
+
+    backend: str
+    sub: str | None = None
+    index: int | CaptureId | None = 0  # None: an index the analysis does not know
+
+    @property
+    def is_capture(self) -> bool:
+        return self.backend == "Capture"
+
+    def text(self) -> str:
+        index = "?" if self.index is None or isinstance(self.index, CaptureId) else self.index
+        return _plain_repr(self.backend, self.sub, index)
+
+    def runtime_device(self) -> _RuntimeDevice:
+        """A runtime ``Device`` with this identity (unchecked), used only for its ``repr``."""
+        index = "?" if self.index is None or isinstance(self.index, CaptureId) else self.index
+        return _RuntimeDevice(self.backend, index, self.sub, _check=False)  # type: ignore[arg-type]
+
+
+def same_device(a: PlainDev, b: PlainDev) -> bool | None:
+    """Burn's device equality (hardware identity); ``None`` when an index is unknown."""
+    if a.backend != b.backend or a.sub != b.sub:
+        return False
+    if a.index is None or b.index is None:
+        return None
+    return a.index == b.index
+
+
+def device_text(dev: PlainDev, ad: bool, strategy: CheckpointingStrategy | None) -> str:
+    """``repr`` of the runtime device (Burn's Debug form)."""
+    plain = dev.runtime_device()
+    if ad:
+        return repr(plain._wrapped(strategy))  # type: ignore[arg-type]
+    return repr(plain)
+
+
+# --- atoms ---------------------------------------------------------------------------
+
+
+class Atom:
+    """One possibility of a value."""
+
+    __slots__ = ()
+
+    def truthy(self) -> bool | None:
+        """Python truthiness, ``None`` when it depends on what the analysis does not know."""
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceAtom(Atom):
+    dev: PlainDev
+    ad: bool = False
+    strategy: CheckpointingStrategy | None = None
+    origin: Origin | None = None
+
+    def reveal(self) -> str:
+        return device_text(self.dev, self.ad, self.strategy)
+
+    def state(self) -> str:
+        return self.reveal()
+
+    def inner(self) -> DeviceAtom:
+        return DeviceAtom(self.dev, False, None, self.origin)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorAtom(Atom):
+    kind: str  # "float", "int" or "bool"
+    dev: PlainDev
+    cls: TensorClass
+    strategy: CheckpointingStrategy | None = None
+    role: Role | None = None  # for Af: untracked / tracked / non-leaf
+    scope: ScopeId | None = None  # for capture tensors: the scope that made them
+    origin: Origin | None = None
+
+    def truthy(self) -> bool | None:
+        return None  # __len__ is the first dimension
+
+    def reported_device(self) -> DeviceAtom:
+        """``t.device()``: autodiff for Af and for ints carrying a strategy (#5340)."""
+        if reports_autodiff(self.cls):
+            return DeviceAtom(self.dev, True, self.strategy, self.origin)
+        return DeviceAtom(self.dev, False, None, self.origin)
+
+    def kind_debug(self) -> str:
+        """The dispatch kind's Debug form, as the backend-mismatch panic prints it."""
+        plain = repr(self.dev.runtime_device())
+        return f"Autodiff({plain})" if self.cls is AF else plain
+
+    def reveal(self) -> str:
+        detail = ""
+        if self.cls is AF:
+            detail = self.role.value if self.role is not None else ""
+        elif self.cls is PF_STAR:
+            detail = f"checkpointing: {self.strategy}"
+        elif self.cls in (CI, CI_INT):
+            detail = "initialized"
+        elif self.cls in (CC, CC_INT):
+            detail = "computed"
+        return describe(self.reported_device().reveal(), self.kind, detail)
+
+    def state(self) -> str:
+        return f"{self.reveal()} ({self.cls})"
+
+    @property
+    def is_capture(self) -> bool:
+        return self.cls in CAPTURE_CLASSES
+
+    def replace(self, **changes: Any) -> TensorAtom:
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        fields.update(changes)
+        return TensorAtom(**fields)
+
+
+_CONST_TYPES = (bool, int, float, complex, str, bytes, type(None), CheckpointingStrategy)
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Atom):
+    """A Python constant. ``tname`` keeps ``1``, ``1.0`` and ``True`` apart."""
+
+    value: Any
+    tname: str
+
+    def truthy(self) -> bool | None:
+        return bool(self.value)
+
+
+def const(value: Any) -> Const:
+    return Const(value, type(value).__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ShimRef(Atom):
+    """A public name of ``runtime_shim`` (``Device``, ``Tensor``, ``reveal_device`` ...)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShimModule(Atom):
+    """``runtime_shim`` or one of its submodules."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class BoundShim(Atom):
+    """A runtime_shim method looked up on a receiver (``t.to_device``, ``Tensor.zeros``)."""
+
+    receiver: Atom
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRef(Atom):
+    """A module of the analyzed project (``root``: the directory its top-level package is in)."""
+
+    name: str
+    root: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinRef(Atom):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class FuncRef(Atom):
+    """A function of the analyzed code, with what it closed over and its evaluated defaults."""
+
+    fn: Any  # engine.FunctionInfo (hashed by identity)
+    closure: tuple[tuple[str, Value], ...] = ()
+    defaults: tuple[Value, ...] = ()
+    kw_defaults: tuple[tuple[str, Value], ...] = ()
+    bound: Atom | None = None  # self (or the class, for a classmethod)
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRef(Atom):
+    cls: Any  # engine.ClassInfo (hashed by identity)
+
+
+@dataclass(frozen=True, slots=True)
+class Instance(Atom):
+    """An instance of a class of the analyzed code, per allocation site and calling context."""
+
+    cls: Any  # engine.ClassInfo
+    file: str
+    line: int
+    col: int
+    ctx: int
+
+    def truthy(self) -> bool | None:
+        return None if self.cls.defines_truth() else True
+
+
+@dataclass(frozen=True, slots=True)
+class SeqAtom(Atom):
+    """A list or tuple: ``items`` element-wise when the length is known, else only ``elem``."""
+
+    kind: str  # "list", "tuple", "set"
+    items: tuple[Value, ...] | None
+    elem: Value
+
+    def truthy(self) -> bool | None:
+        return bool(self.items) if self.items is not None else None
+
+
+def seq(kind: str, items: Iterable[Value]) -> SeqAtom:
+    items = tuple(items)
+    return SeqAtom(kind, items, join_all(items))
+
+
+def seq_of(kind: str, elem: Value) -> SeqAtom:
+    return SeqAtom(kind, None, elem)
+
+
+@dataclass(frozen=True, slots=True)
+class DictAtom(Atom):
+    """A dict with constant keys."""
+
+    items: tuple[tuple[Any, Value], ...]
+
+    def truthy(self) -> bool | None:
+        return bool(self.items)
+
+    def get(self, key: Any) -> Value | None:
+        for k, v in self.items:
+            if k == key and type(k) is type(key):
+                return v
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class GradsAtom(Atom):
+    """``Gradients`` returned by ``backward()``."""
+
+    origin: Origin | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeAtom(Atom):
+    """The ``scope`` argument passed to a ``capture_scope`` function."""
+
+    scope: ScopeId
+
+
+@dataclass(frozen=True, slots=True)
+class GraphAtom(Atom):
+    """A captured graph (what ``scope.complete`` and ``capture_scope`` return)."""
+
+    scope: ScopeId | None = None
+
+
+# --- values --------------------------------------------------------------------------
+
+
+class Value:
+    """A set of possibilities; ``top`` adds "and anything the analysis does not know"."""
+
+    __slots__ = ("atoms", "top", "_hash", "_depth")
+
+    def __init__(self, atoms: Iterable[Atom] = (), top: bool = False) -> None:
+        self.atoms: frozenset[Atom] = atoms if isinstance(atoms, frozenset) else frozenset(atoms)
+        self.top = top
+        self._hash: int | None = None
+        self._depth: int | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Value) or self.top != other.top or hash(self) != hash(other):
+            return False
+        return self.atoms == other.atoms
+
+    @property
+    def depth(self) -> int:
+        """How deeply values nest inside this one (sequences, dicts, closures, bound receivers)."""
+        if self._depth is None:
+            self._depth = 1 + max((_atom_depth(a) for a in self.atoms), default=0)
+        return self._depth
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((self.atoms, self.top))
+        return self._hash
+
+    def __repr__(self) -> str:
+        parts = sorted(repr(a) for a in self.atoms)
+        if self.top:
+            parts.append("TOP")
+        return "Value{" + ", ".join(parts) + "}"
+
+    def __iter__(self) -> Iterator[Atom]:
+        return iter(self.atoms)
+
+    @property
+    def is_bottom(self) -> bool:
+        return not self.atoms and not self.top
+
+    @property
+    def is_top(self) -> bool:
+        return self.top and not self.atoms
+
+    def join(self, other: Value) -> Value:
+        if other is self or other.is_bottom:
+            return self
+        if self.is_bottom:
+            return other
+        atoms = self.atoms | other.atoms
+        top = self.top or other.top
+        if top == self.top and len(atoms) == len(self.atoms):
+            return self
+        return Value(atoms, top)
+
+    def filter(self, keep: Any) -> Value:
+        """The atoms for which ``keep(atom)`` holds; ``top`` is kept."""
+        atoms = frozenset(a for a in self.atoms if keep(a))
+        return self if len(atoms) == len(self.atoms) else Value(atoms, self.top)
+
+    def of_type(self, *types: type) -> list:
+        return [a for a in self.atoms if isinstance(a, types)]
+
+    def only(self, *types: type) -> bool:
+        """Every possibility is known and of one of ``types``."""
+        return not self.top and bool(self.atoms) and all(isinstance(a, types) for a in self.atoms)
+
+    def tensors(self) -> list[TensorAtom]:
+        return [a for a in self.atoms if isinstance(a, TensorAtom)]
+
+    def devices(self) -> list[DeviceAtom]:
+        return [a for a in self.atoms if isinstance(a, DeviceAtom)]
+
+    def consts(self) -> list[Any] | None:
+        """The constant values, or ``None`` unless every possibility is a known constant."""
+        if self.top or not self.atoms or not all(isinstance(a, Const) for a in self.atoms):
+            return None
+        return [a.value for a in self.atoms]  # type: ignore[attr-defined]
+
+    def truthiness(self) -> set[bool | None]:
+        out: set[bool | None] = {a.truthy() for a in self.atoms}
+        if self.top:
+            out.add(None)
+        return out
+
+
+_SHALLOW = (Const, DeviceAtom, TensorAtom, ShimRef, ShimModule, ModuleRef, BuiltinRef, ClassRef, Instance,
+            GradsAtom, ScopeAtom, GraphAtom)
+
+
+def _atom_depth(atom: Atom) -> int:
+    """The nesting depth of the values an atom holds (0 for atoms that hold none)."""
+    if isinstance(atom, _SHALLOW):
+        return 0
+    depth = 0
+    for name in getattr(atom, "__dataclass_fields__", ()):
+        depth = max(depth, _field_depth(getattr(atom, name)))
+    return depth
+
+
+def _field_depth(item: object) -> int:
+    if isinstance(item, Value):
+        return item.depth
+    if isinstance(item, Atom):
+        return 1 + _atom_depth(item)
+    if isinstance(item, tuple):
+        return max((_field_depth(x) for x in item), default=0)
+    return 0
+
+
+TOP = Value((), True)
+BOTTOM = Value((), False)
+NONE = Value((Const(None, "NoneType"),))
+TRUE = Value((Const(True, "bool"),))
+FALSE = Value((Const(False, "bool"),))
+BOOL = Value((Const(True, "bool"), Const(False, "bool")))
+
+
+def V(*atoms: Atom) -> Value:
+    return Value(frozenset(atoms))
+
+
+def const_value(value: Any) -> Value:
+    if isinstance(value, _CONST_TYPES):
+        return Value((const(value),))
+    return TOP
+
+
+def join_all(values: Iterable[Value]) -> Value:
+    out = BOTTOM
+    for v in values:
+        out = out.join(v)
+    return out
+
+
+def reveal_text(value: Value) -> str:
+    """The analyzer's ``reveal_device`` text: one state, or the alternatives joined by ``|``."""
+    texts = sorted({a.reveal() for a in value.atoms if isinstance(a, (TensorAtom, DeviceAtom))})
+    if value.top or not texts:
+        texts.append("Unknown")
+    return " | ".join(texts)

@@ -1,0 +1,191 @@
+"""Facts: what the engine established at each call site, for the rules to read.
+
+The engine records one :class:`SiteFact` per (call site of a runtime_shim API,
+calling context): the operands' possibilities and, per combination, the outcome
+looked up in the semantics table (:class:`Possibility`). Rules read facts and
+nothing else; they never resolve names or infer states.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .domain import Atom, DeviceAtom, Origin, TensorAtom, Value
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A call expression: file and span as ast gives them (1-based lines, 0-based byte columns)."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    api: str  # e.g. "Tensor.to_device", "Tensor.add", "Device.autodiff", "reveal_device"
+
+    @property
+    def where(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Possibility:
+    """One combination of operand states at a site and what the table says it does."""
+
+    operands: tuple[tuple[str, Atom], ...]  # (role, state) e.g. ("tensor", TensorAtom), ("device", DeviceAtom)
+    code: str | None  # the failure's rule code; None when the call succeeds
+    message: str  # Burn's failure text, rendered as the runtime renders it ("" when ok)
+    row: str  # id of the deciding row of the semantics table
+    redirected_from: str | None = None  # a Redirect row that was followed (e.g. "move.3")
+
+    @property
+    def failed(self) -> bool:
+        return self.code is not None
+
+    def describe_operands(self) -> str:
+        parts = []
+        for role, atom in self.operands:
+            text = atom.reveal() if isinstance(atom, (TensorAtom, DeviceAtom)) else repr(atom)
+            origin = getattr(atom, "origin", None)
+            parts.append(f"{role}: {text}" + (f" ({origin.brief()})" if origin is not None else ""))
+        return "; ".join(parts)
+
+    def states(self) -> tuple[str, ...]:
+        """The operands' states without where they came from."""
+        return tuple(atom.reveal() if isinstance(atom, (TensorAtom, DeviceAtom)) else repr(atom)
+                     for _role, atom in self.operands)
+
+    def origins(self) -> Iterator[tuple[str, Origin]]:
+        for role, atom in self.operands:
+            origin = getattr(atom, "origin", None)
+            if origin is not None:
+                yield role, origin
+
+
+@dataclass(slots=True)
+class CallerLink:
+    """A call site that entered a context."""
+
+    file: str
+    line: int
+    col: int
+    caller: Context | None
+
+
+@dataclass(slots=True)
+class Context:
+    """A calling context: a function analysed for one tuple of argument values (or a module's top level)."""
+
+    id: int
+    function: str | None  # qualified name; None for a module's top level
+    file: str
+    args: tuple[tuple[str, str], ...] = ()  # (parameter, short state text) for the description
+    callers: list[CallerLink] = field(default_factory=list)
+    uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
+
+    def describe(self, depth: int = 0, hide: frozenset[tuple[str, str]] = frozenset()) -> str:
+        """A phrase naming the path into this context, e.g. "when `export` is called from main.py:31 with
+        t=Autodiff { ... } float tracked". Arguments in ``hide`` (the same in passing contexts) are left out."""
+        if self.function is None:
+            return f"at the top level of {os.path.basename(self.file)}"
+        if self.uncalled or not self.callers:
+            return f"in `{self.function}` (not called in the analyzed code)"
+        link = self.callers[0]
+        text = f"when `{self.function}` is called from {os.path.basename(link.file)}:{link.line}"
+        if len(self.callers) > 1:
+            text += f" (and {len(self.callers) - 1} other call site{'s' if len(self.callers) > 2 else ''})"
+        interesting = [f"{name}={state}" for name, state in self.args if state and (name, state) not in hide]
+        if interesting:
+            text += " with " + ", ".join(interesting)
+        outer = link.caller
+        if depth < 1 and outer is not None and outer.function is not None and outer.callers:
+            outer_link = outer.callers[0]
+            text += (f" (inside `{outer.function}` called from "
+                     f"{os.path.basename(outer_link.file)}:{outer_link.line})")
+        return text
+
+    def call_sites(self) -> list[tuple[str, int, int]]:
+        return [(c.file, c.line, c.col) for c in self.callers]
+
+
+@dataclass(slots=True)
+class SiteFact:
+    """Everything known at one site in one context."""
+
+    site: Site
+    context: Context
+    possibilities: set[Possibility] = field(default_factory=set)
+    unknown: bool = False  # some operand state is unknown (no verdict for that part)
+    operands: dict[str, Value] = field(default_factory=dict)  # each operand's abstract value, by role
+
+
+@dataclass(slots=True)
+class RevealFact:
+    site: Site
+    context: Context
+    texts: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class FileFailure:
+    """A file that could not be decoded or parsed (MV901)."""
+
+    file: str
+    line: int
+    col: int  # 0-based
+    message: str
+
+
+class FactStore:
+    """All facts of one analysis run."""
+
+    def __init__(self) -> None:
+        self.sites: dict[tuple[Site, int], SiteFact] = {}
+        self.reveals: dict[tuple[Site, int], RevealFact] = {}
+        self.file_failures: list[FileFailure] = []
+        self.profile: str = ""
+        self._grouped: dict[Site, list[SiteFact]] | None = None
+        self._grouped_size: tuple[int, int] = (-1, 0)
+
+    def clear_flow_facts(self) -> None:
+        """Forget what a previous engine pass recorded (file failures stay)."""
+        self.sites.clear()
+        self.reveals.clear()
+        self._grouped = None
+
+    def site(self, site: Site, context: Context) -> SiteFact:
+        key = (site, context.id)
+        fact = self.sites.get(key)
+        if fact is None:
+            fact = self.sites[key] = SiteFact(site, context)
+        return fact
+
+    def reveal(self, site: Site, context: Context) -> RevealFact:
+        key = (site, context.id)
+        fact = self.reveals.get(key)
+        if fact is None:
+            fact = self.reveals[key] = RevealFact(site, context)
+        return fact
+
+    def by_site(self) -> dict[Site, list[SiteFact]]:
+        """Site facts grouped by site (all contexts of one site together), in source order.
+
+        Computed once per set of facts (every rule asks for it)."""
+        stamp = (len(self.sites), sum(map(id, self.sites.values())))
+        if self._grouped is None or self._grouped_size != stamp:
+            grouped: dict[Site, list[SiteFact]] = {}
+            for (site, _ctx), fact in self.sites.items():
+                grouped.setdefault(site, []).append(fact)
+            self._grouped = dict(sorted(grouped.items(), key=lambda kv: (kv[0].file, kv[0].line, kv[0].col,
+                                                                          kv[0].api)))
+            self._grouped_size = stamp
+        return self._grouped
+
+    def reveals_by_site(self) -> dict[Site, list[RevealFact]]:
+        grouped: dict[Site, list[RevealFact]] = {}
+        for (site, _ctx), fact in self.reveals.items():
+            grouped.setdefault(site, []).append(fact)
+        return grouped

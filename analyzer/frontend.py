@@ -1,0 +1,160 @@
+"""Front end: find files, skip the irrelevant ones cheaply, decode (PEP 263) and parse.
+
+A file is *relevant* when its bytes mention ``runtime_shim`` or the name of a
+project module that is relevant itself (a fixpoint over the project): the
+check is a substring search on the raw bytes, before any decoding or parsing.
+Relevant files are decoded with the encoding ``tokenize.detect_encoding``
+finds and parsed with CPython's ``ast``; a file that cannot be decoded or
+parsed becomes a :class:`~analyzer.facts.FileFailure` (reported as MV901),
+never an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+
+from .facts import FileFailure
+
+SHIM = b"runtime_shim"
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+                       ".ruff_cache", ".pytest_cache", "node_modules", "build", "dist", "site-packages",
+                       ".eggs", ".hypothesis"})
+
+
+@dataclass
+class SourceFile:
+    """One file of the project; ``tree`` is set once it is parsed."""
+
+    path: str  # as given / discovered (used in diagnostics)
+    module: str  # dotted module name from the package structure
+    is_package: bool  # an ``__init__.py``
+    data: bytes
+    text: str | None = None
+    tree: ast.Module | None = None
+    lines: list[str] = field(default_factory=list)
+    failure: FileFailure | None = None  # set when the file cannot even be read
+
+    @property
+    def package(self) -> str:
+        """The package relative imports start from."""
+        if self.is_package:
+            return self.module
+        return self.module.rpartition(".")[0]
+
+
+class PathError(Exception):
+    """A path given on the command line that does not exist."""
+
+
+def discover(paths: list[str]) -> list[str]:
+    """Python files under ``paths`` (files as given, directories recursively), sorted, unique."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for path in paths:
+        if os.path.isfile(path):
+            candidates = [path]
+        elif os.path.isdir(path):
+            candidates = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+                candidates.extend(os.path.join(root, f) for f in sorted(files) if f.endswith((".py", ".pyi")))
+        else:
+            raise PathError(path)
+        for candidate in candidates:
+            key = os.path.abspath(candidate)
+            if key not in seen:
+                seen.add(key)
+                found.append(os.path.normpath(candidate))
+    return found
+
+
+def module_name(path: str) -> tuple[str, bool]:
+    """The dotted module name of ``path`` from its package structure (``__init__.py`` files above it)."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = filename.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")) or os.path.isfile(
+            os.path.join(directory, "__init__.pyi")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+        if not package:
+            break
+    return ".".join(parts) or stem, is_package
+
+
+def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[SourceFile]:
+    """Read every file (bytes only); ``stdin`` is (filename, data) for ``check -``."""
+    files = []
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            name, is_package = module_name(path)
+            failure = FileFailure(path, 1, 0, f"cannot read file: {error.strerror or error}")
+            files.append(SourceFile(path, name, is_package, b"", failure=failure))
+            continue
+        name, is_package = module_name(path)
+        files.append(SourceFile(path, name, is_package, data))
+    if stdin is not None:
+        filename, data = stdin
+        name, is_package = module_name(filename)
+        files.append(SourceFile(filename, name, is_package, data))
+    return files
+
+
+def relevant(files: list[SourceFile]) -> list[SourceFile]:
+    """Files that mention runtime_shim, or (transitively) a project module that does."""
+    chosen = [f for f in files if SHIM in f.data or f.failure]
+    rest = [f for f in files if SHIM not in f.data and not f.failure]
+    names: set[bytes] = set()
+    frontier = chosen
+    while frontier and rest:
+        for f in frontier:
+            names.update(part.encode() for part in f.module.split(".") if part and part != "__init__")
+        mentions = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(names)) + rb")\b")
+        frontier = [f for f in rest if mentions.search(f.data)]
+        if frontier:
+            picked = {id(f) for f in frontier}
+            rest = [f for f in rest if id(f) not in picked]
+            chosen.extend(frontier)
+    order = {id(f): i for i, f in enumerate(files)}
+    return sorted(chosen, key=lambda f: order[id(f)])
+
+
+def parse(source: SourceFile) -> FileFailure | None:
+    """Decode per PEP 263 and parse; the failure (MV901) instead of an exception."""
+    if source.failure is not None:
+        return source.failure
+    try:
+        encoding, _lines = tokenize.detect_encoding(io.BytesIO(source.data).readline)
+        text = source.data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        line = 1
+        if isinstance(error, UnicodeDecodeError):
+            line = source.data[: error.start].count(b"\n") + 1
+        return FileFailure(source.path, line, 0, f"cannot decode file: {error}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our business
+            tree = ast.parse(text, filename=source.path, type_comments=False)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        col = max((error.offset or 1) - 1, 0)
+        return FileFailure(source.path, line, col, f"cannot parse file: {error.msg}")
+    except (ValueError, MemoryError, RecursionError) as error:  # null bytes, absurd nesting
+        return FileFailure(source.path, 1, 0, f"cannot parse file: {error}")
+    source.text = text
+    source.tree = tree
+    source.lines = text.splitlines()
+    return None

@@ -1,0 +1,491 @@
+"""Lifting: evaluate runtime_shim.semantics cells over sets of abstract states.
+
+Every function here takes abstract operand values, classifies each combination
+of possibilities into a cell key exactly as ``runtime_shim`` classifies
+concrete operands, looks the cell up with :func:`runtime_shim.semantics.cell`
+(or :func:`~runtime_shim.semantics.move_outcome`), and returns
+
+* the result value: the join of the result states of the combinations that
+  succeed, built from the cell's ``Ok`` fields as the runtime builds them;
+* one :class:`~analyzer.facts.Possibility` per combination (its outcome, and
+  Burn's message rendered with the same values the runtime renders it with);
+* whether some combination is unknown (an operand is ⊤, or a cell key depends
+  on something the analysis does not know).
+
+Nothing here decides by itself whether a call fails: that is always a cell.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from runtime_shim import semantics as S
+from runtime_shim.semantics import (
+    AF,
+    CAPTURE_CLASSES,
+    CC,
+    CC_INT,
+    CheckpointingStrategy,
+    Fail,
+    Place,
+    Role,
+    TensorClass,
+)
+
+from . import shim_api
+from .domain import (
+    BOTTOM,
+    NONE,
+    TOP,
+    Atom,
+    Const,
+    DeviceAtom,
+    GradsAtom,
+    Origin,
+    PlainDev,
+    ScopeId,
+    TensorAtom,
+    V,
+    Value,
+    const,
+    same_device,
+)
+from .facts import Possibility
+from .shim_api import BinarySpec, UnarySpec
+
+#: Above this many combinations at one site, the site is left unknown.
+MAX_COMBINATIONS = 512
+
+
+@dataclass
+class Lifted:
+    """The outcome of one call over sets: results, per-combination outcomes, unknown parts."""
+
+    results: Value = BOTTOM
+    possibilities: list[Possibility] = field(default_factory=list)
+    unknown: bool = False
+    operands: dict[str, Value] = field(default_factory=dict)  # the operands' values, by role
+
+    def given(self, **operands: Value) -> Lifted:
+        for role, value in operands.items():
+            self.operands[role] = self.operands[role].join(value) if role in self.operands else value
+        return self
+
+    def ok(self, result: Atom | Value, operands: tuple, row: str, redirected: str | None = None) -> None:
+        self.possibilities.append(Possibility(operands, None, "", row, redirected))
+        self.results = self.results.join(result if isinstance(result, Value) else V(result))
+
+    def fail(self, outcome: Fail, operands: tuple, row: str, redirected: str | None = None,
+             **values: object) -> None:
+        self.possibilities.append(Possibility(operands, outcome.code, outcome.render(**values), row, redirected))
+
+    def finish(self) -> Lifted:
+        if self.unknown:
+            self.results = self.results.join(TOP)
+        return self
+
+    @property
+    def always_fails(self) -> bool:
+        """Every combination fails and none is unknown: the call raises on every path."""
+        return not self.unknown and bool(self.possibilities) and all(p.failed for p in self.possibilities)
+
+
+def _unknown_if(lifted: Lifted, *values: Value) -> None:
+    if any(v.top for v in values):
+        lifted.unknown = True
+
+
+def active_scope(scopes: frozenset[ScopeId], dev: PlainDev) -> ScopeId | None:
+    """The open scope on a capture device (at most one: a second one is ``ALREADY_ACTIVE``)."""
+    for scope in scopes:
+        if scope.capture == dev.index:
+            return scope
+    return None
+
+
+def _capture_use(profile: str, tensors: Iterable[TensorAtom], scopes: frozenset[ScopeId]) -> tuple[S.Row, Fail] | None:
+    """The capture-use check the runtime runs before an op (first failing operand)."""
+    for t in tensors:
+        if t.cls in CAPTURE_CLASSES:
+            row, outcome = S.cell("capture_use", profile, scope=t.scope is not None and t.scope in scopes)
+            if isinstance(outcome, Fail):
+                return row, outcome
+    return None
+
+
+def _apply(operands: Sequence[TensorAtom], first: TensorAtom, route_ad: bool, strategy: CheckpointingStrategy | None,
+           kind: str, backward: bool, origin: Origin, forced: TensorClass | None = None,
+           role: Role | None = None) -> TensorAtom:
+    """The result state of an executed op (``Tensor._apply`` / ``_capture_apply``)."""
+    if any(t.cls in CAPTURE_CLASSES for t in operands):
+        scope = first.scope if first.cls in CAPTURE_CLASSES else next(t.scope for t in operands if t.scope)
+        cls = CC if kind == "float" else CC_INT
+        return TensorAtom(kind, first.dev, cls, strategy, None, scope, _keep_origin(first, cls, origin))
+    cls = forced or S.class_of(kind, route_ad and kind == "float", strategy is not None)
+    if cls is not AF:
+        return TensorAtom(kind, first.dev, cls, strategy, None, None, _keep_origin(first, cls, origin))
+    tracked = any(t.cls is AF and t.role is not Role.UNTRACKED for t in operands)
+    result_role = Role.NON_LEAF if tracked and backward else (role or Role.UNTRACKED)
+    return TensorAtom(kind, first.dev, cls, strategy, result_role, None, _keep_origin(first, cls, origin))
+
+
+def _keep_origin(source: TensorAtom, cls: TensorClass, origin: Origin) -> Origin | None:
+    """An op result keeps its routing operand's origin while its class is unchanged."""
+    return source.origin if cls is source.cls and source.origin is not None else origin
+
+
+# --- to_device ----------------------------------------------------------------------------
+
+
+def _place(t: TensorAtom, target: PlainDev) -> Place:
+    """Where the target lies relative to the tensor (``Tensor.to_device``'s classification)."""
+    if t.cls in CAPTURE_CLASSES:
+        if target.is_capture:
+            return Place.SAME_CAPTURE if target.index == t.dev.index else Place.OTHER_CAPTURE
+        return Place.OTHER_BACKEND
+    if target.is_capture:
+        return Place.OTHER_CAPTURE
+    return Place.SAME_BACKEND if target.backend == t.dev.backend else Place.OTHER_BACKEND
+
+
+def move(profile: str, tensor: Value, device: Value, scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
+    out = Lifted().given(tensor=tensor, device=device)
+    _unknown_if(out, tensor, device)
+    for t in tensor.tensors():
+        for d in device.devices():
+            operands = (("tensor", t), ("device", d))
+            place = _place(t, d.dev)
+            scope = active_scope(scopes, d.dev) if d.dev.is_capture else None
+            try:
+                first_row, first = S.cell("move", profile, cls=t.cls, ad=d.ad, place=place, scope=scope is not None)
+                row_id, outcome = S.move_outcome(profile, t.cls, d.ad, place, scope is not None)
+            except LookupError:
+                out.unknown = True
+                continue
+            redirected = first_row.id if isinstance(first, S.Redirect) else None
+            if isinstance(outcome, Fail):
+                out.fail(outcome, operands, row_id, redirected, id="?")
+                continue
+            out.ok(_moved(t, outcome, d, scope, origin, redirected), operands, row_id, redirected)
+    return out.finish()
+
+
+def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, origin: Origin,
+           redirected: str | None) -> TensorAtom:
+    """``Tensor._moved``: the moved tensor's state."""
+    cls = outcome.result or t.cls
+    strategy = d.strategy if outcome.strategy == "target" else t.strategy
+    if outcome.transfer is S.Transfer.NONE:
+        return t
+    what = f"moved to {d.reveal()}"
+    if redirected is not None:
+        what += f" (lands on {d.dev.text()}, not autodiff)"
+    moved_origin = Origin(origin.file, origin.line, origin.col, what)
+    if outcome.transfer in (S.Transfer.CAPTURE_INIT, S.Transfer.CAPTURE_COPY):
+        return TensorAtom(t.kind, d.dev, cls, strategy, None, scope, moved_origin)
+    if outcome.transfer is S.Transfer.AUTODIFF and t.role is not Role.UNTRACKED:
+        return TensorAtom(t.kind, d.dev, cls, strategy, Role.NON_LEAF, None, moved_origin)
+    return TensorAtom(t.kind, d.dev, cls, strategy, t.role if cls is AF else None, None, moved_origin)
+
+
+# --- creation --------------------------------------------------------------------------------
+
+
+def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
+    out = Lifted().given(device=device)
+    _unknown_if(out, device)
+    for kind in kinds:
+        for d in device.devices():
+            plain = d.dev
+            kind_of_device = "capture" if plain.is_capture else "plain"
+            where = {"capture": "autodiff-capture", "plain": "autodiff"}[kind_of_device] if d.ad else kind_of_device
+            scope = active_scope(scopes, plain) if plain.is_capture else None
+            row, outcome = S.cell("create", profile, dtype="float" if kind == "float" else "int", device=where,
+                                  scope=scope is not None)
+            operands = (("device", d),)
+            if isinstance(outcome, Fail):
+                out.fail(outcome, operands, row.id)
+                continue
+            strategy = d.strategy if outcome.strategy == "target" else None
+            made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()}")
+            if scope is not None:
+                atom = TensorAtom(kind, plain, outcome.result, strategy, None, scope, made)
+            else:
+                atom = TensorAtom(kind, plain, outcome.result, strategy, outcome.role, None, made)
+            out.ok(atom, operands, row.id)
+    return out.finish()
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: frozenset[ScopeId],
+           origin: Origin, fill_kinds: Sequence[str] | None = None) -> Lifted:
+    """A two-input op between tensors: capture use, the device check, strategy, backend match.
+
+    ``fill_kinds``: for ``mask_fill``, the kinds of the fill value (``None``: unknown, the lhs's kind).
+    """
+    out = Lifted().given(lhs=lhs, rhs=rhs)
+    _unknown_if(out, lhs, rhs)
+    burn_name = S.CHECKED_OPS.get(spec.name)
+    for left in lhs.tensors():
+        for right in rhs.tensors():
+            if spec.operands == "same" and (left.kind == "float") != (right.kind == "float"):
+                continue  # the runtime raises TypeError: not a dispatch failure
+            if spec.operands == "mask":
+                if right.kind != "bool":
+                    continue
+                kinds = {shim_api.scalar_op_kind(spec.name, left.kind, k) for k in fill_kinds or (left.kind,)}
+            else:
+                kinds = {shim_api.binary_kind(spec.name, left.kind, right.kind)}
+            kinds.discard(None)  # the executor raises TypeError (arithmetic on bool) after the checks below
+            operands = (("lhs", left), ("rhs", right))
+            failed = _capture_use(profile, (left, right), scopes)
+            if failed is not None:
+                out.fail(failed[1], operands, failed[0].id)
+                continue
+            if burn_name is not None:
+                same = same_device(left.dev, right.dev)
+                if same is None:
+                    out.unknown = True
+                    continue
+                row, outcome = S.cell("device_check", profile, same_device=same)
+                if isinstance(outcome, Fail):
+                    out.fail(outcome, operands, row.id, op=burn_name, lhs=left.reported_device().reveal(),
+                             rhs=right.reported_device().reveal())
+                    continue
+            row, outcome = S.cell("strategy", profile, lhs=left.strategy, rhs=right.strategy)
+            if isinstance(outcome, Fail):
+                out.fail(outcome, operands, row.id, lhs=left.strategy, rhs=right.strategy)
+                continue
+            strategy = {"clear": None, "lhs": left.strategy, "rhs": right.strategy}.get(
+                outcome.strategy, S.strategy_result(left.strategy, right.strategy))
+            row, outcome = S.cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
+                                  same_backend=left.dev.backend == right.dev.backend)
+            if isinstance(outcome, Fail):
+                out.fail(outcome, operands, row.id, lhs=left.kind_debug(), rhs=right.kind_debug())
+                continue
+            if not kinds:
+                continue  # passes every dispatch check, then the executor raises TypeError
+            results = V(*(_apply((left, right), left, left.cls is AF, strategy, kind, spec.backward,
+                                 _op_origin(origin, spec.name)) for kind in sorted(kinds)))
+            out.ok(results, operands, row.id)
+    return out.finish()
+
+
+def _op_origin(origin: Origin, name: str) -> Origin:
+    return Origin(origin.file, origin.line, origin.col, f"result of {name}")
+
+
+def unary(profile: str, spec: UnarySpec, value: Value, scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
+    """A one-tensor op or cast."""
+    out = Lifted().given(tensor=value)
+    _unknown_if(out, value)
+    for t in value.tensors():
+        if t.kind not in spec.kinds:
+            continue  # TypeError in the runtime
+        kind = t.kind if spec.result_kind == "same" else spec.result_kind
+        _unary_one(out, profile, spec.cast, spec.name, t, kind, spec.backward, scopes, origin)
+    return out.finish()
+
+
+def scalar_op(profile: str, spec: BinarySpec, value: Value, scalar_kinds: Iterable[str],
+              scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
+    """A binary op with a Python scalar (``t * 2.0``, ``2.0 - t``): the runtime runs it as a unary op."""
+    out = Lifted().given(tensor=value)
+    _unknown_if(out, value)
+    for t in value.tensors():
+        for kind in {shim_api.scalar_op_kind(spec.name, t.kind, k) for k in scalar_kinds}:
+            _unary_one(out, profile, "unary", spec.name, t, kind, spec.backward, scopes, origin)
+    return out.finish()
+
+
+def _unary_one(out: Lifted, profile: str, cast: str, name: str, t: TensorAtom, kind: str | None, backward: bool,
+               scopes: frozenset[ScopeId], origin: Origin) -> None:
+    """One tensor through a unary op; ``kind`` ``None``: the executor raises TypeError after the checks."""
+    operands = (("tensor", t),)
+    failed = _capture_use(profile, (t,), scopes)
+    if failed is not None:
+        out.fail(failed[1], operands, failed[0].id)
+        return
+    row, outcome = S.cell("unary", profile, op=cast, cls=t.cls)
+    if isinstance(outcome, Fail):
+        out.fail(outcome, operands, row.id)
+        return
+    if cast == "to_float" and t.kind == "float":
+        out.ok(t, operands, row.id)  # ``float()`` of a float is the tensor itself
+        return
+    if kind is None:
+        return
+    forced = None if t.cls in CAPTURE_CLASSES else outcome.result
+    result = _apply((t,), t, t.cls is AF, t.strategy, kind, backward, _op_origin(origin, name), forced,
+                    outcome.role)
+    out.ok(result, operands, row.id)
+
+
+def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, Value]],
+          scopes: frozenset[ScopeId], origin: Origin, op: str) -> Lifted:
+    """An op routed on its first input (``mask_where``: family "input"; ``Tensor.cat``: "cat")."""
+    out = Lifted().given(**{"tensor" if family == "input" else "tensors[0]": first}, **dict(others))
+    _unknown_if(out, first, *(v for _n, v in others))
+    pools = [first.tensors(), *([(name, t) for t in v.tensors()] for name, v in others)]
+    count = 1
+    for pool in pools:
+        count *= len(pool)
+    if count > MAX_COMBINATIONS:
+        out.unknown = True
+        return out.finish()
+    for combo in itertools.product(*pools):
+        head: TensorAtom = combo[0]
+        rest: list[tuple[str, TensorAtom]] = list(combo[1:])
+        if op == "mask_where":
+            mask, value = rest[0][1], rest[1][1]
+            if mask.kind != "bool" or (value.kind == "float") != (head.kind == "float"):
+                continue  # TypeError before any dispatch check
+        elif op == "cat" and any(t.kind != head.kind for _n, t in rest):
+            continue  # Burn's cat takes tensors of one kind: TypeError before any dispatch check
+        operands = (("tensor" if family == "input" else "tensors[0]", head), *rest)
+        failed = _capture_use(profile, (head, *(t for _n, t in rest)), scopes)
+        if failed is not None:
+            out.fail(failed[1], operands, failed[0].id)
+            continue
+        route = S.route_of(head.cls)
+        verdict: tuple[S.Row, S.Outcome] | None = None
+        for name, other in rest:
+            row, outcome = S.cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
+                                  same_backend=head.dev.backend == other.dev.backend)
+            if isinstance(outcome, Fail):
+                out.fail(outcome, operands, row.id, name=name, backend=repr(head.dev.runtime_device()))
+                verdict = None
+                break
+            verdict = (row, outcome)
+        else:
+            strategy = head.strategy  # "first": routed on the first input, no validation
+            tensors = (head, *(t for _n, t in rest))
+            data = [head, *(t for n, t in rest if n != "mask")]
+            kind = shim_api.promote(*(t.kind for t in data))
+            result = _apply(tensors, head, head.cls is AF, strategy, kind, True, _op_origin(origin, op))
+            out.ok(result, operands, verdict[0].id if verdict else "multi.single")
+    return out.finish()
+
+
+# --- the autodiff API ---------------------------------------------------------------------------
+
+
+def _api_cell(profile: str, call: str, t: TensorAtom) -> tuple[S.Row, S.Outcome]:
+    return S.cell("autodiff", profile, call=call, cls=t.cls, role=t.role if t.cls is AF else None)
+
+
+def autodiff(profile: str, call: str, value: Value, origin: Origin,
+             strategies: Value | None = None) -> Lifted:
+    """``inner``, ``from_inner``, ``no_grad``, ``detach``, ``require_grad``, ``unrequire_grad``,
+    ``with_strategy``, ``backward``, ``grad`` and ``grad_remove`` of every possibility."""
+    out = Lifted().given(tensor=value)
+    _unknown_if(out, value)
+    here = Origin(origin.file, origin.line, origin.col, f"{call}()")
+    for t in value.tensors():
+        row, outcome = _api_cell(profile, call, t)
+        operands = (("tensor", t),)
+        if isinstance(outcome, Fail):
+            out.fail(outcome, operands, row.id)
+            continue
+        out.ok(_api_result(call, t, outcome, here, strategies, out), operands, row.id)
+    return out.finish()
+
+
+def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strategies: Value | None,
+                out: Lifted) -> Value:
+    """The result of an autodiff API call that succeeded (``Tensor.inner`` ... in the runtime)."""
+    if call in ("inner", "no_grad"):
+        if outcome.result is None:
+            return V(t)
+        return V(t.replace(cls=outcome.result, strategy=None, role=None, origin=origin))
+    if call == "from_inner":
+        if outcome.result is None:
+            return V(t)
+        return V(t.replace(cls=AF, strategy=t.strategy or CheckpointingStrategy.DISABLED, role=Role.UNTRACKED,
+                           origin=origin))
+    if call == "detach":
+        return V(t.replace(role=outcome.role)) if t.cls is AF else V(t)
+    if call == "require_grad":
+        if t.cls is not AF or t.role is Role.TRACKED:
+            return V(t)
+        return V(t.replace(role=outcome.role))
+    if call == "unrequire_grad":
+        return V(t.replace(role=Role.UNTRACKED)) if t.cls is AF else V(t)
+    if call == "with_strategy":
+        if strategies is None:
+            return TOP
+        results = [t.replace(cls=outcome.result or t.cls, strategy=s.value)
+                   for s in strategies.atoms if isinstance(s, Const) and isinstance(s.value, CheckpointingStrategy)]
+        if strategies.top or len(results) != len(strategies.atoms):
+            out.unknown = True
+        return V(*results)
+    if call == "backward":
+        return V(GradsAtom(origin))
+    if call in ("grad", "grad_remove"):
+        if t.role is Role.UNTRACKED:
+            return NONE  # no tape node: never a gradient
+        cls = S.class_of("float", False, t.strategy is not None)
+        grad_origin = Origin(origin.file, origin.line, origin.col, f"gradient from {call}()")
+        return V(TensorAtom("float", t.dev, cls, t.strategy, None, None, grad_origin), const(None))
+    raise ValueError(f"unknown autodiff call {call!r}")
+
+
+def grad_replace(profile: str, tensor: Value, gradient: Value, origin: Origin) -> Lifted:
+    out = Lifted().given(tensor=tensor, gradient=gradient)
+    _unknown_if(out, tensor, gradient)
+    for t in tensor.tensors():
+        row, outcome = _api_cell(profile, "grad_replace", t)
+        if isinstance(outcome, Fail):
+            out.fail(outcome, (("tensor", t),), row.id)
+            continue
+        for g in gradient.tensors():
+            operands = (("tensor", t), ("gradient", g))
+            row, outcome = S.cell("grad_replace", profile, route=S.route_of(g.cls),
+                                  same_backend=g.dev.backend == t.dev.backend)
+            if isinstance(outcome, Fail):
+                out.fail(outcome, operands, row.id, lhs=t.kind_debug(), rhs=g.kind_debug())
+                continue
+            out.ok(NONE, operands, row.id)
+    return out.finish()
+
+
+# --- devices ---------------------------------------------------------------------------------------
+
+
+def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted:
+    """``d.autodiff()``, ``d.gradient_checkpointing()``, ``d.gradient_checkpointing_strategy()``."""
+    out = Lifted().given(device=value)
+    _unknown_if(out, value)
+    for d in value.devices():
+        row, outcome = S.cell("device", profile, call=call, ad=d.ad)
+        operands = (("device", d),)
+        if isinstance(outcome, Fail):
+            out.fail(outcome, operands, row.id)
+            continue
+        here = Origin(origin.file, origin.line, origin.col, f"{d.reveal()}.{call}()")
+        if call == "autodiff":
+            out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.DISABLED, here), operands, row.id)
+        elif call == "gradient_checkpointing":
+            out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.BALANCED, here), operands, row.id)
+        else:
+            out.ok(V(const(d.strategy)), operands, row.id)
+    return out.finish()
+
+
+def device_create(dev: PlainDev, available: frozenset[str] | None, origin: Origin, name: str) -> Lifted:
+    """A device constructor: MV112 when the target machine (the configured backends) lacks the backend."""
+    out = Lifted()
+    atom = DeviceAtom(dev, False, None, Origin(origin.file, origin.line, origin.col, f"{name}()"))
+    out.given(device=V(atom))
+    operands = (("device", atom),)
+    if available is not None and not dev.is_capture and dev.backend not in available:
+        label = f"{dev.backend}({dev.sub})" if dev.sub else dev.backend
+        reason = f": not among the target's backends ({', '.join(sorted(available)) or 'none'})"
+        out.fail(Fail("MV112", S.MSG_BACKEND_UNAVAILABLE), operands, "backends", backend=label, reason=reason)
+        return out.finish()
+    out.ok(atom, operands, "backends")
+    return out.finish()

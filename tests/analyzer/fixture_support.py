@@ -1,0 +1,154 @@
+"""Fixture programs: discovery, inline markers, and running them under runtime_shim.
+
+A fixture is a program in ``fixtures/``: a single ``.py`` file, or a directory
+with a ``__main__.py`` (a package when it also has ``__init__.py``). Markers sit
+in comments on the lines they concern:
+
+* ``# expect: MV102``: an error diagnostic (every path fails) starts on this line;
+* ``# expect-warning: MV150``: a warning starts on this line;
+* ``# reveal: Flex float``: ``reveal_device(...)`` on this line reveals exactly this
+  (alternatives separated by `` | ``; ``?`` stands for a capture device's id).
+
+Several codes: ``# expect: MV102, MV105``. Header lines ``# fixture: profile=burn-0.21``,
+``# fixture: mode=real`` and ``# fixture: backends=Flex,NdArray`` set the profile,
+the runtime's mode (default virtual) and the target backends given to the analyzer.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+
+_MARKER = re.compile(r"#\s*(expect-warning|expect|reveal)\s*:\s*([^#]*)")
+_HEADER = re.compile(r"#\s*fixture\s*:\s*(.*)")
+
+
+@dataclass
+class Fixture:
+    name: str
+    path: Path  # the file, or the directory
+    files: list[Path]
+    profile: str = "burn-2026-08"
+    mode: str = "virtual"
+    backends: str | None = None
+    errors: set[tuple[str, int, str]] = field(default_factory=set)  # (file, line, code)
+    warnings: set[tuple[str, int, str]] = field(default_factory=set)
+    reveals: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.is_dir() and (self.path / "__init__.py").exists()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _comments(text: str) -> list[tuple[int, str]]:
+    return [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT]
+
+
+def load_fixture(path: Path) -> Fixture:
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    fixture = Fixture(path.stem if path.is_file() else path.name, path, files)
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        key = str(file.resolve())
+        for row, comment in _comments(text):
+            header = _HEADER.match(comment)
+            if header:
+                for setting in header.group(1).split():
+                    name, _, value = setting.partition("=")
+                    setattr(fixture, name.strip(), value.strip())
+                continue
+            for kind, body in _MARKER.findall(comment):
+                body = body.strip()
+                if kind == "reveal":
+                    fixture.reveals[(key, row)] = body
+                    continue
+                for code in (c.strip() for c in body.split(",") if c.strip()):
+                    (fixture.errors if kind == "expect" else fixture.warnings).add((key, row, code))
+    return fixture
+
+
+def all_fixtures() -> list[Fixture]:
+    found = []
+    for entry in sorted(FIXTURES.iterdir()):
+        if entry.suffix == ".py" or (entry.is_dir() and (entry / "__main__.py").exists()):
+            found.append(load_fixture(entry))
+    return found
+
+
+# --- running under runtime_shim ---------------------------------------------------------------------
+
+_DRIVER = r'''
+import json, os, runpy, sys, traceback
+results = {}
+for name, path, kind in json.loads(sys.argv[1]):
+    before = set(sys.modules)
+    saved_path = list(sys.path)
+    try:
+        if kind == "package":
+            sys.path.insert(0, os.path.dirname(path))
+            runpy.run_module(os.path.basename(path), run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(path, run_name="__main__")
+        results[name] = "ok"
+    except BaseException as error:  # a fixture must run to its end
+        results[name] = "".join(traceback.format_exception(error))[-3000:]
+    finally:
+        sys.path[:] = saved_path
+        for module in set(sys.modules) - before:
+            if not module.startswith(("runtime_shim", "numpy", "torch")):
+                sys.modules.pop(module, None)
+print("FIXTURE-RESULTS " + json.dumps(results))
+'''
+
+
+@dataclass
+class RunResult:
+    status: dict[str, str]
+    records: list[dict]
+    output: str
+
+
+def run_group(fixtures: list[Fixture], profile: str, mode: str, record_path: Path) -> RunResult:
+    """Run fixtures (same profile and mode) in one interpreter, recording every checked call."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNTIME_SHIM_")}
+    env["RUNTIME_SHIM_RECORD"] = str(record_path)
+    env["RUNTIME_SHIM_PROFILE"] = profile
+    if mode == "virtual":
+        env["RUNTIME_SHIM_VIRTUAL"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    spec = [(f.name, str(f.path.resolve()), "package" if f.is_package else "path") for f in fixtures]
+    proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(spec)], env=env, capture_output=True,
+                          text=True, timeout=600, cwd=str(FIXTURES))
+    status: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("FIXTURE-RESULTS "):
+            status = json.loads(line[len("FIXTURE-RESULTS "):])
+    if not status:
+        status = {f.name: f"driver failed (exit {proc.returncode}): {proc.stderr[-3000:]}" for f in fixtures}
+    records = []
+    if record_path.exists():
+        records = [json.loads(line) for line in record_path.read_text().splitlines() if line.strip()]
+    return RunResult(status, records, proc.stdout + proc.stderr)
+
+
+def reveal_matches(expected: str, actual: str) -> bool:
+    """The runtime's reveal text is one of the marker's alternatives (``?``: any capture id)."""
+    for alternative in expected.split(" | "):
+        pattern = re.escape(alternative.strip()).replace(r"\?", r"\d+")
+        if re.fullmatch(pattern, actual):
+            return True
+    return False

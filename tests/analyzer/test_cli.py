@@ -1,0 +1,221 @@
+"""The command line: exit codes, output formats, suppressions, stdin, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer import __version__
+from analyzer.cli import main
+from rules import all_rules
+
+REPO = Path(__file__).resolve().parents[2]
+
+FAILING = """\
+from runtime_shim import Device, Tensor
+
+weights = Tensor.random([2], Device.flex().autodiff())
+weights.to_device(Device.ndarray())
+"""
+
+CLEAN = """\
+from runtime_shim import Device, Tensor
+
+weights = Tensor.random([2], Device.flex().autodiff())
+weights.inner().to_device(Device.ndarray())
+"""
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    failing = write(tmp_path, "failing.py", FAILING)
+    clean = write(tmp_path, "clean.py", CLEAN)
+    assert run(capsys, "check", str(clean))[0] == 0
+    code, out, _err = run(capsys, "check", str(failing))
+    assert code == 1
+    assert "failing.py:4:1: MV102 [error]" in out
+    assert "Found 1 finding" in out
+    assert run(capsys, "check", "--exit-zero", str(failing))[0] == 0
+
+
+def test_usage_errors_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    for argv in (("check", str(tmp_path / "missing.py")), ("check", "--profile", "burn-1999", str(tmp_path)),
+                 ("check", "--select", "E501", str(tmp_path)), ("check", "--backends", "Tpu", str(tmp_path)),
+                 ("explain", "MV999"), ("frobnicate",), ()):
+        code, _out, err = run(capsys, *argv)
+        assert code == 2, argv
+        assert "Traceback" not in err
+
+
+def test_missing_path_from_a_real_process(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", str(tmp_path / "nope")], capture_output=True,
+                          text=True, cwd=REPO)
+    assert proc.returncode == 2
+    assert "No such file or directory" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_json_output_shape(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    failing = write(tmp_path, "failing.py", FAILING)
+    code, out, _err = run(capsys, "check", "--output-format", "json", str(failing))
+    assert code == 1
+    [item] = json.loads(out)
+    assert set(item) == {"code", "name", "message", "severity", "filename", "location", "end_location", "fix",
+                         "url", "related"}
+    assert item["code"] == "MV102" and item["severity"] == "error" and item["name"] == "autodiff-mismatch-move"
+    assert item["location"] == {"row": 4, "column": 1}
+    assert item["end_location"] == {"row": 4, "column": 36}
+    assert item["message"].startswith("Cannot move between autodiff and non-autodiff instances.")
+    assert "Autodiff { device: Flex, checkpointing: Disabled } float untracked" in item["message"]
+    rows = sorted(r["location"]["row"] for r in item["related"])
+    assert rows == [3, 4]  # where the tensor was created, and the target device
+    assert item["fix"] is None
+
+
+def test_full_output_shows_source_and_related(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    failing = write(tmp_path, "failing.py", FAILING)
+    _code, out, _err = run(capsys, "check", "--output-format", "full", str(failing))
+    assert "weights.to_device(Device.ndarray())" in out
+    assert "^" * 35 in out
+    assert "= related:" in out
+
+
+def test_columns_count_characters(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    text = FAILING.replace("weights.to_device", "résumé = 1; weights.to_device")
+    path = write(tmp_path, "accents.py", text)
+    _code, out, _err = run(capsys, "check", "--output-format", "json", str(path))
+    [item] = json.loads(out)
+    assert item["location"]["column"] == len("résumé = 1; ") + 1
+
+
+def test_noqa(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    lines = FAILING.splitlines()
+    variants = {
+        "coded": lines[:3] + [lines[3] + "  # noqa: MV102"],
+        "bare": lines[:3] + [lines[3] + "  # noqa"],
+        "several": lines[:3] + [lines[3] + "  # noqa: MV105, MV102"],
+        "file": ["# devicelint: noqa", *lines],
+    }
+    for name, body in variants.items():
+        path = write(tmp_path, f"{name}.py", "\n".join(body) + "\n")
+        assert run(capsys, "check", str(path))[0] == 0, name
+    other = write(tmp_path, "other.py", "\n".join(lines[:3] + [lines[3] + "  # noqa: MV105"]) + "\n")
+    assert run(capsys, "check", str(other))[0] == 1
+    in_string = write(tmp_path, "string.py", "\n".join(lines[:3] + [lines[3] + "; x = '# noqa'"]) + "\n")
+    assert run(capsys, "check", str(in_string))[0] == 1
+
+
+def test_select_and_ignore(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    failing = write(tmp_path, "failing.py", FAILING)
+    assert run(capsys, "check", "--select", "MV105", str(failing))[0] == 0
+    assert run(capsys, "check", "--select", "MV1", str(failing))[0] == 1
+    assert run(capsys, "check", "--ignore", "MV102", str(failing))[0] == 0
+    assert run(capsys, "check", "--select", "MV1", "--ignore", "MV10", str(failing))[0] == 0
+    assert run(capsys, "check", "--ignore", "MV1", "--select", "MV102", str(failing))[0] == 1
+
+
+def test_profile_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "move.py", "from runtime_shim import Device, Tensor\n"
+                                      "Tensor.ones([2], Device.flex()).to_device(Device.flex().autodiff())\n")
+    code, out, _err = run(capsys, "check", str(path))
+    assert code == 1 and "MV150 [warning]" in out
+    code, out, _err = run(capsys, "check", "--profile", "burn-0.21", str(path))
+    assert code == 1 and "MV102 [error]" in out and "MV150" not in out
+
+
+def test_backends_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "gpu.py", "from runtime_shim import Device\nDevice.wgpu()\n")
+    assert run(capsys, "check", str(path))[0] == 0
+    code, out, _err = run(capsys, "check", "--backends", "flex,NdArray", str(path))
+    assert code == 1 and "MV112 [error]" in out
+
+
+def test_unparsable_and_undecodable_files_are_mv901(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    broken = write(tmp_path, "broken.py", "import runtime_shim\ndef f(:\n    pass\n")
+    code, out, err = run(capsys, "check", "--output-format", "json", str(broken))
+    assert code == 1 and "Traceback" not in err
+    [item] = json.loads(out)
+    assert item["code"] == "MV901" and item["location"]["row"] == 2
+    undecodable = write(tmp_path, "latin.py", b"# -*- coding: utf-8 -*-\nimport runtime_shim\nx = '\xe9'\n")
+    code, out, _err = run(capsys, "check", "--output-format", "json", str(undecodable))
+    [item] = json.loads(out)
+    assert code == 1 and item["code"] == "MV901" and item["location"]["row"] == 3
+    bogus = write(tmp_path, "bogus.py", b"# -*- coding: no-such-codec -*-\nimport runtime_shim\n")
+    [item] = json.loads(run(capsys, "check", "--output-format", "json", str(bogus))[1])
+    assert item["code"] == "MV901"
+    irrelevant = write(tmp_path / "other", "broken.py", "def f(:\n")
+    assert run(capsys, "check", str(irrelevant))[0] == 0  # never mentions runtime_shim: not even parsed
+
+
+def test_pep263_declared_encoding(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    text = "# -*- coding: latin-1 -*-\n" + FAILING.replace("weights =", "caf\xe9 = 1\nweights =")
+    path = write(tmp_path, "latin1.py", text.encode("latin-1"))
+    code, out, _err = run(capsys, "check", "--output-format", "json", str(path))
+    [item] = json.loads(out)
+    assert code == 1 and item["code"] == "MV102" and item["location"]["row"] == 6
+
+
+def test_stdin(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-", "--stdin-filename", "train.py"],
+                          input=FAILING, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("train.py:4:1: MV102 [error]")
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-"], input=CLEAN, capture_output=True,
+                          text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_quiet_and_directories(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write(tmp_path, "pkg/a.py", FAILING)
+    write(tmp_path, "pkg/b.py", CLEAN)
+    code, out, _err = run(capsys, "check", "-q", str(tmp_path))
+    assert code == 1
+    assert out.count("\n") == 1 and "Found" not in out
+
+
+def test_rules_explain_version(capsys: pytest.CaptureFixture) -> None:
+    code, out, _err = run(capsys, "rules")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == [rule.code for rule in all_rules()]
+    code, out, _err = run(capsys, "explain", "mv106")
+    assert code == 0 and "## Example" in out and "backend-mismatch" in out
+    code, out, _err = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"devicelint {__version__}"
+
+
+def test_reveal_notes_do_not_count_as_findings(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "reveal.py", "from runtime_shim import Device, reveal_device\n"
+                                        "reveal_device(Device.flex().autodiff())\n")
+    code, out, _err = run(capsys, "check", str(path))
+    assert code == 0
+    assert "note: reveal_device: Autodiff { device: Flex, checkpointing: Disabled }" in out
+
+
+def test_analyzer_never_imports_torch(tmp_path: Path) -> None:
+    path = write(tmp_path, "failing.py", FAILING)
+    script = ("import sys\nfrom analyzer.cli import main\ncode = main(['check', '-q', sys.argv[1]])\n"
+              "assert 'torch' not in sys.modules, 'torch was imported'\nprint('exit', code)\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("exit 1")

@@ -1,0 +1,374 @@
+"""The engine, construct by construct: each snippet carries its expectations as inline markers
+(``# expect:``, ``# expect-warning:``, ``# reveal:``) and must produce exactly those."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from analyzer import frontend
+from analyzer.runner import check, check_source
+from analyzer.settings import Settings
+
+HEADER = "from runtime_shim import CheckpointingStrategy, Device, DispatchError, Tensor, reveal_device\n"
+_MARKER = re.compile(r"#\s*(expect-warning|expect|reveal)\s*:\s*([^#\n]*)")
+
+
+def expected(text: str) -> set[tuple]:
+    out = set()
+    for row, line in enumerate(text.splitlines(), 1):
+        for kind, body in _MARKER.findall(line):
+            if kind == "reveal":
+                out.add((row, "reveal", body.strip()))
+            else:
+                for code in body.split(","):
+                    out.add((row, "error" if kind == "expect" else "warning", code.strip()))
+    return out
+
+
+def observed(report) -> set[tuple]:
+    out = set()
+    for d in report.diagnostics:
+        if d.code:
+            out.add((d.row, d.severity.value, d.code))
+        else:
+            out.add((d.row, "reveal", d.message.removeprefix("reveal_device: ")))
+    return out
+
+
+def assert_markers(source: str, settings: Settings | None = None) -> None:
+    if source.startswith(HEADER):
+        source = HEADER + textwrap.dedent(source[len(HEADER):])
+    report = check_source(source, "snippet.py", settings)
+    got, want = observed(report), expected(source)
+    assert got == want, f"missing {sorted(want - got)}\nunexpected {sorted(got - want)}\n" + "\n".join(
+        f"  {d.row}: {d.code} {d.message}" for d in report.diagnostics)
+
+
+
+
+def test_branches_join_and_name_the_path() -> None:
+    assert_markers(HEADER + """
+    def pick(flag):
+        if flag:
+            return Device.flex().autodiff()
+        elif flag is None:
+            return Device.ndarray()
+        else:
+            return Device.flex()
+    d = pick(input())
+    reveal_device(d)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } | Flex | NdArray
+    t = Tensor.ones([2], d)
+    t.inner()  # expect-warning: MV108
+    """)
+
+
+def test_narrowing_on_device_questions() -> None:
+    assert_markers(HEADER + """
+    def export(t, target):
+        if t.device().is_autodiff():
+            t = t.inner()
+        reveal_device(t)  # reveal: Flex float
+        if target.backend == "Flex":
+            reveal_device(target)  # reveal: Flex
+        elif target.backend in ("NdArray",):
+            reveal_device(target)  # reveal: NdArray
+        if target.is_autodiff():
+            reveal_device(target)  # nothing here can be autodiff: this branch is dead
+        if t.device() == target:
+            reveal_device(target)  # reveal: Flex
+        return t.to_device(target)
+
+    export(Tensor.ones([2], Device.flex().autodiff()), Device.flex())
+    export(Tensor.ones([2], Device.flex()), Device.ndarray())
+    """)
+
+
+def test_narrowing_on_attributes_and_none() -> None:
+    assert_markers(HEADER + """
+    class Trainer:
+        def __init__(self, device):
+            self.device = device
+            self.grad = None
+
+        def run(self):
+            if self.device.is_autodiff():
+                return Tensor.ones([1], self.device).require_grad()
+            return None
+
+    trainer = Trainer(Device.flex().autodiff())
+    w = trainer.run()
+    if w is not None:
+        reveal_device(w)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float tracked
+    g = w.grad(w.sum().backward())
+    if g is None:
+        g = Tensor.zeros([1], Device.flex())
+    reveal_device(g)  # reveal: Flex float | Flex float checkpointing: Disabled
+    """)
+
+
+def test_loops_reach_a_fixpoint_and_carry_states() -> None:
+    assert_markers(HEADER + """
+    t = Tensor.ones([2], Device.flex().autodiff())
+    for i in range(10):
+        t = t.inner()  # expect-warning: MV108
+    x = 0
+    nested = ()
+    while x < 100:
+        x += 1
+        nested = (nested, t)
+    reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
+    """)
+
+
+def test_break_continue_and_else() -> None:
+    assert_markers(HEADER + """
+    ts = [Tensor.ones([2], Device.flex()), Tensor.ones([2], Device.ndarray().autodiff())]
+    found = None
+    for t in ts:
+        if not t.device().is_autodiff():
+            continue
+        found = t
+        break
+    else:
+        found = Tensor.zeros([2], Device.flex())
+    reveal_device(found)  # reveal: Autodiff { device: NdArray, checkpointing: Disabled } float untracked | Flex float
+    """)
+
+
+def test_try_handlers_see_every_state() -> None:
+    assert_markers(HEADER + """
+    t = Tensor.ones([2], Device.flex())
+    try:
+        t = Tensor.from_inner(t)
+        t.to_device(Device.ndarray())  # expect: MV102
+        t = t.inner()
+    except DispatchError:
+        t.inner()  # expect-warning: MV108
+    finally:
+        reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
+    """)
+
+
+def test_a_definite_failure_ends_the_path() -> None:
+    assert_markers(HEADER + """
+    w = Tensor.ones([2], Device.flex().autodiff())
+    w.to_device(Device.ndarray())  # expect: MV102
+    w.inner().inner()
+    """)
+
+
+def test_unknown_states_say_nothing() -> None:
+    assert_markers(HEADER + """
+    import somewhere
+
+    def export(t):
+        return t.to_device(Device.ndarray())
+
+    export(somewhere.load())
+    Tensor.ones([2], somewhere.device()).inner()
+    """)
+
+
+def test_with_profile_and_user_context_managers() -> None:
+    assert_markers(HEADER + """
+    import runtime_shim
+    t = Tensor.ones([2], Device.flex())
+    with runtime_shim.profile("burn-0.21"):
+        try:
+            t.to_device(Device.flex().autodiff())  # expect: MV102
+        except DispatchError:
+            pass
+    t.to_device(Device.flex().autodiff())  # expect-warning: MV150
+    """)
+
+
+def test_comprehensions_walrus_lambdas_conditional_expressions() -> None:
+    assert_markers(HEADER + """
+    ad = Device.flex().autodiff()
+    batches = [Tensor.ones([2], Device.flex()), Tensor.ones([2], Device.flex()), Tensor.ones([2], Device.flex())]
+    moved = [b.to_device(ad) for b in batches if b.kind == "float"]  # expect-warning: MV150
+    lazy = [b.inner() for b in moved if b.kind == "int"]
+    try:
+        by_id = {i: b.inner() for i, b in enumerate(batches)}  # expect: MV108
+        reveal_device(by_id)  # a comprehension over a non-empty list that always fails: unreachable
+    except DispatchError:
+        pass
+    apply = lambda t: t.inner()
+    apply(Tensor.ones([2], ad))
+    pick = ad if len(batches) == 3 else Device.flex()
+    reveal_device(pick)  # reveal: Autodiff { device: Flex, checkpointing: Disabled }
+    if (n := len(batches)) > 2:
+        z = Tensor.zeros([n], pick)
+        reveal_device(z)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked
+    """)
+
+
+def test_contexts_are_named_in_warnings() -> None:
+    source = HEADER + textwrap.dedent("""
+    def export(t):
+        return t.to_device(Device.ndarray())
+
+    export(Tensor.ones([2], Device.flex()))
+    export(Tensor.ones([2], Device.flex().autodiff()))
+    """)
+    [d] = check_source(source, "main.py").findings
+    assert d.code == "MV102" and d.severity.value == "warning"
+    assert "fails when `export` is called from main.py:7" in d.message
+    assert "with t=Autodiff { device: Flex, checkpointing: Disabled } float untracked" in d.message
+    assert "ok in 1 other calling context" in d.message
+    assert any(r.row == 7 and "called here" in r.message for r in d.related)
+
+
+def test_recursion_defaults_closures() -> None:
+    assert_markers(HEADER + """
+    def countdown(t, n=3):
+        return t if n == 0 else countdown(t * 2.0, n - 1)
+
+    def forever(t):
+        return forever(t)
+
+    reveal_device(countdown(Tensor.ones([1], Device.ndarray())))  # reveal: NdArray float
+
+    def make_mover(device=Device.ndarray()):
+        def move(t):
+            return t.to_device(device)  # expect-warning: MV102
+        return move
+
+    mover = make_mover()
+    reveal_device(mover(Tensor.ones([1], Device.flex())))  # reveal: NdArray float
+    try:
+        mover(Tensor.ones([1], Device.flex().autodiff()))
+    except DispatchError:
+        pass
+    forever(Tensor.ones([1], Device.flex()))
+    reveal_device(mover)  # never returns: unreachable
+    """)
+
+
+def test_classes_inheritance_properties_dataclasses() -> None:
+    assert_markers(HEADER + """
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Config:
+        device: object = field(default_factory=lambda: Device.ndarray().autodiff())
+        scale: float = 2.0
+
+    class Base:
+        def __init__(self, config):
+            self.config = config
+            self.weight = Tensor.ones([2], config.device).require_grad()
+
+        @property
+        def device(self):
+            return self.config.device
+
+    class Head(Base):
+        def __init__(self, config):
+            super().__init__(config)
+            self.bias = Tensor.zeros([2], self.device)
+
+        def __call__(self, x):
+            return x * self.weight + self.bias  # expect-warning: MV106
+
+    head = Head(Config())
+    reveal_device(head.device)  # reveal: Autodiff { device: NdArray, checkpointing: Disabled }
+    y = head(Tensor.from_inner(Tensor.ones([2], Device.ndarray())))
+    reveal_device(y)  # reveal: Autodiff { device: NdArray, checkpointing: Disabled } float non-leaf
+    head(Tensor.ones([2], Device.ndarray()))
+    """)
+
+
+def test_capture_scopes() -> None:
+    assert_markers(HEADER + """
+    cap = Device.capture()
+    out = cap.capture_scope(lambda scope: Tensor.ones([2], cap).exp())
+    reveal_device(out)  # reveal: Capture(?) float computed
+    out.exp()  # expect: MV104
+    """)
+
+
+def test_multi_module_project(tmp_path: Path) -> None:
+    files = {
+        "proj/__init__.py": "from .devices import TRAIN\n",
+        "proj/devices.py": "from runtime_shim import Device as D\nTRAIN = D.flex().autodiff()\n",
+        "proj/a.py": "from . import b\nfrom .b import helper\nVALUE = 1\n",
+        "proj/b.py": "from . import a\n\ndef helper(t):\n    return t.to_device(NdArray)\n\n"
+                     "from runtime_shim import Device\nNdArray = Device.ndarray()\n",
+        "proj/main.py": "from proj import TRAIN\nfrom proj.a import helper\nfrom runtime_shim.tensor import Tensor\n"
+                        "from .devices import *\n"
+                        "helper(Tensor.ones([2], TRAIN))\n",
+        "unrelated.py": "def f(:\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    report = check([str(tmp_path)])
+    got = sorted((Path(d.file).name, d.row, d.code, d.severity.value) for d in report.findings)
+    assert got == [("b.py", 4, "MV102", "error")]
+    assert report.files_analyzed == 5  # unrelated.py is skipped without parsing (no MV901)
+
+
+def test_relevance_follows_project_modules(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text("from runtime_shim import Device\nAD = Device.flex().autodiff()\n")
+    (tmp_path / "job.py").write_text("import helpers\nhelpers.AD.autodiff()\n")
+    (tmp_path / "noise.py").write_text("print('no tensors here')\n")
+    sources = frontend.load(frontend.discover([str(tmp_path)]))
+    assert sorted(Path(s.path).name for s in frontend.relevant(sources)) == ["helpers.py", "job.py"]
+    report = check([str(tmp_path)])
+    assert [(Path(d.file).name, d.code) for d in report.findings] == [("job.py", "MV109")]
+
+
+def test_pathological_inputs_do_not_crash(tmp_path: Path) -> None:
+    long_expr = "x = " + " + ".join(["t"] * 3000) + "\n"
+    deep = "x = " + "(" * 150 + "t" + ")" * 150 + "\n"
+    loops = "".join("    " * i + f"for i{i} in range(3):\n" for i in range(30)) + "    " * 30 + "t = t.exp()\n"
+    for i, body in enumerate((long_expr, deep, loops)):
+        path = tmp_path / f"p{i}.py"
+        path.write_text(HEADER + "t = Tensor.ones([1], Device.flex())\n" + body)
+        start = time.perf_counter()
+        check([str(path)])
+        assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize("profile", ["burn-2026-08", "burn-0.21"])
+def test_profiles(profile: str) -> None:
+    source = HEADER + "Tensor.ones([2], Device.flex()).to_device(Device.ndarray().autodiff())\n"
+    [d] = check_source(source, "p.py", Settings(profile=profile)).findings
+    assert d.code == ("MV150" if profile == "burn-2026-08" else "MV102")
+
+
+def test_module_attributes_assigned_from_outside(tmp_path: Path) -> None:
+    (tmp_path / "config.py").write_text("from runtime_shim import Device\nDEVICE = Device.flex()\n")
+    (tmp_path / "main.py").write_text(
+        "import config\nfrom runtime_shim import Tensor\n\n"
+        "def train():\n    return Tensor.ones([2], config.DEVICE).inner()\n\n"
+        "try:\n    train()\nexcept Exception:\n    pass\nconfig.DEVICE = config.DEVICE.autodiff()\ntrain()\n")
+    (tmp_path / "early.py").write_text(
+        "import config\nimport main\nfrom runtime_shim import Tensor, reveal_device\n\n"
+        "def later():\n    return Tensor.ones([2], config.DEVICE)\n\n"
+        "reveal_device(later())\n")
+    report = check([str(tmp_path)])
+    findings = [(Path(d.file).name, d.row, d.code, d.severity.value) for d in report.findings]
+    assert findings == [("main.py", 5, "MV108", "warning")]  # before the store only
+    [note] = [d for d in report.diagnostics if not d.code]
+    assert note.message == "reveal_device: Autodiff { device: Flex, checkpointing: Disabled } float untracked"
+
+
+def test_no_internal_error_on_a_sample_of_the_standard_library() -> None:
+    """Every file analysed as if it used runtime_shim: no exception escapes the engine."""
+    import os
+    import random
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    files = sorted(f for f in frontend.discover([stdlib]) if os.sep + "test" + os.sep not in f)
+    sample = random.Random(1).sample(files, 60)
+    for path in sample:
+        report = check([path], Settings(analyze_everything=True))
+        assert report.files_seen == 1

@@ -1,0 +1,108 @@
+"""Every fixture: the analyzer's diagnostics equal the markers, and runtime_shim confirms them.
+
+Analysis: the set of (line, code) errors, (line, code) warnings and (line, text)
+reveals must equal the markers exactly (missing and unexpected both fail).
+
+Execution (virtual devices unless the fixture says ``mode=real``): the program
+runs to its end; every ``# expect:`` error site is in the record with that code;
+every failure the runtime records in a fixture file is on a line marked with
+that code (error or warning); every ``# reveal:`` line was reached and each
+runtime reveal text is one of the marker's alternatives.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from fixture_support import Fixture, all_fixtures, reveal_matches, run_group
+
+from analyzer.runner import check
+from analyzer.settings import Settings, parse_backends
+from rules import all_rules
+
+FIXTURES = all_fixtures()
+
+
+def _analyze(fixture: Fixture):
+    settings = Settings(profile=fixture.profile,
+                        backends=parse_backends(fixture.backends) if fixture.backends else None)
+    report = check([str(fixture.path.resolve())], settings)
+    errors, warnings, reveals = set(), set(), {}
+    for d in report.diagnostics:
+        key = str(Path(d.file).resolve())
+        if d.code == "":
+            reveals[(key, d.row)] = d.message.removeprefix("reveal_device: ")
+        elif d.severity.value == "error":
+            errors.add((key, d.row, d.code))
+        else:
+            warnings.add((key, d.row, d.code))
+    return errors, warnings, reveals, report
+
+
+def _show(items) -> str:
+    return "\n".join(f"  {Path(f).name}:{line}: {what}" for f, line, what in sorted(items)) or "  (none)"
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=str)
+def test_analysis_matches_markers(fixture: Fixture) -> None:
+    errors, warnings, reveals, report = _analyze(fixture)
+    problems = []
+    if errors != fixture.errors:
+        problems.append(f"errors: missing\n{_show(fixture.errors - errors)}\n"
+                        f"unexpected\n{_show(errors - fixture.errors)}")
+    if warnings != fixture.warnings:
+        problems.append(f"warnings: missing\n{_show(fixture.warnings - warnings)}\n"
+                        f"unexpected\n{_show(warnings - fixture.warnings)}")
+    if reveals != fixture.reveals:
+        expected = {(f, line, text) for (f, line), text in fixture.reveals.items()}
+        got = {(f, line, text) for (f, line), text in reveals.items()}
+        problems.append(f"reveals: expected\n{_show(expected - got)}\ngot\n{_show(got - expected)}")
+    if problems:
+        details = "\n".join(f"  {d.file}:{d.row}:{d.column} {d.code} {d.severity} {d.message}"
+                            for d in report.diagnostics)
+        pytest.fail("\n".join(problems) + "\nall diagnostics:\n" + details)
+
+
+@pytest.fixture(scope="session")
+def runtime_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list[dict]]]:
+    groups: dict[tuple[str, str], list[Fixture]] = defaultdict(list)
+    for fixture in FIXTURES:
+        groups[(fixture.profile, fixture.mode)].append(fixture)
+    out: dict[str, tuple[str, list[dict]]] = {}
+    for (profile, mode), members in groups.items():
+        record = tmp_path_factory.mktemp("record") / "record.jsonl"
+        result = run_group(members, profile, mode, record)
+        for fixture in members:
+            files = {str(f.resolve()) for f in fixture.files}
+            records = [r for r in result.records if r.get("file") in files]
+            out[fixture.name] = (result.status.get(fixture.name, "not run:\n" + result.output[-2000:]), records)
+    return out
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=str)
+def test_runtime_confirms_markers(fixture: Fixture, runtime_runs: dict) -> None:
+    status, records = runtime_runs[fixture.name]
+    assert status == "ok", f"{fixture.name} did not run to its end under runtime_shim:\n{status}"
+    failures = {(r["file"], r["line"], r["outcome"]["code"]) for r in records if r["outcome"] != "ok"}
+    missing = {e for e in fixture.errors if e not in failures}
+    assert not missing, f"expected errors the runtime did not raise:\n{_show(missing)}"
+    marked = fixture.errors | fixture.warnings
+    unmarked = {f for f in failures if f not in marked}
+    assert not unmarked, f"runtime failures without a marker (the analyzer missed them):\n{_show(unmarked)}"
+    for (file, line), expected in fixture.reveals.items():
+        texts = [r["reveal"] for r in records if r["op"] == "reveal_device" and r["line"] == line and r["file"] == file]
+        assert texts, f"{Path(file).name}:{line}: reveal_device was never reached at run time"
+        for text in texts:
+            assert reveal_matches(expected, text), f"{Path(file).name}:{line}: runtime reveals {text!r}, " \
+                                                   f"the marker says {expected!r}"
+
+
+def test_fixture_corpus_covers_every_rule() -> None:
+    assert len(FIXTURES) >= 30
+    marked = {code for f in FIXTURES for _file, _line, code in f.errors | f.warnings}
+    codes = {rule.code for rule in all_rules()} - {"MV901"}  # MV901 is a broken file: tested in test_cli
+    assert codes <= marked, f"rules without a fixture: {sorted(codes - marked)}"
+    assert any(f.profile == "burn-0.21" for f in FIXTURES)
+    assert any(f.path.is_dir() for f in FIXTURES)
