@@ -355,6 +355,30 @@ class GraphAtom(Atom):
     scope: ScopeId | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class NumpyRef(Atom):
+    """``numpy`` or a name inside it (``numpy.random``, ``numpy.float32``, ``numpy.zeros`` ...)."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayAtom(Atom):
+    """A numpy array (or numpy scalar) whose dtype has this tensor kind: ``"float"``, ``"int"`` or ``"bool"``.
+
+    Only the kind is kept: it is all ``Tensor.from_data`` needs (every float dtype makes a float tensor)."""
+
+    kind: str
+
+    def truthy(self) -> bool | None:
+        return None  # an array's truth depends on its values (and raises for more than one)
+
+
+@dataclass(frozen=True, slots=True)
+class RngAtom(Atom):
+    """A ``numpy.random.Generator`` (``np.random.default_rng(...)``)."""
+
+
 # --- values --------------------------------------------------------------------------
 
 
@@ -448,7 +472,7 @@ class Value:
 
 
 _SHALLOW = (Const, DeviceAtom, TensorAtom, ShimRef, ShimModule, ModuleRef, BuiltinRef, ClassRef, Instance,
-            GradsAtom, ScopeAtom, GraphAtom)
+            GradsAtom, ScopeAtom, GraphAtom, NumpyRef, ArrayAtom, RngAtom)
 
 
 def _atom_depth(atom: Atom) -> int:

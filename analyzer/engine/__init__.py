@@ -1,0 +1,40 @@
+"""The abstract interpreter: follows every tensor and device through the program.
+
+Flow-sensitive inside a body (module top level, function, class body):
+assignments, unpacking, augmented assignment, branches joined at merge points
+with narrowing on the condition (``d.is_autodiff()``, ``t.device().is_autodiff()``,
+``d.backend == "Flex"``, ``t.device() == d``, ``x is None``, truthiness),
+loops iterated to a fixpoint (widened after a bound), ``break``/``continue``/
+``return``, ``try`` (the handlers see the state before and after every
+statement of the body), ``with``, conditional expressions, the walrus,
+comprehensions and lambdas.
+
+Interprocedural: a call to a function of the analysed project is analysed once
+per *calling context* (the tuple of argument values, the closure, the module
+globals it reads, the open capture scopes and the profile) and summarised by
+its return value; the facts at sites inside are recorded under that context.
+Recursion and depth are bounded. Instances are abstracted per allocation site
+and context; their attributes live in a heap (weak updates; flow-sensitive
+overlays inside one body) which is iterated to a fixpoint over whole passes.
+
+Every runtime_shim call is evaluated by :mod:`analyzer.lift` (the semantics
+table) and recorded as a fact (:mod:`analyzer.facts`).
+
+Modules (each a mixin of :class:`Engine`, or a leaf the mixins share):
+
+* ``core``: the driver (whole-program passes, uncalled functions) and calling contexts;
+* ``modules``: loading project modules and resolving imports;
+* ``statements``, ``control_flow``, ``assignment``, ``definitions``: statements;
+* ``narrowing``: branch conditions and what they say about devices and tensors;
+* ``expressions``, ``attributes``: expressions;
+* ``calls``, ``instances``, ``builtins``: calls of project functions, classes and builtins;
+* ``shim_calls``: runtime_shim calls, evaluated by :mod:`analyzer.lift`;
+* ``numpy_model``: numpy arrays and their dtypes (what ``Tensor.from_data`` makes of them);
+* leaves: ``limits``, ``program``, ``flow_state``, ``python_values``, ``dispatch_helpers``.
+"""
+
+from .core import Engine
+from .flow_state import State, join_states
+from .program import ClassInfo, FunctionInfo, ModuleInfo
+
+__all__ = ["Engine", "FunctionInfo", "ClassInfo", "ModuleInfo", "State", "join_states"]

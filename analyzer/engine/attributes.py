@@ -1,0 +1,145 @@
+"""Attribute lookup on every kind of value: instances (heap, class, properties), classes, modules, devices."""
+
+from __future__ import annotations
+
+import ast
+
+from runtime_shim.capture import CaptureError
+from runtime_shim.semantics import CheckpointingStrategy
+
+from ..domain import (
+    BOTTOM,
+    TOP,
+    ArrayAtom,
+    Atom,
+    BoundShim,
+    ClassRef,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    FuncRef,
+    GradsAtom,
+    GraphAtom,
+    Instance,
+    ModuleRef,
+    NumpyRef,
+    RngAtom,
+    ScopeAtom,
+    SeqAtom,
+    ShimModule,
+    ShimRef,
+    TensorAtom,
+    V,
+    Value,
+    const,
+)
+from ..imports import shim_public_names, shim_submodules
+from .flow_state import Frame, State
+from .numpy_model import array_attribute
+from .program import SuperRef
+
+
+class Attributes:
+    """Attribute lookup on every kind of value."""
+
+    def expr_Attribute(self, node: ast.Attribute, st: State, fr: Frame) -> Value:
+        if isinstance(node.value, ast.Name):
+            overlay = st.vars.get(f"{node.value.id}.{node.attr}")
+            if overlay is not None:
+                return overlay
+        obj = self.eval(node.value, st, fr)
+        return self.attribute(obj, node.attr, node, st, fr)
+
+    def attribute(self, obj: Value, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value:
+        out = TOP if obj.top else BOTTOM
+        for atom in obj.atoms:
+            value = self.attribute_of(atom, attr, node, st, fr)
+            out = out.join(TOP if value is None else value)
+        return out
+
+    def attribute_of(self, atom: Atom, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value | None:
+        """``atom.attr``; ``None`` when unknown."""
+        if isinstance(atom, TensorAtom):
+            if attr == "kind":
+                return V(const(atom.kind))
+            return V(BoundShim(atom, attr))
+        if isinstance(atom, DeviceAtom):
+            if attr in ("backend", "index", "is_capture"):
+                return self._device_attr(atom, attr)
+            return V(BoundShim(atom, attr))
+        if isinstance(atom, ShimRef):
+            if atom.name == "CheckpointingStrategy" and attr in CheckpointingStrategy.__members__:
+                return V(const(CheckpointingStrategy[attr]))
+            if atom.name == "CaptureError" and attr in CaptureError.__members__:
+                return V(Const(CaptureError[attr], "CaptureError"))
+            if atom.name in ("Device", "Tensor"):
+                return V(BoundShim(atom, attr))
+            return None
+        if isinstance(atom, ShimModule):
+            if attr in shim_public_names():
+                return V(ShimRef(attr))
+            sub = f"{atom.path}.{attr}"
+            if sub in shim_submodules():
+                return V(ShimModule(sub))
+            return None
+        if isinstance(atom, ModuleRef):
+            return self.module_attr(atom, attr)
+        if isinstance(atom, NumpyRef):
+            return V(NumpyRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, ArrayAtom):
+            return array_attribute(atom, attr) if attr == "T" or attr.startswith("_") else V(BoundShim(atom, attr))
+        if isinstance(atom, RngAtom):
+            return V(BoundShim(atom, attr))
+        if isinstance(atom, Instance):
+            stored = self.heap.get((atom, attr))
+            from_class = atom.cls.lookup(attr)
+            if stored is not None:
+                return stored
+            if from_class is not None:
+                return self._bind_class_attr(from_class, atom, node, st, fr)
+            return None  # set somewhere the analysis does not see, or inherited from an unknown base
+        if isinstance(atom, SuperRef):
+            found = atom.instance.cls.lookup(attr, after=atom.cls) if isinstance(atom.instance, Instance) else None
+            if found is None:
+                return None
+            return self._bind_class_attr(found, atom.instance, node, st, fr)
+        if isinstance(atom, ClassRef):
+            found = atom.cls.lookup(attr)
+            if found is None:
+                return None
+            out = BOTTOM
+            for item in found.atoms:
+                if isinstance(item, FuncRef) and item.fn.kind == "classmethod":
+                    out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, atom)))
+                else:
+                    out = out.join(V(item))
+            return out.join(TOP) if found.top else out
+        if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
+            return V(BoundShim(atom, attr))
+        return None
+
+    def _bind_class_attr(self, found: Value, instance: Atom, node: ast.expr | None, st: State, fr: Frame) -> Value:
+        out = TOP if found.top else BOTTOM
+        for item in found.atoms:
+            if isinstance(item, FuncRef) and item.bound is None:
+                if item.fn.kind == "staticmethod":
+                    out = out.join(V(item))
+                elif item.fn.kind == "classmethod":
+                    cls_atom = ClassRef(instance.cls) if isinstance(instance, Instance) else instance
+                    out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, cls_atom)))
+                elif item.fn.kind == "property":
+                    getter = FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, instance)
+                    out = out.join(self.call(V(getter), [], {}, node, st, fr))
+                else:
+                    out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, instance)))
+            else:
+                out = out.join(V(item))
+        return out
+
+    @staticmethod
+    def _device_attr(atom: DeviceAtom, attr: str) -> Value:
+        if attr == "backend":
+            return V(const(atom.dev.backend))
+        if attr == "is_capture":
+            return V(const(atom.dev.is_capture))
+        return V(const(atom.dev.index)) if isinstance(atom.dev.index, int) else TOP

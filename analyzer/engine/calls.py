@@ -1,0 +1,229 @@
+"""Calls: dispatch on the callee, and project functions summarised per calling context (recursion bounded)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..domain import (
+    BOTTOM,
+    NONE,
+    TOP,
+    Atom,
+    BoundShim,
+    BuiltinRef,
+    ClassRef,
+    Const,
+    DictAtom,
+    FuncRef,
+    Instance,
+    NumpyRef,
+    ScopeId,
+    SeqAtom,
+    ShimRef,
+    V,
+    Value,
+    seq,
+    seq_of,
+)
+from ..facts import CallerLink, Context
+from .dispatch_helpers import describe_args, receiver_kind
+from .flow_state import Frame, State, widen_if_large
+from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
+from .numpy_model import numpy_call
+from .program import FunctionInfo
+from .python_values import splice_items
+
+
+class Calls:
+    """Calls."""
+
+    def expr_Call(self, node: ast.Call, st: State, fr: Frame) -> Value:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add"):
+            handled = self._container_mutation(node, st, fr)
+            if handled is not None:
+                return handled
+        func = self.eval(node.func, st, fr)
+        args: list[Value] = []
+        kwargs: dict[str, Value] = {}
+        star_unknown = False
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                inner = self.eval(arg.value, st, fr)
+                spliced = splice_items(inner)
+                if spliced is None:
+                    star_unknown = True
+                else:
+                    args.extend(spliced)
+            else:
+                args.append(self.eval(arg, st, fr))
+        for keyword in node.keywords:
+            value = self.eval(keyword.value, st, fr)
+            if keyword.arg is None:
+                star_unknown = True
+            else:
+                kwargs[keyword.arg] = value
+        if st.dead:
+            return BOTTOM
+        result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown)
+        if result.is_bottom and not func.is_bottom:
+            st.dead = True  # the call raises on every path
+        return result
+
+    def _container_mutation(self, node: ast.Call, st: State, fr: Frame) -> Value | None:
+        """``xs.append(v)`` on a list the analysis follows: the list now also holds ``v``."""
+        receiver = node.func.value  # type: ignore[attr-defined]
+        key = None
+        if isinstance(receiver, ast.Name):
+            key = receiver.id
+        elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
+            key = f"{receiver.value.id}.{receiver.attr}"
+        container = self.eval(receiver, st, fr)
+        if not container.of_type(SeqAtom):
+            return None
+        values = [self.eval(arg, st, fr) for arg in node.args]
+        if st.dead:
+            return BOTTOM
+        attr = node.func.attr  # type: ignore[attr-defined]
+        added = values[-1] if values else BOTTOM
+        if attr == "extend":
+            added = self.iter_element(added)
+        updated = Value(frozenset(seq_of(a.kind, a.elem.join(added)) if isinstance(a, SeqAtom) else a
+                                  for a in container.atoms), container.top)
+        if key is not None:
+            st.vars[key] = updated
+        if isinstance(receiver, ast.Attribute):
+            self.store_attribute(self.eval(receiver.value, st, fr), receiver.attr, updated, fr)
+        return NONE
+
+    def call(self, func: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+             fr: Frame, star_unknown: bool = False) -> Value:
+        result = TOP if func.top else BOTTOM
+        groups: dict[tuple[str, str], list[Atom]] = {}
+        for atom in func.atoms:
+            if isinstance(atom, BoundShim):
+                groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
+            elif isinstance(atom, FuncRef):
+                result = result.join(self.call_function(atom, args, kwargs, node, fr, st=st,
+                                                        star_unknown=star_unknown))
+            elif isinstance(atom, ClassRef):
+                result = result.join(self.instantiate(atom.cls, args, kwargs, node, st, fr, star_unknown))
+            elif isinstance(atom, ShimRef):
+                result = result.join(self.call_shim_function(atom.name, args, kwargs, node, st, fr))
+            elif isinstance(atom, NumpyRef):
+                result = result.join(TOP if star_unknown else numpy_call(atom.path, args, kwargs))
+            elif isinstance(atom, BuiltinRef):
+                result = result.join(self.call_builtin(atom.name, args, kwargs, node, st, fr))
+            elif isinstance(atom, Instance):
+                method = self.attribute_of(atom, "__call__", node, st, fr)
+                result = result.join(self.call(method, args, kwargs, node, st, fr, star_unknown)
+                                     if method is not None else TOP)
+            else:
+                result = result.join(TOP)
+        for (name, kind), receivers in groups.items():
+            receiver = Value(frozenset(receivers))
+            result = result.join(self.call_method(kind, name, receiver, args, kwargs, node, st, fr))
+        return result
+
+    def call_function(self, fref: FuncRef, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                      fr: Frame, *, st: State | None = None, star_unknown: bool = False, uncalled: bool = False,
+                      scopes: frozenset[ScopeId] | None = None) -> Value:
+        fn: FunctionInfo = fref.fn
+        if st is not None:
+            st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
+        bound = self._bind(fn, fref, args, kwargs, star_unknown)
+        if self.active_functions.get(fn):
+            # a recursive call: constants that change at each level (counters, depths) would make a new
+            # context per level, so they become unknown; tensors and devices keep their states
+            bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
+        scopes = fr.scopes if scopes is None else scopes
+        profile = fr.profile
+        globals_key = (self.module_stores,
+                       *(fn.module.namespace.get(name, TOP) for name in fn.free if name not in fref.closure))
+        key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
+                    globals_key, uncalled)
+        ctx_id = self.ctx_ids.get(key)
+        if ctx_id is None:
+            count = self.contexts_per_function.get(fn, 0)
+            if count >= MAX_CONTEXTS_PER_FUNCTION:
+                bound = {p: TOP for p in fn.param_names}
+                if fref.bound is not None and fn.positional:
+                    bound[fn.positional[0]] = V(fref.bound)
+                key = (id(fn.node), "widened", scopes, profile, uncalled)
+            else:
+                self.contexts_per_function[fn] = count + 1
+            ctx_id = self.context_id(key)
+        ctx = self.contexts.get(ctx_id)
+        if ctx is None:
+            ctx = self.contexts[ctx_id] = Context(ctx_id, fn.qualname, fn.module.file,
+                                                   describe_args(fn, bound), uncalled=uncalled)
+        if node is not None and not uncalled:
+            link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx)
+            if not any((c.file, c.line, c.col, c.caller) == (link.file, link.line, link.col, link.caller)
+                       for c in ctx.callers):
+                ctx.callers.append(link)
+        self.analysed.add(fn)
+        if ctx_id in self.summaries:
+            return self.summaries[ctx_id]
+        if ctx_id in self.in_progress:
+            self.recursive_hits.add(ctx_id)
+            return self.in_progress[ctx_id]  # recursion: the approximation so far (iterated below)
+        if self.depth >= MAX_CALL_DEPTH:
+            return TOP
+        self.in_progress[ctx_id] = BOTTOM
+        self.depth += 1
+        self.active_functions[fn] = self.active_functions.get(fn, 0) + 1
+        try:
+            for _attempt in range(MAX_RECURSION_ROUNDS):
+                self.recursive_hits.discard(ctx_id)
+                result = widen_if_large(self._run_function(fn, fref, ctx, bound, scopes, profile))
+                if ctx_id not in self.recursive_hits or result == self.in_progress[ctx_id]:
+                    break
+                self.in_progress[ctx_id] = self.in_progress[ctx_id].join(result)
+            else:
+                result = TOP
+        finally:
+            self.depth -= 1
+            self.active_functions[fn] -= 1
+            del self.in_progress[ctx_id]
+        self.summaries[ctx_id] = result
+        return result
+
+    def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
+                      scopes: frozenset[ScopeId], profile: str) -> Value:
+        frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
+                      kind="function", cls=fn.cls)
+        state = State(dict(bound))
+        if isinstance(fn.node, ast.Lambda):
+            result = self.eval(fn.node.body, state, frame)
+        else:
+            end = self.exec_block(fn.node.body, state, frame)
+            result = frame.returns if end.dead else frame.returns.join(NONE)
+        return TOP if fn.is_generator else result
+
+    def _bind(self, fn: FunctionInfo, fref: FuncRef, args: list[Value], kwargs: dict[str, Value],
+              star_unknown: bool) -> dict[str, Value]:
+        bound: dict[str, Value] = {}
+        positional = list(args)
+        if fref.bound is not None:
+            positional.insert(0, V(fref.bound))
+        names = fn.positional
+        for name, value in zip(names, positional, strict=False):
+            bound[name] = value
+        extra = positional[len(names):]
+        if fn.vararg:
+            bound[fn.vararg] = TOP if star_unknown else V(seq("tuple", extra))
+        leftover = dict(kwargs)
+        for name in [*names, *fn.kwonly]:
+            if name in leftover and name not in bound:
+                bound[name] = leftover.pop(name)
+        defaults: dict[str, Value] = {}
+        if fref.defaults:
+            defaults.update(zip(names[len(names) - len(fref.defaults):], fref.defaults, strict=True))
+        defaults.update(dict(fref.kw_defaults))
+        for name in [*names, *fn.kwonly]:
+            if name not in bound:
+                bound[name] = TOP if star_unknown else defaults.get(name, TOP)
+        if fn.kwarg:
+            bound[fn.kwarg] = TOP if star_unknown else V(DictAtom(tuple(leftover.items())))
+        return {name: widen_if_large(value) for name, value in bound.items()}

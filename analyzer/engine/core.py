@@ -1,0 +1,143 @@
+"""The engine: whole-program driver (passes while the heap grows, uncalled functions) and calling contexts."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from runtime_shim.semantics import DEFAULT_PROFILE
+
+from ..domain import FuncRef, Instance, Value
+from ..facts import Context, FactStore
+from ..frontend import SourceFile
+from ..imports import Resolver, is_shim_module
+from .assignment import Assignment
+from .attributes import Attributes
+from .builtins import Builtins
+from .calls import Calls
+from .control_flow import ControlFlow
+from .definitions import Definitions
+from .expressions import Expressions
+from .flow_state import Frame
+from .instances import Instances
+from .limits import MAX_PASSES
+from .modules import ModuleLoading
+from .narrowing import Narrowing
+from .program import ClassInfo, FunctionInfo, ModuleInfo
+from .shim_calls import ShimCalls
+from .statements import Statements
+
+
+class Engine(
+    ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls,
+):
+    """Whole-program abstract interpretation of the relevant files of one project."""
+
+    def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
+                 backends: frozenset[str] | None = None, project_modules: set[str] | None = None) -> None:
+        self.facts = facts
+        self.profile = profile
+        self.backends = backends
+        self.modules: list[ModuleInfo] = []
+        self.by_name: dict[str, list[ModuleInfo]] = {}
+        for source in sources:
+            if source.tree is not None and not is_shim_module(source.module):
+                module = ModuleInfo(source)
+                self.modules.append(module)
+                self.by_name.setdefault(module.name, []).append(module)
+        self.resolver = Resolver(set(project_modules or ()) | set(self.by_name))
+        self.functions: dict[int, FunctionInfo] = {}
+        self.classes: dict[int, ClassInfo] = {}
+        self.ctx_ids: dict[Any, int] = {}
+        self.contexts: dict[int, Context] = {}
+        self.contexts_per_function: dict[FunctionInfo, int] = {}
+        self.summaries: dict[int, Value] = {}
+        self.in_progress: dict[int, Value] = {}  # context -> the current approximation of its result
+        self.recursive_hits: set[int] = set()
+        self.active_functions: dict[FunctionInfo, int] = {}
+        self.depth = 0
+        self.heap: dict[tuple[Instance, str], Value] = {}
+        self.module_stores = 0  # assignments to attributes of project modules so far
+        self.defined: dict[FunctionInfo, FuncRef] = {}
+        self.analysed: set[FunctionInfo] = set()
+        self.instances: dict[ClassInfo, set[Instance]] = {}
+        self.attr_writers: dict[str, set[int]] = {}
+        self._writers_cache: dict[int | None, frozenset[str]] = {}
+        self._index_attribute_writes()
+
+    def run(self) -> None:
+        """Analyse every module, then every function nothing called; repeat while the heap grows."""
+        for _ in range(MAX_PASSES):
+            before = dict(self.heap)
+            self.facts.clear_flow_facts()
+            self.summaries.clear()
+            self.analysed.clear()
+            self.defined.clear()
+            for ctx in self.contexts.values():
+                ctx.callers.clear()
+            self.module_stores = 0
+            for module in self.modules:
+                module.state = "new"
+                module.namespace = {}
+            for module in self.modules:
+                self.load_module(module)
+            self._sweep_uncalled()
+            if self.heap == before:
+                break
+
+    def _sweep_uncalled(self) -> None:
+        """Functions and methods no analysed code called: analyse them with unknown arguments."""
+        progress = True
+        while progress:
+            progress = False
+            for fn, fref in list(self.defined.items()):
+                if fn in self.analysed:
+                    continue
+                progress = True
+                self.analysed.add(fn)
+                args: list[Value] = []
+                bound = fref.bound
+                if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
+                    instances = self.instances.get(fn.cls) or set()
+                    args.append(Value(frozenset(instances), top=not instances))
+                module_ctx = self.module_context(fn.module)
+                frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
+                self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+
+    def _index_attribute_writes(self) -> None:
+        """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls)."""
+        for module in self.modules:
+            tree = module.source.tree
+            if tree is None:
+                continue
+            stack: list[tuple[ast.AST, int | None]] = [(tree, None)]
+            while stack:
+                node, owner = stack.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    owner = id(node)
+                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and owner is not None:
+                    self.attr_writers.setdefault(node.attr, set()).add(owner)
+                stack.extend((child, owner) for child in ast.iter_child_nodes(node))
+
+    def _attrs_written_elsewhere(self, fr: Frame) -> frozenset[str]:
+        """Attribute names some function other than the caller assigns: a call may change them."""
+        key = id(fr.func.node) if fr.func is not None else None
+        cached = self._writers_cache.get(key)
+        if cached is None:
+            cached = frozenset(attr for attr, funcs in self.attr_writers.items() if funcs - {key})
+            self._writers_cache[key] = cached
+        return cached
+
+    def context_id(self, key: Any) -> int:
+        ctx_id = self.ctx_ids.get(key)
+        if ctx_id is None:
+            ctx_id = self.ctx_ids[key] = len(self.ctx_ids) + 1
+        return ctx_id
+
+    def module_context(self, module: ModuleInfo) -> Context:
+        ctx_id = self.context_id(("module", module.file))
+        ctx = self.contexts.get(ctx_id)
+        if ctx is None:
+            ctx = self.contexts[ctx_id] = Context(ctx_id, None, module.file)
+        return ctx

@@ -1,0 +1,90 @@
+"""``def``, ``lambda`` and ``class`` statements: function values with closures and defaults, class namespaces."""
+
+from __future__ import annotations
+
+import ast
+
+from ..domain import ClassRef, FuncRef, V, Value
+from .flow_state import Frame, State
+from .program import ClassInfo, FunctionInfo
+from .python_values import call_name, is_dataclass_decorator, is_setter
+
+
+class Definitions:
+    """``def``, ``lambda`` and ``class`` statements."""
+
+    def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, st: State, fr: Frame) -> State:
+        for deco in node.decorator_list:
+            self.eval(deco, st, fr)  # decorators are evaluated for their facts; staticmethod/classmethod/
+            # property are FunctionInfo.kind, and any other decorator is assumed to keep the behaviour
+        if st.dead:
+            return st
+        if is_setter(node) and node.name in st.vars:
+            return st  # ``@x.setter``: the property object stays
+        st.vars[node.name] = V(self.make_function(node, st, fr))
+        st.drop_overlays(node.name)
+        return st
+
+    stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def make_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, st: State,
+                      fr: Frame) -> FuncRef:
+        fn = self.functions.get(id(node))
+        if fn is None:
+            cls = fr.cls if fr.kind == "class" else None
+            prefix = fr.func.qualname + ".<locals>." if fr.func is not None else (
+                fr.cls.qualname + "." if cls is not None else "")
+            fn = FunctionInfo(node, fr.module, prefix + getattr(node, "name", "<lambda>"), cls)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for deco in node.decorator_list:
+                    name = call_name(deco)
+                    if name in ("staticmethod", "classmethod", "property"):
+                        fn.kind = name
+                    elif name in ("setter", "deleter"):
+                        fn.kind = "setter"
+                if isinstance(node, ast.AsyncFunctionDef):
+                    fn.is_generator = True
+            self.functions[id(node)] = fn
+        args = node.args
+        defaults = tuple(self.eval(d, st, fr) for d in args.defaults)
+        kw_defaults = tuple((a.arg, self.eval(d, st, fr))
+                            for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                            if d is not None)
+        closure: tuple[tuple[str, Value], ...] = ()
+        if fr.kind == "function":
+            captured = []
+            for name in fn.free:
+                if name in st.vars:
+                    captured.append((name, st.vars[name]))
+                elif name in fr.closure:
+                    captured.append((name, fr.closure[name]))
+            closure = tuple(captured)
+        fref = FuncRef(fn, closure, defaults, kw_defaults)
+        if fn not in self.defined and fn.kind != "setter":
+            self.defined[fn] = fref
+        return fref
+
+    def stmt_ClassDef(self, node: ast.ClassDef, st: State, fr: Frame) -> State:
+        info = self.classes.get(id(node))
+        if info is None:
+            prefix = fr.func.qualname + ".<locals>." if fr.func is not None else ""
+            info = self.classes[id(node)] = ClassInfo(node, fr.module, prefix + node.name)
+        info.bases = []
+        for base in node.bases:
+            value = self.eval(base, st, fr)
+            info.bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
+        body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
+                           scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)
+        body_state = State({})
+        body_state = self.exec_block(node.body, body_state, body_frame)
+        info.namespace = body_state.vars
+        info.dataclass_fields = None
+        if any(is_dataclass_decorator(d) for d in node.decorator_list):
+            info.dataclass_fields = [
+                (stmt.target.id, stmt.value) for stmt in node.body
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                and "ClassVar" not in ast.unparse(stmt.annotation)
+            ]
+        st.vars[node.name] = V(ClassRef(info))
+        st.drop_overlays(node.name)
+        return st

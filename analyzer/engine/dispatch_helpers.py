@@ -1,0 +1,100 @@
+"""Helpers shared by the runtime_shim call evaluation: merging lifted outcomes, creation kinds, receivers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import lift
+from ..domain import (
+    TOP,
+    ArrayAtom,
+    Atom,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    RngAtom,
+    ScopeAtom,
+    ShimRef,
+    TensorAtom,
+    Value,
+)
+from ..facts import FactStore
+from ..shim_api import scalar_kind
+from .numpy_model import array_kinds
+from .program import FunctionInfo
+
+
+class NullFacts(FactStore):
+    """Facts of a quiet evaluation (narrowing operands): discarded."""
+
+
+
+def merge_lifted(into: lift.Lifted, part: lift.Lifted) -> None:
+    into.given(**part.operands)
+    into.possibilities.extend(part.possibilities)
+    into.results = into.results.join(part.results)
+    into.unknown = into.unknown or part.unknown
+
+
+
+def receiver_kind(atom: Atom) -> str:
+    if isinstance(atom, TensorAtom):
+        return "tensor"
+    if isinstance(atom, DeviceAtom):
+        return "device"
+    if isinstance(atom, ShimRef):
+        return atom.name
+    if isinstance(atom, ScopeAtom):
+        return "scope"
+    if isinstance(atom, DictAtom):
+        return "dict"
+    if isinstance(atom, ArrayAtom):
+        return "array"
+    if isinstance(atom, RngAtom):
+        return "rng"
+    return type(atom).__name__
+
+
+
+def scalar_kinds_of(value: Value) -> list[str]:
+    """The kinds of the Python number possibilities of a value."""
+    return sorted({scalar_kind(a.value) for a in value.atoms
+                   if isinstance(a, Const) and isinstance(a.value, (int, float, bool))})
+
+
+
+def created_kinds(creator: Any, args: list[Value], kwargs: dict[str, Value]) -> list[str] | None:
+    """The kinds a creation call makes (``None``: they depend on data the analysis does not know)."""
+    if creator.kind in ("float", "int", "bool"):
+        return [creator.kind]
+    if creator.kind == "value":
+        value = args[creator.data_pos] if len(args) > creator.data_pos else kwargs.get("value", TOP)
+        consts = value.consts()
+        if consts is None or not all(isinstance(c, (bool, int, float)) for c in consts):
+            return None
+        return sorted({scalar_kind(c) for c in consts})
+    data = args[creator.data_pos] if len(args) > creator.data_pos else kwargs.get("data", TOP)
+    return data_kinds(data)
+
+
+
+def data_kinds(data: Value) -> list[str] | None:
+    """The kinds ``Tensor.from_data`` makes of its data: those of the numpy array it becomes."""
+    return array_kinds(data)
+
+
+def describe_args(fn: FunctionInfo, bound: dict[str, Value]) -> tuple[tuple[str, str], ...]:
+    """Short states of the tensor and device arguments, for context descriptions."""
+    out = []
+    for name in fn.param_names:
+        value = bound.get(name)
+        if value is None or value.top or not value.atoms:
+            continue
+        if all(isinstance(a, (TensorAtom, DeviceAtom)) for a in value.atoms):
+            texts = sorted({a.reveal() for a in value.atoms})  # type: ignore[attr-defined]
+            if len(texts) <= 2:
+                out.append((name, " | ".join(texts)))
+    return tuple(out[:3])
+
+
+

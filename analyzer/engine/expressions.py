@@ -1,0 +1,369 @@
+"""Expressions: names, containers, operators, conditional expressions, walrus, comprehensions, lambdas."""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+from .. import lift
+from ..domain import (
+    BOOL,
+    BOTTOM,
+    FALSE,
+    NONE,
+    TOP,
+    TRUE,
+    ArrayAtom,
+    BuiltinRef,
+    DictAtom,
+    Instance,
+    SeqAtom,
+    V,
+    Value,
+    const,
+    const_value,
+    join_all,
+    seq,
+    seq_of,
+)
+from ..shim_api import BINARY, BINOPS, UNARY
+from .dispatch_helpers import NullFacts
+from .flow_state import Frame, State, join_states
+from .numpy_model import array_binop, array_compare
+from .python_values import (
+    ARITH_OPS,
+    BUILTIN_NAMES,
+    CMP_OPS,
+    and_bools,
+    compare_values,
+    fold_constants,
+    is_nonempty_sequence,
+    keep_walrus_bindings,
+    splice_items,
+)
+
+
+class Expressions:
+    """Expressions."""
+
+    def eval(self, node: ast.expr | None, st: State, fr: Frame, quiet: bool = False) -> Value:
+        if node is None:
+            return NONE
+        if st.dead:
+            return BOTTOM
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            return TOP
+        if quiet:
+            saved, self.facts = self.facts, NullFacts()
+            try:
+                return method(node, st, fr)
+            finally:
+                self.facts = saved
+        return method(node, st, fr)
+
+    def expr_Constant(self, node: ast.Constant, st: State, fr: Frame) -> Value:
+        return const_value(node.value)
+
+    def expr_Name(self, node: ast.Name, st: State, fr: Frame) -> Value:
+        return self.lookup(node.id, st, fr)
+
+    def lookup(self, name: str, st: State, fr: Frame) -> Value:
+        value = st.vars.get(name)
+        if value is not None:
+            return value
+        if fr.kind != "module":
+            value = fr.closure.get(name)
+            if value is not None:
+                return value
+            value = fr.module.namespace.get(name)
+            if value is not None:
+                return value
+        if name in BUILTIN_NAMES:
+            return V(BuiltinRef(name))
+        return TOP
+
+    def expr_Subscript(self, node: ast.Subscript, st: State, fr: Frame) -> Value:
+        container = self.eval(node.value, st, fr)
+        if isinstance(node.slice, ast.Slice):
+            for part in (node.slice.lower, node.slice.upper, node.slice.step):
+                if part is not None:
+                    self.eval(part, st, fr)
+            return self._slice(container)
+        key = self.eval(node.slice, st, fr)
+        keys = key.consts()
+        out = TOP if container.top else BOTTOM
+        for atom in container.atoms:
+            if isinstance(atom, SeqAtom):
+                if atom.items is not None and keys and all(isinstance(k, int) and not isinstance(k, bool)
+                                                           for k in keys):
+                    for k in keys:
+                        if -len(atom.items) <= k < len(atom.items):
+                            out = out.join(atom.items[k])
+                else:
+                    out = out.join(atom.elem if not atom.elem.is_bottom else TOP)
+            elif isinstance(atom, DictAtom):
+                if keys:
+                    for k in keys:
+                        found = atom.get(k)
+                        out = out.join(found if found is not None else TOP)
+                else:
+                    out = out.join(join_all(v for _k, v in atom.items)).join(TOP)
+            elif isinstance(atom, ArrayAtom):
+                out = out.join(V(atom))  # an element, a slice or a selection keeps the dtype
+            elif isinstance(atom, Instance):
+                getter = self.attribute_of(atom, "__getitem__", node, st, fr)
+                out = out.join(self.call(getter, [key], {}, node, st, fr) if getter is not None else TOP)
+            else:
+                out = out.join(TOP)
+        return out
+
+    @staticmethod
+    def _slice(container: Value) -> Value:
+        out = TOP if container.top else BOTTOM
+        for atom in container.atoms:
+            if isinstance(atom, SeqAtom):
+                out = out.join(V(seq_of(atom.kind, atom.elem)))
+            else:
+                out = out.join(V(atom) if isinstance(atom, ArrayAtom) else TOP)
+        return out
+
+    def expr_Tuple(self, node: ast.Tuple | ast.List | ast.Set, st: State, fr: Frame) -> Value:
+        kind = {ast.Tuple: "tuple", ast.List: "list", ast.Set: "set"}[type(node)]
+        items: list[Value] = []
+        known = True
+        for elt in node.elts:
+            if isinstance(elt, ast.Starred):
+                inner = self.eval(elt.value, st, fr)
+                spliced = splice_items(inner)
+                if spliced is None:
+                    known = False
+                    items.append(self.iter_element(inner))
+                else:
+                    items.extend(spliced)
+            else:
+                items.append(self.eval(elt, st, fr))
+        if st.dead:
+            return BOTTOM
+        if not known:
+            return V(seq_of(kind, join_all(items)))
+        return V(seq(kind, items))
+
+    expr_List = expr_Tuple
+
+    expr_Set = expr_Tuple
+
+    def expr_Dict(self, node: ast.Dict, st: State, fr: Frame) -> Value:
+        items = []
+        known = True
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            value = self.eval(value_node, st, fr)
+            if key_node is None:
+                known = False
+                continue
+            keys = self.eval(key_node, st, fr).consts()
+            if keys and len(keys) == 1:
+                items.append((keys[0], value))
+            else:
+                known = False
+        if st.dead:
+            return BOTTOM
+        return V(DictAtom(tuple(items))) if known else TOP
+
+    def expr_JoinedStr(self, node: ast.JoinedStr, st: State, fr: Frame) -> Value:
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                self.eval(value.value, st, fr)
+        return TOP
+
+    def expr_FormattedValue(self, node: ast.FormattedValue, st: State, fr: Frame) -> Value:
+        self.eval(node.value, st, fr)
+        return TOP
+
+    def expr_NamedExpr(self, node: ast.NamedExpr, st: State, fr: Frame) -> Value:
+        value = self.eval(node.value, st, fr)
+        if not st.dead:
+            self.assign(node.target, value, st, fr)
+        return value
+
+    def expr_IfExp(self, node: ast.IfExp, st: State, fr: Frame) -> Value:
+        true, false = self.branch(node.test, st, fr)
+        body = self.eval(node.body, true, fr) if not true.dead else BOTTOM
+        orelse = self.eval(node.orelse, false, fr) if not false.dead else BOTTOM
+        merged = join_states([true, false])
+        st.vars, st.dead = merged.vars, merged.dead
+        return body.join(orelse)
+
+    def expr_BoolOp(self, node: ast.BoolOp, st: State, fr: Frame) -> Value:
+        """``a or b`` / ``a and b``: each operand evaluated where the previous ones decided to go on."""
+        is_and = isinstance(node.op, ast.And)
+        result = BOTTOM
+        exits: list[State] = []
+        current = st.copy()
+        for i, value_node in enumerate(node.values):
+            value = self.eval(value_node, current, fr)
+            if current.dead:
+                break
+            if i == len(node.values) - 1:
+                result = result.join(value)
+                exits.append(current)
+                break
+            stop_when = not is_and  # "and" stops on a falsy value, "or" on a truthy one
+            stopping = value.filter(lambda a, w=stop_when: a.truthy() in (w, None))
+            going_on = value.filter(lambda a, w=stop_when: a.truthy() in (not w, None))
+            if not stopping.is_bottom or stopping.top:
+                result = result.join(stopping)
+                exits.append(current.copy())
+            if going_on.is_bottom and not going_on.top:
+                break
+            path = self._target(value_node, current)
+            if path is not None and not path[1]:
+                current.vars[path[0]] = going_on
+        merged = join_states(exits)
+        st.vars, st.dead = merged.vars, merged.dead
+        return result
+
+    def expr_Compare(self, node: ast.Compare, st: State, fr: Frame) -> Value:
+        left = self.eval(node.left, st, fr)
+        result: Value | None = None
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(right_node, st, fr)
+            array = array_compare(left, right) if len(node.ops) == 1 else None
+            if array is not None:
+                return array if not st.dead else BOTTOM
+            compare = CMP_OPS.get(type(op))
+            outcome = compare_values(compare, left, right) if compare is not None else None
+            value = BOOL if outcome is None else (TRUE if outcome else FALSE)
+            result = value if result is None else and_bools(result, value)
+            left = right
+        return result if result is not None and not st.dead else BOTTOM
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, st: State, fr: Frame) -> Value:
+        operand = self.eval(node.operand, st, fr)
+        if st.dead:
+            return BOTTOM
+        if isinstance(node.op, ast.Not):
+            truth = operand.truthiness()
+            if truth == {True}:
+                return FALSE
+            if truth == {False}:
+                return TRUE
+            return BOOL
+        if isinstance(node.op, ast.USub) and operand.tensors():
+            site = self.site(node, "Tensor.neg", fr)
+            lifted = lift.unary(fr.profile, UNARY["neg"], operand, fr.scopes, self.origin(node, fr))
+            return self.record(site, lifted, st, fr)
+        if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
+            booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
+            return TOP if booleans else operand  # numpy refuses to negate booleans
+        consts = operand.consts()
+        if consts is not None and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            try:
+                fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)]
+                return Value(frozenset(const(fn(c)) for c in consts))
+            except Exception:  # noqa: BLE001 - a constant the program would fail on
+                return TOP
+        return TOP
+
+    def expr_BinOp(self, node: ast.BinOp, st: State, fr: Frame) -> Value:
+        left = self.eval(node.left, st, fr)
+        right = self.eval(node.right, st, fr)
+        if st.dead:
+            return BOTTOM
+        return self.binop(node.op, left, right, node, st, fr)
+
+    def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        name = BINOPS.get(type(op))
+        if name is not None and (left.tensors() or right.tensors()):
+            return self.tensor_binary(BINARY[name], left, right, node, st, fr, reflected=True)
+        array = array_binop(op, left, right)
+        if array is not None:
+            return array
+        lc, rc = left.consts(), right.consts()
+        fn = ARITH_OPS.get(type(op))
+        if lc is not None and rc is not None and fn is not None and len(lc) * len(rc) <= 8:
+            results = [fold_constants(fn, a, b) for a in lc for b in rc]
+            if results and all(r is not None for r in results):
+                return Value(frozenset(const(r) for r in results))
+        if isinstance(op, ast.Add) and left.only(SeqAtom) and right.only(SeqAtom):
+            return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))  # type: ignore[attr-defined]
+        return TOP
+
+    def expr_Lambda(self, node: ast.Lambda, st: State, fr: Frame) -> Value:
+        return V(self.make_function(node, st, fr))
+
+    def expr_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp, st: State, fr: Frame) -> Value:
+        inner = self._comprehension(node.generators, st, fr)
+        if inner is None:
+            return V(seq("list", ())) if not st.dead else BOTTOM
+        element = self.eval(node.elt, inner, fr)
+        keep_walrus_bindings(st, inner, node)
+        if inner.dead and self._runs_at_least_once(node.generators, st, fr):
+            st.dead = True  # every element raises and there is at least one
+            return BOTTOM
+        kind = "set" if isinstance(node, ast.SetComp) else "list"
+        return V(seq_of(kind, element))
+
+    expr_SetComp = expr_ListComp
+
+    expr_GeneratorExp = expr_ListComp
+
+    def expr_DictComp(self, node: ast.DictComp, st: State, fr: Frame) -> Value:
+        inner = self._comprehension(node.generators, st, fr)
+        if inner is not None:
+            self.eval(node.key, inner, fr)
+            self.eval(node.value, inner, fr)
+            keep_walrus_bindings(st, inner, node)
+            if inner.dead and self._runs_at_least_once(node.generators, st, fr):
+                st.dead = True
+                return BOTTOM
+        return TOP
+
+    def _runs_at_least_once(self, generators: list[ast.comprehension], st: State, fr: Frame) -> bool:
+        """A single unconditional generator over a sequence of known, non-zero length."""
+        if len(generators) != 1 or generators[0].ifs:
+            return False
+        return is_nonempty_sequence(self.eval(generators[0].iter, st.copy(), fr, quiet=True))
+
+    def _comprehension(self, generators: list[ast.comprehension], st: State, fr: Frame) -> State | None:
+        """The state inside the comprehension (targets bound to the element values), or ``None`` if empty."""
+        inner = st.copy()
+        for gen in generators:
+            iterable = self.eval(gen.iter, inner, fr)
+            if inner.dead:
+                st.dead = True
+                return None
+            element = self.iter_element(iterable)
+            if element.is_bottom:
+                return None
+            self.assign(gen.target, element, inner, fr)
+            for cond in gen.ifs:
+                inner, _ = self.branch(cond, inner, fr)
+                if inner.dead:
+                    return None
+        return inner
+
+    def expr_Starred(self, node: ast.Starred, st: State, fr: Frame) -> Value:
+        return self.eval(node.value, st, fr)
+
+    def expr_Await(self, node: ast.Await, st: State, fr: Frame) -> Value:
+        self.eval(node.value, st, fr)
+        return TOP
+
+    def expr_Yield(self, node: ast.Yield | ast.YieldFrom, st: State, fr: Frame) -> Value:
+        if node.value is not None:
+            self.eval(node.value, st, fr)
+        return TOP
+
+    expr_YieldFrom = expr_Yield
+
+    def iter_element(self, value: Value) -> Value:
+        out = TOP if value.top else BOTTOM
+        for atom in value.atoms:
+            if isinstance(atom, SeqAtom):
+                out = out.join(atom.elem)
+            elif isinstance(atom, DictAtom):
+                out = out.join(Value(frozenset(const(k) for k, _v in atom.items)))
+            else:
+                out = out.join(TOP)
+        return out

@@ -1,0 +1,110 @@
+"""Flow state: the variables at one program point, their join, the activation frame, and widening."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from runtime_shim.semantics import DEFAULT_PROFILE
+
+from ..domain import BOTTOM, TOP, ScopeId, Value
+from ..facts import Context
+from .limits import MAX_ATOMS, MAX_DEPTH
+from .program import ClassInfo, FunctionInfo, ModuleInfo
+
+
+class State:
+    """Variables (and ``name.attr`` overlays of instance attributes) on one program point."""
+
+    __slots__ = ("vars", "dead")
+
+    def __init__(self, variables: dict[str, Value] | None = None, dead: bool = False) -> None:
+        self.vars: dict[str, Value] = variables if variables is not None else {}
+        self.dead = dead
+
+    def copy(self) -> State:
+        return State(dict(self.vars), self.dead)
+
+    def same(self, other: State) -> bool:
+        return self.dead == other.dead and self.vars == other.vars
+
+    def drop_overlays(self, base: str | None = None, attrs: Iterable[str] | None = None) -> None:
+        keys = [k for k in self.vars if "." in k]
+        for key in keys:
+            name, _, attr = key.partition(".")
+            if base is not None and name != base:
+                continue
+            if attrs is not None and attr not in attrs:
+                continue
+            del self.vars[key]
+
+
+
+def dead() -> State:
+    return State({}, True)
+
+
+
+def join_states(states: Iterable[State]) -> State:
+    live = [s for s in states if not s.dead]
+    if not live:
+        return dead()
+    out = dict(live[0].vars)
+    for other in live[1:]:
+        for key in [k for k in out if "." in k and k not in other.vars]:
+            del out[key]  # an overlay on one path only: fall back to the heap
+        for key, value in other.vars.items():
+            if key in out:
+                out[key] = out[key].join(value)
+            elif "." not in key:
+                out[key] = value
+    return State(out)
+
+
+
+class Frame:
+    """One activation: a module's top level, a class body, or a function in one context."""
+
+    def __init__(self, module: ModuleInfo, ctx: Context, *, func: FunctionInfo | None = None,
+                 closure: dict[str, Value] | None = None, scopes: frozenset[ScopeId] = frozenset(),
+                 profile: str = DEFAULT_PROFILE, kind: str = "function", cls: ClassInfo | None = None) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.func = func
+        self.closure = closure or {}
+        self.scopes = scopes
+        self.profile = profile
+        self.kind = kind  # "module", "class", "function"
+        self.cls = cls
+        self.loops: list[tuple[list[State], list[State]]] = []
+        self.collectors: list[list[State]] = []
+        self.returns: Value = BOTTOM
+
+    @property
+    def file(self) -> str:
+        return self.module.file
+
+
+
+def widen_if_large(value: Value) -> Value:
+    """Widen a value that has grown too many possibilities, or nests too deeply."""
+    if len(value.atoms) > MAX_ATOMS or value.depth > MAX_DEPTH:
+        return TOP
+    return value
+
+
+
+def force_top(state: State, widened: set[str]) -> None:
+    for name in widened:
+        if name in state.vars:
+            state.vars[name] = TOP
+
+
+
+def widen_changed(old: State, new: State, widened: set[str]) -> None:
+    for name, value in new.vars.items():
+        if old.vars.get(name) != value:
+            widened.add(name)
+            new.vars[name] = TOP
+
+
+

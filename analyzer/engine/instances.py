@@ -1,0 +1,62 @@
+"""Class instantiation: ``__init__``, dataclass fields with defaults and factories, ``super()``."""
+
+from __future__ import annotations
+
+import ast
+
+from ..domain import TOP, FuncRef, Instance, V, Value
+from .flow_state import Frame, State
+from .program import ClassInfo, SuperRef
+from .python_values import call_name
+
+
+class Instances:
+    """Class instantiation."""
+
+    def instantiate(self, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                    st: State, fr: Frame, star_unknown: bool = False) -> Value:
+        line = getattr(node, "lineno", 0)
+        col = getattr(node, "col_offset", 0)
+        instance = Instance(cls, fr.file, line, col, fr.ctx.id)
+        self.instances.setdefault(cls, set()).add(instance)
+        init = cls.lookup("__init__")
+        if init is not None:
+            for atom in init.atoms:
+                if isinstance(atom, FuncRef):
+                    bound = FuncRef(atom.fn, atom.closure, atom.defaults, atom.kw_defaults, instance)
+                    self.call_function(bound, args, kwargs, node, fr, st=st, star_unknown=star_unknown)
+        elif cls.dataclass_fields is not None:
+            self._dataclass_init(cls, instance, args, kwargs, node, st, fr)
+        post_init = cls.lookup("__post_init__")
+        if post_init is not None and init is None and cls.dataclass_fields is not None:
+            self.call(self._bind_class_attr(post_init, instance, node, st, fr), [], {}, node, st, fr)
+        return V(instance)
+
+    def _dataclass_init(self, cls: ClassInfo, instance: Instance, args: list[Value], kwargs: dict[str, Value],
+                        node: ast.AST | None, st: State, fr: Frame) -> None:
+        fields = [f for c in reversed(cls.mro()) for f in (c.dataclass_fields or [])]
+        for i, (name, default) in enumerate(fields):
+            if i < len(args):
+                value = args[i]
+            elif name in kwargs:
+                value = kwargs[name]
+            elif default is None:
+                value = TOP
+            elif isinstance(default, ast.Call) and call_name(default) == "field":
+                value = TOP
+                for keyword in default.keywords:
+                    if keyword.arg == "default":
+                        value = self.eval(keyword.value, st.copy(), fr)
+                    elif keyword.arg == "default_factory":
+                        factory = self.eval(keyword.value, st.copy(), fr)
+                        value = self.call(factory, [], {}, node, st, fr)
+            else:
+                value = cls.namespace.get(name, TOP)
+            self.store_attribute(V(instance), name, value, fr)
+
+    def _super(self, st: State, fr: Frame) -> Value:
+        if fr.func is None or fr.func.cls is None or not fr.func.positional:
+            return TOP
+        this = st.vars.get(fr.func.positional[0], TOP)
+        atoms = [SuperRef(fr.func.cls, atom) for atom in this.atoms if isinstance(atom, Instance)]
+        return Value(frozenset(atoms), this.top)

@@ -1,0 +1,102 @@
+"""Modules of the analysed project: loading them (a cycle sees what is defined so far), their attributes,
+and import statements."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..domain import TOP, ModuleRef, NumpyRef, ShimModule, ShimRef, V, Value
+from ..imports import (
+    ProjectModuleTarget,
+    ProjectNameTarget,
+    ShimModuleTarget,
+    ShimNameTarget,
+    StarTarget,
+    UnknownTarget,
+    is_shim_module,
+    shim_public_names,
+)
+from .flow_state import Frame, State
+from .program import ModuleInfo
+
+
+class ModuleLoading:
+    """Modules of the analysed project."""
+
+    def find_module(self, name: str, root: str) -> ModuleInfo | None:
+        """The analysed module ``name`` as seen from a module under ``root`` (the same root first)."""
+        candidates = self.by_name.get(name)
+        if not candidates:
+            return None
+        for module in candidates:
+            if module.root == root:
+                return module
+        return candidates[0]
+
+    def module_ref(self, name: str, root: str) -> ModuleRef:
+        module = self.find_module(name, root)
+        return ModuleRef(name, module.root if module is not None else root)
+
+    def load_module(self, module: ModuleInfo | None) -> dict[str, Value] | None:
+        if module is None:
+            return None
+        if module.state != "new":
+            return module.namespace  # done, or a cycle: what is defined so far
+        module.state = "loading"
+        tree = module.source.tree
+        assert tree is not None
+        ctx = self.module_context(module)
+        frame = Frame(module, ctx, kind="module", profile=self.profile)
+        state = State(module.namespace)
+        state.vars["__name__"] = TOP
+        state.vars["__file__"] = TOP
+        self.exec_block(tree.body, state, frame)
+        module.namespace = state.vars if not state.dead else module.namespace
+        module.state = "done"
+        return module.namespace
+
+    def module_attr(self, ref: ModuleRef, attr: str) -> Value:
+        namespace = self.load_module(self.find_module(ref.name, ref.root))
+        if namespace is not None and attr in namespace:
+            return namespace[attr]
+        sub = f"{ref.name}.{attr}"
+        if self.resolver.is_project(sub):
+            return V(self.module_ref(sub, ref.root))
+        return TOP
+
+    def stmt_Import(self, node: ast.Import | ast.ImportFrom, st: State, fr: Frame) -> State:
+        for name, target in self.resolver.resolve(node, fr.module.source.package):
+            if name == "*" and isinstance(target, StarTarget):
+                self._import_star(target.module, st, fr)
+                continue
+            st.vars[name] = self.import_value(target, fr)
+            st.drop_overlays(name)
+        return st
+
+    stmt_ImportFrom = stmt_Import
+
+    def _import_star(self, module: str, st: State, fr: Frame) -> None:
+        if is_shim_module(module):
+            for name in shim_public_names():
+                st.vars[name] = V(ShimRef(name))
+            return
+        namespace = self.load_module(self.find_module(module, fr.module.root)) or {}
+        for name, value in namespace.items():
+            if not name.startswith("_") and "." not in name:
+                st.vars[name] = value
+
+    def import_value(self, target: Any, fr: Frame) -> Value:
+        if isinstance(target, ShimNameTarget):
+            return V(ShimRef(target.name))
+        if isinstance(target, ShimModuleTarget):
+            return V(ShimModule(target.path))
+        if isinstance(target, ProjectModuleTarget):
+            ref = self.module_ref(target.module, fr.module.root)
+            self.load_module(self.find_module(ref.name, ref.root))
+            return V(ref)
+        if isinstance(target, ProjectNameTarget):
+            return self.module_attr(self.module_ref(target.module, fr.module.root), target.name)
+        if isinstance(target, UnknownTarget) and (target.what == "numpy" or target.what.startswith("numpy.")):
+            return V(NumpyRef(target.what))
+        return TOP

@@ -1,0 +1,164 @@
+"""Branch conditions: the states where a test is true and false, narrowed on device and tensor predicates."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from runtime_shim.semantics import AF, Role
+
+from .. import lift
+from ..domain import BOTTOM, TOP, Atom, DeviceAtom, Instance, Origin, TensorAtom, V, Value, const
+from .flow_state import Frame, State, dead, join_states
+from .python_values import CMP_OPS, compare_values, is_none_value, negate, truth_of
+
+
+class Narrowing:
+    """Branch conditions."""
+
+    def branch(self, test: ast.expr, st: State, fr: Frame) -> tuple[State, State]:
+        """The states where ``test`` is true and where it is false (each dead when impossible)."""
+        if isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And):
+                falses = []
+                current = st
+                for value in test.values:
+                    current, false = self.branch(value, current, fr)
+                    falses.append(false)
+                    if current.dead:
+                        break
+                return current, join_states(falses)
+            trues = []
+            current = st
+            for value in test.values:
+                true, current = self.branch(value, current, fr)
+                trues.append(true)
+                if current.dead:
+                    break
+            return join_states(trues), current
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            true, false = self.branch(test.operand, st, fr)
+            return false, true
+        value = self.eval(test, st, fr)
+        if st.dead:
+            return st, dead()
+        true, false = st.copy(), st.copy()
+        truth = value.truthiness()
+        if truth == {True}:
+            false.dead = True
+        elif truth == {False}:
+            true.dead = True
+        for key, pred in self._narrowings(test, st, fr):
+            self._narrow(key, pred, true, false, fr)
+        return true, false
+
+    def _narrow(self, key: str, pred: Callable[[Atom], bool | None], true: State, false: State, fr: Frame) -> None:
+        for state, wanted in ((true, True), (false, False)):
+            if state.dead:
+                continue
+            current = state.vars.get(key)
+            if current is None:
+                if "." not in key:
+                    continue
+                base, _, attr = key.partition(".")
+                current = self.attribute(state.vars.get(base, TOP), attr, None, state, fr)
+            kept = current.filter(lambda atom, w=wanted: pred(atom) in (w, None))
+            if kept.is_bottom and not current.is_bottom:
+                state.dead = True
+            elif kept is not current:
+                state.vars[key] = kept
+
+    def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[str, Callable[[Atom], bool | None]]]:
+        out: list[tuple[str, Callable[[Atom], bool | None]]] = []
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, left, right = test.ops[0], test.left, test.comparators[0]
+            if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                path = self._target(left, st)
+                if path is not None:
+                    key, steps = path
+                    is_none = isinstance(op, ast.Is)
+                    out.append((key, lambda atom, s=steps, w=is_none: self._project_pred(
+                        atom, s, lambda v: is_none_value(v) if w else negate(is_none_value(v)))))
+                return out
+            compare = CMP_OPS.get(type(op))
+            if compare is None:
+                return out
+            for this, other, flipped in ((left, right, False), (right, left, True)):
+                path = self._target(this, st)
+                if path is None:
+                    continue
+                key, steps = path
+                other_value = self.eval(other, st.copy(), fr, quiet=True)
+                out.append((key, lambda atom, s=steps, o=other_value, f=flipped: self._project_pred(
+                    atom, s, lambda v: compare_values(compare, o, v) if f else compare_values(compare, v, o))))
+            return out
+        path = self._target(test, st)
+        if path is not None:
+            key, steps = path
+            out.append((key, lambda atom, s=steps: self._project_pred(atom, s, truth_of)))
+        return out
+
+    def _target(self, expr: ast.expr, st: State) -> tuple[str, list[tuple[str, str]]] | None:
+        """A narrowable variable (``name`` or ``name.attr``) and the steps from it to ``expr``."""
+        steps: list[tuple[str, str]] = []
+        current = expr
+        while True:
+            if isinstance(current, ast.Call) and not current.args and not current.keywords and isinstance(
+                    current.func, ast.Attribute):
+                steps.append(("call", current.func.attr))
+                current = current.func.value
+            elif isinstance(current, ast.Attribute):
+                steps.append(("attr", current.attr))
+                current = current.value
+            elif isinstance(current, ast.Name):
+                break
+            else:
+                return None
+        steps.reverse()
+        name = current.id
+        if steps and steps[0][0] == "attr":
+            dotted = f"{name}.{steps[0][1]}"
+            base = st.vars.get(name)
+            if dotted in st.vars or (base is not None and base.of_type(Instance)):
+                return dotted, steps[1:]
+        if name not in st.vars:
+            return None
+        return name, steps
+
+    def _project_pred(self, atom: Atom, steps: list[tuple[str, str]],
+                      test: Callable[[Value], bool | None]) -> bool | None:
+        value = V(atom)
+        for kind, name in steps:
+            value = self._pure_step(value, kind, name)
+            if value is None:
+                return None
+        return test(value)
+
+    def _pure_step(self, value: Value, kind: str, name: str) -> Value | None:
+        """Follow ``.name`` or ``.name()`` without recording facts; ``None`` when not modelled."""
+        out = BOTTOM
+        for atom in value.atoms:
+            if isinstance(atom, TensorAtom):
+                if kind == "call" and name == "device":
+                    out = out.join(V(atom.reported_device()))
+                elif kind == "call" and name == "is_require_grad":
+                    out = out.join(V(const(atom.cls is AF and atom.role is not Role.UNTRACKED)))
+                elif kind == "attr" and name == "kind":
+                    out = out.join(V(const(atom.kind)))
+                else:
+                    return None
+            elif isinstance(atom, DeviceAtom):
+                if kind == "call" and name == "is_autodiff":
+                    out = out.join(V(const(atom.ad)))
+                elif kind == "call" and name == "inner":
+                    out = out.join(V(atom.inner()))
+                elif kind == "call" and name == "gradient_checkpointing_strategy":
+                    lifted = lift.device_call(self.profile, name, V(atom), Origin("", 0, 0, ""))
+                    out = out.join(lifted.results)
+                elif kind == "attr" and name in ("backend", "index", "is_capture"):
+                    out = out.join(self._device_attr(atom, name))
+                else:
+                    return None
+            else:
+                return None
+        return out.join(TOP) if value.top else out

@@ -1,0 +1,277 @@
+"""numpy arrays and their dtypes: the kind (float, int, bool) ``Tensor.from_data`` makes of them.
+
+Only what decides a tensor's kind is modelled: creation functions with and
+without ``dtype=``, ``astype``, the ``numpy.random`` generators (``normal``,
+``uniform`` ... give float64, ``integers`` int64), dtype constructors
+(``np.float32(x)``), indexing and reshaping (the dtype is kept), reductions
+(``mean`` gives a float), and arithmetic promotion at the level of kinds
+(NEP 50: a Python scalar never widens an array beyond its own kind; ``/`` is
+always float). Anything else numpy returns is unknown: the analysis never
+guesses a kind, so a tensor made from it has an unknown state.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..domain import TOP, ArrayAtom, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
+from ..shim_api import promote, promote_scalar, scalar_kind
+
+#: numpy dtypes (as attribute names of the ``numpy`` module or as strings) and their tensor kind. Only the
+#: dtypes the runtime's executors accept are listed; any other dtype is unknown.
+_DTYPE_KINDS = {
+    **dict.fromkeys(("float16", "float32", "float64", "half", "single", "double", "float_", "f2", "f4", "f8",
+                     "float"), "float"),
+    **dict.fromkeys(("int8", "int16", "int32", "int64", "uint8", "intp", "int_", "i1", "i2", "i4", "i8", "u1",
+                     "int", "long", "longlong"), "int"),
+    **dict.fromkeys(("bool", "bool_", "?"), "bool"),
+}
+_BUILTIN_DTYPES = {"float": "float", "int": "int", "bool": "bool"}
+
+#: ``numpy.<name>(shape, dtype=float64)``: float unless ``dtype`` says otherwise.
+_FLOAT_CREATORS = frozenset({"zeros", "ones", "empty", "eye", "identity", "linspace", "logspace"})
+#: ``numpy.<name>(a, dtype=None)``: the kind of ``a`` unless ``dtype`` says otherwise.
+_LIKE_CREATORS = frozenset({"zeros_like", "ones_like", "empty_like", "asarray", "array", "ascontiguousarray",
+                            "asanyarray", "copy"})
+#: float results whatever the (numeric) input: transcendental ufuncs and averages.
+_FLOAT_FUNCTIONS = frozenset({"sqrt", "exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "mean", "std", "var",
+                              "average"})
+#: ``numpy.random`` legacy functions and ``Generator`` methods that sample floats (float64 by default).
+_FLOAT_SAMPLERS = frozenset({
+    "normal", "uniform", "random", "standard_normal", "rand", "randn", "random_sample", "exponential", "gamma",
+    "beta", "lognormal", "laplace", "logistic", "standard_exponential", "standard_gamma", "standard_cauchy",
+    "standard_t", "chisquare", "triangular", "vonmises", "weibull", "rayleigh", "pareto", "power", "gumbel", "wald",
+})
+#: samplers of integers (int64 by default).
+_INT_SAMPLERS = frozenset({"integers", "randint", "binomial", "poisson", "geometric", "hypergeometric",
+                           "negative_binomial", "zipf", "multinomial"})
+#: array methods and attributes that keep the dtype.
+_SAME_KIND = frozenset({"reshape", "ravel", "flatten", "copy", "squeeze", "transpose", "swapaxes", "repeat", "take",
+                        "clip", "round", "max", "min"})
+_ARRAY_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def dtype_kind(value: Value | None) -> str | None:
+    """The kind a ``dtype=`` value names (``np.float32``, ``"int64"``, ``float``); ``None``: unknown."""
+    if value is None or value.top or len(value.atoms) != 1:
+        return None
+    atom = next(iter(value.atoms))
+    if isinstance(atom, NumpyRef) and atom.path.startswith("numpy."):
+        return _DTYPE_KINDS.get(atom.path.removeprefix("numpy."))
+    if isinstance(atom, BuiltinRef):
+        return _BUILTIN_DTYPES.get(atom.name)
+    if isinstance(atom, Const) and isinstance(atom.value, str):
+        return _DTYPE_KINDS.get(atom.value)
+    return None
+
+
+def array_kinds(value: Value) -> list[str] | None:
+    """The kinds ``np.asarray(value)`` may have, one per possibility: arrays keep theirs, a Python list of
+    scalars is promoted (floats are float64, ints int64, bools bool; an empty list is float64). ``None``: some
+    possibility is unknown."""
+    kinds = _possible_kinds(value, 0)
+    return sorted(kinds) if kinds else None
+
+
+def _possible_kinds(value: Value, depth: int) -> set[str] | None:
+    if value.top or value.is_bottom or depth > 8:
+        return None
+    out: set[str] = set()
+    for atom in value.atoms:
+        if isinstance(atom, ArrayAtom):
+            out.add(atom.kind)
+        elif isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)):
+            out.add(scalar_kind(atom.value))
+        elif isinstance(atom, SeqAtom):
+            kinds = _sequence_kinds(atom, depth)
+            if kinds is None:
+                return None
+            out |= kinds
+        else:
+            return None
+    return out
+
+
+def _sequence_kinds(atom: SeqAtom, depth: int) -> set[str] | None:
+    if atom.items is not None:
+        if not atom.items:
+            return {"float"}
+        acc: set[str] | None = None
+        for item in atom.items:
+            kinds = _possible_kinds(item, depth + 1)
+            if kinds is None:
+                return None
+            acc = set(kinds) if acc is None else {promote(a, k) for a in acc for k in kinds}
+        return acc
+    kinds = _possible_kinds(atom.elem, depth + 1) if not atom.elem.is_bottom else set()
+    if kinds is None:
+        return None
+    closed = set(kinds) | {promote(a, b) for a in kinds for b in kinds}
+    return closed | {"float"}  # the list may be empty: float64
+
+
+def _one_array_kind(value: Value) -> str | None:
+    kinds = array_kinds(value)
+    return kinds[0] if kinds and len(kinds) == 1 else None
+
+
+def _arrays(*kinds: str | None) -> Value:
+    if any(kind is None for kind in kinds):
+        return TOP
+    return Value(frozenset(ArrayAtom(kind) for kind in kinds))  # type: ignore[arg-type]
+
+
+def _arg(args: list[Value], kwargs: dict[str, Value], pos: int, name: str) -> Value | None:
+    return args[pos] if len(args) > pos else kwargs.get(name)
+
+
+def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """The value of calling ``numpy.<path>`` (only the kind of an array result is modelled)."""
+    name = path.rpartition(".")[2]
+    dtype = kwargs.get("dtype")
+    if path in ("numpy.random.default_rng", "numpy.random.Generator"):
+        return V(RngAtom())
+    if path.startswith("numpy.random."):
+        return _sample(name, dtype)
+    if name in _DTYPE_KINDS and path == f"numpy.{name}" and name not in ("float", "int", "bool", "long"):
+        return _arrays(_DTYPE_KINDS[name])  # a numpy scalar of that dtype: np.float32(0.5)
+    if dtype is not None:
+        if name in _FLOAT_CREATORS | _LIKE_CREATORS | {"full", "arange", "full_like"}:
+            return _arrays(dtype_kind(dtype))
+        return TOP
+    if name in _FLOAT_CREATORS:
+        return _arrays("float")
+    if name in _LIKE_CREATORS:
+        data = _arg(args, kwargs, 0, "a" if name.endswith("_like") else "object")
+        return _arrays(_one_array_kind(data)) if data is not None else TOP
+    if name == "full":
+        fill = _arg(args, kwargs, 1, "fill_value")
+        return _arrays(_one_array_kind(fill)) if fill is not None else TOP
+    if name == "full_like":
+        fill = _arg(args, kwargs, 1, "fill_value")
+        return _arrays(_one_array_kind(fill)) if fill is not None else TOP
+    if name == "arange":
+        bounds = [*args, *(v for k, v in kwargs.items() if k in ("start", "stop", "step"))]
+        consts = [v.consts() for v in bounds]
+        if not bounds or any(c is None for c in consts):
+            return TOP
+        kinds = {scalar_kind(c) for group in consts for c in group}  # type: ignore[union-attr]
+        return _arrays("float" if "float" in kinds else "int")
+    if name in ("concatenate", "stack", "vstack", "hstack"):
+        data = _arg(args, kwargs, 0, "arrays")
+        return _arrays(_one_array_kind(data)) if data is not None else TOP
+    if name in ("sum", "cumsum", "prod", "max", "min", "abs", "clip", "round", "transpose", "reshape", "squeeze"):
+        data = _arg(args, kwargs, 0, "a")
+        kind = _one_array_kind(data) if data is not None and data.only(ArrayAtom) else None
+        widened = "int" if kind == "bool" and name in ("sum", "cumsum", "prod") else kind
+        return _arrays(widened)
+    if name in _FLOAT_FUNCTIONS:
+        data = _arg(args, kwargs, 0, "x")
+        return _arrays("float") if data is not None and _one_array_kind(data) is not None else TOP
+    return TOP
+
+
+def _sample(name: str, dtype: Value | None) -> Value:
+    if name in _FLOAT_SAMPLERS:
+        return _arrays(dtype_kind(dtype)) if dtype is not None else _arrays("float")
+    if name in _INT_SAMPLERS:
+        return _arrays(dtype_kind(dtype)) if dtype is not None else _arrays("int")
+    return TOP
+
+
+def rng_method(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """``rng.<name>(...)`` on a ``numpy.random.Generator``."""
+    if name == "permutation":
+        data = _arg(args, kwargs, 0, "x")
+        consts = data.consts() if data is not None else None
+        if consts is not None and all(isinstance(c, int) and not isinstance(c, bool) for c in consts):
+            return _arrays("int")
+        return _arrays(_one_array_kind(data)) if data is not None and data.only(ArrayAtom) else TOP
+    return _sample(name, kwargs.get("dtype"))
+
+
+def array_method(name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """``a.<name>(...)`` on numpy arrays."""
+    out: Value | None = None
+    for atom in receiver.atoms:
+        assert isinstance(atom, ArrayAtom)
+        if name == "astype":
+            result = _arrays(dtype_kind(_arg(args, kwargs, 0, "dtype")))
+        elif name in _SAME_KIND:
+            result = _arrays(atom.kind)
+        elif name in ("mean", "std", "var"):
+            result = _arrays(dtype_kind(kwargs["dtype"]) if "dtype" in kwargs else "float")
+        elif name in ("sum", "cumsum", "prod", "cumprod"):
+            result = _arrays("int" if atom.kind == "bool" else atom.kind) if "dtype" not in kwargs else TOP
+        elif name in ("argmax", "argmin", "argsort", "nonzero"):
+            result = _arrays("int") if name != "nonzero" else TOP
+        elif name in ("any", "all"):
+            result = _arrays("bool")
+        else:
+            result = TOP
+        out = result if out is None else out.join(result)
+    out = out if out is not None else TOP
+    return out.join(TOP) if receiver.top else out
+
+
+def array_attribute(atom: ArrayAtom, attr: str) -> Value:
+    """``a.T`` keeps the dtype; methods become bound calls; other attributes are unknown."""
+    if attr == "T":
+        return V(atom)
+    return TOP
+
+
+def array_binop(op: ast.operator, left: Value, right: Value) -> Value | None:
+    """``left <op> right`` where a side is a numpy array; ``None`` when neither side is one."""
+    if not (left.of_type(ArrayAtom) or right.of_type(ArrayAtom)):
+        return None
+    if not isinstance(op, _ARRAY_BINOPS) or left.top or right.top:
+        return TOP
+    out = None
+    for a in left.atoms:
+        for b in right.atoms:
+            kind = _pair_kind(op, a, b)
+            if kind is None:
+                return TOP
+            out = V(ArrayAtom(kind)) if out is None else out.join(V(ArrayAtom(kind)))
+    return out if out is not None else TOP
+
+
+def _operand_kind(atom: object) -> tuple[str, bool] | None:
+    """(kind, is a Python scalar) of one operand of array arithmetic."""
+    if isinstance(atom, ArrayAtom):
+        return atom.kind, False
+    if isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)):
+        return scalar_kind(atom.value), True
+    return None
+
+
+def _pair_kind(op: ast.operator, a: object, b: object) -> str | None:
+    left, right = _operand_kind(a), _operand_kind(b)
+    if left is None or right is None:
+        return None
+    if isinstance(op, ast.Div):
+        return "float"
+    if left[1] and right[1]:
+        return None  # two Python scalars: not an array operation
+    if left[1]:
+        kind = promote_scalar(right[0], left[0])
+    elif right[1]:
+        kind = promote_scalar(left[0], right[0])
+    else:
+        kind = promote(left[0], right[0])
+    if kind == "bool":
+        if isinstance(op, ast.Sub):
+            return None  # numpy refuses to subtract booleans
+        if isinstance(op, (ast.FloorDiv, ast.Mod, ast.Pow)):
+            return "int"
+    return kind
+
+
+def array_compare(left: Value, right: Value) -> Value | None:
+    """A comparison where a side is a numpy array: an array of bools (``None`` when neither side is one)."""
+    if not (left.of_type(ArrayAtom) or right.of_type(ArrayAtom)):
+        return None
+    if left.top or right.top or not all(_operand_kind(a) is not None for a in (*left.atoms, *right.atoms)):
+        return TOP
+    return V(ArrayAtom("bool"))

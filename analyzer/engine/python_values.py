@@ -1,0 +1,189 @@
+"""Plain Python semantics over abstract values: constant folding, comparisons, truthiness, AST helpers."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, SeqAtom, Value, same_device
+from .flow_state import State
+
+CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: operator.contains(b, a),
+    ast.NotIn: lambda a, b: not operator.contains(b, a), ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+
+ARITH_OPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+}
+
+BUILTIN_NAMES = frozenset({
+    "range", "enumerate", "zip", "list", "tuple", "set", "dict", "len", "isinstance", "print", "super",
+    "property", "staticmethod", "classmethod", "getattr", "hasattr", "setattr", "sorted", "reversed", "min",
+    "max", "sum", "abs", "int", "float", "str", "bool", "iter", "next", "repr", "type", "id", "round",
+    "any", "all", "map", "filter", "Exception", "RuntimeError", "ValueError", "TypeError", "KeyError",
+    "NotImplementedError", "AssertionError", "StopIteration", "object", "open", "format", "hash", "callable",
+})
+
+def fold_constants(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """Fold small constant arithmetic (``None``: too large, not a number or string, or it raises)."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        if fn is operator.pow and (abs(b) > 64 or abs(a) > 2**32):
+            return None
+        try:
+            result = fn(a, b)
+        except Exception:  # noqa: BLE001 - the program would fail here; the value is unknown
+            return None
+        if isinstance(result, int) and abs(result) > 2**63:
+            return None
+        return result if isinstance(result, numbers) else None
+    if isinstance(a, str) and isinstance(b, str) and fn is operator.add and len(a) + len(b) <= 256:
+        return a + b
+    if isinstance(a, str) and isinstance(b, int) and fn is operator.mul and b >= 0 and len(a) * b <= 256:
+        return a * b
+    return None
+
+
+
+def is_nonempty_sequence(value: Value) -> bool:
+    return value.only(SeqAtom) and all(a.items for a in value.atoms)  # type: ignore[attr-defined]
+
+
+
+def splice_items(value: Value) -> list[Value] | None:
+    """The items of ``*value`` when it is one sequence of known length."""
+    if not value.top and len(value.atoms) == 1:
+        atom = next(iter(value.atoms))
+        if isinstance(atom, SeqAtom) and atom.items is not None:
+            return list(atom.items)
+    return None
+
+
+
+def keep_walrus_bindings(st: State, inner: State, node: ast.AST) -> None:
+    """A walrus inside a comprehension binds in the enclosing scope."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name) and sub.target.id in inner.vars:
+            name = sub.target.id
+            st.vars[name] = st.vars[name].join(inner.vars[name]) if name in st.vars else inner.vars[name]
+
+
+
+def is_none_value(value: Value) -> bool | None:
+    if value.top:
+        return None
+    flags = {isinstance(a, Const) and a.value is None for a in value.atoms}
+    return flags.pop() if len(flags) == 1 else None
+
+
+
+def negate(flag: bool | None) -> bool | None:
+    return None if flag is None else not flag
+
+
+
+def truth_of(value: Value) -> bool | None:
+    truth = value.truthiness()
+    return truth.pop() if len(truth) == 1 else None
+
+
+
+def compare_values(compare: Callable[[Any, Any], Any] | None, left: Value, right: Value) -> bool | None:
+    """The outcome of ``left <op> right`` when every pair of possibilities agrees; ``None`` otherwise."""
+    if compare is None or left.top or right.top or left.is_bottom or right.is_bottom:
+        return None
+    outcomes: set[bool] = set()
+    for a in left.atoms:
+        for b in right.atoms:
+            outcome = compare_atoms(compare, a, b)
+            if outcome is None:
+                return None
+            outcomes.add(outcome)
+            if len(outcomes) > 1:
+                return None
+    return outcomes.pop() if outcomes else None
+
+
+
+def compare_atoms(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool | None:
+    if isinstance(a, DeviceAtom) and isinstance(b, DeviceAtom):
+        if compare not in (operator.eq, operator.ne):
+            return None
+        same = same_device(a.dev, b.dev)
+        if same is None:
+            return None
+        return same if compare is operator.eq else not same
+    if isinstance(a, Const) and isinstance(b, Const):
+        try:
+            return bool(compare(a.value, b.value))
+        except Exception:  # noqa: BLE001
+            return None
+    if isinstance(b, SeqAtom) and isinstance(a, Const) and b.items is not None and compare in (
+            CMP_OPS[ast.In], CMP_OPS[ast.NotIn]):
+        values = []
+        for item in b.items:
+            consts = item.consts()
+            if consts is None or len(consts) != 1:
+                return None
+            values.append(consts[0])
+        try:
+            return bool(compare(a.value, values))
+        except Exception:  # noqa: BLE001
+            return None
+    if compare in (operator.is_, operator.is_not):
+        a_none = isinstance(a, Const) and a.value is None
+        b_none = isinstance(b, Const) and b.value is None
+        if a_none and b_none:
+            return compare is operator.is_
+        if a_none or b_none:
+            return compare is operator.is_not
+    return None
+
+
+
+def and_bools(a: Value, b: Value) -> Value:
+    if a == FALSE or b == FALSE:
+        return FALSE
+    if a == TRUE and b == TRUE:
+        return TRUE
+    return BOOL
+
+
+
+def as_load(target: ast.expr) -> ast.expr:
+    """The load form of an augmented-assignment target."""
+    if isinstance(target, ast.Name):
+        return ast.copy_location(ast.Name(target.id, ast.Load()), target)
+    if isinstance(target, ast.Attribute):
+        return ast.copy_location(ast.Attribute(target.value, target.attr, ast.Load()), target)
+    if isinstance(target, ast.Subscript):
+        return ast.copy_location(ast.Subscript(target.value, target.slice, ast.Load()), target)
+    return target
+
+
+
+def call_name(node: ast.expr) -> str:
+    func = node.func if isinstance(node, ast.Call) else node
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+
+def is_dataclass_decorator(node: ast.expr) -> bool:
+    return call_name(node) == "dataclass"
+
+
+
+def is_setter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(call_name(d) in ("setter", "deleter") for d in node.decorator_list)
+
+
+

@@ -1,0 +1,266 @@
+"""runtime_shim calls: every device and tensor API call evaluated by the semantics table and recorded as a fact."""
+
+from __future__ import annotations
+
+import ast
+
+from runtime_shim.capture import CaptureError
+from runtime_shim.semantics import AF, Role
+
+from .. import lift
+from ..domain import (
+    BOTTOM,
+    TOP,
+    ArrayAtom,
+    CaptureId,
+    Const,
+    DeviceAtom,
+    FuncRef,
+    GraphAtom,
+    Origin,
+    PlainDev,
+    ScopeAtom,
+    ScopeId,
+    SeqAtom,
+    V,
+    Value,
+    const,
+    reveal_text,
+)
+from ..facts import Site
+from ..shim_api import AUTODIFF_METHODS, BINARY, CREATORS, DEVICE_CHECKED, DEVICE_CTORS, MASK_FILL, UNARY, BinarySpec
+from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
+from .flow_state import Frame, State, widen_if_large
+from .numpy_model import array_method, rng_method
+
+
+class ShimCalls:
+    """runtime_shim calls."""
+
+    def site(self, node: ast.AST, api: str, fr: Frame) -> Site:
+        return Site(fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
+                    node.end_col_offset or 0, api)  # type: ignore[attr-defined]
+
+    def origin(self, node: ast.AST, fr: Frame, what: str = "") -> Origin:
+        return Origin(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what)
+
+    def record(self, site: Site, lifted: lift.Lifted, st: State, fr: Frame) -> Value:
+        """Store the facts of one call and return its result (``BOTTOM``: it raises on every path)."""
+        fact = self.facts.site(site, fr.ctx)
+        fact.possibilities.update(lifted.possibilities)
+        fact.unknown = fact.unknown or lifted.unknown
+        for role, value in lifted.operands.items():
+            fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
+        if not lifted.possibilities and not lifted.unknown:
+            return TOP  # no tensor or device reached the call (None, a str ...): not a dispatch question
+        if lifted.always_fails:
+            st.dead = True  # the call raises on every path that reaches it
+            return BOTTOM
+        return widen_if_large(lifted.results)
+
+    def call_shim_function(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                           st: State, fr: Frame) -> Value:
+        if name == "reveal_device":
+            value = args[0] if args else kwargs.get("x", TOP)
+            if node is not None:
+                fact = self.facts.reveal(self.site(node, "reveal_device", fr), fr.ctx)
+                fact.texts.add(reveal_text(value))
+            return TOP
+        if name in ("Device", "Tensor"):
+            return TOP
+        return TOP
+
+    def call_method(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                    node: ast.AST | None, st: State, fr: Frame) -> Value:
+        if node is None:
+            return TOP
+        if kind == "tensor":
+            return self.tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "device":
+            return self.device_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "Device":
+            return self.device_class_method(name, args, kwargs, node, st, fr)
+        if kind == "Tensor":
+            return self.tensor_class_method(name, args, kwargs, node, st, fr)
+        if kind == "scope" and name == "complete":
+            scopes = [a.scope for a in receiver.atoms if isinstance(a, ScopeAtom)]
+            return Value(frozenset(GraphAtom(s) for s in scopes))
+        if kind == "dict":
+            return self._dict_method(name, receiver, args)
+        if kind == "array":
+            return array_method(name, receiver, args, kwargs)
+        if kind == "rng":
+            return rng_method(name, args, kwargs)
+        return TOP
+
+    def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value:
+        spec = DEVICE_CTORS.get(name)
+        if spec is not None:
+            index: int | None = 0
+            if spec.indexed:
+                arg = args[0] if args else kwargs.get("index", V(const(0)))
+                values = arg.consts()
+                index = values[0] if values and len(values) == 1 and isinstance(values[0], int) else None
+            dev = PlainDev(spec.backend, spec.sub, index)
+            site = self.site(node, f"Device.{spec.backend.lower()}", fr)
+            lifted = lift.device_create(dev, self.backends, self.origin(node, fr), f"Device.{name}")
+            return self.record(site, lifted, st, fr)
+        if name == "capture":
+            capture = CaptureId(fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore[attr-defined]
+            return V(DeviceAtom(PlainDev("Capture", None, capture), False, None,
+                                self.origin(node, fr, "Device.capture()")))
+        return TOP  # Device.default(): depends on the environment
+
+    def tensor_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value:
+        creator = CREATORS.get(name)
+        if creator is not None:
+            device = args[creator.device_pos] if len(args) > creator.device_pos else kwargs.get("device")
+            if device is None:
+                return TOP  # Device.default()
+            kinds = created_kinds(creator, args, kwargs)
+            site = self.site(node, f"Tensor.{name}", fr)
+            if kinds is None:
+                self.facts.site(site, fr.ctx).unknown = True
+                return TOP
+            lifted = lift.create(fr.profile, kinds, device, fr.scopes, self.origin(node, fr))
+            return self.record(site, lifted, st, fr)
+        if name == "from_inner":
+            value = args[0] if args else kwargs.get("tensor", TOP)
+            lifted = lift.autodiff(fr.profile, "from_inner", value, self.origin(node, fr))
+            return self.record(self.site(node, "Tensor.from_inner", fr), lifted, st, fr)
+        if name == "cat":
+            tensors = args[0] if args else kwargs.get("tensors", TOP)
+            return self._cat(tensors, node, st, fr)
+        return TOP
+
+    def _cat(self, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        site = self.site(node, "Tensor.cat", fr)
+        lifted = lift.Lifted()
+        lifted.unknown = tensors.top
+        for atom in tensors.atoms:
+            if isinstance(atom, SeqAtom) and atom.items:
+                others = [(f"tensors[{i}]", item) for i, item in enumerate(atom.items[1:], 1)]
+                part = lift.multi(fr.profile, "cat", atom.items[0], others, fr.scopes, self.origin(node, fr), "cat")
+                merge_lifted(lifted, part)
+            elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
+                # a list of unknown length: the first tensor and any other one are each one of the elements
+                part = lift.multi(fr.profile, "cat", atom.elem, [("tensors[1]", atom.elem)], fr.scopes,
+                                  self.origin(node, fr), "cat")
+                merge_lifted(lifted, part)
+            else:
+                lifted.unknown = True
+        return self.record(site, lifted.finish(), st, fr)
+
+    def tensor_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                      st: State, fr: Frame) -> Value:
+        origin = self.origin(node, fr)
+        profile = fr.profile
+        if name == "to_device":
+            device = args[0] if args else kwargs.get("device", TOP)
+            return self.record(self.site(node, "Tensor.to_device", fr),
+                               lift.move(profile, receiver, device, fr.scopes, origin), st, fr)
+        if name in BINARY or name == "mask_fill":
+            spec = BINARY.get(name, MASK_FILL)
+            other = args[0] if args else kwargs.get("other", kwargs.get("mask", TOP))
+            fill_kinds = None
+            if name == "mask_fill":
+                fill = args[1] if len(args) > 1 else kwargs.get("value", TOP)
+                fill_kinds = scalar_kinds_of(fill) if fill.only(Const) else None
+            return self.tensor_binary(spec, receiver, other, node, st, fr, reflected=False, fill_kinds=fill_kinds)
+        if name in UNARY:
+            lifted = lift.unary(profile, UNARY[name], receiver, fr.scopes, origin)
+            return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
+        if name == "mask_where":
+            mask = args[0] if args else kwargs.get("mask", TOP)
+            value = args[1] if len(args) > 1 else kwargs.get("value", TOP)
+            lifted = lift.multi(profile, "input", receiver, [("mask", mask), ("value", value)], fr.scopes, origin,
+                                "mask_where")
+            return self.record(self.site(node, "Tensor.mask_where", fr), lifted, st, fr)
+        if name == "grad_replace":
+            gradient = args[1] if len(args) > 1 else kwargs.get("gradient", TOP)
+            lifted = lift.grad_replace(profile, receiver, gradient, origin)
+            return self.record(self.site(node, "Tensor.grad_replace", fr), lifted, st, fr)
+        if name in AUTODIFF_METHODS:
+            call = AUTODIFF_METHODS[name]
+            strategies = None
+            if call == "with_strategy":
+                strategies = args[0] if args else kwargs.get("strategy", TOP)
+            lifted = lift.autodiff(profile, call, receiver, origin, strategies)
+            return self.record(self.site(node, f"Tensor.{call}", fr), lifted, st, fr)
+        if name == "set_require_grad":
+            flag = args[0] if args else kwargs.get("flag", TOP)
+            lifted = lift.Lifted()
+            truth = flag.truthiness()
+            if True in truth or None in truth:
+                merge_lifted(lifted, lift.autodiff(profile, "require_grad", receiver, origin))
+            if False in truth or None in truth:
+                merge_lifted(lifted, lift.autodiff(profile, "unrequire_grad", receiver, origin))
+            return self.record(self.site(node, "Tensor.require_grad", fr), lifted.finish(), st, fr)
+        if name == "is_require_grad":
+            return Value(frozenset(const(t.cls is AF and t.role is not Role.UNTRACKED) for t in receiver.tensors()),
+                         receiver.top)
+        if name == "device":
+            return Value(frozenset(t.reported_device() for t in receiver.tensors()), receiver.top)
+        if name == "to_numpy":  # a host copy: a numpy array of the tensor's kind
+            return Value(frozenset(ArrayAtom(t.kind) for t in receiver.tensors()), receiver.top)
+        return TOP
+
+    def tensor_binary(self, spec: BinarySpec, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+                      reflected: bool, fill_kinds: list[str] | None = None) -> Value:
+        """A two-input op where either side may be a tensor or a Python scalar."""
+        origin = self.origin(node, fr)
+        lifted = lift.Lifted()
+        lifted.unknown = left.top or right.top
+        left_tensors = Value(frozenset(left.tensors()))
+        right_tensors = Value(frozenset(right.tensors()))
+        if left_tensors.atoms and right_tensors.atoms:
+            merge_lifted(lifted, lift.binary(fr.profile, spec, left_tensors, right_tensors, fr.scopes, origin,
+                                       fill_kinds=fill_kinds))
+        if spec.scalar and left_tensors.atoms and scalar_kinds_of(right):
+            merge_lifted(lifted, lift.scalar_op(fr.profile, spec, left_tensors, scalar_kinds_of(right), fr.scopes,
+                                                origin))
+        if reflected and spec.scalar and right_tensors.atoms and scalar_kinds_of(left) and spec.name in (
+                "add", "sub", "mul", "div"):
+            merge_lifted(lifted, lift.scalar_op(fr.profile, spec, right_tensors, scalar_kinds_of(left), fr.scopes,
+                                                origin))
+        return self.record(self.site(node, f"Tensor.{spec.name}", fr), lifted.finish(), st, fr)
+
+    def device_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                      st: State, fr: Frame) -> Value:
+        if name in DEVICE_CHECKED:
+            lifted = lift.device_call(fr.profile, name, receiver, self.origin(node, fr))
+            return self.record(self.site(node, f"Device.{name}", fr), lifted, st, fr)
+        if name == "inner":
+            return Value(frozenset(d.inner() for d in receiver.devices()), receiver.top)
+        if name == "is_autodiff":
+            return Value(frozenset(const(d.ad) for d in receiver.devices()), receiver.top)
+        if name == "capture_scope":
+            fn = args[0] if args else kwargs.get("fn", TOP)
+            return self._capture_scope(receiver, fn, node, st, fr)
+        return TOP
+
+    def _capture_scope(self, receiver: Value, fn: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        out = TOP if receiver.top else BOTTOM
+        for d in receiver.devices():
+            if not d.dev.is_capture or d.ad:
+                out = out.join(V(Const(CaptureError.INVALID_DEVICE, "CaptureError")))
+                continue
+            if lift.active_scope(fr.scopes, d.dev) is not None:
+                out = out.join(V(Const(CaptureError.ALREADY_ACTIVE, "CaptureError")))
+                continue
+            assert isinstance(d.dev.index, CaptureId)
+            scope = ScopeId(d.dev.index, fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore
+            result = TOP if fn.top else BOTTOM
+            for atom in fn.atoms:
+                if isinstance(atom, FuncRef):
+                    result = result.join(self.call_function(atom, [V(ScopeAtom(scope))], {}, node, fr, st=st,
+                                                            scopes=fr.scopes | {scope}))
+                else:
+                    result = result.join(TOP)
+            none = Const(None, "NoneType")
+            if none in result.atoms:
+                result = Value(result.atoms - {none}, result.top).join(V(GraphAtom(scope)))
+            out = out.join(result)
+        return out

@@ -1,0 +1,100 @@
+"""Simple statements: blocks, expression statements, assignments, return/raise/break/continue."""
+
+from __future__ import annotations
+
+import ast
+
+from ..domain import NONE
+from .flow_state import Frame, State, dead
+from .python_values import as_load
+
+
+class Statements:
+    """Simple statements."""
+
+    def exec_block(self, body: list[ast.stmt], st: State, fr: Frame) -> State:
+        for stmt in body:
+            if st.dead:
+                return st
+            if fr.collectors:
+                self._collect(st, fr)
+            st = self.exec_stmt(stmt, st, fr)
+            if fr.kind == "module":
+                fr.module.namespace = st.vars if not st.dead else fr.module.namespace
+        if fr.collectors and not st.dead:
+            self._collect(st, fr)
+        return st
+
+    @staticmethod
+    def _collect(st: State, fr: Frame) -> None:
+        snapshot = st.copy()
+        for collector in fr.collectors:
+            collector.append(snapshot)
+
+    def exec_stmt(self, node: ast.stmt, st: State, fr: Frame) -> State:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            return st
+        return method(node, st, fr)
+
+    def stmt_Expr(self, node: ast.Expr, st: State, fr: Frame) -> State:
+        self.eval(node.value, st, fr)
+        return st
+
+    def stmt_Assign(self, node: ast.Assign, st: State, fr: Frame) -> State:
+        value = self.eval(node.value, st, fr)
+        if st.dead:
+            return st
+        for target in node.targets:
+            self.assign(target, value, st, fr)
+        return st
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign, st: State, fr: Frame) -> State:
+        if node.value is None:
+            return st
+        value = self.eval(node.value, st, fr)
+        if not st.dead:
+            self.assign(node.target, value, st, fr)
+        return st
+
+    def stmt_AugAssign(self, node: ast.AugAssign, st: State, fr: Frame) -> State:
+        current = self.eval(as_load(node.target), st, fr)
+        right = self.eval(node.value, st, fr)
+        if st.dead:
+            return st
+        value = self.binop(node.op, current, right, node, st, fr)
+        if not st.dead:
+            self.assign(node.target, value, st, fr)
+        return st
+
+    def stmt_Return(self, node: ast.Return, st: State, fr: Frame) -> State:
+        value = self.eval(node.value, st, fr) if node.value is not None else NONE
+        if not st.dead:
+            fr.returns = fr.returns.join(value)
+        return dead()
+
+    def stmt_Raise(self, node: ast.Raise, st: State, fr: Frame) -> State:
+        if node.exc is not None:
+            self.eval(node.exc, st, fr)
+        return dead()
+
+    def stmt_Assert(self, node: ast.Assert, st: State, fr: Frame) -> State:
+        true, _false = self.branch(node.test, st, fr)
+        return true
+
+    def stmt_Break(self, node: ast.Break, st: State, fr: Frame) -> State:
+        if fr.loops:
+            fr.loops[-1][0].append(st)
+        return dead()
+
+    def stmt_Continue(self, node: ast.Continue, st: State, fr: Frame) -> State:
+        if fr.loops:
+            fr.loops[-1][1].append(st)
+        return dead()
+
+    def stmt_Delete(self, node: ast.Delete, st: State, fr: Frame) -> State:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                st.vars.pop(target.id, None)
+                st.drop_overlays(target.id)
+        return st
