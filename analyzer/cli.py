@@ -1,28 +1,43 @@
 """The ``devicelint`` command line (ruff's conventions).
 
 ``devicelint check [PATHS | -]``, ``devicelint rules``, ``devicelint explain CODE``,
-``devicelint --version``. Exit status: 0 clean, 1 findings, 2 usage, configuration
-or internal error. ``main(argv)`` returns the status instead of exiting.
+``devicelint clean``, ``devicelint --version``. Exit status: 0 clean, 1 findings,
+2 usage, configuration or internal error (one line on stderr, never a traceback).
+``main(argv)`` returns the status instead of exiting.
+
+Settings come from ``[tool.devicelint]`` (:mod:`analyzer.config`) and the flags, which win.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import IO
 
 from rules import all_rules, rule_by_code
 from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
 
-from . import __version__
-from .frontend import PathError
-from .output import FORMATS
+from . import __version__, config
+from .discovery import DiscoveryOptions, PathError
+from .output import FORMATS, MACHINE_FORMATS, statistics
 from .runner import InternalError, check
-from .settings import Settings, SettingsError, parse_backends, parse_codes
+from .settings import (
+    PerFileIgnore,
+    Settings,
+    SettingsError,
+    parse_backends,
+    parse_codes,
+    parse_per_file_ignores,
+)
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+BUG_REPORT = ("this is a bug in devicelint: please report it, with the command line and the file(s) that trigger "
+              "it (DEVICELINT_TRACEBACK=1 shows where it happened)")
 
 
 class _UsageError(Exception):
@@ -34,6 +49,10 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _codes_flag(parser: argparse.ArgumentParser, name: str, text: str) -> None:
+    parser.add_argument(name, action="append", default=None, metavar="CODES", help=text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="devicelint", description="Find device moves and operations that will fail, "
                      "before the code runs (Burn-style dispatch via runtime_shim).")
@@ -42,20 +61,48 @@ def build_parser() -> argparse.ArgumentParser:
 
     check_cmd = commands.add_parser("check", help="analyse files or directories (default: .)")
     check_cmd.add_argument("paths", nargs="*", help="files or directories; '-' reads one file from stdin")
-    check_cmd.add_argument("--output-format", choices=sorted(FORMATS), default="concise")
-    check_cmd.add_argument("--select", default=None, help="comma-separated codes or prefixes (default: ALL)")
-    check_cmd.add_argument("--ignore", default=None, help="comma-separated codes or prefixes to skip")
-    check_cmd.add_argument("--profile", choices=sorted(PROFILES), default=DEFAULT_PROFILE,
-                           help="Burn semantics to check against")
+    check_cmd.add_argument("--output-format", choices=sorted(FORMATS), default=None,
+                           help="how findings are printed (default: concise)")
+    check_cmd.add_argument("-o", "--output-file", default=None, help="write the output to this file")
+    _codes_flag(check_cmd, "--select", "comma-separated codes or prefixes to enable (replaces the configuration's)")
+    _codes_flag(check_cmd, "--extend-select", "codes or prefixes to enable on top of the selection")
+    _codes_flag(check_cmd, "--ignore", "codes or prefixes to disable")
+    check_cmd.add_argument("--per-file-ignores", action="append", default=None, metavar="GLOB:CODES",
+                           help="codes to ignore in the files a glob matches, e.g. 'tests/*:MV150' "
+                                "(repeatable; replaces the configuration's)")
+    check_cmd.add_argument("--extend-per-file-ignores", action="append", default=None, metavar="GLOB:CODES",
+                           help="like --per-file-ignores, on top of the configuration's")
+    check_cmd.add_argument("--exclude", action="append", default=None, metavar="PATTERNS",
+                           help="comma-separated globs of files and directories to skip (replaces the defaults)")
+    check_cmd.add_argument("--extend-exclude", action="append", default=None, metavar="PATTERNS",
+                           help="globs to skip on top of the excludes")
+    check_cmd.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                           help="skip what .gitignore, .ignore, .git/info/exclude ignore (default: on)")
+    check_cmd.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
+                           help="apply the excludes to paths given explicitly too (for pre-commit)")
+    check_cmd.add_argument("--profile", choices=sorted(PROFILES), default=None,
+                           help=f"Burn semantics to check against (default: {DEFAULT_PROFILE})")
     check_cmd.add_argument("--backends", default=None,
                            help="backends the target machine has (for MV112), e.g. Cpu,Flex")
     check_cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check_cmd.add_argument("--statistics", action="store_true", help="count the findings per rule")
     check_cmd.add_argument("--stdin-filename", default=None, help="the name of the file read from stdin")
+    check_cmd.add_argument("--ignore-noqa", action="store_true", help="ignore `# noqa` comments")
+    check_cmd.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    check_cmd.add_argument("--cache-dir", default=None, help="the cache directory (default: .devicelint_cache "
+                                                              "in the project root)")
+    check_cmd.add_argument("--config", action="append", default=None, metavar="PATH | KEY=VALUE",
+                           help="a configuration file, or a `KEY = VALUE` override of [tool.devicelint]")
+    check_cmd.add_argument("--isolated", action="store_true", help="read no configuration file")
+    check_cmd.add_argument("--show-files", action="store_true", help="list the files that would be analysed")
     check_cmd.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check_cmd.add_argument("-s", "--silent", action="store_true", help="print nothing (the exit status tells)")
 
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="show a rule's documentation")
     explain.add_argument("code")
+    clean = commands.add_parser("clean", help="remove the cache directory")
+    clean.add_argument("--cache-dir", default=None)
     return parser
 
 
@@ -68,6 +115,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CLEAN
     except KeyboardInterrupt:
         return EXIT_ERROR
+    except (ConfigError, SettingsError, PathError, _UsageError) as error:  # raised late (e.g. in a formatter)
+        _error(str(error))
+        return EXIT_ERROR
+    except InternalError as error:
+        if os.environ.get("DEVICELINT_TRACEBACK") and error.trace:
+            print(error.trace, file=sys.stderr)
+        _error(f"internal error: {error}\n{BUG_REPORT}", prefix=False)
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - never a traceback; DEVICELINT_TRACEBACK=1 shows it
+        if os.environ.get("DEVICELINT_TRACEBACK"):
+            traceback.print_exc()
+        _error(f"internal error: {type(error).__name__}: {error}\n{BUG_REPORT}", prefix=False)
+        return EXIT_ERROR
+
+
+ConfigError = config.ConfigError
+
+
+def _error(message: str, prefix: bool = True) -> None:
+    print(f"devicelint: {'error: ' if prefix else ''}{message}", file=sys.stderr)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -75,7 +142,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except _UsageError as error:
-        print(f"devicelint: error: {error}", file=sys.stderr)
+        _error(str(error))
         return EXIT_ERROR
     except SystemExit as exit_:  # --help
         return int(exit_.code or 0)
@@ -86,6 +153,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _rules()
     if args.command == "explain":
         return _explain(args.code)
+    if args.command == "clean":
+        return _clean(args)
     if args.command == "check":
         return _check(args)
     parser.print_help(sys.stderr)
@@ -101,62 +170,186 @@ def _rules() -> int:
 def _explain(code: str) -> int:
     rule = rule_by_code(code)
     if rule is None:
-        print(f"devicelint: error: unknown rule code {code!r} (see `devicelint rules`)", file=sys.stderr)
+        _error(f"unknown rule code {code!r} (see `devicelint rules`)")
         return EXIT_ERROR
     print(f"# {rule.code} ({rule.name})\n")
     print(rule.doc())
     return EXIT_CLEAN
 
 
-def _check(args: argparse.Namespace) -> int:
+def _clean(args: argparse.Namespace) -> int:
+    from .cache import clean, default_dir
+
+    found = config.discover(None)
+    directory = args.cache_dir or found.cache_dir() or default_dir(found.root)
     try:
-        settings = Settings(profile=args.profile)
-        if args.select is not None:
-            settings.select = parse_codes(args.select)
-        if args.ignore is not None:
-            settings.ignore = parse_codes(args.ignore)
-        if args.backends is not None:
-            settings.backends = parse_backends(args.backends)
-        settings.validate()
-    except SettingsError as error:
-        print(f"devicelint: error: {error}", file=sys.stderr)
+        removed = clean(directory)
+    except OSError as error:
+        _error(str(error))
         return EXIT_ERROR
-    paths = list(args.paths) or ["."]
+    print(f"Removed {directory}" if removed else f"No cache at {directory}")
+    return EXIT_CLEAN
+
+
+def _split(values: list[str] | None) -> tuple[str, ...] | None:
+    """Repeated comma-separated flag values, flattened (None when the flag was not given)."""
+    if values is None:
+        return None
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _load_config(args: argparse.Namespace, first_path: str | None) -> config.Config:
+    files = [c for c in args.config or () if os.path.isfile(c) or (c.endswith(".toml") and "=" not in c)]
+    overrides = [c for c in args.config or () if c not in files]
+    if len(files) > 1:
+        raise config.ConfigError("--config: only one configuration file can be given")
+    if files and args.isolated:
+        raise config.ConfigError("--config PATH cannot be combined with --isolated")
+    if args.isolated:
+        found = config.Config(None, os.getcwd(), {})
+    elif files:
+        found = config.load(files[0])
+    else:
+        found = config.discover(first_path)
+    for override in overrides:
+        values = config.parse_override(override)
+        for key, value in values.items():
+            if key in ("per-file-ignores", "extend-per-file-ignores"):
+                found.values[key] = {**found.values.get(key, {}), **value} if key.startswith("extend") else value
+            else:
+                found.values[key] = value
+    return found
+
+
+def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
+    cwd = os.getcwd()
+    settings = Settings(profile=args.profile or found.get("profile", DEFAULT_PROFILE))
+    backends = parse_backends(args.backends) if args.backends is not None else found.get("backends")
+    settings.backends = backends
+    layer = found.selection()
+    settings.selections = (layer,) if layer is not None else ()
+    select = _split(args.select)
+    settings.select = parse_codes(",".join(select)) if select is not None else None
+    settings.extend_select = parse_codes(",".join(_split(args.extend_select) or ()))
+    settings.ignore = parse_codes(",".join(_split(args.ignore) or ()))
+    per_file: tuple[PerFileIgnore, ...] = found.per_file_ignores()
+    if args.per_file_ignores is not None:
+        per_file = tuple(parse_per_file_ignores(v, cwd) for v in args.per_file_ignores)
+    per_file += tuple(parse_per_file_ignores(v, cwd) for v in args.extend_per_file_ignores or ())
+    settings.per_file_ignores = per_file
+    settings.respect_noqa = not args.ignore_noqa
+    settings.discovery = DiscoveryOptions(
+        root=found.root,
+        exclude=found.get("exclude"),
+        extend_exclude=found.get("extend-exclude", ()),
+        respect_gitignore=args.respect_gitignore if args.respect_gitignore is not None
+        else found.get("respect-gitignore", True),
+        force_exclude=args.force_exclude if args.force_exclude is not None else found.get("force-exclude", False),
+        cli_exclude=_split(args.exclude),
+        cli_extend_exclude=_split(args.extend_exclude) or (),
+    )
+    if not args.no_cache:
+        from .cache import default_dir
+
+        settings.cache_dir = os.path.abspath(args.cache_dir) if args.cache_dir else (
+            found.cache_dir() or default_dir(found.root))
+    settings.jobs = _cpus()
+    return settings.validate()
+
+
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _check(args: argparse.Namespace) -> int:
+    # The analysis allocates many long-lived objects (trees, abstract values): with the default
+    # thresholds the collector walks them over and over (a third of the run on large projects).
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        return _check_paths(args)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _check_paths(args: argparse.Namespace) -> int:
+    paths = list(args.paths)
     stdin = None
-    if "-" in paths:
+    if "-" in paths or (args.stdin_filename and not paths):
         paths = [p for p in paths if p != "-"]
-        name = args.stdin_filename or "<stdin>.py"
-        stdin = (name, sys.stdin.buffer.read())
     elif args.stdin_filename:
-        print("devicelint: error: --stdin-filename needs '-' among the paths", file=sys.stderr)
+        _error("--stdin-filename needs '-' among the paths")
         return EXIT_ERROR
+    reads_stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
+    if not paths and not reads_stdin:
+        paths = ["."]
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         for path in missing:
-            print(f"devicelint: error: {path}: No such file or directory", file=sys.stderr)
+            _error(f"{path}: No such file or directory")
         return EXIT_ERROR
+    first = paths[0] if paths else args.stdin_filename
+    try:
+        found = _load_config(args, first)
+        settings = _settings(args, found)
+    except (config.ConfigError, SettingsError) as error:
+        _error(str(error))
+        return EXIT_ERROR
+    output_format = args.output_format or found.get("output-format") or "concise"
+    if args.show_files:
+        from .discovery import discover
+
+        for path in sorted(discover(paths, settings.discovery)):
+            print(os.path.abspath(path))
+        return EXIT_CLEAN
+    if reads_stdin:
+        stdin = (args.stdin_filename or "<stdin>.py", sys.stdin.buffer.read())
     try:
         report = check(paths, settings, stdin)
     except PathError as error:
-        print(f"devicelint: error: {error}: No such file or directory", file=sys.stderr)
+        _error(f"{error}: No such file or directory")
         return EXIT_ERROR
-    except InternalError as error:
-        print(f"devicelint: internal error: {error}", file=sys.stderr)
-        return EXIT_ERROR
-    text = FORMATS[args.output_format](report.diagnostics, report.sources)
-    sys.stdout.write(text)
     findings = report.findings
-    if not args.quiet and args.output_format != "json":
-        if findings:
-            errors = sum(1 for d in findings if d.severity.value == "error")
-            print(f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} "
-                  f"({errors} error{'s' if errors != 1 else ''}, {len(findings) - errors} "
-                  f"warning{'s' if len(findings) - errors != 1 else ''}).")
-        else:
-            print("All checks passed!")
+    quiet = args.quiet or args.silent
+    if report.files_seen == 0 and not quiet:
+        print("devicelint: warning: No Python files found under the given path(s)", file=sys.stderr)
+    text = statistics(report.diagnostics, output_format) if args.statistics \
+        else FORMATS[output_format](report.diagnostics, report.sources)
+    if not quiet and output_format not in MACHINE_FORMATS:
+        text += _summary(findings)
+    if not args.silent:
+        try:
+            _write(text, args.output_file)
+        except OSError as error:
+            _error(f"cannot write {args.output_file}: {error.strerror or error}")
+            return EXIT_ERROR
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _summary(findings: list) -> str:
+    if not findings:
+        return "All checks passed!\n"
+    errors = sum(1 for d in findings if d.severity.value == "error")
+    warnings = len(findings) - errors
+    return (f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} "
+            f"({errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}).\n")
+
+
+def _write(text: str, output_file: str | None) -> None:
+    if output_file is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(output_file))
+    os.makedirs(directory, exist_ok=True)
+    handle: IO[str]
+    with open(output_file, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
+
+# Where each rule's documentation lives: one page, one anchor per rule ("## MV102 (autodiff-mismatch-move)"
+# gives "#mv102-autodiff-mismatch-move"). The host is a placeholder until the project has a public home.
+RULES_DOCS = "https://devicelint.invalid/docs/rules.md"
+
+
+def rule_url(code: str, name: str) -> str:
+    """The documentation of rule ``code`` (the page itself when ``code`` is empty)."""
+    return f"{RULES_DOCS}#{code.lower()}-{name}" if code else RULES_DOCS
 
 
 class Severity(enum.StrEnum):
@@ -64,3 +74,26 @@ class Diagnostic:
                 for r in self.related
             ],
         }
+
+    def to_cache(self) -> list[Any]:
+        """A compact form for the cache (:meth:`from_cache` reverses it)."""
+        return [self.code, self.name, self.severity.value, self.message, self.file, self.row, self.column,
+                self.end_row, self.end_column, [[r.file, r.row, r.column, r.message] for r in self.related]]
+
+    @classmethod
+    def from_cache(cls, item: list[Any]) -> Diagnostic:
+        """The inverse of :meth:`to_cache`; ``ValueError`` (or ``TypeError``) for anything malformed."""
+        code, name, severity, message, file, row, column, end_row, end_column, related = item
+        for text in (code, name, message, file):
+            if not isinstance(text, str):
+                raise ValueError("malformed diagnostic")
+        for number in (row, column, end_row, end_column):
+            if not isinstance(number, int) or isinstance(number, bool):
+                raise ValueError("malformed diagnostic")
+        links = []
+        for r_file, r_row, r_column, r_message in related:
+            if not (isinstance(r_file, str) and isinstance(r_row, int) and isinstance(r_column, int)
+                    and isinstance(r_message, str)):
+                raise ValueError("malformed related location")
+            links.append(Related(r_file, r_row, r_column, r_message))
+        return cls(code, name, Severity(severity), message, file, row, column, end_row, end_column, links)

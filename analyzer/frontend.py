@@ -1,4 +1,4 @@
-"""Front end: find files, skip the irrelevant ones cheaply, decode (PEP 263) and parse.
+"""Front end: find files (:mod:`analyzer.discovery`), skip the irrelevant ones cheaply, decode (PEP 263) and parse.
 
 A file is *relevant* when its bytes mention ``runtime_shim`` or the name of a
 project module that is relevant itself (a fixpoint over the project): the
@@ -19,12 +19,14 @@ import tokenize
 import warnings
 from dataclasses import dataclass, field
 
+from . import discovery
+from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
 from .facts import FileFailure
 
+__all__ = ["PathError", "SourceFile", "discover", "load", "module_name", "parse", "relevant"]
+
 SHIM = b"runtime_shim"
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
-                       ".ruff_cache", ".pytest_cache", "node_modules", "build", "dist", "site-packages",
-                       ".eggs", ".hypothesis"})
+SKIP_DIRS = frozenset(DEFAULT_EXCLUDE)  # the default excludes (see analyzer.discovery)
 
 
 @dataclass
@@ -48,30 +50,10 @@ class SourceFile:
         return self.module.rpartition(".")[0]
 
 
-class PathError(Exception):
-    """A path given on the command line that does not exist."""
-
-
-def discover(paths: list[str]) -> list[str]:
-    """Python files under ``paths`` (files as given, directories recursively), sorted, unique."""
-    found: list[str] = []
-    seen: set[str] = set()
-    for path in paths:
-        if os.path.isfile(path):
-            candidates = [path]
-        elif os.path.isdir(path):
-            candidates = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                candidates.extend(os.path.join(root, f) for f in sorted(files) if f.endswith((".py", ".pyi")))
-        else:
-            raise PathError(path)
-        for candidate in candidates:
-            key = os.path.abspath(candidate)
-            if key not in seen:
-                seen.add(key)
-                found.append(os.path.normpath(candidate))
-    return found
+def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[str]:
+    """Python files under ``paths`` (files as given, directories recursively, without what the
+    excludes and ``.gitignore`` leave out), unique, in a stable order: :func:`analyzer.discovery.discover`."""
+    return discovery.discover(paths, options)
 
 
 def module_name(path: str) -> tuple[str, bool]:

@@ -1,26 +1,44 @@
-"""Output formats: ``concise`` (one line per finding), ``full`` (with the source and related
-locations) and ``json`` (a list of objects, ruff's shape plus ``severity`` and ``related``).
+"""Output formats (``--output-format``) and ``--statistics``.
+
+* ``concise``: one line per finding, ``path:row:col: CODE [severity] message``;
+* ``full``: the same with the source line, a caret under the span, and the related locations;
+* ``json``: a list of ``{code, name, message, severity, filename, location{row,column},
+  end_location{row,column}, fix, url, related}`` (ruff's shape plus ``severity``,
+  ``related``), 1-based rows and character columns;
+* ``json-lines``: one such object per line;
+* ``github``: GitHub Actions workflow commands (``::error``/``::warning``/``::notice``) that
+  annotate the pull request;
+* ``sarif``: a SARIF 2.1.0 log (code scanning), paths relative to the git work tree's root
+  (else the working directory) through the ``%SRCROOT%`` base id.
 
 A new format is a function ``(diagnostics, sources) -> str`` added to :data:`FORMATS`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import urllib.parse
+from collections import Counter
 from collections.abc import Callable
 
-from .diagnostics import Diagnostic
+from . import __version__
+from .diagnostics import Diagnostic, Severity, rule_url
 from .frontend import SourceFile
 
-DOCS_URL = "https://devicelint.invalid/rules/{code}"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_ROOT = "%SRCROOT%"
+INFORMATION_URI = rule_url("", "").split("#")[0]
 
 
 def _flat(message: str) -> str:
     return " ".join(message.split())
 
 
-def _display(path: str) -> str:
+def display_path(path: str) -> str:
+    """Relative to the working directory when the file is under it, else as given."""
     try:
         relative = os.path.relpath(path)
     except ValueError:
@@ -28,11 +46,18 @@ def _display(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+_display = display_path  # the name other modules used
+
+
+def _url(d: Diagnostic) -> str | None:
+    return rule_url(d.code, d.name) if d.code else None
+
+
 def concise(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
     lines = []
     for d in diagnostics:
         label = f"{d.code} [{d.severity}]" if d.code else f"{d.severity}:"
-        lines.append(f"{_display(d.file)}:{d.row}:{d.column}: {label} {_flat(d.message)}")
+        lines.append(f"{display_path(d.file)}:{d.row}:{d.column}: {label} {_flat(d.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -40,7 +65,7 @@ def full(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
     blocks = []
     for d in diagnostics:
         label = f"{d.code} [{d.severity}]" if d.code else f"{d.severity}:"
-        block = [f"{_display(d.file)}:{d.row}:{d.column}: {label} {d.name}"]
+        block = [f"{display_path(d.file)}:{d.row}:{d.column}: {label} {d.name}"]
         block.extend("  " + line if line else "" for line in d.message.strip().splitlines())
         source = sources.get(d.file)
         if source is not None and 1 <= d.row <= len(source.lines):
@@ -51,18 +76,203 @@ def full(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
             end = d.end_column if d.end_row == d.row else len(text) + 1
             block.append(f"{' ' * width} | {' ' * (d.column - 1)}{'^' * max(1, end - d.column)}")
         for r in d.related:
-            block.append(f"  = related: {_display(r.file)}:{r.row}:{r.column}: {r.message}")
+            block.append(f"  = related: {display_path(r.file)}:{r.row}:{r.column}: {r.message}")
         blocks.append("\n".join(block))
     return "\n\n".join(blocks) + ("\n" if blocks else "")
 
 
 def as_json(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
-    return json.dumps([d.to_json(DOCS_URL.format(code=d.code) if d.code else None) for d in diagnostics],
-                      indent=2) + "\n"
+    """A JSON list, one object per line (``json.dumps(indent=...)`` is the pure-Python encoder: several
+    times slower on large outputs)."""
+    if not diagnostics:
+        return "[]\n"
+    return "[\n" + ",\n".join("  " + json.dumps(d.to_json(_url(d))) for d in diagnostics) + "\n]\n"
+
+
+def json_lines(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+    return "".join(json.dumps(d.to_json(_url(d))) + "\n" for d in diagnostics)
+
+
+# --------------------------------------------------------------------------- GitHub Actions
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+    lines = []
+    for d in diagnostics:
+        command = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(d.severity, "notice")
+        title = f"devicelint ({d.code})" if d.code else "devicelint (reveal_device)"
+        properties = (f"title={_escape_property(title)},file={_escape_property(display_path(d.file))},"
+                      f"line={d.row},col={d.column},endLine={d.end_row},endColumn={d.end_column}")
+        text = f"{d.code} {_flat(d.message)}" if d.code else _flat(d.message)
+        lines.append(f"::{command} {properties}::{_escape_data(text)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+# --------------------------------------------------------------------------- SARIF 2.1.0
+
+
+def sarif_root() -> str:
+    """The git work tree's root above the working directory, else the working directory."""
+    cwd = os.getcwd()
+    current = cwd
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return cwd
+        current = parent
+
+
+def _file_uri(path: str, directory: bool = False) -> str:
+    uri = "file://" + urllib.parse.quote(os.path.abspath(path).replace(os.sep, "/"))
+    if not uri.startswith("file:///"):  # Windows: file:///C:/...
+        uri = "file:///" + uri[len("file://"):]
+    return uri + ("/" if directory and not uri.endswith("/") else "")
+
+
+def _artifact(path: str, root: str) -> dict:
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root) if _under(absolute, root) else None
+    if relative is None:
+        return {"uri": _file_uri(absolute)}
+    return {"uri": urllib.parse.quote(relative.replace(os.sep, "/")), "uriBaseId": SARIF_ROOT}
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _sections(doc: str) -> dict[str, str]:
+    sections: dict[str, str] = {}
+    current = ""
+    for line in doc.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = ""
+        elif current:
+            sections[current] += line + "\n"
+    return {k: v.strip() for k, v in sections.items()}
+
+
+def _plain(markdown: str) -> str:
+    """Markdown prose without code blocks, one paragraph per line."""
+    text = re.sub(r"```.*?```", "", markdown, flags=re.S)
+    return "\n".join(" ".join(p.split()) for p in text.split("\n\n") if p.strip())
+
+
+def sarif_rules() -> list[dict]:
+    from rules import all_rules
+
+    out = []
+    for rule in all_rules():
+        doc = rule.doc()
+        sections = _sections(doc)
+        what = _plain(sections.get("What it does", "")) or rule.summary()
+        why = _plain(sections.get("Why it matters", "") or sections.get("Why it fails", ""))
+        out.append({
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary()},
+            "fullDescription": {"text": what + ("\n" + why if why else "")},
+            "help": {"text": doc, "markdown": doc},
+            "helpUri": rule_url(rule.code, rule.name),
+            "properties": {"tags": ["devicelint"]},
+        })
+        level = getattr(rule, "default_level", None)  # a rule that only ever warns says so
+        if level in ("error", "warning", "note"):
+            out[-1]["defaultConfiguration"] = {"level": level}
+    return out
+
+
+def _fingerprint(d: Diagnostic, uri: str, sources: dict[str, SourceFile], seen: Counter) -> str:
+    """Stable when lines move: the rule, the file and the line's text (and which of its equals it is)."""
+    source = sources.get(d.file)
+    text = source.lines[d.row - 1].strip() if source is not None and 1 <= d.row <= len(source.lines) else ""
+    base = f"{d.code}\0{uri}\0{text}\0{d.column if not text else ''}"
+    seen[base] += 1
+    return hashlib.sha256(f"{base}\0{seen[base]}".encode()).hexdigest()[:32]
+
+
+def sarif(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+    root = sarif_root()
+    rules = sarif_rules()
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    seen: Counter = Counter()
+    results = []
+    for d in diagnostics:
+        if not d.code:  # reveal_device notes: not results of a rule
+            continue
+        artifact = _artifact(d.file, root)
+        region = {"startLine": d.row, "startColumn": d.column, "endLine": d.end_row,
+                  "endColumn": max(d.end_column, 1)}
+        result = {
+            "ruleId": d.code,
+            "level": "error" if d.severity is Severity.ERROR else "warning",
+            "message": {"text": _flat(d.message)},
+            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": region}}],
+            "partialFingerprints": {"devicelint/v1": _fingerprint(d, artifact["uri"], sources, seen)},
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.related:
+            result["relatedLocations"] = [
+                {"id": i, "message": {"text": r.message},
+                 "physicalLocation": {"artifactLocation": _artifact(r.file, root),
+                                      "region": {"startLine": max(r.row, 1), "startColumn": max(r.column, 1)}}}
+                for i, r in enumerate(d.related)]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "devicelint", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": INFORMATION_URI, "rules": rules}},
+            "originalUriBaseIds": {SARIF_ROOT: {"uri": _file_uri(root, directory=True)}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2) + "\n"
 
 
 FORMATS: dict[str, Callable[[list[Diagnostic], dict[str, SourceFile]], str]] = {
     "concise": concise,
     "full": full,
     "json": as_json,
+    "json-lines": json_lines,
+    "github": github,
+    "sarif": sarif,
 }
+
+MACHINE_FORMATS = frozenset({"json", "json-lines", "github", "sarif"})  # no summary line after them
+
+
+# --------------------------------------------------------------------------- --statistics
+
+
+def statistics(diagnostics: list[Diagnostic], output_format: str) -> str:
+    """Findings counted per code (ruff's ``--statistics``): a table, or JSON for the JSON formats."""
+    counts: Counter = Counter()
+    names: dict[str, str] = {}
+    for d in diagnostics:
+        if d.is_finding:
+            counts[d.code] += 1
+            names[d.code] = d.name
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if output_format in ("json", "json-lines", "sarif"):
+        return json.dumps([{"code": code, "name": names[code], "count": count, "fixable": False,
+                            "fixable_count": 0} for code, count in rows], indent=2) + "\n"
+    if not rows:
+        return ""
+    count_width = max(len(str(count)) for _code, count in rows)
+    code_width = max(len(code) for code, _count in rows)
+    return "".join(f"{count:>{count_width}}\t{code:<{code_width}}\t{names[code]}\n" for code, count in rows)

@@ -1,27 +1,39 @@
 """One analysis run: files → facts (front end + engine) → diagnostics (rules) → suppressions.
 
-This is the library entry point (the CLI is a thin layer over :func:`check`).
-Later additions slot in here: a cache keyed by content, configuration and
-version around :func:`analyze_project`, and parallel parsing.
+This is the library entry point (the CLI is a thin layer over :func:`check`):
+
+1. discovery (:mod:`analyzer.discovery`: excludes, ``.gitignore``) and reading the bytes;
+2. relevance (:func:`analyzer.frontend.relevant`: files that never mention the analysed
+   APIs are not even parsed);
+3. per relevant file, its imports and ``noqa`` directives (or its MV901 failure), from the
+   cache when the content is unchanged;
+4. components (:mod:`analyzer.parallel`: files connected through imports), each analysed by
+   its own engine, from the cache or in worker processes;
+5. rule selection, per-file ignores, ``noqa`` and MV902 (after the cache, so changing them
+   reuses every cached result).
 """
 
 from __future__ import annotations
 
+import io
 import os
-import sys
+import tokenize
+import traceback
+from collections import defaultdict
 from dataclasses import dataclass, field
 
-from rules import all_rules
-
-from . import frontend, noqa
-from .diagnostics import Diagnostic, Related, Severity
-from .engine import Engine
-from .facts import FactStore
+from . import discovery, frontend, noqa, parallel
+from .diagnostics import Diagnostic
+from .facts import FactStore, FileFailure
 from .settings import Settings
 
 
 class InternalError(Exception):
-    """The analyzer itself failed (exit code 2)."""
+    """The analyzer itself failed (exit code 2); ``trace``: where (for a bug report)."""
+
+    def __init__(self, message: str, trace: str = "") -> None:
+        super().__init__(message)
+        self.trace = trace
 
 
 @dataclass
@@ -29,8 +41,11 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_seen: int = 0
     files_analyzed: int = 0
-    facts: FactStore | None = None
+    facts: FactStore | None = None  # not kept: each component has its own facts
     sources: dict[str, frontend.SourceFile] = field(default_factory=dict)
+    components: int = 0
+    cache_hits: int = 0  # components read from the cache
+    cache_misses: int = 0  # components analysed
 
     @property
     def findings(self) -> list[Diagnostic]:
@@ -40,12 +55,17 @@ class Report:
 def check(paths: list[str], settings: Settings | None = None, stdin: tuple[str, bytes] | None = None) -> Report:
     """Analyse ``paths`` (files and directories) and, optionally, one file read from stdin."""
     settings = (settings or Settings()).validate()
-    files = frontend.discover(paths)
+    files = discovery.discover(paths, settings.discovery)
+    stdin_name = None
     if stdin is not None:
         stdin_path = os.path.abspath(stdin[0])
         files = [f for f in files if os.path.abspath(f) != stdin_path]
+        if settings.discovery.force_exclude and discovery.is_force_excluded(stdin[0], settings.discovery):
+            stdin = None  # --force-exclude applies to --stdin-filename too
+        else:
+            stdin_name = stdin[0]
     sources = frontend.load(files, stdin)
-    return analyze_project(sources, settings)
+    return analyze_project(sources, settings, stdin_name=stdin_name)
 
 
 def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | None = None) -> Report:
@@ -53,97 +73,180 @@ def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | N
     return check([], settings, stdin=(filename, text.encode("utf-8")))
 
 
-def analyze_project(sources: list[frontend.SourceFile], settings: Settings) -> Report:
+def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
+                    stdin_name: str | None = None) -> Report:
+    from .cache import Cache
+
     report = Report(files_seen=len(sources), sources={s.path: s for s in sources})
     chosen = sources if settings.analyze_everything else frontend.relevant(sources)
-    facts = FactStore()
-    facts.profile = settings.profile
-    parsed = []
+    project_modules = frozenset(s.module for s in sources)
+    engine_key = settings.engine_key()
+    cache = Cache(settings.cache_dir, engine_key) if settings.cache_dir else None
+
+    failures: list[FileFailure] = []
+    parsed: list[frontend.SourceFile] = []
+    infos: list[parallel.FileInfo] = []
+    digests: list[str] = []
     for source in chosen:
-        failure = frontend.parse(source)
-        if failure is not None:
-            facts.file_failures.append(failure)
-        else:
-            parsed.append(source)
+        if source.failure is not None:  # could not even be read
+            failures.append(source.failure)
+            continue
+        digest = parallel.digest(source.data)
+        cacheable = cache is not None and source.path != stdin_name
+        info = cache.file_info(source.path, digest) if cacheable else None
+        if info is None:
+            info = parallel.file_info(source)
+            if cacheable:
+                cache.put_file_info(source.path, digest, info)
+        if info.failure is not None:
+            failures.append(FileFailure(source.path, *info.failure))
+            continue
+        parsed.append(source)
+        infos.append(info)
+        digests.append(digest)
     report.files_analyzed = len(parsed)
-    report.facts = facts
-    if parsed:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 20000))
-        try:
-            engine = Engine(parsed, facts, settings.profile, settings.backends,
-                            project_modules={s.module for s in sources})
-            engine.run()
-        except RecursionError as error:
-            raise InternalError(f"nesting too deep to analyse: {error}") from error
-        except Exception as error:  # noqa: BLE001 - reported as an internal error, never a traceback
-            raise InternalError(f"{type(error).__name__}: {error}") from error
-        finally:
-            sys.setrecursionlimit(limit)
-    diagnostics: list[Diagnostic] = []
-    for rule in all_rules():
-        if settings.selects(rule.code):
-            diagnostics.extend(rule.check(facts))
-    diagnostics.extend(reveal_notes(facts))
-    by_file = {s.path: s for s in sources}
-    diagnostics = [_finish(d, by_file) for d in diagnostics]
-    if settings.respect_noqa:
-        diagnostics = _apply_noqa(diagnostics, by_file)
+
+    groups = parallel.components(parsed, infos, project_modules)
+    report.components = len(groups)
+    results: list[list[Diagnostic] | None] = [None] * len(groups)
+    keys: dict[int, tuple[str, str]] = {}
+    todo: list[int] = []
+    names_by_top: dict[str, list[str]] = defaultdict(list)
+    for name in _project_names(project_modules):
+        names_by_top[name.split(".", 1)[0]].append(name)
+    for n, group in enumerate(groups):
+        if cache is not None:
+            members = [(parsed[i].path, os.path.abspath(parsed[i].path), parsed[i].module, parsed[i].is_package,
+                        digests[i]) for i in group]
+            tops = parallel.import_tops([parsed[i] for i in group], [infos[i] for i in group])
+            visible = sorted(name for top in tops for name in names_by_top.get(top, ()))
+            slot, key = Cache.component_key(engine_key, members, visible)
+            hit = cache.component(slot, key)
+            if hit is not None:
+                results[n] = hit
+                continue
+            if all(parsed[i].path != stdin_name for i in group):
+                keys[n] = (slot, key)
+        todo.append(n)
+    try:
+        computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
+                                settings.backends, settings.jobs)
+    except parallel.AnalysisError as error:
+        cause = error.__cause__
+        trace = error.trace or ("".join(traceback.format_exception(cause)) if cause is not None else "")
+        raise InternalError(str(error), trace) from error
+    for n, diagnostics in zip(todo, computed, strict=True):
+        results[n] = diagnostics
+        if cache is not None and n in keys:
+            cache.put_component(*keys[n], diagnostics)
+    if cache is not None:
+        report.cache_hits, report.cache_misses = cache.hits, len(todo)
+        cache.save()
+    else:
+        report.cache_misses = len(todo)
+
+    diagnostics = parallel.failure_diagnostics(failures)
+    for component_diagnostics in results:
+        diagnostics.extend(component_diagnostics or ())
+    directives = {source.path: info.directives for source, info in zip(parsed, infos, strict=True)}
+    diagnostics = suppress(diagnostics, settings, directives, report.sources)
     report.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+    for path in {d.file for d in report.diagnostics}:
+        source = report.sources.get(path)
+        if source is not None:
+            ensure_lines(source)
     return report
 
 
-def reveal_notes(facts: FactStore) -> list[Diagnostic]:
-    notes = []
-    for site, reveal_facts in facts.reveals_by_site().items():
-        texts = sorted({t for f in reveal_facts for t in f.texts})
-        text = texts[0] if len(texts) == 1 else " | ".join(sorted({p for t in texts for p in t.split(" | ")}))
-        notes.append(Diagnostic("", "reveal", Severity.NOTE, f"reveal_device: {text}", site.file, site.line,
-                                site.col + 1, site.end_line, site.end_col + 1))
-    return notes
+def _project_names(modules: frozenset[str]) -> list[str]:
+    """The project's module names and their package prefixes (what ``Resolver.is_project`` answers)."""
+    names = set()
+    for name in modules:
+        parts = name.split(".")
+        names.update(".".join(parts[: depth + 1]) for depth in range(len(parts)))
+    return sorted(names)
 
 
-def _char_column(lines: list[str], row: int, byte_column: int) -> int:
-    """A 1-based byte column of ast → a 1-based character column."""
-    if 1 <= row <= len(lines):
-        line = lines[row - 1]
-        if line.isascii():
-            return byte_column
-        return len(line.encode("utf-8")[: byte_column - 1].decode("utf-8", errors="replace")) + 1
-    return byte_column
+def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict[str, list[noqa.Directive]],
+             sources: dict[str, frontend.SourceFile]) -> list[Diagnostic]:
+    """Rule selection, per-file ignores, ``noqa``, then MV902 for the directives that suppressed nothing.
 
+    ``directives`` holds the directives of the analysed files (the only ones MV902 looks at)."""
+    from rules import rule_by_code
 
-def _finish(d: Diagnostic, by_file: dict[str, frontend.SourceFile]) -> Diagnostic:
-    source = by_file.get(d.file)
-    lines = source.lines if source is not None else []
-    d.column = _char_column(lines, d.row, d.column)
-    d.end_column = _char_column(lines, d.end_row, d.end_column)
-    finished = []
-    for r in d.related:
-        related_lines = by_file[r.file].lines if r.file in by_file else []
-        finished.append(Related(r.file, r.row, _char_column(related_lines, r.row, r.column), r.message))
-    d.related = finished
-    return d
+    selected: dict[str, bool] = {}
+    ignored: dict[tuple[str, str], bool] = {}
 
+    def enabled(code: str) -> bool:
+        if code not in selected:
+            selected[code] = settings.selects(code)
+        return selected[code]
 
-def _apply_noqa(diagnostics: list[Diagnostic], by_file: dict[str, frontend.SourceFile]) -> list[Diagnostic]:
-    cache: dict[str, noqa.Suppressions] = {}
-    kept = []
-    for d in diagnostics:
+    def per_file(path: str, code: str) -> bool:
+        if not settings.per_file_ignores:
+            return False
+        if (path, code) not in ignored:
+            ignored[(path, code)] = settings.ignored_in(path, code)
+        return ignored[(path, code)]
+
+    kept = [d for d in diagnostics if not d.is_finding or (enabled(d.code) and not per_file(d.file, d.code))]
+    if not settings.respect_noqa:
+        return kept
+    parsed: dict[str, noqa.Suppressions] = {path: noqa.Suppressions(list(ds)) for path, ds in directives.items()}
+    used: dict[noqa.Directive, set[str]] = defaultdict(set)
+    out = []
+    for d in kept:
         if not d.is_finding:
-            kept.append(d)
+            out.append(d)
             continue
-        suppressions = cache.get(d.file)
-        if suppressions is None:
-            source = by_file.get(d.file)
-            text = source.text if source is not None and source.text is not None else _decode_lossy(source)
-            suppressions = cache[d.file] = noqa.parse(text)
-        if not suppressions.suppresses(d.code, (d.row, d.end_row)):
-            kept.append(d)
-    return kept
+        suppressions = parsed.get(d.file)
+        if suppressions is None:  # a file that was not analysed (MV901): read its comments now
+            source = sources.get(d.file)
+            suppressions = parsed[d.file] = noqa.parse(_decode_lossy(source))
+        directive = suppressions.match(d.code, (d.row, d.end_row))
+        if directive is None:
+            out.append(d)
+        else:
+            used[directive].add(d.code)
+    rule = rule_by_code("MV902")
+    if rule is None or not enabled(rule.code):
+        return out
+    for path, file_directives in directives.items():
+        if not file_directives or per_file(path, rule.code):
+            continue
+        if any(x.file_level and x.covers(rule.code) for x in file_directives):
+            continue
+        for unused in rule.unused(path, file_directives, used, enabled,  # type: ignore[attr-defined]
+                                  lambda code: rule_by_code(code) is not None):
+            explicit = any(x.row == unused.row and not x.file_level and x.codes and rule.code in x.codes
+                           for x in file_directives)
+            if not explicit:
+                out.append(unused)
+    return out
+
+
+def ensure_lines(source: frontend.SourceFile) -> None:
+    """Decode a file that was not parsed in this run (its results came from the cache), for the
+    output formats that show source lines."""
+    if source.lines or source.failure is not None or not source.data:
+        return
+    try:
+        encoding, _lines = tokenize.detect_encoding(io.BytesIO(source.data).readline)
+        text = source.data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return
+    source.lines = text.removeprefix("\ufeff").splitlines()
 
 
 def _decode_lossy(source: frontend.SourceFile | None) -> str:
     if source is None:
         return ""
+    if source.text is not None:
+        return source.text
     return source.data.decode("utf-8", errors="replace")
+
+
+# the names other modules used before the analysis moved to analyzer.parallel
+reveal_notes = parallel.reveal_notes
+_finish = parallel.finish
+_char_column = parallel.char_column

@@ -1,30 +1,89 @@
-"""Settings of one run: what the command line (and, later, the configuration file) decides.
+"""Settings of one run: what the command line and the ``[tool.devicelint]`` table decide.
 
-Every setting has one field here; the CLI fills them from flags, and a
-``[tool.devicelint]`` loader will fill the same fields (flags win).
+Every setting has one field here; :mod:`analyzer.config` fills them from the
+configuration file, then the CLI from its flags (flags win).
+
+Rule selection follows ruff: the configuration file and the command line are
+*layers* applied in order on top of the default (``ALL``). In each layer, the
+most specific matching selector decides (``ALL`` < ``MV`` < ``MV1`` < ``MV10`` <
+``MV102``), ``ignore`` winning a tie; a layer with ``select`` starts again from
+nothing, a layer with only ``extend-select``/``ignore`` edits the one below. So
+``--select MV102`` on the command line re-enables a code the file ignores, and
+``--ignore`` adds to the file's ignores.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import re
+from dataclasses import dataclass, field
 
 from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
 
+from .discovery import DiscoveryOptions, glob_regex, normalize_to
 from .shim_api import BACKEND_NAMES
+
+_SELECTOR = re.compile(r"ALL|MV\d{0,3}")
 
 
 class SettingsError(ValueError):
     """A setting with a value that makes no sense (exit code 2)."""
 
 
+@dataclass(frozen=True)
+class RuleSelection:
+    """One layer of rule selection (the configuration file's, or the command line's)."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+DEFAULT_SELECTION = RuleSelection(select=("ALL",))
+
+
+@dataclass(frozen=True)
+class PerFileIgnore:
+    """``"glob" = ["MV1", ...]``: codes (or prefixes) ignored in the files the glob matches.
+
+    As in ruff, the glob matches the file's name, or (made absolute against ``root``,
+    the configuration file's directory) its absolute path; ``*`` crosses ``/``; a
+    leading ``!`` applies the codes to the files that do *not* match."""
+
+    pattern: str
+    codes: tuple[str, ...]
+    root: str
+
+    @property
+    def negated(self) -> bool:
+        return self.pattern.startswith("!")
+
+    def applies_to(self, path: str) -> bool:
+        pattern = self.pattern[1:] if self.negated else self.pattern
+        absolute = os.path.abspath(path)
+        hit = bool(glob_regex(pattern).match(os.path.basename(absolute))
+                   or glob_regex(normalize_to(pattern, self.root)).match(absolute))
+        return hit != self.negated
+
+    def ignores(self, code: str) -> bool:
+        return any(_matches(selector, code) for selector in self.codes)
+
+
 @dataclass
 class Settings:
     profile: str = DEFAULT_PROFILE
-    select: tuple[str, ...] = ("ALL",)
+    # the command line's selection layer (on top of `selections`)
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    selections: tuple[RuleSelection, ...] = ()  # the layers below the flags (the configuration file)
+    per_file_ignores: tuple[PerFileIgnore, ...] = ()
     backends: frozenset[str] | None = None  # the target machine's backends (MV112); None: all of them
     respect_noqa: bool = True
     analyze_everything: bool = False  # skip the relevance check (robustness runs over arbitrary code)
+    discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
+    cache_dir: str | None = None  # None: no cache (the library's default; the CLI turns it on)
+    jobs: int = 1  # worker processes (1: in this process)
 
     def validate(self) -> Settings:
         if self.profile not in PROFILES:
@@ -33,13 +92,54 @@ class Settings:
             unknown = sorted(set(self.backends) - set(BACKEND_NAMES))
             if unknown:
                 raise SettingsError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKEND_NAMES)}")
+        for layer in (*self.selections, self.cli_selection()):
+            for selector in (*(layer.select or ()), *layer.extend_select, *layer.ignore):
+                check_selector(selector)
+        for entry in self.per_file_ignores:
+            for selector in entry.codes:
+                check_selector(selector)
+        if self.jobs < 1:
+            raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
         return self
 
+    def cli_selection(self) -> RuleSelection:
+        return RuleSelection(self.select, tuple(self.extend_select), tuple(self.ignore))
+
+    def layers(self) -> tuple[RuleSelection, ...]:
+        return (DEFAULT_SELECTION, *self.selections, self.cli_selection())
+
     def selects(self, code: str) -> bool:
-        """ruff's prefix semantics: the longest matching prefix of select/ignore decides."""
-        best_select = max((len(p) for p in self.select if _matches(p, code)), default=-1)
-        best_ignore = max((len(p) for p in self.ignore if _matches(p, code)), default=-1)
-        return best_select >= 0 and best_select > best_ignore
+        """Whether rule ``code`` is enabled (ruff's layered resolution, see the module docstring)."""
+        enabled = False
+        carried: tuple[str, ...] = ()
+        for layer in self.layers():
+            ignores = (*layer.ignore, *carried)
+            carried = ()
+            best_select = max((_specificity(p) for p in (*(layer.select or ()), *layer.extend_select)
+                               if _matches(p, code)), default=-1)
+            best_ignore = max((_specificity(p) for p in ignores if _matches(p, code)), default=-1)
+            update = None if best_select < 0 and best_ignore < 0 else best_select > best_ignore
+            if layer.select is not None:
+                enabled = bool(update)
+                if not layer.select and not layer.extend_select and layer.ignore:
+                    carried = tuple(layer.ignore)  # `select = []` with ignores: they carry over (ruff)
+            elif update is not None:
+                enabled = update
+        return enabled
+
+    def ignored_in(self, path: str, code: str) -> bool:
+        """Whether a per-file ignore removes ``code`` from ``path``."""
+        return any(entry.ignores(code) and entry.applies_to(path) for entry in self.per_file_ignores)
+
+    def engine_key(self) -> tuple:
+        """What the analysis itself depends on (the cache's key; selection is applied afterwards)."""
+        return (self.profile, tuple(sorted(self.backends)) if self.backends is not None else None,
+                self.analyze_everything)
+
+
+def _specificity(selector: str) -> int:
+    selector = selector.strip().upper()
+    return 0 if selector == "ALL" else len(selector)
 
 
 def _matches(prefix: str, code: str) -> bool:
@@ -47,18 +147,27 @@ def _matches(prefix: str, code: str) -> bool:
     return prefix == "ALL" or code.upper().startswith(prefix)
 
 
+def check_selector(selector: str) -> str:
+    """A rule selector (ALL, MV, MV1, MV10, MV102) that names at least one rule, upper-cased."""
+    from rules import all_rules  # rules import analyzer modules: import them late
+
+    code = selector.strip().upper()
+    if not _SELECTOR.fullmatch(code):
+        raise SettingsError(f"invalid rule selector {selector!r} (expected a code or prefix like MV1, MV102, ALL)")
+    if code != "ALL" and not any(rule.code.startswith(code) for rule in all_rules()):
+        raise SettingsError(f"rule selector {selector!r} matches no rule (see `devicelint rules`)")
+    return code
+
+
 def parse_codes(value: str) -> tuple[str, ...]:
-    codes = tuple(part.strip().upper() for part in value.split(",") if part.strip())
-    for code in codes:
-        if code != "ALL" and not (code[:2] == "MV" and code[2:].isdigit() or code == "MV"):
-            raise SettingsError(f"invalid rule selector {code!r} (expected a code or prefix like MV1, MV102, ALL)")
-    return codes
+    return tuple(check_selector(part) for part in value.split(",") if part.strip())
 
 
-def parse_backends(value: str) -> frozenset[str]:
+def parse_backends(value: str | list[str]) -> frozenset[str]:
     canonical = {name.lower(): name for name in BACKEND_NAMES}
+    parts = value.split(",") if isinstance(value, str) else value
     out = set()
-    for part in value.split(","):
+    for part in parts:
         part = part.strip()
         if not part:
             continue
@@ -67,3 +176,11 @@ def parse_backends(value: str) -> frozenset[str]:
             raise SettingsError(f"unknown backend {part!r}; known: {', '.join(BACKEND_NAMES)}")
         out.add(name)
     return frozenset(out)
+
+
+def parse_per_file_ignores(value: str, root: str) -> PerFileIgnore:
+    """The command line's ``"GLOB:CODE,CODE"`` (ruff's spelling)."""
+    pattern, sep, codes = value.rpartition(":")
+    if not sep or not pattern.strip():
+        raise SettingsError(f"invalid per-file ignore {value!r} (expected PATTERN:CODE[,CODE...])")
+    return PerFileIgnore(pattern.strip(), parse_codes(codes), root)

@@ -27,6 +27,8 @@ class Rule:
 
     code: str = ""
     name: str = ""
+    #: "warning" for a rule that never reports errors (SARIF's defaultConfiguration.level)
+    default_level: str | None = None
 
     @classmethod
     def doc(cls) -> str:
@@ -59,7 +61,8 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
             if key not in seen and fact.context.function:
                 seen.add(key)
                 out.append(Related(link.file, link.line, link.col + 1, f"`{fact.context.function}` called here"))
-    return out
+    # Sets feed the loop above: sort, so the output (and which locations survive the cap) is stable.
+    return sorted(out, key=lambda r: (r.file, r.row, r.column, r.message))
 
 
 def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset()) -> str:

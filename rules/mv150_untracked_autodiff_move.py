@@ -44,6 +44,7 @@ class UntrackedAutodiffMove(Rule):
     on the tape as an untracked leaf, so later operations with tracked tensors work.
     """
 
+    default_level = "warning"
     code = "MV150"
     name = "untracked-autodiff-move"
     redirect_row = "move.3"

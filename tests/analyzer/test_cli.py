@@ -31,6 +31,12 @@ weights.inner().to_device(Device.ndarray())
 """
 
 
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI caches by default: keep the cache out of the working tree."""
+    monkeypatch.setenv("DEVICELINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,12 +119,18 @@ def test_noqa(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     variants = {
         "coded": lines[:3] + [lines[3] + "  # noqa: MV102"],
         "bare": lines[:3] + [lines[3] + "  # noqa"],
-        "several": lines[:3] + [lines[3] + "  # noqa: MV105, MV102"],
+        "several": lines[:3] + [lines[3] + "  # noqa: MV102, E501"],
         "file": ["# devicelint: noqa", *lines],
     }
     for name, body in variants.items():
         path = write(tmp_path, f"{name}.py", "\n".join(body) + "\n")
         assert run(capsys, "check", str(path))[0] == 0, name
+    # a code that suppresses nothing there: MV902 (unused-noqa) names it, at the comment
+    mixed = write(tmp_path, "mixed.py", "\n".join(lines[:3] + [lines[3] + "  # noqa: MV105, MV102"]) + "\n")
+    code, out, _err = run(capsys, "check", str(mixed))
+    assert code == 1
+    assert "mixed.py:4:38: MV902 [warning] Unused `noqa` directive (unused: `MV105`)" in out
+    assert "MV102 [error]" not in out
     other = write(tmp_path, "other.py", "\n".join(lines[:3] + [lines[3] + "  # noqa: MV105"]) + "\n")
     assert run(capsys, "check", str(other))[0] == 1
     in_string = write(tmp_path, "string.py", "\n".join(lines[:3] + [lines[3] + "; x = '# noqa'"]) + "\n")
@@ -219,3 +231,24 @@ def test_analyzer_never_imports_torch(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("exit 1")
+
+
+def test_show_files_and_no_files(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write(tmp_path, "pkg/a.py", FAILING)
+    write(tmp_path, "pkg/notes.txt", "not python")
+    write(tmp_path, ".venv/lib/b.py", FAILING)
+    code, out, _err = run(capsys, "check", "--show-files", str(tmp_path))
+    assert code == 0 and out.splitlines() == [str(tmp_path / "pkg" / "a.py")]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = run(capsys, "check", str(empty))
+    assert code == 0 and "No Python files found" in err and out == "All checks passed!\n"
+
+
+def test_flag_values_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "failing.py", FAILING)
+    for argv in (("--output-format", "xml"), ("--per-file-ignores", "*.py"), ("--extend-select", "X1"),
+                 ("--ignore", "MV999"), ("--config", "not toml ["), ("--stdin-filename", "x.py", str(path))):
+        code, out, err = run(capsys, "check", *argv, str(path))
+        assert code == 2, argv
+        assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, argv

@@ -1,0 +1,459 @@
+"""Units of analysis, and running them on all cores.
+
+The engine is interprocedural across the project, so a file's diagnostics
+depend on the files it imports (their values and functions) *and* on the files
+that import it (the calling contexts they create). The unit is therefore a
+*component*: the files connected through imports, in either direction. Each
+component is analysed by its own :class:`~analyzer.engine.Engine`, which sees
+exactly the modules the whole-project engine would reach from those files:
+
+* edges are computed the way the engine resolves names (``find_module``: a
+  module of the same root first, else the first module of that name; a module
+  reached as ``ModuleRef`` makes all its submodules reachable, since
+  ``pkg.sub`` can be read as an attribute; ``from pkg import name`` reaches
+  ``pkg`` and ``pkg.name``; relative imports against the file's package);
+* every import counts, wherever it is (function bodies, ``if``, ``try``).
+
+Components are independent (nothing flows between them), so they run in
+parallel, in any order, and are cached separately (:mod:`analyzer.cache`): a
+component's key holds the content of each of its files, so a changed imported
+module invalidates every file that can see it, and nothing else.
+
+Diagnostics are identical in one process and in many (a test checks it on the
+fixtures): each component runs the same code on the same input either way.
+Worker processes are forked where the platform allows it (Linux); they read the
+already parsed files from the parent's memory instead of receiving and
+re-parsing them.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import hashlib
+import multiprocessing
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import frontend, noqa
+from .diagnostics import Diagnostic, Related, Severity
+from .facts import FactStore, FileFailure
+from .imports import is_shim_module
+
+MIN_PARALLEL_FILES = 8  # fewer files to analyse than this: one process (a pool costs more than it saves)
+CHUNKS_PER_WORKER = 4  # components are packed into about this many tasks per worker (load balance)
+RECURSION_LIMIT = 20000
+
+
+class AnalysisError(Exception):
+    """The engine failed on a component (reported as an internal error).
+
+    ``trace`` is the traceback text where it was raised (a worker's traceback does not travel
+    as an exception chain); the CLI shows it only when asked (``DEVICELINT_TRACEBACK=1``)."""
+
+    def __init__(self, message: str, trace: str = "") -> None:
+        super().__init__(message)
+        self.trace = trace
+
+
+# --------------------------------------------------------------------------- what each file needs
+
+
+@dataclass
+class FileInfo:
+    """What the runner needs of a relevant file before analysis (cached by content)."""
+
+    failure: tuple[int, int, str] | None = None  # MV901: (line, 0-based col, message)
+    imports: list[list[Any]] = field(default_factory=list)  # ["i", name, has_asname] / ["f", level, module, names]
+    directives: list[noqa.Directive] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"failure": list(self.failure) if self.failure else None, "imports": self.imports,
+                "directives": [d.to_json() for d in self.directives]}
+
+    @classmethod
+    def from_json(cls, item: dict[str, Any]) -> FileInfo:
+        failure = item["failure"]
+        if failure is not None:
+            line, col, message = failure
+            if not (isinstance(line, int) and isinstance(col, int) and isinstance(message, str)):
+                raise ValueError("malformed failure")
+            failure = (line, col, message)
+        imports = item["imports"]
+        if not isinstance(imports, list) or not all(map(_valid_spec, imports)):
+            raise ValueError("malformed import")
+        return cls(failure, imports, [noqa.Directive.from_json(d) for d in item["directives"]])
+
+
+def _valid_spec(spec: Any) -> bool:
+    if not isinstance(spec, list) or not spec:
+        return False
+    if spec[0] == "i":
+        return len(spec) == 3 and isinstance(spec[1], str) and isinstance(spec[2], bool)
+    if spec[0] == "f":
+        return (len(spec) == 4 and isinstance(spec[1], int) and isinstance(spec[2], str)
+                and isinstance(spec[3], list) and all(isinstance(n, str) for n in spec[3]))
+    return False
+
+
+def file_info(source: frontend.SourceFile) -> FileInfo:
+    """Parse ``source`` (leaving its tree on it) and collect its imports and suppression comments."""
+    failure = frontend.parse(source)
+    if failure is not None:
+        return FileInfo(failure=(failure.line, failure.col, failure.message))
+    assert source.tree is not None and source.text is not None
+    return FileInfo(imports=import_specs(source.tree), directives=noqa.parse(source.text).directives)
+
+
+def import_specs(tree: ast.Module) -> list[list[Any]]:
+    """Every import statement, wherever it is (imports are statements: only statement lists are walked)."""
+    specs: list[list[Any]] = []
+    stack: list[Any] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            specs.extend(["i", alias.name, alias.asname is not None] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            specs.append(["f", node.level, node.module or "", [alias.name for alias in node.names]])
+        else:
+            for name in _BLOCKS:
+                block = getattr(node, name, None)
+                if block:
+                    stack.extend(block)
+    return specs
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # statement lists (handlers, cases hold bodies)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+# --------------------------------------------------------------------------- components
+
+
+def module_root(source: frontend.SourceFile) -> str:
+    """The directory absolute imports of ``source`` start from (as the engine computes it)."""
+    directory = os.path.dirname(os.path.abspath(source.path))
+    for _ in range(source.module.count(".") + (1 if source.is_package else 0)):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+def absolute_base(level: int, module: str, package: str) -> str | None:
+    """The module a ``from`` import names (``None``: beyond the top-level package), as the resolver does."""
+    if not level:
+        return module
+    parts = package.split(".") if package else []
+    up = level - 1
+    if up > len(parts):
+        return None
+    base = parts[: len(parts) - up] if up else parts
+    if module:
+        base = [*base, *module.split(".")]
+    return ".".join(base)
+
+
+class _Resolution:
+    """The engine's name resolution over the analysed files, for computing edges."""
+
+    def __init__(self, sources: list[frontend.SourceFile], project_modules: Iterable[str]) -> None:
+        self.roots = [module_root(s) for s in sources]
+        self.by_name: dict[str, list[int]] = {}
+        for i, source in enumerate(sources):
+            if not is_shim_module(source.module):
+                self.by_name.setdefault(source.module, []).append(i)
+        names = set(project_modules) | set(self.by_name)
+        self.children: dict[str, set[str]] = {}
+        for name in names:
+            parts = name.split(".")
+            for depth in range(1, len(parts)):
+                self.children.setdefault(".".join(parts[:depth]), set()).add(".".join(parts[: depth + 1]))
+        self._memo: dict[tuple[str, str], frozenset[int]] = {}
+
+    def find(self, name: str, root: str) -> int | None:
+        candidates = self.by_name.get(name)
+        if not candidates:
+            return None
+        for i in candidates:
+            if self.roots[i] == root:
+                return i
+        return candidates[0]
+
+    def reach(self, name: str, root: str) -> frozenset[int]:
+        """Files reached through a ``ModuleRef`` to ``name`` made from ``root``: the module, and every
+        submodule (an attribute of a module reference can name one), each resolved as the engine does."""
+        key = (name, root)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        self._memo[key] = frozenset()  # (names form a tree: no cycles, but be safe)
+        out: set[int] = set()
+        if not is_shim_module(name):
+            found = self.find(name, root)
+            next_root = root
+            if found is not None:
+                out.add(found)
+                next_root = self.roots[found]
+            for child in self.children.get(name, ()):
+                out |= self.reach(child, next_root)
+        result = self._memo[key] = frozenset(out)
+        return result
+
+
+def edges(sources: list[frontend.SourceFile], infos: list[FileInfo],
+          project_modules: Iterable[str]) -> list[set[int]]:
+    """For each file, the files its imports can reach directly."""
+    resolution = _Resolution(sources, project_modules)
+    out: list[set[int]] = []
+    for i, (source, info) in enumerate(zip(sources, infos, strict=True)):
+        reached: set[int] = set()
+        root = resolution.roots[i]
+        for spec in info.imports:
+            if spec[0] == "i":
+                _kind, name, has_asname = spec
+                # `import a.b.c` binds `a` (everything under it is reachable); `import a.b.c as x` binds a.b.c
+                reached |= resolution.reach(name if has_asname else name.split(".")[0], root)
+            else:
+                _kind, level, module, names = spec
+                base = absolute_base(level, module, source.package)
+                if not base or is_shim_module(base):
+                    continue
+                found = resolution.find(base, root)  # `from base import ...` loads base itself
+                if found is not None:
+                    reached.add(found)
+                base_root = resolution.roots[found] if found is not None else root
+                for name in names:
+                    if name != "*":  # a star import copies base's namespace: base's own edges cover it
+                        reached |= resolution.reach(f"{base}.{name}", base_root)
+        reached.discard(i)
+        out.append(reached)
+    return out
+
+
+def components(sources: list[frontend.SourceFile], infos: list[FileInfo],
+               project_modules: Iterable[str]) -> list[list[int]]:
+    """The files connected through imports (either direction), each list in the files' order."""
+    parent = list(range(len(sources)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, reached in enumerate(edges(sources, infos, project_modules)):
+        for j in reached:
+            a, b = find(i), find(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(sources)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values(), key=lambda group: group[0])
+
+
+def import_tops(sources: list[frontend.SourceFile], infos: list[FileInfo]) -> set[str]:
+    """The top-level names a group of files imports (what of the project's module names they can see)."""
+    tops: set[str] = set()
+    for source, info in zip(sources, infos, strict=True):
+        for spec in info.imports:
+            if spec[0] == "i":
+                tops.add(spec[1].split(".")[0])
+            else:
+                base = absolute_base(spec[1], spec[2], source.package)
+                if base:
+                    tops.add(base.split(".")[0])
+    return tops
+
+
+# --------------------------------------------------------------------------- analysing one component
+
+
+def analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
+                      backends: frozenset[str] | None) -> list[Diagnostic]:
+    """Every rule's diagnostics (and the reveal notes) for one component, columns in characters."""
+    from rules import all_rules
+
+    from .engine import Engine
+
+    parsed = []
+    for source in sources:
+        if source.tree is None and frontend.parse(source) is not None:
+            continue  # cannot happen: unparsable files are not in components
+        parsed.append(source)
+    facts = FactStore()
+    facts.profile = profile
+    if parsed:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+        try:
+            Engine(parsed, facts, profile, backends, project_modules=set(project_modules)).run()
+        except RecursionError as error:
+            raise AnalysisError(f"nesting too deep to analyse: {error}") from error
+        except Exception as error:  # noqa: BLE001 - reported as an internal error, never a traceback
+            raise AnalysisError(f"{type(error).__name__}: {error}") from error
+        finally:
+            sys.setrecursionlimit(limit)
+    diagnostics = [d for rule in all_rules() for d in rule.check(facts)]
+    diagnostics.extend(reveal_notes(facts))
+    by_file = {s.path: s for s in sources}
+    return [finish(d, by_file) for d in diagnostics]
+
+
+def failure_diagnostics(failures: list[FileFailure]) -> list[Diagnostic]:
+    """MV901 (and whatever else reads file failures) for files that cannot be read, decoded or parsed."""
+    from rules import all_rules
+
+    facts = FactStore()
+    facts.file_failures.extend(failures)
+    return [d for rule in all_rules() for d in rule.check(facts)]
+
+
+def reveal_notes(facts: FactStore) -> list[Diagnostic]:
+    notes = []
+    for site, reveal_facts in facts.reveals_by_site().items():
+        texts = sorted({t for f in reveal_facts for t in f.texts})
+        text = texts[0] if len(texts) == 1 else " | ".join(sorted({p for t in texts for p in t.split(" | ")}))
+        notes.append(Diagnostic("", "reveal", Severity.NOTE, f"reveal_device: {text}", site.file, site.line,
+                                site.col + 1, site.end_line, site.end_col + 1))
+    return notes
+
+
+def char_column(lines: list[str], row: int, byte_column: int) -> int:
+    """A 1-based byte column of ast → a 1-based character column."""
+    if 1 <= row <= len(lines):
+        line = lines[row - 1]
+        if line.isascii():
+            return byte_column
+        return len(line.encode("utf-8")[: byte_column - 1].decode("utf-8", errors="replace")) + 1
+    return byte_column
+
+
+def finish(d: Diagnostic, by_file: dict[str, frontend.SourceFile]) -> Diagnostic:
+    source = by_file.get(d.file)
+    lines = source.lines if source is not None else []
+    d.column = char_column(lines, d.row, d.column)
+    d.end_column = char_column(lines, d.end_row, d.end_column)
+    finished = []
+    for r in d.related:
+        related_lines = by_file[r.file].lines if r.file in by_file else []
+        finished.append(Related(r.file, r.row, char_column(related_lines, r.row, r.column), r.message))
+    # in source order: the rules' order has ties broken by set iteration, which differs between
+    # processes (hash seeds), and a cached result must read the same as a fresh one
+    d.related = sorted(finished, key=lambda r: (r.file, r.row, r.column, r.message))
+    return d
+
+
+# --------------------------------------------------------------------------- running components
+
+
+@dataclass
+class Job:
+    """Components to analyse (lists of indexes into the sources)."""
+
+    groups: list[list[int]]
+
+
+_SHARED: list[frontend.SourceFile] = []  # the parent's sources, read by forked workers
+
+
+_POOL_LOCK = threading.Lock()  # one pool at a time: `_SHARED` is the parent's, for the duration of a run
+
+
+def _context() -> tuple[Any, bool]:
+    """(the multiprocessing context, whether its workers share the parent's memory)."""
+    if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork"), True
+    return multiprocessing.get_context("spawn"), False  # macOS, Windows: fork is unsafe or missing
+
+
+def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool, bytes]]] | None,
+                project_modules: frozenset[str], profile: str,
+                backends: frozenset[str] | None) -> list[tuple[str, Any]]:
+    """In a worker: each group's diagnostics, or the error that stopped it."""
+    results: list[tuple[str, Any]] = []
+    for n, group in enumerate(groups):
+        if payload is None:
+            sources = [_SHARED[i] for i in group]
+        else:
+            sources = [frontend.SourceFile(path, module, is_package, data)
+                       for path, module, is_package, data in payload[n]]
+        try:
+            results.append(("ok", analyze_component(sources, project_modules, profile, backends)))
+        except AnalysisError as error:
+            cause = error.__cause__ or error
+            results.append(("error", (str(error), "".join(traceback.format_exception(cause))[-4000:])))
+    return results
+
+
+def run(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str], profile: str,
+        backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
+    """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays."""
+    files = sum(len(g) for g in groups)
+    if jobs <= 1 or len(groups) < 2 or files < MIN_PARALLEL_FILES:
+        return [analyze_component([sources[i] for i in g], project_modules, profile, backends) for g in groups]
+    return _run_parallel(sources, groups, project_modules, profile, backends, jobs)
+
+
+def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int) -> list[list[int]]:
+    """Group indexes packed into ``bins`` tasks of about equal size (largest first, into the lightest)."""
+    cost = [sum(len(sources[i].data) + 2000 for i in group) for group in groups]
+    order = sorted(range(len(groups)), key=lambda g: -cost[g])
+    tasks: list[list[int]] = [[] for _ in range(bins)]
+    loads = [0] * bins
+    for g in order:
+        lightest = loads.index(min(loads))
+        tasks[lightest].append(g)
+        loads[lightest] += cost[g]
+    return [t for t in tasks if t]
+
+
+def _run_parallel(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
+                  profile: str, backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
+    with _POOL_LOCK:
+        return _run_pool(sources, groups, project_modules, profile, backends, jobs)
+
+
+def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
+              profile: str, backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
+    global _SHARED
+    context, shared = _context()
+    workers = min(jobs, len(groups))
+    tasks = _pack(sources, groups, min(len(groups), workers * CHUNKS_PER_WORKER))
+    results: list[list[Diagnostic] | None] = [None] * len(groups)
+    _SHARED = sources
+    if shared:
+        gc.freeze()  # forked workers must not walk (and so copy) the parent's objects in each collection
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            futures = []
+            for task in tasks:
+                task_groups = [groups[g] for g in task]
+                payload = None
+                if not shared:  # spawned workers do not share memory: send the bytes
+                    payload = [[(sources[i].path, sources[i].module, sources[i].is_package, sources[i].data)
+                                for i in group] for group in task_groups]
+                futures.append((task, pool.submit(_run_groups, task_groups, payload, project_modules, profile,
+                                                  backends)))
+            for task, future in futures:
+                for g, (status, value) in zip(task, future.result(), strict=True):
+                    if status == "error":
+                        message, trace = value
+                        raise AnalysisError(message, trace)
+                    results[g] = value
+    except BrokenProcessPool as error:
+        raise AnalysisError(f"a worker process died ({error})") from error
+    finally:
+        _SHARED = []
+        if shared:
+            gc.unfreeze()
+    return [r if r is not None else [] for r in results]

@@ -1,0 +1,197 @@
+"""The cache: hits, misses, invalidation through imports (both directions), damaged caches, location."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analyzer import cache as cache_module
+from analyzer import parallel
+from analyzer.cli import main
+from analyzer.runner import check
+from analyzer.settings import Settings
+
+HELPERS = "from runtime_shim import Device\n\nTARGET = Device.ndarray()\n"
+TRAIN = """\
+from runtime_shim import Device, Tensor
+from helpers import TARGET
+
+weights = Tensor.random([2], Device.flex().autodiff())
+weights.to_device(TARGET)
+"""
+LIB = """\
+from runtime_shim import Device
+
+
+def export(t):
+    return t.to_device(Device.ndarray())
+"""
+MAIN = """\
+from runtime_shim import Device, Tensor
+from lib import export
+
+export(Tensor.random([2], Device.flex().autodiff()))
+"""
+OTHER = """\
+from runtime_shim import Device, Tensor
+
+Tensor.ones([2], Device.flex()).to_device(Device.flex().autodiff())
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    for name, text in {"helpers.py": HELPERS, "train.py": TRAIN, "lib.py": LIB, "main.py": MAIN,
+                       "other.py": OTHER}.items():
+        (root / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("DEVICELINT_CACHE_DIR", raising=False)
+    return root
+
+
+def analyse(root: Path, **settings: object):
+    return check([str(root)], Settings(cache_dir=str(root.parent / "cache"), **settings))
+
+
+def found(report) -> set[tuple[str, int, str]]:
+    return {(Path(d.file).name, d.row, d.code) for d in report.findings}
+
+
+def test_hits_and_misses(project: Path) -> None:
+    cold = analyse(project)
+    assert cold.components == 3 and cold.cache_hits == 0 and cold.cache_misses == 3
+    assert found(cold) == {("train.py", 5, "MV102"), ("lib.py", 5, "MV102"), ("other.py", 3, "MV150")}
+    warm = analyse(project)
+    assert warm.cache_hits == 3 and warm.cache_misses == 0
+    assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
+    (project / "other.py").write_text(OTHER + "# touched\n", encoding="utf-8")
+    touched = analyse(project)
+    assert touched.cache_hits == 2 and touched.cache_misses == 1  # only the changed file's component
+
+
+def test_a_changed_import_invalidates_the_importer(project: Path) -> None:
+    assert ("train.py", 5, "MV102") in found(analyse(project))
+    (project / "helpers.py").write_text(HELPERS.replace("Device.ndarray()", "Device.flex().autodiff()"),
+                                        encoding="utf-8")
+    report = analyse(project)
+    assert ("train.py", 5, "MV102") not in found(report)  # train.py itself is unchanged
+    assert report.cache_misses == 1
+
+
+def test_a_changed_caller_invalidates_the_callee(project: Path) -> None:
+    assert ("lib.py", 5, "MV102") in found(analyse(project))
+    (project / "main.py").write_text(MAIN.replace("Tensor.random([2], Device.flex().autodiff())",
+                                                  "Tensor.random([2], Device.flex())"), encoding="utf-8")
+    assert ("lib.py", 5, "MV102") not in found(analyse(project))  # lib.py is unchanged; its context is not
+
+
+def test_a_new_module_changes_what_imports_resolve_to(project: Path) -> None:
+    (project / "train.py").write_text(TRAIN.replace("from helpers import TARGET", "from devices import TARGET"),
+                                      encoding="utf-8")
+    assert ("train.py", 5, "MV102") not in found(analyse(project))  # `devices` is unknown: nothing is reported
+    (project / "devices.py").write_text(HELPERS, encoding="utf-8")
+    assert ("train.py", 5, "MV102") in found(analyse(project))
+
+
+def test_warm_run_analyses_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cold = analyse(project)
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("analysed again")
+
+    monkeypatch.setattr(parallel, "analyze_component", boom)
+    monkeypatch.setattr(parallel, "file_info", boom)
+    warm = analyse(project)
+    assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
+
+
+def test_selection_and_noqa_are_applied_after_the_cache(project: Path) -> None:
+    analyse(project)
+    report = analyse(project, select=("MV150",))
+    assert report.cache_hits == 3 and found(report) == {("other.py", 3, "MV150")}
+    (project / "pyproject.toml").write_text("", encoding="utf-8")
+    text = (project / "other.py").read_text(encoding="utf-8").replace("autodiff())\n", "autodiff())  # noqa\n")
+    (project / "other.py").write_text(text, encoding="utf-8")
+    assert ("other.py", 3, "MV150") not in found(analyse(project))
+
+
+def test_profile_and_backends_are_part_of_the_key(project: Path) -> None:
+    analyse(project)
+    legacy = analyse(project, profile="burn-0.21")
+    assert legacy.cache_hits == 0 and ("other.py", 3, "MV102") in found(legacy)
+    target = analyse(project, backends=frozenset({"Flex"}))
+    assert target.cache_hits == 0 and any(code == "MV112" for _f, _r, code in found(target))
+    assert analyse(project).cache_hits == 3
+
+
+def test_a_new_analyzer_does_not_read_old_results(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    analyse(project)
+    monkeypatch.setattr(cache_module, "code_fingerprint", lambda: "another build")
+    assert analyse(project).cache_hits == 0
+
+
+def _cache_files(project: Path) -> list[Path]:
+    return sorted((project.parent / "cache" / cache_module.FORMAT).glob("*.json"))
+
+
+def test_a_damaged_cache_is_ignored(project: Path) -> None:
+    cold = analyse(project)
+    [path] = _cache_files(project)
+    for garbage in (b"", b"{not json", b"\xff\xfe", b"[1, 2]", b'{"files": 3, "components": "x"}'):
+        path.write_bytes(garbage)
+        report = analyse(project)
+        assert report.cache_hits == 0
+        assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
+    # a damaged entry: that component is analysed again, the others are read
+    document = json.loads(path.read_text(encoding="utf-8"))
+    slot = next(iter(document["components"]))
+    document["components"][slot]["diagnostics"] = [["MV102", "x", "bogus-severity"]]
+    names = iter(document["files"])
+    document["files"][next(names)]["info"] = {"imports": "nope"}
+    document["files"][next(names)]["info"]["imports"] = [["i"], ["f", "x", 1, None]]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    report = analyse(project)
+    assert report.cache_hits == 2 and report.cache_misses == 1
+    assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
+    assert not list(path.parent.glob(".tmp-*"))  # atomic writes leave no temporary file
+
+
+def test_unwritable_cache_is_not_an_error(project: Path) -> None:
+    blocker = project.parent / "cache"
+    blocker.write_text("a file where the cache directory should be")
+    assert found(analyse(project))  # analysed, nothing cached, no exception
+
+
+def test_cli_cache_location_and_no_cache(project: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["check", "-q", "."]) == 1
+    default = project / ".devicelint_cache"
+    assert (default / "CACHEDIR.TAG").is_file() and (default / ".gitignore").read_text().endswith("*\n")
+    assert list((default / cache_module.FORMAT).glob("*.json"))
+    assert main(["check", "-q", "--cache-dir", str(project.parent / "elsewhere"), "."]) == 1
+    assert (project.parent / "elsewhere" / "CACHEDIR.TAG").is_file()
+    (project / "pyproject.toml").write_text('[tool.devicelint]\ncache-dir = "build/dl-cache"\n', encoding="utf-8")
+    assert main(["check", "-q", "."]) == 1
+    assert (project / "build" / "dl-cache" / "CACHEDIR.TAG").is_file()
+    (project / "pyproject.toml").unlink()
+    fresh = project.parent / "fresh"
+    assert main(["check", "-q", "--no-cache", "--cache-dir", str(fresh), "."]) == 1
+    assert not fresh.exists()
+    capsys.readouterr()
+    assert main(["clean"]) == 0 and not default.exists()
+    assert "Removed" in capsys.readouterr().out
+
+
+def test_stdin_is_not_cached(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    text = OTHER.encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    assert main(["check", "-q", "--cache-dir", str(project.parent / "c"), "--stdin-filename", "edited.py"]) == 1
+    [path] = sorted((project.parent / "c" / cache_module.FORMAT).glob("*.json")) or [None]
+    document = json.loads(path.read_text(encoding="utf-8")) if path else {"files": {}, "components": {}}
+    assert "edited.py" not in document["files"] and not document["components"]
