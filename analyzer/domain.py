@@ -320,12 +320,18 @@ def seq_of(kind: str, elem: Value) -> SeqAtom:
 
 @dataclass(frozen=True, slots=True)
 class DictAtom(Atom):
-    """A dict with constant keys."""
+    """A dict with constant keys; ``rest`` (when not ``None``): the values under keys not known statically
+    (a dict comprehension over something of unknown length)."""
 
     items: tuple[tuple[Any, Value], ...]
+    rest: Any = None  # Value | None
 
     def truthy(self) -> bool | None:
-        return bool(self.items)
+        return True if self.items else (None if self.rest is not None else False)
+
+    def unknown_keys(self) -> Value:
+        """The values under the keys not listed (bottom when every key is known)."""
+        return self.rest if self.rest is not None else Value()
 
     def get(self, key: Any) -> Value | None:
         for k, v in self.items:

@@ -3,11 +3,13 @@
 Flow-sensitive inside a body (module top level, function, class body):
 assignments, unpacking, augmented assignment, branches joined at merge points
 with narrowing on the condition (``d.is_autodiff()``, ``t.device().is_autodiff()``,
-``d.backend == "Flex"``, ``t.device() == d``, ``x is None``, truthiness),
+``d.backend == "Flex"``, ``t.device() == d``, ``x is None``, truthiness; also through a variable
+that copied such a value, ``b = t.device().backend`` / ``ad = d.is_autodiff()`` / a walrus),
 loops iterated to a fixpoint (widened after a bound), ``break``/``continue``/
 ``return``, ``try`` (the handlers see the state before and after every
 statement of the body), ``with``, conditional expressions, the walrus,
-comprehensions and lambdas.
+comprehensions (element-wise over short sequences of known length, e.g. ``range(3)``; dict
+comprehensions as dicts) and lambdas; a generator function's call gives what it yields.
 
 Interprocedural: a call to a function of the analysed project is analysed once
 per *calling context* (the tuple of argument values, the closure, the module

@@ -15,6 +15,7 @@ class Assignment:
         if isinstance(target, ast.Name):
             st.vars[target.id] = widen_if_large(value)
             st.drop_overlays(target.id)
+            st.kill_aliases(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             self._unpack(target.elts, value, st, fr)
         elif isinstance(target, ast.Starred):
@@ -24,6 +25,7 @@ class Assignment:
             self.store_attribute(obj, target.attr, value, fr)
             if isinstance(target.value, ast.Name):
                 st.vars[f"{target.value.id}.{target.attr}"] = widen_if_large(value)
+                st.kill_aliases(f"{target.value.id}.{target.attr}")
         elif isinstance(target, ast.Subscript):
             self._store_subscript(target, value, st, fr)
 
@@ -70,16 +72,45 @@ class Assignment:
     def _store_subscript(self, target: ast.Subscript, value: Value, st: State, fr: Frame) -> None:
         container = self.eval(target.value, st, fr)
         key = self.eval(target.slice, st, fr)
-        if not isinstance(target.value, ast.Name) or target.value.id not in st.vars:
+        if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
+            # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
+            updated = self._updated_container(container, key, value)
+            base = target.value.value.id
+            self.store_attribute(self.eval(target.value.value, st, fr), target.value.attr, updated, fr)
+            st.vars[f"{base}.{target.value.attr}"] = widen_if_large(updated)
+            st.kill_aliases(f"{base}.{target.value.attr}")
             return
+        if not isinstance(target.value, ast.Name):
+            return
+        name = target.value.id
+        is_global = (fr.kind == "function" and name not in st.vars and name not in fr.closure
+                     and name in fr.module.namespace)
+        if name not in st.vars and not is_global:
+            return
+        value = self._updated_container(container, key, value)
+        if is_global:
+            # a module-level dict or list filled from inside a function: a weak update of the module's
+            # namespace (other functions see both), and this function reads on what it stored
+            fr.module.namespace[name] = widen_if_large(fr.module.namespace[name].join(value))
+            self.module_stores += 1
+        st.vars[name] = value
+        st.kill_aliases(name)
+
+    @staticmethod
+    def _updated_container(container: Value, key: Value, value: Value) -> Value:
+        """``container[key] = value`` on each possibility: a dict with a constant key gets it replaced;
+        with an unknown key any entry may now hold the value, or a new unknown key does."""
         keys = key.consts()
         updated = []
         for atom in container.atoms:
-            if isinstance(atom, DictAtom) and keys and len(keys) == 1:
+            if isinstance(atom, DictAtom) and keys and len(keys) == 1 and not key.top:
                 items = [(k, v) for k, v in atom.items if not (k == keys[0] and type(k) is type(keys[0]))]
-                updated.append(DictAtom((*items, (keys[0], value))))
+                updated.append(DictAtom((*items, (keys[0], value)), atom.rest))
+            elif isinstance(atom, DictAtom):
+                items = [(k, v.join(value)) for k, v in atom.items]
+                updated.append(DictAtom(tuple(items), atom.unknown_keys().join(value)))
             elif isinstance(atom, SeqAtom) and atom.kind == "list":
                 updated.append(seq_of("list", atom.elem.join(value)))
             else:
                 updated.append(atom)
-        st.vars[target.value.id] = Value(frozenset(updated), container.top)
+        return Value(frozenset(updated), container.top)

@@ -48,7 +48,10 @@ class Attributes:
             if overlay is not None:
                 return overlay
         obj = self.eval(node.value, st, fr)
-        return self.attribute(obj, node.attr, node, st, fr)
+        value = self.attribute(obj, node.attr, node, st, fr)
+        if value.is_bottom and not obj.is_bottom:
+            st.dead = True  # a property that raises on every path
+        return value
 
     def attribute(self, obj: Value, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value:
         out = TOP if obj.top else BOTTOM

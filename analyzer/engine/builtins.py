@@ -6,6 +6,7 @@ import ast
 
 from ..domain import BOOL, BOTTOM, NONE, TOP, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq, seq_of
 from .flow_state import Frame, State
+from .limits import MAX_UNROLL
 from .python_values import splice_items
 
 
@@ -15,7 +16,7 @@ class Builtins:
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                      st: State, fr: Frame) -> Value:
         if name == "range":
-            return V(seq_of("list", TOP))
+            return self._range(args)
         if name == "enumerate" and args:
             items = splice_items(args[0])
             if items is not None and not kwargs and len(args) == 1:
@@ -57,10 +58,24 @@ class Builtins:
         return TOP
 
     @staticmethod
+    def _range(args: list[Value]) -> Value:
+        """``range(n)`` (``range(a, b)``, ``range(a, b, s)``) with constant int bounds and a short length: the
+        ints element-wise; else a list of unknown length."""
+        bounds = [a.consts() for a in args]
+        if 1 <= len(args) <= 3 and all(b is not None and len(b) == 1 and type(b[0]) is int for b in bounds):
+            numbers = [b[0] for b in bounds]  # type: ignore[index]
+            if len(numbers) < 3 or numbers[2] != 0:
+                values = range(*numbers)
+                if len(values) <= MAX_UNROLL:
+                    return V(seq("list", [V(const(i)) for i in values]))
+        return V(seq_of("list", TOP))
+
+    @staticmethod
     def _length(value: Value) -> Value:
         lengths = set()
         for atom in value.atoms:
-            if isinstance(atom, SeqAtom) and atom.items is not None or isinstance(atom, DictAtom):
+            if isinstance(atom, SeqAtom) and atom.items is not None or (
+                    isinstance(atom, DictAtom) and atom.rest is None):
                 lengths.add(len(atom.items))
             elif isinstance(atom, Const) and isinstance(atom.value, (str, bytes)):
                 lengths.add(len(atom.value))
@@ -75,11 +90,16 @@ class Builtins:
         out = BOTTOM
         for atom in receiver.atoms:
             assert isinstance(atom, DictAtom)
-            values = join_all(v for _k, v in atom.items)
-            keys = Value(frozenset(const(k) for k, _v in atom.items))
+            values = join_all(v for _k, v in atom.items).join(atom.unknown_keys())
+            keys = Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None)
             if name == "items":
-                pairs = join_all(V(seq("tuple", (V(const(k)), v))) for k, v in atom.items)
-                out = out.join(V(seq_of("list", pairs)))
+                pairs = [V(seq("tuple", (V(const(k)), v))) for k, v in atom.items]
+                if atom.rest is not None:
+                    out = out.join(V(seq_of("list", join_all(pairs).join(V(seq("tuple", (TOP, atom.rest)))))))
+                elif len(receiver.atoms) == 1:
+                    out = out.join(V(seq("list", pairs)))  # insertion order, known length
+                else:
+                    out = out.join(V(seq_of("list", join_all(pairs))))
             elif name == "values":
                 out = out.join(V(seq_of("list", values)))
             elif name == "keys":

@@ -27,7 +27,7 @@ from ..domain import (
     seq_of,
 )
 from ..facts import CallerLink, Context
-from .dispatch_helpers import describe_args, receiver_kind
+from .dispatch_helpers import NullFacts, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .numpy_model import numpy_call
@@ -90,8 +90,15 @@ class Calls:
             added = self.iter_element(added)
         updated = Value(frozenset(seq_of(a.kind, a.elem.join(added)) if isinstance(a, SeqAtom) else a
                                   for a in container.atoms), container.top)
-        if key is not None:
+        if key is not None and isinstance(receiver, ast.Name) and fr.kind == "function" and key not in st.vars \
+                and key not in fr.closure and key in fr.module.namespace:
+            # a module-level list filled from inside a function: a weak update of the module's namespace
+            old = fr.module.namespace[key]
+            fr.module.namespace[key] = widen_if_large(old.join(updated))
+            self.module_stores += 1  # functions that read module globals see a new context
+        elif key is not None:
             st.vars[key] = updated
+            st.kill_aliases(key)
         if isinstance(receiver, ast.Attribute):
             self.store_attribute(self.eval(receiver.value, st, fr), receiver.attr, updated, fr)
         return NONE
@@ -162,7 +169,11 @@ class Calls:
             if not any((c.file, c.line, c.col, c.caller) == (link.file, link.line, link.col, link.caller)
                        for c in ctx.callers):
                 ctx.callers.append(link)
-        self.analysed.add(fn)
+        # a quiet evaluation (a narrowing operand, an element-wise comprehension) discards its facts: it must
+        # not leave a summary (a later call in this context would then skip the body and lose its facts)
+        quiet = isinstance(self.facts, NullFacts)
+        if not quiet:
+            self.analysed.add(fn)
         if ctx_id in self.summaries:
             return self.summaries[ctx_id]
         if ctx_id in self.in_progress:
@@ -186,7 +197,8 @@ class Calls:
             self.depth -= 1
             self.active_functions[fn] -= 1
             del self.in_progress[ctx_id]
-        self.summaries[ctx_id] = result
+        if not quiet:
+            self.summaries[ctx_id] = result
         return result
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
@@ -199,7 +211,11 @@ class Calls:
         else:
             end = self.exec_block(fn.node.body, state, frame)
             result = frame.returns if end.dead else frame.returns.join(NONE)
-        return TOP if fn.is_generator else result
+        if fn.is_generator:
+            if isinstance(fn.node, ast.AsyncFunctionDef):
+                return TOP  # a coroutine or an async generator
+            return V(seq_of("list", frame.yields))  # iterating a generator gives what it yields
+        return result
 
     def _bind(self, fn: FunctionInfo, fref: FuncRef, args: list[Value], kwargs: dict[str, Value],
               star_unknown: bool) -> dict[str, Value]:

@@ -6,7 +6,7 @@ import ast
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import TOP, Instance, ShimRef
+from ..domain import BOTTOM, TOP, Instance, ShimRef
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, WIDEN_AFTER
 from .python_values import is_nonempty_sequence
@@ -99,6 +99,7 @@ class ControlFlow:
                 self.eval(handler.type, entry, fr)
             if handler.name:
                 entry.vars[handler.name] = TOP
+                entry.kill_aliases(handler.name)
             exits.append(self.exec_block(handler.body, entry, fr))
         after = join_states(exits)
         if node.finalbody:
@@ -120,13 +121,18 @@ class ControlFlow:
             profile = self._profile_switch(item.context_expr, st, fr)
             if profile is not None:
                 fr.profile = profile
+            # ``__enter__`` runs with or without ``as`` (its sites are checked either way)
+            entered = TOP if value.top or not value.of_type(Instance) else BOTTOM
+            for atom in value.atoms:
+                enter = self.attribute_of(atom, "__enter__", item.context_expr, st, fr) \
+                    if isinstance(atom, Instance) else None
+                entered = entered.join(self.call(enter, [], {}, item.context_expr, st, fr)
+                                       if enter is not None else TOP)
+            if entered.is_bottom:
+                st.dead = True  # entering raises on every path
+                fr.profile = saved_profile
+                return st
             if item.optional_vars is not None:
-                entered = TOP
-                for atom in value.atoms:
-                    if isinstance(atom, Instance):
-                        enter = self.attribute_of(atom, "__enter__", item.context_expr, st, fr)
-                        if enter is not None:
-                            entered = self.call(enter, [], {}, item.context_expr, st, fr)
                 self.assign(item.optional_vars, entered, st, fr)
         try:
             return self.exec_block(node.body, st, fr)
@@ -157,8 +163,10 @@ class ControlFlow:
             for sub in ast.walk(case.pattern):
                 if isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
                     branch.vars[sub.name] = TOP
+                    branch.kill_aliases(sub.name)
                 elif isinstance(sub, ast.MatchMapping) and sub.rest:
                     branch.vars[sub.rest] = TOP
+                    branch.kill_aliases(sub.rest)
             if case.guard is not None:
                 branch, _ = self.branch(case.guard, branch, fr)
             exits.append(self.exec_block(case.body, branch, fr))

@@ -22,6 +22,7 @@ class Definitions:
         if is_setter(node) and node.name in st.vars:
             return st  # ``@x.setter``: the property object stays
         st.vars[node.name] = V(self.make_function(node, st, fr))
+        st.kill_aliases(node.name)
         st.drop_overlays(node.name)
         return st
 
@@ -86,5 +87,6 @@ class Definitions:
                 and "ClassVar" not in ast.unparse(stmt.annotation)
             ]
         st.vars[node.name] = V(ClassRef(info))
+        st.kill_aliases(node.name)
         st.drop_overlays(node.name)
         return st

@@ -29,6 +29,7 @@ from ..domain import (
 from ..shim_api import BINARY, BINOPS, UNARY
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states
+from .limits import MAX_UNROLL
 from .numpy_model import array_binop, array_compare
 from .python_values import (
     ARITH_OPS,
@@ -106,9 +107,10 @@ class Expressions:
                 if keys:
                     for k in keys:
                         found = atom.get(k)
-                        out = out.join(found if found is not None else TOP)
+                        out = out.join(found if found is not None else
+                                       atom.rest if atom.rest is not None else TOP)
                 else:
-                    out = out.join(join_all(v for _k, v in atom.items)).join(TOP)
+                    out = out.join(join_all(v for _k, v in atom.items)).join(atom.unknown_keys()).join(TOP)
             elif isinstance(atom, ArrayAtom):
                 out = out.join(V(atom))  # an element, a slice or a selection keeps the dtype
             elif isinstance(atom, Instance):
@@ -181,9 +183,11 @@ class Expressions:
         return TOP
 
     def expr_NamedExpr(self, node: ast.NamedExpr, st: State, fr: Frame) -> Value:
+        path = self._target(node.value, st)
         value = self.eval(node.value, st, fr)
         if not st.dead:
             self.assign(node.target, value, st, fr)
+            self.remember_alias([node.target], path, st)
         return value
 
     def expr_IfExp(self, node: ast.IfExp, st: State, fr: Frame) -> Value:
@@ -302,6 +306,10 @@ class Expressions:
             st.dead = True  # every element raises and there is at least one
             return BOTTOM
         kind = "set" if isinstance(node, ast.SetComp) else "list"
+        if kind == "list":
+            rows = self._unrolled(node.generators, [node.elt], st, fr)
+            if rows is not None:
+                return V(seq("list", [row[0] for row in rows]))
         return V(seq_of(kind, element))
 
     expr_SetComp = expr_ListComp
@@ -310,14 +318,45 @@ class Expressions:
 
     def expr_DictComp(self, node: ast.DictComp, st: State, fr: Frame) -> Value:
         inner = self._comprehension(node.generators, st, fr)
-        if inner is not None:
-            self.eval(node.key, inner, fr)
-            self.eval(node.value, inner, fr)
-            keep_walrus_bindings(st, inner, node)
-            if inner.dead and self._runs_at_least_once(node.generators, st, fr):
-                st.dead = True
-                return BOTTOM
-        return TOP
+        if inner is None:
+            return V(DictAtom(())) if not st.dead else BOTTOM
+        self.eval(node.key, inner, fr)
+        value = self.eval(node.value, inner, fr)
+        keep_walrus_bindings(st, inner, node)
+        if inner.dead and self._runs_at_least_once(node.generators, st, fr):
+            st.dead = True
+            return BOTTOM
+        rows = self._unrolled(node.generators, [node.key, node.value], st, fr)
+        if rows is not None:
+            items: dict = {}
+            for key, item in rows:
+                keys = key.consts()
+                if not keys or len(keys) != 1 or key.top:
+                    break
+                items[keys[0]] = item  # a later equal key replaces the value in place, as in Python
+            else:
+                return V(DictAtom(tuple(items.items())))
+        return V(DictAtom((), rest=value))
+
+    def _unrolled(self, generators: list[ast.comprehension], exprs: list[ast.expr], st: State,
+                  fr: Frame) -> list[list[Value]] | None:
+        """Element-wise values of a comprehension with one unconditional generator over a short sequence of
+        known length (``range(3)``, a literal tuple, ``d.items()``); ``None`` otherwise. Evaluated quietly:
+        the facts at sites inside come from the joined evaluation."""
+        if len(generators) != 1 or generators[0].ifs or generators[0].is_async:
+            return None
+        items = splice_items(self.eval(generators[0].iter, st.copy(), fr, quiet=True))
+        if items is None or len(items) > MAX_UNROLL:
+            return None
+        rows = []
+        for item in items:
+            inner = st.copy()
+            self.assign(generators[0].target, item, inner, fr)
+            row = [self.eval(e, inner, fr, quiet=True) for e in exprs]
+            if inner.dead:
+                return None
+            rows.append(row)
+        return rows
 
     def _runs_at_least_once(self, generators: list[ast.comprehension], st: State, fr: Frame) -> bool:
         """A single unconditional generator over a sequence of known, non-zero length."""
@@ -351,9 +390,11 @@ class Expressions:
         return TOP
 
     def expr_Yield(self, node: ast.Yield | ast.YieldFrom, st: State, fr: Frame) -> Value:
-        if node.value is not None:
-            self.eval(node.value, st, fr)
-        return TOP
+        """A generator's items: the join of what it yields (``yield from xs``: the items of xs)."""
+        value = self.eval(node.value, st, fr) if node.value is not None else NONE
+        if not st.dead:
+            fr.yields = fr.yields.join(self.iter_element(value) if isinstance(node, ast.YieldFrom) else value)
+        return TOP  # what the consumer sends back
 
     expr_YieldFrom = expr_Yield
 
@@ -363,7 +404,7 @@ class Expressions:
             if isinstance(atom, SeqAtom):
                 out = out.join(atom.elem)
             elif isinstance(atom, DictAtom):
-                out = out.join(Value(frozenset(const(k) for k, _v in atom.items)))
+                out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
             else:
                 out = out.join(TOP)
         return out

@@ -11,21 +11,36 @@ from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
+Alias = tuple[str, tuple[tuple[str, str], ...]]
+
 
 class State:
     """Variables (and ``name.attr`` overlays of instance attributes) on one program point."""
 
-    __slots__ = ("vars", "dead")
+    __slots__ = ("vars", "dead", "aliases")
 
-    def __init__(self, variables: dict[str, Value] | None = None, dead: bool = False) -> None:
+    def __init__(self, variables: dict[str, Value] | None = None, dead: bool = False,
+                 aliases: dict[str, Alias] | None = None) -> None:
         self.vars: dict[str, Value] = variables if variables is not None else {}
         self.dead = dead
+        # ``b = t.device().backend``: b holds what that path gives (until b or t changes), so narrowing
+        # b narrows t too; name -> (the narrowable key, the steps from it)
+        self.aliases: dict[str, Alias] = aliases if aliases is not None else {}
 
     def copy(self) -> State:
-        return State(dict(self.vars), self.dead)
+        return State(dict(self.vars), self.dead, dict(self.aliases))
 
     def same(self, other: State) -> bool:
-        return self.dead == other.dead and self.vars == other.vars
+        return self.dead == other.dead and self.vars == other.vars and self.aliases == other.aliases
+
+    def kill_aliases(self, name: str) -> None:
+        """``name`` (a variable or a ``base.attr`` overlay) changes: aliases of it or through it end."""
+        if not self.aliases:
+            return
+        prefix = name + "."
+        for alias in [a for a, (key, _steps) in self.aliases.items()
+                      if a == name or key == name or key.startswith(prefix)]:
+            del self.aliases[alias]
 
     def drop_overlays(self, base: str | None = None, attrs: Iterable[str] | None = None) -> None:
         keys = [k for k in self.vars if "." in k]
@@ -36,6 +51,12 @@ class State:
             if attrs is not None and attr not in attrs:
                 continue
             del self.vars[key]
+        for alias, (key, _steps) in list(self.aliases.items()):
+            if "." not in key:
+                continue
+            name, _, attr = key.partition(".")
+            if (base is None or name == base) and (attrs is None or attr in attrs):
+                del self.aliases[alias]
 
 
 
@@ -57,7 +78,9 @@ def join_states(states: Iterable[State]) -> State:
                 out[key] = out[key].join(value)
             elif "." not in key:
                 out[key] = value
-    return State(out)
+    aliases = {a: path for a, path in live[0].aliases.items()
+               if all(other.aliases.get(a) == path for other in live[1:])}
+    return State(out, aliases=aliases)
 
 
 
@@ -78,6 +101,7 @@ class Frame:
         self.loops: list[tuple[list[State], list[State]]] = []
         self.collectors: list[list[State]] = []
         self.returns: Value = BOTTOM
+        self.yields: Value = BOTTOM  # a generator: the join of the values it yields
 
     @property
     def file(self) -> str:

@@ -18,3 +18,7 @@ MAX_DEPTH = 6  # lists of lists of ... deeper than this are widened to unknown
 
 MAX_RECURSION_ROUNDS = 6  # re-analyses of a recursive context until its result is stable
 
+
+# comprehensions over a sequence of known length up to this many items are evaluated element-wise
+# (``[Device.cuda(i) for i in range(2)]``), and ``range(n)`` with a constant n up to it has a known length
+MAX_UNROLL = 16

@@ -73,9 +73,7 @@ class Narrowing:
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op, left, right = test.ops[0], test.left, test.comparators[0]
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
-                path = self._target(left, st)
-                if path is not None:
-                    key, steps = path
+                for key, steps in self._targets(left, st):
                     is_none = isinstance(op, ast.Is)
                     out.append((key, lambda atom, s=steps, w=is_none: self._project_pred(
                         atom, s, lambda v: is_none_value(v) if w else negate(is_none_value(v)))))
@@ -84,18 +82,28 @@ class Narrowing:
             if compare is None:
                 return out
             for this, other, flipped in ((left, right, False), (right, left, True)):
-                path = self._target(this, st)
-                if path is None:
-                    continue
-                key, steps = path
-                other_value = self.eval(other, st.copy(), fr, quiet=True)
-                out.append((key, lambda atom, s=steps, o=other_value, f=flipped: self._project_pred(
-                    atom, s, lambda v: compare_values(compare, o, v) if f else compare_values(compare, v, o))))
+                for key, steps in self._targets(this, st):
+                    other_value = self.eval(other, st.copy(), fr, quiet=True)
+                    out.append((key, lambda atom, s=steps, o=other_value, f=flipped: self._project_pred(
+                        atom, s, lambda v, o=o, f=f: compare_values(compare, o, v) if f
+                        else compare_values(compare, v, o))))
             return out
-        path = self._target(test, st)
-        if path is not None:
-            key, steps = path
+        for key, steps in self._targets(test, st):
             out.append((key, lambda atom, s=steps: self._project_pred(atom, s, truth_of)))
+        return out
+
+    def _targets(self, expr: ast.expr, st: State) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The narrowable paths ``expr`` stands for: its own, and through a variable that copied a path
+        (``b = t.device().backend``, ``ad = d.is_autodiff()``, a walrus), that path too."""
+        if isinstance(expr, ast.NamedExpr):
+            expr = expr.target
+        path = self._target(expr, st)
+        if path is None:
+            return []
+        out = [path]
+        alias = st.aliases.get(path[0])
+        if alias is not None and "." not in path[0]:
+            out.append((alias[0], [*alias[1], *path[1]]))
         return out
 
     def _target(self, expr: ast.expr, st: State) -> tuple[str, list[tuple[str, str]]] | None:
@@ -111,6 +119,9 @@ class Narrowing:
                 steps.append(("attr", current.attr))
                 current = current.value
             elif isinstance(current, ast.Name):
+                break
+            elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
+                current = current.target  # ``(d := pick()).is_autodiff()``: a test on d
                 break
             else:
                 return None

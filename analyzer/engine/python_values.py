@@ -71,6 +71,7 @@ def keep_walrus_bindings(st: State, inner: State, node: ast.AST) -> None:
         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name) and sub.target.id in inner.vars:
             name = sub.target.id
             st.vars[name] = st.vars[name].join(inner.vars[name]) if name in st.vars else inner.vars[name]
+            st.kill_aliases(name)
 
 
 

@@ -42,12 +42,27 @@ class Statements:
         return st
 
     def stmt_Assign(self, node: ast.Assign, st: State, fr: Frame) -> State:
+        path = self._target(node.value, st)
         value = self.eval(node.value, st, fr)
+        if value.is_bottom:
+            st.dead = True  # the value raises on every path (a property that always fails, an empty index)
         if st.dead:
             return st
         for target in node.targets:
             self.assign(target, value, st, fr)
+        self.remember_alias(node.targets, path, st)
         return st
+
+    @staticmethod
+    def remember_alias(targets: list[ast.expr], path: tuple[str, list[tuple[str, str]]] | None,
+                       st: State) -> None:
+        """``b = t.device().backend``: a test on ``b`` is a test on that path (narrowing both)."""
+        if path is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            return
+        name, (key, steps) = targets[0].id, path
+        if key == name or key.startswith(name + "."):
+            return
+        st.aliases[name] = (key, tuple(steps))
 
     def stmt_AnnAssign(self, node: ast.AnnAssign, st: State, fr: Frame) -> State:
         if node.value is None:
@@ -96,5 +111,6 @@ class Statements:
         for target in node.targets:
             if isinstance(target, ast.Name):
                 st.vars.pop(target.id, None)
+                st.kill_aliases(target.id)
                 st.drop_overlays(target.id)
         return st

@@ -100,9 +100,10 @@ def test_runtime_confirms_markers(fixture: Fixture, runtime_runs: dict) -> None:
 
 
 def test_fixture_corpus_covers_every_rule() -> None:
-    assert len(FIXTURES) >= 60
+    assert len(FIXTURES) >= 120
     marked = {code for f in FIXTURES for _file, _line, code in f.errors | f.warnings}
-    codes = {rule.code for rule in all_rules()} - {"MV901"}  # MV901 is a broken file: tested in test_cli
+    # MV9xx are the analyzer's own findings (a broken file, an unused suppression): tested in test_cli
+    codes = {rule.code for rule in all_rules() if not rule.code.startswith("MV9")}
     assert codes <= marked, f"rules without a fixture: {sorted(codes - marked)}"
     assert any(f.profile == "burn-0.21" for f in FIXTURES)
     assert any(f.path.is_dir() for f in FIXTURES)
