@@ -1,0 +1,50 @@
+"""Smoke tests of the analyzer benchmarks: each runs in --quick mode (offline, seconds), exits 0 and prints its table.
+
+They keep bench/analyzer_speed.py and bench/robustness.py from rotting as the analyzer changes;
+of the numbers only the robustness run's crash count (0) is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bench(script: str, args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
+    result = tmp_path / "result.json"
+    env = {k: v for k, v in os.environ.items() if k != "RUNTIME_SHIM_RECORD"}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args, "--json", str(result)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| --- |" in done.stdout, done.stdout
+    payload = json.loads(result.read_text(encoding="utf-8"))
+    assert payload["summary"] in done.stdout
+    return done, payload
+
+
+def test_analyzer_speed_quick(tmp_path: Path) -> None:
+    done, payload = run_bench("analyzer_speed.py", ["--quick", "--repeats", "1"], tmp_path)
+    assert "| runtime_shim (local) |" in done.stdout
+    (row,) = payload["rows"]
+    assert row["files"] > 0 and row["lines"] > 0
+    cold = row["results"]["devicelint_cold"]
+    assert cold["ok"], cold["error"]
+    assert cold["diagnostics"]["count"] is not None
+    assert row["ratios"]["ast_parse_vs_cold"] is not None
+    if not payload["devicelint_has_cache"]:
+        assert "warm: not available (no cache yet)" in done.stdout
+
+
+def test_robustness_quick_has_no_crash(tmp_path: Path) -> None:
+    done, payload = run_bench("robustness.py", ["--quick", "--force-analyze"], tmp_path)
+    assert "| stdlib |" in done.stdout
+    (row,) = payload["rows"]
+    assert row["files"] == 300 and row["skipped"] == 0
+    assert row["analysed"] + row["mv901"] == row["files"]
+    assert payload["crashes"] == [], payload["crashes"]
+    assert row["timeouts"] == 0
