@@ -63,13 +63,15 @@ import time
 import warnings
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer without installing
+
+from bench.report import markdown_table, write_json  # noqa: E402
 
 CORPORA = {"timm": "1.0.31", "transformers": "5.25.0"}  # pinned: runs stay comparable
 DEFAULT_CACHE = ROOT / "bench" / ".cache"
@@ -112,23 +114,6 @@ def environment(**extra: Any) -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
             "git": git_revision(), "analyzer_sources": source_digest(), "devicelint": __version__,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], text_columns: int = 1) -> str:
-    """A GitHub markdown table: the first ``text_columns`` columns left-aligned, the numbers right-aligned."""
-    rule = ["---"] * text_columns + ["---:"] * (len(headers) - text_columns)
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def write_json(path: str | None, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` (parents created); nothing when ``path`` is None."""
-    if path is None:
-        return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
 
 def python_files(directory: Path) -> list[Path]:
