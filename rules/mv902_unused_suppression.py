@@ -18,20 +18,21 @@ class UnusedSuppression(Rule):
     """A `# noqa` comment that suppresses nothing.
 
     ## What it does
-    Reports a line's `# noqa` directive when it suppresses no finding of devicelint:
-    a bare `# noqa` on a line with no finding, or a `# noqa: MV...` whose codes
-    are not reported there (`unused`), are not enabled (`non-enabled`), name no
-    rule (`unknown`) or are repeated (`duplicated`). Codes of other tools (`E501`,
+    Reports a line's `# noqa: MV...` directive whose devicelint codes are not
+    reported there (`unused`), are not enabled (`non-enabled`), name no rule
+    (`unknown`) or are repeated (`duplicated`). Codes of other tools (`E501`,
     `F401`, ...) are left alone, so `# noqa: E501, MV102` is only checked for
-    `MV102`. The file-level `# devicelint: noqa` is never reported.
+    `MV102`. A bare `# noqa` is never reported: it usually serves another linter
+    (ruff, flake8), and devicelint cannot tell. The file-level
+    `# devicelint: noqa` is never reported either.
 
     ## Why it matters
     A suppression outlives the failure it was written for: once the code is fixed,
     a stale `# noqa: MV102` silently hides the next device error on that line.
     This is why MV902 is enabled by default, unlike ruff's opt-in RUF100: here a
-    suppression hides a crash at run time, not a style nit. A bare `# noqa` kept
-    for another linter is reported too: name that linter's codes instead
-    (`# noqa: E501`), or add `MV902` to the directive, or ignore MV902.
+    suppression hides a crash at run time, not a style nit. It stays quiet on
+    directives it cannot attribute (bare ones, other tools' codes), so it never
+    fires on code that is right.
 
     ## Example
     ```python
@@ -71,9 +72,7 @@ class UnusedSuppression(Rule):
                 continue
             suppressed = used.get(directive, set())
             if directive.codes is None:
-                if not suppressed:
-                    out.append(self._report(path, directive, "Unused blanket `noqa` directive"))
-                continue
+                continue  # a bare directive may serve another linter: not ours to judge
             groups: dict[str, list[str]] = {"unused": [], "non-enabled": [], "unknown": [], "duplicated": []}
             seen: set[str] = set()
             for code in directive.codes:
