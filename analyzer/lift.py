@@ -3,7 +3,7 @@
 Every function here takes abstract operand values, classifies each combination
 of possibilities into a cell key exactly as ``runtime_shim`` classifies
 concrete operands, looks the cell up with :func:`runtime_shim.semantics.cell`
-(or :func:`~runtime_shim.semantics.move_outcome`), and returns
+(or :func:`~runtime_shim.semantics.move_path`), and returns
 
 * the result value: the join of the result states of the combinations that
   succeed, built from the cell's ``Ok`` fields as the runtime builds them;
@@ -159,12 +159,10 @@ def move(profile: str, tensor: Value, device: Value, scopes: frozenset[ScopeId],
             place = _place(t, d.dev)
             scope = active_scope(scopes, d.dev) if d.dev.is_capture else None
             try:
-                first_row, first = S.cell("move", profile, cls=t.cls, ad=d.ad, place=place, scope=scope is not None)
-                row_id, outcome = S.move_outcome(profile, t.cls, d.ad, place, scope is not None)
+                redirected, row_id, outcome = S.move_path(profile, t.cls, d.ad, place, scope is not None)
             except LookupError:
                 out.unknown = True
                 continue
-            redirected = first_row.id if isinstance(first, S.Redirect) else None
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row_id, redirected, id="?")
                 continue

@@ -527,15 +527,24 @@ def cell(table: str, profile: str = DEFAULT_PROFILE, **key: object) -> tuple[Row
     return hit
 
 
-def move_outcome(profile: str, cls: TensorClass, ad: bool, place: Place, scope: bool) -> tuple[str, Outcome]:
-    """The final outcome of a move cell, following a :class:`Redirect` to the inner device.
+def move_path(profile: str, cls: TensorClass, ad: bool, place: Place,
+              scope: bool) -> tuple[str | None, str, Outcome]:
+    """A move cell followed through a :class:`Redirect` to the inner device.
 
-    Returns the id of the deciding row (for diagnostics) and the outcome.
+    Returns the id of the redirecting row (``None`` if there was none: MV150 reads
+    it), the id of the deciding row (for diagnostics) and the final outcome.
     """
     row, outcome = cell("move", profile, cls=cls, ad=ad, place=place, scope=scope)
-    if isinstance(outcome, Redirect):
-        row, outcome = cell("move", profile, cls=cls, ad=False, place=place, scope=scope)
-    return row.id, outcome
+    if not isinstance(outcome, Redirect):
+        return None, row.id, outcome
+    final, outcome = cell("move", profile, cls=cls, ad=False, place=place, scope=scope)
+    return row.id, final.id, outcome
+
+
+def move_outcome(profile: str, cls: TensorClass, ad: bool, place: Place, scope: bool) -> tuple[str, Outcome]:
+    """The final outcome of a move cell and the id of the row that decided it."""
+    _redirect, row_id, outcome = move_path(profile, cls, ad, place, scope)
+    return row_id, outcome
 
 
 # --- result states (section 2 as data) -------------------------------------------
