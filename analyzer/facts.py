@@ -147,6 +147,9 @@ class FactStore:
         self.reveals: dict[tuple[Site, int], RevealFact] = {}
         self.file_failures: list[FileFailure] = []
         self.profile: str = ""
+        # (file, line, col, end_line, end_col) -> reveal texts of the expression there (every context);
+        # None unless asked for (editors' hover): recording costs a set insert per evaluated expression
+        self.expressions: dict[tuple[str, int, int, int, int], set[str]] | None = None
         self._grouped: dict[Site, list[SiteFact]] | None = None
         self._grouped_size: tuple[int, int] = (-1, 0)
 
@@ -154,6 +157,8 @@ class FactStore:
         """Forget what a previous engine pass recorded (file failures stay)."""
         self.sites.clear()
         self.reveals.clear()
+        if self.expressions is not None:
+            self.expressions.clear()
         self._grouped = None
 
     def site(self, site: Site, context: Context) -> SiteFact:

@@ -279,8 +279,11 @@ def import_tops(sources: list[frontend.SourceFile], infos: list[FileInfo]) -> se
 
 
 def analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
-                      backends: frozenset[str] | None) -> list[Diagnostic]:
-    """Every rule's diagnostics (and the reveal notes) for one component, columns in characters."""
+                      backends: frozenset[str] | None,
+                      expressions: dict[str, list[tuple[int, int, int, int, str]]] | None = None) -> list[Diagnostic]:
+    """Every rule's diagnostics (and the reveal notes) for one component, columns in characters.
+
+    ``expressions``, when given, receives each file's expression states (see ``Report.expressions``)."""
     from rules import all_rules
 
     from .engine import Engine
@@ -292,6 +295,8 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
         parsed.append(source)
     facts = FactStore()
     facts.profile = profile
+    if expressions is not None:
+        facts.expressions = {}
     if parsed:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
@@ -306,7 +311,23 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
     diagnostics = [d for rule in all_rules() for d in rule.check(facts)]
     diagnostics.extend(reveal_notes(facts))
     by_file = {s.path: s for s in sources}
+    if expressions is not None:
+        _expression_spans(facts, by_file, expressions)
     return [finish(d, by_file) for d in diagnostics]
+
+
+def _expression_spans(facts: FactStore, by_file: dict[str, frontend.SourceFile],
+                      into: dict[str, list[tuple[int, int, int, int, str]]]) -> None:
+    """The engine's expression states as character spans (alternatives of every context joined)."""
+    for (file, line, col, end_line, end_col), texts in (facts.expressions or {}).items():
+        source = by_file.get(file)
+        if source is None:
+            continue
+        parts = sorted({part for text in texts for part in text.split(" | ")})
+        if "Unknown" in parts:  # unknown last, as reveal_device prints it
+            parts = [p for p in parts if p != "Unknown"] + ["Unknown"]
+        into.setdefault(file, []).append((line, char_column(source.lines, line, col + 1), end_line,
+                                          char_column(source.lines, end_line, end_col + 1), " | ".join(parts)))
 
 
 def failure_diagnostics(failures: list[FileFailure]) -> list[Diagnostic]:

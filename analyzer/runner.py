@@ -46,6 +46,9 @@ class Report:
     components: int = 0
     cache_hits: int = 0  # components read from the cache
     cache_misses: int = 0  # components analysed
+    # with Settings.record_expressions: per file, (row, column, end_row, end_column, reveal text) of each
+    # name, attribute, call or subscript that holds a tensor or device (1-based, character columns)
+    expressions: dict[str, list[tuple[int, int, int, int, str]]] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[Diagnostic]:
@@ -81,7 +84,8 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     chosen = sources if settings.analyze_everything else frontend.relevant(sources)
     project_modules = frozenset(s.module for s in sources)
     engine_key = settings.engine_key()
-    cache = Cache(settings.cache_dir, engine_key) if settings.cache_dir else None
+    # expression states are not cached: they are asked for one buffer at a time (editors)
+    cache = Cache(settings.cache_dir, engine_key) if settings.cache_dir and not settings.record_expressions else None
 
     failures: list[FileFailure] = []
     parsed: list[frontend.SourceFile] = []
@@ -129,8 +133,13 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                 keys[n] = (slot, key)
         todo.append(n)
     try:
-        computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
-                                settings.backends, settings.jobs)
+        if settings.record_expressions:
+            computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
+                                                   settings.profile, settings.backends,
+                                                   expressions=report.expressions) for n in todo]
+        else:
+            computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
+                                    settings.backends, settings.jobs)
     except parallel.AnalysisError as error:
         cause = error.__cause__
         trace = error.trace or ("".join(traceback.format_exception(cause)) if cause is not None else "")

@@ -81,6 +81,7 @@ class Settings:
     backends: frozenset[str] | None = None  # the target machine's backends (MV112); None: all of them
     respect_noqa: bool = True
     analyze_everything: bool = False  # skip the relevance check (robustness runs over arbitrary code)
+    record_expressions: bool = False  # keep each expression's inferred state (editors' hover); no cache
     discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
     cache_dir: str | None = None  # None: no cache (the library's default; the CLI turns it on)
     jobs: int = 1  # worker processes (1: in this process)

@@ -13,6 +13,8 @@ class Assignment:
 
     def assign(self, target: ast.expr, value: Value, st: State, fr: Frame) -> None:
         if isinstance(target, ast.Name):
+            if self.facts.expressions is not None:
+                self._record_expression(target, value, fr)  # hover on the name being bound
             st.vars[target.id] = widen_if_large(value)
             st.drop_overlays(target.id)
             st.kill_aliases(target.id)

@@ -15,14 +15,17 @@ from ..domain import (
     TRUE,
     ArrayAtom,
     BuiltinRef,
+    DeviceAtom,
     DictAtom,
     Instance,
     SeqAtom,
+    TensorAtom,
     V,
     Value,
     const,
     const_value,
     join_all,
+    reveal_text,
     seq,
     seq_of,
 )
@@ -43,6 +46,9 @@ from .python_values import (
     splice_items,
 )
 
+# the expressions an editor's hover can point at
+_HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
 
 class Expressions:
     """Expressions."""
@@ -61,7 +67,17 @@ class Expressions:
                 return method(node, st, fr)
             finally:
                 self.facts = saved
-        return method(node, st, fr)
+        value = method(node, st, fr)
+        if self.facts.expressions is not None and isinstance(node, _HOVERED):
+            self._record_expression(node, value, fr)
+        return value
+
+    def _record_expression(self, node: ast.expr, value: Value, fr: Frame) -> None:
+        if not any(isinstance(a, (TensorAtom, DeviceAtom)) for a in value.atoms):
+            return  # hover shows tensors and devices only
+        key = (fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
+               node.end_col_offset or node.col_offset)
+        self.facts.expressions.setdefault(key, set()).add(reveal_text(value))
 
     def expr_Constant(self, node: ast.Constant, st: State, fr: Frame) -> Value:
         return const_value(node.value)
