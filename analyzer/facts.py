@@ -152,6 +152,7 @@ class FactStore:
         self.expressions: dict[tuple[str, int, int, int, int], set[str]] | None = None
         self._grouped: dict[Site, list[SiteFact]] | None = None
         self._grouped_size: tuple[int, int] = (-1, 0)
+        self._codes: tuple[dict, dict[Site, frozenset[str]]] | None = None
 
     def clear_flow_facts(self) -> None:
         """Forget what a previous engine pass recorded (file failures stay)."""
@@ -188,6 +189,17 @@ class FactStore:
                                                                           kv[0].api)))
             self._grouped_size = stamp
         return self._grouped
+
+    def codes_by_site(self) -> dict[Site, frozenset[str]]:
+        """The failure codes some possibility at each site has (a rule skips the sites without its code).
+
+        Computed once per set of facts, like :meth:`by_site`."""
+        grouped = self.by_site()
+        if self._codes is None or self._codes[0] is not grouped:
+            codes = {site: frozenset(p.code for f in site_facts for p in f.possibilities if p.code is not None)
+                     for site, site_facts in grouped.items()}
+            self._codes = (grouped, codes)
+        return self._codes[1]
 
     def reveals_by_site(self) -> dict[Site, list[RevealFact]]:
         grouped: dict[Site, list[RevealFact]] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -78,13 +79,19 @@ class UnknownTarget:
 Target = ShimModuleTarget | ShimNameTarget | ProjectModuleTarget | ProjectNameTarget | StarTarget | UnknownTarget
 
 
+@lru_cache(maxsize=4)
+def _packages(modules: frozenset[str]) -> frozenset[str]:
+    """Every package prefix of a project module (importable too); computed once per project, not per
+    component: a run analyses thousands of components against the same module set."""
+    return frozenset(name.rsplit(".", i)[0] for name in modules for i in range(name.count(".") + 1))
+
+
 class Resolver:
     """Resolves import statements against the project's modules and runtime_shim."""
 
-    def __init__(self, project_modules: set[str]) -> None:
-        self.modules = project_modules
-        # every package prefix of a project module is importable too
-        self.packages = {name.rsplit(".", i)[0] for name in project_modules for i in range(name.count(".") + 1)}
+    def __init__(self, project_modules: Iterable[str]) -> None:
+        self.modules = frozenset(project_modules)
+        self.packages = _packages(self.modules)
 
     def is_project(self, name: str) -> bool:
         return not is_shim_module(name) and (name in self.modules or name in self.packages)

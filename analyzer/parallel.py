@@ -301,7 +301,7 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
-            Engine(parsed, facts, profile, backends, project_modules=set(project_modules)).run()
+            Engine(parsed, facts, profile, backends, project_modules=project_modules).run()
         except RecursionError as error:
             raise AnalysisError(f"nesting too deep to analyse: {error}") from error
         except Exception as error:  # noqa: BLE001 - reported as an internal error, never a traceback

@@ -80,7 +80,10 @@ class OutcomeRule(Rule):
     """A rule for one failure code of the semantics table (MV101 ... MV112)."""
 
     def check(self, facts: FactStore) -> Iterator[Diagnostic]:
+        codes = facts.codes_by_site()
         for site, site_facts in facts.by_site().items():
+            if self.code not in codes[site]:
+                continue  # no possibility fails with this rule's code here
             diagnostic = self.judge(site, site_facts)
             if diagnostic is not None:
                 yield diagnostic

@@ -35,7 +35,8 @@ class Engine(
     """Whole-program abstract interpretation of the relevant files of one project."""
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
-                 backends: frozenset[str] | None = None, project_modules: set[str] | None = None) -> None:
+                 backends: frozenset[str] | None = None,
+                 project_modules: set[str] | frozenset[str] | None = None) -> None:
         self.facts = facts
         self.profile = profile
         self.backends = backends
@@ -46,7 +47,10 @@ class Engine(
                 module = ModuleInfo(source)
                 self.modules.append(module)
                 self.by_name.setdefault(module.name, []).append(module)
-        self.resolver = Resolver(set(project_modules or ()) | set(self.by_name))
+        known = project_modules if isinstance(project_modules, frozenset) else frozenset(project_modules or ())
+        if not known.issuperset(self.by_name):
+            known = known.union(self.by_name)
+        self.resolver = Resolver(known)
         self.functions: dict[int, FunctionInfo] = {}
         self.classes: dict[int, ClassInfo] = {}
         self.ctx_ids: dict[Any, int] = {}
@@ -106,19 +110,39 @@ class Engine(
                 self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
 
     def _index_attribute_writes(self) -> None:
-        """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls)."""
+        """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls).
+
+        Only statements can store to an attribute, so only statement lists are walked (a tenth of
+        the nodes): assignment, loop and ``with`` targets."""
         for module in self.modules:
             tree = module.source.tree
             if tree is None:
                 continue
-            stack: list[tuple[ast.AST, int | None]] = [(tree, None)]
+            stack: list[tuple[ast.stmt, int | None]] = [(stmt, None) for stmt in tree.body]
             while stack:
                 node, owner = stack.pop()
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     owner = id(node)
-                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and owner is not None:
-                    self.attr_writers.setdefault(node.attr, set()).add(owner)
-                stack.extend((child, owner) for child in ast.iter_child_nodes(node))
+                elif owner is not None:
+                    for target in _store_targets(node):
+                        self._index_target(target, owner)
+                for name in _BLOCKS:
+                    block = getattr(node, name, None)
+                    if block:
+                        for child in block:
+                            if isinstance(child, ast.stmt):
+                                stack.append((child, owner))
+                            else:  # an except handler or a match case: its body
+                                stack.extend((stmt, owner) for stmt in child.body)
+
+    def _index_target(self, target: ast.expr, owner: int) -> None:
+        if isinstance(target, ast.Attribute):
+            self.attr_writers.setdefault(target.attr, set()).add(owner)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._index_target(element, owner)
+        elif isinstance(target, ast.Starred):
+            self._index_target(target.value, owner)
 
     def _attrs_written_elsewhere(self, fr: Frame) -> frozenset[str]:
         """Attribute names some function other than the caller assigns: a call may change them."""
@@ -141,3 +165,17 @@ class Engine(
         if ctx is None:
             ctx = self.contexts[ctx_id] = Context(ctx_id, None, module.file)
         return ctx
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # statement lists (handlers, cases hold bodies)
+
+
+def _store_targets(node: ast.stmt) -> list[ast.expr]:
+    """The targets a statement binds (where an attribute store can appear)."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in node.items if item.optional_vars is not None]
+    return []

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..domain import Atom, Value
 from ..frontend import SourceFile
+from ..tree_walk import child_nodes
 
 
 class FunctionInfo:
@@ -139,7 +140,7 @@ def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
             stack.append((current.body, False))
             continue
         if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            for child in ast.iter_child_nodes(current):
+            for child in child_nodes(current):
                 if isinstance(child, ast.comprehension):
                     stack.append((child.iter, own))
                     stack.append((child.target, False))
@@ -158,7 +159,7 @@ def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
             continue
         if own and isinstance(current, ast.ExceptHandler) and current.name:
             bound.add(current.name)
-        stack.extend((child, own) for child in ast.iter_child_nodes(current))
+        stack.extend([(child, own) for child in child_nodes(current)])
     return bound - declared, loads, generator
 
 
