@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="a configuration file, or a `KEY = VALUE` override of [tool.devicelint]")
     check_cmd.add_argument("--isolated", action="store_true", help="read no configuration file")
     check_cmd.add_argument("--show-files", action="store_true", help="list the files that would be analysed")
+    check_cmd.add_argument("--analyze-all", action="store_true",
+                           help="analyse every file, also those that never mention runtime_shim or a project module "
+                                "that does (by default they are skipped unparsed: they cannot fail a dispatch)")
     check_cmd.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check_cmd.add_argument("-s", "--silent", action="store_true", help="print nothing (the exit status tells)")
 
@@ -254,6 +257,7 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
         settings.cache_dir = os.path.abspath(args.cache_dir) if args.cache_dir else (
             found.cache_dir() or default_dir(found.root))
     settings.jobs = _cpus()
+    settings.analyze_everything = args.analyze_all
     return settings.validate()
 
 

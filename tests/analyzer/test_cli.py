@@ -252,3 +252,10 @@ def test_flag_values_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture) 
         code, out, err = run(capsys, "check", *argv, str(path))
         assert code == 2, argv
         assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, argv
+
+
+def test_analyze_all_parses_the_files_the_relevance_skip_leaves_out(tmp_path: Path, capsys) -> None:
+    broken = write(tmp_path, "unrelated.py", "def f(:\n    pass\n")  # never mentions runtime_shim
+    assert run(capsys, "check", "--no-cache", str(broken))[0] == 0
+    status, out, _err = run(capsys, "check", "--no-cache", "--analyze-all", str(broken))
+    assert status == 1 and "MV901" in out
