@@ -13,93 +13,24 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-FLOAT = ("float",)
-NUMERIC = ("float", "int")
-ANY_KIND = ("float", "int", "bool")
+from runtime_shim.semantics import (  # noqa: F401 - re-exported for the engine
+    ARITHMETIC,
+    BINARY_OPS,
+    UNARY_OPS,
+    BinarySpec,
+    UnarySpec,
+    binary_kind,
+    promote,
+    promote_scalar,
+    scalar_kind,
+    scalar_op_kind,
+)
 
-
-@dataclass(frozen=True)
-class BinarySpec:
-    """A two-input op: ``t.op(u)``, an operator, or (with a scalar) its unary form."""
-
-    name: str
-    operands: str = "same"  # "same": both float or both int/bool; "mask": rhs must be bool
-    result_kind: str = "same"  # "same" (the lhs's kind) or "bool"
-    backward: bool = True
-    scalar: bool = True  # accepts a Python scalar (then it is a unary op of the tensor)
-
-
-@dataclass(frozen=True)
-class UnarySpec:
-    name: str
-    kinds: tuple[str, ...] = ANY_KIND
-    cast: str = "unary"  # the unary table's ``op`` key: "unary", "to_int", "to_float"
-    result_kind: str = "same"  # "same", "int", "bool", "float"
-    backward: bool = True
-
-
-BINARY: dict[str, BinarySpec] = {
-    spec.name: spec
-    for spec in (
-        BinarySpec("add"), BinarySpec("sub"), BinarySpec("mul"), BinarySpec("div"),
-        BinarySpec("matmul", scalar=False),
-        *(BinarySpec(name, result_kind="bool", backward=False)
-          for name in ("equal", "not_equal", "greater", "greater_equal", "lower", "lower_equal")),
-    )
-}
-MASK_FILL = BinarySpec("mask_fill", operands="mask", scalar=False)
-
-UNARY: dict[str, UnarySpec] = {
-    spec.name: spec
-    for spec in (
-        UnarySpec("neg", NUMERIC),
-        *(UnarySpec(name, FLOAT) for name in ("exp", "log", "sqrt", "relu", "sigmoid", "tanh", "powf_scalar",
-                                                "mean")),
-        UnarySpec("sum", NUMERIC), UnarySpec("sum_dim", NUMERIC),
-        UnarySpec("reshape"), UnarySpec("swap_dims"), UnarySpec("transpose"),
-        UnarySpec("bool_not", ("bool",), backward=False),
-        UnarySpec("argmax", cast="to_int", result_kind="int", backward=False),
-        UnarySpec("one_hot", ("int",), result_kind="int", backward=False),
-        UnarySpec("float", cast="to_float", result_kind="float", backward=False),
-        UnarySpec("int", cast="to_int", result_kind="int", backward=False),
-    )
-}
-
-# --- result kinds (the executors' dtype promotion, by kind: bool < int < float) ---------------
-
-_ORDER = {"bool": 0, "int": 1, "float": 2}
-ARITHMETIC = frozenset({"add", "sub", "mul", "div", "matmul"})  # undefined on bool results (TypeError)
-
-
-def scalar_kind(value: object) -> str:
-    return "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
-
-
-def promote(*kinds: str) -> str:
-    """The kind of an op over arrays of these kinds (the widest)."""
-    return max(kinds, key=_ORDER.__getitem__)
-
-
-def promote_scalar(array_kind: str, scalar: str) -> str:
-    """An array with a Python scalar: the array's kind wins unless the scalar's is wider."""
-    return array_kind if _ORDER[scalar] <= _ORDER[array_kind] else scalar
-
-
-def binary_kind(op: str, lhs: str, rhs: str) -> str | None:
-    """Result kind of a tensor-tensor op; ``None`` when the executor raises ``TypeError``."""
-    if BINARY.get(op) is not None and BINARY[op].result_kind == "bool":
-        return "bool"
-    kind = promote(lhs, rhs)
-    return None if op in ARITHMETIC and kind == "bool" else kind
-
-
-def scalar_op_kind(op: str, tensor: str, scalar: str) -> str | None:
-    """Result kind of a tensor-scalar op (``t * 2.5``, ``t.mask_fill(m, 0.0)``); ``None``: TypeError."""
-    if BINARY.get(op) is not None and BINARY[op].result_kind == "bool":
-        return "bool"
-    kind = promote_scalar(tensor, scalar)
-    return None if op in ARITHMETIC and kind == "bool" else kind
-
+# The op specs and result kinds are the runtime's (runtime_shim.semantics): re-exported here
+# under the names the engine uses.
+BINARY: dict[str, BinarySpec] = {name: spec for name, spec in BINARY_OPS.items() if name != "mask_fill"}
+MASK_FILL = BINARY_OPS["mask_fill"]
+UNARY: dict[str, UnarySpec] = UNARY_OPS
 
 #: ``ast`` operators and the tensor method they call.
 BINOPS: dict[type, str] = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.MatMult: "matmul"}

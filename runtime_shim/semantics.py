@@ -477,6 +477,108 @@ def keys_of(table: str) -> Iterator[dict]:
         yield dict(zip(names, values, strict=True))
 
 
+# --- operations: which operand kinds each op takes, and its result's kind -----------------
+#
+# Not dispatch decisions (a wrong kind is Python's TypeError, no rule code) but part of
+# what a call does: the runtime checks operands against these specs and the analyzer
+# derives result kinds from them. Kinds are ordered bool < int < float; an op over
+# several kinds gives the widest, a Python scalar only widens ("weak" scalars).
+
+KIND_ORDER = {"bool": 0, "int": 1, "float": 2}
+ANY_KIND = ("float", "int", "bool")
+NUMERIC = ("float", "int")
+FLOAT_ONLY = ("float",)
+ARITHMETIC = frozenset({"add", "sub", "mul", "div", "matmul"})  # undefined on bool results (TypeError)
+
+
+@dataclass(frozen=True)
+class BinarySpec:
+    """A two-input op: ``t.op(u)``, an operator, or (with a scalar) its unary form."""
+
+    name: str
+    operands: str = "same"  # "same": both float or both int/bool; "mask": rhs must be bool
+    result_kind: str = "same"  # "same" (promotion) or "bool"
+    backward: bool = True  # the runtime records a backward function (an autodiff result is a non-leaf)
+    scalar: bool = True  # accepts a Python scalar (then it is a unary op of the tensor)
+
+
+@dataclass(frozen=True)
+class UnarySpec:
+    name: str
+    kinds: tuple[str, ...] = ANY_KIND  # the operand kinds it is defined for
+    cast: str = "unary"  # the unary table's ``op`` key: "unary", "to_int", "to_float"
+    result_kind: str = "same"  # "same", "int", "bool", "float"
+    backward: bool = True
+
+
+COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "lower", "lower_equal")
+BINARY_OPS: dict[str, BinarySpec] = {
+    spec.name: spec
+    for spec in (
+        BinarySpec("add"), BinarySpec("sub"), BinarySpec("mul"), BinarySpec("div"),
+        BinarySpec("matmul", scalar=False),
+        *(BinarySpec(name, result_kind="bool", backward=False) for name in COMPARISONS),
+        BinarySpec("mask_fill", operands="mask", scalar=False),
+    )
+}
+
+UNARY_OPS: dict[str, UnarySpec] = {
+    spec.name: spec
+    for spec in (
+        UnarySpec("neg", NUMERIC),
+        *(UnarySpec(name, FLOAT_ONLY) for name in ("exp", "log", "sqrt", "relu", "sigmoid", "tanh", "powf_scalar",
+                                                     "mean")),
+        UnarySpec("sum", NUMERIC), UnarySpec("sum_dim", NUMERIC),
+        UnarySpec("reshape"), UnarySpec("swap_dims"), UnarySpec("transpose"),
+        UnarySpec("bool_not", ("bool",), backward=False),
+        UnarySpec("argmax", cast="to_int", result_kind="int", backward=False),
+        UnarySpec("one_hot", ("int",), result_kind="int", backward=False),
+        UnarySpec("float", cast="to_float", result_kind="float", backward=False),
+        UnarySpec("int", cast="to_int", result_kind="int", backward=False),
+    )
+}
+
+
+def scalar_kind(value: object) -> str:
+    return "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
+
+
+def promote(*kinds: str) -> str:
+    """The kind of an op over arrays of these kinds (the widest)."""
+    return max(kinds, key=KIND_ORDER.__getitem__)
+
+
+def promote_scalar(array_kind: str, scalar: str) -> str:
+    """An array with a Python scalar: the array's kind wins unless the scalar's is wider."""
+    return array_kind if KIND_ORDER[scalar] <= KIND_ORDER[array_kind] else scalar
+
+
+def binary_kind(op: str, lhs: str, rhs: str) -> str | None:
+    """Result kind of a tensor-tensor op; ``None`` when it raises ``TypeError``."""
+    spec = BINARY_OPS.get(op)
+    if spec is not None and spec.result_kind == "bool":
+        return "bool"
+    kind = promote(lhs, rhs)
+    return None if op in ARITHMETIC and kind == "bool" else kind
+
+
+def scalar_op_kind(op: str, tensor: str, scalar: str) -> str | None:
+    """Result kind of a tensor-scalar op (``t * 2.5``, ``t.mask_fill(m, 0.0)``); ``None``: TypeError."""
+    spec = BINARY_OPS.get(op)
+    if spec is not None and spec.result_kind == "bool":
+        return "bool"
+    kind = promote_scalar(tensor, scalar)
+    return None if op in ARITHMETIC and kind == "bool" else kind
+
+
+def operands_accepted(op: str, lhs: str, rhs: str) -> bool:
+    """Whether a two-tensor op takes operands of these kinds (else ``TypeError``)."""
+    spec = BINARY_OPS[op]
+    if spec.operands == "mask":
+        return rhs == "bool"
+    return (lhs == "float") == (rhs == "float")
+
+
 # --- profiles -------------------------------------------------------------------
 
 DEFAULT_PROFILE = "burn-2026-08"

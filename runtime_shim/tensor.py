@@ -30,6 +30,7 @@ from .executors import Executor, get_executor
 from .modes import SETTINGS
 from .semantics import (
     AF,
+    BINARY_OPS,
     CAPTURE_CLASSES,
     CC,
     CC_INT,
@@ -41,6 +42,7 @@ from .semantics import (
     PF,
     PF_STAR,
     PI_STAR,
+    UNARY_OPS,
     CheckpointingStrategy,
     Fail,
     Place,
@@ -48,10 +50,14 @@ from .semantics import (
     Route,
     TensorClass,
     Transfer,
+    binary_kind,
     cell,
     class_of,
     move_outcome,
+    operands_accepted,
     route_of,
+    scalar_kind,
+    scalar_op_kind,
 )
 
 _tensor_ids = itertools.count(1)
@@ -458,16 +464,23 @@ class Tensor:
         return Tensor._make(None, self._exec, self._dev, tcls, strategy, kind, cap=ref)
 
     def _unary(self, op: str, fwd: Callable[..., Any], bwd: autodiff.Backward | None, *,
-               cast: str = "unary", needs_inputs: bool = False, needs_output: bool = False,
-               kinds: tuple[str, ...] = ("float", "int", "bool")) -> Tensor:
-        if self._kind not in kinds:
-            raise TypeError(f"{op} is not defined for {self._kind} tensors")
+               needs_inputs: bool = False, needs_output: bool = False, kind_error: str | None = None) -> Tensor:
+        # operand kinds and the unary table's key come from the op's spec (scalar forms of binary
+        # ops have none: _binary passes the kind error, raised after dispatch like the kernel would)
+        spec = UNARY_OPS.get(op[7:])  # "Tensor.exp" -> "exp"
+        cast = "unary"
+        if spec is not None:
+            if self._kind not in spec.kinds:
+                raise TypeError(f"{op} is not defined for {self._kind} tensors")
+            cast = spec.cast
         if self._cap is not None:
             _check_capture_use(op, (self,))
         key = (cast, self._cls, SETTINGS.profile)
         outcome = _UNARY_OUTCOMES.get(key)
         if outcome is None:
             outcome = _UNARY_OUTCOMES[key] = cell("unary", key[2], op=cast, cls=self._cls)[1]
+        if kind_error is not None:  # after dispatch, where the kernel would refuse the scalar's kind
+            raise TypeError(kind_error)
         result = self._apply(op, (self,), self._cls is AF, self._strategy, fwd, bwd, needs_inputs, needs_output,
                              forced_cls=None if self._cls in CAPTURE_CLASSES else outcome.result or None,
                              role=outcome.role)
@@ -477,21 +490,21 @@ class Tensor:
 
     def _binary(self, op: str, other: Tensor | Scalar, fwd: Callable[..., Any], bwd: autodiff.Backward | None,
                 *, needs_inputs: bool = False, compute_bound: bool = False,
-                scalar_fwd: Callable[..., Any] | None = None, scalar_bwd: autodiff.Backward | None = None,
-                kinds: str = "same") -> Tensor:
+                scalar_fwd: Callable[..., Any] | None = None,
+                scalar_bwd: autodiff.Backward | None = None) -> Tensor:
         if not isinstance(other, Tensor):
             if not isinstance(other, (int, float, bool, np.generic)) or scalar_fwd is None:
                 return NotImplemented
             value = other.item() if isinstance(other, np.generic) else other
+            kind_error = None if scalar_op_kind(op, self._kind, scalar_kind(value)) is not None else (
+                f"Tensor.{op} is not defined for {self._kind} tensors with a {scalar_kind(value)} scalar")
             return self._unary(f"Tensor.{op}", lambda e, a: scalar_fwd(e, a, value),
                                None if scalar_bwd is None else lambda e, g, ins, out: scalar_bwd(e, g, ins, out, value),
-                               needs_inputs=scalar_bwd is _sbw_rdiv)
+                               needs_inputs=scalar_bwd is _sbw_rdiv, kind_error=kind_error)
         lhs, rhs = self, other
-        if kinds == "same" and (lhs._kind == "float") != (rhs._kind == "float"):
-            raise TypeError(f"{op}: operands must both be float or both int/bool tensors, "
-                            f"got {lhs._kind} and {rhs._kind}")
-        if kinds == "mask" and rhs._kind != "bool":
-            raise TypeError(f"{op}: the mask must be a bool tensor, got {rhs._kind}")
+        if not operands_accepted(op, lhs._kind, rhs._kind):
+            expected = "a bool mask" if BINARY_OPS[op].operands == "mask" else "both float or both int/bool tensors"
+            raise TypeError(f"Tensor.{op} is not defined for {lhs._kind} and {rhs._kind} tensors ({expected})")
         full_op = f"Tensor.{op}"
         if lhs._cap is not None or rhs._cap is not None:
             _check_capture_use(full_op, (lhs, rhs))
@@ -509,6 +522,8 @@ class Tensor:
             elif stage == "strategy":
                 _fail(full_op, outcome, lhs=lhs._strategy, rhs=rhs._strategy)
             _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs))
+        if binary_kind(op, lhs._kind, rhs._kind) is None:  # after dispatch, where the kernel would refuse it
+            raise TypeError(f"{full_op} is not defined for {lhs._kind} tensors; cast them first")
         result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:
@@ -568,50 +583,48 @@ class Tensor:
                             scalar_bwd=_sbw_rdiv)
 
     def neg(self) -> Tensor:
-        return self._unary("Tensor.neg", _u("neg"), _bw_neg, kinds=("float", "int"))
+        return self._unary("Tensor.neg", _u("neg"), _bw_neg)
 
     __neg__ = neg
 
     def exp(self) -> Tensor:
-        return self._unary("Tensor.exp", _u("exp"), _bw_exp, needs_output=True, kinds=("float",))
+        return self._unary("Tensor.exp", _u("exp"), _bw_exp, needs_output=True)
 
     def log(self) -> Tensor:
-        return self._unary("Tensor.log", _u("log"), _bw_log, needs_inputs=True, kinds=("float",))
+        return self._unary("Tensor.log", _u("log"), _bw_log, needs_inputs=True)
 
     def sqrt(self) -> Tensor:
-        return self._unary("Tensor.sqrt", _u("sqrt"), _bw_sqrt, needs_output=True, kinds=("float",))
+        return self._unary("Tensor.sqrt", _u("sqrt"), _bw_sqrt, needs_output=True)
 
     def relu(self) -> Tensor:
-        return self._unary("Tensor.relu", _u("relu"), _bw_relu, needs_inputs=True, kinds=("float",))
+        return self._unary("Tensor.relu", _u("relu"), _bw_relu, needs_inputs=True)
 
     def sigmoid(self) -> Tensor:
-        return self._unary("Tensor.sigmoid", _u("sigmoid"), _bw_sigmoid, needs_output=True, kinds=("float",))
+        return self._unary("Tensor.sigmoid", _u("sigmoid"), _bw_sigmoid, needs_output=True)
 
     def tanh(self) -> Tensor:
-        return self._unary("Tensor.tanh", _u("tanh"), _bw_tanh, needs_output=True, kinds=("float",))
+        return self._unary("Tensor.tanh", _u("tanh"), _bw_tanh, needs_output=True)
 
     def powf_scalar(self, p: float) -> Tensor:
         return self._unary("Tensor.powf_scalar", lambda e, a: e.powf_scalar(a, p),
                            lambda e, g, ins, out: (e.mul(g, e.mul(e.powf_scalar(ins[0], p - 1), p)),),
-                           needs_inputs=True, kinds=("float",))
+                           needs_inputs=True)
 
     def sum(self) -> Tensor:
         shape = self.shape
         return self._unary("Tensor.sum", lambda e, a: e.sum(a),
-                           lambda e, g, ins, out: (e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape),),
-                           kinds=("float", "int"))
+                           lambda e, g, ins, out: (e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape),))
 
     def mean(self) -> Tensor:
         shape = self.shape
         n = math.prod(shape)
         return self._unary("Tensor.mean", lambda e, a: e.mean(a),
-                           lambda e, g, ins, out: (e.div(e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape), n),),
-                           kinds=("float",))
+                           lambda e, g, ins, out: (e.div(e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape), n),))
 
     def sum_dim(self, dim: int) -> Tensor:
         shape = self.shape
         return self._unary("Tensor.sum_dim", lambda e, a: e.sum_dim(a, dim),
-                           lambda e, g, ins, out: (e.broadcast_to(g, shape),), kinds=("float", "int"))
+                           lambda e, g, ins, out: (e.broadcast_to(g, shape),))
 
     def reshape(self, shape: Sequence[int]) -> Tensor:
         old, new = self.shape, tuple(shape)
@@ -650,12 +663,12 @@ class Tensor:
         return self._compare("lower_equal", other)
 
     def bool_not(self) -> Tensor:
-        return self._unary("Tensor.bool_not", _u("bool_not"), None, kinds=("bool",))
+        return self._unary("Tensor.bool_not", _u("bool_not"), None)
 
     def mask_fill(self, mask: Tensor, value: Scalar) -> Tensor:
         """Where ``mask`` is true, ``value``; elsewhere this tensor's values."""
         return self._binary("mask_fill", mask, lambda e, a, m: e.where(m, value, a),
-                            lambda e, g, ins, out: (e.where(mask._prim, 0, g),), kinds="mask")
+                            lambda e, g, ins, out: (e.where(mask._prim, 0, g),))
 
     def mask_where(self, mask: Tensor, value: Tensor) -> Tensor:
         """Where ``mask`` is true, ``value``'s values; elsewhere this tensor's (routed on this tensor)."""
@@ -676,20 +689,20 @@ class Tensor:
         return result
 
     def argmax(self, dim: int) -> Tensor:
-        return self._unary("Tensor.argmax", lambda e, a: e.argmax(a, dim), None, cast="to_int")
+        return self._unary("Tensor.argmax", lambda e, a: e.argmax(a, dim), None)
 
     def one_hot(self, num_classes: int) -> Tensor:
-        return self._unary("Tensor.one_hot", lambda e, a: e.one_hot(a, num_classes), None, kinds=("int",))
+        return self._unary("Tensor.one_hot", lambda e, a: e.one_hot(a, num_classes), None)
 
     def float(self) -> Tensor:
         """As floats; an int carrying a strategy becomes an autodiff float (an untracked leaf)."""
         if self._kind == "float":
-            self._unary("Tensor.float", lambda e, a: a, None, cast="to_float")  # checks and records
+            self._unary("Tensor.float", lambda e, a: a, None)  # checks and records
             return self
-        return self._unary("Tensor.float", lambda e, a: e.cast(a, "float32"), None, cast="to_float")
+        return self._unary("Tensor.float", lambda e, a: e.cast(a, "float32"), None)
 
     def int(self) -> Tensor:
-        return self._unary("Tensor.int", lambda e, a: e.cast(a, "int64"), None, cast="to_int")
+        return self._unary("Tensor.int", lambda e, a: e.cast(a, "int64"), None)
 
     @staticmethod
     def cat(tensors: Sequence[Tensor], dim: int) -> Tensor:
