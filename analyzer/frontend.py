@@ -18,6 +18,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import discovery
 from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
@@ -58,22 +59,29 @@ def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[
 
 def module_name(path: str) -> tuple[str, bool]:
     """The dotted module name of ``path`` from its package structure (``__init__.py`` files above it)."""
-    path = os.path.abspath(path)
-    directory, filename = os.path.split(path)
+    directory, filename = os.path.split(os.path.abspath(path))
     stem = filename.rsplit(".", 1)[0]
     is_package = stem == "__init__"
-    parts = [] if is_package else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")) or os.path.isfile(
-            os.path.join(directory, "__init__.pyi")):
-        directory, package = os.path.split(directory)
-        parts.insert(0, package)
-        if not package:
-            break
+    parts = _package_parts(directory) + (() if is_package else (stem,))
     return ".".join(parts) or stem, is_package
+
+
+@lru_cache(maxsize=4096)
+def _package_parts(directory: str) -> tuple[str, ...]:
+    """The package names from the outermost package down to ``directory`` (once per directory: a
+    project's files share their directories)."""
+    if not (os.path.isfile(os.path.join(directory, "__init__.py"))
+            or os.path.isfile(os.path.join(directory, "__init__.pyi"))):
+        return ()
+    parent, package = os.path.split(directory)
+    if not package:
+        return ()
+    return (*_package_parts(parent), package)
 
 
 def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[SourceFile]:
     """Read every file (bytes only); ``stdin`` is (filename, data) for ``check -``."""
+    _package_parts.cache_clear()  # per run: a long-lived process (the LSP server) sees new packages
     files = []
     for path in paths:
         try:
