@@ -17,6 +17,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import IO
 
 from rules import all_rules, rule_by_code
@@ -24,8 +25,9 @@ from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
 
 from . import __version__, config
 from .discovery import DiscoveryOptions, PathError
-from .output import FORMATS, MACHINE_FORMATS, statistics
-from .runner import InternalError, check
+from .fixes.summary import fixable_hint, fixed_listing
+from .output import FORMATS, MACHINE_FORMATS, display_path, render, statistics
+from .runner import InternalError, Report, analyze_project, check
 from .settings import (
     PerFileIgnore,
     Settings,
@@ -100,12 +102,28 @@ def build_parser() -> argparse.ArgumentParser:
                                 "that does (by default they are skipped unparsed: they cannot fail a dispatch)")
     check_cmd.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check_cmd.add_argument("-s", "--silent", action="store_true", help="print nothing (the exit status tells)")
+    check_cmd.add_argument("--fix", action=argparse.BooleanOptionalAction, default=None,
+                           help="apply the safe fixes (and the unsafe ones with --unsafe-fixes), then report "
+                                "what remains")
+    check_cmd.add_argument("--unsafe-fixes", action=argparse.BooleanOptionalAction, default=None,
+                           help="include the fixes that may change what the program computes")
+    check_cmd.add_argument("--fix-only", action=argparse.BooleanOptionalAction, default=None,
+                           help="apply fixes and report nothing that remains (exit 0 unless an error)")
+    check_cmd.add_argument("--diff", action="store_true",
+                           help="print the fixes as a unified diff and write nothing (exit 1 when there "
+                                "would be changes)")
+    check_cmd.add_argument("--show-fixes", action=argparse.BooleanOptionalAction, default=None,
+                           help="list the fixes that were applied")
 
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="show a rule's documentation")
     explain.add_argument("code")
     clean = commands.add_parser("clean", help="remove the cache directory")
     clean.add_argument("--cache-dir", default=None)
+    from .confirm.command import add_parser as add_confirm_parser
+
+    add_confirm_parser(commands)
+    commands.add_parser("lsp", help="run the language server on stdin/stdout (needs the `lsp` extra)")
     return parser
 
 
@@ -160,13 +178,22 @@ def _main(argv: Sequence[str] | None) -> int:
         return _clean(args)
     if args.command == "check":
         return _check(args)
+    if args.command == "confirm":
+        from .confirm.command import run as run_confirm
+
+        return run_confirm(args)
+    if args.command == "lsp":
+        from .lsp import main as lsp_main  # pygls is imported there, only for this command
+
+        return lsp_main()
     parser.print_help(sys.stderr)
     return EXIT_ERROR
 
 
 def _rules() -> int:
+    """One line per rule; ``[*]`` marks the rules with an autofix (``devicelint explain`` says how safe)."""
     for rule in all_rules():
-        print(f"{rule.code}  {rule.name:<30} {rule.summary()}")
+        print(f"{rule.code}  {rule.name:<30} {'[*]' if rule.fixable() else '   '} {rule.summary()}")
     return EXIT_CLEAN
 
 
@@ -316,17 +343,30 @@ def _check_paths(args: argparse.Namespace) -> int:
     except PathError as error:
         _error(f"{error}: No such file or directory")
         return EXIT_ERROR
-    findings = report.findings
     quiet = args.quiet or args.silent
     if report.files_seen == 0 and not quiet:
         print("devicelint: warning: No Python files found under the given path(s)", file=sys.stderr)
-    text = statistics(report.diagnostics, output_format) if args.statistics \
-        else FORMATS[output_format](report.diagnostics, report.sources)
+    fixing = _FixOptions.of(args, found)
+    applied: list = []
+    if fixing.active:
+        stdin_name = stdin[0] if stdin is not None else None
+        outcome = _apply_fixes(report, settings, fixing, stdin_name, args)
+        if isinstance(outcome, int):
+            return outcome
+        report, applied = outcome
+        if fixing.diff or fixing.only:
+            return EXIT_FINDINGS if fixing.diff and applied else EXIT_CLEAN
+    findings = report.findings
+    text = statistics(report.diagnostics, output_format, fixing.unsafe) if args.statistics \
+        else render(output_format, report.diagnostics, report.sources, fixing.unsafe)
     if not quiet and output_format not in MACHINE_FORMATS:
-        text += _summary(findings)
+        text += _summary(findings, len(applied) if fixing.active else None)
+        text += fixable_hint(findings, fixing.unsafe)
+    if fixing.show and not quiet and output_format not in MACHINE_FORMATS:
+        text += fixed_listing(applied, display_path)
     if not args.silent:
         try:
-            _write(text, args.output_file)
+            _write(text, args.output_file, to_stderr=fixing.active and stdin is not None)
         except OSError as error:
             _error(f"cannot write {args.output_file}: {error.strerror or error}")
             return EXIT_ERROR
@@ -335,7 +375,78 @@ def _check_paths(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _summary(findings: list) -> str:
+@dataclass(frozen=True)
+class _FixOptions:
+    """``--fix``/``--fix-only``/``--diff``/``--unsafe-fixes``/``--show-fixes`` over the ``fix``,
+    ``unsafe-fixes`` and ``show-fixes`` keys (the flags win)."""
+
+    fix: bool
+    only: bool
+    diff: bool
+    unsafe: bool
+    show: bool
+
+    @property
+    def active(self) -> bool:
+        return self.fix or self.only or self.diff
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, found: config.Config) -> _FixOptions:
+        def flag(value: bool | None, key: str) -> bool:
+            return bool(found.get(key, False)) if value is None else value
+
+        return cls(flag(args.fix, "fix"), bool(args.fix_only), args.diff, flag(args.unsafe_fixes, "unsafe-fixes"),
+                   flag(args.show_fixes, "show-fixes"))
+
+
+def _apply_fixes(report: Report, settings: Settings, fixing: _FixOptions, stdin_name: str | None,
+                 args: argparse.Namespace) -> tuple[Report, list] | int:
+    """Fix in memory until stable, then diff or write (files atomically; stdin's text to stdout).
+
+    Returns the analysis of the fixed texts and the fixes applied, or an exit status when done."""
+    from .fixes import FixError
+    from .fixes import files as fix_files
+    from .fixes.summary import fixed_count, would_fix
+
+    try:
+        outcome = fix_files.fix_report(
+            report, lambda sources: analyze_project(sources, settings, stdin_name=stdin_name), fixing.unsafe)
+    except FixError as error:
+        raise InternalError(f"a fix does not fit its file: {error}") from error
+    for path in outcome.reverted:
+        _error(f"fixes for {display_path(path)} made it unparsable and were left out\n{BUG_REPORT}", prefix=False)
+    changed = outcome.files
+    if fixing.diff:
+        text = "".join(fix_files.unified_diff(f, display_path(path)) for path, f in sorted(changed.items()))
+        if not args.silent:
+            _write(text, args.output_file)
+            if not args.quiet:
+                print(would_fix(outcome.applied).rstrip("\n"), file=sys.stderr)
+        return outcome.report, outcome.applied
+    for path, fixed in sorted(changed.items()):
+        if path == stdin_name:
+            continue
+        try:
+            fix_files.write(fixed)
+        except OSError as error:
+            _error(f"cannot write {display_path(path)}: {error.strerror or error} (the file is unchanged)")
+            return EXIT_ERROR
+    if stdin_name is not None and stdin_name in report.sources:
+        fix_files.print_text(changed.get(stdin_name), report.sources[stdin_name])
+    if fixing.only and not args.silent:
+        text = "" if args.quiet else fixed_count(outcome.applied)
+        if fixing.show and not args.quiet:
+            text += fixed_listing(outcome.applied, display_path)
+        _write(text, args.output_file, to_stderr=stdin_name is not None)
+    return outcome.report, outcome.applied
+
+
+def _summary(findings: list, fixed: int | None = None) -> str:
+    """``Found ...`` / ``All checks passed!``; with ``--fix`` (``fixed``: how many were fixed) ruff's
+    ``Found 3 findings (2 fixed, 1 remaining).``"""
+    if fixed:
+        total = fixed + len(findings)
+        return f"Found {total} finding{'s' if total != 1 else ''} ({fixed} fixed, {len(findings)} remaining).\n"
     if not findings:
         return "All checks passed!\n"
     errors = sum(1 for d in findings if d.severity.value == "error")
@@ -344,10 +455,12 @@ def _summary(findings: list) -> str:
             f"({errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}).\n")
 
 
-def _write(text: str, output_file: str | None) -> None:
+def _write(text: str, output_file: str | None, to_stderr: bool = False) -> None:
+    """To ``output_file``, else stdout (stderr when stdout carries the fixed source of ``--fix -``)."""
     if output_file is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        stream = sys.stderr if to_stderr else sys.stdout
+        stream.write(text)
+        stream.flush()
         return
     directory = os.path.dirname(os.path.abspath(output_file))
     os.makedirs(directory, exist_ok=True)

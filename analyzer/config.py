@@ -96,6 +96,11 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "backends": _backends,
     "cache-dir": _string,
     "output-format": _output_format,
+    # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
+    # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win
+    "fix": _bool,
+    "unsafe-fixes": _bool,
+    "show-fixes": _bool,
 }
 
 

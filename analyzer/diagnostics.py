@@ -1,4 +1,12 @@
-"""Diagnostics: what the rules report (code, severity, message, span, related locations)."""
+r"""Diagnostics: what the rules report (code, severity, message, span, related locations, fix).
+
+A :class:`Fix` follows ruff's model: an applicability (``"safe"``: applied by ``--fix``;
+``"unsafe"``: only with ``--unsafe-fixes``, because it may change what the program
+computes), a message, and non-overlapping text edits (:class:`Edit`). Edit positions are
+1-based rows and 1-based *character* columns, like a diagnostic's; the rows count
+``\n``, ``\r\n`` and ``\r`` line ends (as CPython's ``ast`` does) in the decoded text
+without its BOM. :func:`analyzer.fixes.apply_fixes` applies them.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +43,83 @@ class Related:
     message: str
 
 
+SAFE, UNSAFE = "safe", "unsafe"
+APPLICABILITIES = (SAFE, UNSAFE)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text from (row, column) up to, not including, (end_row, end_column) with ``content``.
+
+    An insertion has equal start and end; a deletion has empty ``content``."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    content: str
+
+    @property
+    def start(self) -> tuple[int, int]:
+        return (self.row, self.column)
+
+    @property
+    def end(self) -> tuple[int, int]:
+        return (self.end_row, self.end_column)
+
+    def to_json(self) -> dict:
+        return {"content": self.content, "location": {"row": self.row, "column": self.column},
+                "end_location": {"row": self.end_row, "column": self.end_column}}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rule's fix for one diagnostic: ``applicability`` is ``"safe"`` or ``"unsafe"``."""
+
+    applicability: str
+    message: str
+    edits: tuple[Edit, ...]
+
+    def __post_init__(self) -> None:
+        if self.applicability not in APPLICABILITIES:
+            raise ValueError(f"unknown fix applicability {self.applicability!r}")
+        if not self.edits:
+            raise ValueError("a fix needs at least one edit")
+
+    @property
+    def is_safe(self) -> bool:
+        return self.applicability == SAFE
+
+    def applies(self, unsafe: bool) -> bool:
+        """Whether this fix is applied when unsafe fixes are (``unsafe``) or are not enabled."""
+        return self.is_safe or unsafe
+
+    def to_json(self) -> dict:
+        """Ruff's shape: ``{"applicability", "message", "edits": [{"content", "location", "end_location"}]}``."""
+        return {"applicability": self.applicability, "message": self.message,
+                "edits": [e.to_json() for e in self.edits]}
+
+    def to_cache(self) -> list[Any]:
+        return [self.applicability, self.message,
+                [[e.row, e.column, e.end_row, e.end_column, e.content] for e in self.edits]]
+
+    @classmethod
+    def from_cache(cls, item: list[Any]) -> Fix:
+        applicability, message, edits = item
+        if not isinstance(message, str) or not isinstance(edits, list):
+            raise ValueError("malformed fix")
+        out = []
+        for row, column, end_row, end_column, content in edits:
+            if not (all(_is_int(n) for n in (row, column, end_row, end_column)) and isinstance(content, str)):
+                raise ValueError("malformed fix edit")
+            out.append(Edit(row, column, end_row, end_column, content))
+        return cls(applicability, message, tuple(out))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass
 class Diagnostic:
     """One finding. Rows are 1-based; columns are 1-based characters once the runner has finished them."""
@@ -49,7 +134,7 @@ class Diagnostic:
     end_row: int
     end_column: int
     related: list[Related] = field(default_factory=list)
-    fix: None = None  # fixes come later (libcst, lazily)
+    fix: Fix | None = None  # the rule's fix, if it has one for this site
 
     @property
     def is_finding(self) -> bool:
@@ -67,7 +152,7 @@ class Diagnostic:
             "filename": self.file,
             "location": {"row": self.row, "column": self.column},
             "end_location": {"row": self.end_row, "column": self.end_column},
-            "fix": self.fix,
+            "fix": self.fix.to_json() if self.fix is not None else None,
             "url": url,
             "related": [
                 {"filename": r.file, "location": {"row": r.row, "column": r.column}, "message": r.message}
@@ -78,22 +163,23 @@ class Diagnostic:
     def to_cache(self) -> list[Any]:
         """A compact form for the cache (:meth:`from_cache` reverses it)."""
         return [self.code, self.name, self.severity.value, self.message, self.file, self.row, self.column,
-                self.end_row, self.end_column, [[r.file, r.row, r.column, r.message] for r in self.related]]
+                self.end_row, self.end_column, [[r.file, r.row, r.column, r.message] for r in self.related],
+                self.fix.to_cache() if self.fix is not None else None]
 
     @classmethod
     def from_cache(cls, item: list[Any]) -> Diagnostic:
         """The inverse of :meth:`to_cache`; ``ValueError`` (or ``TypeError``) for anything malformed."""
-        code, name, severity, message, file, row, column, end_row, end_column, related = item
+        code, name, severity, message, file, row, column, end_row, end_column, related, fix = item
         for text in (code, name, message, file):
             if not isinstance(text, str):
                 raise ValueError("malformed diagnostic")
-        for number in (row, column, end_row, end_column):
-            if not isinstance(number, int) or isinstance(number, bool):
-                raise ValueError("malformed diagnostic")
+        if not all(_is_int(number) for number in (row, column, end_row, end_column)):
+            raise ValueError("malformed diagnostic")
         links = []
         for r_file, r_row, r_column, r_message in related:
             if not (isinstance(r_file, str) and isinstance(r_row, int) and isinstance(r_column, int)
                     and isinstance(r_message, str)):
                 raise ValueError("malformed related location")
             links.append(Related(r_file, r_row, r_column, r_message))
-        return cls(code, name, Severity(severity), message, file, row, column, end_row, end_column, links)
+        return cls(code, name, Severity(severity), message, file, row, column, end_row, end_column, links,
+                   Fix.from_cache(fix) if fix is not None else None)

@@ -121,9 +121,12 @@ def relevant(files: list[SourceFile]) -> list[SourceFile]:
 
 
 def parse(source: SourceFile) -> FileFailure | None:
-    """Decode per PEP 263 and parse; the failure (MV901) instead of an exception."""
+    """Decode per PEP 263 and parse; the failure (MV901) instead of an exception. A file parsed already is
+    left as it is (an editor parses a changed buffer once to find its imports, then analyses it)."""
     if source.failure is not None:
         return source.failure
+    if source.tree is not None and source.text is not None:
+        return None
     try:
         encoding, _lines = tokenize.detect_encoding(io.BytesIO(source.data).readline)
         text = source.data.decode(encoding)

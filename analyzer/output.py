@@ -1,17 +1,22 @@
 """Output formats (``--output-format``) and ``--statistics``.
 
-* ``concise``: one line per finding, ``path:row:col: CODE [severity] message``;
+* ``concise``: one line per finding, ``path:row:col: CODE [severity] message``, with ``[*]``
+  after the severity when ``--fix`` would fix it (ruff's marker);
 * ``full``: the same with the source line, a caret under the span, and the related locations;
 * ``json``: a list of ``{code, name, message, severity, filename, location{row,column},
   end_location{row,column}, fix, url, related}`` (ruff's shape plus ``severity``,
   ``related``), 1-based rows and character columns;
 * ``json-lines``: one such object per line;
 * ``github``: GitHub Actions workflow commands (``::error``/``::warning``/``::notice``) that
-  annotate the pull request;
-* ``sarif``: a SARIF 2.1.0 log (code scanning), paths relative to the git work tree's root
-  (else the working directory) through the ``%SRCROOT%`` base id.
+  annotate the pull request, paths relative to the git work tree's root (the repository);
+* ``sarif``: a SARIF 2.1.0 log for GitHub code scanning: paths relative to the git work tree's
+  root (else the working directory) through the ``%SRCROOT%`` base id, every rule with ``id``,
+  ``shortDescription``, ``fullDescription``, ``help``, ``helpUri``, results with
+  ``relatedLocations``, ``partialFingerprints`` and, where a rule has one, the ``fixes``.
+  ``tests/data/sarif-schema-2.1.0.json`` (the official schema) validates it in the tests.
 
-A new format is a function ``(diagnostics, sources) -> str`` added to :data:`FORMATS`.
+A new format is a function ``(diagnostics, sources) -> str`` added to :data:`FORMATS`; :func:`render`
+calls it (and tells the human formats whether unsafe fixes are on, for the ``[*]`` marker).
 """
 
 from __future__ import annotations
@@ -53,18 +58,25 @@ def _url(d: Diagnostic) -> str | None:
     return rule_url(d.code, d.name) if d.code else None
 
 
-def concise(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+def _label(d: Diagnostic, unsafe_fixes: bool) -> str:
+    if not d.code:
+        return f"{d.severity}:"
+    fixable = d.fix is not None and d.fix.applies(unsafe_fixes)
+    return f"{d.code} [{d.severity}]" + (" [*]" if fixable else "")
+
+
+def concise(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], unsafe_fixes: bool = False) -> str:
     lines = []
     for d in diagnostics:
-        label = f"{d.code} [{d.severity}]" if d.code else f"{d.severity}:"
+        label = _label(d, unsafe_fixes)
         lines.append(f"{display_path(d.file)}:{d.row}:{d.column}: {label} {_flat(d.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def full(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+def full(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], unsafe_fixes: bool = False) -> str:
     blocks = []
     for d in diagnostics:
-        label = f"{d.code} [{d.severity}]" if d.code else f"{d.severity}:"
+        label = _label(d, unsafe_fixes)
         block = [f"{display_path(d.file)}:{d.row}:{d.column}: {label} {d.name}"]
         block.extend("  " + line if line else "" for line in d.message.strip().splitlines())
         source = sources.get(d.file)
@@ -77,6 +89,9 @@ def full(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
             block.append(f"{' ' * width} | {' ' * (d.column - 1)}{'^' * max(1, end - d.column)}")
         for r in d.related:
             block.append(f"  = related: {display_path(r.file)}:{r.row}:{r.column}: {r.message}")
+        if d.fix is not None:
+            hint = "" if d.fix.applies(unsafe_fixes) else " (unsafe: enable with `--unsafe-fixes`)"
+            block.append(f"  = help: {d.fix.message}{hint}")
         blocks.append("\n".join(block))
     return "\n\n".join(blocks) + ("\n" if blocks else "")
 
@@ -104,12 +119,20 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def repo_path(path: str, root: str) -> str:
+    """``path`` relative to the repository's root (what GitHub matches annotations against, whatever
+    directory the job ran in); as displayed when the file is outside it."""
+    absolute = os.path.abspath(path)
+    return os.path.relpath(absolute, root).replace(os.sep, "/") if _under(absolute, root) else display_path(path)
+
+
 def github(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
+    root = sarif_root()
     lines = []
     for d in diagnostics:
         command = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(d.severity, "notice")
         title = f"devicelint ({d.code})" if d.code else "devicelint (reveal_device)"
-        properties = (f"title={_escape_property(title)},file={_escape_property(display_path(d.file))},"
+        properties = (f"title={_escape_property(title)},file={_escape_property(repo_path(d.file, root))},"
                       f"line={d.row},col={d.column},endLine={d.end_row},endColumn={d.end_column}")
         text = f"{d.code} {_flat(d.message)}" if d.code else _flat(d.message)
         lines.append(f"::{command} {properties}::{_escape_data(text)}")
@@ -185,12 +208,32 @@ def sarif_rules() -> list[dict]:
             "fullDescription": {"text": what + ("\n" + why if why else "")},
             "help": {"text": doc, "markdown": doc},
             "helpUri": rule_url(rule.code, rule.name),
-            "properties": {"tags": ["devicelint"]},
+            # GitHub code scanning reads these: precision ranks alerts, problem.severity labels them
+            "properties": {"tags": ["devicelint", "correctness"], "precision": "high",
+                           "problem.severity": _problem_severity(rule)},
         })
         level = getattr(rule, "default_level", None)  # a rule that only ever warns says so
         if level in ("error", "warning", "note"):
             out[-1]["defaultConfiguration"] = {"level": level}
     return out
+
+
+def _problem_severity(rule: object) -> str:
+    level = getattr(rule, "default_level", None)
+    if level is None:
+        return "error"
+    return "warning" if getattr(rule, "code", "").startswith("MV1") else "recommendation"
+
+
+def _sarif_fix(d: Diagnostic, artifact: dict) -> dict:
+    """A SARIF ``fix``: one artifact change, a replacement per edit (regions in character columns)."""
+    assert d.fix is not None
+    replacements = [{"deletedRegion": {"startLine": e.row, "startColumn": e.column, "endLine": e.end_row,
+                                       "endColumn": e.end_column},
+                     "insertedContent": {"text": e.content}} for e in d.fix.edits]
+    description = d.fix.message + ("" if d.fix.is_safe else " (unsafe)")
+    return {"description": {"text": description},
+            "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}
 
 
 def _fingerprint(d: Diagnostic, uri: str, sources: dict[str, SourceFile], seen: Counter) -> str:
@@ -223,6 +266,8 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
+        if d.fix is not None:
+            result["fixes"] = [_sarif_fix(d, artifact)]
         if d.related:
             result["relatedLocations"] = [
                 {"id": i, "message": {"text": r.message},
@@ -259,20 +304,40 @@ MACHINE_FORMATS = frozenset({"json", "json-lines", "github", "sarif"})  # no sum
 # --------------------------------------------------------------------------- --statistics
 
 
-def statistics(diagnostics: list[Diagnostic], output_format: str) -> str:
-    """Findings counted per code (ruff's ``--statistics``): a table, or JSON for the JSON formats."""
+def statistics(diagnostics: list[Diagnostic], output_format: str, unsafe_fixes: bool = False) -> str:
+    """Findings counted per code (ruff's ``--statistics``): a table, or JSON for the JSON formats.
+
+    ``fixable``: the rule has an autofix; ``fixable_count``: findings ``--fix`` would fix (with
+    ``unsafe_fixes``, unsafe fixes count too); the table marks those codes ``[*]``."""
+    from rules import rule_by_code
+
     counts: Counter = Counter()
+    fixable: Counter = Counter()
     names: dict[str, str] = {}
     for d in diagnostics:
         if d.is_finding:
             counts[d.code] += 1
             names[d.code] = d.name
+            fixable[d.code] += d.fix is not None and d.fix.applies(unsafe_fixes)
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if output_format in ("json", "json-lines", "sarif"):
-        return json.dumps([{"code": code, "name": names[code], "count": count, "fixable": False,
-                            "fixable_count": 0} for code, count in rows], indent=2) + "\n"
+        def has_fix(code: str) -> bool:
+            rule = rule_by_code(code)
+            return rule is not None and rule.fixable()
+
+        return json.dumps([{"code": code, "name": names[code], "count": count, "fixable": has_fix(code),
+                            "fixable_count": fixable[code]} for code, count in rows], indent=2) + "\n"
     if not rows:
         return ""
     count_width = max(len(str(count)) for _code, count in rows)
     code_width = max(len(code) for code, _count in rows)
-    return "".join(f"{count:>{count_width}}\t{code:<{code_width}}\t{names[code]}\n" for code, count in rows)
+    return "".join(f"{count:>{count_width}}\t{code:<{code_width}}\t{'[*] ' if fixable[code] else ''}{names[code]}\n"
+                   for code, count in rows)
+
+
+def render(output_format: str, diagnostics: list[Diagnostic], sources: dict[str, SourceFile],
+           unsafe_fixes: bool = False) -> str:
+    """The diagnostics in ``output_format`` (the human formats mark what ``--fix`` would fix)."""
+    if output_format in ("concise", "full"):
+        return FORMATS[output_format](diagnostics, sources, unsafe_fixes=unsafe_fixes)  # type: ignore[call-arg]
+    return FORMATS[output_format](diagnostics, sources)

@@ -280,7 +280,8 @@ def import_tops(sources: list[frontend.SourceFile], infos: list[FileInfo]) -> se
 
 def analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
                       backends: frozenset[str] | None,
-                      expressions: dict[str, list[tuple[int, int, int, int, str]]] | None = None) -> list[Diagnostic]:
+                      expressions: dict[str, list[tuple[int, int, int, int, str]]] | None = None,
+                      fixes: bool = True) -> list[Diagnostic]:
     """Every rule's diagnostics (and the reveal notes) for one component, columns in characters.
 
     ``expressions``, when given, receives each file's expression states (see ``Report.expressions``)."""
@@ -308,7 +309,9 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
             raise AnalysisError(f"{type(error).__name__}: {error}") from error
         finally:
             sys.setrecursionlimit(limit)
-    diagnostics = [d for rule in all_rules() for d in rule.check(facts)]
+    texts = {s.path: s.text for s in parsed if s.text is not None}  # where rules find their fixes' spans
+    # without ``fixes`` (an editor's per-keystroke pass: fixes parse the file again, with libcst) none are built
+    diagnostics = [d for rule in all_rules() for d in rule.check(facts, texts if fixes else None)]
     diagnostics.extend(reveal_notes(facts))
     by_file = {s.path: s for s in sources}
     if expressions is not None:

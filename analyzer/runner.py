@@ -77,15 +77,21 @@ def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | N
 
 
 def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
-                    stdin_name: str | None = None) -> Report:
+                    stdin_name: str | None = None, project_modules: frozenset[str] | None = None,
+                    fixes: bool = True) -> Report:
+    """Analyse ``sources``; ``project_modules`` (default: the sources' modules) names every module of the
+    project, for analysing a part of it (an editor's components) as the whole-project run would;
+    ``fixes=False`` attaches no fixes (an editor builds them only when it asks for code actions)."""
     from .cache import Cache
 
     report = Report(files_seen=len(sources), sources={s.path: s for s in sources})
     chosen = sources if settings.analyze_everything else frontend.relevant(sources)
-    project_modules = frozenset(s.module for s in sources)
+    if project_modules is None:
+        project_modules = frozenset(s.module for s in sources)
     engine_key = settings.engine_key()
     # expression states are not cached: they are asked for one buffer at a time (editors)
-    cache = Cache(settings.cache_dir, engine_key) if settings.cache_dir and not settings.record_expressions else None
+    cache = Cache(settings.cache_dir, engine_key) if settings.cache_dir and not settings.record_expressions \
+        and fixes else None
 
     failures: list[FileFailure] = []
     parsed: list[frontend.SourceFile] = []
@@ -133,10 +139,11 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                 keys[n] = (slot, key)
         todo.append(n)
     try:
-        if settings.record_expressions:
+        if settings.record_expressions or not fixes:
             computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
                                                    settings.profile, settings.backends,
-                                                   expressions=report.expressions) for n in todo]
+                                                   expressions=report.expressions if settings.record_expressions
+                                                   else None, fixes=fixes) for n in todo]
         else:
             computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
                                     settings.backends, settings.jobs)

@@ -14,16 +14,21 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
-from analyzer.diagnostics import Diagnostic, Related, Severity
+from analyzer.diagnostics import Diagnostic, Fix, Related, Severity
 from analyzer.facts import FactStore, Possibility, Site, SiteFact
 
 MAX_RELATED = 8
 
 
 class Rule:
-    """A rule: ``code``, ``name``, documentation (the class docstring) and ``check(facts)``."""
+    """A rule: ``code``, ``name``, documentation (the class docstring), ``check(facts, sources)`` and,
+    for a rule with an autofix, ``fix(site, site_facts, source)``.
+
+    ``sources`` maps each analysed file to its decoded text (without a BOM); a rule with a fix
+    reads its call's spans there (:mod:`analyzer.fixes.spans`, imported only when a fix is built).
+    """
 
     code: str = ""
     name: str = ""
@@ -38,8 +43,27 @@ class Rule:
     def summary(cls) -> str:
         return cls.doc().splitlines()[0] if cls.doc() else cls.name
 
-    def check(self, facts: FactStore) -> Iterator[Diagnostic]:
+    def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         raise NotImplementedError
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        """The fix for the finding at ``site`` (None: this rule, or this site, has none). Its doc's
+        "## Fix safety" section says why the fix is safe or unsafe."""
+        return None
+
+    @classmethod
+    def fixable(cls) -> bool:
+        """Whether the rule has a fix (for some sites)."""
+        return cls.fix is not Rule.fix
+
+    def with_fix(self, diagnostic: Diagnostic, site: Site, site_facts: list[SiteFact],
+                 sources: Mapping[str, str] | None) -> Diagnostic:
+        """``diagnostic`` with the rule's fix attached, when the rule has one and the source is known."""
+        if sources is not None and self.fixable():
+            source = sources.get(site.file)
+            if source is not None:
+                diagnostic.fix = self.fix(site, site_facts, source)
+        return diagnostic
 
     def diagnostic(self, site: Site, severity: Severity, message: str, related: Iterable[Related] = ()) -> Diagnostic:
         return Diagnostic(self.code, self.name, severity, message, site.file, site.line, site.col + 1,
@@ -79,14 +103,14 @@ def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = fr
 class OutcomeRule(Rule):
     """A rule for one failure code of the semantics table (MV101 ... MV112)."""
 
-    def check(self, facts: FactStore) -> Iterator[Diagnostic]:
+    def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         codes = facts.codes_by_site()
         for site, site_facts in facts.by_site().items():
             if self.code not in codes[site]:
                 continue  # no possibility fails with this rule's code here
             diagnostic = self.judge(site, site_facts)
             if diagnostic is not None:
-                yield diagnostic
+                yield self.with_fix(diagnostic, site, site_facts, sources)
 
     def judge(self, site: Site, site_facts: list[SiteFact]) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
@@ -128,6 +152,19 @@ def _unique_facts(facts: Iterable[SiteFact]) -> list[SiteFact]:
         if all(fact is not seen for seen in out):
             out.append(fact)
     return out
+
+
+def fails_everywhere(site_facts: list[SiteFact], code: str) -> bool:
+    """Every possibility at the site, in every context, fails with ``code`` (and nothing is unknown):
+    a fix may then assume the failing states (in another context it could break a passing call)."""
+    possibilities = [p for f in site_facts for p in f.possibilities]
+    return bool(possibilities) and all(p.code == code for p in possibilities) and not any(
+        f.unknown for f in site_facts)
+
+
+def operand_atoms(site_facts: list[SiteFact], role: str) -> list:
+    """The states of one operand (``"tensor"``, ``"device"``) over every possibility at the site."""
+    return [atom for f in site_facts for p in f.possibilities for r, atom in p.operands if r == role]
 
 
 def site_label(site: Site) -> str:

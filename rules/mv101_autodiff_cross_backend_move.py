@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .base import OutcomeRule
+from analyzer.diagnostics import UNSAFE, Fix
+from analyzer.facts import Site, SiteFact
+
+from .base import OutcomeRule, fails_everywhere
 
 
 class AutodiffCrossBackendMove(OutcomeRule):
@@ -35,10 +38,33 @@ class AutodiffCrossBackendMove(OutcomeRule):
     ```
 
     ## Fix safety
-    Unsafe: leaving autodiff (`inner()`) cuts the graph, so gradients of the moved
-    tensor no longer reach the original one. Keep training on one backend if the
-    gradients must flow back.
+    Unsafe: the fix detaches, moves to the target's inner device and re-wraps
+    (`x.to_device(d)` becomes `Tensor.from_inner(x.inner().to_device(d.inner()))`,
+    importing `Tensor` from `runtime_shim` when the module does not). Leaving
+    autodiff cuts the graph: gradients stop at the move and never reach the
+    original tensor, and the new leaf is untracked with strategy `Disabled`.
+    Keep training on one backend if the gradients must flow back.
     """
 
     code = "MV101"
     name = "autodiff-cross-backend-move"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        if site.api != "Tensor.to_device" or not fails_everywhere(site_facts, self.code):
+            return None
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        call = parsed.call_at(site)
+        if call is None or parsed.method_receiver(call) is None:
+            return None
+        device = parsed.argument(call, 0, "device")
+        tensor = parsed.tensor_class() if device is not None else None
+        if tensor is None:
+            return None
+        name, imports = tensor
+        start, end = parsed.wrap_call(call, f"{name}.from_inner")
+        edits = (*imports, start, parsed.insert(parsed.after_receiver(call), ".inner()"),
+                 *parsed.append_call(device.value, ".inner()"), end)
+        return Fix(UNSAFE, f"Move off the graph to the target's inner device and re-wrap with `{name}.from_inner` "
+                           "(gradients stop at the move)", edits)

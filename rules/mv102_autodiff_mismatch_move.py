@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from .base import OutcomeRule
+from analyzer.diagnostics import SAFE, Fix
+from analyzer.facts import Site, SiteFact
+from runtime_shim.semantics import AF
+
+from .base import OutcomeRule, fails_everywhere, operand_atoms
 
 
 class AutodiffMismatchMove(OutcomeRule):
@@ -36,9 +40,28 @@ class AutodiffMismatchMove(OutcomeRule):
     ```
 
     ## Fix safety
-    Safe for export and inference paths: `inner()` gives the same values off the
-    tape. Unsafe where gradients must reach the moved tensor.
+    Safe: the fix inserts `.inner()` before the move (`x.to_device(d)` becomes
+    `x.inner().to_device(d)`), so the tensor leaves the tape and the same values
+    land on the plain device. The original move could never produce a tensor
+    that gradients reach (it panics, and a plain device holds no autodiff
+    tensor), so nothing the program could compute is lost. Offered only where
+    every calling context moves an autodiff float (not for `burn-0.21`'s plain
+    float to an autodiff device, nor where some context passes).
     """
 
     code = "MV102"
     name = "autodiff-mismatch-move"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        if site.api != "Tensor.to_device" or not fails_everywhere(site_facts, self.code):
+            return None
+        if not all(atom.cls is AF for atom in operand_atoms(site_facts, "tensor")):
+            return None
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        call = parsed.call_at(site)
+        if call is None or parsed.method_receiver(call) is None:
+            return None
+        edit = parsed.insert(parsed.after_receiver(call), ".inner()")
+        return Fix(SAFE, "Leave the graph with `.inner()` before the move", (edit,))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .base import OutcomeRule
+from analyzer.diagnostics import SAFE, Fix
+from analyzer.facts import Site, SiteFact
+
+from .base import OutcomeRule, fails_everywhere
 
 
 class RequiresAutodiff(OutcomeRule):
@@ -35,8 +38,24 @@ class RequiresAutodiff(OutcomeRule):
     ```
 
     ## Fix safety
-    Unsafe: making the computation autodiff changes memory use and speed.
+    Safe, for `inner()` only: the fix drops an `.inner()` applied to a plain
+    float (`x.inner()` becomes `x`). The tensor is already off the tape, so it is
+    exactly what `inner()` of its autodiff form would give. Offered only where
+    every calling context calls `inner()` on a plain float, and never where the
+    deleted text holds a comment. `backward()` and `grad()` on a plain float have
+    no automatic fix: making the computation autodiff is a design change (memory
+    use and speed).
     """
 
     code = "MV108"
     name = "requires-autodiff"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        if site.api != "Tensor.inner" or not fails_everywhere(site_facts, self.code):
+            return None
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        call = parsed.call_at(site)
+        edits = parsed.unwrap_method(call) if call is not None else None
+        return Fix(SAFE, "Drop `.inner()`: the tensor is already plain", tuple(edits)) if edits else None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .base import OutcomeRule
+from analyzer.diagnostics import SAFE, Fix
+from analyzer.facts import Site, SiteFact
+
+from .base import OutcomeRule, fails_everywhere
 
 
 class DoubleAutodiff(OutcomeRule):
@@ -35,8 +38,28 @@ class DoubleAutodiff(OutcomeRule):
     ```
 
     ## Fix safety
-    Safe: the device is already the autodiff device.
+    Safe: the fix drops the second autodiff (`device.autodiff()` becomes
+    `device`, `Tensor.from_inner(t)` becomes `t`). The device or tensor is
+    already autodiff, which is what the call asked for, and it keeps its own
+    checkpointing strategy. Offered only where every calling context fails, and
+    never where the deleted text holds a comment; the int/bool move to an
+    autodiff device wrapping a capture device has no automatic fix.
     """
 
     code = "MV109"
     name = "double-autodiff"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        if site.api not in ("Device.autodiff", "Tensor.from_inner") or not fails_everywhere(site_facts, self.code):
+            return None
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        call = parsed.call_at(site)
+        if call is None:
+            return None
+        if site.api == "Device.autodiff":
+            edits, message = parsed.unwrap_method(call), "Drop the second `.autodiff()`"
+        else:
+            edits, message = parsed.unwrap_call(call), "Drop `Tensor.from_inner`: the tensor is already autodiff"
+        return Fix(SAFE, message, tuple(edits)) if edits else None

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
-from analyzer.diagnostics import Diagnostic, Severity
-from analyzer.facts import FactStore
+from analyzer.diagnostics import UNSAFE, Diagnostic, Fix, Severity
+from analyzer.facts import FactStore, Site, SiteFact
 
 from .base import Rule, related_for
 
@@ -40,8 +40,15 @@ class UntrackedAutodiffMove(Rule):
     ```
 
     ## Fix safety
-    Safe for inputs (they need no gradient); `Tensor.from_inner` puts the tensor
-    on the tape as an untracked leaf, so later operations with tracked tensors work.
+    Unsafe: the fix makes the move explicit and wraps the moved tensor with
+    `Tensor.from_inner` (`x.to_device(d)` becomes
+    `Tensor.from_inner(x.to_device(d.inner()))`, importing `Tensor` from
+    `runtime_shim` when the module does not), which puts it on the tape as an
+    untracked autodiff leaf, so later operations with tracked tensors work.
+    That changes what the program computes: the tensor is autodiff from then
+    on, so operations that mixed it with plain floats now fail (MV106), and it
+    carries the checkpointing strategy `Disabled` (or its own), not the target
+    device's. Offered only where every calling context moves a plain float.
     """
 
     default_level = "warning"
@@ -49,7 +56,7 @@ class UntrackedAutodiffMove(Rule):
     name = "untracked-autodiff-move"
     redirect_row = "move.3"
 
-    def check(self, facts: FactStore) -> Iterator[Diagnostic]:
+    def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         for site, site_facts in facts.by_site().items():
             hits = sorted(((f, p) for f in site_facts for p in f.possibilities
                            if p.redirected_from == self.redirect_row and not p.failed),
@@ -60,6 +67,28 @@ class UntrackedAutodiffMove(Rule):
                              for f in site_facts for p in f.possibilities) and not any(f.unknown for f in site_facts)
             text = (f"a plain float moved to an autodiff device stays plain and untracked (it lands on the inner "
                     f"device; no gradient reaches it) [{site.api}: {hits[0][1].describe_operands()}]")
+            diagnostic = self.diagnostic(site, Severity.WARNING, text, related_for(hits))
             if not everywhere:
-                text += f"; on some paths: {hits[0][0].context.describe()}"
-            yield self.diagnostic(site, Severity.WARNING, text, related_for(hits))
+                diagnostic.message += f"; on some paths: {hits[0][0].context.describe()}"
+                yield diagnostic
+            else:
+                yield self.with_fix(diagnostic, site, site_facts, sources)
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        """Called only where every possibility is the redirected move (see :meth:`check`)."""
+        if site.api != "Tensor.to_device":
+            return None
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        call = parsed.call_at(site)
+        tensor = parsed.tensor_class() if call is not None else None
+        if tensor is None:
+            return None
+        device = parsed.argument(call, 0, "device")
+        if device is None:
+            return None
+        name, imports = tensor
+        start, end = parsed.wrap_call(call, f"{name}.from_inner")
+        edits = (*imports, start, *parsed.append_call(device.value, ".inner()"), end)
+        return Fix(UNSAFE, f"Move to the inner device and wrap the moved tensor with `{name}.from_inner`", edits)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.facts import FactStore
@@ -44,7 +44,7 @@ class UnparsableFile(Rule):
     code = "MV901"
     name = "unparsable-file"
 
-    def check(self, facts: FactStore) -> Iterator[Diagnostic]:
+    def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         for failure in facts.file_failures:
             yield Diagnostic(self.code, self.name, Severity.ERROR, failure.message, failure.file, failure.line,
                              failure.col + 1, failure.line, failure.col + 1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.facts import FactStore
@@ -59,7 +59,7 @@ class UnusedSuppression(Rule):
     name = "unused-noqa"
     default_level = "warning"
 
-    def check(self, facts: FactStore) -> Iterator[Diagnostic]:
+    def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         """Nothing from facts: the runner calls :meth:`unused` once suppressions have been applied."""
         return iter(())
 

@@ -108,6 +108,8 @@ class Device:
                 error = BackendUnavailable(MSG_BACKEND_UNAVAILABLE.format(backend=name, reason=problem))
                 recording.record_failure(f"Device.{backend.lower()}", error)
                 raise error
+            if recording.ACTIVE:  # a success too: confirm needs to know the call executed
+                recording.record_ok(f"Device.{backend.lower()}")
         self._backend = backend
         self._sub = sub
         self._index = index

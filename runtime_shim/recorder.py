@@ -49,11 +49,27 @@ def recording(path: str | os.PathLike) -> Iterator[str]:
         ACTIVE, _sink = previous
 
 
-def call_site() -> dict:
-    """File and span of the innermost call expression outside this package."""
+def call_site(skip: tuple[str, ...] = ()) -> dict:
+    """File and span of the innermost call expression outside this package (and outside ``skip``).
+
+    ``skip`` holds further directory prefixes whose frames are not user code (the torch observer
+    passes torch's and the standard library's); when every frame is skipped, the innermost frame
+    outside this package is used.
+    """
     frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+    inside = (_PACKAGE_DIR + os.sep,)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
         frame = frame.f_back
+    user = frame
+    if skip:
+        excluded = inside + tuple(skip)
+        while user is not None and os.path.abspath(user.f_code.co_filename).startswith(excluded):
+            user = user.f_back
+    return frame_site(user if user is not None else frame)
+
+
+def frame_site(frame) -> dict:
+    """File and span of the expression ``frame`` is executing, from CPython's code positions."""
     if frame is None:
         return {"file": None, "line": None, "col": None, "end_line": None, "end_col": None}
     line, end_line, col, end_col = frame.f_lineno, None, None, None
@@ -71,7 +87,9 @@ def call_site() -> dict:
 def _write(entry: dict) -> None:
     from .modes import SETTINGS
 
-    entry.update(profile=SETTINGS.profile, mode="virtual" if SETTINGS.virtual else "real")
+    # Callers that are not the Burn dispatch (the torch observer) name their own profile and mode.
+    entry.setdefault("profile", SETTINGS.profile)
+    entry.setdefault("mode", "virtual" if SETTINGS.virtual else "real")
     assert _sink is not None
     _sink.write(json.dumps(entry) + "\n")
 
@@ -85,6 +103,13 @@ def record_failure(op: str, error: Exception) -> None:
     if ACTIVE:
         _write({**call_site(), "op": op,
                 "outcome": {"code": getattr(error, "code", None), "message": str(error)}})
+
+
+def record_finding(op: str, code: str, message: str, site: dict, **extra: object) -> None:
+    """A failure found by another observer (torch): same line format, with its own site and extras
+    (``profile`` and ``mode`` among them)."""
+    if ACTIVE:
+        _write({**site, "op": op, "outcome": {"code": code, "message": message}, **extra})
 
 
 if os.environ.get("RUNTIME_SHIM_RECORD"):

@@ -25,7 +25,15 @@ def describe(device_text: str, kind: str, detail: str = "") -> str:
 
 
 def reveal_device(x: Any) -> str:
-    """The dispatch state of a tensor or a device, as one line of text."""
+    """The dispatch state of a tensor or a device, as one line of text (recorded as a reveal)."""
+    text = reveal_text(x)
+    if recording.ACTIVE:
+        recording.record_ok("reveal_device", reveal=text)
+    return text
+
+
+def reveal_text(x: Any) -> str:
+    """:func:`reveal_device`'s text, not recorded (``repr`` uses it: printing a tensor is no reveal)."""
     from .tensor import Tensor
 
     if isinstance(x, Device):
@@ -43,6 +51,4 @@ def reveal_device(x: Any) -> str:
         text = describe(repr(x.device()), x._kind, detail)
     else:
         raise TypeError(f"reveal_device takes a Tensor or a Device, got {type(x).__name__}")
-    if recording.ACTIVE:
-        recording.record_ok("reveal_device", reveal=text)
     return text

@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -115,12 +115,15 @@ except BaseException as exc:
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     dispatch = any(c.__name__ == "DispatchError" and c.__module__.startswith("runtime_shim")
                    for c in type(exc).__mro__)
+    # An observer (runtime_shim.torch_observer) tags the library exceptions it recorded with their code.
+    tagged = getattr(exc, "runtime_shim_code", None)
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         file, line, col = os.path.abspath(exc.filename), exc.lineno, (exc.offset or 1) - 1
     else:
         file, line, col = location(exc.__traceback__)
     write({"status": "exception", "type": type(exc).__module__ + "." + type(exc).__qualname__,
-           "dispatch": dispatch, "code": getattr(exc, "code", None) if dispatch else None,
+           "dispatch": dispatch or tagged is not None,
+           "code": getattr(exc, "code", None) if dispatch else tagged,
            "message": str(exc), "last_line": last, "file": file, "line": line, "col": col})
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename.startswith("<"):  # this bootstrap, runpy
@@ -264,8 +267,13 @@ def child_env(record_path: str, profile: str, real: bool) -> dict[str, str]:
 
 
 def run_program(program: Path, *, profile: str = DEFAULT_PROFILE, real: bool = False,
-                timeout: float = DEFAULT_TIMEOUT, python: str | None = None) -> Outcome:
-    """Run one program in a subprocess under recording and classify how it ended."""
+                timeout: float = DEFAULT_TIMEOUT, python: str | None = None,
+                prelude: str = "", extra_env: Mapping[str, str] | None = None) -> Outcome:
+    """Run one program in a subprocess under recording and classify how it ended.
+
+    ``prelude`` is Python run in the child before the program (an observer installing itself);
+    ``extra_env`` is added to the child's environment.
+    """
     expectation = read_expectation(program)
     outcome = Outcome(program, "ok")
     if isinstance(expectation, str):
@@ -278,8 +286,8 @@ def run_program(program: Path, *, profile: str = DEFAULT_PROFILE, real: bool = F
         result_path = os.path.join(tmp, "result.json")
         started = time.monotonic()
         proc = subprocess.Popen(
-            [python or sys.executable, "-c", CHILD_BOOTSTRAP, result_path, str(program)],
-            env=child_env(record_path, profile, real), stdin=subprocess.DEVNULL,
+            [python or sys.executable, "-c", prelude + CHILD_BOOTSTRAP, result_path, str(program)],
+            env={**child_env(record_path, profile, real), **(extra_env or {})}, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
             start_new_session=True,
         )
@@ -354,7 +362,8 @@ def one_line(message: str) -> str:
     return " ".join(message.split())
 
 
-def format_outcome(outcome: Outcome, profile: str, mode: str) -> str:
+def format_outcome(outcome: Outcome, profile: str, mode: str,
+                   others: str = "other dispatch failure{s} caught by the program") -> str:
     program = display_path(outcome.program)
     if outcome.status == "ok":
         text = f"{program}: ok"
@@ -383,7 +392,7 @@ def format_outcome(outcome: Outcome, profile: str, mode: str) -> str:
         text = f"{program}: {outcome.detail}"
     if outcome.handled_failures and outcome.status in ("ok", "dispatch"):
         plural = "s" if outcome.handled_failures != 1 else ""
-        text += f" ({outcome.handled_failures} other dispatch failure{plural} caught by the program)"
+        text += f" ({outcome.handled_failures} {others.format(s=plural)})"
 
     if outcome.declaration_error is not None:
         text += f" [UNEXPECTED: {outcome.declaration_error}]"

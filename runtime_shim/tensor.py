@@ -357,9 +357,9 @@ class Tensor:
         return self._cap.value_id
 
     def __repr__(self) -> str:
-        from .reveal import reveal_device
+        from .reveal import reveal_text
 
-        return f"Tensor[{reveal_device(self)}, shape={self.shape}, dtype={self.dtype}]"
+        return f"Tensor[{reveal_text(self)}, shape={self.shape}, dtype={self.dtype}]"
 
     def __len__(self) -> int:
         return self.shape[0]

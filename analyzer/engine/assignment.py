@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import BOTTOM, TOP, DictAtom, Instance, ModuleRef, SeqAtom, V, Value, seq, seq_of
+from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAtom, V, Value, seq, seq_of
 from .flow_state import Frame, State, widen_if_large
 
 
@@ -18,18 +18,42 @@ class Assignment:
             st.vars[target.id] = widen_if_large(value)
             st.drop_overlays(target.id)
             st.kill_aliases(target.id)
+            if fr.func is not None and fr.kind == "function" and target.id in fr.func.globals:
+                # ``global DEVICE; DEVICE = ...``: a weak update of the module's namespace (as for
+                # containers filled from functions); this function reads on what it stored
+                old = fr.module.namespace.get(target.id)
+                fr.module.namespace[target.id] = widen_if_large(value if old is None else old.join(value))
+                self.module_stores += 1
         elif isinstance(target, (ast.Tuple, ast.List)):
             self._unpack(target.elts, value, st, fr)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, V(seq_of("list", self.iter_element(value))), st, fr)
         elif isinstance(target, ast.Attribute):
             obj = self.eval(target.value, st, fr)
+            obj = self._call_setters(obj, target, value, st, fr)
             self.store_attribute(obj, target.attr, value, fr)
-            if isinstance(target.value, ast.Name):
+            if isinstance(target.value, ast.Name) and not obj.is_bottom:
                 st.vars[f"{target.value.id}.{target.attr}"] = widen_if_large(value)
                 st.kill_aliases(f"{target.value.id}.{target.attr}")
         elif isinstance(target, ast.Subscript):
             self._store_subscript(target, value, st, fr)
+
+    def _call_setters(self, obj: Value, target: ast.Attribute, value: Value, st: State, fr: Frame) -> Value:
+        """``obj.x = v`` where ``x`` is a property with a setter: the setter runs (for those instances);
+        returns the rest of ``obj``, which gets a plain attribute store."""
+        rest = set(obj.atoms)
+        for atom in obj.atoms:
+            setter = atom.cls.setter(target.attr) if isinstance(atom, Instance) else None
+            if setter is None:
+                continue
+            rest.discard(atom)
+            for item in setter.atoms:
+                if isinstance(item, FuncRef):
+                    bound = FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, atom)
+                    self.call(V(bound), [value], {}, target, st, fr)
+            if isinstance(target.value, ast.Name):
+                st.drop_overlays(target.value.id)  # the setter may have changed any attribute
+        return obj if len(rest) == len(obj.atoms) else Value(frozenset(rest), obj.top)
 
     def _unpack(self, targets: list[ast.expr], value: Value, st: State, fr: Frame) -> None:
         star = next((i for i, t in enumerate(targets) if isinstance(t, ast.Starred)), None)

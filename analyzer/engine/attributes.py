@@ -94,6 +94,8 @@ class Attributes:
         if isinstance(atom, RngAtom):
             return V(BoundShim(atom, attr))
         if isinstance(atom, Instance):
+            if attr == "__class__":
+                return V(ClassRef(atom.cls))
             stored = self.heap.get((atom, attr))
             from_class = atom.cls.lookup(attr)
             if stored is not None:

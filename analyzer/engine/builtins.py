@@ -4,7 +4,23 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import BOOL, BOTTOM, NONE, TOP, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq, seq_of
+from ..domain import (
+    BOOL,
+    BOTTOM,
+    NONE,
+    TOP,
+    ClassRef,
+    Const,
+    DictAtom,
+    Instance,
+    SeqAtom,
+    V,
+    Value,
+    const,
+    join_all,
+    seq,
+    seq_of,
+)
 from .flow_state import Frame, State
 from .limits import MAX_UNROLL
 from .python_values import splice_items
@@ -37,10 +53,18 @@ class Builtins:
             return V(seq(name, ()))
         if name == "print":
             return NONE
+        if name == "dict" and len(args) <= 1:
+            return self._dict_call(args, kwargs)
+        if name in ("min", "max") and len(args) == 1:
+            return self.iter_element(args[0])  # one of the elements (which one: not followed)
         if name == "len" and args:
             return self._length(args[0])
         if name == "isinstance":
             return BOOL
+        if name == "type" and len(args) == 1 and not kwargs:
+            # ``type(self).DEVICE``: the instance's own class (class attributes through its MRO)
+            classes = [ClassRef(a.cls) for a in args[0].atoms if isinstance(a, Instance)]
+            return Value(frozenset(classes), args[0].top or len(classes) != len(args[0].atoms))
         if name == "super":
             return self._super(st, fr)
         if name == "getattr" and len(args) >= 2:
@@ -51,11 +75,28 @@ class Builtins:
             return TOP
         if name in ("staticmethod", "classmethod", "property") and args:
             return args[0]
+        if name == "sum" and args:
+            return self._sum(args[0], args[1] if len(args) > 1 else kwargs.get("start", V(const(0))), node, st, fr)
         if name == "next" and args:
             return self.iter_element(args[0]).join(args[1]) if len(args) > 1 else self.iter_element(args[0])
         if name == "iter" and args:
             return V(seq_of("list", self.iter_element(args[0])))
         return TOP
+
+    def _sum(self, iterable: Value, start: Value, node: ast.AST | None, st: State, fr: Frame) -> Value:
+        """``sum(losses)``: ``start + x0 + x1 ...`` (tensor additions checked at the ``sum`` call; the
+        default start 0 is left out: ``0 + x`` is ``x``)."""
+        zero = start.consts() == [0]
+        items = splice_items(iterable)
+        if items is not None:
+            total = items[0] if zero and items else start
+            for item in items[1:] if zero else items:
+                total = self.binop(ast.Add(), total, item, node, st, fr)
+            return total
+        # unknown length: none, one, or several elements (a failing addition may not run: not dead)
+        element = self.iter_element(iterable)
+        once = element if zero else self.binop(ast.Add(), start, element, node, st.copy(), fr)
+        return start.join(once).join(self.binop(ast.Add(), once, element, node, st.copy(), fr))
 
     @staticmethod
     def _range(args: list[Value]) -> Value:
@@ -86,6 +127,17 @@ class Builtins:
         return Value(frozenset(const(n) for n in lengths))
 
     @staticmethod
+    def _dict_call(args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``dict(train=d, eval=e)``, ``dict(base, eval=e)``: the keys are known."""
+        base: tuple = ()
+        if args:
+            atom = next(iter(args[0].atoms)) if len(args[0].atoms) == 1 and not args[0].top else None
+            if not isinstance(atom, DictAtom) or atom.rest is not None:
+                return TOP
+            base = tuple((k, v) for k, v in atom.items if k not in kwargs or type(k) is not str)
+        return V(DictAtom((*base, *kwargs.items())))
+
+    @staticmethod
     def _dict_method(name: str, receiver: Value, args: list[Value]) -> Value:
         out = BOTTOM
         for atom in receiver.atoms:
@@ -100,6 +152,8 @@ class Builtins:
                     out = out.join(V(seq("list", pairs)))  # insertion order, known length
                 else:
                     out = out.join(V(seq_of("list", join_all(pairs))))
+            elif name == "copy":
+                out = out.join(V(atom))
             elif name == "values":
                 out = out.join(V(seq_of("list", values)))
             elif name == "keys":

@@ -23,6 +23,8 @@ from ..domain import (
     ShimRef,
     V,
     Value,
+    const,
+    join_all,
     seq,
     seq_of,
 )
@@ -32,14 +34,14 @@ from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .numpy_model import numpy_call
 from .program import FunctionInfo
-from .python_values import splice_items
+from .python_values import names_library_function, splice_items
 
 
 class Calls:
     """Calls."""
 
     def expr_Call(self, node: ast.Call, st: State, fr: Frame) -> Value:
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add"):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add", "pop"):
             handled = self._container_mutation(node, st, fr)
             if handled is not None:
                 return handled
@@ -65,7 +67,11 @@ class Calls:
                 kwargs[keyword.arg] = value
         if st.dead:
             return BOTTOM
-        result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown)
+        if func.top and not func.atoms and args and not star_unknown and names_library_function(
+                node.func, "dataclasses", "replace", fr.module.source.tree):
+            result = self.dataclass_replace(args[0], kwargs, node, st, fr)
+        else:
+            result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown)
         if result.is_bottom and not func.is_bottom:
             st.dead = True  # the call raises on every path
         return result
@@ -85,11 +91,20 @@ class Calls:
         if st.dead:
             return BOTTOM
         attr = node.func.attr  # type: ignore[attr-defined]
-        added = values[-1] if values else BOTTOM
-        if attr == "extend":
-            added = self.iter_element(added)
-        updated = Value(frozenset(seq_of(a.kind, a.elem.join(added)) if isinstance(a, SeqAtom) else a
-                                  for a in container.atoms), container.top)
+        if attr == "pop":
+            if node.keywords or len(values) > 1 or not container.only(SeqAtom) or container.top or any(
+                    a.kind == "tuple" for a in container.atoms):
+                return None
+            result, updated = _popped(container, values[0] if values else V(const(-1)))
+            if result.is_bottom:
+                st.dead = True  # popping from an empty list raises
+        else:
+            result = NONE
+            added = values[-1] if values else BOTTOM
+            if attr == "extend":
+                added = self.iter_element(added)
+            updated = Value(frozenset(seq_of(a.kind, a.elem.join(added)) if isinstance(a, SeqAtom) else a
+                                      for a in container.atoms), container.top)
         if key is not None and isinstance(receiver, ast.Name) and fr.kind == "function" and key not in st.vars \
                 and key not in fr.closure and key in fr.module.namespace:
             # a module-level list filled from inside a function: a weak update of the module's namespace
@@ -101,7 +116,7 @@ class Calls:
             st.kill_aliases(key)
         if isinstance(receiver, ast.Attribute):
             self.store_attribute(self.eval(receiver.value, st, fr), receiver.attr, updated, fr)
-        return NONE
+        return result
 
     def call(self, func: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
              fr: Frame, star_unknown: bool = False) -> Value:
@@ -127,9 +142,17 @@ class Calls:
                                      if method is not None else TOP)
             else:
                 result = result.join(TOP)
+        # several callees (``factories[name]()`` over Device.rocm and Device.flex): one that always raises
+        # ends the path only if every other one does too
+        several = func.top or len(groups) + sum(not isinstance(a, BoundShim) for a in func.atoms) > 1
+        was_dead = st.dead
         for (name, kind), receivers in groups.items():
             receiver = Value(frozenset(receivers))
             result = result.join(self.call_method(kind, name, receiver, args, kwargs, node, st, fr))
+            if several and not was_dead:
+                st.dead = False
+        if several and not was_dead and result.is_bottom:
+            st.dead = True
         return result
 
     def call_function(self, fref: FuncRef, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -243,3 +266,17 @@ class Calls:
         if fn.kwarg:
             bound[fn.kwarg] = TOP if star_unknown else V(DictAtom(tuple(leftover.items())))
         return {name: widen_if_large(value) for name, value in bound.items()}
+
+
+def _popped(container: Value, index: Value) -> tuple[Value, Value]:
+    """``xs.pop(i)``: the element and the list after it. Element-wise for one list of known length and a
+    constant index (a worklist drained in a loop stays precise); else any element, and the length unknown."""
+    atom = next(iter(container.atoms))
+    wanted = index.consts()
+    if len(container.atoms) == 1 and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
+            and type(wanted[0]) is int and -len(atom.items) <= wanted[0] < len(atom.items):
+        position = wanted[0] % len(atom.items)
+        rest = atom.items[:position] + atom.items[position + 1:]
+        return atom.items[position], V(seq(atom.kind, rest))
+    element = join_all(a.elem for a in container.atoms)
+    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in container.atoms))

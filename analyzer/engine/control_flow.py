@@ -6,10 +6,10 @@ import ast
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import BOTTOM, TOP, Instance, ShimRef
+from ..domain import BOTTOM, TOP, FuncRef, Instance, SeqAtom, ShimRef, V, Value
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
-from .limits import MAX_LOOP_ITERATIONS, WIDEN_AFTER
-from .python_values import is_nonempty_sequence
+from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, WIDEN_AFTER
+from .python_values import is_nonempty_sequence, names_library_function
 
 
 class ControlFlow:
@@ -57,12 +57,17 @@ class ControlFlow:
         after_iteration = dead()
         if not element.is_bottom:
             for iteration in range(MAX_LOOP_ITERATIONS):
-                body_in = head.copy()
-                self.assign(node.target, element, body_in, fr)
-                fr.loops.append(([], []))
-                end = self.exec_block(node.body, body_in, fr)
-                breaks, continues = fr.loops.pop()
-                after_iteration = join_states([end, *continues])
+                ends: list[State] = []
+                breaks = []
+                for part in _unpacked_parts(node.target, element):
+                    body_in = head.copy()
+                    self.assign(node.target, part, body_in, fr)
+                    fr.loops.append(([], []))
+                    end = self.exec_block(node.body, body_in, fr)
+                    part_breaks, continues = fr.loops.pop()
+                    ends.extend([end, *continues])
+                    breaks.extend(part_breaks)
+                after_iteration = join_states(ends)
                 new_head = join_states([entry, after_iteration])
                 force_top(new_head, widened)
                 if new_head.same(head):
@@ -81,6 +86,8 @@ class ControlFlow:
 
     def stmt_Try(self, node: ast.Try, st: State, fr: Frame) -> State:
         collector: list[State] = [st.copy()]
+        returns_before = fr.returns
+        jumps_before = [(len(breaks), len(continues)) for breaks, continues in fr.loops]
         fr.collectors.append(collector)
         body_end = self.exec_block(node.body, st, fr)
         fr.collectors.pop()
@@ -103,8 +110,11 @@ class ControlFlow:
             exits.append(self.exec_block(handler.body, entry, fr))
         after = join_states(exits)
         if node.finalbody:
-            if not raised.dead:
-                self.exec_block(node.finalbody, raised.copy(), fr)  # the exceptional path: facts only
+            if not raised.dead and self.exec_block(node.finalbody, raised.copy(), fr).dead:
+                # the finally block raises on every path: a return, break or continue inside never completes
+                fr.returns = returns_before
+                for (breaks, continues), (n_breaks, n_continues) in zip(fr.loops, jumps_before, strict=False):
+                    del breaks[n_breaks:], continues[n_continues:]
             if not after.dead:
                 after = self.exec_block(node.finalbody, after, fr)
         return after
@@ -113,6 +123,7 @@ class ControlFlow:
 
     def stmt_With(self, node: ast.With | ast.AsyncWith, st: State, fr: Frame) -> State:
         saved_profile = fr.profile
+        exits: list[tuple[ast.expr, Value]] = []  # the ``__exit__`` methods to run on the way out
         for item in node.items:
             value = self.eval(item.context_expr, st, fr)
             if st.dead:
@@ -128,18 +139,45 @@ class ControlFlow:
                     if isinstance(atom, Instance) else None
                 entered = entered.join(self.call(enter, [], {}, item.context_expr, st, fr)
                                        if enter is not None else TOP)
+                leave = self.attribute_of(atom, "__exit__", item.context_expr, st, fr) \
+                    if isinstance(atom, Instance) else None
+                if leave is not None:
+                    exits.append((item.context_expr, leave))
             if entered.is_bottom:
                 st.dead = True  # entering raises on every path
                 fr.profile = saved_profile
                 return st
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, entered, st, fr)
+        suppressing = any(self._suppresses(item.context_expr, fr) for item in node.items) or any(
+            _may_suppress(leave) for _expr, leave in exits)
+        collector: list[State] = [st.copy()]
+        if suppressing:
+            fr.collectors.append(collector)
         try:
-            return self.exec_block(node.body, st, fr)
+            end = self.exec_block(node.body, st, fr)
         finally:
             fr.profile = saved_profile
+            if suppressing:
+                fr.collectors.pop()
+        # ``__exit__`` runs on the way out (on the raised path too: its facts count either way)
+        for expr, leave in reversed(exits):
+            if not end.dead:
+                if self.call(leave, [TOP, TOP, TOP], {}, expr, end, fr).is_bottom and not leave.is_bottom:
+                    end.dead = True  # ``__exit__`` raises on every path
+            else:
+                self.call(leave, [TOP, TOP, TOP], {}, expr, join_states(collector) if suppressing
+                          else collector[0].copy(), fr)
+        # ``contextlib.suppress`` or an ``__exit__`` that returns true: a raise in the body continues after it
+        return join_states([end, *collector]) if suppressing else end
 
     stmt_AsyncWith = stmt_With
+
+    @staticmethod
+    def _suppresses(expr: ast.expr, fr: Frame) -> bool:
+        """``contextlib.suppress(...)`` (or ``suppress`` imported from contextlib)."""
+        return isinstance(expr, ast.Call) and names_library_function(expr.func, "contextlib", "suppress",
+                                                                     fr.module.source.tree)
 
     def _profile_switch(self, expr: ast.expr, st: State, fr: Frame) -> str | None:
         """``with runtime_shim.profile("burn-0.21"):`` changes the semantics inside the block."""
@@ -154,20 +192,82 @@ class ControlFlow:
         return None
 
     def stmt_Match(self, node: ast.Match, st: State, fr: Frame) -> State:
-        self.eval(node.subject, st, fr)
+        subject = self.eval(node.subject, st, fr)
         if st.dead:
             return st
-        exits = [st.copy()]
+        exits = []
+        rest = st  # the state where no case so far matched
         for case in node.cases:
-            branch = st.copy()
+            if rest.dead:
+                break
+            branch, rest = self._match_case(case.pattern, node.subject, rest, fr)
             for sub in ast.walk(case.pattern):
                 if isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
-                    branch.vars[sub.name] = TOP
+                    bound = subject if sub is case.pattern and isinstance(sub, ast.MatchAs) and sub.pattern is None \
+                        else TOP
+                    branch.vars[sub.name] = bound
                     branch.kill_aliases(sub.name)
                 elif isinstance(sub, ast.MatchMapping) and sub.rest:
                     branch.vars[sub.rest] = TOP
                     branch.kill_aliases(sub.rest)
-            if case.guard is not None:
-                branch, _ = self.branch(case.guard, branch, fr)
-            exits.append(self.exec_block(case.body, branch, fr))
+            if case.guard is not None and not branch.dead:
+                branch, unguarded = self.branch(case.guard, branch, fr)
+                rest = join_states([rest, unguarded])
+            exits.append(self.exec_block(case.body, branch, fr) if not branch.dead else branch)
+        exits.append(rest)
         return join_states(exits)
+
+    def _match_case(self, pattern: ast.pattern, subject_expr: ast.expr, st: State,
+                    fr: Frame) -> tuple[State, State]:
+        """The states where ``pattern`` matches and where it does not: a wildcard or a capture always
+        matches; literal patterns on a plain subject (``match d.backend:``) narrow it like ``==``."""
+        if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+            return st.copy(), dead()
+        test = self._pattern_test(pattern, subject_expr) if _pure_path(subject_expr) else None
+        if test is None:
+            return st.copy(), st.copy()
+        return self.branch(test, st.copy(), fr)
+
+    def _pattern_test(self, pattern: ast.pattern, subject: ast.expr) -> ast.expr | None:
+        """The equivalent test of a literal pattern (``case "Flex" | "Cpu":``), or ``None``."""
+        if isinstance(pattern, ast.MatchValue):
+            test: ast.expr = ast.Compare(subject, [ast.Eq()], [pattern.value])
+        elif isinstance(pattern, ast.MatchSingleton):
+            test = ast.Compare(subject, [ast.Is()], [ast.Constant(pattern.value)])
+        elif isinstance(pattern, ast.MatchOr):
+            tests = [self._pattern_test(p, subject) for p in pattern.patterns]
+            if any(t is None for t in tests):
+                return None
+            test = ast.BoolOp(ast.Or(), tests)  # type: ignore[arg-type]
+        else:
+            return None
+        return ast.copy_location(test, pattern)
+
+
+def _may_suppress(leave: Value) -> bool:
+    """An ``__exit__`` that may return a true value (so it swallows the exception)."""
+    for atom in leave.atoms:
+        node = atom.fn.node if isinstance(atom, FuncRef) else None
+        if node is None:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Return) and sub.value is not None and not (
+                    isinstance(sub.value, ast.Constant) and sub.value.value in (None, False)):
+                return True
+    return False
+
+
+def _unpacked_parts(target: ast.expr, element: Value) -> list[Value]:
+    """``for name, (dev, ck) in plan.items():``: each known tuple of the elements separately, so the names
+    unpacked from one element stay together (not every name's join with every other's)."""
+    if isinstance(target, (ast.Tuple, ast.List)) and not element.top and 1 < len(element.atoms) <= MAX_UNROLL \
+            and all(isinstance(a, SeqAtom) and a.items is not None for a in element.atoms):
+        return [V(atom) for atom in sorted(element.atoms, key=repr)]  # a stable order: stable contexts
+    return [element]
+
+
+def _pure_path(expr: ast.expr) -> bool:
+    """A name or an attribute path (``d.backend``): evaluating it again in a test records nothing."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name)

@@ -64,6 +64,7 @@ class Engine(
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.module_stores = 0  # assignments to attributes of project modules so far
         self.defined: dict[FunctionInfo, FuncRef] = {}
+        self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import ClassRef, FuncRef, V, Value
+from ..domain import TOP, ClassRef, FuncRef, V, Value
 from .flow_state import Frame, State
 from .program import ClassInfo, FunctionInfo
 from .python_values import call_name, is_dataclass_decorator, is_setter
@@ -20,6 +20,8 @@ class Definitions:
         if st.dead:
             return st
         if is_setter(node) and node.name in st.vars:
+            if fr.kind == "class" and fr.cls is not None and any(call_name(d) == "setter" for d in node.decorator_list):
+                fr.cls.setters[node.name] = V(self.make_function(node, st, fr))  # called on ``obj.x = v``
             return st  # ``@x.setter``: the property object stays
         st.vars[node.name] = V(self.make_function(node, st, fr))
         st.kill_aliases(node.name)
@@ -41,6 +43,8 @@ class Definitions:
                     name = call_name(deco)
                     if name in ("staticmethod", "classmethod", "property"):
                         fn.kind = name
+                    elif name == "cached_property":
+                        fn.kind = "property"  # computed on first access, the same value after
                     elif name in ("setter", "deleter"):
                         fn.kind = "setter"
                 if isinstance(node, ast.AsyncFunctionDef):
@@ -54,8 +58,11 @@ class Definitions:
         closure: tuple[tuple[str, Value], ...] = ()
         if fr.kind == "function":
             captured = []
+            late = self._rebound_later(fr.func.node, node) if fr.func is not None else frozenset()
             for name in fn.free:
-                if name in st.vars:
+                if name in late:
+                    captured.append((name, TOP))  # closures see the variable's last value, not this one
+                elif name in st.vars:
                     captured.append((name, st.vars[name]))
                 elif name in fr.closure:
                     captured.append((name, fr.closure[name]))
@@ -64,6 +71,19 @@ class Definitions:
         if fn not in self.defined and fn.kind != "setter":
             self.defined[fn] = fref
         return fref
+
+    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
+        """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs,
+        so a later rebinding may be what it sees. (In a loop the value at the def is already the join over
+        the iterations.)"""
+        key = (id(enclosing), id(inner))
+        found = self._late_names.get(key)
+        if found is None:
+            after = inner.end_lineno or inner.lineno
+            found = self._late_names[key] = frozenset(
+                node.id for node in _own_scope(enclosing)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno > after)
+        return found
 
     def stmt_ClassDef(self, node: ast.ClassDef, st: State, fr: Frame) -> State:
         info = self.classes.get(id(node))
@@ -77,6 +97,7 @@ class Definitions:
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)
         body_state = State({})
+        info.setters = {}
         body_state = self.exec_block(node.body, body_state, body_frame)
         info.namespace = body_state.vars
         info.dataclass_fields = None
@@ -90,3 +111,16 @@ class Definitions:
         st.kill_aliases(node.name)
         st.drop_overlays(node.name)
         return st
+
+
+def _own_scope(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own scope (nested functions, lambdas, classes and comprehensions left out)."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+                                 ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out

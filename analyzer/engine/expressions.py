@@ -103,10 +103,15 @@ class Expressions:
     def expr_Subscript(self, node: ast.Subscript, st: State, fr: Frame) -> Value:
         container = self.eval(node.value, st, fr)
         if isinstance(node.slice, ast.Slice):
+            bounds: list[int | None] | None = []
             for part in (node.slice.lower, node.slice.upper, node.slice.step):
-                if part is not None:
-                    self.eval(part, st, fr)
-            return self._slice(container)
+                if part is None:
+                    bounds = bounds if bounds is None else [*bounds, None]
+                    continue
+                consts = self.eval(part, st, fr).consts()
+                known = consts is not None and len(consts) == 1 and type(consts[0]) is int
+                bounds = [*bounds, consts[0]] if bounds is not None and known else None  # type: ignore[index]
+            return self._slice(container, bounds)
         key = self.eval(node.slice, st, fr)
         keys = key.consts()
         out = TOP if container.top else BOTTOM
@@ -137,11 +142,15 @@ class Expressions:
         return out
 
     @staticmethod
-    def _slice(container: Value) -> Value:
+    def _slice(container: Value, bounds: list[int | None] | None = None) -> Value:
+        """``xs[a:b:c]``: element-wise when the bounds are constants (``names[1:]`` in a recursion)."""
         out = TOP if container.top else BOTTOM
         for atom in container.atoms:
             if isinstance(atom, SeqAtom):
-                out = out.join(V(seq_of(atom.kind, atom.elem)))
+                if atom.items is not None and bounds is not None and bounds[2] != 0:
+                    out = out.join(V(seq(atom.kind, atom.items[slice(*bounds)])))
+                else:
+                    out = out.join(V(seq_of(atom.kind, atom.elem)))
             else:
                 out = out.join(V(atom) if isinstance(atom, ArrayAtom) else TOP)
         return out
@@ -177,10 +186,18 @@ class Expressions:
         for key_node, value_node in zip(node.keys, node.values, strict=True):
             value = self.eval(value_node, st, fr)
             if key_node is None:
-                known = False
+                # ``{**base, "eval": d}``: a splatted dict with known keys keeps them
+                splat = next(iter(value.atoms)) if len(value.atoms) == 1 and not value.top else None
+                if isinstance(splat, DictAtom) and splat.rest is None:
+                    items = [(k, v) for k, v in items if all(k != sk or type(k) is not type(sk)
+                                                             for sk, _v in splat.items)]
+                    items.extend(splat.items)
+                else:
+                    known = False
                 continue
             keys = self.eval(key_node, st, fr).consts()
             if keys and len(keys) == 1:
+                items = [(k, v) for k, v in items if k != keys[0] or type(k) is not type(keys[0])]  # a later key wins
                 items.append((keys[0], value))
             else:
                 known = False
@@ -307,6 +324,11 @@ class Expressions:
                 return Value(frozenset(const(r) for r in results))
         if isinstance(op, ast.Add) and left.only(SeqAtom) and right.only(SeqAtom):
             return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))  # type: ignore[attr-defined]
+        if isinstance(op, ast.Mult):
+            repeated = _repeat(left, right) if left.only(SeqAtom) else _repeat(right, left) if right.only(SeqAtom) \
+                else None
+            if repeated is not None:
+                return repeated
         return TOP
 
     def expr_Lambda(self, node: ast.Lambda, st: State, fr: Frame) -> Value:
@@ -424,3 +446,22 @@ class Expressions:
             else:
                 out = out.join(TOP)
         return out
+
+
+def _repeat(sequence: Value, count: Value) -> Value | None:
+    """``[batch] * n``: the same elements, element-wise when the count is a small known int (an unknown
+    count is taken as an int: the elements are still these)."""
+    counts = count.consts()
+    if counts is None and count.top and not count.atoms:
+        counts = [-1]
+    if counts is None or not all(type(c) is int for c in counts):
+        return None
+    out = BOTTOM
+    for atom in sequence.atoms:
+        assert isinstance(atom, SeqAtom)
+        for n in counts:
+            if atom.items is not None and n >= 0 and len(atom.items) * n <= MAX_UNROLL:
+                out = out.join(V(seq(atom.kind, atom.items * n)))
+            else:
+                out = out.join(V(seq_of(atom.kind, atom.elem)))
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import TOP, FuncRef, Instance, V, Value
+from ..domain import BOTTOM, TOP, FuncRef, Instance, V, Value
 from .flow_state import Frame, State
 from .program import ClassInfo, SuperRef
 from .python_values import call_name
@@ -53,6 +53,20 @@ class Instances:
             else:
                 value = cls.namespace.get(name, TOP)
             self.store_attribute(V(instance), name, value, fr)
+
+    def dataclass_replace(self, obj: Value, changes: dict[str, Value], node: ast.AST | None, st: State,
+                          fr: Frame) -> Value:
+        """``dataclasses.replace(obj, **changes)``: a new instance whose other fields are ``obj``'s."""
+        out = TOP if obj.top else BOTTOM
+        for atom in obj.atoms:
+            if not isinstance(atom, Instance) or atom.cls.dataclass_fields is None:
+                out = out.join(TOP)
+                continue
+            fields = [name for c in reversed(atom.cls.mro()) for name, _d in (c.dataclass_fields or [])]
+            kwargs = {name: changes[name] if name in changes else self.attribute(V(atom), name, None, st, fr)
+                      for name in fields}
+            out = out.join(self.instantiate(atom.cls, [], kwargs, node, st, fr))
+        return out
 
     def _super(self, st: State, fr: Frame) -> Value:
         if fr.func is None or fr.func.cls is None or not fr.func.positional:

@@ -8,7 +8,25 @@ from collections.abc import Callable
 from runtime_shim.semantics import AF, Role
 
 from .. import lift
-from ..domain import BOTTOM, TOP, Atom, DeviceAtom, Instance, Origin, TensorAtom, V, Value, const
+from ..domain import (
+    BOTTOM,
+    TOP,
+    Atom,
+    BuiltinRef,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    GradsAtom,
+    GraphAtom,
+    Instance,
+    Origin,
+    ScopeAtom,
+    SeqAtom,
+    TensorAtom,
+    V,
+    Value,
+    const,
+)
 from .flow_state import Frame, State, dead, join_states
 from .python_values import CMP_OPS, compare_values, is_none_value, negate, truth_of
 
@@ -70,6 +88,15 @@ class Narrowing:
 
     def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[str, Callable[[Atom], bool | None]]]:
         out: list[tuple[str, Callable[[Atom], bool | None]]] = []
+        if isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords and self.eval(
+                test.func, st.copy(), fr, quiet=True) == V(BuiltinRef("isinstance")):
+            # ``isinstance(tree, list)``: a recursive walk over nested containers takes one branch per value
+            types = self._builtin_types(self.eval(test.args[1], st.copy(), fr, quiet=True))
+            if types is not None:
+                for key, steps in self._targets(test.args[0], st):
+                    out.append((key, lambda atom, s=steps, t=types: self._project_pred(
+                        atom, s, lambda v, t=t: _is_instance(v, t))))
+            return out
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op, left, right = test.ops[0], test.left, test.comparators[0]
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
@@ -136,6 +163,23 @@ class Narrowing:
             return None
         return name, steps
 
+    @staticmethod
+    def _builtin_types(value: Value) -> tuple[type, ...] | None:
+        """The builtin container and scalar types an ``isinstance`` test names (``None``: anything else)."""
+        types: list[type] = []
+        for atom in value.atoms:
+            if isinstance(atom, BuiltinRef) and atom.name in _BUILTIN_TYPES:
+                types.append(_BUILTIN_TYPES[atom.name])
+            elif isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items is not None:
+                for item in atom.items:
+                    inner = Narrowing._builtin_types(item)
+                    if inner is None:
+                        return None
+                    types.extend(inner)
+            else:
+                return None
+        return tuple(types) if types and len(value.atoms) == 1 and not value.top else None
+
     def _project_pred(self, atom: Atom, steps: list[tuple[str, str]],
                       test: Callable[[Value], bool | None]) -> bool | None:
         value = V(atom)
@@ -173,3 +217,27 @@ class Narrowing:
             else:
                 return None
         return out.join(TOP) if value.top else out
+
+
+_BUILTIN_TYPES: dict[str, type] = {t.__name__: t for t in (list, tuple, dict, set, str, int, float, bool)}
+
+
+def _is_instance(value: Value, types: tuple[type, ...]) -> bool | None:
+    """Whether every possibility is (or none is) an instance of ``types``; ``None`` when it depends or is
+    not known (an instance of the analysed code may subclass a builtin, a numpy scalar is a float)."""
+    answers: set[bool | None] = set()
+    for atom in value.atoms:
+        if isinstance(atom, SeqAtom):
+            kind = _BUILTIN_TYPES.get(atom.kind)
+            answers.add(kind in types if kind is not None else None)
+        elif isinstance(atom, DictAtom):
+            answers.add(dict in types)
+        elif isinstance(atom, Const):
+            answers.add(isinstance(atom.value, types))
+        elif isinstance(atom, (TensorAtom, DeviceAtom, GradsAtom, ScopeAtom, GraphAtom)):
+            answers.add(False)
+        else:
+            answers.add(None)
+    if value.top:
+        answers.add(None)
+    return answers.pop() if len(answers) == 1 else None

@@ -32,6 +32,7 @@ class FunctionInfo:
                             *([self.kwarg] if self.kwarg else [])]
         self.locals, loads, self.is_generator = scope_names(node)
         self.locals.update(self.param_names)
+        self.globals = declared_globals(node)
         self.free = sorted(loads - self.locals)
 
     def __repr__(self) -> str:
@@ -50,6 +51,7 @@ class ClassInfo:
         self.bases: list[ClassInfo] = []
         self.namespace: dict[str, Value] = {}
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
+        self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
 
     def mro(self) -> list[ClassInfo]:
         out: list[ClassInfo] = []
@@ -68,6 +70,13 @@ class ClassInfo:
         for cls in chain:
             if name in cls.namespace:
                 return cls.namespace[name]
+        return None
+
+    def setter(self, name: str) -> Value | None:
+        """The setter of the property ``name`` when the class that defines ``name`` first has one."""
+        for cls in self.mro():
+            if name in cls.namespace:
+                return cls.setters.get(name)
         return None
 
     def defines_truth(self) -> bool:
@@ -100,6 +109,19 @@ class SuperRef(Atom):
     cls: Any
     instance: Atom
 
+
+
+def declared_globals(node: ast.AST) -> frozenset[str]:
+    """The names a function declares ``global`` in its own scope (its stores go to the module)."""
+    names: set[str] = set()
+    stack = list(node.body) if isinstance(node.body, list) else []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Global):
+            names.update(current.names)
+        elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(child_nodes(current))
+    return frozenset(names)
 
 
 def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:

@@ -188,3 +188,14 @@ def is_setter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 
+
+
+def names_library_function(func: ast.expr, module: str, name: str, tree: ast.Module | None) -> bool:
+    """``func`` is ``module.name``, or ``name`` imported from ``module`` at the top of ``tree``
+    (``contextlib.suppress``, ``from dataclasses import replace``)."""
+    if isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name):
+        return func.value.id == module
+    if isinstance(func, ast.Name) and tree is not None:
+        return any(isinstance(n, ast.ImportFrom) and n.module == module and
+                   any((a.asname or a.name) == func.id and a.name == name for a in n.names) for n in tree.body)
+    return False

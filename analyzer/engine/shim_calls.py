@@ -87,6 +87,8 @@ class ShimCalls:
             return Value(frozenset(GraphAtom(s) for s in scopes))
         if kind == "dict":
             return self._dict_method(name, receiver, args)
+        if kind == "SeqAtom" and name == "copy" and not args:
+            return receiver  # ``xs.copy()``: the same elements
         if kind == "array":
             return array_method(name, receiver, args, kwargs)
         if kind == "rng":

@@ -91,6 +91,11 @@ def _params(function: ast.AST) -> dict[str, bool]:
     return {a.arg: a.arg in with_default for a in (*positional, *args.kwonlyargs)}
 
 
+def _from_project(node: ast.AST, project_modules: set[str]) -> bool:
+    """An import of a module of the fixture itself (not runtime_shim's or the standard library's names)."""
+    return isinstance(node, ast.ImportFrom) and bool(node.level or (node.module or "").split(".")[0] in project_modules)
+
+
 def constructs_at(tree: ast.Module, row: int, project_modules: set[str]) -> set[str]:
     parents = _parents(tree)
     found = {"assignment"}
@@ -182,12 +187,12 @@ def constructs_at(tree: ast.Module, row: int, project_modules: set[str]) -> set[
             outer = _scope_of(scope, parents)
             if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)) and _bindings(outer, name):
                 found.add("closure")
-            elif isinstance(outer, ast.Module) and any(k == "import" for k, _n in _bindings(outer, name)):
+            elif isinstance(outer, ast.Module) and any(
+                    _from_project(n, project_modules) for k, n in _bindings(outer, name) if k == "import"):
                 found.add("module constant (import)")
         if isinstance(scope, ast.Module):
             for kind, node in _bindings(scope, name):
-                if kind == "import" and isinstance(node, ast.ImportFrom) and (node.level or (
-                        node.module or "").split(".")[0] in project_modules):
+                if kind == "import" and _from_project(node, project_modules):
                     found.add("module constant (import)")
     return found
 

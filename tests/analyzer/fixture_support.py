@@ -26,6 +26,8 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.confirm.reveal import reveal_matches  # the product's comparison (devicelint confirm's)
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 
@@ -145,10 +147,4 @@ def run_group(fixtures: list[Fixture], profile: str, mode: str, record_path: Pat
     return RunResult(status, records, proc.stdout + proc.stderr)
 
 
-def reveal_matches(expected: str, actual: str) -> bool:
-    """The runtime's reveal text is one of the marker's alternatives (``?``: any capture id)."""
-    for alternative in expected.split(" | "):
-        pattern = re.escape(alternative.strip()).replace(r"\?", r"\d+")
-        if re.fullmatch(pattern, actual):
-            return True
-    return False
+__all__ = ["Fixture", "RunResult", "all_fixtures", "load_fixture", "reveal_matches", "run_group"]

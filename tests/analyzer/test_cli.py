@@ -95,7 +95,7 @@ def test_json_output_shape(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
     assert "Autodiff { device: Flex, checkpointing: Disabled } float untracked" in item["message"]
     rows = sorted(r["location"]["row"] for r in item["related"])
     assert rows == [3, 4]  # where the tensor was created, and the target device
-    assert item["fix"] is None
+    assert item["fix"]["applicability"] == "safe" and item["fix"]["edits"][0]["content"] == ".inner()"
 
 
 def test_full_output_shows_source_and_related(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

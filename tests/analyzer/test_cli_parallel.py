@@ -43,7 +43,8 @@ def whole_program(paths: list[str], settings: Settings) -> list[dict]:
     finally:
         sys.setrecursionlimit(limit)
     by_file = {s.path: s for s in sources}
-    diagnostics = [parallel.finish(d, by_file) for rule in all_rules() for d in rule.check(facts)]
+    texts = {s.path: s.text for s in parsed}  # the rules build their fixes from them
+    diagnostics = [parallel.finish(d, by_file) for rule in all_rules() for d in rule.check(facts, texts)]
     diagnostics += [parallel.finish(d, by_file) for d in parallel.reveal_notes(facts)]
     directives = {s.path: [] for s in parsed}  # MV902 is not what this compares
     kept = suppress(diagnostics, settings, directives, by_file)

@@ -554,3 +554,362 @@ def test_with_enters_without_as_and_a_failing_value_ends_the_path() -> None:
         pass
     reveal_device(plain)  # reveal: NdArray
     """)
+
+
+def test_repeated_list_keeps_its_elements() -> None:
+    assert_markers(HEADER + """
+    batches = [Tensor.ones([2, 3], Device.flex())] * 3
+    for step, batch in enumerate(batches):
+        reveal_device(batch)  # reveal: Flex float
+    pair = 2 * (Device.ndarray(),)
+    reveal_device(pair[1])  # reveal: NdArray
+    for d in [Device.cpu()] * int(input()):
+        reveal_device(d)  # reveal: Cpu
+    """)
+
+
+def test_contextlib_suppress_continues_after_a_raise() -> None:
+    assert_markers(HEADER + """
+    import contextlib
+    from contextlib import suppress
+
+    with contextlib.suppress(DispatchError):
+        Device.flex().gradient_checkpointing()  # expect: MV110
+    with suppress(DispatchError):
+        d = Device.flex()
+        d = d.autodiff().autodiff()  # expect: MV109
+    reveal_device(d)  # reveal: Flex
+    """)
+
+
+def test_constant_slices_keep_their_elements() -> None:
+    assert_markers(HEADER + """
+    def first(devices):
+        if not devices:
+            return Device.ndarray()
+        return devices[0] if devices[0].backend == "Flex" else first(devices[1:])
+
+    reveal_device(first([Device.cpu(), Device.flex()]))  # reveal: Flex
+    pair = (Device.cpu(), Device.flex(), Device.ndarray())
+    reveal_device(pair[::2][1])  # reveal: NdArray
+    reveal_device(pair[-1:][0])  # reveal: NdArray
+    """)
+
+
+def test_isinstance_narrows_a_recursive_walk_over_nested_containers() -> None:
+    assert_markers(HEADER + """
+    def to_host(tree):
+        if isinstance(tree, (list, tuple)):
+            return [to_host(t) for t in tree]
+        if isinstance(tree, dict):
+            return {k: to_host(v) for k, v in tree.items()}
+        reveal_device(tree)  # reveal: Flex float | NdArray float
+        return tree.to_device(Device.cpu())
+
+    out = to_host([Tensor.ones([2], Device.flex()), {"b": Tensor.ones([2], Device.ndarray())}])
+    reveal_device(out[0])  # reveal: Cpu float
+    reveal_device(out[1]["b"])  # reveal: Cpu float
+    """)
+
+
+def test_global_declarations_store_into_the_module() -> None:
+    assert_markers(HEADER + """
+    DEVICE = Device.flex()
+
+    def enable_autodiff():
+        global DEVICE
+        DEVICE = DEVICE.autodiff()  # expect-warning: MV109
+        reveal_device(DEVICE)  # reveal: Autodiff { device: Flex, checkpointing: Disabled }
+
+    enable_autodiff()
+    reveal_device(DEVICE)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } | Flex
+    try:
+        enable_autodiff()
+    except DispatchError:
+        pass
+    """)
+
+
+def test_property_setters_run_on_assignment() -> None:
+    assert_markers(HEADER + """
+    class Trainer:
+        def __init__(self):
+            self._device = Device.flex()
+
+        @property
+        def device(self):
+            return self._device
+
+        @device.setter
+        def device(self, value):
+            self._device = value.autodiff()  # expect-warning: MV109
+
+    class Evaluator(Trainer):
+        pass
+
+    trainer = Trainer()
+    trainer.device = Device.ndarray()
+    reveal_device(trainer.device)  # reveal: Autodiff { device: NdArray, checkpointing: Disabled } | Flex
+    try:
+        Evaluator().device = Device.cpu().autodiff()
+    except DispatchError:
+        pass
+    """)
+
+
+def test_builtin_sum_adds_the_elements() -> None:
+    assert_markers(HEADER + """
+    flex = Device.flex()
+    losses = [Tensor.ones([1], flex).sum() for _ in range(3)]
+    reveal_device(sum(losses))  # reveal: Flex float
+    try:
+        sum(losses).backward()  # expect: MV108
+    except DispatchError:
+        pass
+    try:
+        sum([losses[0], Tensor.ones([1], Device.ndarray())])  # expect: MV105
+    except DispatchError:
+        pass
+
+    def total(parts):
+        return sum(p * 2.0 for p in parts)  # expect-warning: MV105
+
+    reveal_device(total(x for x in [Tensor.ones([1], flex)] * int(input())))  # reveal: Flex float
+    total(Tensor.ones([1], d) for d in [flex, Device.cpu()] * int(input()))
+    """)
+
+
+def test_match_literal_cases_narrow_and_wildcards_end_the_match() -> None:
+    assert_markers(HEADER + """
+    def by_backend(d):
+        match d.backend:
+            case "Flex" | "Cpu":
+                return d.gradient_checkpointing()  # expect-warning: MV110
+            case _:
+                return d
+
+    reveal_device(by_backend(Device.flex().autodiff()))  # reveal: Autodiff { device: Flex, checkpointing: Balanced }
+    reveal_device(by_backend(Device.ndarray()))  # reveal: NdArray
+    try:
+        by_backend(Device.cpu())
+    except DispatchError:
+        pass
+
+    def named(name):
+        match name:
+            case "flex":
+                base = Device.flex()
+            case other if other == "nd":
+                base = Device.ndarray()
+            case _:
+                raise ValueError(name)
+        return base
+
+    reveal_device(named("flex"))  # reveal: Flex
+    reveal_device(named("nd"))  # reveal: NdArray
+    """)
+
+
+def test_a_worklist_drained_with_pop_keeps_its_elements() -> None:
+    assert_markers(HEADER + """
+    pending = [Tensor.ones([2], Device.flex().autodiff()), Tensor.ones([2], Device.ndarray())]
+    last = pending.pop()
+    reveal_device(last)  # reveal: NdArray float
+    reveal_device(pending[0])  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked
+    queue = [Tensor.ones([2], Device.flex().autodiff()), Tensor.ones([2], Device.flex())]
+    while queue:
+        t = queue.pop(0)
+        reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
+        t.inner()  # expect-warning: MV108
+    """)
+
+
+def test_cached_property_and_dataclasses_replace() -> None:
+    assert_markers(HEADER + """
+    import dataclasses
+    import functools
+    from dataclasses import dataclass, replace
+
+    @dataclass(frozen=True)
+    class RunConfig:
+        device: Device = Device.flex()
+        checkpoint: bool = False
+
+        @functools.cached_property
+        def train_device(self):
+            return self.device.autodiff()  # expect-warning: MV109
+
+    train = RunConfig()
+    reveal_device(train.train_device)  # reveal: Autodiff { device: Flex, checkpointing: Disabled }
+    evaluation = dataclasses.replace(train, device=Device.ndarray())
+    reveal_device(evaluation.device)  # reveal: NdArray
+    resumed = replace(evaluation, checkpoint=True)
+    reveal_device(resumed.device)  # reveal: NdArray
+    try:
+        replace(train, device=train.train_device).train_device
+    except DispatchError:
+        pass
+    """)
+
+
+def test_a_failing_callee_among_several_keeps_the_path() -> None:
+    # only the reveals: the level of MV112 at a call with several callees is the rules' business (one
+    # site per api: Device.rocm's site fails everywhere, though the call expression also runs Device.flex)
+    settings = Settings(backends=frozenset({"Flex", "NdArray"}), select=("MV108",))
+    assert_markers(HEADER + """
+    factories = [Device.rocm, Device.flex]
+    for make in factories:
+        try:
+            reveal_device(make())  # reveal: Flex
+        except DispatchError:
+            pass
+
+    def pick(names, i=0):
+        if i >= len(names):
+            return Device.ndarray()
+        try:
+            return {"rocm": Device.rocm, "flex": Device.flex}[names[i]]()
+        except DispatchError:
+            return pick(names, i + 1)
+
+    reveal_device(pick(["rocm", "flex"]))  # reveal: Flex | NdArray
+    """, settings)
+
+
+def test_closures_see_later_rebindings_of_their_variables() -> None:
+    assert_markers(HEADER + """
+    def build(use_autodiff):
+        device = Device.flex()
+
+        def step():
+            return device.gradient_checkpointing()
+
+        if use_autodiff:
+            device = device.autodiff()
+        return step
+
+    reveal_device(build(True)())  # reveal: Unknown
+
+    def make_step(device):
+        def step():
+            return device.gradient_checkpointing()  # expect: MV110
+
+        return step
+
+    try:
+        make_step(Device.flex())()
+    except DispatchError:
+        pass
+    """)
+
+
+def test_dict_constructors_splats_copies_and_min_max() -> None:
+    assert_markers(HEADER + """
+    devices = dict(train=Device.flex().autodiff(), eval=Device.flex())
+    reveal_device(devices["eval"])  # reveal: Flex
+    merged = {**devices, "eval": Device.ndarray()}
+    reveal_device(merged["train"])  # reveal: Autodiff { device: Flex, checkpointing: Disabled }
+    reveal_device(merged["eval"])  # reveal: NdArray
+    override = dict(merged, train=Device.cpu())
+    reveal_device(override.copy()["train"])  # reveal: Cpu
+    shards = [Device.cuda(0), Device.cuda(1)]
+    reveal_device(shards.copy()[1])  # reveal: Cuda(1)
+    reveal_device(max(shards, key=lambda d: d.index))  # reveal: Cuda(0) | Cuda(1)
+    try:
+        merged["eval"].gradient_checkpointing()  # expect: MV110
+    except DispatchError:
+        pass
+    """)
+
+
+def test_class_attributes_through_type_of_self() -> None:
+    assert_markers(HEADER + """
+    class Stage:
+        DEVICE = Device.flex()
+
+        def checkpointed(self):
+            return type(self).DEVICE.gradient_checkpointing()  # expect-warning: MV110
+
+        def strategy(self):
+            return self.__class__.DEVICE.gradient_checkpointing_strategy()
+
+    class TrainStage(Stage):
+        DEVICE = Device.flex().autodiff()
+
+    reveal_device(TrainStage().checkpointed())  # reveal: Autodiff { device: Flex, checkpointing: Balanced }
+    print(TrainStage().strategy())
+    try:
+        Stage().checkpointed()
+    except DispatchError:
+        pass
+    """)
+
+
+def test_for_loop_keeps_the_names_unpacked_from_one_element_together() -> None:
+    assert_markers(HEADER + """
+    plan = {"encoder": (Device.flex().autodiff(), True), "head": (Device.flex(), False)}
+    for name, (device, checkpoint) in plan.items():
+        if checkpoint:
+            reveal_device(device.gradient_checkpointing())  # reveal: Autodiff { device: Flex, checkpointing: Balanced }
+    pairs = [(Tensor.ones([2], Device.cpu()), Device.cpu()), (Tensor.ones([2], Device.flex()), Device.flex())]
+    for t, home in pairs:
+        reveal_device(t + Tensor.ones([2], home))  # reveal: Cpu float | Flex float
+    """)
+
+
+def test_with_runs_exit_and_a_true_exit_swallows_the_raise() -> None:
+    assert_markers(HEADER + """
+    class ExportOnExit:
+        def __init__(self, weight):
+            self.weight = weight
+
+        def __enter__(self):
+            return self.weight
+
+        def __exit__(self, *exc):
+            self.exported = self.weight.inner()  # expect: MV108
+            return False
+
+    class BestEffort:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, kind, value, tb):
+            if kind is not None:
+                print("skipped:", value)
+            return True
+
+    try:
+        with ExportOnExit(Tensor.ones([2], Device.flex())) as w:
+            reveal_device(w)  # reveal: Flex float
+        reveal_device(w)  # never reached: leaving the block raises
+    except DispatchError:
+        pass
+    with BestEffort():
+        Device.flex().gradient_checkpointing()  # expect: MV110
+    reveal_device(Device.ndarray())  # reveal: NdArray
+    """)
+
+
+def test_a_finally_that_always_raises_voids_the_returns_inside() -> None:
+    assert_markers(HEADER + """
+    def load(device):
+        try:
+            return Tensor.ones([2], device)
+        finally:
+            device.gradient_checkpointing()  # expect-warning: MV110
+
+    try:
+        t = load(Device.flex())
+        reveal_device(t)  # never reached: the finally block raises
+    except DispatchError:
+        pass
+    w = load(Device.flex().autodiff())
+    reveal_device(w)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked
+
+    for d in [Device.ndarray()]:
+        try:
+            break
+        finally:
+            d.gradient_checkpointing()  # expect: MV110
+    """)

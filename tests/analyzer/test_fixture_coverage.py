@@ -44,3 +44,17 @@ def test_the_construct_reader_sees_what_encloses_and_binds_a_marked_call() -> No
     assert {"unpacking", "loop", "container iteration", "narrowing", "if/else join", "try/except/finally",
             "function call", "default argument"} <= handler
     assert {"comprehension", "walrus"} <= constructs_at(tree, 11, {"trainkit"})
+
+
+def test_only_names_imported_from_the_fixture_itself_are_module_constants() -> None:
+    source = textwrap.dedent("""\
+        from runtime_shim import Device
+        from .devices import HOST
+
+        def export(t):
+            t.to_device(Device.cpu())
+            t.to_device(HOST)
+        """)
+    tree = ast.parse(source)
+    assert "module constant (import)" not in constructs_at(tree, 5, {"devices"})
+    assert "module constant (import)" in constructs_at(tree, 6, {"devices"})

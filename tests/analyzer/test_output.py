@@ -62,7 +62,11 @@ def test_json_and_json_lines(project: Path, capsys: pytest.CaptureFixture) -> No
     for item in items:
         assert set(item) == JSON_KEYS
         assert item["location"]["row"] >= 1 and item["location"]["column"] >= 1
-        assert item["fix"] is None
+    assert items[2]["fix"] is None  # reveal_device
+    assert [items[0]["fix"]["applicability"], items[-1]["fix"]["applicability"]] == ["unsafe", "safe"]
+    assert items[-1]["fix"] == {"applicability": "safe", "message": "Leave the graph with `.inner()` before the move",
+                                "edits": [{"content": ".inner()", "location": {"row": 4, "column": 8},
+                                           "end_location": {"row": 4, "column": 8}}]}
     mv102 = items[-1]
     assert mv102["filename"] == os.path.join("src", "failing.py") and mv102["severity"] == "error"
     assert mv102["url"].endswith("#mv102-autodiff-mismatch-move")
@@ -99,6 +103,14 @@ _REGION = {"type": "object", "additionalProperties": False, "required": ["startL
                           ("startLine", "startColumn", "endLine", "endColumn")}}
 _ARTIFACT = {"type": "object", "additionalProperties": False, "required": ["uri"],
              "properties": {"uri": {"type": "string", "format": "uri-reference"}, "uriBaseId": {"type": "string"}}}
+_FIX = {"type": "object", "additionalProperties": False, "required": ["description", "artifactChanges"],
+        "properties": {"description": _TEXT, "artifactChanges": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["artifactLocation", "replacements"],
+            "properties": {"artifactLocation": _ARTIFACT, "replacements": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": False, "required": ["deletedRegion", "insertedContent"],
+                "properties": {"deletedRegion": _REGION, "insertedContent": {
+                    "type": "object", "additionalProperties": False, "required": ["text"],
+                    "properties": {"text": {"type": "string"}}}}}}}}}}}
 _PHYSICAL = {"type": "object", "additionalProperties": False, "required": ["artifactLocation", "region"],
              "properties": {"artifactLocation": _ARTIFACT, "region": _REGION}}
 SARIF_SUBSET = {
@@ -144,6 +156,7 @@ SARIF_SUBSET = {
                             "required": ["id", "physicalLocation", "message"],
                             "properties": {"id": {"type": "integer", "minimum": 0}, "message": _TEXT,
                                            "physicalLocation": _PHYSICAL}}},
+                        "fixes": {"type": "array", "items": _FIX},
                         "partialFingerprints": {"type": "object", "additionalProperties": {"type": "string"}}}}}}}},
     },
 }
@@ -197,12 +210,18 @@ def test_sarif_fingerprints_survive_moved_lines(project: Path, capsys: pytest.Ca
 def test_statistics(project: Path, capsys: pytest.CaptureFixture) -> None:
     code, out, _err = run(capsys, "check", "--statistics")
     assert code == 1
-    assert out.splitlines() == ["2\tMV150\tuntracked-autodiff-move", "1\tMV102\tautodiff-mismatch-move",
-                                "Found 3 findings (1 error, 2 warnings)."]
+    assert out.splitlines() == ["2\tMV150\tuntracked-autodiff-move", "1\tMV102\t[*] autodiff-mismatch-move",
+                                "Found 3 findings (1 error, 2 warnings).",
+                                "[*] 1 fixable with the `--fix` option (2 hidden fixes can be enabled with the "
+                                "`--unsafe-fixes` option)."]
     code, out, _err = run(capsys, "check", "--statistics", "--output-format", "json")
     assert json.loads(out) == [
-        {"code": "MV150", "name": "untracked-autodiff-move", "count": 2, "fixable": False, "fixable_count": 0},
-        {"code": "MV102", "name": "autodiff-mismatch-move", "count": 1, "fixable": False, "fixable_count": 0}]
+        {"code": "MV150", "name": "untracked-autodiff-move", "count": 2, "fixable": True, "fixable_count": 0},
+        {"code": "MV102", "name": "autodiff-mismatch-move", "count": 1, "fixable": True, "fixable_count": 1}]
+    code, out, _err = run(capsys, "check", "--statistics", "--output-format", "json", "--unsafe-fixes")
+    assert [row["fixable_count"] for row in json.loads(out)] == [2, 1]
+    code, out, _err = run(capsys, "check", "--statistics", "--output-format", "json", "--select", "MV150,MV105")
+    assert json.loads(out)[0]["fixable"] is True
     code, out, _err = run(capsys, "check", "--statistics", "--select", "MV105")
     assert code == 0 and out == "All checks passed!\n"
     assert run(capsys, "check", "--statistics", "--exit-zero")[0] == 0
@@ -214,8 +233,8 @@ def test_output_file(project: Path, capsys: pytest.CaptureFixture) -> None:
     assert code == 1 and out == ""
     assert len(json.loads(target.read_text(encoding="utf-8"))) == 4
     code, out, _err = run(capsys, "check", "--output-file", str(project / "report.txt"))
-    assert out == "" and (project / "report.txt").read_text(encoding="utf-8").endswith(
-        "Found 3 findings (1 error, 2 warnings).\n")
+    assert out == "" and "Found 3 findings (1 error, 2 warnings).\n" in (project / "report.txt").read_text(
+        encoding="utf-8")
     (project / "blocked").write_text("a file, not a directory")
     code, _out, err = run(capsys, "check", "-o", str(project / "blocked" / "report.txt"))
     assert code == 2 and "cannot write" in err and "Traceback" not in err

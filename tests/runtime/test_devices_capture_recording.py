@@ -462,8 +462,32 @@ def test_recording_environment_variable(tmp_path: Path) -> None:
     entries = _read(path)
     common = {"file": "<string>", "profile": "burn-0.21", "mode": "virtual"}
     assert entries == [
+        {**common, "line": 2, "col": 33, "end_line": 2, "end_col": 49, "op": "Device.flex", "outcome": "ok"},
         {**common, "line": 2, "col": 4, "end_line": 2, "end_col": 50, "op": "Tensor.from_floats", "outcome": "ok"},
+        {**common, "line": 4, "col": 16, "end_line": 4, "end_col": 32, "op": "Device.flex", "outcome": "ok"},
         {**common, "line": 4, "col": 16, "end_line": 4, "end_col": 43, "op": "Device.autodiff", "outcome": "ok"},
         {**common, "line": 4, "col": 4, "end_line": 4, "end_col": 44, "op": "Tensor.to_device",
          "outcome": {"code": "MV102", "message": "Cannot move between autodiff and non-autodiff instances."}},
     ]
+
+
+def test_printing_a_tensor_is_not_recorded_as_a_reveal(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    t = Tensor.ones([2], device("flex"))
+    with rs.recording(path):
+        text = repr(t)
+        line = inspect.currentframe().f_lineno + 1
+        revealed = rs.reveal_device(t)
+    assert revealed in text
+    entries = _read(path)
+    assert [(e["op"], e["line"], e["reveal"]) for e in entries] == [("reveal_device", line, "Flex float")]
+
+
+def test_recording_a_device_constructor(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    with rs.recording(path):
+        line = inspect.currentframe().f_lineno + 1
+        rs.Device.ndarray()
+    (entry,) = _read(path)
+    assert {k: entry[k] for k in ("file", "line", "col", "end_line", "end_col", "op", "outcome")} == {
+        **_span(line, "rs.Device.ndarray()"), "op": "Device.ndarray", "outcome": "ok"}

@@ -1,0 +1,8 @@
+"""``devicelint confirm``: run programs under runtime_shim and compare, site by site, with the analysis.
+
+Modules: :mod:`.programs` (which programs, their header settings), :mod:`.launch` and
+:mod:`.child` (run them, recording, in parallel), :mod:`.analysis` (the analyzer side),
+:mod:`.sites` (records and diagnostics as call sites), :mod:`.match` (the verdicts),
+:mod:`.reveal` (comparing revealed states), :mod:`.session` (one run, end to end),
+:mod:`.report` (table, JSON), :mod:`.command` (the CLI). See docs/confirm.md.
+"""

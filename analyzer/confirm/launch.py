@@ -1,0 +1,306 @@
+"""Run programs under runtime_shim recording, in parallel, each in its own process.
+
+Each program gets ``RUNTIME_SHIM_RECORD`` (a fresh file), ``RUNTIME_SHIM_VIRTUAL``
+and ``RUNTIME_SHIM_PROFILE``, a per-program timeout (its whole process group is
+killed), and is classified by how it ended (:class:`Run`). Processes come from a
+preloading launcher (:mod:`analyzer.confirm.child`) unless ``preload`` is off, in
+which case each program starts a fresh interpreter (slower, nothing shared).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime_shim.runner import PACKAGE_ROOT, Expectation, read_expectation, read_records
+
+from .child import SOURCE
+from .programs import Program
+
+PRELOAD = ("numpy", "torch")
+DEFAULT_TIMEOUT = 60.0
+MIN_PRELOAD_PROGRAMS = 8
+OUTPUT_TAIL = 4000  # characters of a program's stdout/stderr kept for the report
+_GPU_MISSING = re.compile(r"cuda:(\d+) does not exist \(torch sees (\d+) CUDA device")
+
+
+class LaunchError(RuntimeError):
+    """The launcher itself failed (not a program): an internal error."""
+
+
+@dataclass
+class Run:
+    """How one program ended under the runtime."""
+
+    program: Program
+    mode: str  # "virtual" or "real": what it ran under
+    profile: str
+    status: str  # "ok", "expected" (failed as declared), "dispatch", "exit", "crashed", "timeout"
+    detail: str = ""
+    expectation: Expectation | None = None
+    records: list[dict] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    fallback: str | None = None  # why a --real program ran with virtual devices
+
+    @property
+    def problem(self) -> bool:
+        """It did not run to its end (or ended in an undeclared dispatch failure)."""
+        return self.status not in ("ok", "expected")
+
+
+def child_env(record: str, profile: str, real: bool) -> tuple[dict[str, str], list[str]]:
+    """What the program's environment sets and removes."""
+    env = {"RUNTIME_SHIM_RECORD": record, "RUNTIME_SHIM_VIRTUAL": "0" if real else "1",
+           "RUNTIME_SHIM_PROFILE": profile}
+    unset = [k for k in os.environ if k.startswith("RUNTIME_SHIM_") and k not in env]
+    return env, unset
+
+
+def base_env() -> dict[str, str]:
+    """The interpreter's environment: this runtime_shim importable, code positions on."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("PYTHONNODEBUGRANGES", None)  # the recorder needs column positions
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class Launcher:
+    """A preloaded interpreter that forks one child per program (POSIX only)."""
+
+    def __init__(self, preload: Sequence[str] = PRELOAD, python: str | None = None) -> None:
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - the launcher's own stderr, for errors
+        self._proc = subprocess.Popen(
+            [python or sys.executable, "-c", SOURCE, "--serve", json.dumps(list(preload))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=base_env(),
+            start_new_session=True)
+        self._lock = threading.Condition()
+        self._write_lock = threading.Lock()
+        self._events: dict[int, dict] = {}
+        self._next = 0
+        self._ready = False
+        self._dead = False
+        self._reader = threading.Thread(target=self._read, name="confirm-launcher", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:  # not ours (a preloaded module printing): ignore it
+                continue
+            with self._lock:
+                if message.get("ready"):
+                    self._ready = True
+                else:
+                    self._events.setdefault(message["id"], {}).update(message)
+                self._lock.notify_all()
+        with self._lock:
+            self._dead = True
+            self._lock.notify_all()
+
+    def _wait_for(self, predicate: Callable[[], bool], timeout: float | None) -> bool:
+        with self._lock:
+            return self._lock.wait_for(lambda: predicate() or self._dead, timeout)
+
+    def run(self, request: dict, timeout: float) -> tuple[int | None, bool]:
+        """Run one request; (exit status, timed out). The status is negative for a signal."""
+        with self._lock:
+            ident = self._next
+            self._next += 1
+        assert self._proc.stdin is not None
+        with self._write_lock:  # one writer at a time
+            self._proc.stdin.write((json.dumps({"id": ident, "request": request}) + "\n").encode())
+            self._proc.stdin.flush()
+        self._wait_for(lambda: "pid" in self._events.get(ident, {}), None)
+        event = self._events.get(ident, {})
+        if "pid" not in event:
+            raise LaunchError(f"the launcher stopped: {self.log()}")
+        done = self._wait_for(lambda: "exit" in self._events.get(ident, {}), timeout)
+        timed_out = not done or "exit" not in self._events.get(ident, {})
+        if timed_out:
+            _kill_group(event["pid"])
+            self._wait_for(lambda: "exit" in self._events.get(ident, {}), 30)
+        with self._lock:
+            final = self._events.pop(ident, {})
+        return final.get("exit"), timed_out
+
+    def log(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")[-2000:]
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            _kill_group(self._proc.pid)
+            self._proc.wait()
+        self._log.close()
+
+
+def _run_fresh(request: dict, timeout: float, python: str | None) -> tuple[int | None, bool]:
+    """One program in a fresh interpreter (no launcher)."""
+    env = base_env()
+    env.update(request["env"])
+    for name in request["unset"]:
+        env.pop(name, None)
+    with open(request["stdout"], "wb") as out, open(request["stderr"], "wb") as err:
+        proc = subprocess.Popen([python or sys.executable, "-c", SOURCE, "--run", json.dumps(request)],
+                                env=env, cwd=request["cwd"], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout), False
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            proc.wait()
+            return proc.returncode, True
+        except BaseException:
+            _kill_group(proc.pid)
+            proc.wait()
+            raise
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return ""
+    return text[-OUTPUT_TAIL:]
+
+
+def run_one(program: Program, *, profile: str, real: bool, timeout: float,
+            launcher: Launcher | None, python: str | None = None) -> Run:
+    """Run ``program`` once under recording and classify how it ended."""
+    expectation = None
+    entry = program.entry_file
+    if entry is not None and os.path.isfile(entry):
+        declared = read_expectation(Path(entry))
+        expectation = declared if isinstance(declared, Expectation) else None
+    with tempfile.TemporaryDirectory(prefix="devicelint_confirm_") as tmp:
+        env, unset = child_env(os.path.join(tmp, "record.jsonl"), profile, real)
+        request = {"kind": program.kind, "target": program.target, "path0": program.path0, "cwd": os.getcwd(),
+                   "env": env, "unset": unset, "result": os.path.join(tmp, "result.json"),
+                   "stdout": os.path.join(tmp, "stdout"), "stderr": os.path.join(tmp, "stderr")}
+        started = time.monotonic()
+        if launcher is not None:
+            status, timed_out = launcher.run(request, timeout)
+        else:
+            status, timed_out = _run_fresh(request, timeout, python)
+        run = Run(program, "real" if real else "virtual", profile, "ok", expectation=expectation,
+                  seconds=time.monotonic() - started)
+        run.records = read_records(env["RUNTIME_SHIM_RECORD"])
+        run.stdout, run.stderr = _tail(request["stdout"]), _tail(request["stderr"])
+        try:
+            with open(request["result"], encoding="utf-8") as handle:
+                result = json.load(handle)
+        except (OSError, json.JSONDecodeError):
+            result = None
+    _classify(run, result, status, timed_out, timeout)
+    return run
+
+
+def _classify(run: Run, result: dict | None, status: int | None, timed_out: bool, timeout: float) -> None:
+    if timed_out:
+        run.status, run.detail = "timeout", f"timed out after {timeout:g} s"
+    elif result is None:
+        how = f"killed by signal {-status}" if status is not None and status < 0 else f"exit status {status}"
+        last = next((line.strip() for line in reversed(run.stderr.splitlines()) if line.strip()), "")
+        run.status, run.detail = "crashed", f"{how}{': ' + last if last else ''} (no result from the program)"
+    elif result["status"] == "ok":
+        run.status = "ok"
+    elif result["status"] == "exit":
+        run.status = "exit"
+        run.detail = f"exit status {result['code']}" + (f": {result['message']}" if result.get("message") else "")
+    elif result.get("dispatch"):
+        line = result.get("line")
+        exp = run.expectation
+        if exp is not None and result.get("code") == exp.code and (exp.line is None or exp.line == line):
+            run.status = "expected"
+        else:
+            run.status = "dispatch"
+        where = f" (at {_short(result.get('file'))}:{line})" if result.get("file") else ""
+        run.detail = f"uncaught {result.get('code')}: {' '.join(str(result.get('message')).split())}{where}"
+    else:
+        run.status = "crashed"
+        where = f" (at {_short(result.get('file'))}:{result.get('line')})" if result.get("file") else ""
+        run.detail = f"{result['last_line']}{where}"
+    if run.expectation is not None and run.status == "ok":
+        run.status, run.detail = "dispatch", f"declared {run.expectation}, but the program completed"
+
+
+def _short(path: str | None) -> str:
+    from .programs import display
+
+    return display(path) if path else "?"
+
+
+def missing_gpus(run: Run) -> str | None:
+    """Why a real run needs more CUDA devices than this machine has (None: it does not)."""
+    needed, seen = -1, None
+    for record in run.records:
+        outcome = record.get("outcome")
+        if isinstance(outcome, dict) and outcome.get("code") == "MV112":
+            match = _GPU_MISSING.search(outcome.get("message") or "")
+            if match:
+                needed, seen = max(needed, int(match.group(1))), int(match.group(2))
+    if seen is None:
+        return None
+    return f"needs cuda:{needed}, this machine has {seen} CUDA device{'s' if seen != 1 else ''}"
+
+
+def run_programs(programs: Sequence[Program], *, profile_of: Callable[[Program], str],
+                 real_of: Callable[[Program], bool], timeout: float, jobs: int, preload: bool | None = None,
+                 python: str | None = None) -> list[Run]:
+    """Run every program (``jobs`` at a time); in real mode, one that needs CUDA devices this
+    machine lacks is run again with virtual devices, and says so.
+
+    ``preload``: fork the programs from a launcher that has imported numpy and torch; ``None``:
+    when there are at least :data:`MIN_PRELOAD_PROGRAMS` (for fewer, importing torch up front
+    costs more than it saves: most programs never import it)."""
+    if preload is None:
+        preload = len(programs) >= MIN_PRELOAD_PROGRAMS
+    use_launcher = preload and os.name == "posix" and hasattr(os, "fork")
+    launcher = Launcher(python=python) if use_launcher and programs else None
+
+    def one(program: Program) -> Run:
+        profile, real = profile_of(program), real_of(program)
+        run = run_one(program, profile=profile, real=real, timeout=timeout, launcher=launcher, python=python)
+        if real:
+            reason = missing_gpus(run)
+            if reason is not None:
+                run = run_one(program, profile=profile, real=False, timeout=timeout, launcher=launcher,
+                              python=python)
+                run.fallback = reason
+        return run
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        return list(pool.map(one, programs))
+    finally:
+        if launcher is not None:  # first: on an interrupt this stops the running programs
+            launcher.close()
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,149 @@
+"""Site by site verdicts: does the analysis agree with what the runtime did?
+
+A prediction is paired with the runtime site of the same file and start position;
+when several runtime sites start there (``a + b + c``: both additions start at ``a``),
+the one with the same end. The start is where CPython's code positions put it: for a
+method call whose ``obj.name`` spans lines, the ``name`` (see :meth:`Lines.reported_start`).
+Then, per site and rule code ``C``:
+
+* the runtime failed with ``C`` and the analyzer reports ``C`` (error or warning): **agree**;
+* the runtime failed with ``C``, the analyzer does not report it: **miss**;
+* the analyzer reports an *error* ``C`` and the site executed: **agree** when every
+  execution failed with ``C``, else a **false alarm**;
+* the analyzer reports a *warning* ``C``, the site executed and never failed with ``C``:
+  **unconfirmed** (allowed: a warning says "on some paths");
+* each ``reveal_device`` at run time: **agree** when its text is one of the states the
+  analyzer revealed there, else a **reveal mismatch** (also when it revealed nothing).
+
+Predictions at sites that never executed are listed as *not reached* and judge nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .reveal import reveal_matches
+from .sites import Lines, Observed, Predicted, Span
+
+AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH = (
+    "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch")
+PROBLEMS = (MISS, FALSE_ALARM, REVEAL_MISMATCH)
+
+
+@dataclass
+class Verdict:
+    kind: str  # AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH
+    code: str  # the rule code; "" for a reveal
+    detail: str
+
+
+@dataclass
+class Site:
+    file: str
+    span: Span
+    observed: Observed | None
+    predicted: Predicted | None
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    @property
+    def executed(self) -> bool:
+        return self.observed is not None and self.observed.executions > 0
+
+
+def _pair(observed: dict[Span, Observed], predicted: dict[Span, Predicted],
+          reported: Callable[[Span], tuple[int, int] | None]) -> dict[Span, Span]:
+    """predicted span -> observed span, for the predictions whose call executed.
+
+    ``reported(span)``: where CPython starts the position of the call at ``span``, when
+    that is not the expression's start (a method call over several lines)."""
+    by_start: dict[tuple[int, int], list[Span]] = {}
+    for span in observed:
+        by_start.setdefault(span[:2], []).append(span)
+    pairs = {}
+    for span in predicted:
+        # CPython's start first; then the expression's own (a version that does not move it)
+        starts = [start for start in (reported(span), span[:2]) if start is not None]
+        for start in starts:
+            candidates = by_start.get(start, [])
+            exact = [c for c in candidates if c[2:] == span[2:]]
+            if exact or len(candidates) == 1:
+                pairs[span] = (exact or candidates)[0]
+                break
+    return pairs
+
+
+def _merge(into: Predicted, other: Predicted) -> None:
+    for code, message in other.errors.items():
+        into.errors.setdefault(code, message)
+    for code, message in other.warnings.items():
+        into.warnings.setdefault(code, message)
+    into.reveals.extend(other.reveals)
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join(str(text).split())
+
+
+def _times(n: int) -> str:
+    return f"{n} execution{'s' if n != 1 else ''}"
+
+
+def judge(site: Site, profile: str | None = None) -> None:
+    """Fill ``site.verdicts`` (nothing for a site that never executed); ``profile``: the analysis's."""
+    seen, said = site.observed, site.predicted or Predicted()
+    if seen is None or seen.executions == 0:
+        return
+    n = seen.executions
+    codes = sorted(set(seen.failures) | set(said.errors) | set(said.warnings))
+    for code in codes:
+        failed = seen.failures.get(code, 0)
+        runtime = f"failed {failed} of {_times(n)}" if failed else f"executed {_times(n)} without failing"
+        if code in said.errors:
+            if failed == n:
+                site.verdicts.append(Verdict(AGREE, code, f"error; runtime {runtime}"))
+            else:
+                said_text = _one_line(said.errors[code])
+                site.verdicts.append(Verdict(FALSE_ALARM, code, f"the analyzer reports an error ({said_text}); "
+                                                                f"the runtime {runtime}"))
+        elif code in said.warnings:
+            kind = AGREE if failed else UNCONFIRMED
+            site.verdicts.append(Verdict(kind, code, f"warning; runtime {runtime}"))
+        else:
+            site.verdicts.append(Verdict(MISS, code, f"the runtime {runtime} ({_one_line(seen.messages.get(code))}); "
+                                                     f"the analyzer reports nothing with this code there"))
+    switched = sorted(seen.profiles - {profile}) if profile else []
+    if switched:  # the program changed the profile itself: say so next to what it explains
+        for verdict in site.verdicts:
+            if verdict.kind in PROBLEMS:
+                verdict.detail += f" (the runtime ran under profile {', '.join(switched)})"
+    if seen.reveals:
+        revealed = " | ".join(said.reveals)
+        wrong = sorted({text for text in seen.reveals if not any(reveal_matches(r, text) for r in said.reveals)})
+        if wrong:
+            shown = repr(revealed) if revealed else "nothing"
+            site.verdicts.append(Verdict(REVEAL_MISMATCH, "", f"the runtime reveals {', '.join(map(repr, wrong))}; "
+                                                              f"the analyzer revealed {shown}"))
+        else:
+            site.verdicts.append(Verdict(AGREE, "", f"reveal: {sorted(set(seen.reveals))[0]!r} in {revealed!r}"))
+
+
+def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict[Span, Predicted]],
+            files: set[str], lines: Lines, profile: str | None = None) -> list[Site]:
+    """Every site of ``files`` that executed or has a prediction, judged, in file and position order."""
+    sites = []
+    for file in sorted(files):
+        seen, said = observed.get(file, {}), predicted.get(file, {})
+        pairs = _pair(seen, said, lambda span, file=file: lines.reported_start(file, span))
+        merged: dict[Span, Predicted] = {}
+        shown: dict[Span, Span] = {}  # a paired site is shown where the analyzer reports it
+        for span, prediction in sorted(said.items()):
+            target = pairs.get(span, span)
+            _merge(merged.setdefault(target, Predicted()), prediction)
+            shown.setdefault(target, span)
+        found = [Site(file, shown.get(span, span), seen.get(span), merged.get(span))
+                 for span in set(seen) | set(merged)]
+        for site in sorted(found, key=lambda site: site.span):
+            judge(site, profile)
+            sites.append(site)
+    return sites

@@ -1,0 +1,238 @@
+"""Which programs ``devicelint confirm`` runs, and the per-program settings their headers give.
+
+A *program* is what ``python`` would run:
+
+* a ``.py`` file given on the command line or found in a plain directory: ``python FILE``;
+* a directory with a ``__main__.py``: ``python -m PKG`` when it is a package (it has an
+  ``__init__.py``; ``PKG`` is its dotted name), else ``python DIR``;
+* a package without ``__main__.py`` that has a ``main.py``: ``python -m PKG.main``;
+* an explicit ``--entry`` (a file, a directory, or a dotted module name run as ``python -m``).
+
+Directories are searched recursively; the modules of a package without an entry point are
+library code (analysed, run only through the programs that import them). Only programs
+with a file that mentions ``runtime_shim`` are run (:func:`analyzer.confirm.session.collect`):
+confirming a script that never touches the runtime proves nothing.
+
+Headers (``# fixture: profile=burn-0.21 mode=real backends=Flex,NdArray``, in a comment of
+any of the program's files) override the run's profile, mode and target backends.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from runtime_shim.semantics import PROFILES
+
+from ..frontend import module_name
+from ..settings import SettingsError, parse_backends
+
+_HEADER = re.compile(r"#\s*fixture\s*:\s*(.*)")
+HEADER_KEYS = ("profile", "mode", "backends")
+MODES = ("virtual", "real")
+
+
+class ProgramError(ValueError):
+    """A program that cannot be set up (bad header, missing entry): a usage error."""
+
+
+@dataclass
+class Program:
+    """One program to run: ``kind`` is ``"path"`` (a file or a directory) or ``"module"`` (``-m``)."""
+
+    name: str  # how reports name it (a path relative to the working directory, or the module)
+    kind: str
+    target: str  # absolute path, or dotted module name
+    path0: str  # sys.path[0], as python sets it for this kind of run
+    files: list[str] = field(default_factory=list)  # absolute paths of the program's own files
+    profile: str | None = None  # header overrides (None: the run's setting)
+    mode: str | None = None
+    backends: frozenset[str] | None = None
+    header_backends: bool = False  # the header set backends (possibly to None: never)
+
+    @property
+    def entry_file(self) -> str | None:
+        """The file that declarations (``# expect-failure:``) are read from."""
+        if self.kind == "path":
+            return os.path.join(self.target, "__main__.py") if os.path.isdir(self.target) else self.target
+        return next((f for f in self.files if f.endswith(("__main__.py", "main.py"))), None)
+
+    def command(self) -> str:
+        """The equivalent command line (for reports)."""
+        return f"python -m {self.target}" if self.kind == "module" else f"python {self.name}"
+
+
+def display(path: str) -> str:
+    """``path`` relative to the working directory when below it."""
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    if absolute == cwd or absolute.startswith(cwd + os.sep):
+        return os.path.relpath(absolute, cwd)
+    return absolute
+
+
+def _is_package(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def _module_of_package(directory: str) -> tuple[str, str]:
+    """(dotted name, sys.path root) of the package ``directory``."""
+    name, _ = module_name(os.path.join(directory, "__init__.py"))
+    root = os.path.abspath(directory)
+    for _ in name.split("."):
+        root = os.path.dirname(root)
+    return name, root
+
+
+def _files_under(directory: str, analysed: set[str]) -> list[str]:
+    prefix = os.path.abspath(directory) + os.sep
+    return sorted(f for f in analysed if f.startswith(prefix))
+
+
+def _directory_program(directory: str, analysed: set[str]) -> Program | None:
+    directory = os.path.abspath(directory)
+    files = _files_under(directory, analysed)
+    if os.path.isfile(os.path.join(directory, "__main__.py")):
+        if _is_package(directory):
+            name, root = _module_of_package(directory)
+            return Program(display(directory), "module", name, root, files)
+        return Program(display(directory), "path", directory, directory, files)
+    if _is_package(directory) and os.path.isfile(os.path.join(directory, "main.py")):
+        name, root = _module_of_package(directory)
+        return Program(display(directory), "module", name + ".main", root, files)
+    return None
+
+
+def _search(directory: str, analysed: set[str], out: list[Program]) -> None:
+    """Programs under a directory that is not itself a program."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = os.path.abspath(entry.path)
+        if entry.is_dir() and not entry.name.startswith(".") and entry.name != "__pycache__":
+            program = _directory_program(path, analysed)
+            if program is not None:
+                out.append(program)
+            elif not _is_package(path):  # a package without an entry point is library code
+                _search(path, analysed, out)
+        elif entry.is_file() and entry.name.endswith(".py") and path in analysed and not _is_package(directory):
+            out.append(Program(display(path), "path", path, os.path.dirname(path), [path]))
+
+
+def find_programs(paths: Sequence[str], analysed: Iterable[str]) -> list[Program]:
+    """The programs among ``paths``; ``analysed``: the files the analysis discovered (absolute)."""
+    analysed_set = {os.path.abspath(f) for f in analysed}
+    found: list[Program] = []
+    for raw in paths:
+        path = os.path.abspath(raw)
+        if os.path.isfile(path):
+            if path in analysed_set:
+                found.append(Program(display(path), "path", path, os.path.dirname(path), [path]))
+        elif os.path.isdir(path):
+            program = _directory_program(path, analysed_set)
+            if program is not None:
+                found.append(program)
+            else:
+                _search(path, analysed_set, found)
+    return _unique(found)
+
+
+def entry_programs(entries: Sequence[str], analysed: Iterable[str]) -> list[Program]:
+    """Programs given with ``--entry``: a file, a directory, or a dotted module name."""
+    analysed_set = {os.path.abspath(f) for f in analysed}
+    found: list[Program] = []
+    for entry in entries:
+        path = os.path.abspath(entry)
+        if os.path.isfile(path):
+            found.append(Program(display(path), "path", path, os.path.dirname(path), [path]))
+        elif os.path.isdir(path):
+            program = _directory_program(path, analysed_set)
+            if program is None:
+                raise ProgramError(f"--entry {entry}: a directory without __main__.py (or a package main.py)")
+            found.append(program)
+        elif re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", entry):
+            found.append(Program(entry, "module", entry, os.getcwd(), _module_files(entry, analysed_set)))
+        else:
+            raise ProgramError(f"--entry {entry}: no such file or directory, and not a module name")
+    return _unique(found)
+
+
+def _module_files(name: str, analysed: set[str]) -> list[str]:
+    """The analysed files of a ``-m`` module run from the working directory (its package, if any)."""
+    base = os.path.join(os.getcwd(), *name.split("."))
+    top = os.path.join(os.getcwd(), name.split(".")[0])
+    if os.path.isdir(top):
+        return _files_under(top, analysed)
+    return [f for f in (base + ".py",) if f in analysed]
+
+
+def _unique(programs: list[Program]) -> list[Program]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for program in programs:
+        key = (program.kind, program.target)
+        if key not in seen:
+            seen.add(key)
+            out.append(program)
+    return out
+
+
+# --- headers -----------------------------------------------------------------------------------
+
+
+def _comments(text: str) -> list[str]:
+    try:
+        return [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                if tok.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):  # unparsable: the analyzer reports it (MV901)
+        return []
+
+
+def read_header(path: str) -> dict[str, str]:
+    """The ``# fixture: key=value ...`` settings of one file (later lines win)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (OSError, SyntaxError, LookupError, UnicodeDecodeError):
+        return {}
+    settings: dict[str, str] = {}
+    for comment in _comments(text):
+        match = _HEADER.match(comment)
+        if match is None:
+            continue
+        for item in match.group(1).split():
+            key, sep, value = item.partition("=")
+            if not sep or key.strip() not in HEADER_KEYS:
+                raise ProgramError(f"{display(path)}: bad header setting {item!r} "
+                                   f"(want {', '.join(k + '=...' for k in HEADER_KEYS)})")
+            settings[key.strip()] = value.strip()
+    return settings
+
+
+def apply_headers(program: Program) -> None:
+    """Set the program's overrides from the headers of its files (validated)."""
+    for path in program.files:
+        header = read_header(path)
+        where = display(path)
+        if "profile" in header:
+            if header["profile"] not in PROFILES:
+                raise ProgramError(f"{where}: unknown profile {header['profile']!r}; known: {', '.join(PROFILES)}")
+            program.profile = header["profile"]
+        if "mode" in header:
+            if header["mode"] not in MODES:
+                raise ProgramError(f"{where}: unknown mode {header['mode']!r}; known: {', '.join(MODES)}")
+            program.mode = header["mode"]
+        if "backends" in header:
+            try:
+                program.backends = parse_backends(header["backends"])
+            except SettingsError as error:
+                raise ProgramError(f"{where}: {error}") from None
+            program.header_backends = True

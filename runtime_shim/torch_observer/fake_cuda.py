@@ -1,0 +1,210 @@
+"""Fake mode: CUDA devices on a CPU-only machine, through FakeTensorMode (shapes, dtypes and
+devices, no kernels, no data).
+
+FakeTensorMode already creates ``cuda:i`` tensors and checks devices op by op. What it cannot do on
+a CPU build is patched here, each for a reason named below: the CUDA device guard (guard_ext), the
+``torch.cuda`` queries programs branch on, module moves (``swap_tensors`` refuses memoised fakes),
+backward over CUDA tensors (the engine wants a real accelerator) and the values programs read
+back (``.item()``, ``.numpy()``), which are zeros.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import types
+import warnings
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+import torch.utils
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode, unset_fake_temporarily
+from torch.utils._pytree import tree_map
+from torch.utils.weak import WeakIdRef
+
+from . import guard_ext
+
+DEFAULT_DEVICE_COUNT = 2
+
+
+def device_count() -> int:
+    """How many fake CUDA devices exist (``RUNTIME_SHIM_TORCH_CUDA_DEVICES``, default 2)."""
+    return int(os.environ.get("RUNTIME_SHIM_TORCH_CUDA_DEVICES", DEFAULT_DEVICE_COUNT))
+
+
+class FakeCuda:
+    """The state of fake CUDA: the current device, and the patches that stand in for a driver."""
+
+    def __init__(self, count: int | None = None) -> None:
+        self.count = device_count() if count is None else count
+        self.current = 0
+        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self._undo: list[Callable[[], None]] = []
+
+    # --- devices -----------------------------------------------------------------------------
+    def normalize(self, device: Any) -> Any:
+        """``"cuda"`` -> ``cuda:<current>`` (CPU builds cannot ask a driver); bad ordinals fail as CUDA does."""
+        if isinstance(device, str) and device.startswith("cuda"):
+            device = torch.device(device)
+        if isinstance(device, torch.device) and device.type == "cuda":
+            if device.index is None:
+                return torch.device("cuda", self.current)
+            if device.index >= self.count:
+                raise RuntimeError("CUDA error: invalid device ordinal")
+        return device
+
+    def _cuda_api(self) -> dict[str, Any]:
+        fake = self
+
+        class device:  # noqa: N801 - stands in for torch.cuda.device
+            def __init__(self, index: Any) -> None:
+                self.index = torch.device(index).index if isinstance(index, str | torch.device) else index
+                self.previous = -1
+
+            def __enter__(self) -> None:
+                self.previous, fake.current = fake.current, (fake.current if self.index is None else self.index)
+
+            def __exit__(self, *exc: object) -> None:
+                fake.current = self.previous
+
+        def set_device(index: Any) -> None:
+            index = torch.device(index).index if isinstance(index, str | torch.device) else index
+            fake.current = fake.current if index is None else int(index)
+
+        properties = types.SimpleNamespace(name="runtime_shim fake CUDA device", major=8, minor=0,
+                                           total_memory=80 * 2**30, multi_processor_count=108)
+        return {
+            "is_available": lambda: True, "device_count": lambda: fake.count, "is_initialized": lambda: True,
+            "current_device": lambda: fake.current, "set_device": set_device, "device": device,
+            "_lazy_init": lambda: None, "init": lambda: None, "synchronize": lambda device=None: None,
+            "empty_cache": lambda: None, "ipc_collect": lambda: None,
+            "manual_seed": lambda seed: None, "manual_seed_all": lambda seed: None, "seed": lambda: None,
+            "seed_all": lambda: None, "is_current_stream_capturing": lambda: False,
+            "get_device_name": lambda device=None: properties.name,
+            "get_device_capability": lambda device=None: (properties.major, properties.minor),
+            "get_device_properties": lambda device=None: properties,
+            "is_bf16_supported": lambda including_emulation=True: True,
+            "memory_allocated": lambda device=None: 0, "max_memory_allocated": lambda device=None: 0,
+            "memory_reserved": lambda device=None: 0, "reset_peak_memory_stats": lambda device=None: None,
+        }
+
+    def _patch(self, owner: Any, name: str, value: Any) -> None:
+        missing = object()
+        old = owner.__dict__.get(name, missing) if isinstance(owner, type) else getattr(owner, name, missing)
+        setattr(owner, name, value)
+        self._undo.append(lambda: delattr(owner, name) if old is missing else setattr(owner, name, old))
+
+    def _swap_tensors(self, original: Callable[..., None]) -> Callable[..., None]:
+        memo = self.mode.fake_tensor_converter.tensor_memo
+
+        def swap_tensors(t1: torch.Tensor, t2: torch.Tensor) -> None:
+            # Module moves swap fake parameters in place; fake mode's memos hold weak references to
+            # them, which swap_tensors refuses. Forget those entries (only a later conversion of the
+            # same real tensor would use them, and there is none).
+            for key in [k for k, v in list(memo.items()) if v is t1 or v is t2]:
+                del memo[key]
+            for t in (t1, t2):
+                _forget_weak_values(t)
+            original(t1, t2)
+        return swap_tensors
+
+    def _save(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
+            # Fake tensors do not pickle: checkpoints hold zeros of their shape and dtype, on the host.
+            def real(value: Any) -> Any:
+                if not isinstance(value, FakeTensor):
+                    return value
+                zeros = real_zeros_like(value)
+                return torch.nn.Parameter(zeros, value.requires_grad) if isinstance(value, torch.nn.Parameter) \
+                    else zeros
+            with unset_fake_temporarily():
+                return original(tree_map(real, obj), f, *args, **kwargs)
+        return save
+
+    def _load(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+            # Load on the host for real, then make fakes on the device map_location names (a CUDA
+            # copy cannot run here); without one, tensors come back on the host.
+            with unset_fake_temporarily():
+                obj = original(f, "cpu", *args, **kwargs)
+            target = map_location if isinstance(map_location, str | torch.device) else "cpu"
+
+            def fake(value: Any) -> Any:
+                if not isinstance(value, torch.Tensor) or isinstance(value, FakeTensor):
+                    return value
+                moved = self.mode.from_tensor(value).to(self.normalize(target))
+                return torch.nn.Parameter(moved, value.requires_grad) if isinstance(value, torch.nn.Parameter) \
+                    else moved
+            return tree_map(fake, obj)
+        return load
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[FakeCuda]:
+        try:
+            guard_ext.load()
+        except guard_ext.GuardUnavailable as error:
+            # Still useful: everything but autograd, .cuda() and indexing on CUDA tensors works without it.
+            warnings.warn(f"runtime_shim.torch_observer: {error}; autograd on fake CUDA tensors will abort",
+                          RuntimeWarning, stacklevel=2)
+        for name, value in self._cuda_api().items():
+            self._patch(torch.cuda, name, value)
+        self._patch(torch.utils, "swap_tensors", self._swap_tensors(torch.utils.swap_tensors))
+        self._patch(torch, "save", self._save(torch.save))
+        self._patch(torch, "load", self._load(torch.load))
+        try:
+            with self.mode:
+                yield self
+        finally:
+            while self._undo:
+                self._undo.pop()()
+
+
+def _forget_weak_values(t: torch.Tensor) -> None:
+    """Drop ``t`` from every weak dictionary holding it (the memos of other converters: deepcopy's,
+    the meta describer's): values of a WeakValueDictionary, keys of a WeakIdKeyDictionary."""
+    for ref in weakref.getweakrefs(t):
+        key = getattr(ref, "key", None)  # a KeyedRef: the value reference of a WeakValueDictionary
+        for holder in gc.get_referrers(ref):
+            if not isinstance(holder, dict):
+                continue
+            if key is not None and holder.get(key) is ref:
+                del holder[key]
+            elif isinstance(ref, WeakIdRef) and any(k is ref for k in holder):
+                del holder[ref]
+
+
+# --- the values a program reads back (fake tensors have none: zeros of the right kind) ----------
+
+def zero_of(dtype: torch.dtype) -> bool | int | float | complex:
+    if dtype == torch.bool:
+        return False
+    if dtype.is_complex:
+        return 0j
+    return 0.0 if dtype.is_floating_point else 0
+
+
+def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    with unset_fake_temporarily():
+        return torch.empty((), dtype=dtype, device="cpu").numpy().dtype  # raises as torch does for bfloat16
+
+
+def zeros_array(t: torch.Tensor) -> np.ndarray:
+    return np.zeros(tuple(t.shape), dtype=numpy_dtype(t.dtype))
+
+
+def zeros_list(t: torch.Tensor) -> Any:
+    value = zero_of(t.dtype)
+
+    def build(shape: tuple[int, ...]) -> Any:
+        return value if not shape else [build(shape[1:]) for _ in range(shape[0])]
+    return build(tuple(t.shape))
+
+
+def real_zeros_like(t: torch.Tensor) -> torch.Tensor:
+    """A real CPU tensor of ``t``'s shape and dtype (for exports that need memory: DLPack)."""
+    with unset_fake_temporarily():
+        return torch.zeros(tuple(t.shape), dtype=t.dtype, device="cpu")

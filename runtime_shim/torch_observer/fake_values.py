@@ -1,0 +1,231 @@
+"""Fake mode's stand-ins for the torch calls fake tensors cannot run, each raising first exactly
+what real torch raises there (the texts of tensor_numpy.cpp, _tensor.py and the indexing checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import DataDependentOutputException, unset_fake_temporarily
+from torch.utils._pytree import tree_flatten, tree_map
+
+from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
+
+Handler = Callable[[Callable[..., Any], tuple, dict], Any]
+
+
+def _is_device(value: Any) -> bool:
+    return isinstance(value, torch.device) or (isinstance(value, str) and value.split(":")[0] in
+                                                ("cpu", "cuda", "meta", "mps", "xpu"))
+
+
+def to_moves(args: tuple, kwargs: dict) -> bool:
+    """``Tensor.to(...)`` names a device (or a tensor whose device it takes): a move, not a cast."""
+    if kwargs.get("device") is not None:
+        return True
+    return any(_is_device(a) or isinstance(a, torch.Tensor) or (isinstance(a, int) and not isinstance(a, bool))
+               for a in args[1:])
+
+
+def normalize_devices(fake: FakeCuda, func: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Give ``cuda`` its current index (a CPU build cannot ask a driver for it)."""
+    if "device" in kwargs and kwargs["device"] is not None:
+        kwargs = {**kwargs, "device": fake.normalize(kwargs["device"])}
+    if func is torch.Tensor.to:
+        args = (args[0], *(fake.normalize(a) if _is_device(a) else a for a in args[1:]))
+    elif func is torch.Tensor.cuda:
+        device = args[1] if len(args) > 1 else kwargs.get("device")
+        device = torch.device("cuda", device) if isinstance(device, int) else device
+        kwargs = {**{k: v for k, v in kwargs.items() if k != "device"},
+                  "device": fake.normalize(device if device is not None else "cuda")}
+        args = args[:1]
+    return args, kwargs
+
+
+def move(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Fake mode runs ops on constants it knows (``torch.tensor(0.5)``) for real, and a real op to
+    CUDA cannot run here: move the shape, not the constant."""
+    t = args[0]
+    constant = getattr(t, "constant", None)
+    if constant is None:
+        return func(*args, **kwargs)
+    t.constant = None
+    try:
+        return func(*args, **kwargs)
+    finally:
+        t.constant = constant
+
+
+# --- reading values back ------------------------------------------------------------------------
+
+def _numpy_checks(t: torch.Tensor) -> None:
+    if t.device.type != "cpu":
+        raise TypeError(f"can't convert {t.device} device type tensor to numpy. "
+                        "Use Tensor.cpu() to copy the tensor to host memory first.")
+    if torch.is_grad_enabled() and t.requires_grad:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+
+
+def _values(t: torch.Tensor) -> Any:
+    """The tensor's values when fake mode knows them (a constant it propagated), else zeros."""
+    constant = getattr(t, "constant", None)
+    if constant is not None:
+        with unset_fake_temporarily():
+            return constant.detach().numpy().copy()
+    return zeros_array(t)
+
+
+def numpy(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    t = args[0]
+    if not kwargs.get("force", False):
+        _numpy_checks(t)
+    return _values(t)
+
+
+def array(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    t, dtype = args[0], (args[1] if len(args) > 1 else kwargs.get("dtype"))
+    _numpy_checks(t)
+    values = _values(t)
+    return values if dtype is None else values.astype(dtype, copy=False)
+
+
+def _known(stand_in: Handler) -> Handler:
+    """Fake mode answers for constants it propagated (an optimizer's step count); the stand-in
+    answers where the value depends on data fake tensors do not have."""
+    def handler(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except DataDependentOutputException:
+            return stand_in(func, args, kwargs)
+    return handler
+
+
+def _one_element(t: torch.Tensor, message: str) -> None:
+    if t.numel() != 1:
+        raise RuntimeError(message.format(n=t.numel()))
+
+
+def item(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    _one_element(args[0], "a Tensor with {n} elements cannot be converted to Scalar")
+    return zero_of(args[0].dtype)
+
+
+def boolean(func: Callable[..., Any], args: tuple, kwargs: dict) -> bool:
+    t = args[0]
+    if t.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if t.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    return False
+
+
+def _scalar(kind: type) -> Handler:
+    def convert(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        _one_element(args[0], "only one element tensors can be converted to Python scalars")
+        return kind(0)
+    return convert
+
+
+def tolist(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    return zeros_list(args[0])
+
+
+def format_(func: Callable[..., Any], args: tuple, kwargs: dict) -> str:
+    """``f"{loss:.3f}"``: a 0-dim tensor formats its value (Tensor.__format__ skips subclasses)."""
+    t, spec = args[0], (args[1] if len(args) > 1 else "")
+    if t.dim() != 0:
+        return object.__format__(t, spec)
+    return format(_known(item)(torch.Tensor.item, (t,), {}), spec)
+
+
+def dlpack(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    t = args[0]
+    if t.requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    return real_zeros_like(t).__dlpack__()  # fake tensors have no memory to share: zeros on the host
+
+
+# --- indexing and backward ------------------------------------------------------------------------
+
+def index(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """FakeTensor lets a CPU tensor be indexed by a CUDA index; real indexing does not."""
+    t = args[0]
+    for idx in tree_flatten(args[1] if len(args) > 1 else None)[0]:
+        if isinstance(idx, torch.Tensor) and idx.dim() > 0 and idx.device.type != "cpu" and idx.device != t.device:
+            raise RuntimeError(
+                f"indices should be either on cpu or on the same device as the indexed tensor ({t.device})")
+    try:
+        return func(*args, **kwargs)
+    except DataDependentOutputException:
+        # A 0-dim integer tensor used as an index is read as a Python int: fake mode has no value,
+        # so it reads 0, like .item() does here.
+        def as_int(value: Any) -> Any:
+            if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point():
+                return zero_of(value.dtype)
+            return value
+        return func(args[0], tree_map(as_int, args[1]), *args[2:], **kwargs)
+
+
+def backward(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Backward over fake CUDA tensors: the engine wants a real accelerator, so when it refuses,
+    give every leaf the graph reaches a zero gradient (what fake gradients would hold anyway)."""
+    try:
+        return func(*args, **kwargs)
+    except RuntimeError as error:
+        if "Cannot access accelerator device" not in str(error):
+            raise
+    nodes, seen = [args[0].grad_fn], set()
+    while nodes:
+        node = nodes.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        leaf = getattr(node, "variable", None)
+        if isinstance(leaf, torch.Tensor) and leaf.grad is None:
+            leaf.grad = torch.zeros_like(leaf)
+        nodes.extend(n for n, _ in node.next_functions)
+    return None
+
+
+def new_tensor(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``torch.tensor(data, device="cuda:i")`` copies host data to the device outside fake dispatch:
+    build it on the host and move it, keeping it a leaf."""
+    device = kwargs.get("device")
+    if device is None or torch.device(device).type == "cpu":
+        return func(*args, **kwargs)
+    requires_grad = kwargs.get("requires_grad", False)
+    host = func(*args, **{**kwargs, "device": "cpu", "requires_grad": False})
+    return move(torch.Tensor.to, (host, device), {}).detach().requires_grad_(requires_grad)
+
+
+def grad(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``torch.autograd.grad`` over fake CUDA tensors: zero gradients, as for backward."""
+    try:
+        return func(*args, **kwargs)
+    except RuntimeError as error:
+        if "Cannot access accelerator device" not in str(error):
+            raise
+    inputs = args[1] if len(args) > 1 else kwargs["inputs"]
+    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else tuple(inputs)
+    return tuple(torch.zeros_like(t) for t in inputs)
+
+
+def pin_memory(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Pinned host memory needs a driver; for devices it is the same host tensor."""
+    return args[0]
+
+
+HANDLERS: dict[Callable[..., Any], Handler] = {
+    torch.autograd.grad: grad, torch.Tensor.pin_memory: pin_memory,
+    torch.tensor: new_tensor, torch.as_tensor: new_tensor,
+    torch.Tensor.to: move, torch.Tensor.cuda: move,
+    torch.Tensor.numpy: numpy, torch.Tensor.__array__: array,
+    torch.Tensor.item: _known(item), torch.Tensor.tolist: _known(tolist), torch.Tensor.__bool__: _known(boolean),
+    torch.Tensor.__int__: _known(_scalar(int)), torch.Tensor.__index__: _known(_scalar(int)),
+    torch.Tensor.__float__: _known(_scalar(float)), torch.Tensor.__complex__: _known(_scalar(complex)),
+    torch.Tensor.__format__: format_, torch.Tensor.__dlpack__: dlpack,
+    torch.Tensor.__getitem__: index, torch.Tensor.__setitem__: index,
+    torch.Tensor.backward: backward,
+}

@@ -1,0 +1,238 @@
+"""Every rule's autofix, end to end: each case is a program that fails (or, for MV150, goes wrong)
+with the rule's code. ``devicelint check --fix`` must turn it into exactly the expected text
+(formatting and comments kept), the fixed program must analyse clean of that code and run
+under runtime_shim without that failure, and a second ``--fix`` must change nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+from runtime_shim.runner import run_program
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    code: str
+    applicability: str
+    before: str
+    after: str
+    runtime_code: str | None = None  # the failure the original program hits at run time (default: ``code``)
+
+    @property
+    def failure(self) -> str:
+        return self.runtime_code or self.code
+
+
+def _dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+# MV150: `Tensor` is imported only inside a function, so the fix imports it at the top.
+_MV150_BEFORE = _dedent('''
+    """Feed a batch to a model on an autodiff device."""
+    from __future__ import annotations
+
+    from runtime_shim import Device
+
+
+    def load(tracked: bool):
+        from runtime_shim import Tensor
+
+        if tracked:
+            return Tensor.ones([2], Device.flex().autodiff()).require_grad()
+        return Tensor.ones([2], Device.flex())
+
+
+    device = Device.flex().autodiff()
+    batch = load(False).to_device(device)  # inputs
+    loss = (batch * load(True)).sum()
+    ''')
+_MV150_AFTER = _dedent('''
+    """Feed a batch to a model on an autodiff device."""
+    from __future__ import annotations
+
+    from runtime_shim import Tensor
+    from runtime_shim import Device
+
+
+    def load(tracked: bool):
+        from runtime_shim import Tensor
+
+        if tracked:
+            return Tensor.ones([2], Device.flex().autodiff()).require_grad()
+        return Tensor.ones([2], Device.flex())
+
+
+    device = Device.flex().autodiff()
+    batch = Tensor.from_inner(load(False).to_device(device.inner()))  # inputs
+    loss = (batch * load(True)).sum()
+    ''')
+
+CASES = [
+    Case("mv102-comment-inside", "MV102", "safe", _dedent("""
+        from runtime_shim import Device, Tensor
+
+        weights = Tensor.random([4, 4], Device.flex().autodiff())  # trained elsewhere
+        exported = (weights  # keep this comment
+                    ).to_device(Device.ndarray())
+        print(exported.shape)
+        """), _dedent("""
+        from runtime_shim import Device, Tensor
+
+        weights = Tensor.random([4, 4], Device.flex().autodiff())  # trained elsewhere
+        exported = (weights  # keep this comment
+                    ).inner().to_device(Device.ndarray())
+        print(exported.shape)
+        """)),
+    Case("mv101-aliased-module", "MV101", "unsafe", _dedent("""
+        import runtime_shim as rs
+
+        weights = rs.Tensor.random([2, 2], rs.Device.flex().autodiff()).require_grad()
+        fast, ad = True, rs.Device.ndarray().autodiff()
+        moved = weights.to_device(ad if fast else ad)
+        loss = (moved * 2.0).sum()
+        """), _dedent("""
+        import runtime_shim as rs
+
+        weights = rs.Tensor.random([2, 2], rs.Device.flex().autodiff()).require_grad()
+        fast, ad = True, rs.Device.ndarray().autodiff()
+        moved = rs.Tensor.from_inner(weights.inner().to_device((ad if fast else ad).inner()))
+        loss = (moved * 2.0).sum()
+        """)),
+    Case("mv108-inner-of-plain", "MV108", "safe", _dedent("""
+        from runtime_shim import Device, Tensor
+
+        batch = Tensor.ones([2, 3], Device.flex())
+        values = batch.inner()  # off the tape
+        total = values.sum()
+        """), _dedent("""
+        from runtime_shim import Device, Tensor
+
+        batch = Tensor.ones([2, 3], Device.flex())
+        values = batch  # off the tape
+        total = values.sum()
+        """)),
+    Case("mv109-device", "MV109", "safe", _dedent("""
+        from runtime_shim import Device, Tensor
+
+        device = Device.flex().autodiff().gradient_checkpointing()
+        training = device.autodiff()
+        weights = Tensor.ones([2], training)
+        """), _dedent("""
+        from runtime_shim import Device, Tensor
+
+        device = Device.flex().autodiff().gradient_checkpointing()
+        training = device
+        weights = Tensor.ones([2], training)
+        """)),
+    Case("mv109-from-inner", "MV109", "safe", _dedent("""
+        from runtime_shim import Device, Tensor as T
+
+        weights = T.random([2], Device.ndarray().autodiff())
+        again = T.from_inner(
+            weights,
+        )
+        """), _dedent("""
+        from runtime_shim import Device, Tensor as T
+
+        weights = T.random([2], Device.ndarray().autodiff())
+        again = weights
+        """)),
+    # MV150 does not fail where it is reported: the first operation with a tracked tensor does (MV106)
+    Case("mv150-adds-import", "MV150", "unsafe", _MV150_BEFORE, _MV150_AFTER, runtime_code="MV106"),
+]
+
+
+
+def _check_json(capsys: pytest.CaptureFixture, path: Path, *flags: str) -> list[dict]:
+    main(["check", "--no-cache", "--isolated", "--output-format", "json", *flags, str(path)])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = tmp_path / f"{case.name.replace('-', '_')}.py"
+    program.write_text(case.before, encoding="utf-8")
+
+    # the original is reported with a fix of the documented safety, and fails at run time
+    found = [d for d in _check_json(capsys, program) if d["code"] == case.code]
+    assert found and found[0]["fix"] is not None and found[0]["fix"]["applicability"] == case.applicability
+    before = run_program(program)
+    assert before.status == "dispatch" and before.code == case.failure, before.detail or before.stderr
+
+    # a safe fix is applied by --fix; an unsafe one only with --unsafe-fixes
+    flags = ["--fix"] if case.applicability == "safe" else ["--fix", "--unsafe-fixes"]
+    if case.applicability == "unsafe":
+        main(["check", "--no-cache", "--isolated", "--fix", str(program)])
+        capsys.readouterr()
+        assert program.read_text(encoding="utf-8") == case.before
+    main(["check", "--no-cache", "--isolated", "-q", *flags, str(program)])
+    capsys.readouterr()
+    assert program.read_text(encoding="utf-8") == case.after
+
+    # clean of that code, runs without that failure, and a second --fix changes nothing
+    assert not [d for d in _check_json(capsys, program) if d["code"] in (case.code, case.failure)]
+    after = run_program(program)
+    assert after.status == "ok", after.detail or after.stderr or after.message
+    main(["check", "--no-cache", "--isolated", "-q", *flags, str(program)])
+    capsys.readouterr()
+    assert program.read_text(encoding="utf-8") == case.after
+
+
+def test_no_fix_where_another_context_passes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`.inner()` would break the context that moves a plain float: a warning, without a fix."""
+    program = tmp_path / "contexts.py"
+    program.write_text(_dedent("""
+        from runtime_shim import Device, Tensor
+
+
+        def export(t):
+            return t.to_device(Device.ndarray())
+
+
+        export(Tensor.ones([2], Device.flex()))
+        export(Tensor.ones([2], Device.flex().autodiff()))
+        """), encoding="utf-8")
+    [finding] = _check_json(capsys, program)
+    assert finding["code"] == "MV102" and finding["severity"] == "warning" and finding["fix"] is None
+
+
+def test_documented_examples_are_fixed_clean(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Each fixable rule's documented example: --fix --unsafe-fixes leaves nothing of its code (MV108's
+    example calls `backward()`, which has no automatic fix: it must stay)."""
+    from rules import all_rules
+
+    for rule in all_rules():
+        if not rule.fixable():
+            continue
+        example = rule.doc().split("## Example", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+        program = tmp_path / f"{rule.code.lower()}_example.py"
+        program.write_text(textwrap.dedent(example), encoding="utf-8")
+        main(["check", "--no-cache", "--isolated", "-q", "--fix", "--unsafe-fixes", str(program)])
+        capsys.readouterr()
+        left = [d["code"] for d in _check_json(capsys, program)]
+        assert (rule.code in left) == (rule.code == "MV108"), (rule.code, left)
+
+
+def test_each_fixable_rule_documents_its_fix_safety(capsys: pytest.CaptureFixture) -> None:
+    """`devicelint explain` prints a "## Fix safety" section whose first word matches what the fix is."""
+    from rules import all_rules
+
+    applicability = {case.code: case.applicability for case in CASES}
+    fixable = [rule for rule in all_rules() if rule.fixable()]
+    assert sorted(r.code for r in fixable) == sorted(applicability)  # every fixable rule has a case here
+    for rule in fixable:
+        assert main(["explain", rule.code]) == 0
+        safety = capsys.readouterr().out.split("## Fix safety\n", 1)[1].split("\n## ", 1)[0]
+        assert safety.split()[0].rstrip(":,") == applicability[rule.code].capitalize(), (rule.code, safety)
+    assert main(["rules"]) == 0
+    marked = {line.split()[0] for line in capsys.readouterr().out.splitlines() if "[*]" in line.split(maxsplit=2)[2]}
+    assert marked == set(applicability)
