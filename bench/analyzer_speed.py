@@ -1,9 +1,10 @@
-"""Analysis speed of devicelint on real code: timm and transformers against ruff, pylint and ast.parse, in the same run.
+"""Analysis speed of devicelint on real code: PyTorch libraries against ruff, pylint and ast.parse, in the same run.
 
 What it measures
     The wall-clock time (``time.perf_counter`` around each subprocess, median of ``--repeats``
-    runs, the tools interleaved run by run) of analysing the Python sources of two pinned
-    wheels, timm and transformers (:data:`CORPORA`), with:
+    runs, the tools interleaved run by run) of analysing the Python sources of pinned wheels
+    (:data:`CORPORA`): timm and transformers by default (:data:`DEFAULT_CORPORA`), torchvision and
+    pytorch-lightning too with ``--corpora all`` (the corpora of issue 6), with:
 
     * ``ast.parse``: read and parse every file in this process (the floor of any Python analyzer);
     * ruff: ``ruff check --no-cache --isolated --exit-zero -q DIR``, ruff's default rules
@@ -16,7 +17,11 @@ What it measures
     * devicelint cold: ``python -m analyzer check DIR --exit-zero -q --output-format json --isolated
       --no-respect-gitignore --no-cache``, in a fresh interpreter, start-up included (like ruff's,
       no configuration file of the repo and no ``.gitignore`` apply to the corpus; options this
-      checkout's CLI lacks are left out: the bench reads ``check --help``);
+      checkout's CLI lacks are left out: the bench reads ``check --help``); ``--select CODES`` passes
+      ``--select CODES`` to every devicelint run (``--select ALL``, or ``--select MV2`` for the PyTorch
+      rules of issue 6: a selector that matches no rule of this checkout is dropped with a note, and
+      the bench stops with status 2 if none is left), ``--analyze-all`` passes ``--analyze-all``
+      (devicelint's own switch that turns off its relevance skip);
     * devicelint warm: the same without ``--no-cache`` and with ``--cache-dir`` in the cache
       directory (``devicelint-cache/<corpus>``, emptied first), after one untimed run that fills it.
       A CLI without a cache (no ``--no-cache``): the bench prints "warm: not available (no cache
@@ -28,7 +33,8 @@ What it measures
 
     The wheels are downloaded once into ``--cache-dir`` (default ``bench/.cache/``, git-ignored)
     with ``pip download --no-deps --only-binary=:all:`` and their ``.py`` files unpacked there.
-    Every tool gets the package directory (``timm/``, ``transformers/``) itself; ``devicelint check
+    Every tool gets the package directory (``timm/``, ``transformers/``, ``torchvision/``,
+    ``pytorch_lightning/``: :data:`PACKAGES`) itself; ``devicelint check
     --show-files`` must list as many files as the corpus has, or the bench says so.
 
     Ratios, per corpus: devicelint cold / ruff (goal ≤ 10), pylint / devicelint cold (goal ≥ 10),
@@ -43,6 +49,7 @@ Reproduce
     python bench/analyzer_speed.py --quick                       # offline, a few seconds
     python bench/analyzer_speed.py --skip-pylint --repeats 5     # without the slow baseline
     python bench/analyzer_speed.py --corpora timm --force-analyze
+    python bench/analyzer_speed.py --corpora all --select ALL --skip-pylint   # issue 6: the four PyTorch corpora
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -73,14 +81,17 @@ sys.path.insert(0, str(ROOT))  # the repo root: the analyzer without installing
 
 from bench.report import markdown_table, write_json  # noqa: E402
 
-CORPORA = {"timm": "1.0.31", "transformers": "5.25.0"}  # pinned: runs stay comparable
+# pinned: runs stay comparable
+CORPORA = {"timm": "1.0.31", "transformers": "5.25.0", "torchvision": "0.29.1", "pytorch-lightning": "2.6.6"}
+DEFAULT_CORPORA = ("timm", "transformers")  # the default run's (docs/performance.md); --corpora all: every one
+PACKAGES = {"pytorch-lightning": "pytorch_lightning"}  # the wheel's package directory, where not the corpus name
 DEFAULT_CACHE = ROOT / "bench" / ".cache"
 QUICK_CORPUS = ROOT / "runtime_shim"
 GOAL_COLD_VS_RUFF = 10.0  # devicelint cold ≤ 10x ruff's time
 GOAL_PYLINT_VS_COLD = 10.0  # ≥ 10x faster than pylint -j2
 GOAL_WARM_VS_RUFF = 1.0  # devicelint warm ≤ ruff's time
 FORCE_ALL = ("import sys\nfrom analyzer import cli, frontend\n"
-             "frontend.relevant = lambda files: list(files)  # analyse every file\n"
+             "frontend.relevant = lambda files, *_: list(files)  # analyse every file\n"
              "sys.exit(cli.main(sys.argv[1:]))\n")
 
 
@@ -129,7 +140,29 @@ def count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-# ---------------------------------------------------------------- corpora
+# ---------------------------------------------------------------- corpora (shared with bench/false_positives.py)
+
+
+def package_of(name: str) -> str:
+    """The package directory ``name``'s wheel holds (``pytorch-lightning`` -> ``pytorch_lightning``)."""
+    return PACKAGES.get(name, name.replace("-", "_"))
+
+
+def wheel_stem(name: str) -> str:
+    """The distribution name as wheel file names spell it (PEP 427: runs of ``-_.`` become ``_``)."""
+    return re.sub(r"[-_.]+", "_", name)
+
+
+def corpus_names(selection: str) -> list[str]:
+    """The corpora a ``--corpora`` value names: comma-separated names, or ``all``; ValueError on an unknown one."""
+    names = [name.strip() for name in selection.split(",") if name.strip()]
+    if names == ["all"]:
+        return list(CORPORA)
+    unknown = [name for name in names if name not in CORPORA]
+    if unknown or not names:
+        raise ValueError(f"unknown corpora {', '.join(unknown) or '(none given)'}; known: {', '.join(CORPORA)}"
+                         " or all")
+    return names
 
 
 @dataclass
@@ -146,22 +179,22 @@ def fetch(name: str, version: str, cache: Path) -> Path:
     """Download ``name==version``'s wheel into ``cache/wheels`` (once) and unpack its package's .py files."""
     wheels = cache / "wheels"
     target = cache / "src" / f"{name}-{version}"
-    package = target / name
+    package = target / package_of(name)
     if (target / ".complete").exists():
         return package
-    found = sorted(wheels.glob(f"{name}-{version}-*.whl"))
+    found = sorted(wheels.glob(f"{wheel_stem(name)}-{version}-*.whl"))
     if not found:
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(wheels),
                    f"{name}=={version}"]
         print(f"  downloading {name}=={version}: {' '.join(command)}", file=sys.stderr)
         done = subprocess.run(command, capture_output=True, text=True)
-        found = sorted(wheels.glob(f"{name}-{version}-*.whl"))
+        found = sorted(wheels.glob(f"{wheel_stem(name)}-{version}-*.whl"))
         if done.returncode != 0 or not found:
             raise RuntimeError(f"pip download {name}=={version} failed (offline? --quick needs no download):\n"
                                + (done.stderr or done.stdout)[-2000:])
     shutil.rmtree(target, ignore_errors=True)
     with zipfile.ZipFile(found[0]) as wheel:
-        members = [m for m in wheel.namelist() if m.startswith(f"{name}/") and m.endswith(".py")]
+        members = [m for m in wheel.namelist() if m.startswith(f"{package.name}/") and m.endswith(".py")]
         wheel.extractall(target, members)
     (target / ".complete").write_text(found[0].name + "\n", encoding="utf-8")
     return package
@@ -283,8 +316,44 @@ def devicelint_flags() -> set[str]:
                           cwd=ROOT, env=devicelint_env(), timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"`python -m analyzer check --help` failed:\n{done.stderr[-2000:]}")
-    wanted = ("--no-cache", "--cache-dir", "--isolated", "--no-respect-gitignore", "--show-files")
+    wanted = ("--no-cache", "--cache-dir", "--isolated", "--no-respect-gitignore", "--show-files", "--select",
+              "--analyze-all")
     return {flag for flag in wanted if flag in done.stdout}
+
+
+def rule_codes() -> list[str]:
+    """The rule codes ``devicelint rules`` lists in this checkout (MV2xx appear once they exist)."""
+    done = subprocess.run([sys.executable, "-m", "analyzer", "rules"], capture_output=True, text=True, cwd=ROOT,
+                          env=devicelint_env(), timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"`python -m analyzer rules` failed:\n{done.stderr[-2000:]}")
+    return [match.group(0) for line in done.stdout.splitlines() if (match := re.match(r"[A-Z]+[0-9]+", line))]
+
+
+def split_selection(select: str, codes: list[str]) -> tuple[str, list[str]]:
+    """``select`` (comma-separated ``ALL``, codes or prefixes, as ruff's) without the selectors that match none of
+    ``codes``, and those selectors: ``("MV1", ["MV2"])`` for ``MV1,MV2`` before MV2xx exist."""
+    selectors = [part.strip() for part in select.split(",") if part.strip()]
+    missing = [part for part in selectors if part != "ALL" and not any(code.startswith(part) for code in codes)]
+    return ",".join(part for part in selectors if part not in missing), missing
+
+
+def devicelint_selection(select: str | None, flags: set[str]) -> tuple[str | None, list[str]]:
+    """``--select``'s value with the selectors this checkout has no rule for left out, and notes saying so.
+
+    RuntimeError when a selection was asked for and nothing of it is left (devicelint would stop with status 2).
+    """
+    if not select:
+        return None, []
+    if "--select" not in flags:
+        raise RuntimeError("this checkout's `devicelint check` has no --select")
+    kept, missing = split_selection(select, rule_codes())
+    notes = [f"--select: {', '.join(missing)} matches no rule of this checkout (`devicelint rules`): left out"
+             ] if missing else []
+    if not kept:
+        raise RuntimeError(f"--select {select}: no rule of this checkout matches it (`devicelint rules`); "
+                           "--select ALL selects every rule there is")
+    return kept, notes
 
 
 def devicelint_files(corpus: Corpus, flags: set[str]) -> int | None:
@@ -327,6 +396,12 @@ def build_tools(args: argparse.Namespace, flags: set[str]) -> tuple[list[Tool], 
     # like ruff's: no configuration file of the repo around the corpus, no .gitignore of it (bench/.cache/)
     check = [sys.executable, "-m", "analyzer", "check", "DIR", "--exit-zero", "-q", "--output-format", "json",
              *[flag for flag in ("--isolated", "--no-respect-gitignore") if flag in flags]]
+    if args.select:
+        check += ["--select", args.select]
+    if args.analyze_all:
+        if "--analyze-all" not in flags:
+            raise RuntimeError("this checkout's `devicelint check` has no --analyze-all")
+        check.append("--analyze-all")
     has_cache = "--no-cache" in flags
     cold = [*check, "--no-cache"] if has_cache else check
     tools.append(Tool("devicelint_cold", "devicelint cold", cold, args.repeats, args.timeout, True, env))
@@ -501,8 +576,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per tool and corpus, median (default 3)")
     parser.add_argument("--quick", action="store_true",
                         help="the repo's runtime_shim/ only: no download, no pylint, a few seconds, offline")
-    parser.add_argument("--corpora", default=",".join(CORPORA),
-                        help=f"comma-separated, among {', '.join(CORPORA)} (default: all)")
+    parser.add_argument("--corpora", default=",".join(DEFAULT_CORPORA),
+                        help=f"comma-separated, among {', '.join(CORPORA)}, or all "
+                             f"(default: {','.join(DEFAULT_CORPORA)})")
+    parser.add_argument("--select", metavar="CODES",
+                        help="pass --select CODES to every devicelint run, e.g. ALL or MV2 (default: devicelint's "
+                             "own selection); selectors that match no rule of this checkout are left out, with a note")
+    parser.add_argument("--analyze-all", action="store_true",
+                        help="pass --analyze-all to every devicelint run (its relevance skip off)")
     parser.add_argument("--cache-dir", default=str(DEFAULT_CACHE),
                         help="where wheels and sources are kept (default bench/.cache/, git-ignored)")
     parser.add_argument("--skip-pylint", action="store_true", help="leave pylint out (it takes minutes)")
@@ -523,13 +604,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         flags = devicelint_flags()
         has_cache = "--no-cache" in flags
+        args.select, select_notes = devicelint_selection(args.select, flags)
         if args.quick:
             corpora = [load_corpus("runtime_shim (local)", "repo", QUICK_CORPUS)]
         else:
-            names = [name.strip() for name in args.corpora.split(",") if name.strip()]
-            unknown = [name for name in names if name not in CORPORA]
-            if unknown:
-                parser.error(f"unknown corpora {', '.join(unknown)}; known: {', '.join(CORPORA)}")
+            try:
+                names = corpus_names(args.corpora)
+            except ValueError as error:
+                parser.error(str(error))
             cache = Path(args.cache_dir)
             corpora = [load_corpus(name, CORPORA[name], fetch(name, CORPORA[name], cache)) for name in names]
     except RuntimeError as error:
@@ -538,7 +620,12 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="devicelint-bench-cache-")) if args.quick else Path(args.cache_dir)
     for corpus in corpora:
         corpus.cache = scratch / "devicelint-cache" / corpus.name.split()[0]
-    tools, notes = build_tools(args, flags)
+    try:
+        tools, notes = build_tools(args, flags)
+    except RuntimeError as error:
+        print(f"analyzer_speed: {error}", file=sys.stderr)
+        return 2
+    notes = select_notes + notes
     versions = {"ruff": tool_version([*(ruff_binary() or ["ruff"]), "--version"]),
                 "pylint": tool_version([sys.executable, "-m", "pylint", "--version"]) if not args.quick else None,
                 "devicelint": tool_version([sys.executable, "-m", "analyzer", "--version"])}
@@ -551,7 +638,9 @@ def main(argv: list[str] | None = None) -> int:
              else "corpora: " + ", ".join(f"{c.name} {c.version}" for c in corpora)))
     print("ruff: default rules (`--isolated`); pylint: errors only (`-E`); devicelint: "
           + ("`--no-cache` cold, cached warm (after one run that fills the cache)" if has_cache
-             else "no cache yet: cold only"))
+             else "no cache yet: cold only")
+          + (f", `--select {args.select}`" if args.select else ", its default rules")
+          + (", `--analyze-all`" if args.analyze_all else ""))
     rows = []
     for corpus in corpora:
         seen = devicelint_files(corpus, flags)
@@ -567,7 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     text = print_report(rows, tools, notes)
     write_json(args.json, {"benchmark": "analyzer_speed", "environment": environment(versions=versions),
-                           "pins": CORPORA if not args.quick else {}, "repeats": args.repeats,
+                           "pins": {c.name: c.version for c in corpora} if not args.quick else {},
+                           "select": args.select, "analyze_all": args.analyze_all, "repeats": args.repeats,
                            "pylint_repeats": args.pylint_repeats, "devicelint_has_cache": has_cache,
                            "devicelint_flags": sorted(flags),
                            "goals": {key: {"sense": sense, "bound": bound} for key, (sense, bound) in GOALS.items()},
