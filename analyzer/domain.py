@@ -528,7 +528,7 @@ def join_all(values: Iterable[Value]) -> Value:
 
 def reveal_text(value: Value) -> str:
     """The analyzer's ``reveal_device`` text: one state, or the alternatives joined by ``|``."""
-    texts = sorted({a.reveal() for a in value.atoms if isinstance(a, (TensorAtom, DeviceAtom))})
+    texts = sorted({a.reveal() for a in value.atoms if hasattr(a, "reveal")})  # type: ignore[attr-defined]
     if value.top or not texts:
         texts.append("Unknown")
     return " | ".join(texts)

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .domain import Atom, DeviceAtom, Origin, TensorAtom, Value
+from .domain import Atom, Origin, Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +48,14 @@ class Possibility:
     def describe_operands(self) -> str:
         parts = []
         for role, atom in self.operands:
-            text = atom.reveal() if isinstance(atom, (TensorAtom, DeviceAtom)) else repr(atom)
+            text = atom.reveal() if hasattr(atom, "reveal") else repr(atom)
             origin = getattr(atom, "origin", None)
             parts.append(f"{role}: {text}" + (f" ({origin.brief()})" if origin is not None else ""))
         return "; ".join(parts)
 
     def states(self) -> tuple[str, ...]:
         """The operands' states without where they came from."""
-        return tuple(atom.reveal() if isinstance(atom, (TensorAtom, DeviceAtom)) else repr(atom)
+        return tuple(atom.reveal() if hasattr(atom, "reveal") else repr(atom)
                      for _role, atom in self.operands)
 
     def origins(self) -> Iterator[tuple[str, Origin]]:
@@ -85,10 +85,15 @@ class Context:
     args: tuple[tuple[str, str], ...] = ()  # (parameter, short state text) for the description
     callers: list[CallerLink] = field(default_factory=list)
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
+    world: str = ""  # the assumption this context was analysed under ("torch.cuda.is_available() is True")
 
     def describe(self, depth: int = 0, hide: frozenset[tuple[str, str]] = frozenset()) -> str:
         """A phrase naming the path into this context, e.g. "when `export` is called from main.py:31 with
         t=Autodiff { ... } float tracked". Arguments in ``hide`` (the same in passing contexts) are left out."""
+        text = self._describe(depth, hide)
+        return f"{text} when {self.world}" if self.world else text
+
+    def _describe(self, depth: int, hide: frozenset[tuple[str, str]]) -> str:
         if self.function is None:
             return f"at the top level of {os.path.basename(self.file)}"
         if self.uncalled or not self.callers:

@@ -27,6 +27,7 @@ from .facts import FileFailure
 __all__ = ["PathError", "SourceFile", "discover", "load", "module_name", "parse", "relevant"]
 
 SHIM = b"runtime_shim"
+TORCH = b"torch"
 SKIP_DIRS = frozenset(DEFAULT_EXCLUDE)  # the default excludes (see analyzer.discovery)
 
 
@@ -101,10 +102,13 @@ def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[Sourc
     return files
 
 
-def relevant(files: list[SourceFile]) -> list[SourceFile]:
-    """Files that mention runtime_shim, or (transitively) a project module that does."""
-    chosen = [f for f in files if SHIM in f.data or f.failure]
-    rest = [f for f in files if SHIM not in f.data and not f.failure]
+def relevant(files: list[SourceFile], torch: bool = False) -> list[SourceFile]:
+    """Files that mention runtime_shim (or, with ``torch``, torch: the MV2xx rules' code), or (transitively)
+    a project module that does."""
+    markers = (SHIM, TORCH) if torch else (SHIM,)
+    chosen = [f for f in files if f.failure or any(m in f.data for m in markers)]
+    picked_first = {id(f) for f in chosen}
+    rest = [f for f in files if id(f) not in picked_first]
     names: set[bytes] = set()
     frontier = chosen
     while frontier and rest:

@@ -85,7 +85,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     from .cache import Cache
 
     report = Report(files_seen=len(sources), sources={s.path: s for s in sources})
-    chosen = sources if settings.analyze_everything else frontend.relevant(sources)
+    chosen = sources if settings.analyze_everything else frontend.relevant(sources, settings.torch_rules())
     if project_modules is None:
         project_modules = frozenset(s.module for s in sources)
     engine_key = settings.engine_key()

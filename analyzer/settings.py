@@ -128,6 +128,12 @@ class Settings:
                 enabled = update
         return enabled
 
+    def torch_rules(self) -> bool:
+        """Whether some PyTorch rule (MV2xx) is enabled: files that mention torch are then analysed too."""
+        from rules import all_rules
+
+        return any(rule.code.startswith("MV2") and self.selects(rule.code) for rule in all_rules())
+
     def ignored_in(self, path: str, code: str) -> bool:
         """Whether a per-file ignore removes ``code`` from ``path``."""
         return any(entry.ignores(code) and entry.applies_to(path) for entry in self.per_file_ignores)

@@ -1,4 +1,5 @@
-"""``devicelint confirm``: run programs under runtime_shim and compare, site by site, with the analysis.
+"""``devicelint confirm``: run programs under runtime_shim (PyTorch programs under its torch observer)
+and compare, site by site, with the analysis.
 
 Modules: :mod:`.programs` (which programs, their header settings), :mod:`.launch` and
 :mod:`.child` (run them, recording, in parallel), :mod:`.analysis` (the analyzer side),

@@ -11,8 +11,11 @@ imports it fresh and reads its environment (record file, mode, profile).
 
 A request: ``kind`` ("path": ``runpy.run_path``, as ``python FILE`` or ``python DIR``;
 "module": ``runpy.run_module``, as ``python -m``), ``target``, ``path0`` (sys.path[0]),
-``cwd``, ``env`` (set), ``unset`` (removed), ``result`` (where the child writes how the
-program ended), ``stdout``/``stderr`` (files, forked children only).
+``cwd``, ``env`` (set), ``unset`` (removed), ``prelude`` (Python run first, in the program's
+process: the torch observer's ``session.PRELUDE`` for a PyTorch program; empty otherwise),
+``result`` (where the child writes how the program ended), ``stdout``/``stderr`` (files, forked
+children only). An exception the torch observer tagged (``runtime_shim_code``) is a dispatch
+failure with that code, as a ``runtime_shim`` ``DispatchError`` is.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ def run_child(request):
 
     status = 0
     try:
+        if request.get("prelude"):  # an observer installing itself (the torch observer), as the program's first code
+            exec(compile(request["prelude"], "<devicelint-confirm-prelude>", "exec"), {"__name__": "__prelude__"})
         if request["kind"] == "module":
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
@@ -68,12 +73,16 @@ def run_child(request):
     except BaseException as exc:
         dispatch = any(c.__name__ == "DispatchError" and c.__module__.startswith("runtime_shim")
                        for c in type(exc).__mro__)
+        # the torch observer tags the library exception it recorded with its code
+        tagged = getattr(exc, "runtime_shim_code", None)
+        code = getattr(exc, "code", None) if dispatch else tagged
+        dispatch = dispatch or tagged is not None
         if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
             file, line = os.path.abspath(exc.filename), exc.lineno
         else:
             file, line = _location(exc.__traceback__)
         write({"status": "exception", "type": type(exc).__module__ + "." + type(exc).__qualname__,
-               "dispatch": dispatch, "code": getattr(exc, "code", None) if dispatch else None,
+               "dispatch": dispatch, "code": code if dispatch else None,
                "message": str(exc), "last_line": traceback.format_exception_only(type(exc), exc)[-1].strip(),
                "file": file, "line": line})
         traceback.print_exception(type(exc), exc, exc.__traceback__)

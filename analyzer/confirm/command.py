@@ -25,13 +25,15 @@ FORMATS = ("text", "json")
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``confirm`` subcommand's arguments."""
-    cmd = commands.add_parser("confirm", help="run programs under runtime_shim and check the analysis against them")
+    cmd = commands.add_parser("confirm", help="run programs under runtime_shim (PyTorch programs under its torch "
+                                              "observer) and check the analysis against them")
     cmd.add_argument("paths", nargs="*", help="files or directories with programs (default: .)")
     cmd.add_argument("--entry", action="append", default=None, metavar="ENTRY",
                      help="run this program instead of discovering them (a file, a directory with __main__.py, "
                           "or a module run as python -m); repeatable; PATHS are then only analysed")
     cmd.add_argument("--real", action="store_true",
-                     help="run on this machine's real devices (default: virtual devices)")
+                     help="run on this machine's real devices (default: virtual devices; for PyTorch programs, "
+                          "fake CUDA)")
     cmd.add_argument("--profile", choices=sorted(PROFILES), default=None,
                      help=f"semantics profile (default: [tool.devicelint] profile, else {DEFAULT_PROFILE}); "
                           "a program's '# fixture: profile=...' header wins")

@@ -5,6 +5,11 @@ and ``RUNTIME_SHIM_PROFILE``, a per-program timeout (its whole process group is
 killed), and is classified by how it ended (:class:`Run`). Processes come from a
 preloading launcher (:mod:`analyzer.confirm.child`) unless ``preload`` is off, in
 which case each program starts a fresh interpreter (slower, nothing shared).
+
+A PyTorch program (``program.runtime == "torch"``) runs the same way, with the torch
+observer's prelude (``runtime_shim.torch_observer.session.PRELUDE``) ahead of it and
+``RUNTIME_SHIM_TORCH=fake`` (virtual: fake CUDA) or ``=real``; the observer writes its
+failures to the same record file, in the same format.
 """
 
 from __future__ import annotations
@@ -25,15 +30,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime_shim.runner import PACKAGE_ROOT, Expectation, read_expectation, read_records
+from runtime_shim.torch_observer import session as torch_session  # constants only: no torch import
 
 from .child import SOURCE
-from .programs import Program
+from .programs import SHIM_RUNTIME, TORCH_RUNTIME, Program
 
 PRELOAD = ("numpy", "torch")
+#: Environment the torch observer reads as machine settings (kept for every program, not removed).
+KEPT_VARIABLES = ("RUNTIME_SHIM_TORCH_CUDA_DEVICES", "RUNTIME_SHIM_TORCH_EXT_DIR")
 DEFAULT_TIMEOUT = 60.0
 MIN_PRELOAD_PROGRAMS = 8
 OUTPUT_TAIL = 4000  # characters of a program's stdout/stderr kept for the report
 _GPU_MISSING = re.compile(r"cuda:(\d+) does not exist \(torch sees (\d+) CUDA device")
+# What PyTorch raises for a CUDA device this machine (or this torch build) lacks
+_TORCH_NO_CUDA = re.compile(
+    r"Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available"
+    r"|invalid device ordinal|PyTorch is not linked with support for cuda devices"
+    r"|Attempting to deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is False"
+    r"|CUDA driver initialization failed")
 
 
 class LaunchError(RuntimeError):
@@ -62,11 +76,14 @@ class Run:
         return self.status not in ("ok", "expected")
 
 
-def child_env(record: str, profile: str, real: bool) -> tuple[dict[str, str], list[str]]:
-    """What the program's environment sets and removes."""
+def child_env(record: str, profile: str, real: bool,
+              runtime: str = SHIM_RUNTIME) -> tuple[dict[str, str], list[str]]:
+    """What the program's environment sets and removes (for a PyTorch program, also the observer's mode)."""
     env = {"RUNTIME_SHIM_RECORD": record, "RUNTIME_SHIM_VIRTUAL": "0" if real else "1",
            "RUNTIME_SHIM_PROFILE": profile}
-    unset = [k for k in os.environ if k.startswith("RUNTIME_SHIM_") and k not in env]
+    if runtime == TORCH_RUNTIME:
+        env[torch_session.MODE_VARIABLE] = "real" if real else "fake"
+    unset = [k for k in os.environ if k.startswith("RUNTIME_SHIM_") and k not in env and k not in KEPT_VARIABLES]
     return env, unset
 
 
@@ -201,10 +218,11 @@ def run_one(program: Program, *, profile: str, real: bool, timeout: float,
         declared = read_expectation(Path(entry))
         expectation = declared if isinstance(declared, Expectation) else None
     with tempfile.TemporaryDirectory(prefix="devicelint_confirm_") as tmp:
-        env, unset = child_env(os.path.join(tmp, "record.jsonl"), profile, real)
+        env, unset = child_env(os.path.join(tmp, "record.jsonl"), profile, real, program.runtime)
         request = {"kind": program.kind, "target": program.target, "path0": program.path0, "cwd": os.getcwd(),
                    "env": env, "unset": unset, "result": os.path.join(tmp, "result.json"),
-                   "stdout": os.path.join(tmp, "stdout"), "stderr": os.path.join(tmp, "stderr")}
+                   "stdout": os.path.join(tmp, "stdout"), "stderr": os.path.join(tmp, "stderr"),
+                   "prelude": torch_session.PRELUDE if program.runtime == TORCH_RUNTIME else ""}
         started = time.monotonic()
         if launcher is not None:
             status, timed_out = launcher.run(request, timeout)
@@ -236,13 +254,20 @@ def _classify(run: Run, result: dict | None, status: int | None, timed_out: bool
         run.status = "exit"
         run.detail = f"exit status {result['code']}" + (f": {result['message']}" if result.get("message") else "")
     elif result.get("dispatch"):
-        line = result.get("line")
+        file, line = result.get("file"), result.get("line")
+        # the failing call is the last recorded failure with this code and message (the traceback's
+        # innermost frame may lie in a library: the torch observer re-raises from inside torch's call)
+        record = next((r for r in reversed(run.records) if isinstance(r.get("outcome"), dict)
+                       and r["outcome"].get("code") == result.get("code")
+                       and r["outcome"].get("message") == result.get("message") and r.get("file")), None)
+        if record is not None:
+            file, line = record["file"], record.get("line")
         exp = run.expectation
         if exp is not None and result.get("code") == exp.code and (exp.line is None or exp.line == line):
             run.status = "expected"
         else:
             run.status = "dispatch"
-        where = f" (at {_short(result.get('file'))}:{line})" if result.get("file") else ""
+        where = f" (at {_short(file)}:{line})" if file else ""
         run.detail = f"uncaught {result.get('code')}: {' '.join(str(result.get('message')).split())}{where}"
     else:
         run.status = "crashed"
@@ -272,25 +297,43 @@ def missing_gpus(run: Run) -> str | None:
     return f"needs cuda:{needed}, this machine has {seen} CUDA device{'s' if seen != 1 else ''}"
 
 
+def missing_cuda(run: Run) -> str | None:
+    """Why a PyTorch program run on real devices stopped for want of a CUDA device (None: it did not).
+
+    PyTorch raises (``Torch not compiled with CUDA enabled``, ``invalid device ordinal``, ...) where the
+    program first asks for a device this machine lacks; the program did not run to its end."""
+    if not run.problem or run.status == "timeout":
+        return None
+    last = next((line.strip() for line in reversed(run.stderr.splitlines()) if line.strip()), "")
+    for text in (run.detail, last):
+        match = _TORCH_NO_CUDA.search(text or "")
+        if match:
+            return f"needs CUDA, which this machine does not provide ({match.group(0)})"
+    return None
+
+
 def run_programs(programs: Sequence[Program], *, profile_of: Callable[[Program], str],
                  real_of: Callable[[Program], bool], timeout: float, jobs: int, preload: bool | None = None,
                  python: str | None = None) -> list[Run]:
     """Run every program (``jobs`` at a time); in real mode, one that needs CUDA devices this
-    machine lacks is run again with virtual devices, and says so.
+    machine lacks is run again with virtual devices (a PyTorch program: fake CUDA), and says so.
 
-    ``preload``: fork the programs from a launcher that has imported numpy and torch; ``None``:
-    when there are at least :data:`MIN_PRELOAD_PROGRAMS` (for fewer, importing torch up front
-    costs more than it saves: most programs never import it)."""
-    if preload is None:
-        preload = len(programs) >= MIN_PRELOAD_PROGRAMS
+    ``preload``: fork the programs from a launcher that has imported numpy and torch (and, with
+    PyTorch programs, what the torch observer imports); ``None``: when there are at least
+    :data:`MIN_PRELOAD_PROGRAMS`, or two PyTorch programs (for fewer, importing torch up front
+    costs more than it saves: most Burn programs never import it)."""
+    torch_programs = sum(p.runtime == TORCH_RUNTIME for p in programs)
+    if preload is None:  # every PyTorch program imports torch (and the observer torch._dynamo): 2 share it
+        preload = len(programs) >= MIN_PRELOAD_PROGRAMS or torch_programs >= 2
     use_launcher = preload and os.name == "posix" and hasattr(os, "fork")
-    launcher = Launcher(python=python) if use_launcher and programs else None
+    modules = tuple(dict.fromkeys(PRELOAD + (torch_session.PRELOAD if torch_programs else ())))
+    launcher = Launcher(modules, python=python) if use_launcher and programs else None
 
     def one(program: Program) -> Run:
         profile, real = profile_of(program), real_of(program)
         run = run_one(program, profile=profile, real=real, timeout=timeout, launcher=launcher, python=python)
         if real:
-            reason = missing_gpus(run)
+            reason = missing_cuda(run) if program.runtime == TORCH_RUNTIME else missing_gpus(run)
             if reason is not None:
                 run = run_one(program, profile=profile, real=False, timeout=timeout, launcher=launcher,
                               python=python)

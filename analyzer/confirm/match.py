@@ -16,6 +16,10 @@ Then, per site and rule code ``C``:
   analyzer revealed there, else a **reveal mismatch** (also when it revealed nothing).
 
 Predictions at sites that never executed are listed as *not reached* and judge nothing.
+
+PyTorch programs' sites (the torch observer's records) are judged by the same rules; the
+observer records failures only, so their executions are their failures, and a prediction
+may also pair with one by its line (see :func:`_pair`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .reveal import reveal_matches
-from .sites import Lines, Observed, Predicted, Span
+from .sites import TORCH_PROFILE_PREFIX, Lines, Observed, Predicted, Span
 
 AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH = (
     "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch")
@@ -51,17 +55,31 @@ class Site:
         return self.observed is not None and self.observed.executions > 0
 
 
+def _codes(prediction: Predicted) -> set[str]:
+    return set(prediction.errors) | set(prediction.warnings)
+
+
 def _pair(observed: dict[Span, Observed], predicted: dict[Span, Predicted],
           reported: Callable[[Span], tuple[int, int] | None]) -> dict[Span, Span]:
     """predicted span -> observed span, for the predictions whose call executed.
 
     ``reported(span)``: where CPython starts the position of the call at ``span``, when
-    that is not the expression's start (a method call over several lines)."""
+    that is not the expression's start (a method call over several lines).
+
+    A prediction that pairs with no runtime site by its start may pair by its line with a site
+    the torch observer recorded (:attr:`Observed.torch`): the observer records a failure at the
+    innermost user frame, which is the line, not always the expression, the analyzer names (the
+    ``model(x)`` of a library module failing inside, a discarded ``x.to(d)`` statement). Such a
+    site pairs only with a prediction of a code it failed with; of several on the line, the
+    nearest by column."""
     by_start: dict[tuple[int, int], list[Span]] = {}
-    for span in observed:
+    by_row: dict[int, list[Span]] = {}
+    for span, seen in observed.items():
         by_start.setdefault(span[:2], []).append(span)
+        if seen.torch:
+            by_row.setdefault(span[0], []).append(span)
     pairs = {}
-    for span in predicted:
+    for span, prediction in predicted.items():
         # CPython's start first; then the expression's own (a version that does not move it)
         starts = [start for start in (reported(span), span[:2]) if start is not None]
         for start in starts:
@@ -70,6 +88,13 @@ def _pair(observed: dict[Span, Observed], predicted: dict[Span, Predicted],
             if exact or len(candidates) == 1:
                 pairs[span] = (exact or candidates)[0]
                 break
+        else:
+            codes = _codes(prediction)
+            for row, column in starts:
+                same_line = [c for c in by_row.get(row, []) if codes & set(observed[c].failures)]
+                if same_line:
+                    pairs[span] = min(same_line, key=lambda c, column=column: (abs(c[1] - column), c))
+                    break
     return pairs
 
 
@@ -112,7 +137,9 @@ def judge(site: Site, profile: str | None = None) -> None:
         else:
             site.verdicts.append(Verdict(MISS, code, f"the runtime {runtime} ({_one_line(seen.messages.get(code))}); "
                                                      f"the analyzer reports nothing with this code there"))
-    switched = sorted(seen.profiles - {profile}) if profile else []
+    # (the torch observer's records name torch's version, not a Burn profile: no switch)
+    switched = sorted(p for p in seen.profiles - {profile} if not p.startswith(TORCH_PROFILE_PREFIX)) \
+        if profile else []
     if switched:  # the program changed the profile itself: say so next to what it explains
         for verdict in site.verdicts:
             if verdict.kind in PROBLEMS:

@@ -9,9 +9,11 @@ A *program* is what ``python`` would run:
 * an explicit ``--entry`` (a file, a directory, or a dotted module name run as ``python -m``).
 
 Directories are searched recursively; the modules of a package without an entry point are
-library code (analysed, run only through the programs that import them). Only programs
-with a file that mentions ``runtime_shim`` are run (:func:`analyzer.confirm.session.collect`):
-confirming a script that never touches the runtime proves nothing.
+library code (analysed, run only through the programs that import them). Each program is
+run under the runtime its files use (:func:`runtime_of`): ``runtime_shim`` when one of them
+mentions ``runtime_shim``; else the PyTorch observer (``runtime_shim.torch_observer``) when one
+of them imports ``torch``; else it is not run (:func:`analyzer.confirm.session.collect`):
+confirming a script that touches neither proves nothing.
 
 Headers (``# fixture: profile=burn-0.21 mode=real backends=Flex,NdArray``, in a comment of
 any of the program's files) override the run's profile, mode and target backends.
@@ -19,21 +21,24 @@ any of the program's files) override the run's profile, mode and target backends
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runtime_shim.semantics import PROFILES
 
-from ..frontend import module_name
+from ..frontend import SHIM, module_name
 from ..settings import SettingsError, parse_backends
 
 _HEADER = re.compile(r"#\s*fixture\s*:\s*(.*)")
 HEADER_KEYS = ("profile", "mode", "backends")
 MODES = ("virtual", "real")
+#: What a program runs under: the Burn runtime (``runtime_shim``), or PyTorch under the torch observer.
+SHIM_RUNTIME, TORCH_RUNTIME = "runtime_shim", "torch"
 
 
 class ProgramError(ValueError):
@@ -53,6 +58,7 @@ class Program:
     mode: str | None = None
     backends: frozenset[str] | None = None
     header_backends: bool = False  # the header set backends (possibly to None: never)
+    runtime: str = SHIM_RUNTIME  # SHIM_RUNTIME or TORCH_RUNTIME (see runtime_of)
 
     @property
     def entry_file(self) -> str | None:
@@ -64,6 +70,40 @@ class Program:
     def command(self) -> str:
         """The equivalent command line (for reports)."""
         return f"python -m {self.target}" if self.kind == "module" else f"python {self.name}"
+
+
+def imports_torch(data: bytes) -> bool:
+    """The source imports ``torch`` (``import torch``, ``import torch.nn as nn``, ``from torch import
+    nn``, anywhere in the file). Read from the syntax tree: a comment or string naming torch is not an
+    import. An unparsable file imports nothing (it is reported as bad input anyway)."""
+    if b"torch" not in data:
+        return False
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch":
+            return True
+    return False
+
+
+def runtime_of(program: Program, sources: Mapping[str, bytes]) -> str | None:
+    """What ``program`` runs under: :data:`SHIM_RUNTIME` when one of its files mentions
+    ``runtime_shim`` (a Burn program; it may import torch too), else :data:`TORCH_RUNTIME` when one
+    of them imports ``torch`` (a PyTorch program, for the torch observer), else ``None`` (nothing to
+    confirm: not run). ``sources``: file (as in ``program.files``) -> its bytes. A ``-m`` entry
+    whose files were not found runs under runtime_shim (its module decides what it records)."""
+    if program.kind == "module" and not program.files:
+        return SHIM_RUNTIME
+    data = [sources[f] for f in program.files if f in sources]
+    if any(SHIM in d for d in data):
+        return SHIM_RUNTIME
+    if any(imports_torch(d) for d in data):
+        return TORCH_RUNTIME
+    return None
 
 
 def display(path: str) -> str:

@@ -7,7 +7,7 @@ import json
 from collections import defaultdict
 
 from .match import AGREE, FALSE_ALARM, MISS, REVEAL_MISMATCH, UNCONFIRMED
-from .programs import display
+from .programs import TORCH_RUNTIME, display
 from .session import Group, Result
 
 COLUMNS = ("executed", AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH)
@@ -46,8 +46,10 @@ def text(result: Result) -> str:
     options = result.options
     runs = result.runs
     virtual = sum(r.mode == "virtual" for r in runs)
+    torch_runs = sum(r.program.runtime == TORCH_RUNTIME for r in runs)
+    pytorch = f", {torch_runs} PyTorch under the torch observer" if torch_runs else ""
     header = (f"devicelint confirm: {len(runs)} program{'s' if len(runs) != 1 else ''} "
-              f"({virtual} with virtual devices, {len(runs) - virtual} on real devices), "
+              f"({virtual} with virtual devices, {len(runs) - virtual} on real devices{pytorch}), "
               f"default profile {options.profile}, timeout {options.timeout:g} s")
     lines = [header, ""]
     table = per_file(result)
@@ -74,7 +76,8 @@ def text(result: Result) -> str:
         elif run.status == "expected":
             notes.append(f"{run.program.name}: failed as declared: {run.detail}")
         if run.fallback:
-            notes.append(f"{run.program.name}: ran with virtual devices: {run.fallback}")
+            how = "virtual devices (fake CUDA)" if run.program.runtime == TORCH_RUNTIME else "virtual devices"
+            notes.append(f"{run.program.name}: ran with {how}: {run.fallback}")
     if notes:
         lines.append("")
         lines.extend(notes)
@@ -100,7 +103,8 @@ def to_json(result: Result) -> str:
                 "errors": said.errors, "warnings": said.warnings, "reveals": said.reveals},
             "verdicts": [{"kind": v.kind, "code": v.code or None, "detail": v.detail} for v in site.verdicts],
         })
-    programs = [{"program": r.program.name, "command": r.program.command(), "mode": r.mode, "profile": r.profile,
+    programs = [{"program": r.program.name, "command": r.program.command(), "runtime": r.program.runtime,
+                 "mode": r.mode, "profile": r.profile,
                  "status": r.status, "detail": r.detail or None, "fallback": r.fallback,
                  "seconds": round(r.seconds, 3), "records": len(r.records),
                  "stderr_tail": r.stderr[-1000:] if r.problem else None} for r in result.runs]

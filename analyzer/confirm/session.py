@@ -14,7 +14,16 @@ from ..settings import Settings
 from .analysis import SettingsKey, analyze, machine_backends
 from .launch import DEFAULT_TIMEOUT, Run, run_programs
 from .match import PROBLEMS, Site, compare
-from .programs import Program, ProgramError, apply_headers, display, entry_programs, find_programs
+from .programs import (
+    TORCH_RUNTIME,
+    Program,
+    ProgramError,
+    apply_headers,
+    display,
+    entry_programs,
+    find_programs,
+    runtime_of,
+)
 from .sites import Lines, observe, predict
 
 
@@ -83,17 +92,23 @@ def collect(options: Options) -> tuple[list[Program], list[str]]:
         raise ConfirmError(f"{error}: No such file or directory") from None
     try:
         programs = entry_programs(options.entries, files) if options.entries else find_programs(options.paths, files)
-        # a program none of whose files mentions runtime_shim has nothing to confirm (PyTorch
-        # programs, for instance, are the torch observer's: not run here)
+        # each program runs under what its files use: runtime_shim, or PyTorch under the torch
+        # observer; a program that uses neither has nothing to confirm and is not run
         sources = {_real(s.path): s for s in frontend.load(files)}
-        uses_shim = {path for path, s in sources.items() if frontend.SHIM in s.data}
-        programs = [p for p in programs if p.kind == "module" and not p.files or uses_shim & set(map(_real, p.files))]
+        data = {path: s.data for path, s in sources.items()}
+        kept = []
+        for program in programs:
+            program.files = [_real(f) for f in program.files]
+            runtime = runtime_of(program, data)
+            if runtime is not None:
+                program.runtime = runtime
+                kept.append(program)
+        programs = kept
         for path in sorted({f for p in programs for f in p.files}):
             failure = frontend.parse(sources[path]) if path in sources else None
             if failure is not None:  # a program that cannot even be parsed is bad input, not a finding
                 raise ConfirmError(f"{display(failure.file)}:{failure.line}:{failure.col + 1}: {failure.message}")
         for program in programs:
-            program.files = [_real(f) for f in program.files]
             apply_headers(program)
     except ProgramError as error:
         raise ConfirmError(str(error)) from None
@@ -119,7 +134,8 @@ def confirm(options: Options) -> Result:
         program = run.program
         if program.header_backends:
             return run.profile, program.backends
-        if run.mode == "virtual":  # every backend exists
+        if run.mode == "virtual" or program.runtime == TORCH_RUNTIME:
+            # every backend exists; a PyTorch program uses no Burn backend (its analysis is MV2xx)
             return run.profile, None
         if not machine:
             machine.append(machine_backends())

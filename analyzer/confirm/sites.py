@@ -2,7 +2,9 @@
 
 A site is a call expression: (file, row, column, end row, end column), rows 1-based,
 columns 1-based *characters* (the analyzer's convention). The runtime records CPython's
-code positions: 0-based UTF-8 *byte* columns, converted here with the file's text.
+code positions: 0-based UTF-8 *byte* columns, converted here with the file's text. The
+torch observer writes the same records (failures only, profile ``torch-<version>``):
+their sites are :attr:`Observed.torch`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from .reveal import REVEAL_PREFIX
 
 Span = tuple[int, int, int, int]  # row, column, end row, end column (1-based, characters)
 
+#: The torch observer's records name their profile ``torch-<version>`` (runtime_shim's: a Burn profile).
+TORCH_PROFILE_PREFIX = "torch-"
+#: Codes of the rules about a call (MV1xx: Burn dispatch, MV2xx: PyTorch); MV9xx are about the analysis.
+CALL_CODE_PREFIXES = ("MV1", "MV2")
+
 
 @dataclass
 class Observed:
@@ -31,6 +38,9 @@ class Observed:
     ops: set[str] = field(default_factory=set)
     programs: set[str] = field(default_factory=set)
     profiles: set[str] = field(default_factory=set)  # what the runtime ran under (a program may switch)
+    # recorded by the torch observer: failures only (executions are the failures), at the innermost
+    # user frame's position, which the analyzer's diagnostic for the same failure shares the line of
+    torch: bool = False
 
 
 @dataclass
@@ -130,6 +140,7 @@ def observe(records: Iterable[dict], program: str, files: set[str], lines: Lines
         seen.ops.add(str(record.get("op")))
         if isinstance(record.get("profile"), str):
             seen.profiles.add(record["profile"])
+            seen.torch = seen.torch or record["profile"].startswith(TORCH_PROFILE_PREFIX)
         outcome = record.get("outcome")
         if isinstance(outcome, dict):
             code = str(outcome.get("code"))
@@ -140,13 +151,13 @@ def observe(records: Iterable[dict], program: str, files: set[str], lines: Lines
 
 
 def predict(diagnostics: Iterable[Diagnostic], into: dict[str, dict[Span, Predicted]]) -> None:
-    """Add the analyzer's dispatch findings (MV1xx) and reveal notes to ``into[file][span]``."""
+    """Add the analyzer's findings about calls (MV1xx, MV2xx) and reveal notes to ``into[file][span]``."""
     for d in diagnostics:
         span = (d.row, d.column, d.end_row, d.end_column)
         site = into.setdefault(os.path.realpath(d.file), {})
         if d.severity is Severity.NOTE:
             if d.message.startswith(REVEAL_PREFIX):
                 site.setdefault(span, Predicted()).reveals.append(d.message.removeprefix(REVEAL_PREFIX))
-        elif d.code.startswith("MV1"):  # MV9xx are about the analysis itself, never about a call
+        elif d.code.startswith(CALL_CODE_PREFIXES):  # MV9xx are about the analysis itself, never about a call
             target = site.setdefault(span, Predicted())
             (target.errors if d.severity is Severity.ERROR else target.warnings).setdefault(d.code, d.message)

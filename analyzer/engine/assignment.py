@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAtom, V, Value, seq, seq_of
+from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAtom, V, Value, join_all, seq, seq_of
 from .flow_state import Frame, State, widen_if_large
+from .limits import MAX_DICT_KEYS
 
 
 class Assignment:
@@ -129,7 +130,10 @@ class Assignment:
         keys = key.consts()
         updated = []
         for atom in container.atoms:
-            if isinstance(atom, DictAtom) and keys and len(keys) == 1 and not key.top:
+            if isinstance(atom, DictAtom) and len(atom.items) >= MAX_DICT_KEYS:
+                # a registry of hundreds of entries: its keys stop mattering (each store would copy them all)
+                updated.append(DictAtom((), join_all([atom.unknown_keys(), value, *(v for _k, v in atom.items)])))
+            elif isinstance(atom, DictAtom) and keys and len(keys) == 1 and not key.top:
                 items = [(k, v) for k, v in atom.items if not (k == keys[0] and type(k) is type(keys[0]))]
                 updated.append(DictAtom((*items, (keys[0], value)), atom.rest))
             elif isinstance(atom, DictAtom):
@@ -139,4 +143,4 @@ class Assignment:
                 updated.append(seq_of("list", atom.elem.join(value)))
             else:
                 updated.append(atom)
-        return Value(frozenset(updated), container.top)
+        return widen_if_large(Value(frozenset(updated), container.top))

@@ -34,7 +34,9 @@ from ..domain import (
     const,
 )
 from ..imports import shim_public_names, shim_submodules
+from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 from .flow_state import Frame, State
+from .modules import _torch_path
 from .numpy_model import array_attribute
 from .program import SuperRef
 
@@ -54,6 +56,8 @@ class Attributes:
         return value
 
     def attribute(self, obj: Value, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value:
+        if attr == "grad" and node is not None and any(isinstance(a, TorchTensorAtom) for a in obj.atoms):
+            return self.torch_grad_read(obj, node, st, fr)
         out = TOP if obj.top else BOTTOM
         for atom in obj.atoms:
             value = self.attribute_of(atom, attr, node, st, fr)
@@ -89,6 +93,14 @@ class Attributes:
             return self.module_attr(atom, attr)
         if isinstance(atom, NumpyRef):
             return V(NumpyRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, TorchRef):
+            return V(TorchRef(_torch_path(f"{atom.path}.{attr}")))
+        if isinstance(atom, TorchTensorAtom):
+            return self.torch_tensor_attribute(atom, attr)
+        if isinstance(atom, TorchLayerAtom):
+            return self.torch_layer_attribute(atom, attr)
+        if isinstance(atom, TorchDeviceAtom):
+            return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
         if isinstance(atom, ArrayAtom):
             return array_attribute(atom, attr) if attr == "T" or attr.startswith("_") else V(BoundShim(atom, attr))
         if isinstance(atom, RngAtom):
@@ -102,6 +114,8 @@ class Attributes:
                 return stored
             if from_class is not None:
                 return self._bind_class_attr(from_class, atom, node, st, fr)
+            if atom.cls.is_torch_module():
+                return self.torch_module_attribute(atom, attr, node, st, fr)
             return None  # set somewhere the analysis does not see, or inherited from an unknown base
         if isinstance(atom, SuperRef):
             found = atom.instance.cls.lookup(attr, after=atom.cls) if isinstance(atom.instance, Instance) else None

@@ -29,6 +29,7 @@ from ..domain import (
     seq_of,
 )
 from ..facts import CallerLink, Context
+from ..torch_domain import TorchLayerAtom, TorchRef
 from .dispatch_helpers import NullFacts, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
@@ -133,7 +134,14 @@ class Calls:
             elif isinstance(atom, ShimRef):
                 result = result.join(self.call_shim_function(atom.name, args, kwargs, node, st, fr))
             elif isinstance(atom, NumpyRef):
-                result = result.join(TOP if star_unknown else numpy_call(atom.path, args, kwargs))
+                converted = None if star_unknown else self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
+                result = result.join(TOP if star_unknown else converted if converted is not None
+                                     else numpy_call(atom.path, args, kwargs))
+            elif isinstance(atom, TorchRef):
+                result = result.join(TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr))
+            elif isinstance(atom, TorchLayerAtom):
+                result = result.join(TOP if star_unknown or node is None
+                                     else self.torch_layer_call(atom, args, kwargs, node, st, fr))
             elif isinstance(atom, BuiltinRef):
                 result = result.join(self.call_builtin(atom.name, args, kwargs, node, st, fr))
             elif isinstance(atom, Instance):
@@ -170,8 +178,9 @@ class Calls:
         profile = fr.profile
         globals_key = (self.module_stores,
                        *(fn.module.namespace.get(name, TOP) for name in fn.free if name not in fref.closure))
+        modes = self.torch_modes(st)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
-                    globals_key, uncalled)
+                    globals_key, uncalled, modes)
         ctx_id = self.ctx_ids.get(key)
         if ctx_id is None:
             count = self.contexts_per_function.get(fn, 0)
@@ -179,7 +188,7 @@ class Calls:
                 bound = {p: TOP for p in fn.param_names}
                 if fref.bound is not None and fn.positional:
                     bound[fn.positional[0]] = V(fref.bound)
-                key = (id(fn.node), "widened", scopes, profile, uncalled)
+                key = (id(fn.node), "widened", scopes, profile, uncalled, modes)
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)
@@ -195,6 +204,11 @@ class Calls:
         # a quiet evaluation (a narrowing operand, an element-wise comprehension) discards its facts: it must
         # not leave a summary (a later call in this context would then skip the body and lose its facts)
         quiet = isinstance(self.facts, NullFacts)
+        if ctx_id not in self.summaries and ctx_id not in self.in_progress and not uncalled \
+                and self.function_runs >= self.run_budget:
+            # over the pass's budget: the call's result is unknown and the function is left to the sweep of
+            # uncalled functions (analysed once with unknown arguments), as a library function would be
+            return TOP
         if not quiet:
             self.analysed.add(fn)
         if ctx_id in self.summaries:
@@ -205,12 +219,13 @@ class Calls:
         if self.depth >= MAX_CALL_DEPTH:
             return TOP
         self.in_progress[ctx_id] = BOTTOM
+        self.function_runs += 1
         self.depth += 1
         self.active_functions[fn] = self.active_functions.get(fn, 0) + 1
         try:
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
-                result = widen_if_large(self._run_function(fn, fref, ctx, bound, scopes, profile))
+                result = widen_if_large(self._run_function(fn, fref, ctx, bound, scopes, profile, modes))
                 if ctx_id not in self.recursive_hits or result == self.in_progress[ctx_id]:
                     break
                 self.in_progress[ctx_id] = self.in_progress[ctx_id].join(result)
@@ -225,10 +240,11 @@ class Calls:
         return result
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
-                      scopes: frozenset[ScopeId], profile: str) -> Value:
+                      scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None)) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
         state = State(dict(bound))
+        self.enter_torch_modes(state, modes, no_grad=fn.no_grad)
         if isinstance(fn.node, ast.Lambda):
             result = self.eval(fn.node.body, state, frame)
         else:

@@ -124,6 +124,7 @@ class ControlFlow:
     def stmt_With(self, node: ast.With | ast.AsyncWith, st: State, fr: Frame) -> State:
         saved_profile = fr.profile
         exits: list[tuple[ast.expr, Value]] = []  # the ``__exit__`` methods to run on the way out
+        restores: list[dict] = []  # torch modes (no_grad, default device) to restore on the way out
         for item in node.items:
             value = self.eval(item.context_expr, st, fr)
             if st.dead:
@@ -147,6 +148,10 @@ class ControlFlow:
                 st.dead = True  # entering raises on every path
                 fr.profile = saved_profile
                 return st
+            saved = self.torch_mode_enter(value, st)
+            if saved is not None:
+                restores.append(saved)
+                entered = value
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, entered, st, fr)
         suppressing = any(self._suppresses(item.context_expr, fr) for item in node.items) or any(
@@ -160,6 +165,9 @@ class ControlFlow:
             fr.profile = saved_profile
             if suppressing:
                 fr.collectors.pop()
+        for saved in reversed(restores):
+            for state in (end, *collector):
+                self.torch_mode_exit(saved, state)
         # ``__exit__`` runs on the way out (on the raised path too: its facts count either way)
         for expr, leave in reversed(exits):
             if not end.dead:

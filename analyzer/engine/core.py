@@ -20,24 +20,30 @@ from .definitions import Definitions
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
-from .limits import MAX_PASSES
+from .limits import MAX_PASSES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .modules import ModuleLoading
 from .narrowing import Narrowing
-from .program import ClassInfo, FunctionInfo, ModuleInfo
+from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
 from .shim_calls import ShimCalls
 from .statements import Statements
+from .torch_model import TorchModel
 
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
-                 project_modules: set[str] | frozenset[str] | None = None) -> None:
+                 project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None) -> None:
         self.facts = facts
+        self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
+        # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
+        self.function_runs = 0
+        self.run_budget = RUNS_PER_FUNCTION * sum(s.data.count(b"def ") + s.data.count(b"lambda") for s in sources) \
+            + MIN_RUN_BUDGET
         self.profile = profile
         self.backends = backends
         self.modules: list[ModuleInfo] = []
@@ -65,6 +71,7 @@ class Engine(
         self.module_stores = 0  # assignments to attributes of project modules so far
         self.defined: dict[FunctionInfo, FuncRef] = {}
         self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
+        self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
@@ -82,6 +89,7 @@ class Engine(
             for ctx in self.contexts.values():
                 ctx.callers.clear()
             self.module_stores = 0
+            self.function_runs = 0
             for module in self.modules:
                 module.state = "new"
                 module.namespace = {}
@@ -153,6 +161,16 @@ class Engine(
             cached = frozenset(attr for attr, funcs in self.attr_writers.items() if funcs - {key})
             self._writers_cache[key] = cached
         return cached
+
+    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
+        """As :meth:`Definitions._rebound_later` (the names ``enclosing`` binds textually after ``inner``), with
+        each enclosing function's own-scope stores collected once (not once per nested ``def``)."""
+        key = (id(enclosing), id(inner))
+        found = self._late_names.get(key)
+        if found is None:
+            found = self._late_names[key] = stores_after(enclosing, inner.end_lineno or inner.lineno,
+                                                         self._own_stores)
+        return found
 
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)

@@ -20,6 +20,7 @@ from ..domain import (
 )
 from ..facts import FactStore
 from ..shim_api import scalar_kind
+from ..torch_domain import TorchLayerAtom, TorchTensorAtom
 from .numpy_model import array_kinds
 from .program import FunctionInfo
 
@@ -52,6 +53,10 @@ def receiver_kind(atom: Atom) -> str:
         return "array"
     if isinstance(atom, RngAtom):
         return "rng"
+    if isinstance(atom, TorchTensorAtom):
+        return "torch_tensor"
+    if isinstance(atom, TorchLayerAtom):
+        return "torch_module"
     return type(atom).__name__
 
 

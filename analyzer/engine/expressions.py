@@ -30,8 +30,9 @@ from ..domain import (
     seq_of,
 )
 from ..shim_api import BINARY, BINOPS, UNARY
+from ..torch_domain import REVEALABLE, TorchLayerAtom, TorchTensorAtom
 from .dispatch_helpers import NullFacts
-from .flow_state import Frame, State, join_states
+from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
 from .numpy_model import array_binop, array_compare
 from .python_values import (
@@ -45,6 +46,7 @@ from .python_values import (
     keep_walrus_bindings,
     splice_items,
 )
+from .torch_model import has_torch, torch_tensors
 
 # the expressions an editor's hover can point at
 _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
@@ -73,7 +75,7 @@ class Expressions:
         return value
 
     def _record_expression(self, node: ast.expr, value: Value, fr: Frame) -> None:
-        if not any(isinstance(a, (TensorAtom, DeviceAtom)) for a in value.atoms):
+        if not any(isinstance(a, (TensorAtom, DeviceAtom, *REVEALABLE)) for a in value.atoms):
             return  # hover shows tensors and devices only
         key = (fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
                node.end_col_offset or node.col_offset)
@@ -134,6 +136,11 @@ class Expressions:
                     out = out.join(join_all(v for _k, v in atom.items)).join(atom.unknown_keys()).join(TOP)
             elif isinstance(atom, ArrayAtom):
                 out = out.join(V(atom))  # an element, a slice or a selection keeps the dtype
+            elif isinstance(atom, TorchTensorAtom):
+                out = out.join(self.torch_index(atom, key, node, st, fr))
+            elif isinstance(atom, TorchLayerAtom):
+                out = out.join(V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int
+                               and -len(atom.children) <= keys[0] < len(atom.children) else TOP)
             elif isinstance(atom, Instance):
                 getter = self.attribute_of(atom, "__getitem__", node, st, fr)
                 out = out.join(self.call(getter, [key], {}, node, st, fr) if getter is not None else TOP)
@@ -286,6 +293,8 @@ class Expressions:
             if truth == {False}:
                 return TRUE
             return BOOL
+        if isinstance(node.op, (ast.USub, ast.Invert)) and torch_tensors(operand):
+            return self.same_device_result(operand, node, st, fr, None)
         if isinstance(node.op, ast.USub) and operand.tensors():
             site = self.site(node, "Tensor.neg", fr)
             lifted = lift.unary(fr.profile, UNARY["neg"], operand, fr.scopes, self.origin(node, fr))
@@ -310,6 +319,8 @@ class Expressions:
         return self.binop(node.op, left, right, node, st, fr)
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        if has_torch(left, right):
+            return self.torch_binop(op, left, right, node, st, fr)
         name = BINOPS.get(type(op))
         if name is not None and (left.tensors() or right.tensors()):
             return self.tensor_binary(BINARY[name], left, right, node, st, fr, reflected=True)
@@ -445,7 +456,7 @@ class Expressions:
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
             else:
                 out = out.join(TOP)
-        return out
+        return widen_if_large(out)  # the keys of a registry of hundreds: any of them
 
 
 def _repeat(sequence: Value, count: Value) -> Value | None:

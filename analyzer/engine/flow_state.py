@@ -71,11 +71,16 @@ def join_states(states: Iterable[State]) -> State:
         return dead()
     out = dict(live[0].vars)
     for other in live[1:]:
-        for key in [k for k in out if "." in k and k not in other.vars]:
+        variables = other.vars
+        if variables is live[0].vars:
+            continue
+        for key in [k for k in out if "." in k and k not in variables]:
             del out[key]  # an overlay on one path only: fall back to the heap
-        for key, value in other.vars.items():
-            if key in out:
-                out[key] = out[key].join(value)
+        for key, value in variables.items():
+            known = out.get(key)
+            if known is not None:
+                if known is not value:  # (the same object on every path: most variables)
+                    out[key] = known.join(value)
             elif "." not in key:
                 out[key] = value
     aliases = {a: path for a, path in live[0].aliases.items()

@@ -22,3 +22,10 @@ MAX_RECURSION_ROUNDS = 6  # re-analyses of a recursive context until its result 
 # comprehensions over a sequence of known length up to this many items are evaluated element-wise
 # (``[Device.cuda(i) for i in range(2)]``), and ``range(n)`` with a constant n up to it has a known length
 MAX_UNROLL = 16
+
+# Context-sensitive analyses per pass, per function of the component (beyond that a call's result is unknown and
+# the function is analysed once with unknown arguments): large libraries stay linear, small programs never reach it.
+RUNS_PER_FUNCTION = 2
+MIN_RUN_BUDGET = 400
+
+MAX_DICT_KEYS = 64  # a dict with more constant keys keeps its values, not which key holds which

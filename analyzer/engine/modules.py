@@ -17,6 +17,7 @@ from ..imports import (
     is_shim_module,
     shim_public_names,
 )
+from ..torch_domain import TorchRef
 from .flow_state import Frame, State
 from .program import ModuleInfo
 
@@ -99,4 +100,19 @@ class ModuleLoading:
             return self.module_attr(self.module_ref(target.module, fr.module.root), target.name)
         if isinstance(target, UnknownTarget) and (target.what == "numpy" or target.what.startswith("numpy.")):
             return V(NumpyRef(target.what))
+        if isinstance(target, UnknownTarget) and (target.what == "torch" or target.what.startswith("torch.")):
+            return V(TorchRef(_torch_path(target.what)))
         return TOP
+
+
+_TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
+                  "torch.optim.optimizer": "torch.optim"}
+
+
+def _torch_path(path: str) -> str:
+    """``torch.nn.modules.linear.Linear`` is ``torch.nn.Linear``: the path the model knows a name by."""
+    for prefix, short in _TORCH_ALIASES.items():
+        if path.startswith(prefix + "."):
+            rest = path[len(prefix) + 1:].rpartition(".")[2]
+            return f"{short}.{rest}"
+    return path

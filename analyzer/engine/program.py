@@ -30,10 +30,12 @@ class FunctionInfo:
         self.kwarg = args.kwarg.arg if args.kwarg else None
         self.param_names = [*self.positional, *([self.vararg] if self.vararg else []), *self.kwonly,
                             *([self.kwarg] if self.kwarg else [])]
-        self.locals, loads, self.is_generator = scope_names(node)
+        self.locals, loads, self.is_generator, self.globals = module.scope_info(node)
         self.locals.update(self.param_names)
-        self.globals = declared_globals(node)
         self.free = sorted(loads - self.locals)
+        # ``@torch.no_grad()`` / ``@torch.inference_mode()``: the body runs with grad disabled
+        self.no_grad = any(_decorator_name(d) in ("no_grad", "inference_mode") for d in
+                           getattr(node, "decorator_list", ()))
 
     def __repr__(self) -> str:
         return f"<function {self.qualname}>"
@@ -52,6 +54,7 @@ class ClassInfo:
         self.namespace: dict[str, Value] = {}
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
+        self.torch_base = False  # a base is a torch.nn class (nn.Module, nn.Linear ...)
 
     def mro(self) -> list[ClassInfo]:
         out: list[ClassInfo] = []
@@ -79,6 +82,10 @@ class ClassInfo:
                 return cls.setters.get(name)
         return None
 
+    def is_torch_module(self) -> bool:
+        """Derived from ``torch.nn.Module`` (its ``__call__`` runs ``forward``, ``.to()`` moves it in place)."""
+        return any(c.torch_base for c in self.mro())
+
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())
 
@@ -99,6 +106,45 @@ class ModuleInfo:
         self.root = directory
         self.namespace: dict[str, Value] = {}
         self.state = "new"  # "new", "loading", "done"
+        self._utf8: bytes | None = None  # the text as ast counts columns, and where each line starts in it
+        self._line_starts: list[int] | None = None
+
+    def scope_info(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                   ) -> tuple[set[str], set[str], bool, frozenset[str]]:
+        """:func:`scope_info` of one of this module's functions, remembered by the function's source text (an
+        editor re-analyses the whole file on every keystroke, where most functions did not change)."""
+        # (a ``def`` is a statement: its position is exact; a lambda can sit in an f-string, and is small)
+        segment = self._segment(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if segment is None or not segment.startswith((b"def", b"async")):
+            return scope_info(node)
+        found = _SCOPES_BY_TEXT.get(segment)
+        if found is None:
+            if len(_SCOPES_BY_TEXT) >= _SCOPES_BY_TEXT_SIZE:
+                _SCOPES_BY_TEXT.clear()
+            bound, loads, generator, declared = scope_info(node)
+            found = _SCOPES_BY_TEXT[segment] = (frozenset(bound), frozenset(loads), generator, declared)
+        return set(found[0]), set(found[1]), found[2], found[3]
+
+    def _segment(self, node: ast.AST) -> bytes | None:
+        """The source of ``node`` (its whole subtree: the same text parses to the same tree, positions aside);
+        None when the text is not at hand or has ``\r`` line ends (lines are then not split on ``\n`` alone)."""
+        if self._line_starts is None:
+            text = self.source.text
+            if text is None or self.source.tree is None or "\r" in text:
+                self._line_starts = []
+                return None
+            self._utf8 = data = text.encode("utf-8")  # ast's columns are UTF-8 byte offsets in the line
+            starts = [0]
+            position = data.find(b"\n")
+            while position >= 0:
+                starts.append(position + 1)
+                position = data.find(b"\n", position + 1)
+            self._line_starts = starts
+        starts = self._line_starts
+        end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if not starts or self._utf8 is None or end_line is None or end_col is None or end_line > len(starts):
+            return None
+        return self._utf8[starts[node.lineno - 1] + node.col_offset: starts[end_line - 1] + end_col]
 
 
 
@@ -126,42 +172,57 @@ def declared_globals(node: ast.AST) -> frozenset[str]:
 
 def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
     """Names bound in a function's own scope, names it (or its nested scopes) loads, and whether it yields."""
+    bound, loads, generator, _globals = scope_info(node)
+    return bound, loads, generator
+
+
+def scope_info(node: ast.AST) -> tuple[set[str], set[str], bool, frozenset[str]]:
+    """:func:`scope_names` and :func:`declared_globals` in one walk of the function (a ``global`` in its
+    own scope is one the walk meets with ``own`` set: nested ``def``, ``class`` and ``lambda`` bodies and
+    comprehensions are walked with it cleared, and hold no statement of the function's own scope)."""
     bound: set[str] = set()
     loads: set[str] = set()
     declared: set[str] = set()
+    own_globals: set[str] = set()
     generator = False
     body = node.body if isinstance(node.body, list) else [node.body]
     stack: list[tuple[ast.AST, bool]] = [(child, True) for child in body]
     while stack:
         current, own = stack.pop()
-        if isinstance(current, ast.Name):
-            if isinstance(current.ctx, ast.Load):
+        kind = type(current)
+        if kind is ast.Name:
+            if type(current.ctx) is ast.Load:
                 loads.add(current.id)
             elif own:
                 bound.add(current.id)
             continue
-        if isinstance(current, (ast.Global, ast.Nonlocal)):
+        if kind is ast.Global or kind is ast.Nonlocal:
             declared.update(current.names)
+            if own and kind is ast.Global and isinstance(node.body, list):
+                own_globals.update(current.names)
             continue
-        if own and isinstance(current, (ast.Yield, ast.YieldFrom)):
+        if kind in _PLAIN:
+            stack.extend([(child, own) for child in child_nodes(current)])
+            continue
+        if own and kind in _YIELDS:
             generator = True
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
             if own:
                 bound.add(current.name)
             for deco in current.decorator_list:
                 stack.append((deco, own))
-            if isinstance(current, ast.ClassDef):
+            if kind is ast.ClassDef:
                 stack.extend((b, own) for b in current.bases)
                 stack.extend((child, False) for child in current.body)
             else:
                 stack.extend((d, own) for d in (*current.args.defaults, *current.args.kw_defaults) if d is not None)
                 stack.extend((child, False) for child in current.body)
             continue
-        if isinstance(current, ast.Lambda):
+        if kind is ast.Lambda:
             stack.extend((d, own) for d in current.args.defaults)
             stack.append((current.body, False))
             continue
-        if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        if kind in _COMPREHENSIONS:
             for child in child_nodes(current):
                 if isinstance(child, ast.comprehension):
                     stack.append((child.iter, own))
@@ -170,19 +231,66 @@ def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
                 else:
                     stack.append((child, False))
             continue
-        if isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
+        if kind is ast.NamedExpr and isinstance(current.target, ast.Name):
             bound.add(current.target.id)  # the walrus binds in the enclosing function, even from a comprehension
             stack.append((current.value, own))
             continue
-        if own and isinstance(current, (ast.Import, ast.ImportFrom)):
+        if own and (kind is ast.Import or kind is ast.ImportFrom):
             for alias in current.names:
                 if alias.name != "*":
                     bound.add((alias.asname or alias.name).split(".")[0])
             continue
-        if own and isinstance(current, ast.ExceptHandler) and current.name:
+        if own and kind is ast.ExceptHandler and current.name:
             bound.add(current.name)
         stack.extend([(child, own) for child in child_nodes(current)])
-    return bound - declared, loads, generator
+    return bound - declared, loads, generator, frozenset(own_globals)
 
 
+_SCOPES_BY_TEXT: dict[bytes, tuple[frozenset[str], frozenset[str], bool, frozenset[str]]] = {}
+_SCOPES_BY_TEXT_SIZE = 5_000  # functions remembered (then all forgotten at once): an editor's open files
+_YIELDS = (ast.Yield, ast.YieldFrom)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# node types with no special case above (most of them): their children are walked with the same ``own``
+_SPECIAL = {ast.Name, ast.Global, ast.Nonlocal, *_YIELDS, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+            ast.Lambda, *_COMPREHENSIONS, ast.NamedExpr, ast.Import, ast.ImportFrom, ast.ExceptHandler}
+_PLAIN = frozenset(kind for kind in vars(ast).values()
+                   if isinstance(kind, type) and issubclass(kind, ast.AST) and kind not in _SPECIAL)
 
+
+def stores_after(function: ast.AST, line: int, index: dict[int, list[tuple[int, str]]]) -> frozenset[str]:
+    """The names stored (``name = ...``, loop targets, ...) in ``function``'s own scope on lines after
+    ``line``; ``index`` keeps each function's stores (id of the node -> (line, name), walked once)."""
+    stores = index.get(id(function))
+    if stores is None:
+        stores = index[id(function)] = own_scope_stores(function)
+    return frozenset(name for lineno, name in stores if lineno > line)
+
+
+def own_scope_stores(function: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) of every ``Name`` stored in a function's own scope (nested functions, lambdas, classes
+    and comprehensions left out: their stores bind in their own scopes), in no particular order."""
+    out: list[tuple[int, str]] = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Store:
+                out.append((node.lineno, node.id))
+            continue
+        if kind not in _SCOPES:
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+                     ast.DictComp, ast.GeneratorExp})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    """The last name of a decorator (``torch.no_grad()`` -> ``no_grad``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""

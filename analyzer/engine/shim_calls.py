@@ -93,6 +93,10 @@ class ShimCalls:
             return array_method(name, receiver, args, kwargs)
         if kind == "rng":
             return rng_method(name, args, kwargs)
+        if kind == "torch_tensor":
+            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if kind in ("torch_module", "Instance"):
+            return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         return TOP
 
     def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,

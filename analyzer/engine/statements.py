@@ -38,6 +38,7 @@ class Statements:
         return method(node, st, fr)
 
     def stmt_Expr(self, node: ast.Expr, st: State, fr: Frame) -> State:
+        self.discarded_call = node.value  # a call whose result is thrown away (MV206 asks)
         self.eval(node.value, st, fr)
         return st
 

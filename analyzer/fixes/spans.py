@@ -126,6 +126,14 @@ class Source:
             return None
         return positional[index] if index < len(positional) else None
 
+    def converted_operand(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The tensor a conversion call exports: ``t`` of ``t.numpy()`` / ``t.__dlpack__()``, or the only
+        positional argument of a function (``np.asarray(t)``)."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("numpy", "__dlpack__"):
+            return call.func.value
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return positional[0].value if len(positional) == 1 and len(call.args) == 1 else None
+
     def has_comment(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` holds a comment (a deletion there would lose it)."""
         return "#" in self.text[start:end]

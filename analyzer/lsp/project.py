@@ -124,7 +124,8 @@ class Project:
         sources = self.sources(buffers)
         project_modules = frozenset(s.module for s in sources)
         targets = {os.path.abspath(t) for t in targets}
-        chosen = sources if self.settings.analyze_everything else frontend.relevant(sources)
+        chosen = sources if self.settings.analyze_everything else frontend.relevant(sources,
+                                                                                          self.settings.torch_rules())
         parsed, infos = [], []
         for source in chosen:
             info = self._info(source)  # parses a changed buffer (its tree then serves the analysis)

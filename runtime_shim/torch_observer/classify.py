@@ -1,25 +1,16 @@
 """Which MV2xx rule a PyTorch failure is: PyTorch's message picks the family, the operands decide.
 
-Pure functions over plain data (no torch import), so the classifier is unit-testable and the
-analyzer's rule docs can cite the same texts.
+Pure functions over plain data (no torch import). The operand rules (scalar exemption, module
+weights, indexes) are :mod:`runtime_shim.torch_semantics`'s, which the analyzer lifts too.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-#: Rule code -> short name (the MV2xx block of /work/shared/rule-codes.md, issue 6).
-RULES: dict[str, str] = {
-    "MV201": "operands-on-different-devices",
-    "MV202": "module-and-input-on-different-devices",
-    "MV203": "numpy-of-cuda-tensor",
-    "MV204": "numpy-of-grad-tensor",
-    "MV205": "moved-leaf-optimized",
-    "MV206": "move-result-discarded",
-    "MV207": "index-on-other-device",
-    "MV208": "dlpack-of-grad-tensor",
-}
+from ..torch_semantics import INDEX_ARGS, RULES, Operand, mismatch_code
+
+__all__ = ["INDEX_ARGS", "RULES", "Operand", "classify", "code_for_message", "is_device_mismatch", "mismatch_code"]
 
 # The texts PyTorch raises (CPU builds, CUDA builds and FakeTensorMode word some differently).
 _DEVICE_MISMATCH = re.compile(
@@ -44,32 +35,6 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_DLPACK_GRAD, "MV208"),
 )
 
-#: Ops whose index operand(s) sit at these positions (or keyword names); ``self``/``input`` is 0.
-INDEX_ARGS: dict[str, tuple[int, str]] = {
-    "index_select": (2, "index"), "index_select_": (2, "index"),
-    "gather": (2, "index"), "scatter": (2, "index"), "scatter_": (2, "index"),
-    "scatter_add": (2, "index"), "scatter_add_": (2, "index"),
-    "scatter_reduce": (2, "index"), "scatter_reduce_": (2, "index"),
-    "index_add": (2, "index"), "index_add_": (2, "index"),
-    "index_copy": (2, "index"), "index_copy_": (2, "index"),
-    "index_fill": (2, "index"), "index_fill_": (2, "index"),
-    "take": (1, "index"), "take_along_dim": (1, "indices"),
-    "index_put": (1, "indices"), "index_put_": (1, "indices"),
-    "__getitem__": (1, "indices"), "__setitem__": (1, "indices"),
-    "embedding": (0, "input"),
-}
-
-
-@dataclass(frozen=True)
-class Operand:
-    """What the classifier needs of one tensor operand."""
-
-    device: str
-    ndim: int
-    in_module: bool = False  # a parameter or buffer of the nn.Module whose forward is running
-    is_index: bool = False  # the op's index argument
-
-
 def is_device_mismatch(message: str) -> bool:
     """PyTorch's text says the operands were on different devices (or types that differ in device)."""
     return _DEVICE_MISMATCH.search(message) is not None
@@ -81,26 +46,6 @@ def code_for_message(message: str) -> str | None:
         if pattern.search(message):
             return code
     return None
-
-
-def mismatch_code(operands: list[Operand]) -> str | None:
-    """MV202, MV207 or MV201 for operands on unequal devices; ``None`` when they agree.
-
-    A CPU 0-dim tensor joins any device (PyTorch's scalar exemption). Precedence: when one operand
-    is a parameter or buffer of the running module, MV202 (the fix is moving the input or the
-    module); else when an index is on a device none of the data is on, MV207; else MV201.
-    """
-    accelerated = any(o.device != "cpu" for o in operands)
-    relevant = [o for o in operands if not (accelerated and o.device == "cpu" and o.ndim == 0)]
-    if len({o.device for o in relevant}) < 2:
-        return None
-
-    if any(o.in_module for o in relevant):
-        return "MV202"
-    data_devices = {o.device for o in relevant if not o.is_index}
-    if any(o.is_index and o.device not in data_devices for o in relevant):
-        return "MV207"
-    return "MV201"
 
 
 def classify(message: str, operands: list[Operand]) -> str | None:

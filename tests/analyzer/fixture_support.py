@@ -46,6 +46,7 @@ class Fixture:
     errors: set[tuple[str, int, str]] = field(default_factory=set)  # (file, line, code)
     warnings: set[tuple[str, int, str]] = field(default_factory=set)
     reveals: dict[tuple[str, int], str] = field(default_factory=dict)
+    torch: bool = False  # a PyTorch program (fixtures/torch/): confirmed by the torch observer, not runtime_shim
 
     @property
     def is_package(self) -> bool:
@@ -84,10 +85,16 @@ def load_fixture(path: Path) -> Fixture:
 
 
 def all_fixtures() -> list[Fixture]:
+    """Every fixture: runtime_shim programs in ``fixtures/``, PyTorch programs in ``fixtures/torch/``."""
     found = []
     for entry in sorted(FIXTURES.iterdir()):
         if entry.suffix == ".py" or (entry.is_dir() and (entry / "__main__.py").exists()):
             found.append(load_fixture(entry))
+    for entry in sorted((FIXTURES / "torch").glob("*.py")):
+        fixture = load_fixture(entry)
+        fixture.name = f"torch/{fixture.name}"
+        fixture.torch = True
+        found.append(fixture)
     return found
 
 

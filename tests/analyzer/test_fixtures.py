@@ -23,6 +23,8 @@ from analyzer.settings import Settings, parse_backends
 from rules import all_rules
 
 FIXTURES = all_fixtures()
+# PyTorch programs run under the torch observer instead (tests/runtime/test_torch_observer.py)
+RUNTIME_FIXTURES = [f for f in FIXTURES if not f.torch]
 
 
 def _analyze(fixture: Fixture):
@@ -68,7 +70,7 @@ def test_analysis_matches_markers(fixture: Fixture) -> None:
 @pytest.fixture(scope="session")
 def runtime_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list[dict]]]:
     groups: dict[tuple[str, str], list[Fixture]] = defaultdict(list)
-    for fixture in FIXTURES:
+    for fixture in RUNTIME_FIXTURES:
         groups[(fixture.profile, fixture.mode)].append(fixture)
     out: dict[str, tuple[str, list[dict]]] = {}
     for (profile, mode), members in groups.items():
@@ -81,7 +83,7 @@ def runtime_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[st
     return out
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=str)
+@pytest.mark.parametrize("fixture", RUNTIME_FIXTURES, ids=str)
 def test_runtime_confirms_markers(fixture: Fixture, runtime_runs: dict) -> None:
     status, records = runtime_runs[fixture.name]
     assert status == "ok", f"{fixture.name} did not run to its end under runtime_shim:\n{status}"

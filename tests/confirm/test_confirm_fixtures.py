@@ -2,7 +2,8 @@
 
 One confirm run for the whole module (one analysis per profile/backends group, programs in
 parallel). Besides the zero counts, the agreements are checked against the fixtures' own
-markers, so a confirm that judged nothing could not pass.
+markers, so a confirm that judged nothing could not pass. ``fixtures/torch/`` (PyTorch programs,
+confirmed under the torch observer) is left out here: ``test_confirm_torch.py`` confirms it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "analyzer"))
 from fixture_support import all_fixtures  # noqa: E402
 
-FIXTURES = all_fixtures()
+TORCH_DIR = REPO / "fixtures" / "torch"
+# the runtime_shim fixtures (the PyTorch ones are test_confirm_torch.py's)
+FIXTURES = [f for f in all_fixtures() if TORCH_DIR not in (f.path, *f.path.parents)]
+# everything in fixtures/ but the PyTorch programs (what `devicelint confirm fixtures` runs, less those)
+PATHS = sorted(str(p.relative_to(REPO)) for p in (REPO / "fixtures").iterdir()
+               if p != TORCH_DIR and (p.suffix == ".py" or p.is_dir()))
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +37,7 @@ def confirmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     os.chdir(REPO)
     try:
         started = time.monotonic()
-        status = main(["confirm", "--no-cache", "--output-format", "json", "-o", str(out), "fixtures"])
+        status = main(["confirm", "--no-cache", "--output-format", "json", "-o", str(out), *PATHS])
         seconds = time.monotonic() - started
     finally:
         os.chdir(cwd)

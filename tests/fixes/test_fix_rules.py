@@ -25,6 +25,7 @@ class Case:
     before: str
     after: str
     runtime_code: str | None = None  # the failure the original program hits at run time (default: ``code``)
+    torch: bool = False  # a PyTorch program: run under the torch observer (fake CUDA) instead of runtime_shim
 
     @property
     def failure(self) -> str:
@@ -148,7 +149,55 @@ CASES = [
         """)),
     # MV150 does not fail where it is reported: the first operation with a tracked tensor does (MV106)
     Case("mv150-adds-import", "MV150", "unsafe", _MV150_BEFORE, _MV150_AFTER, runtime_code="MV106"),
+    Case("mv203-method-chain", "MV203", "safe", _dedent("""
+        import torch
+
+        logits = torch.randn(32, 10, device="cuda")
+        predicted = logits.argmax(dim=1).numpy()  # class ids
+        """), _dedent("""
+        import torch
+
+        logits = torch.randn(32, 10, device="cuda")
+        predicted = logits.argmax(dim=1).cpu().numpy()  # class ids
+        """), torch=True),
+    Case("mv204-numpy-function", "MV204", "safe", _dedent("""
+        import numpy as np
+        import torch
+
+        weights = torch.randn(3, requires_grad=True)
+        scores = np.asarray(weights * 2)
+        """), _dedent("""
+        import numpy as np
+        import torch
+
+        weights = torch.randn(3, requires_grad=True)
+        scores = np.asarray((weights * 2).detach())
+        """), torch=True),
+    Case("mv206-assign", "MV206", "unsafe", _dedent("""
+        import torch
+
+        inputs = torch.randn(3, 4)
+        inputs.cuda()
+        print(inputs.device)
+        """), _dedent("""
+        import torch
+
+        inputs = torch.randn(3, 4)
+        inputs = inputs.cuda()
+        print(inputs.device)
+        """), torch=True),
 ]
+
+
+def _run(case: Case, program: Path):
+    """How the program ends: (the failure codes recorded, the outcome)."""
+    if case.torch:
+        from runtime_shim.torch_observer.cli import run_program as run_torch
+
+        outcome = run_torch(program, timeout=180)
+    else:
+        outcome = run_program(program)
+    return {r["outcome"]["code"] for r in outcome.records if isinstance(r.get("outcome"), dict)}, outcome
 
 
 
@@ -165,8 +214,9 @@ def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixtur
     # the original is reported with a fix of the documented safety, and fails at run time
     found = [d for d in _check_json(capsys, program) if d["code"] == case.code]
     assert found and found[0]["fix"] is not None and found[0]["fix"]["applicability"] == case.applicability
-    before = run_program(program)
-    assert before.status == "dispatch" and before.code == case.failure, before.detail or before.stderr
+    codes, before = _run(case, program)
+    assert case.failure in codes and before.status in ("dispatch", "ok"), before.detail or before.stderr
+    assert before.status == "ok" or before.code == case.failure, before.detail or before.stderr
 
     # a safe fix is applied by --fix; an unsafe one only with --unsafe-fixes
     flags = ["--fix"] if case.applicability == "safe" else ["--fix", "--unsafe-fixes"]
@@ -180,8 +230,8 @@ def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixtur
 
     # clean of that code, runs without that failure, and a second --fix changes nothing
     assert not [d for d in _check_json(capsys, program) if d["code"] in (case.code, case.failure)]
-    after = run_program(program)
-    assert after.status == "ok", after.detail or after.stderr or after.message
+    codes, after = _run(case, program)
+    assert after.status == "ok" and case.failure not in codes, after.detail or after.stderr or after.message
     main(["check", "--no-cache", "--isolated", "-q", *flags, str(program)])
     capsys.readouterr()
     assert program.read_text(encoding="utf-8") == case.after

@@ -73,3 +73,31 @@ def test_the_cli_imports_no_pygls_and_says_what_to_install_without_it(monkeypatc
     assert main(["lsp"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'devicelint[lsp]'" in err
+
+
+def test_the_collector_is_paused_during_analyses_and_resumed_after_the_last() -> None:
+    import gc
+
+    from analyzer.lsp.server import gc_paused
+
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+            with gc_paused():  # overlapping analyses (a hover's detailed run while a re-check publishes)
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        with pytest.raises(RuntimeError), gc_paused():
+            raise RuntimeError("an analysis failed")
+        assert gc.isenabled()
+        gc.disable()  # a collector someone else turned off stays off
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()

@@ -59,24 +59,29 @@ def test_fixture_fails_exactly_at_its_markers(program: Path, outcomes: dict[str,
     outcome = outcomes[program.name]
     assert outcome.status == "ok", f"{outcome.status}: {outcome.detail}\n{outcome.stderr[-3000:]}"
     fixture = SUPPORT.load_fixture(program)
-    expected = {(line, code) for _file, line, code in fixture.errors}
+    errors = {(line, code) for _file, line, code in fixture.errors}
+    marked = errors | {(line, code) for _file, line, code in fixture.warnings}
     failures = [r for r in outcome.records if isinstance(r.get("outcome"), dict)]
     assert all(Path(r["file"]) == program.resolve() for r in failures), failures
     assert all(r["mode"] == "fake" and r["profile"].startswith("torch-") for r in failures)
     recorded = {(r["line"], r["outcome"]["code"]) for r in failures}
-    assert recorded == expected, f"missing {sorted(expected - recorded)}, unexpected {sorted(recorded - expected)}"
+    # every error the analyzer predicts happens; every failure that happens is predicted (error or warning: fake
+    # CUDA answers torch.cuda.is_available() with True, so warnings of that world happen too)
+    assert errors <= recorded, f"predicted errors that did not happen: {sorted(errors - recorded)}"
+    assert recorded <= marked, f"failures nothing predicted: {sorted(recorded - marked)}"
 
 
 def test_fixture_set_covers_every_rule() -> None:
     assert len(PROGRAMS) >= 16
     fixtures = [SUPPORT.load_fixture(p) for p in PROGRAMS]
-    marked = {code for f in fixtures for _file, _line, code in f.errors}
+    marked = {code for f in fixtures for _file, _line, code in f.errors | f.warnings}
     assert marked == set(RULES)
     assert sum(not f.errors for f in fixtures) >= 5  # correct programs that must stay quiet
 
 
-def test_analyzer_fixtures_leave_torch_programs_out() -> None:
-    assert all(TORCH_FIXTURES not in (f.path, *f.path.parents) for f in SUPPORT.all_fixtures())
+def test_torch_programs_are_analyzer_fixtures_marked_as_torch() -> None:
+    torch_fixtures = [f for f in SUPPORT.all_fixtures() if TORCH_FIXTURES in f.path.parents]
+    assert len(torch_fixtures) == len(PROGRAMS) and all(f.torch for f in torch_fixtures)
 
 
 # --- the classifier -------------------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""Which PyTorch names the engine models, and how: creation functions, ops that keep the device, reductions.
+
+Names the model does not list give an unknown value (no finding), never a guess.
+What fails and why is :mod:`runtime_shim.torch_semantics`'s.
+"""
+
+from __future__ import annotations
+
+#: ``torch.<name>(...)`` that create a tensor (``device=``, ``requires_grad=``; else the default device).
+CREATORS = frozenset({
+    "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace",
+    "logspace", "eye", "randperm", "normal", "bernoulli_like", "tril_indices", "triu_indices", "scalar_tensor",
+})
+#: ``torch.<name>_like(t, ...)``: on ``t``'s device unless ``device=`` says otherwise.
+LIKE_CREATORS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+                           "randint_like"})
+
+#: Ops over tensors that require every tensor operand on one device (torch.<name>, Tensor.<name>,
+#: torch.nn.functional.<name>); the result is on that device.
+CHECKED_OPS = frozenset({
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
+    "fmod", "pow", "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "baddbmm",
+    "addmv", "addcmul", "addcdiv", "einsum", "tensordot", "kron", "cross", "linalg_cross", "maximum", "minimum",
+    "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "equal", "isclose", "allclose", "where", "masked_fill",
+    "masked_select", "masked_scatter", "lerp", "atan2", "hypot", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "cdist", "dist", "cosine_similarity", "pairwise_distance",
+    "bilinear", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "layer_norm",
+    "group_norm", "batch_norm", "instance_norm", "rms_norm", "prelu", "mse_loss", "l1_loss", "smooth_l1_loss",
+    "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "scaled_dot_product_attention",
+    "clamp", "clip", "grid_sample", "embedding", "index_select", "gather", "scatter", "scatter_add",
+    "scatter_reduce", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "index_put",
+    "searchsorted", "bucketize", "isin", "polar", "complex", "mul_", "add_", "sub_", "div_", "masked_fill_",
+    "index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_", "scatter_reduce_", "index_put_",
+    "clamp_", "clip_", "pow_", "lerp_", "addcmul_", "addcdiv_", "baddbmm_", "addmm_", "copysign",
+})
+#: Ops over a sequence of tensors (the first argument), all on one device.
+SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+                          "block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid"})
+#: Ops that return one tensor on the input's device (no device question).
+SAME_DEVICE_OPS = frozenset({
+    "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "relu6", "gelu", "silu", "mish", "elu",
+    "selu", "celu", "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "softplus", "softsign", "softmax",
+    "log_softmax", "softmin", "dropout", "dropout1d", "dropout2d", "dropout3d", "normalize", "pad", "interpolate",
+    "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "one_hot",
+    "floor", "ceil", "round", "trunc", "frac", "sign", "sgn", "reciprocal", "square", "erf", "erfc", "erfinv",
+    "logit", "nan_to_num", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "flip", "fliplr", "flipud",
+    "roll", "rot90", "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "reshape", "view", "view_as",
+    "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "movedim",
+    "t", "contiguous", "clone", "expand", "expand_as", "repeat", "repeat_interleave", "tile", "narrow",
+    "float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "type", "abs_",
+    "relu_", "sigmoid_", "tanh_", "exp_", "zero_", "fill_", "uniform_", "normal_", "bernoulli", "multinomial",
+    "argsort", "nonzero", "unique", "detach", "detach_", "clamp_min", "clamp_max", "masked_fill_", "pin_memory",
+    "requires_grad_", "retain_grad", "conj", "real", "imag", "angle", "isnan", "isinf", "isfinite", "logical_not",
+    "bitwise_not", "square_", "sqrt_", "neg_", "unsqueeze_", "squeeze_", "t_", "transpose_", "resize_",
+    "softmax_", "as_strided", "unfold", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+})
+#: Reductions: a 0-dim result unless a dimension is given.
+REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
+                        "norm", "all", "any", "median", "nansum", "nanmean", "count_nonzero", "logsumexp"})
+#: Arguments that name a reduction's dimension.
+DIM_KEYWORDS = ("dim", "axis")
+#: Losses in torch.nn.functional (a 0-dim result with the default reduction).
+FUNCTIONAL_LOSSES = frozenset({
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
+    "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+})
+#: Grad-mode switches: ``torch.<name>()`` -> the mode inside the block (or after the call).
+GRAD_MODES = {"no_grad": False, "inference_mode": False, "enable_grad": True}
+#: nn.Module methods that return the module itself (``model.eval()``).
+MODULE_SELF_METHODS = frozenset({"eval", "train", "requires_grad_", "zero_grad", "share_memory", "float", "double",
+                                 "half", "bfloat16", "apply", "type"})
+#: nn.Module methods the model handles (the rest of nn.Module's API is unknown).
+MODULE_METHODS = MODULE_SELF_METHODS | {
+    "to", "cuda", "cpu", "parameters", "named_parameters", "buffers", "named_buffers", "register_buffer",
+    "register_parameter", "register_forward_hook", "register_forward_pre_hook", "state_dict", "load_state_dict",
+    "children", "modules", "named_modules", "named_children", "add_module", "forward",
+}
+#: numpy functions that convert a tensor argument through ``__dlpack__`` rather than ``__array__``.
+NUMPY_DLPACK = frozenset({"from_dlpack"})

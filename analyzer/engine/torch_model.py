@@ -1,0 +1,853 @@
+"""PyTorch and NumPy code: devices as values, tensors, layers, modules, optimizers, grad mode (MV201-MV208).
+
+Every device question is decided by :mod:`runtime_shim.torch_semantics` (the
+table the PyTorch observer classifies real failures with), over every
+combination of the operands' possibilities, and recorded as a site fact like a
+runtime_shim call. Two torch modes travel in the flow state as variables
+(joined at merge points like any other): the grad mode (``torch.no_grad()``
+blocks, ``set_grad_enabled``) and the default device (``torch.set_default_device``,
+``with torch.device(...)``); a call passes them into its callee (they are part
+of the calling context).
+
+Modules: a ``torch.nn`` layer is a :class:`TorchLayerAtom` (its weights'
+device); a project class derived from ``nn.Module`` is an instance whose
+``__call__`` is ``forward``. ``module.to(d)`` moves in place: the analysis gives
+the receiver a moved copy of the instance (its parameters, buffers and layers
+on ``d``, sub-modules moved too) and rebinds the name, a strong update for the
+usual ``model.to(device)``. Plain tensor attributes do not move.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterable
+
+from runtime_shim import torch_semantics as T
+
+from ..domain import (
+    BOOL,
+    BOTTOM,
+    NONE,
+    TOP,
+    ArrayAtom,
+    Atom,
+    BoundShim,
+    Const,
+    DictAtom,
+    FuncRef,
+    Instance,
+    SeqAtom,
+    V,
+    Value,
+    const,
+    join_all,
+    seq,
+    seq_of,
+)
+from ..facts import Possibility, Site
+from ..torch_domain import (
+    CPU,
+    LEAF,
+    NO_GRAD,
+    NON_LEAF,
+    TorchDev,
+    TorchDeviceAtom,
+    TorchLayerAtom,
+    TorchModeAtom,
+    TorchRef,
+    TorchTensorAtom,
+)
+from .flow_state import Frame, State, widen_if_large
+from .torch_api import (
+    CHECKED_OPS,
+    CREATORS,
+    DIM_KEYWORDS,
+    FUNCTIONAL_LOSSES,
+    GRAD_MODES,
+    LIKE_CREATORS,
+    MODULE_METHODS,
+    MODULE_SELF_METHODS,
+    NUMPY_DLPACK,
+    REDUCTIONS,
+    SAME_DEVICE_OPS,
+    SEQUENCE_OPS,
+)
+
+GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
+DEVICE_VAR = "@torch.default_device"
+MAX_COMBINATIONS = 64
+_HOOKS = "@forward_hooks"
+
+
+def torch_tensors(value: Value) -> list[TorchTensorAtom]:
+    return [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
+
+
+def has_torch(*values: Value) -> bool:
+    return any(isinstance(a, (TorchTensorAtom, TorchLayerAtom)) for v in values for a in v.atoms)
+
+
+class TorchModel:
+    """PyTorch calls, attributes, operators and modes."""
+
+    # --- the two modes ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def grad_modes(st: State | None) -> set[bool]:
+        value = st.vars.get(GRAD_VAR) if st is not None else None
+        if value is None:
+            return {True}
+        modes = {a.value for a in value.atoms if isinstance(a, Const) and isinstance(a.value, bool)}
+        return {True, False} if value.top or not modes else modes
+
+    @staticmethod
+    def torch_modes(st: State | None) -> tuple[Value | None, Value | None]:
+        """What a callee inherits (and what tells its calling contexts apart)."""
+        if st is None:
+            return (None, None)
+        return (st.vars.get(GRAD_VAR), st.vars.get(DEVICE_VAR))
+
+    @staticmethod
+    def enter_torch_modes(state: State, modes: tuple[Value | None, Value | None], no_grad: bool = False) -> None:
+        grad, device = modes
+        if grad is not None:
+            state.vars[GRAD_VAR] = grad
+        if device is not None:
+            state.vars[DEVICE_VAR] = device
+        if no_grad:
+            state.vars[GRAD_VAR] = V(const(False))
+
+    def default_devices(self, st: State) -> list[tuple[TorchDev, object]] | None:
+        value = st.vars.get(DEVICE_VAR)
+        if value is None:
+            return [(CPU, None)]
+        devices = self.devices_of(value, st)
+        return devices
+
+    def torch_mode_enter(self, value: Value, st: State) -> dict[str, Value | None] | None:
+        """``with torch.no_grad():`` / ``with torch.device("cuda"):``: set the mode, return what to restore."""
+        modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
+        if not modes or value.top or len(modes) != len(value.atoms):
+            return None
+        saved = {GRAD_VAR: st.vars.get(GRAD_VAR), DEVICE_VAR: st.vars.get(DEVICE_VAR)}
+        grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
+        if grads:
+            st.vars[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
+        devices = [m for m in modes if isinstance(m, TorchDeviceAtom)]
+        if devices:
+            st.vars[DEVICE_VAR] = Value(frozenset(devices))
+        return saved
+
+    @staticmethod
+    def torch_mode_exit(saved: dict[str, Value | None], st: State) -> None:
+        for name, value in saved.items():
+            if value is None:
+                st.vars.pop(name, None)
+            else:
+                st.vars[name] = value
+
+    # --- devices as values -----------------------------------------------------------------------------
+
+    def parse_device(self, text: str) -> TorchDev | None:
+        kind, _, index = text.partition(":")
+        if kind not in ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu", "xla", "privateuseone"):
+            return None
+        if kind == "cpu":
+            return CPU
+        if index:
+            return TorchDev(kind, int(index)) if index.isdigit() else None
+        if kind == "cuda" and self.current_cuda_device_changes():
+            return None  # "cuda" is the current device, which this program changes
+        return TorchDev(kind, 0) if kind != "meta" else TorchDev("meta")
+
+    def current_cuda_device_changes(self) -> bool:
+        cached = getattr(self, "_cuda_current_changes", None)
+        if cached is None:
+            cached = any("set_device" in m.source.text or "cuda.device(" in m.source.text for m in self.modules)
+            self._cuda_current_changes = cached
+        return cached
+
+    def devices_of(self, value: Value, st: State | None = None,
+                   tensors_too: bool = False) -> list[tuple[TorchDev, object]] | None:
+        """The devices a ``device`` argument names (``None``: some possibility is unknown)."""
+        if value.top or not value.atoms:
+            return None
+        out: list[tuple[TorchDev, object]] = []
+        for atom in value.atoms:
+            dev: TorchDev | None = None
+            if isinstance(atom, TorchDeviceAtom):
+                dev = atom.dev
+            elif isinstance(atom, Const) and isinstance(atom.value, str):
+                dev = self.parse_device(atom.value)
+            elif isinstance(atom, Const) and type(atom.value) is int:
+                dev = TorchDev("cuda", atom.value)
+            elif tensors_too and isinstance(atom, TorchTensorAtom):
+                dev = atom.dev
+            if dev is None:
+                return None
+            out.append((dev, atom))
+        return out
+
+    def _device_argument(self, args: list[Value], kwargs: dict[str, Value], st: State,
+                         position: int | None = None) -> list[tuple[TorchDev, object]] | None:
+        """``device=`` (or the positional one), else the default device."""
+        value = kwargs.get("device")
+        if value is None and position is not None and len(args) > position:
+            value = args[position]
+        if value is None or value.consts() == [None]:
+            return self.default_devices(st)
+        return self.devices_of(value, st)
+
+    # --- recording --------------------------------------------------------------------------------------
+
+    def torch_record(self, site: Site, possibilities: list[Possibility], unknown: bool, result: Value,
+                     st: State, fr: Frame, raises: bool = True, **operands: Value) -> Value:
+        fact = self.facts.site(site, fr.ctx)
+        fact.possibilities.update(possibilities)
+        fact.unknown = fact.unknown or unknown
+        for role, value in operands.items():
+            fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
+        if raises and possibilities and not unknown and all(p.failed for p in possibilities):
+            st.dead = True
+            return BOTTOM
+        return widen_if_large(result.join(TOP) if unknown else result)
+
+    # --- device checks over combinations -----------------------------------------------------------------
+
+    def checked_op(self, api: str, operands: list[tuple[str, Value, bool, bool]], node: ast.AST, st: State,
+                   fr: Frame, op: str = "", zero_dim: bool | None = None) -> Value:
+        """An op whose tensor operands must share a device. ``operands``: (role, value, is_index, owned).
+
+        Non-tensor possibilities (numbers, ``None``) take no part; unknown ones make the verdict partial."""
+        roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
+        unknown = False
+        for role, value, is_index, owned in operands:
+            tensors = torch_tensors(value)
+            unknown = unknown or value.top or any(isinstance(a, (Instance, BoundShim)) for a in value.atoms)
+            if tensors:
+                roles.append((role, tensors, is_index, owned))
+        if not roles:
+            return TOP
+        grads = self.grad_modes(st)
+        possibilities: list[Possibility] = []
+        results: set[Atom] = set()
+        combos = itertools.product(*(tensors for _r, tensors, _i, _o in roles))
+        for count, combo in enumerate(combos):
+            if count >= MAX_COMBINATIONS:
+                unknown = True
+                break
+            pairs = tuple((roles[i][0], atom) for i, atom in enumerate(combo))
+            semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1, atom.owned or roles[i][3], roles[i][2])
+                        for i, atom in enumerate(combo)]
+            if any(atom.zero_dim is None for atom in combo) and len({a.dev for a in combo}) > 1:
+                unknown = True  # the scalar exemption depends on a rank the analysis does not know
+                continue
+            code = T.mismatch_code(semantic, op)
+            if code is not None:
+                relevant = [o for o in semantic if not (o.device == "cpu" and o.ndim == 0)] or semantic
+                first, second = T.mismatch_devices(relevant)
+                possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
+                continue
+            possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
+            data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
+            device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
+            needs_grad = any(a.requires_grad for a in combo)
+            dims = zero_dim if zero_dim is not None else (
+                True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
+            for enabled in grads:
+                results.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
+                                            origin=self.origin(node, fr, f"{api} result")))
+        site = self.site(node, api, fr)
+        return self.torch_record(site, possibilities, unknown, Value(frozenset(results)), st, fr)
+
+    def same_device_result(self, receiver: Value, node: ast.AST, st: State, fr: Frame, zero_dim: bool | None,
+                           detach: bool = False, api: str = "") -> Value:
+        grads = self.grad_modes(st)
+        out: set[Atom] = set()
+        for atom in torch_tensors(receiver):
+            dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
+            if detach or not atom.requires_grad:
+                out.add(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin))
+                continue
+            for enabled in grads:
+                out.add(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin))
+        return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
+
+    # --- torch.* calls ---------------------------------------------------------------------------------
+
+    def torch_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+                   fr: Frame) -> Value:
+        if node is None:
+            return TOP
+        module, _, name = path.rpartition(".")
+        if module == "torch" and name in CREATORS:
+            return self._create(name, args, kwargs, node, st, fr)
+        if module == "torch" and name in LIKE_CREATORS:
+            return self._create_like(args, kwargs, node, st, fr)
+        if path == "torch.from_numpy":
+            return V(TorchTensorAtom(CPU, NO_GRAD, None, origin=self.origin(node, fr, "from numpy")))
+        if path == "torch.device":
+            return self._device_ctor(args, kwargs, node, fr)
+        if path == "torch.cuda.is_available" and self.cuda_world is not None:
+            return V(const(self.cuda_world))
+        if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
+            return BOOL
+        if module == "torch" and name in GRAD_MODES:
+            if args and isinstance(args[0].atoms and next(iter(args[0].atoms)), FuncRef):
+                return args[0]  # ``torch.no_grad()(fn)``: the function (its calls are analysed as usual)
+            return V(TorchModeAtom(grad=GRAD_MODES[name]))
+        if path == "torch.set_grad_enabled":
+            flag = args[0] if args else kwargs.get("mode", TOP)
+            truth = flag.truthiness()
+            grads = {t for t in truth if t is not None}
+            value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
+            st.vars[GRAD_VAR] = value
+            return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
+        if path == "torch.set_default_device":
+            value = args[0] if args else kwargs.get("device", TOP)
+            if value.consts() == [None]:
+                st.vars.pop(DEVICE_VAR, None)
+            else:
+                devices = self.devices_of(value, st)
+                st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
+                    TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
+            return NONE
+        if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return self._parameter(args, kwargs)
+        if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
+            return self._layer(name, args, kwargs, node, st, fr)
+        if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
+            return self._optimizer(name, args, kwargs, node, st, fr)
+        if module == "torch" and name in SEQUENCE_OPS:
+            return self._sequence_op(name, args[0] if args else kwargs.get("tensors", TOP), node, st, fr)
+        if module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special"):
+            return self._function_op(name, path, args, kwargs, node, st, fr, module)
+        return TOP
+
+    def _create(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                fr: Frame) -> Value:
+        devices = self._device_argument(args, kwargs, st)
+        if devices is None:
+            return TOP
+        zero_dim: bool | None = False
+        if name in ("tensor", "as_tensor", "scalar_tensor"):
+            data = args[0] if args else kwargs.get("data", TOP)
+            if name == "scalar_tensor" or data.only(Const):
+                zero_dim = True
+            elif not data.only(SeqAtom):
+                zero_dim = None
+                if data.only(TorchTensorAtom) and name == "as_tensor":
+                    return data  # as_tensor of a tensor: the same tensor (or a copy on ``device=``)
+        elif name in ("zeros", "ones", "empty", "full", "rand", "randn") and args and args[0].only(SeqAtom):
+            zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
+        grad_flags = self._requires_grad_flags(kwargs)
+        out = set()
+        for dev, _atom in devices:
+            for flag in grad_flags:
+                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim,
+                                        origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}")))
+        return Value(frozenset(out)) if out else TOP
+
+    @staticmethod
+    def _requires_grad_flags(kwargs: dict[str, Value]) -> set[bool]:
+        """The flags ``requires_grad=`` may be (empty: unknown; a flag from a variable is usually tied to
+        other branches, ``requires_grad=training`` ... ``if not training:``, which the analysis does not relate)."""
+        flag = kwargs.get("requires_grad")
+        if flag is None:
+            return {False}
+        truth = flag.truthiness()
+        return set() if None in truth else {bool(t) for t in truth}
+
+    def _create_like(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value:
+        source = args[0] if args else kwargs.get("input", TOP)
+        if "device" in kwargs:
+            devices = self.devices_of(kwargs["device"], st)
+        else:
+            devices = self.devices_of(source, st, tensors_too=True) if source.only(TorchTensorAtom) else None
+        if devices is None:
+            return TOP
+        out = set()
+        for dev, atom in devices:
+            for flag in self._requires_grad_flags(kwargs):
+                zero = atom.zero_dim if isinstance(atom, TorchTensorAtom) else None
+                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero,
+                                        origin=self.origin(node, fr, f"created on {dev.text}")))
+        return Value(frozenset(out)) if out else TOP
+
+    def _device_ctor(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, fr: Frame) -> Value:
+        value = args[0] if args else kwargs.get("type", TOP)
+        if len(args) == 2:
+            kinds, indexes = args[0].consts(), args[1].consts()
+            if kinds and indexes and len(kinds) == len(indexes) == 1 and type(indexes[0]) is int:
+                value = V(const(f"{kinds[0]}:{indexes[0]}"))
+            else:
+                return TOP
+        devices = self.devices_of(value)
+        if devices is None:
+            return TOP
+        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"))
+                               for dev, _a in devices))
+
+    @staticmethod
+    def _parameter(args: list[Value], kwargs: dict[str, Value]) -> Value:
+        data = args[0] if args else kwargs.get("data", TOP)
+        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(True)))
+        truth = flag.truthiness()
+        out: set[Atom] = set()
+        for atom in torch_tensors(data):
+            for grad in truth:
+                out.add(atom.with_(grad=NO_GRAD if grad is False else LEAF, owned=True, moved_from=None))
+        return Value(frozenset(out), data.top or None in truth or not data.only(TorchTensorAtom))
+
+    # --- numpy / DLPack / optimizers / .grad --------------------------------------------------------------
+
+    def torch_export(self, kind: str, api: str, tensor: Value, node: ast.AST, st: State, fr: Frame,
+                     result: Value = TOP) -> Value:
+        """``t.numpy()``, ``np.asarray(t)`` (kind "numpy") or ``t.__dlpack__()`` (kind "dlpack")."""
+        grads = self.grad_modes(st)
+        possibilities = []
+        for atom in torch_tensors(tensor):
+            for enabled in sorted(grads) if kind == "numpy" else [True]:
+                outcome = T.numpy_outcome(atom.dev.text, atom.requires_grad, enabled) if kind == "numpy" \
+                    else T.dlpack_outcome(atom.requires_grad)
+                code, message = outcome if outcome is not None else (None, "")
+                possibilities.append(Possibility((("tensor", atom),), code, message, f"torch.{kind}"))
+        if not possibilities:
+            return TOP
+        unknown = tensor.top or not tensor.only(TorchTensorAtom)
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr, tensor=tensor)
+
+    def _optimizer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                   fr: Frame) -> Value:
+        params = args[0] if args else kwargs.get("params", TOP)
+        elements, unknown = _parameter_elements(params)
+        possibilities = []
+        for atom in elements:
+            outcome = T.optimize_outcome(atom.requires_grad, atom.grad != NON_LEAF)
+            code, message = outcome if outcome is not None else (None, "")
+            possibilities.append(Possibility((("parameter", atom),), code, message, "torch.optimize"))
+        if not possibilities:
+            return TOP
+        # one non-leaf in the list makes the construction fail: that is a failure on every path only when every
+        # element's possibilities fail; otherwise some paths (the rule's warning)
+        return self.torch_record(self.site(node, f"torch.optim.{name}", fr), possibilities, unknown, TOP, st, fr,
+                                 params=params)
+
+    def torch_grad_read(self, obj: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        possibilities = []
+        out = TOP if obj.top else BOTTOM
+        for atom in obj.atoms:
+            if not isinstance(atom, TorchTensorAtom):
+                out = out.join(TOP)
+                continue
+            outcome = T.grad_read_outcome(atom.requires_grad, atom.grad != NON_LEAF)
+            code, message = outcome if outcome is not None else (None, "")
+            possibilities.append(Possibility((("tensor", atom),), code, message, "torch.grad"))
+            out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, atom.zero_dim, origin=atom.origin))
+                           if atom.grad == LEAF else NONE)
+        unknown = obj.top or not obj.only(TorchTensorAtom)
+        return self.torch_record(self.site(node, "Tensor.grad", fr), possibilities, unknown, out, st, fr,
+                                 raises=False, tensor=obj)
+
+    def torch_numpy_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                         st: State, fr: Frame) -> Value | None:
+        """A numpy function given a tensor: converted by ``__array__`` (like ``.numpy()``) or ``__dlpack__``."""
+        tensors = [v for v in [*args, *kwargs.values()] if torch_tensors(v)]
+        if not tensors or node is None:
+            return None
+        name = path.rpartition(".")[2]
+        kind = "dlpack" if name in NUMPY_DLPACK else "numpy"
+        result = TOP
+        for value in tensors:
+            result = self.torch_export(kind, f"numpy.{name}", value, node, st, fr)
+            if st.dead:
+                return BOTTOM
+        return result if name not in ("asarray", "array") else Value(frozenset(ArrayAtom("float") for _ in [0]))
+
+    # --- tensor methods and attributes ----------------------------------------------------------------------
+
+    def torch_tensor_attribute(self, atom: TorchTensorAtom, attr: str) -> Value | None:
+        if attr == "device":
+            return V(TorchDeviceAtom(atom.dev, atom.origin))
+        if attr == "is_leaf":
+            return V(const(atom.grad != NON_LEAF))
+        if attr == "requires_grad":
+            return V(const(atom.requires_grad))
+        if attr == "is_cuda":
+            return V(const(atom.dev.type == "cuda"))
+        if attr in ("T", "mT", "H", "mH"):
+            return V(atom.with_(owned=False))
+        if attr == "data":
+            return V(atom.with_(grad=NO_GRAD, owned=False))
+        if attr in ("shape", "dtype", "ndim", "layout", "names", "grad_fn"):
+            return None
+        return V(BoundShim(atom, attr))
+
+    def torch_tensor_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                            node: ast.AST, st: State, fr: Frame) -> Value:
+        if name in T.MOVE_METHODS:
+            return self._tensor_move(name, receiver, args, kwargs, node, st, fr)
+        if name == "numpy":
+            forced = kwargs.get("force")
+            if forced is not None and forced.truthiness() == {True}:
+                return V(ArrayAtom("float"))
+            return self.torch_export("numpy", "Tensor.numpy", receiver, node, st, fr, V(ArrayAtom("float")))
+        if name == "__dlpack__":
+            return self.torch_export("dlpack", "Tensor.__dlpack__", receiver, node, st, fr)
+        if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
+                    "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
+            return TOP
+        if name in ("detach", "detach_"):
+            return self.same_device_result(receiver, node, st, fr, None, detach=True)
+        if name == "requires_grad_":
+            flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            truth = flag.truthiness()
+            out = {a.with_(grad=(LEAF if t else NO_GRAD) if a.grad != NON_LEAF else NON_LEAF)
+                   for a in torch_tensors(receiver) for t in truth if t is not None}
+            return Value(frozenset(out), receiver.top or None in truth)
+        if name in T.INDEX_ARGS or name in CHECKED_OPS:
+            operands = [("input", receiver, False, False)]
+            index = T.INDEX_ARGS.get(name)
+            for i, value in enumerate(args):
+                operands.append((f"arg{i + 1}", value, index is not None and index[0] == i + 1, False))
+            for key, value in kwargs.items():
+                operands.append((key, value, index is not None and index[1] == key, False))
+            dims = True if name in ("dot", "vdot") else None
+            return self.checked_op(f"Tensor.{name}", operands, node, st, fr, op=name, zero_dim=dims)
+        if name in REDUCTIONS:
+            has_dim = len(args) > 0 or any(k in kwargs for k in DIM_KEYWORDS)
+            return self.same_device_result(receiver, node, st, fr, None if has_dim else True)
+        if name in SAME_DEVICE_OPS:
+            keeps_rank = name not in ("reshape", "view", "flatten", "squeeze", "unsqueeze", "expand", "repeat",
+                                      "unflatten", "view_as", "expand_as", "new_zeros", "new_ones", "new_empty",
+                                      "new_full", "new_tensor", "nonzero", "unique", "diag", "unfold")
+            return self.same_device_result(receiver, node, st, fr, None if not keeps_rank else None, api=name)
+        if name in ("unbind", "split", "chunk", "tensor_split"):
+            return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
+        return TOP
+
+    def _tensor_move(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                     st: State, fr: Frame) -> Value:
+        if name == "cpu":
+            targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
+        elif name == "cuda":
+            index = args[0] if args else kwargs.get("device")
+            targets = self.devices_of(index, st) if index is not None and index.consts() != [None] \
+                else [(d, None) for d in [self.parse_device("cuda")] if d is not None] or None
+        else:
+            targets = self._to_targets(args, kwargs, st)
+            if targets == []:
+                return receiver  # ``.to(dtype)``: a cast, on the same device
+        discarded = node is getattr(self, "discarded_call", None)
+        possibilities: list[Possibility] = []
+        out: set[Atom] = set()
+        unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
+        for atom in torch_tensors(receiver):
+            for dev, _source in targets or []:
+                moved = atom if atom.dev == dev else atom.with_(
+                    dev=dev, owned=False,
+                    grad=NON_LEAF if atom.requires_grad else NO_GRAD,
+                    moved_from=atom.dev if atom.grad == LEAF else atom.moved_from,
+                    origin=self.origin(node, fr, f"moved to {dev.text}" + (
+                        " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF else "")))
+                out.add(moved)
+                if discarded:
+                    possibilities.append(Possibility((("tensor", atom),), "MV206",
+                                                     T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
+        if discarded and possibilities:
+            self.torch_record(self.site(node, f"Tensor.{name}", fr), possibilities, unknown, TOP, st, fr,
+                              raises=False, tensor=receiver)
+        if targets is None:
+            return TOP
+        return Value(frozenset(out), unknown)
+
+    def _to_targets(self, args: list[Value], kwargs: dict[str, Value],
+                    st: State) -> list[tuple[TorchDev, object]] | None:
+        """Where ``t.to(...)`` moves to: ``[]`` for a cast (dtype only), ``None`` when unknown."""
+        candidates = [v for v in args[:1]] + [kwargs[k] for k in ("device", "other") if k in kwargs]
+        for value in candidates:
+            if value.only(TorchRef) or value.consts() == [None]:
+                continue  # a dtype
+            return self.devices_of(value, st, tensors_too=True)
+        if not candidates and "dtype" in kwargs:
+            return []
+        if candidates and all(v.only(TorchRef) for v in candidates):
+            return []
+        return [] if not candidates else None
+
+    def torch_binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State,
+                    fr: Frame) -> Value:
+        name = type(op).__name__.lower()
+        return self.checked_op(f"Tensor.__{name}__", [("left", left, False, False), ("right", right, False, False)],
+                               node, st, fr, op=name)
+
+    def torch_index(self, atom: TorchTensorAtom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``t[key]``: an index tensor on the GPU must be on ``t``'s device; a CPU index works anywhere."""
+        indexes = Value(frozenset(_index_tensors(key)), key.top)
+        if not torch_tensors(indexes):
+            return self.same_device_result(V(atom), node, st, fr, None)
+        return self.checked_op("Tensor.__getitem__", [("tensor", V(atom), False, False),
+                                                      ("indices", indexes, True, False)],
+                               node, st, fr, op="__getitem__", zero_dim=None)
+
+    def _function_op(self, name: str, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                     st: State, fr: Frame, module: str) -> Value:
+        if name in T.INDEX_ARGS or name in CHECKED_OPS:
+            index = T.INDEX_ARGS.get(name)
+            operands = [(f"arg{i}", v, index is not None and index[0] == i, False) for i, v in enumerate(args)]
+            operands += [(k, v, index is not None and index[1] == k, False) for k, v in kwargs.items()]
+            dims = True if name in FUNCTIONAL_LOSSES and "reduction" not in kwargs else None
+            return self.checked_op(path.replace("torch.nn.functional.", "F."), operands, node, st, fr, op=name,
+                                   zero_dim=dims)
+        if (name in SAME_DEVICE_OPS or name in REDUCTIONS) and args:
+            has_dim = len(args) > 1 or any(k in kwargs for k in DIM_KEYWORDS)
+            return self.same_device_result(args[0], node, st, fr,
+                                           True if name in REDUCTIONS and not has_dim else None)
+        return TOP
+
+    def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        out = TOP if tensors.top else BOTTOM
+        for atom in tensors.atoms:
+            if isinstance(atom, SeqAtom) and atom.items:
+                operands = [(f"tensors[{i}]", item, False, False) for i, item in enumerate(atom.items)]
+            elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
+                operands = [("tensors[0]", atom.elem, False, False), ("tensors[1]", atom.elem, False, False)]
+            else:
+                out = out.join(TOP)
+                continue
+            result = self.checked_op(f"torch.{name}", operands, node, st, fr, op=name, zero_dim=False)
+            if st.dead:
+                return BOTTOM
+            out = out.join(result)
+        return out
+
+    # --- layers and modules ------------------------------------------------------------------------------
+
+    def _layer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+               fr: Frame) -> Value:
+        origin = self.origin(node, fr, f"nn.{name} created")
+        if name in T.CONTAINERS:
+            items: list[Value] = list(args)
+            if name == "ModuleList":
+                listed = _sequence_items(args[0]) if args else []
+                if listed is None:
+                    return TOP
+                items = listed
+            children = []
+            for item in items:
+                if len(item.atoms) != 1 or item.top or not isinstance(next(iter(item.atoms)), TorchLayerAtom):
+                    return TOP  # a project module or something unknown inside: not followed
+                children.append(next(iter(item.atoms)))
+            devices = {c.dev for c in children if c.weights}
+            dev = devices.pop() if len(devices) == 1 else None
+            return V(TorchLayerAtom(name, dev, bool(devices) or any(c.dev is None for c in children if c.weights),
+                                    tuple(children), origin))
+        weights = name in T.LAYERS_WITH_WEIGHTS or name in T.LOSSES
+        if not weights and name not in T.LAYERS_WITHOUT_WEIGHTS:
+            return TOP
+        if name in T.LOSSES:
+            return V(TorchLayerAtom(name, None, False, (), origin))
+        devices = self._device_argument([], kwargs, st) if weights else [(CPU, None)]
+        if devices is None:
+            return TOP
+        return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
+                               for dev, _a in devices))
+
+    def torch_layer_attribute(self, atom: TorchLayerAtom, attr: str) -> Value | None:
+        if attr in ("weight", "bias", "in_proj_weight", "out_proj", "running_mean", "running_var") \
+                and atom.weights and atom.dev is not None:
+            grad = NO_GRAD if attr.startswith("running") else LEAF
+            return V(TorchTensorAtom(atom.dev, grad, False, owned=True, origin=atom.origin))
+        if attr in MODULE_METHODS:
+            return V(BoundShim(atom, attr))
+        return None
+
+    def torch_layer_call(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                         st: State, fr: Frame) -> Value:
+        if layer.name == "Sequential":
+            value = args[0] if args else TOP
+            for i, child in enumerate(layer.children):
+                value = self._apply_layer(child, [value], {}, node, st, fr, f"nn.Sequential[{i}] ({child.name})")
+                if st.dead:
+                    return BOTTOM
+            return value
+        if layer.name == "ModuleList":
+            return TOP
+        return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
+
+    def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                     st: State, fr: Frame, api: str) -> Value:
+        x = args[0] if args else kwargs.get("input", TOP)
+        if layer.name in T.LOSSES:
+            target = args[1] if len(args) > 1 else kwargs.get("target", TOP)
+            result = self.checked_op(api, [("input", x, False, False), ("target", target, False, False)], node, st,
+                                     fr, op="loss", zero_dim=True)
+        elif not layer.weights:
+            result = self.same_device_result(x, node, st, fr, None)
+        elif layer.dev is None:
+            result = TOP
+        else:
+            weight = TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin)
+            checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
+                                            ("weight", V(weight), False, True)], node, st, fr, op="forward")
+            # the output: on the weights' device, part of the graph while grad is enabled
+            result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled else NO_GRAD, False,
+                                                     origin=self.origin(node, fr, f"{api} output"))
+                                     for enabled in self.grad_modes(st)), checked.top) if not st.dead else BOTTOM
+        hooks = self.heap.get((layer.origin, _HOOKS)) if layer.origin is not None else None
+        if hooks is not None and not st.dead:
+            self.call(hooks, [V(layer), TOP, result], {}, node, st, fr)
+        return result
+
+    def torch_module_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                            node: ast.AST, st: State, fr: Frame) -> Value:
+        """nn.Module's API on a library layer or on an instance of a project ``nn.Module`` subclass."""
+        if name in ("to", "cuda", "cpu"):
+            if name == "cpu":
+                targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
+            elif name == "cuda":
+                index = args[0] if args else kwargs.get("device")
+                targets = self.devices_of(index, st) if index is not None else \
+                    [(d, None) for d in [self.parse_device("cuda")] if d is not None] or None
+            else:
+                targets = self._to_targets(args, kwargs, st)
+                if targets == []:
+                    return receiver
+            moved = TOP if targets is None else Value(frozenset(
+                self.move_module(atom, dev) for atom in receiver.atoms for dev, _s in targets), receiver.top)
+            self._rebind_receiver(node, moved, st, fr)
+            return moved
+        if name in MODULE_SELF_METHODS:
+            return receiver
+        if name in ("parameters", "buffers"):
+            return V(seq_of("list", join_all(self._weights(atom) for atom in receiver.atoms)))
+        if name in ("register_forward_hook",):
+            hook = args[0] if args else kwargs.get("hook", TOP)
+            for atom in receiver.atoms:
+                if isinstance(atom, TorchLayerAtom) and atom.origin is not None:
+                    key = (atom.origin, _HOOKS)
+                    self.heap[key] = self.heap.get(key, BOTTOM).join(hook)  # type: ignore[index]
+            return TOP
+        if name in ("register_buffer", "register_parameter") and len(args) >= 2:
+            names = args[0].consts()
+            if names and len(names) == 1 and isinstance(names[0], str):
+                value = Value(frozenset(a.with_(owned=True) for a in torch_tensors(args[1])), args[1].top)
+                self.store_attribute(receiver, names[0], value, fr)
+            return NONE
+        return TOP
+
+    def _weights(self, atom: Atom) -> Value:
+        if isinstance(atom, TorchLayerAtom):
+            if atom.children:
+                return join_all(self._weights(c) for c in atom.children)
+            if atom.weights and atom.dev is not None:
+                return V(TorchTensorAtom(atom.dev, LEAF, False, owned=True, origin=atom.origin))
+            return BOTTOM if not atom.weights else TOP
+        return TOP
+
+    def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
+        """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
+        if isinstance(atom, TorchLayerAtom):
+            children = tuple(self.move_module(c, dev) for c in atom.children)  # type: ignore[misc]
+            return TorchLayerAtom(atom.name, dev if atom.weights else None, atom.weights, children, atom.origin)
+        if isinstance(atom, Instance) and atom.cls.is_torch_module():
+            return self._moved_instance(atom, dev)
+        return atom
+
+    def _moved_instance(self, instance: Instance, dev: TorchDev) -> Instance:
+        registry: dict = self.__dict__.setdefault("_moved", {})
+        moved = registry.get((instance, dev))
+        if moved is None:
+            moved = registry[(instance, dev)] = Instance(instance.cls, instance.file, instance.line, instance.col,
+                                                         -len(registry) - 1)
+            self.instances.setdefault(instance.cls, set()).add(moved)
+        for (owner, attr), value in list(self.heap.items()):
+            if owner == instance:
+                key = (moved, attr)
+                new = self._moved_value(value, dev)
+                old = self.heap.get(key)
+                self.heap[key] = new if old is None else widen_if_large(old.join(new))
+        return moved
+
+    def _moved_value(self, value: Value, dev: TorchDev) -> Value:
+        atoms: set[Atom] = set()
+        for atom in value.atoms:
+            if isinstance(atom, TorchTensorAtom) and atom.owned:
+                atoms.add(atom.with_(dev=dev))  # parameters stay leaves: the module moves their data
+            elif isinstance(atom, SeqAtom):
+                items = None if atom.items is None else tuple(self._moved_value(v, dev) for v in atom.items)
+                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev)))
+            else:
+                atoms.add(self.move_module(atom, dev))
+        return Value(frozenset(atoms), value.top)
+
+    def _rebind_receiver(self, node: ast.AST, value: Value, st: State, fr: Frame) -> None:
+        """``model.to(d)`` as a statement moves ``model`` in place: the name now holds the moved module."""
+        func = getattr(node, "func", None)
+        receiver = getattr(func, "value", None)
+        if isinstance(receiver, ast.Name) and receiver.id in st.vars:
+            st.vars[receiver.id] = value
+            st.kill_aliases(receiver.id)
+            st.drop_overlays(receiver.id)
+        elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
+            owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
+            self.store_attribute(owner, receiver.attr, value, fr)
+            st.vars[f"{receiver.value.id}.{receiver.attr}"] = value
+
+    def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
+                               fr: Frame) -> Value | None:
+        """What nn.Module gives an instance of a project subclass: ``__call__`` is ``forward``."""
+        if attr == "__call__":
+            forward = atom.cls.lookup("forward")
+            return self._bind_class_attr(forward, atom, node, st, fr) if forward is not None else None
+        if attr in MODULE_METHODS:
+            return V(BoundShim(atom, attr))
+        return None
+
+
+def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
+    """The tensors of an optimizer's parameter list (also inside ``[{"params": [...]}]`` groups)."""
+    out: list[TorchTensorAtom] = []
+    unknown = params.top
+    for atom in params.atoms:
+        if isinstance(atom, SeqAtom):
+            for item in (atom.items if atom.items is not None else (atom.elem,)):
+                for inner in item.atoms:
+                    if isinstance(inner, DictAtom):
+                        found = inner.get("params")
+                        sub, sub_unknown = _parameter_elements(found if found is not None else TOP)
+                        out.extend(sub)
+                        unknown = unknown or sub_unknown
+                    elif isinstance(inner, TorchTensorAtom):
+                        out.append(inner)
+                    else:
+                        unknown = True
+                unknown = unknown or item.top
+        elif isinstance(atom, TorchTensorAtom):
+            out.append(atom)
+        else:
+            unknown = True
+    return out, unknown
+
+
+def _index_tensors(key: Value) -> Iterable[Atom]:
+    for atom in key.atoms:
+        if isinstance(atom, TorchTensorAtom):
+            yield atom
+        elif isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items is not None:
+            for item in atom.items:
+                yield from (a for a in item.atoms if isinstance(a, TorchTensorAtom))
+
+
+def _sequence_items(value: Value) -> list[Value] | None:
+    if len(value.atoms) != 1 or value.top:
+        return None
+    atom = next(iter(value.atoms))
+    if isinstance(atom, SeqAtom) and atom.items is not None:
+        return list(atom.items)
+    return None
+
+
+__all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]

@@ -1,0 +1,119 @@
+"""Abstract values of PyTorch code: devices, tensors (device, autograd role, 0-dim), library layers.
+
+The atoms mirror what :mod:`runtime_shim.torch_semantics` decides on: a
+device's string form, whether a tensor requires grad and is a leaf, whether it
+is 0-dim (PyTorch's scalar exemption) and whether it is a module's parameter or
+buffer (MV202). Each carries an :class:`~analyzer.domain.Origin` for the
+diagnostics' related locations. A device whose index the analysis does not
+know (``f"cuda:{rank}"``) is not an atom: it stays unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .domain import Atom, Origin
+
+CPU_TYPE = "cpu"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchDev:
+    """A device identity: ``type`` (``cpu``, ``cuda``, ``mps``, ``meta``, ...) and index (``None`` on the CPU)."""
+
+    type: str
+    index: int | None = None
+
+    @property
+    def text(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+CPU = TorchDev(CPU_TYPE)
+
+
+@dataclass(frozen=True, slots=True)
+class TorchRef(Atom):
+    """``torch`` or a name inside it (``torch.nn``, ``torch.nn.Linear``, ``torch.float16`` ...)."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class TorchDeviceAtom(Atom):
+    """A ``torch.device``."""
+
+    dev: TorchDev
+    origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
+
+    def reveal(self) -> str:
+        return f"torch.device('{self.dev.text}')"
+
+
+#: autograd roles: no graph, a leaf that requires grad, a non-leaf (an op's result that requires grad)
+NO_GRAD, LEAF, NON_LEAF = "no grad", "leaf", "non-leaf"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchTensorAtom(Atom):
+    """A ``torch.Tensor``."""
+
+    dev: TorchDev
+    grad: str = NO_GRAD  # NO_GRAD, LEAF or NON_LEAF
+    zero_dim: bool | None = False  # None: the analysis does not know the rank
+    owned: bool = False  # a parameter or buffer of a module
+    moved_from: TorchDev | None = None  # a requires-grad leaf moved here from this device (a non-leaf now)
+    origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
+
+    def truthy(self) -> bool | None:
+        return None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.grad != NO_GRAD
+
+    def reveal(self) -> str:
+        parts = [f"{self.dev.text} tensor"]
+        if self.zero_dim:
+            parts.append("0-dim")
+        if self.grad == LEAF:
+            parts.append("requires grad (leaf)")
+        elif self.grad == NON_LEAF:
+            parts.append("requires grad (non-leaf" + (f", moved from {self.moved_from.text})"
+                                                      if self.moved_from is not None else ")"))
+        if self.owned:
+            parts.append("module weight")
+        return ", ".join(parts)
+
+    def with_(self, **changes: Any) -> TorchTensorAtom:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class TorchLayerAtom(Atom):
+    """An instance of a ``torch.nn`` layer, loss or container (``children``: a container's layers).
+
+    ``dev`` is where its weights are (``None``: layers on several devices, or unknown); a layer
+    without weights has ``weights=False`` and follows its input."""
+
+    name: str
+    dev: TorchDev | None
+    weights: bool
+    children: tuple[TorchLayerAtom, ...] = ()
+    origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
+
+    def reveal(self) -> str:
+        where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""
+        return f"nn.{self.name}{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchModeAtom(Atom):
+    """A context manager that switches a torch mode: ``torch.no_grad()``, ``torch.device("cuda")`` ..."""
+
+    grad: bool | None = None  # the grad mode inside the block (None: unchanged)
+    device: Atom | None = None  # the default device inside the block (a TorchDeviceAtom; None: unchanged)
+
+
+REVEALABLE = (TorchDeviceAtom, TorchTensorAtom, TorchLayerAtom)

@@ -1,0 +1,47 @@
+"""Rule MV201: a PyTorch op whose tensor operands are on different devices."""
+
+from __future__ import annotations
+
+from .base import OutcomeRule
+
+
+class OperandsOnDifferentDevices(OutcomeRule):
+    """A PyTorch operation whose tensor operands are on different devices.
+
+    ## What it does
+    Reports arithmetic, comparisons, `matmul`, `torch.cat`/`stack`, losses and
+    the other device-checked ops (operators, `torch.*`, `Tensor.*` and
+    `torch.nn.functional.*`) whose tensors are on different devices, including
+    `cuda:0` against `cuda:1`. A 0-dim CPU tensor is exempt: PyTorch treats it
+    like a Python number (`cuda_tensor * torch.tensor(2.0)` works).
+
+    ## Why it fails
+    A kernel runs on one device and reads every input from there:
+    `RuntimeError: Expected all tensors to be on the same device, but found at
+    least two devices, cuda:0 and cpu!`
+
+    ## Example
+    ```python
+    import torch
+
+    logits = torch.randn(8, 4, device="cuda")
+    labels = torch.randint(0, 4, (8,))
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    logits = torch.randn(8, 4, device="cuda")
+    labels = torch.randint(0, 4, (8,))
+    loss = torch.nn.functional.cross_entropy(logits, labels.to(logits.device))
+    ```
+
+    ## Fix safety
+    No automatic fix: which operand should move (and whether the copy belongs
+    in the data pipeline instead) is a decision about where the work runs.
+    """
+
+    code = "MV201"
+    name = "operands-on-different-devices"

@@ -1,0 +1,53 @@
+"""Rule MV202: a module's weights and its input on different devices."""
+
+from __future__ import annotations
+
+from .base import OutcomeRule
+
+
+class ModuleInputOnOtherDevice(OutcomeRule):
+    """A module called with an input on another device than its weights.
+
+    ## What it does
+    Reports calls of `torch.nn` layers (`nn.Linear`, `nn.Conv2d`, norms,
+    `nn.Embedding`, `nn.Sequential` chains, ...) and ops inside a module's
+    `forward` that combine its parameters or buffers with a tensor on another
+    device. The analysis follows `model.to(device)` / `.cuda()` / `.cpu()`
+    (modules move in place, with their parameters, buffers and sub-modules;
+    plain tensor attributes do not), `torch.set_default_device` and
+    `with torch.device(...)` blocks.
+
+    ## Why it fails
+    The layer's kernel reads its weights and its input from one device:
+    `RuntimeError: Expected all tensors to be on the same device, but found at
+    least two devices, cuda:0 and cpu!` (convolutions word it `Input type
+    (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the
+    same`).
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(10, 2)
+    model.cuda()
+    prediction = model(torch.randn(4, 10))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Linear(10, 2)
+    model.cuda()
+    prediction = model(torch.randn(4, 10, device="cuda"))
+    ```
+
+    ## Fix safety
+    No automatic fix: moving the input or the module are both plausible, and
+    the input's move often belongs in the data loader.
+    """
+
+    code = "MV202"
+    name = "module-and-input-on-different-devices"

@@ -1,0 +1,58 @@
+"""Rule MV203: converting a CUDA tensor to numpy."""
+
+from __future__ import annotations
+
+from analyzer.diagnostics import SAFE, Fix
+from analyzer.facts import Site, SiteFact
+
+from .base import OutcomeRule
+
+
+class NumpyOfCudaTensor(OutcomeRule):
+    """Converting a tensor on a GPU to a numpy array.
+
+    ## What it does
+    Reports `t.numpy()`, `np.asarray(t)`, `np.array(t)` and numpy functions
+    given a tensor (they convert it with `__array__`) when the tensor is on a
+    GPU (or any device but the CPU).
+
+    ## Why it fails
+    A numpy array lives in host memory; PyTorch does not copy implicitly:
+    `TypeError: can't convert cuda:0 device type tensor to numpy. Use
+    Tensor.cpu() to copy the tensor to host memory first.`
+
+    ## Example
+    ```python
+    import torch
+
+    logits = torch.randn(32, 10, device="cuda")
+    predicted = logits.argmax(dim=1).numpy()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    logits = torch.randn(32, 10, device="cuda")
+    predicted = logits.argmax(dim=1).cpu().numpy()
+    ```
+
+    ## Fix safety
+    Safe: `.cpu()` copies the tensor to host memory (on a CPU tensor it returns
+    the tensor itself), which is what the conversion needs; the array holds the
+    same values. Offered wherever the rule reports, since the copy is harmless
+    on the paths where the tensor is already on the CPU.
+    """
+
+    code = "MV203"
+    name = "numpy-of-cuda-tensor"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        call = parsed.call_at(site)
+        tensor = parsed.converted_operand(call) if call is not None else None
+        if tensor is None:
+            return None
+        return Fix(SAFE, "Copy the tensor to host memory first: `.cpu()`", tuple(parsed.append_call(tensor, ".cpu()")))

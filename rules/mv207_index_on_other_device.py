@@ -1,0 +1,46 @@
+"""Rule MV207: an index tensor on another device than the tensor it indexes."""
+
+from __future__ import annotations
+
+from .base import OutcomeRule
+
+
+class IndexOnOtherDevice(OutcomeRule):
+    """An index tensor on another device than the tensor it indexes.
+
+    ## What it does
+    Reports `index_select`, `gather`, `scatter*`, `take`, `index_add/copy/fill/put`
+    and `t[index]` whose index tensor is on a device none of the data is on.
+    Advanced indexing (`t[index]`, `t[index] = v`) accepts a CPU index on any
+    device; a GPU index only on its own device.
+
+    ## Why it fails
+    The index is read by the kernel on the data's device:
+    `RuntimeError: Expected all tensors to be on the same device, but found at
+    least two devices, cuda:0 and cpu!` or, for indexing a CPU tensor with a GPU
+    index, `indices should be either on cpu or on the same device as the
+    indexed tensor (cpu)`.
+
+    ## Example
+    ```python
+    import torch
+
+    table = torch.randn(100, 16, device="cuda")
+    rows = torch.index_select(table, 0, torch.tensor([3, 14, 15]))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    table = torch.randn(100, 16, device="cuda")
+    rows = torch.index_select(table, 0, torch.tensor([3, 14, 15], device=table.device))
+    ```
+
+    ## Fix safety
+    No automatic fix: the index is usually built where it should be created on
+    the right device.
+    """
+
+    code = "MV207"
+    name = "index-on-other-device"
