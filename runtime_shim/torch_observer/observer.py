@@ -14,10 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
+
+try:  # fake mode's subclass of the mismatch error (torch 2.12+); older releases raise a plain RuntimeError
+    from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError
+except ImportError:  # pragma: no cover - depends on the torch release
+    class FakeTensorDeviceMismatchError(RuntimeError):  # type: ignore[no-redef]
+        """Never raised by this torch: nothing to re-raise as a plain RuntimeError."""
 
 from .. import recorder
 from . import fake_values, patches, sites
