@@ -88,7 +88,7 @@ class Assignment:
             if isinstance(atom, Instance):
                 key = (atom, attr)
                 old = self.heap.get(key)
-                self.heap[key] = widen_if_large(value if old is None else old.join(value))
+                self.heap_set(key, widen_if_large(value if old is None else old.join(value)))
             elif isinstance(atom, ModuleRef):
                 namespace = self.load_module(self.find_module(atom.name, atom.root))
                 if namespace is not None:

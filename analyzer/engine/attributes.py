@@ -108,7 +108,7 @@ class Attributes:
         if isinstance(atom, Instance):
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
-            stored = self.heap.get((atom, attr))
+            stored = self.heap_get((atom, attr))
             from_class = atom.cls.lookup(attr)
             if stored is not None:
                 return stored

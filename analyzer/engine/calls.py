@@ -178,7 +178,8 @@ class Calls:
         profile = fr.profile
         globals_key = (self.module_stores,
                        *(fn.module.namespace.get(name, TOP) for name in fn.free if name not in fref.closure))
-        modes = self.torch_modes(st)
+        # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
+        modes = (None, TOP) if uncalled else self.torch_modes(st)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
                     globals_key, uncalled, modes)
         ctx_id = self.ctx_ids.get(key)

@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import FuncRef, Instance, Value
+from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
@@ -20,7 +20,7 @@ from .definitions import Definitions
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
-from .limits import MAX_PASSES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
+from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .modules import ModuleLoading
 from .narrowing import Narrowing
 from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
@@ -68,6 +68,8 @@ class Engine(
         self.active_functions: dict[FunctionInfo, int] = {}
         self.depth = 0
         self.heap: dict[tuple[Instance, str], Value] = {}
+        self.heap_reads: set = set()  # heap keys read in this pass
+        self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again
         self.module_stores = 0  # assignments to attributes of project modules so far
         self.defined: dict[FunctionInfo, FuncRef] = {}
         self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
@@ -90,14 +92,16 @@ class Engine(
                 ctx.callers.clear()
             self.module_stores = 0
             self.function_runs = 0
+            self.heap_reads.clear()
+            self.heap_stale = False
             for module in self.modules:
                 module.state = "new"
                 module.namespace = {}
             for module in self.modules:
                 self.load_module(module)
             self._sweep_uncalled()
-            if self.heap == before:
-                break
+            if self.heap == before or not self.heap_stale:
+                break  # no attribute was read before it changed: another pass would compute the same
 
     def _sweep_uncalled(self) -> None:
         """Functions and methods no analysed code called: analyse them with unknown arguments."""
@@ -109,14 +113,20 @@ class Engine(
                     continue
                 progress = True
                 self.analysed.add(fn)
-                args: list[Value] = []
+                receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
                     instances = self.instances.get(fn.cls) or set()
-                    args.append(Value(frozenset(instances), top=not instances))
+                    if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
+                        # one context per instance: attributes read together come from one object (a join of
+                        # the instances would pair one object's weights with another's)
+                        receivers = [[V(instance)] for instance in sorted(instances, key=_instance_order)]
+                    else:
+                        receivers = [[Value(frozenset(instances), top=not instances)]]
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
-                self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+                for args in receivers:
+                    self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
 
     def _index_attribute_writes(self) -> None:
         """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls).
@@ -172,6 +182,18 @@ class Engine(
                                                          self._own_stores)
         return found
 
+    def heap_get(self, key: Any) -> Value | None:
+        """Read the heap (remembered: a later change of this key makes the pass stale)."""
+        self.heap_reads.add(key)
+        return self.heap.get(key)
+
+    def heap_set(self, key: Any, value: Value) -> None:
+        old = self.heap.get(key)
+        if old != value:
+            if key in self.heap_reads:
+                self.heap_stale = True
+            self.heap[key] = value
+
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)
         if ctx_id is None:
@@ -198,3 +220,7 @@ def _store_targets(node: ast.stmt) -> list[ast.expr]:
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return [item.optional_vars for item in node.items if item.optional_vars is not None]
     return []
+
+
+def _instance_order(instance: Instance) -> tuple:
+    return (instance.file, instance.line, instance.col, instance.ctx)

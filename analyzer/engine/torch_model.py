@@ -696,7 +696,7 @@ class TorchModel:
             result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled else NO_GRAD, False,
                                                      origin=self.origin(node, fr, f"{api} output"))
                                      for enabled in self.grad_modes(st)), checked.top) if not st.dead else BOTTOM
-        hooks = self.heap.get((layer.origin, _HOOKS)) if layer.origin is not None else None
+        hooks = self.heap_get((layer.origin, _HOOKS)) if layer.origin is not None else None
         if hooks is not None and not st.dead:
             self.call(hooks, [V(layer), TOP, result], {}, node, st, fr)
         return result
@@ -728,7 +728,7 @@ class TorchModel:
             for atom in receiver.atoms:
                 if isinstance(atom, TorchLayerAtom) and atom.origin is not None:
                     key = (atom.origin, _HOOKS)
-                    self.heap[key] = self.heap.get(key, BOTTOM).join(hook)  # type: ignore[index]
+                    self.heap_set(key, self.heap.get(key, BOTTOM).join(hook))  # type: ignore[arg-type]
             return TOP
         if name in ("register_buffer", "register_parameter") and len(args) >= 2:
             names = args[0].consts()
@@ -765,10 +765,11 @@ class TorchModel:
             self.instances.setdefault(instance.cls, set()).add(moved)
         for (owner, attr), value in list(self.heap.items()):
             if owner == instance:
+                self.heap_reads.add((owner, attr))
                 key = (moved, attr)
                 new = self._moved_value(value, dev)
                 old = self.heap.get(key)
-                self.heap[key] = new if old is None else widen_if_large(old.join(new))
+                self.heap_set(key, new if old is None else widen_if_large(old.join(new)))
         return moved
 
     def _moved_value(self, value: Value, dev: TorchDev) -> Value:
