@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
+from analyzer.diagnostics import SAFE, Fix
+from analyzer.facts import Site, SiteFact
+
 from .base import OutcomeRule
 
 
@@ -38,9 +43,64 @@ class MovedLeafOptimized(OutcomeRule):
     ```
 
     ## Fix safety
-    No automatic fix yet: creating the tensor on the device needs the creation
-    call rewritten, which may be far from the report.
+    Safe, where offered: when the reported tensor comes from
+    `torch.<factory>(..., requires_grad=True).to(device)` (or `.cuda()`) in the
+    same file, the fix creates it on the device instead
+    (`torch.<factory>(..., requires_grad=True, device=device)`): the same values
+    on the same device, now a leaf, which is what the optimizer and `.grad`
+    need. Not offered for other moves (`.to(device, dtype)`, a tensor moved far
+    from where it was made) or where the rewrite would drop a comment.
     """
 
     code = "MV205"
     name = "moved-leaf-optimized"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        origins = {getattr(atom, "origin", None) for f in site_facts for p in f.possibilities if p.code == self.code
+                   for _role, atom in p.operands if getattr(atom, "moved_from", None) is not None}
+        if len(origins) != 1:
+            return None
+        origin = origins.pop()
+        if origin is None or origin.file != site.file:
+            return None
+        from analyzer.fixes.spans import source_for
+
+        parsed = source_for(source)
+        move = _move_of_factory(source, origin.line, origin.col)
+        if move is None:
+            return None
+        factory, target, call = move
+        start = parsed._byte_offset(factory.end_lineno, factory.end_col_offset)  # after the factory's ")"
+        end = parsed._byte_offset(call.end_lineno, call.end_col_offset)  # the end of the move
+        if parsed.has_comment(start, end):
+            return None
+        return Fix(SAFE, f"Create the tensor on the device: `device={target}`",
+                   (parsed.edit(start - 1, end, f", device={target})"),))
+
+
+_FACTORIES = {"tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye"}
+
+
+def _move_of_factory(source: str, line: int, col: int) -> tuple | None:
+    """``torch.F(..., requires_grad=True).to(d)`` / ``.cuda()`` starting at (line, col): the factory call, the
+    device's source text and the move call; ``None`` for anything else."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.lineno == line and node.col_offset == col
+                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call)):
+            continue
+        factory = node.func.value
+        name = factory.func.attr if isinstance(factory.func, ast.Attribute) else None
+        if name not in _FACTORIES or any(k.arg == "device" or k.arg is None for k in factory.keywords) or not any(
+                k.arg == "requires_grad" for k in factory.keywords):
+            return None
+        if node.func.attr == "cuda" and not node.args and not node.keywords:
+            return factory, '"cuda"', node
+        if node.func.attr == "to" and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], ast.Starred):
+            return factory, ast.get_source_segment(source, node.args[0]), node
+        return None
+    return None

@@ -173,6 +173,19 @@ CASES = [
         weights = torch.randn(3, requires_grad=True)
         scores = np.asarray((weights * 2).detach())
         """), torch=True),
+    Case("mv205-create-on-device", "MV205", "safe", _dedent("""
+        import torch
+
+        device = torch.device("cuda:0")
+        temperature = torch.ones(1, requires_grad=True).to(device)  # learnable
+        optimizer = torch.optim.Adam([temperature], lr=0.01)
+        """), _dedent("""
+        import torch
+
+        device = torch.device("cuda:0")
+        temperature = torch.ones(1, requires_grad=True, device=device)  # learnable
+        optimizer = torch.optim.Adam([temperature], lr=0.01)
+        """), torch=True),
     Case("mv206-assign", "MV206", "unsafe", _dedent("""
         import torch
 
