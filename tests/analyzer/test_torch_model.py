@@ -1,0 +1,143 @@
+"""The PyTorch model of the engine, construct by construct, and the semantics table it lifts."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from analyzer.runner import check_source
+from analyzer.settings import Settings
+from runtime_shim import torch_semantics as T
+
+
+def findings(source: str) -> list[tuple[int, str, str]]:
+    report = check_source(textwrap.dedent(source), "prog.py", Settings(select=("MV2",)))
+    return sorted((d.row, d.code, d.severity.value) for d in report.diagnostics)
+
+
+def messages(source: str) -> list[str]:
+    report = check_source(textwrap.dedent(source), "prog.py", Settings(select=("MV2",)))
+    return [d.message for d in report.diagnostics]
+
+
+# --- the table ----------------------------------------------------------------------------------------
+
+
+def test_scalar_exemption_and_precedence() -> None:
+    cuda, cpu0, cpu1 = T.Operand("cuda:0", 2), T.Operand("cpu", 0), T.Operand("cpu", 1)
+    assert T.mismatch_code([cuda, cpu0]) is None
+    assert T.mismatch_code([cuda, cpu1]) == "MV201"
+    assert T.mismatch_code([cpu1, T.Operand("cuda:0", 2, in_module=True)]) == "MV202"
+    assert T.mismatch_code([cuda, T.Operand("cpu", 1, is_index=True)], "index_select") == "MV207"
+    assert T.mismatch_code([T.Operand("cuda:0", 2), T.Operand("cuda:1", 2)]) == "MV201"
+
+
+def test_indexing_accepts_a_cpu_index_anywhere_but_not_a_gpu_index_elsewhere() -> None:
+    assert T.mismatch_code([T.Operand("cuda:0", 2), T.Operand("cpu", 1, is_index=True)], "__getitem__") is None
+    assert T.mismatch_code([T.Operand("cpu", 2), T.Operand("cuda:0", 1, is_index=True)], "__getitem__") == "MV207"
+
+
+def test_numpy_checks_the_device_before_the_graph() -> None:
+    assert T.numpy_outcome("cuda:0", True, True)[0] == "MV203"
+    assert T.numpy_outcome("cpu", True, True)[0] == "MV204"
+    assert T.numpy_outcome("cpu", True, False) is None  # under no_grad
+    assert T.dlpack_outcome(True)[0] == "MV208"  # under no_grad too
+    assert T.move_keeps_leaf("cpu", "cpu") and not T.move_keeps_leaf("cpu", "cuda:0")
+
+
+# --- the engine ---------------------------------------------------------------------------------------
+
+
+def test_default_device_follows_set_default_device_and_device_blocks() -> None:
+    assert findings("""
+        import torch
+        torch.set_default_device("cuda")
+        a = torch.ones(3)
+        torch.set_default_device(None)
+        b = torch.ones(3)
+        try:
+            c = a + b
+        except RuntimeError:
+            c = a
+        with torch.device("cuda:1"):
+            d = torch.ones(3)
+        e = c * d
+        """) == [(8, "MV201", "error"), (13, "MV201", "error")]
+
+
+def test_grad_mode_blocks_and_decorators() -> None:
+    assert findings("""
+        import torch
+        w = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            (w * 2).numpy()
+
+        @torch.inference_mode()
+        def export(t):
+            return t.numpy()
+
+        def leak(t):
+            return t.numpy()
+
+        export(w * 2)
+        leak(w * 2)
+        """) == [(12, "MV204", "error")]
+
+
+def test_a_module_moved_in_place_carries_its_layers_and_parameters() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 2)
+                self.scale = nn.Parameter(torch.ones(2))
+                self.cache = torch.zeros(2)  # a plain attribute: it does not move
+
+            def forward(self, x):
+                return self.proj(x) * self.scale + self.cache
+
+        head = Head()
+        head.to("cuda:0")
+        out = head(torch.randn(3, 4, device="cuda:0"))
+        """) == [(13, "MV201", "error")]
+
+
+def test_cuda_is_available_is_two_worlds_not_a_join() -> None:
+    source = """
+        import torch
+        from torch import nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        x = torch.randn(3, 4).to(device)
+        y = model(x)
+        labels = torch.zeros(3)
+        loss = (y.sum(dim=1) - labels).pow(2).mean()
+        """
+    assert findings(source) == [(9, "MV201", "warning")]  # the moved pair agrees in both worlds
+    assert "when torch.cuda.is_available() is True" in messages(source)[0]
+
+
+def test_unknown_stays_silent() -> None:
+    assert findings("""
+        import torch
+
+        def step(batch, device):
+            x = batch.to(device)
+            return x + torch.zeros(3)
+
+        def export(t):
+            return t.numpy()
+        """) == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("import torch\nx = torch.randn(2, device='cuda')\nx.cpu()\n", [(3, "MV206", "error")]),
+    ("import torch\nx = torch.randn(2)\nx.to(torch.float16)\n", []),  # a cast, not a move
+    ("import torch\nfrom torch import nn\nm = nn.Linear(2, 2)\nm.cuda()\n", []),  # modules move in place
+])
+def test_discarded_moves(source: str, expected: list) -> None:
+    assert findings(source) == expected
