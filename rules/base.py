@@ -140,7 +140,10 @@ class OutcomeRule(Rule):
                 if passing_contexts else frozenset()
             where = _context_phrase(failing_facts, same_elsewhere)
             text += f"; fails on some paths {where}" if partial else f"; fails {where}"
-            if passing_contexts:
+            worlds = {f.context.world for f in passing_contexts}
+            if passing_contexts and all(worlds):
+                text += "; ok when " + " and when ".join(sorted(worlds))  # the other answer of a world split
+            elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
         return self.diagnostic(site, severity, text, related_for(failing))
