@@ -30,7 +30,7 @@ from ..domain import (
     seq_of,
 )
 from ..shim_api import BINARY, BINOPS, UNARY
-from ..torch_domain import REVEALABLE, TorchLayerAtom, TorchTensorAtom
+from ..torch_domain import NO_GRAD, REVEALABLE, TorchLayerAtom, TorchTensorAtom
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
@@ -158,6 +158,8 @@ class Expressions:
                     out = out.join(V(seq(atom.kind, atom.items[slice(*bounds)])))
                 else:
                     out = out.join(V(seq_of(atom.kind, atom.elem)))
+            elif isinstance(atom, TorchTensorAtom):
+                out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a view: same device, same graph
             else:
                 out = out.join(V(atom) if isinstance(atom, ArrayAtom) else TOP)
         return out
@@ -272,6 +274,11 @@ class Expressions:
         result: Value | None = None
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.eval(right_node, st, fr)
+            if len(node.ops) == 1 and has_torch(left, right) and not isinstance(op, (ast.Is, ast.IsNot, ast.In,
+                                                                                      ast.NotIn)):
+                value = self.torch_binop(op, left, right, node, st, fr)  # element-wise: a bool tensor
+                return Value(frozenset(a.with_(grad=NO_GRAD) if isinstance(a, TorchTensorAtom) else a
+                                       for a in value.atoms), value.top) if not st.dead else BOTTOM
             array = array_compare(left, right) if len(node.ops) == 1 else None
             if array is not None:
                 return array if not st.dead else BOTTOM
