@@ -50,9 +50,5 @@ class NumpyOfCudaTensor(OutcomeRule):
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         from analyzer.fixes.spans import source_for
 
-        parsed = source_for(source)
-        call = parsed.call_at(site)
-        tensor = parsed.converted_operand(call) if call is not None else None
-        if tensor is None:
-            return None
-        return Fix(SAFE, "Copy the tensor to host memory first: `.cpu()`", tuple(parsed.append_call(tensor, ".cpu()")))
+        edits = source_for(source).append_to_converted(site, ".cpu()")
+        return Fix(SAFE, "Copy the tensor to host memory first: `.cpu()`", tuple(edits)) if edits else None

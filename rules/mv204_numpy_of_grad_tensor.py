@@ -56,9 +56,5 @@ class NumpyOfGradTensor(OutcomeRule):
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         from analyzer.fixes.spans import source_for
 
-        parsed = source_for(source)
-        call = parsed.call_at(site)
-        tensor = parsed.converted_operand(call) if call is not None else None
-        if tensor is None:
-            return None
-        return Fix(SAFE, "Leave the graph first: `.detach()`", tuple(parsed.append_call(tensor, ".detach()")))
+        edits = source_for(source).append_to_converted(site, ".detach()")
+        return Fix(SAFE, "Leave the graph first: `.detach()`", tuple(edits)) if edits else None

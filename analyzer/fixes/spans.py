@@ -134,6 +134,13 @@ class Source:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         return positional[0].value if len(positional) == 1 and len(call.args) == 1 else None
 
+    def append_to_converted(self, site: Site, suffix: str) -> list[Edit] | None:
+        """Edits that call ``suffix`` on the tensor the conversion at ``site`` exports (``t.numpy()`` ->
+        ``t.cpu().numpy()``); None when the site is not such a call."""
+        call = self.call_at(site)
+        tensor = self.converted_operand(call) if call is not None else None
+        return self.append_call(tensor, suffix) if tensor is not None else None
+
     def has_comment(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` holds a comment (a deletion there would lose it)."""
         return "#" in self.text[start:end]
