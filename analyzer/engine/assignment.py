@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAtom, V, Value, join_all, seq, seq_of
+from ..torch_domain import TorchTensorAtom
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_DICT_KEYS
 
@@ -99,6 +100,9 @@ class Assignment:
     def _store_subscript(self, target: ast.Subscript, value: Value, st: State, fr: Frame) -> None:
         container = self.eval(target.value, st, fr)
         key = self.eval(target.slice, st, fr)
+        for atom in container.atoms:
+            if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
+                self.torch_index(atom, key, target, st, fr, op="__setitem__")
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)

@@ -461,6 +461,8 @@ class Expressions:
                 out = out.join(atom.elem)
             elif isinstance(atom, DictAtom):
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
+            elif isinstance(atom, TorchTensorAtom):
+                out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a row: same device, same graph
             else:
                 out = out.join(TOP)
         return widen_if_large(out)  # the keys of a registry of hundreds: any of them

@@ -240,8 +240,8 @@ class TorchModel:
             pairs = tuple((roles[i][0], atom) for i, atom in enumerate(combo))
             semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1, atom.owned or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
-            if any(atom.zero_dim is None for atom in combo) and len({a.dev for a in combo}) > 1:
-                unknown = True  # the scalar exemption depends on a rank the analysis does not know
+            if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1:
+                unknown = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
             code = T.mismatch_code(semantic, op)
             if code is not None:
@@ -583,14 +583,16 @@ class TorchModel:
         return self.checked_op(f"Tensor.__{name}__", [("left", left, False, False), ("right", right, False, False)],
                                node, st, fr, op=name)
 
-    def torch_index(self, atom: TorchTensorAtom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value:
-        """``t[key]``: an index tensor on the GPU must be on ``t``'s device; a CPU index works anywhere."""
+    def torch_index(self, atom: TorchTensorAtom, key: Value, node: ast.AST, st: State, fr: Frame,
+                    op: str = "__getitem__") -> Value:
+        """``t[key]`` (``t[key] = v``: ``op="__setitem__"``): an index tensor on the GPU must be on ``t``'s
+        device; a CPU index works anywhere."""
         indexes = Value(frozenset(_index_tensors(key)), key.top)
         if not torch_tensors(indexes):
             return self.same_device_result(V(atom), node, st, fr, None)
-        return self.checked_op("Tensor.__getitem__", [("tensor", V(atom), False, False),
-                                                      ("indices", indexes, True, False)],
-                               node, st, fr, op="__getitem__", zero_dim=None)
+        return self.checked_op(f"Tensor.{op}", [("tensor", V(atom), False, False),
+                                               ("indices", indexes, True, False)],
+                               node, st, fr, op=op, zero_dim=None)
 
     def _function_op(self, name: str, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, module: str) -> Value:

@@ -141,3 +141,26 @@ def test_unknown_stays_silent() -> None:
 ])
 def test_discarded_moves(source: str, expected: list) -> None:
     assert findings(source) == expected
+
+
+def test_rows_of_a_tensor_and_index_stores() -> None:
+    assert findings("""
+        import torch
+        scores = torch.randn(4, 3, device="cuda")
+        for row in scores:
+            try:
+                y = row + torch.ones(3)
+            except RuntimeError:
+                pass
+        cpu_t = torch.zeros(5)
+        try:
+            cpu_t[torch.tensor([1, 2], device="cuda")] = 1.0
+        except RuntimeError:
+            pass
+        scores[torch.tensor([0, 1])] = 2.0  # a CPU index works on any device
+        mask = torch.rand(4) > 0.5
+        try:
+            z = scores * mask[:, None]
+        except RuntimeError:
+            pass
+        """) == [(6, "MV201", "error"), (11, "MV207", "error"), (17, "MV201", "error")]
