@@ -9,7 +9,7 @@ nothing else; they never resolve names or infer states.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .domain import Atom, Origin, Value
@@ -112,6 +112,12 @@ class Context:
                      f"{os.path.basename(outer_link.file)}:{outer_link.line})")
         return text
 
+    def add_caller(self, link: CallerLink) -> None:
+        """Remember a call site into this context (once per site and calling context)."""
+        if not any((c.file, c.line, c.col, c.caller) == (link.file, link.line, link.col, link.caller)
+                   for c in self.callers):
+            self.callers.append(link)
+
     def call_sites(self) -> list[tuple[str, int, int]]:
         return [(c.file, c.line, c.col) for c in self.callers]
 
@@ -158,6 +164,7 @@ class FactStore:
         self._grouped: dict[Site, list[SiteFact]] | None = None
         self._grouped_size: tuple[int, int] = (-1, 0)
         self._codes: tuple[dict, dict[Site, frozenset[str]]] | None = None
+        self._by_context: dict[int, list[tuple[dict, tuple[Site, int]]]] = {}  # see index_contexts
 
     def clear_flow_facts(self) -> None:
         """Forget what a previous engine pass recorded (file failures stay)."""
@@ -166,6 +173,38 @@ class FactStore:
         if self.expressions is not None:
             self.expressions.clear()
         self._grouped = None
+
+    def index_contexts(self, kept: Iterable[int]) -> None:
+        """Start a pass that may keep the facts of the contexts ``kept`` (the rest are forgotten now).
+
+        Each kept context's facts stay until it runs again (:meth:`drop_context`) or the pass ends
+        without keeping it (:meth:`drop_indexed`)."""
+        kept = set(kept)
+        self._by_context = {}
+        for facts in (self.sites, self.reveals):
+            for key in list(facts):
+                if key[1] in kept:
+                    self._by_context.setdefault(key[1], []).append((facts, key))
+                else:
+                    del facts[key]
+        if self.expressions is not None:
+            self.expressions.clear()
+        self._grouped = None
+
+    def keep_context(self, ctx_id: int) -> None:
+        """The facts of ``ctx_id`` from the previous pass hold in this one."""
+        self._by_context.pop(ctx_id, None)
+
+    def drop_context(self, ctx_id: int) -> None:
+        """``ctx_id`` runs again: its previous facts go."""
+        for facts, key in self._by_context.pop(ctx_id, ()):
+            facts.pop(key, None)
+        self._grouped = None
+
+    def drop_indexed(self) -> None:
+        """The pass is over: facts of contexts it neither ran nor kept go."""
+        for ctx_id in list(self._by_context):
+            self.drop_context(ctx_id)
 
     def site(self, site: Site, context: Context) -> SiteFact:
         key = (site, context.id)

@@ -8,6 +8,7 @@ from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAto
 from ..torch_domain import TorchTensorAtom
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_DICT_KEYS
+from .program import ModuleInfo
 
 
 class Assignment:
@@ -23,9 +24,7 @@ class Assignment:
             if fr.func is not None and fr.kind == "function" and target.id in fr.func.globals:
                 # ``global DEVICE; DEVICE = ...``: a weak update of the module's namespace (as for
                 # containers filled from functions); this function reads on what it stored
-                old = fr.module.namespace.get(target.id)
-                fr.module.namespace[target.id] = widen_if_large(value if old is None else old.join(value))
-                self.module_stores += 1
+                self.store_global(fr.module, target.id, widen_if_large(value))
         elif isinstance(target, (ast.Tuple, ast.List)):
             self._unpack(target.elts, value, st, fr)
         elif isinstance(target, ast.Starred):
@@ -81,6 +80,18 @@ class Assignment:
             part = parts[i].join(TOP) if unknown or parts[i].is_bottom else parts[i]
             self.assign(target.value if isinstance(target, ast.Starred) else target, part, st, fr)
 
+    def store_global(self, module: ModuleInfo, name: str, value: Value, strong: bool = False) -> None:
+        """Bind ``name`` in a project module's namespace: weakly (joined with what it held), except from that
+        module's own top level. Functions that read module globals then see a new context."""
+        self.note_store(module, name, value, strong)
+        self.apply_store(module, name, value, strong)
+
+    def apply_store(self, module: ModuleInfo, name: str, value: Value, strong: bool = False) -> None:
+        namespace = module.namespace
+        old = namespace.get(name)
+        namespace[name] = value if strong or old is None else widen_if_large(old.join(value))
+        self.module_stores += 1
+
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:
         """``obj.attr = value``: instances get a weak update of the heap; a project module's namespace is
         updated in place (strongly from a module's top level when the module is known, else weakly)."""
@@ -91,11 +102,9 @@ class Assignment:
                 old = self.heap.get(key)
                 self.heap_set(key, widen_if_large(value if old is None else old.join(value)))
             elif isinstance(atom, ModuleRef):
-                namespace = self.load_module(self.find_module(atom.name, atom.root))
-                if namespace is not None:
-                    old = namespace.get(attr)
-                    namespace[attr] = value if strong or old is None else widen_if_large(old.join(value))
-                    self.module_stores += 1  # functions that read module globals see a new context
+                module = self.find_module(atom.name, atom.root)
+                if self.load_module(module) is not None:
+                    self.store_global(module, attr, value, strong=strong)
 
     def _store_subscript(self, target: ast.Subscript, value: Value, st: State, fr: Frame) -> None:
         container = self.eval(target.value, st, fr)
@@ -122,8 +131,7 @@ class Assignment:
         if is_global:
             # a module-level dict or list filled from inside a function: a weak update of the module's
             # namespace (other functions see both), and this function reads on what it stored
-            fr.module.namespace[name] = widen_if_large(fr.module.namespace[name].join(value))
-            self.module_stores += 1
+            self.store_global(fr.module, name, value)
         st.vars[name] = value
         st.kill_aliases(name)
 

@@ -109,7 +109,7 @@ class Attributes:
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
             stored = self.heap_get((atom, attr))
-            from_class = atom.cls.lookup(attr)
+            from_class = self.class_lookup(atom.cls, attr)
             if stored is not None:
                 return stored
             if from_class is not None:
@@ -118,12 +118,13 @@ class Attributes:
                 return self.torch_module_attribute(atom, attr, node, st, fr)
             return None  # set somewhere the analysis does not see, or inherited from an unknown base
         if isinstance(atom, SuperRef):
-            found = atom.instance.cls.lookup(attr, after=atom.cls) if isinstance(atom.instance, Instance) else None
+            found = self.class_lookup(atom.instance.cls, attr, atom.cls) if isinstance(atom.instance, Instance) \
+                else None
             if found is None:
                 return None
             return self._bind_class_attr(found, atom.instance, node, st, fr)
         if isinstance(atom, ClassRef):
-            found = atom.cls.lookup(attr)
+            found = self.class_lookup(atom.cls, attr)
             if found is None:
                 return None
             out = BOTTOM

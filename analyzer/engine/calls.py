@@ -109,9 +109,7 @@ class Calls:
         if key is not None and isinstance(receiver, ast.Name) and fr.kind == "function" and key not in st.vars \
                 and key not in fr.closure and key in fr.module.namespace:
             # a module-level list filled from inside a function: a weak update of the module's namespace
-            old = fr.module.namespace[key]
-            fr.module.namespace[key] = widen_if_large(old.join(updated))
-            self.module_stores += 1  # functions that read module globals see a new context
+            self.store_global(fr.module, key, updated)
         elif key is not None:
             st.vars[key] = updated
             st.kill_aliases(key)
@@ -176,13 +174,13 @@ class Calls:
             bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
         scopes = fr.scopes if scopes is None else scopes
         profile = fr.profile
-        globals_key = (self.module_stores,
-                       *(fn.module.namespace.get(name, TOP) for name in fn.free if name not in fref.closure))
+        globals_key = (self.module_stores, *(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref)))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
         modes = (None, TOP) if uncalled else self.torch_modes(st)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
                     globals_key, uncalled, modes)
         ctx_id = self.ctx_ids.get(key)
+        bound_key = None
         if ctx_id is None:
             count = self.contexts_per_function.get(fn, 0)
             if count >= MAX_CONTEXTS_PER_FUNCTION:
@@ -193,18 +191,21 @@ class Calls:
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)
+        if key[1] == "widened":
+            bound_key = (globals_key, tuple(bound[p] for p in fn.param_names))
         ctx = self.contexts.get(ctx_id)
         if ctx is None:
             ctx = self.contexts[ctx_id] = Context(ctx_id, fn.qualname, fn.module.file,
                                                    describe_args(fn, bound), uncalled=uncalled)
         if node is not None and not uncalled:
             link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx)
-            if not any((c.file, c.line, c.col, c.caller) == (link.file, link.line, link.col, link.caller)
-                       for c in ctx.callers):
-                ctx.callers.append(link)
+            ctx.add_caller(link)
+            self.note_link(ctx_id, link)
         # a quiet evaluation (a narrowing operand, an element-wise comprehension) discards its facts: it must
         # not leave a summary (a later call in this context would then skip the body and lose its facts)
         quiet = isinstance(self.facts, NullFacts)
+        if not quiet and ctx_id not in self.summaries and ctx_id not in self.in_progress:
+            self.keep_previous(ctx_id, bound_key)  # the previous pass's run, if its inputs are unchanged
         if ctx_id not in self.summaries and ctx_id not in self.in_progress and not uncalled \
                 and self.function_runs >= self.run_budget:
             # over the pass's budget: the call's result is unknown and the function is left to the sweep of
@@ -213,9 +214,12 @@ class Calls:
         if not quiet:
             self.analysed.add(fn)
         if ctx_id in self.summaries:
-            return self.summaries[ctx_id]
+            summary = self.summaries[ctx_id]
+            self.note_callee(ctx_id, summary)
+            return summary
         if ctx_id in self.in_progress:
             self.recursive_hits.add(ctx_id)
+            self.cycle_hits += 1
             return self.in_progress[ctx_id]  # recursion: the approximation so far (iterated below)
         if self.depth >= MAX_CALL_DEPTH:
             return TOP
@@ -223,6 +227,8 @@ class Calls:
         self.function_runs += 1
         self.depth += 1
         self.active_functions[fn] = self.active_functions.get(fn, 0) + 1
+        record = None if quiet else self.start_record(ctx_id, fn, fref, globals_key, bound_key)
+        result = None
         try:
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
@@ -236,8 +242,11 @@ class Calls:
             self.depth -= 1
             self.active_functions[fn] -= 1
             del self.in_progress[ctx_id]
+            if record is not None:
+                self.finish_record(ctx_id, record, result)
         if not quiet:
             self.summaries[ctx_id] = result
+            self.note_callee(ctx_id, result)
         return result
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
@@ -283,6 +292,14 @@ class Calls:
         if fn.kwarg:
             bound[fn.kwarg] = TOP if star_unknown else V(DictAtom(tuple(leftover.items())))
         return {name: widen_if_large(value) for name, value in bound.items()}
+
+
+def global_names(fn: FunctionInfo, fref: FuncRef) -> list[str]:
+    """The free names of ``fn`` its closure does not bind: read from its module's namespace."""
+    if not fref.closure:
+        return fn.free
+    bound = {name for name, _value in fref.closure}
+    return [name for name in fn.free if name not in bound]
 
 
 def _popped(container: Value, index: Value) -> tuple[Value, Value]:

@@ -24,6 +24,7 @@ from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FU
 from .modules import ModuleLoading
 from .narrowing import Narrowing
 from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
 from .torch_model import TorchModel
@@ -31,7 +32,7 @@ from .torch_model import TorchModel
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, PassReuse,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
@@ -39,6 +40,7 @@ class Engine(
                  backends: frozenset[str] | None = None,
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None) -> None:
         self.facts = facts
+        self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
         # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
         self.function_runs = 0
@@ -79,12 +81,13 @@ class Engine(
         self.attr_writers: dict[str, set[int]] = {}
         self._writers_cache: dict[int | None, frozenset[str]] = {}
         self._index_attribute_writes()
+        self.init_reuse()
 
     def run(self) -> None:
         """Analyse every module, then every function nothing called; repeat while the heap grows."""
         for _ in range(MAX_PASSES):
             before = dict(self.heap)
-            self.facts.clear_flow_facts()
+            self.begin_pass()  # facts: kept for the contexts this pass will not need to run again
             self.summaries.clear()
             self.analysed.clear()
             self.defined.clear()
@@ -100,8 +103,24 @@ class Engine(
             for module in self.modules:
                 self.load_module(module)
             self._sweep_uncalled()
+            self.end_pass()
             if self.heap == before or not self.heap_stale:
                 break  # no attribute was read before it changed: another pass would compute the same
+
+    def release(self) -> None:
+        """Drop the program model once the facts are out.
+
+        Module and class namespaces hold functions whose info points back at its module and class: without
+        this the whole model (the trees with it) waits in reference cycles for the cyclic collector, whose
+        pass over it is the tail of an editor's latency (the language server analyses on every edit)."""
+        for module in self.modules:
+            module.namespace = {}
+        for cls in self.classes.values():
+            cls.namespace = {}
+            cls.setters = {}
+        for table in (self.heap, self.summaries, self.records, self.instances, self.defined, self.functions,
+                      self.classes, self.ctx_ids, self.in_progress, self.active_functions):
+            table.clear()
 
     def _sweep_uncalled(self) -> None:
         """Functions and methods no analysed code called: analyse them with unknown arguments."""
@@ -185,7 +204,9 @@ class Engine(
     def heap_get(self, key: Any) -> Value | None:
         """Read the heap (remembered: a later change of this key makes the pass stale)."""
         self.heap_reads.add(key)
-        return self.heap.get(key)
+        value = self.heap.get(key)
+        self.note_read(key, value)
+        return value
 
     def heap_set(self, key: Any, value: Value) -> None:
         old = self.heap.get(key)

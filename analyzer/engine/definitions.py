@@ -69,8 +69,10 @@ class Definitions:
                     captured.append((name, fr.closure[name]))
             closure = tuple(captured)
         fref = FuncRef(fn, closure, defaults, kw_defaults)
-        if fn not in self.defined and fn.kind != "setter":
-            self.defined[fn] = fref
+        if fn.kind != "setter":
+            self.note_defined(fn, fref)
+            if fn not in self.defined:
+                self.defined[fn] = fref
         return fref
 
     def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:

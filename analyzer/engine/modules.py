@@ -45,6 +45,7 @@ class ModuleLoading:
         if module.state != "new":
             return module.namespace  # done, or a cycle: what is defined so far
         module.state = "loading"
+        self.module_loads += 1  # a function run that loads a module is not kept for the next pass
         tree = module.source.tree
         assert tree is not None
         ctx = self.module_context(module)
@@ -58,8 +59,10 @@ class ModuleLoading:
         return module.namespace
 
     def module_attr(self, ref: ModuleRef, attr: str) -> Value:
-        namespace = self.load_module(self.find_module(ref.name, ref.root))
+        module = self.find_module(ref.name, ref.root)
+        namespace = self.load_module(module)
         if namespace is not None and attr in namespace:
+            self.note_global_read(("module", module, attr), namespace[attr])
             return namespace[attr]
         sub = f"{ref.name}.{attr}"
         if self.resolver.is_project(sub):

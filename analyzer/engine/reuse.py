@@ -1,0 +1,258 @@
+"""Reuse across passes: a context whose inputs did not change keeps the previous pass's result and facts.
+
+The engine repeats whole-program passes while instance attributes read in a pass change after the
+read (:meth:`Engine.run`). Most calling contexts of a later pass see exactly what they saw before:
+the same arguments and globals (their context key), the same heap values, the same module and
+class attributes. Re-running them computes the same summary and the same facts, so a later pass
+keeps them instead, and re-runs only the contexts that read a changed value, and their callers.
+
+What a run of a context depended on is recorded as it runs (:class:`RunRecord`): the first value of
+each heap key, module attribute and class attribute it read, its globals, and, in the order they
+happened, the contexts it called (with the summary each returned), the module globals it stored,
+the caller links it made and the nested functions it defined. Keeping a run first checks every
+dependency, simulating the run's own stores in order (a callee may read what its caller stored),
+then replays what a pass rebuilds: summaries, the stores, the functions analysed (so the sweep of
+uncalled functions skips them), the nested functions defined (so the sweep finds them, in the
+same order), the caller links (a context's first caller names it in messages), the heap keys read
+(so a later change of one still makes the pass stale), and the run budget it stands for. A run
+that loaded a module or met recursion is never kept: its effect is not a function of its inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..domain import TOP, FuncRef, Value
+from ..facts import CallerLink
+from .calls import global_names
+from .program import ClassInfo, FunctionInfo, ModuleInfo
+
+
+@dataclass(eq=False)
+class RunRecord:
+    """What one run of a context read, called, stored and defined, and what it returned."""
+
+    fn: FunctionInfo
+    free_names: tuple[str, ...]
+    globals_key: tuple
+    bound_key: tuple | None  # the arguments, for a widened context (its key does not hold them)
+    counters: tuple[int, int]  # module loads, recursion hits when the run began
+    reads: dict[Any, Value | None] = field(default_factory=dict)  # heap key -> first value read
+    # ("module", module, name) / ("class", cls, name, after) -> first value read
+    global_reads: dict[tuple, Value | None] = field(default_factory=dict)
+    # in the order they happened: ("call", context, its summary), ("store", (module, name, strong), value),
+    # ("link", context, caller link), ("def", function, reference)
+    events: list[tuple[str, Any, Any]] = field(default_factory=list)
+    stores_below: bool = False  # this run or one it called stored a module global
+    tainted: bool = False
+    summary: Value | None = None
+
+
+@dataclass
+class Simulation:
+    """The module globals as a kept run would leave them, before it is replayed."""
+
+    stores: int = 0
+    overlay: dict[tuple[int, str], Value] = field(default_factory=dict)
+    visited: set[int] = field(default_factory=set)
+
+    def value(self, module: ModuleInfo, name: str) -> Value | None:
+        found = self.overlay.get((id(module), name))
+        return found if found is not None else module.namespace.get(name)
+
+    def store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
+        from .flow_state import widen_if_large
+
+        old = self.value(module, name)
+        self.overlay[(id(module), name)] = value if strong or old is None else widen_if_large(old.join(value))
+        self.stores += 1
+
+
+def _same(now: Value | None, seen: Value | None) -> bool:
+    return now is seen or now == seen
+
+
+class PassReuse:
+    """Recording runs, and keeping the valid ones in the next pass (mixed into the engine)."""
+
+    keep_runs = True  # off: every pass runs everything (the reference the tests compare against)
+
+    def init_reuse(self) -> None:
+        self.records: dict[int, RunRecord] = {}  # context -> its last complete run
+        self.recording: list[RunRecord] = []  # the runs in progress, innermost last (quiet runs excluded)
+        self.ran_this_pass: set[int] = set()
+        self.kept_this_pass: set[int] = set()
+        self._validity: dict[tuple[int, int], bool] = {}
+        self.module_loads = 0
+        self.cycle_hits = 0
+
+    @property
+    def reuse_enabled(self) -> bool:
+        # hover asks for every expression's value: run everything
+        return self.keep_runs and self.fact_store.expressions is None
+
+    def begin_pass(self) -> None:
+        self.ran_this_pass = set()
+        self.kept_this_pass = set()
+        self._validity = {}
+        if self.reuse_enabled:
+            self.fact_store.index_contexts(self.records.keys())
+        else:
+            self.records.clear()
+            self.fact_store.clear_flow_facts()
+
+    def end_pass(self) -> None:
+        if self.reuse_enabled:
+            self.fact_store.drop_indexed()  # contexts neither run nor kept this pass
+
+    # ------------------------------------------------------------------ recording
+
+    def start_record(self, ctx_id: int, fn: FunctionInfo, fref: FuncRef, globals_key: tuple,
+                     bound_key: tuple | None) -> RunRecord:
+        if ctx_id not in self.ran_this_pass:
+            self.ran_this_pass.add(ctx_id)
+            self.fact_store.drop_context(ctx_id)  # the previous pass's facts of this context
+        record = RunRecord(fn, tuple(global_names(fn, fref)), globals_key, bound_key,
+                           (self.module_loads, self.cycle_hits))
+        self.recording.append(record)
+        return record
+
+    def finish_record(self, ctx_id: int, record: RunRecord, summary: Value | None) -> None:
+        popped = self.recording.pop()
+        assert popped is record
+        if summary is None:
+            return
+        record.summary = summary
+        record.tainted |= record.counters != (self.module_loads, self.cycle_hits)
+        self.records[ctx_id] = record
+
+    def note_read(self, key: Any, value: Value | None) -> None:
+        if self.recording:
+            self.recording[-1].reads.setdefault(key, value)
+
+    def note_global_read(self, key: tuple, value: Value | None) -> None:
+        if self.recording:
+            self.recording[-1].global_reads.setdefault(key, value)
+
+    def class_lookup(self, cls: ClassInfo, name: str, after: ClassInfo | None = None) -> Value | None:
+        """``cls.lookup`` (class namespaces are rebuilt each pass: a kept run must have seen the same)."""
+        found = cls.lookup(name, after)
+        if self.recording:
+            self.recording[-1].global_reads.setdefault(("class", cls, name, after), found)
+        return found
+
+    def note_store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
+        if self.recording:
+            record = self.recording[-1]
+            record.events.append(("store", (module, name, strong), value))
+            record.stores_below = True
+
+    def note_callee(self, ctx_id: int, summary: Value) -> None:
+        if self.recording:
+            record = self.recording[-1]
+            record.events.append(("call", ctx_id, summary))
+            callee = self.records.get(ctx_id)
+            if callee is not None:
+                record.tainted |= callee.tainted
+                record.stores_below |= callee.stores_below
+
+    def note_link(self, ctx_id: int, link: CallerLink) -> None:
+        if self.recording:
+            self.recording[-1].events.append(("link", ctx_id, link))
+
+    def note_defined(self, fn: FunctionInfo, fref: FuncRef) -> None:
+        if self.recording:
+            self.recording[-1].events.append(("def", fn, fref))
+
+    # ------------------------------------------------------------------ keeping
+
+    def keep_previous(self, ctx_id: int, bound_key: tuple | None) -> bool:
+        """Keep the previous pass's run of ``ctx_id`` if nothing it depended on changed (its summary, facts)."""
+        if not self.reuse_enabled or ctx_id in self.ran_this_pass:
+            return False
+        record = self.records.get(ctx_id)
+        if record is None or (record.bound_key is not None and record.bound_key != bound_key):
+            return False
+        if not self._valid(ctx_id, Simulation(), set()):
+            return False
+        self._keep(ctx_id)
+        return True
+
+    def _valid(self, ctx_id: int, sim: Simulation, visiting: set[int]) -> bool:
+        """Would a run of ``ctx_id`` now compute what its record says? ``sim`` advances past its stores."""
+        record = self.records.get(ctx_id)
+        if record is None or record.tainted or record.summary is None or ctx_id in visiting:
+            return False
+        memo = None if record.stores_below or sim.overlay else (ctx_id, sim.stores)
+        if memo is not None and memo in self._validity:
+            return self._validity[memo]
+        visiting.add(ctx_id)
+        sim.visited.add(ctx_id)
+        try:
+            valid = self._same_inputs(record, sim) and self._same_events(record, sim, visiting)
+        finally:
+            visiting.discard(ctx_id)
+        if memo is not None:
+            self._validity[memo] = valid
+        return valid
+
+    def _same_inputs(self, record: RunRecord, sim: Simulation) -> bool:
+        module = record.fn.module
+        current = (self.module_stores + sim.stores,
+                   *(_or_top(sim.value(module, name)) for name in record.free_names))
+        if current != record.globals_key:
+            return False
+        heap = self.heap
+        if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
+            return False
+        for key, seen in record.global_reads.items():
+            if key[0] == "module":
+                _kind, read_module, name = key
+                if read_module.state == "new" or not _same(sim.value(read_module, name), seen):
+                    return False  # a run now would load the module, or sees another value
+            elif not _same(key[1].lookup(key[2], key[3]), seen):
+                return False
+        return True
+
+    def _same_events(self, record: RunRecord, sim: Simulation, visiting: set[int]) -> bool:
+        for kind, subject, detail in record.events:
+            if kind == "call":
+                if subject in self.ran_this_pass or subject in self.kept_this_pass or subject in sim.visited:
+                    now = self.summaries.get(subject) if subject not in sim.visited else self.records[subject].summary
+                    if now is None or not _same(now, detail):
+                        return False
+                    continue
+                callee = self.records.get(subject)
+                if callee is None or not _same(callee.summary, detail) or not self._valid(subject, sim, visiting):
+                    return False
+            elif kind == "store":
+                module, name, strong = subject
+                sim.store(module, name, detail, strong)
+        return True
+
+    def _keep(self, ctx_id: int) -> None:
+        """Replay what a pass rebuilds for a kept context and every context it called, in the order it happened."""
+        if ctx_id in self.kept_this_pass or ctx_id in self.ran_this_pass:
+            return
+        self.kept_this_pass.add(ctx_id)
+        self.function_runs += 1  # it counts against the pass's budget as the run it stands for
+        self.fact_store.keep_context(ctx_id)
+        record = self.records[ctx_id]
+        self.summaries[ctx_id] = record.summary
+        self.analysed.add(record.fn)
+        self.heap_reads.update(record.reads)
+        for kind, subject, detail in record.events:
+            if kind == "call":
+                self._keep(subject)
+            elif kind == "store":
+                module, name, strong = subject
+                self.apply_store(module, name, detail, strong)
+            elif kind == "link":
+                self.contexts[subject].add_caller(detail)
+            else:
+                self.defined.setdefault(subject, detail)
+
+
+def _or_top(value: Value | None) -> Value:
+    return TOP if value is None else value
