@@ -116,7 +116,7 @@ class Device:
         self._ad = _autodiff
         self._strategy = _strategy
         self._key = (backend, sub, index)
-        self._inner = None if _autodiff else self
+        self._inner = None  # inner() of a plain device is itself (not stored: a self-reference is a cycle)
 
     # --- constructors (the contract's names) -----------------------------------
     @classmethod

@@ -28,13 +28,17 @@ def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backen
                project_modules: frozenset[str] | None) -> None:
     """Run the engine over ``sources`` into ``facts`` (once, or once per world)."""
     if len(sources) > MAX_WORLD_FILES or not any(QUESTION in s.data for s in sources):
-        Engine(sources, facts, profile, backends, project_modules=project_modules).run()
+        engine = Engine(sources, facts, profile, backends, project_modules=project_modules)
+        engine.run()
+        engine.release()
         return
     parts = []
     for world in (True, False):
         part = FactStore()
         part.expressions = {} if facts.expressions is not None else None
-        Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world).run()
+        engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world)
+        engine.run()
+        engine.release()
         parts.append((world, part))
     _merge(parts, facts)
 
