@@ -86,6 +86,8 @@ class Context:
     callers: list[CallerLink] = field(default_factory=list)
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     world: str = ""  # the assumption this context was analysed under ("torch.cuda.is_available() is True")
+    # (file, line, col, caller id) of each caller link: a helper called from thousands of sites is checked in O(1)
+    caller_keys: set[tuple[str, int, int, int | None]] = field(default_factory=set, repr=False, compare=False)
 
     def describe(self, depth: int = 0, hide: frozenset[tuple[str, str]] = frozenset()) -> str:
         """A phrase naming the path into this context, e.g. "when `export` is called from main.py:31 with
@@ -114,9 +116,14 @@ class Context:
 
     def add_caller(self, link: CallerLink) -> None:
         """Remember a call site into this context (once per site and calling context)."""
-        if not any((c.file, c.line, c.col, c.caller) == (link.file, link.line, link.col, link.caller)
-                   for c in self.callers):
+        key = (link.file, link.line, link.col, id(link.caller) if link.caller is not None else None)
+        if key not in self.caller_keys:
+            self.caller_keys.add(key)
             self.callers.append(link)
+
+    def clear_callers(self) -> None:
+        self.callers.clear()
+        self.caller_keys.clear()
 
     def call_sites(self) -> list[tuple[str, int, int]]:
         return [(c.file, c.line, c.col) for c in self.callers]

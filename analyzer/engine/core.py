@@ -30,6 +30,21 @@ from .statements import Statements
 from .torch_model import TorchModel
 
 
+class WrittenElsewhere:
+    """The attribute names some function other than ``owner`` assigns (a membership test: materialising the
+    set once per calling function is quadratic in a large project's functions and attribute names)."""
+
+    __slots__ = ("owner", "writers")
+
+    def __init__(self, writers: dict[str, set[int]], owner: int | None) -> None:
+        self.writers = writers
+        self.owner = owner
+
+    def __contains__(self, attr: object) -> bool:
+        funcs = self.writers.get(attr)  # type: ignore[call-overload]
+        return funcs is not None and (len(funcs) > 1 or self.owner not in funcs)
+
+
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
     Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, PassReuse,
@@ -79,7 +94,6 @@ class Engine(
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
-        self._writers_cache: dict[int | None, frozenset[str]] = {}
         self._index_attribute_writes()
         self.init_reuse()
 
@@ -92,7 +106,7 @@ class Engine(
             self.analysed.clear()
             self.defined.clear()
             for ctx in self.contexts.values():
-                ctx.callers.clear()
+                ctx.clear_callers()
             self.module_stores = 0
             self.function_runs = 0
             self.heap_reads.clear()
@@ -182,14 +196,9 @@ class Engine(
         elif isinstance(target, ast.Starred):
             self._index_target(target.value, owner)
 
-    def _attrs_written_elsewhere(self, fr: Frame) -> frozenset[str]:
+    def _attrs_written_elsewhere(self, fr: Frame) -> WrittenElsewhere:
         """Attribute names some function other than the caller assigns: a call may change them."""
-        key = id(fr.func.node) if fr.func is not None else None
-        cached = self._writers_cache.get(key)
-        if cached is None:
-            cached = frozenset(attr for attr, funcs in self.attr_writers.items() if funcs - {key})
-            self._writers_cache[key] = cached
-        return cached
+        return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
 
     def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
         """As :meth:`Definitions._rebound_later` (the names ``enclosing`` binds textually after ``inner``), with

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
@@ -42,7 +42,7 @@ class State:
                       if a == name or key == name or key.startswith(prefix)]:
             del self.aliases[alias]
 
-    def drop_overlays(self, base: str | None = None, attrs: Iterable[str] | None = None) -> None:
+    def drop_overlays(self, base: str | None = None, attrs: Container[str] | None = None) -> None:
         keys = [k for k in self.vars if "." in k]
         for key in keys:
             name, _, attr = key.partition(".")

@@ -243,15 +243,30 @@ def torch_confirmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
                        "fixtures/torch"])
     finally:
         os.chdir(cwd)
-    return {"status": status, "doc": json.loads(out.read_text())}
+    doc = json.loads(out.read_text())
+    return {"status": status, "doc": doc, "unrunnable": _needs_a_second_gpu(doc)}
+
+
+def _needs_a_second_gpu(doc: dict) -> set[str]:
+    """Programs fake mode cannot run here: a CUDA build of torch with one GPU rejects a fake ``cuda:1`` (fake
+    CUDA devices are for CPU builds, as in CI; a real second GPU is the multi-GPU issue's run)."""
+    import torch
+
+    if not (torch.cuda.is_available() and torch.cuda.device_count() < 2):
+        return set()
+    return {p["program"] for p in doc["programs"]
+            if p["status"] == "crashed" and "invalid device ordinal" in (p.get("detail") or "")}
 
 
 def test_every_torch_fixture_ran_under_the_observer(torch_confirmed: dict) -> None:
     doc = torch_confirmed["doc"]
     programs = {p["program"]: p for p in doc["programs"]}
     assert set(programs) == {os.path.relpath(p, REPO) for p in PROGRAMS}
+    unrunnable = torch_confirmed["unrunnable"]
     for program in PROGRAMS:
         run = programs[os.path.relpath(program, REPO)]
+        if run["program"] in unrunnable:
+            continue
         assert (run["runtime"], run["mode"], run["status"]) == ("torch", "virtual", "ok"), run
         assert run["fallback"] is None and run["command"].startswith("python fixtures/torch/")
         fixture = load_fixture(program)
@@ -260,7 +275,7 @@ def test_every_torch_fixture_ran_under_the_observer(torch_confirmed: dict) -> No
             assert run["records"] >= len(fixture.errors), run
         else:
             assert run["records"] == 0, run
-    assert doc["summary"]["programs_not_run_to_end"] == 0
+    assert doc["summary"]["programs_not_run_to_end"] == len(unrunnable)
 
 
 def test_every_marker_is_judged_at_its_line(torch_confirmed: dict) -> None:
@@ -273,7 +288,8 @@ def test_every_marker_is_judged_at_its_line(torch_confirmed: dict) -> None:
         for verdict in site["verdicts"]:
             if verdict["code"]:
                 judged[(path, site["location"]["row"], verdict["code"])] = verdict["kind"]
-    fixtures = [load_fixture(program) for program in PROGRAMS]
+    fixtures = [load_fixture(program) for program in PROGRAMS
+                if os.path.relpath(program, REPO) not in torch_confirmed["unrunnable"]]
     errors = {marker for fixture in fixtures for marker in fixture.errors}
     warnings = {marker for fixture in fixtures for marker in fixture.warnings}
     failed = {(str((REPO / s["filename"]).resolve()), s["location"]["row"], code)
@@ -295,5 +311,5 @@ def test_zero_misses_and_false_alarms_for_ruled_codes(torch_confirmed: dict) -> 
     assert not problems, "\n".join(problems)
     marked = {code for program in PROGRAMS for _f, _l, code in
               load_fixture(program).errors | load_fixture(program).warnings}
-    if marked <= RULED:  # every rule landed: the whole run confirms
+    if marked <= RULED and not torch_confirmed["unrunnable"]:  # every rule landed: the whole run confirms
         assert doc["summary"]["confirmed"] is True and torch_confirmed["status"] == 0
