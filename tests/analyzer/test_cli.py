@@ -227,7 +227,7 @@ def test_analyzer_never_imports_torch(tmp_path: Path) -> None:
     path = write(tmp_path, "failing.py", FAILING)
     script = ("import sys\nfrom analyzer.cli import main\ncode = main(['check', '-q', sys.argv[1]])\n"
               "assert 'torch' not in sys.modules, 'torch was imported'\nprint('exit', code)\n")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("exit 1")

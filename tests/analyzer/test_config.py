@@ -167,7 +167,7 @@ def test_bad_configuration_is_one_line_and_exit_2(tmp_path: Path, text: str, mes
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(REPO))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
 
 
 def test_explicit_config_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

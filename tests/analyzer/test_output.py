@@ -247,7 +247,7 @@ def test_full_output_shows_source_from_cache(project: Path, capsys: pytest.Captu
 
 
 def test_quiet_and_silent(project: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-s"], capture_output=True, text=True,
                           cwd=project, env=env)
     assert proc.returncode == 1 and proc.stdout == "" and proc.stderr == ""

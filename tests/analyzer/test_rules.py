@@ -115,7 +115,7 @@ def test_documented_examples_run_as_documented() -> None:
             sources[f"{rule.code}-example"] = code_blocks(rule.doc(), "## Example")[0]
             sources[f"{rule.code}-fixed"] = code_blocks(rule.doc(), "## Use instead")[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUNTIME_SHIM_")}
-    env.update(RUNTIME_SHIM_VIRTUAL="1", PYTHONPATH=str(REPO))
+    env.update(RUNTIME_SHIM_VIRTUAL="1", PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps(sources), capture_output=True, text=True,
                           env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -93,7 +93,7 @@ def test_the_analysis_does_not_import_libcst_until_a_fix_is_built(tmp_path: Path
              "sources = frontend.load([sys.argv[1]])\n"
              "d = analyze_component(sources, frozenset(s.module for s in sources), 'burn-2026-08', None)\n"
              "print(bool([x for x in d if x.fix]), 'libcst' in sys.modules)\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     runs = [subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True,
                            env=env).stdout.split() for path in (clean, failing)]
     assert runs == [["False", "False"], ["True", "True"]]

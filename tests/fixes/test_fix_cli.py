@@ -146,7 +146,7 @@ def test_fix_keys_in_the_configuration(project: Path, capsys: pytest.CaptureFixt
 
 
 def test_stdin_prints_the_fixed_source(project: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "--fix", "--stdin-filename", "x.py", "-"],
                           input=MV102.encode(), capture_output=True, cwd=project, env=env)
     assert proc.returncode == 0 and proc.stdout == MV102_FIXED.encode()
