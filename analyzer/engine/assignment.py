@@ -6,7 +6,7 @@ import ast
 
 from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAtom, V, Value, join_all, seq, seq_of
 from ..torch_domain import TorchTensorAtom
-from .flow_state import Frame, State, widen_if_large
+from .flow_state import Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
 from .program import ModuleInfo
 
@@ -87,9 +87,7 @@ class Assignment:
         self.apply_store(module, name, value, strong)
 
     def apply_store(self, module: ModuleInfo, name: str, value: Value, strong: bool = False) -> None:
-        namespace = module.namespace
-        old = namespace.get(name)
-        namespace[name] = value if strong or old is None else widen_if_large(old.join(value))
+        module.namespace[name] = stored(module.namespace.get(name), value, strong)
         self.module_stores += 1
 
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:

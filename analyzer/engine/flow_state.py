@@ -65,6 +65,12 @@ def dead() -> State:
 
 
 
+def stored(old: Value | None, value: Value, strong: bool = False) -> Value:
+    """What a name holds after a store: ``value`` for a strong update (or a first binding), else the join
+    with what it held (a weak update), widened when large."""
+    return value if strong or old is None else widen_if_large(old.join(value))
+
+
 def join_states(states: Iterable[State]) -> State:
     live = [s for s in states if not s.dead]
     if not live:

@@ -15,7 +15,8 @@ then replays what a pass rebuilds: summaries, the stores, the functions analysed
 uncalled functions skips them), the nested functions defined (so the sweep finds them, in the
 same order), the caller links (a context's first caller names it in messages), the heap keys read
 (so a later change of one still makes the pass stale), and the run budget it stands for. A run
-that loaded a module or met recursion is never kept: its effect is not a function of its inputs.
+that loaded a module, met recursion or scanned an instance's attributes is never kept: its effect
+is not a function of the inputs recorded.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from ..domain import TOP, FuncRef, Value
 from ..facts import CallerLink
 from .calls import global_names
+from .flow_state import stored
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
 
@@ -62,10 +64,7 @@ class Simulation:
         return found if found is not None else module.namespace.get(name)
 
     def store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
-        from .flow_state import widen_if_large
-
-        old = self.value(module, name)
-        self.overlay[(id(module), name)] = value if strong or old is None else widen_if_large(old.join(value))
+        self.overlay[(id(module), name)] = stored(self.value(module, name), value, strong)  # as apply_store
         self.stores += 1
 
 
@@ -130,6 +129,12 @@ class PassReuse:
     def note_read(self, key: Any, value: Value | None) -> None:
         if self.recording:
             self.recording[-1].reads.setdefault(key, value)
+
+    def note_heap_scan(self) -> None:
+        """The run read every attribute of an instance (``module.to(device)`` copies them): which keys it
+        would read next time is not a fixed set, so the run is not kept."""
+        if self.recording:
+            self.recording[-1].tainted = True
 
     def note_global_read(self, key: tuple, value: Value | None) -> None:
         if self.recording:

@@ -58,7 +58,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .flow_state import Frame, State, widen_if_large
+from .flow_state import Frame, State, stored, widen_if_large
 from .torch_api import (
     CHECKED_OPS,
     CREATORS,
@@ -765,13 +765,12 @@ class TorchModel:
             moved = registry[(instance, dev)] = Instance(instance.cls, instance.file, instance.line, instance.col,
                                                          -len(registry) - 1)
             self.instances.setdefault(instance.cls, set()).add(moved)
+        self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
         for (owner, attr), value in list(self.heap.items()):
             if owner == instance:
                 self.heap_reads.add((owner, attr))
                 key = (moved, attr)
-                new = self._moved_value(value, dev)
-                old = self.heap.get(key)
-                self.heap_set(key, new if old is None else widen_if_large(old.join(new)))
+                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev)))
         return moved
 
     def _moved_value(self, value: Value, dev: TorchDev) -> Value:

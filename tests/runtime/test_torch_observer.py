@@ -19,6 +19,8 @@ import pytest
 
 pytest.importorskip("torch")
 
+from conftest import real_cuda_count  # noqa: E402
+
 from runtime_shim import runner  # noqa: E402
 from runtime_shim.torch_observer import cli, sites  # noqa: E402
 from runtime_shim.torch_observer.classify import (  # noqa: E402
@@ -48,17 +50,9 @@ PROGRAMS = sorted(TORCH_FIXTURES.glob("*.py"))
 
 
 def _one_real_gpu() -> bool:
-    """A CUDA build of torch on a machine with fewer than two GPUs: its device guard rejects a fake ``cuda:1``
-    (fake CUDA devices are for CPU builds; a real second GPU is the multi-GPU issue's run)."""
-    import torch
-
-    return torch.cuda.is_available() and torch.cuda.device_count() < 2
-
-
-def _cuda_build() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
+    """A CUDA build of torch on a machine with one GPU: its device guard rejects a fake ``cuda:1`` (fake CUDA
+    devices are for CPU builds; a real second GPU is the multi-GPU issue's run)."""
+    return real_cuda_count() == 1
 
 
 def _needed_a_second_gpu(outcome: runner.Outcome) -> bool:
@@ -80,7 +74,7 @@ def test_fixture_fails_exactly_at_its_markers(program: Path, outcomes: dict[str,
     outcome = outcomes[program.name]
     if _one_real_gpu() and _needed_a_second_gpu(outcome):
         pytest.skip(NO_FAKE_SECOND_GPU)
-    if _cuda_build() and outcome.status == "crashed":
+    if real_cuda_count() and outcome.status == "crashed":
         # fake mode is built for CPU builds (CI); a GPU machine runs these programs for real instead
         # (`devicelint confirm --real fixtures/torch`, docs/gpu-runs.md)
         pytest.skip(f"fake mode on a CUDA build of torch: {outcome.detail}")
