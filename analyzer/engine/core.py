@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import sys
+import time
 from typing import Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -28,6 +31,9 @@ from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
 from .torch_model import TorchModel
+
+# ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
+TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"
 
 
 class WrittenElsewhere:
@@ -99,7 +105,9 @@ class Engine(
 
     def run(self) -> None:
         """Analyse every module, then every function nothing called; repeat while the heap grows."""
-        for _ in range(MAX_PASSES):
+        trace = os.environ.get(TRACE_PASSES_ENV) == "1"
+        for number in range(1, MAX_PASSES + 1):
+            started = time.perf_counter()
             before = dict(self.heap)
             self.begin_pass()  # facts: kept for the contexts this pass will not need to run again
             self.summaries.clear()
@@ -118,6 +126,10 @@ class Engine(
                 self.load_module(module)
             self._sweep_uncalled()
             self.end_pass()
+            if trace:
+                print(f"devicelint: pass {number} over {len(self.modules)} modules: "
+                      f"{(time.perf_counter() - started) * 1000:.1f} ms, {len(self.ran_this_pass)} contexts run, "
+                      f"{len(self.kept_this_pass)} kept", file=sys.stderr)
             if self.heap == before or not self.heap_stale:
                 break  # no attribute was read before it changed: another pass would compute the same
 

@@ -3,6 +3,9 @@ everything again, for less work."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +84,15 @@ def test_a_later_pass_runs_again_only_what_read_the_changed_attribute(monkeypatc
     everything, _ = _analysed(False, monkeypatch)
     assert kept == everything
     assert any(d["code"] == "MV102" for d in kept)  # the hooked autodiff tensor, moved to a plain device
+
+
+def test_the_pass_trace_says_what_each_pass_ran_and_kept(tmp_path: Path) -> None:
+    program = tmp_path / "tracer.py"
+    program.write_text(PROGRAM, encoding="utf-8")
+    env = dict(os.environ, DEVICELINT_TRACE_PASSES="1",
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "analyzer", "check", str(program), "--isolated", "--no-cache",
+                           "--exit-zero", "-q"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("devicelint: pass ")]
+    assert len(lines) >= 2, done.stderr
+    assert lines[0].endswith(" 0 kept") and not lines[1].endswith(" 0 kept"), lines
