@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .domain import Atom, Origin, Value
+from .failures import FileFailure
+
+if TYPE_CHECKING:  # annotations only: reading facts (rules, a cached run) needs no abstract domain
+    from .domain import Atom, Origin, Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,16 +149,6 @@ class RevealFact:
     site: Site
     context: Context
     texts: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True, slots=True)
-class FileFailure:
-    """A file that could not be decoded or parsed (MV901)."""
-
-    file: str
-    line: int
-    col: int  # 0-based
-    message: str
 
 
 class FactStore:

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from . import discovery
 from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
-from .facts import FileFailure
+from .failures import FileFailure
 
 __all__ = ["PathError", "SourceFile", "discover", "load", "module_name", "parse", "relevant"]
 

@@ -31,21 +31,21 @@ from __future__ import annotations
 import ast
 import gc
 import hashlib
-import multiprocessing
 import os
 import sys
 import threading
 import traceback
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import frontend, noqa
 from .diagnostics import Diagnostic, Related, Severity
-from .facts import FactStore, FileFailure
+from .failures import FileFailure
 from .imports import is_shim_module
+
+if TYPE_CHECKING:
+    from .facts import FactStore
 
 MIN_PARALLEL_FILES = 8  # fewer files to analyse than this: one process (a pool costs more than it saves)
 CHUNKS_PER_WORKER = 4  # components are packed into about this many tasks per worker (load balance)
@@ -293,6 +293,7 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
     from rules import all_rules
 
     from .engine.worlds import run_worlds
+    from .facts import FactStore
 
     parsed = []
     for source in sources:
@@ -341,6 +342,8 @@ def _expression_spans(facts: FactStore, by_file: dict[str, frontend.SourceFile],
 def failure_diagnostics(failures: list[FileFailure]) -> list[Diagnostic]:
     """MV901 (and whatever else reads file failures) for files that cannot be read, decoded or parsed."""
     from rules import all_rules
+
+    from .facts import FactStore
 
     facts = FactStore()
     facts.file_failures.extend(failures)
@@ -400,6 +403,8 @@ _POOL_LOCK = threading.Lock()  # one pool at a time: `_SHARED` is the parent's, 
 
 def _context() -> tuple[Any, bool]:
     """(the multiprocessing context, whether its workers share the parent's memory)."""
+    import multiprocessing  # here, not at the top: a cached run starts no worker
+
     if sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork"), True
     return multiprocessing.get_context("spawn"), False  # macOS, Windows: fork is unsafe or missing
@@ -454,6 +459,9 @@ def _run_parallel(sources: list[frontend.SourceFile], groups: list[list[int]], p
 
 def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
               profile: str, backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     global _SHARED
     context, shared = _context()
     workers = min(jobs, len(groups))

@@ -21,11 +21,15 @@ import tokenize
 import traceback
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import discovery, frontend, noqa, parallel
 from .diagnostics import Diagnostic
-from .facts import FactStore, FileFailure
+from .failures import FileFailure
 from .settings import Settings
+
+if TYPE_CHECKING:  # the engine's modules stay out of a cached run
+    from .facts import FactStore
 
 
 class InternalError(Exception):

@@ -7,3 +7,6 @@ Modules: :mod:`.programs` (which programs, their header settings), :mod:`.launch
 :mod:`.reveal` (comparing revealed states), :mod:`.session` (one run, end to end),
 :mod:`.report` (table, JSON), :mod:`.command` (the CLI). See docs/confirm.md.
 """
+
+#: Seconds each program may run (the CLI's default; here so that building the parser imports nothing else).
+DEFAULT_TIMEOUT = 60.0

@@ -11,13 +11,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
 
 from .. import config
 from ..discovery import DiscoveryOptions
-from .launch import DEFAULT_TIMEOUT
-from .session import ConfirmError, Options, confirm
+from . import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from .session import Options
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "json")
@@ -57,6 +60,8 @@ def _cpus() -> int:
 
 
 def options_from(args: argparse.Namespace) -> Options:
+    from .session import ConfirmError, Options
+
     paths = list(args.paths) or ["."]
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -84,6 +89,7 @@ def options_from(args: argparse.Namespace) -> Options:
 def run(args: argparse.Namespace) -> int:
     """Run ``confirm`` for parsed arguments; the exit status."""
     from .report import text, to_json
+    from .session import ConfirmError, confirm
 
     try:
         options = options_from(args)

@@ -38,7 +38,6 @@ from .programs import SHIM_RUNTIME, TORCH_RUNTIME, Program
 PRELOAD = ("numpy", "torch")
 #: Environment the torch observer reads as machine settings (kept for every program, not removed).
 KEPT_VARIABLES = ("RUNTIME_SHIM_TORCH_CUDA_DEVICES", "RUNTIME_SHIM_TORCH_EXT_DIR")
-DEFAULT_TIMEOUT = 60.0
 MIN_PRELOAD_PROGRAMS = 8
 OUTPUT_TAIL = 4000  # characters of a program's stdout/stderr kept for the report
 _GPU_MISSING = re.compile(r"cuda:(\d+) does not exist \(torch sees (\d+) CUDA device")

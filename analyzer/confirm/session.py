@@ -11,8 +11,9 @@ from runtime_shim.semantics import DEFAULT_PROFILE
 from .. import frontend
 from ..discovery import DiscoveryOptions, PathError, discover
 from ..settings import Settings
+from . import DEFAULT_TIMEOUT
 from .analysis import SettingsKey, analyze, machine_backends
-from .launch import DEFAULT_TIMEOUT, Run, run_programs
+from .launch import Run, run_programs
 from .match import PROBLEMS, Site, compare
 from .programs import (
     TORCH_RUNTIME,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +38,7 @@ from lib import export
 
 export(Tensor.random([2], Device.flex().autodiff()))
 """
+ROOT = Path(__file__).resolve().parents[2]
 OTHER = """\
 from runtime_shim import Device, Tensor
 
@@ -107,6 +112,24 @@ def test_warm_run_analyses_nothing(project: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(parallel, "file_info", boom)
     warm = analyse(project)
     assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
+
+
+#: Modules a cached run has no use for: the engine and its abstract domain, worker processes, ``confirm``.
+NOT_FOR_A_WARM_RUN = ("analyzer.engine", "analyzer.domain", "multiprocessing", "concurrent.futures.process",
+                      "analyzer.confirm.session", "analyzer.confirm.launch", "libcst")
+
+
+def test_a_warm_run_imports_no_engine(project: Path) -> None:
+    """A cached check pays only for what it uses: every import is start-up time a warm run cannot hide."""
+    command = [sys.executable, "-c", "import sys\nfrom analyzer.cli import main\nstatus = main(sys.argv[1:])\n"
+               "print(sorted(sys.modules))", "check", str(project), "--cache-dir", str(project.parent / "cache"),
+               "--exit-zero", "-q"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    cold = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    assert "analyzer.engine" in cold.stdout  # the first run analysed
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    modules = set(ast.literal_eval(warm.stdout.strip().splitlines()[-1]))
+    assert not [name for name in NOT_FOR_A_WARM_RUN if name in modules]
 
 
 def test_selection_and_noqa_are_applied_after_the_cache(project: Path) -> None:
