@@ -90,6 +90,7 @@ class Cache:
         self.path = os.path.join(self.directory, FORMAT, self.name + ".json")
         self.files: dict[str, dict[str, Any]] = {}
         self.components: dict[str, dict[str, Any]] = {}
+        self.groups: dict[str, dict[str, Any]] = {}
         self.dirty = False
         self.now = int(time.time())
         self.hits = 0
@@ -109,6 +110,9 @@ class Cache:
             self.files = files
         if isinstance(components, dict):
             self.components = components
+        groups = document.get("groups")
+        if isinstance(groups, dict):
+            self.groups = groups
 
     # --- files ----------------------------------------------------------------------------------------
 
@@ -161,6 +165,33 @@ class Cache:
         self.components[slot] = {"key": key, "diagnostics": [d.to_cache() for d in diagnostics], "seen": self.now}
         self.dirty = True
 
+    # --- how the files split into components ------------------------------------------------------------
+
+    @staticmethod
+    def grouping_key(members: list[tuple[str, str, str, bool, str]],
+                     project_modules: frozenset[str]) -> tuple[str, str]:
+        """(slot, key) of a run's split into components: (path, absolute path, module, is package, digest) of
+        every analysed file, in order, and the project's modules (imports resolve against them)."""
+        return _key([m[0] for m in members]), _key(members, sorted(project_modules))
+
+    def grouping(self, slot: str, key: str, files: int) -> list[list[int]] | None:
+        """The components computed for these exact inputs, or None (missing, stale or damaged)."""
+        entry = self.groups.get(slot)
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        groups = entry.get("groups")
+        if not isinstance(groups, list) or not all(isinstance(g, list) and g for g in groups):
+            return None
+        members = [i for g in groups for i in g]
+        if not all(type(i) is int for i in members) or sorted(members) != list(range(files)):
+            return None  # not a split of these files: recompute it
+        self._touch(entry)
+        return groups
+
+    def put_grouping(self, slot: str, key: str, groups: list[list[int]]) -> None:
+        self.groups[slot] = {"key": key, "groups": groups, "seen": self.now}
+        self.dirty = True
+
     # --- writing ------------------------------------------------------------------------------------
 
     def save(self) -> None:
@@ -172,6 +203,7 @@ class Cache:
             "version": __version__,
             "files": {k: v for k, v in self.files.items() if _fresh(v, oldest)},
             "components": {k: v for k, v in self.components.items() if _fresh(v, oldest)},
+            "groups": {k: v for k, v in self.groups.items() if _fresh(v, oldest)},
         }
         try:
             self._prepare()

@@ -15,7 +15,6 @@ import contextlib
 import gc
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -146,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - never a traceback; DEVICELINT_TRACEBACK=1 shows it
         if os.environ.get("DEVICELINT_TRACEBACK"):
+            import traceback
+
             traceback.print_exc()
         _error(f"internal error: {type(error).__name__}: {error}\n{BUG_REPORT}", prefix=False)
         return EXIT_ERROR
@@ -156,6 +157,30 @@ ConfigError = config.ConfigError
 
 def _error(message: str, prefix: bool = True) -> None:
     print(f"devicelint: {'error: ' if prefix else ''}{message}", file=sys.stderr)
+
+
+#: Commands that leave no thread, child process or temporary file behind once ``main`` returns.
+_QUICK_EXIT_COMMANDS = ("check", "rules", "explain")
+
+
+def console() -> None:
+    """The ``devicelint`` script (and ``python -m analyzer``): :func:`main`, then the exit.
+
+    After a command that leaves nothing running, the process ends without freeing its objects one by
+    one (as mypy does): the interpreter's teardown of a finished check took about a fifth of a cached
+    run. Output is flushed and exit handlers run first."""
+    argv = sys.argv[1:]
+    status = main(argv)
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    if command not in _QUICK_EXIT_COMMANDS:
+        sys.exit(status)
+    import atexit
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe (`devicelint check | head`) loses nothing more
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(status)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -80,6 +80,9 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(_wrap("".join(out)))
 
 
+_GLOB_SYNTAX = frozenset("*?[{\\")  # characters that make a pattern more than a literal name
+
+
 def _wrap(body: str) -> str:
     return "(?s:" + body + r")\Z"
 
@@ -156,17 +159,20 @@ class PatternSet:
 
     def __init__(self, patterns: tuple[FilePattern, ...]) -> None:
         self.patterns = patterns
-        names = [_glob_body(p.pattern) for p in patterns if p.matches_names]
+        names = [p.pattern for p in patterns if p.matches_names]
+        # a name without glob syntax (every default: ".git", "build", ...) is a set lookup, not a regex to build
+        self._literal_names = frozenset(n for n in names if not _GLOB_SYNTAX.intersection(n))
+        globs = [_glob_body(n) for n in names if n not in self._literal_names]
         paths = [_glob_body(p.absolute.rstrip(os.sep) if len(p.absolute) > 1 else p.absolute)
                  for p in patterns if not p.basename_only]
-        self._names = re.compile(_wrap("|".join(f"(?:{b})" for b in names))) if names else None
+        self._names = re.compile(_wrap("|".join(f"(?:{b})" for b in globs))) if globs else None
         self._paths = re.compile(_wrap("|".join(f"(?:{b})" for b in paths))) if paths else None
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
     def matches(self, path: str, name: str) -> bool:
-        return bool((self._names is not None and self._names.match(name))
+        return bool(name in self._literal_names or (self._names is not None and self._names.match(name))
                     or (self._paths is not None and self._paths.match(path)))
 
 

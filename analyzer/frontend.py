@@ -102,6 +102,9 @@ def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[Sourc
     return files
 
 
+_WORD = re.compile(rb"\w+")
+
+
 def relevant(files: list[SourceFile], torch: bool = False) -> list[SourceFile]:
     """Files that mention runtime_shim (or, with ``torch``, torch: the MV2xx rules' code), or (transitively)
     a project module that does."""
@@ -111,11 +114,15 @@ def relevant(files: list[SourceFile], torch: bool = False) -> list[SourceFile]:
     rest = [f for f in files if id(f) not in picked_first]
     names: set[bytes] = set()
     frontier = chosen
+    words: dict[int, set[bytes]] = {}  # each remaining file's identifiers, found once (a module name is one)
     while frontier and rest:
         for f in frontier:
             names.update(part.encode() for part in f.module.split(".") if part and part != "__init__")
-        mentions = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in sorted(names)) + rb")\b")
-        frontier = [f for f in rest if mentions.search(f.data)]
+        for f in rest:
+            if id(f) not in words:
+                words[id(f)] = set(_WORD.findall(f.data))
+        odd = [n for n in names if not n.isascii()]  # not one \w+ word of bytes: looked for as text
+        frontier = [f for f in rest if not names.isdisjoint(words[id(f)]) or any(n in f.data for n in odd)]
         if frontier:
             picked = {id(f) for f in frontier}
             rest = [f for f in rest if id(f) not in picked]

@@ -12,7 +12,6 @@ anything else (unknown to the analysis).
 from __future__ import annotations
 
 import ast
-import pkgutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +29,8 @@ def shim_public_names() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def shim_submodules() -> frozenset[str]:
+    import pkgutil
+
     import runtime_shim
 
     names = {f"{SHIM}.{m.name}" for m in pkgutil.iter_modules(runtime_shim.__path__)}

@@ -34,7 +34,6 @@ import hashlib
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -425,6 +424,8 @@ def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool
             results.append(("ok", analyze_component(sources, project_modules, profile, backends)))
         except AnalysisError as error:
             cause = error.__cause__ or error
+            import traceback
+
             results.append(("error", (str(error), "".join(traceback.format_exception(cause))[-4000:])))
     return results
 

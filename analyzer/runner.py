@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import os
 import tokenize
-import traceback
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -120,7 +119,15 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         digests.append(digest)
     report.files_analyzed = len(parsed)
 
-    groups = parallel.components(parsed, infos, project_modules)
+    groups = None
+    if cache is not None:  # the split depends only on the files and the project's modules: cached too
+        grouping = Cache.grouping_key([(s.path, os.path.abspath(s.path), s.module, s.is_package, d)
+                                       for s, d in zip(parsed, digests, strict=True)], project_modules)
+        groups = cache.grouping(*grouping, len(parsed))
+    if groups is None:
+        groups = parallel.components(parsed, infos, project_modules)
+        if cache is not None:
+            cache.put_grouping(*grouping, groups)
     report.components = len(groups)
     results: list[list[Diagnostic] | None] = [None] * len(groups)
     keys: dict[int, tuple[str, str]] = {}
@@ -152,6 +159,8 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
                                     settings.backends, settings.jobs)
     except parallel.AnalysisError as error:
+        import traceback
+
         cause = error.__cause__
         trace = error.trace or ("".join(traceback.format_exception(cause)) if cause is not None else "")
         raise InternalError(str(error), trace) from error

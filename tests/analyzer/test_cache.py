@@ -110,6 +110,7 @@ def test_warm_run_analyses_nothing(project: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(parallel, "analyze_component", boom)
     monkeypatch.setattr(parallel, "file_info", boom)
+    monkeypatch.setattr(parallel, "components", boom)  # the split into components is cached as well
     warm = analyse(project)
     assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
 
@@ -181,6 +182,15 @@ def test_a_damaged_cache_is_ignored(project: Path) -> None:
     assert report.cache_hits == 2 and report.cache_misses == 1
     assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
     assert not list(path.parent.glob(".tmp-*"))  # atomic writes leave no temporary file
+    # a damaged split into components (not a partition of the files, not a list): computed again
+    for groups in ([[0, 1], [1, 2, 3, 4]], [[0], [1], [2]], "x", [[0, 1, 2, 3, "4"]], [[], [0, 1, 2, 3, 4]]):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        [grouping] = document["groups"].values()
+        grouping["groups"] = groups
+        path.write_text(json.dumps(document), encoding="utf-8")
+        report = analyse(project)
+        assert report.components == 3 and report.cache_hits == 3
+        assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
 
 
 def test_unwritable_cache_is_not_an_error(project: Path) -> None:

@@ -81,6 +81,22 @@ def test_missing_path_from_a_real_process(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
+def test_a_real_process_delivers_all_its_output_before_exiting(tmp_path: Path) -> None:
+    """``python -m analyzer check`` ends without the interpreter's teardown: what it wrote must still arrive
+    whole, through a pipe far larger than the pipe's buffer and into ``-o``, with the exit status."""
+    moves = "".join(f"\n\ndef move_{i}():\n    t = Tensor.random([2], Device.flex().autodiff())\n"
+                    "    return t.to_device(Device.ndarray())\n" for i in range(600))  # a failure each
+    write(tmp_path, "many.py", "from runtime_shim import Device, Tensor\n" + moves)
+    command = [sys.executable, "-m", "analyzer", "check", str(tmp_path), "--no-cache", "--output-format", "json"]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 1, proc.stderr
+    assert len(proc.stdout) > 1 << 17 and len(json.loads(proc.stdout)) == 600
+    output = tmp_path / "out" / "report.json"
+    proc = subprocess.run([*command, "-o", str(output)], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert len(json.loads(output.read_text(encoding="utf-8"))) == 600
+
+
 def test_json_output_shape(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     failing = write(tmp_path, "failing.py", FAILING)
     code, out, _err = run(capsys, "check", "--output-format", "json", str(failing))
