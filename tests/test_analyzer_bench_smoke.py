@@ -48,3 +48,15 @@ def test_robustness_quick_has_no_crash(tmp_path: Path) -> None:
     assert row["analysed"] + row["mv901"] == row["files"]
     assert payload["crashes"] == [], payload["crashes"]
     assert row["timeouts"] == 0
+
+
+def test_demand_estimate_on_the_torch_fixtures() -> None:
+    """bench/demand_estimate.py on a directory (the corpora are downloaded by the speed bench, not in CI)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "demand_estimate.py"), "--engine",
+                           "--directory", str(ROOT / "fixtures" / "torch")], capture_output=True, text=True,
+                          timeout=180, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = done.stdout.split("functions; with a device source ")[1]
+    sources, closure = (int(part.split(" ", 1)[0].replace(",", "")) for part in counts.split("name closure "))
+    assert 0 < sources <= closure  # the fixtures are programs that move tensors; the closure holds its seeds
+    assert "calling contexts," in done.stdout and "with a site fact" in done.stdout
