@@ -5,7 +5,7 @@ from __future__ import annotations
 from analyzer.diagnostics import SAFE, Fix
 from analyzer.facts import Site, SiteFact
 
-from .base import OutcomeRule
+from .base import OutcomeRule, operand_atoms
 
 
 class NumpyOfCudaTensor(OutcomeRule):
@@ -13,8 +13,9 @@ class NumpyOfCudaTensor(OutcomeRule):
 
     ## What it does
     Reports `t.numpy()`, `np.asarray(t)`, `np.array(t)` and numpy functions
-    given a tensor (they convert it with `__array__`) when the tensor is on a
-    GPU (or any device but the CPU).
+    given a tensor, or a list or tuple of tensors (`np.mean(losses)`: they
+    convert each with `__array__`), when a tensor is on a GPU (or any device
+    but the CPU).
 
     ## Why it fails
     A numpy array lives in host memory; PyTorch does not copy implicitly:
@@ -41,7 +42,9 @@ class NumpyOfCudaTensor(OutcomeRule):
     Safe: `.cpu()` copies the tensor to host memory (on a CPU tensor it returns
     the tensor itself), which is what the conversion needs; the array holds the
     same values. Offered wherever the rule reports, since the copy is harmless
-    on the paths where the tensor is already on the CPU.
+    on the paths where the tensor is already on the CPU; not for tensors inside
+    a list or tuple (`.cpu()` is a tensor's method: convert the elements, or
+    `torch.stack` them first).
     """
 
     code = "MV203"
@@ -50,5 +53,7 @@ class NumpyOfCudaTensor(OutcomeRule):
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         from analyzer.fixes.spans import source_for
 
+        if operand_atoms(site_facts, "element"):
+            return None  # tensors inside a list or tuple (`np.mean(losses)`): `.cpu()` is a tensor's method
         edits = source_for(source).append_to_converted(site, ".cpu()")
         return Fix(SAFE, "Copy the tensor to host memory first: `.cpu()`", tuple(edits)) if edits else None

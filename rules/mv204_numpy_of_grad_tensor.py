@@ -5,15 +5,15 @@ from __future__ import annotations
 from analyzer.diagnostics import SAFE, Fix
 from analyzer.facts import Site, SiteFact
 
-from .base import OutcomeRule
+from .base import OutcomeRule, operand_atoms
 
 
 class NumpyOfGradTensor(OutcomeRule):
     """Converting a tensor that requires grad to a numpy array.
 
     ## What it does
-    Reports `t.numpy()`, `np.asarray(t)` and numpy functions given a tensor
-    when the tensor requires grad (a parameter, a `requires_grad=True` leaf,
+    Reports `t.numpy()`, `np.asarray(t)` and numpy functions given a tensor,
+    or a list or tuple of tensors, when a tensor requires grad (a parameter, a `requires_grad=True` leaf,
     the output of a layer or of an op on one) and grad mode is on (outside
     `torch.no_grad()` / `torch.inference_mode()` blocks and functions
     decorated with them).
@@ -47,7 +47,7 @@ class NumpyOfGradTensor(OutcomeRule):
     Safe: `.detach()` gives the same values off the graph; the array is a
     read-out, so no gradient is lost (the original tensor stays in the graph).
     Offered wherever the rule reports (on a tensor without grad `.detach()`
-    changes nothing).
+    changes nothing), except for tensors inside a list or tuple.
     """
 
     code = "MV204"
@@ -56,5 +56,7 @@ class NumpyOfGradTensor(OutcomeRule):
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         from analyzer.fixes.spans import source_for
 
+        if operand_atoms(site_facts, "element"):
+            return None  # tensors inside a list or tuple (`np.mean(losses)`): `.detach()` is a tensor's method
         edits = source_for(source).append_to_converted(site, ".detach()")
         return Fix(SAFE, "Leave the graph first: `.detach()`", tuple(edits)) if edits else None

@@ -81,5 +81,15 @@ MODULE_METHODS = MODULE_SELF_METHODS | {
     "register_parameter", "register_forward_hook", "register_forward_pre_hook", "state_dict", "load_state_dict",
     "children", "modules", "named_modules", "named_children", "add_module", "forward",
 }
+#: Losses whose class weights are registered buffers (they move with the loss): name -> the constructor's
+#: (position, keyword) of each weight argument.
+WEIGHTED_LOSSES: dict[str, tuple[tuple[int, str], ...]] = {
+    "CrossEntropyLoss": ((0, "weight"),), "NLLLoss": ((0, "weight"),), "BCELoss": ((0, "weight"),),
+    "BCEWithLogitsLoss": ((0, "weight"), (4, "pos_weight")), "MultiLabelSoftMarginLoss": ((0, "weight"),),
+}
+#: Names that register a sub-module other than by assigning it to an attribute: a layer a class also keeps
+#: in a plain list may then be registered (and moved in place by ``.to()``) after all.
+DYNAMIC_REGISTRATION = frozenset({"add_module", "register_module", "setattr", "ModuleList", "ModuleDict",
+                                  "Sequential"})
 #: numpy functions that convert a tensor argument through ``__dlpack__`` rather than ``__array__``.
 NUMPY_DLPACK = frozenset({"from_dlpack"})

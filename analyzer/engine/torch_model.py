@@ -37,6 +37,7 @@ from ..domain import (
     DictAtom,
     FuncRef,
     Instance,
+    Origin,
     SeqAtom,
     V,
     Value,
@@ -59,10 +60,12 @@ from ..torch_domain import (
     TorchTensorAtom,
 )
 from .flow_state import Frame, State, stored, widen_if_large
+from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
     CREATORS,
     DIM_KEYWORDS,
+    DYNAMIC_REGISTRATION,
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
     LIKE_CREATORS,
@@ -72,6 +75,7 @@ from .torch_api import (
     REDUCTIONS,
     SAME_DEVICE_OPS,
     SEQUENCE_OPS,
+    WEIGHTED_LOSSES,
 )
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
@@ -404,20 +408,31 @@ class TorchModel:
     # --- numpy / DLPack / optimizers / .grad --------------------------------------------------------------
 
     def torch_export(self, kind: str, api: str, tensor: Value, node: ast.AST, st: State, fr: Frame,
-                     result: Value = TOP) -> Value:
-        """``t.numpy()``, ``np.asarray(t)`` (kind "numpy") or ``t.__dlpack__()`` (kind "dlpack")."""
-        grads = self.grad_modes(st)
-        possibilities = []
-        for atom in torch_tensors(tensor):
-            for enabled in sorted(grads) if kind == "numpy" else [True]:
-                outcome = T.numpy_outcome(atom.dev.text, atom.requires_grad, enabled) if kind == "numpy" \
-                    else T.dlpack_outcome(atom.requires_grad)
-                code, message = outcome if outcome is not None else (None, "")
-                possibilities.append(Possibility((("tensor", atom),), code, message, f"torch.{kind}"))
+                     result: Value = TOP, role: str = "tensor") -> Value:
+        """``t.numpy()``, ``np.asarray(t)`` (kind "numpy") or ``t.__dlpack__()`` (kind "dlpack"); ``role``
+        "element" for a tensor inside a list or tuple given to numpy."""
+        possibilities = self._export_possibilities(kind, tensor, st, role)
         if not possibilities:
             return TOP
         unknown = tensor.top or not tensor.only(TorchTensorAtom)
-        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr, tensor=tensor)
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr,
+                                 **{role: tensor})
+
+    def _export_possibilities(self, kind: str, tensor: Value, st: State, role: str = "tensor") -> list[Possibility]:
+        possibilities = []
+        for atom in torch_tensors(tensor):
+            for enabled in sorted(self.grad_modes(st)) if kind == "numpy" else [True]:
+                outcome = T.numpy_outcome(atom.dev.text, atom.requires_grad, enabled) if kind == "numpy" \
+                    else T.dlpack_outcome(atom.requires_grad)
+                code, message = outcome if outcome is not None else (None, "")
+                possibilities.append(Possibility(((role, atom),), code, message, f"torch.{kind}"))
+        return possibilities
+
+    def _export_always_fails(self, kind: str, tensor: Value, st: State) -> bool:
+        if tensor.top or not tensor.only(TorchTensorAtom):
+            return False
+        possibilities = self._export_possibilities(kind, tensor, st)
+        return bool(possibilities) and all(p.failed for p in possibilities)
 
     def _optimizer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                    fr: Frame) -> Value:
@@ -454,14 +469,16 @@ class TorchModel:
     def torch_numpy_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                          st: State, fr: Frame) -> Value | None:
         """A numpy function given a tensor: converted by ``__array__`` (like ``.numpy()``) or ``__dlpack__``."""
-        tensors = [v for v in [*args, *kwargs.values()] if torch_tensors(v)]
+        tensors = [inner for v in [*args, *kwargs.values()] for inner in _numpy_inputs(v)]
         if not tensors or node is None:
             return None
         name = path.rpartition(".")[2]
         kind = "dlpack" if name in NUMPY_DLPACK else "numpy"
+        # every element is converted: one that fails on every path decides the call (the others cannot save it)
+        certain = [(role, value) for role, value in tensors if self._export_always_fails(kind, value, st)]
         result = TOP
-        for value in tensors:
-            result = self.torch_export(kind, f"numpy.{name}", value, node, st, fr)
+        for role, value in certain[:1] or tensors:
+            result = self.torch_export(kind, f"numpy.{name}", value, node, st, fr, role=role)
             if st.dead:
                 return BOTTOM
         return result if name not in ("asarray", "array") else Value(frozenset(ArrayAtom("float") for _ in [0]))
@@ -650,12 +667,25 @@ class TorchModel:
         if not weights and name not in T.LAYERS_WITHOUT_WEIGHTS:
             return TOP
         if name in T.LOSSES:
-            return V(TorchLayerAtom(name, None, False, (), origin))
+            return self._loss(name, args, kwargs, origin)
         devices = self._device_argument([], kwargs, st) if weights else [(CPU, None)]
         if devices is None:
             return TOP
         return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
                                for dev, _a in devices))
+
+    @staticmethod
+    def _loss(name: str, args: list[Value], kwargs: dict[str, Value], origin: Origin) -> Value:
+        """A loss: with class weights (``CrossEntropyLoss(weight=w)``) it holds a buffer on their device."""
+        weights = [value for position, keyword in WEIGHTED_LOSSES.get(name, ())
+                   for value in [kwargs.get(keyword, args[position] if len(args) > position else None)]
+                   if value is not None and value.consts() != [None]]
+        if not weights:
+            return V(TorchLayerAtom(name, None, False, (), origin))
+        devices = {atom.dev for value in weights for atom in torch_tensors(value)}
+        if len(weights) > 1 or any(value.top or not torch_tensors(value) for value in weights):
+            devices = {None} if len(devices) != 1 or any(value.top for value in weights) else devices
+        return Value(frozenset(TorchLayerAtom(name, dev, True, (), origin) for dev in devices or {None}))
 
     def torch_layer_attribute(self, atom: TorchLayerAtom, attr: str) -> Value | None:
         if attr in ("weight", "bias", "in_proj_weight", "out_proj", "running_mean", "running_var") \
@@ -684,8 +714,11 @@ class TorchModel:
         x = args[0] if args else kwargs.get("input", TOP)
         if layer.name in T.LOSSES:
             target = args[1] if len(args) > 1 else kwargs.get("target", TOP)
-            result = self.checked_op(api, [("input", x, False, False), ("target", target, False, False)], node, st,
-                                     fr, op="loss", zero_dim=True)
+            operands = [("input", x, False, False), ("target", target, False, False)]
+            if layer.weights:  # the class weights, a buffer of the loss
+                operands.append(("weight", TOP if layer.dev is None else V(TorchTensorAtom(
+                    layer.dev, NO_GRAD, False, owned=True, origin=layer.origin)), False, True))
+            result = self.checked_op(api, operands, node, st, fr, op="loss", zero_dim=True)
         elif not layer.weights:
             result = self.same_device_result(x, node, st, fr, None)
         elif layer.dev is None:
@@ -693,6 +726,7 @@ class TorchModel:
         else:
             weight = TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin)
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
+                                            *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
             # the output: on the weights' device, part of the graph while grad is enabled
             result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled else NO_GRAD, False,
@@ -766,21 +800,33 @@ class TorchModel:
                                                          -len(registry) - 1)
             self.instances.setdefault(instance.cls, set()).add(moved)
         self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
+        dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
+        plain_moves = dynamic.get(instance.cls)
+        if plain_moves is None:
+            plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
         for (owner, attr), value in list(self.heap.items()):
             if owner == instance:
                 self.heap_reads.add((owner, attr))
                 key = (moved, attr)
-                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev)))
+                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
         return moved
 
-    def _moved_value(self, value: Value, dev: TorchDev) -> Value:
+    def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool) -> Value:
+        """An attribute after its module's ``.to(dev)``. What a plain list, tuple or dict holds is not
+        registered, so it stays where it is (the classic ``self.layers = [nn.Linear(...)]``), unless the
+        class registers modules by other means (``add_module``, ``nn.ModuleList`` ...): the same layers may
+        then be registered too, and move in place."""
         atoms: set[Atom] = set()
         for atom in value.atoms:
             if isinstance(atom, TorchTensorAtom) and atom.owned:
                 atoms.add(atom.with_(dev=dev))  # parameters stay leaves: the module moves their data
             elif isinstance(atom, SeqAtom):
-                items = None if atom.items is None else tuple(self._moved_value(v, dev) for v in atom.items)
-                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev)))
+                if not plain_moves:
+                    atoms.add(atom)
+                    continue
+                items = None if atom.items is None else tuple(self._moved_value(v, dev, plain_moves)
+                                                               for v in atom.items)
+                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev, plain_moves)))
             else:
                 atoms.add(self.move_module(atom, dev))
         return Value(frozenset(atoms), value.top)
@@ -843,6 +889,48 @@ def _index_tensors(key: Value) -> Iterable[Atom]:
                 yield from (a for a in item.atoms if isinstance(a, TorchTensorAtom))
 
 
+#: The names of a layer's positional arguments after its input (for the operands' roles in messages).
+_LATER_ARGUMENTS = {"RNN": ("hx",), "LSTM": ("hx",), "GRU": ("hx",), "RNNCell": ("hx",), "LSTMCell": ("hx",),
+                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",)}
+
+
+def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
+                          layer: str) -> list[tuple[str, Value, bool, bool]]:
+    """A layer's tensor arguments after its input (an LSTM's ``(h0, c0)``, attention's key and value): each on
+    the weights' device too. A tuple or list counts item by item; an argument with no known tensor is left out
+    (it adds no failure the known ones do not already decide)."""
+    names = _LATER_ARGUMENTS.get(layer, ())
+    named = [(names[i] if i < len(names) else f"arg{i + 2}", value) for i, value in enumerate(args)]
+    named += [(key, value) for key, value in kwargs.items() if key != "input"]
+    out = []
+    for role, value in named:
+        items = _sequence_items(value)
+        for sub_role, item in ([(f"{role}[{j}]", item) for j, item in enumerate(items)] if items is not None
+                               else [(role, value)]):
+            if torch_tensors(item):
+                out.append((sub_role, item, False, False))
+    return out
+
+
+def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
+    """What a numpy function converts of an argument: a tensor, or each tensor in a list or tuple
+    (``np.mean(losses)`` converts every element). Of a list whose length the analysis does not know
+    there may be no element at all, and an argument that may be something else than the sequence
+    may convert nothing: those elements join the unknown (a failure on some paths)."""
+    seqs = [a for a in value.atoms if isinstance(a, SeqAtom) and a.kind in ("list", "tuple")]
+    if not seqs or depth > 1:
+        return [("tensor" if depth == 0 else "element", value)] if torch_tensors(value) else []
+    rest = Value(frozenset(a for a in value.atoms if not isinstance(a, SeqAtom)), value.top)
+    out = [("tensor", rest.join(TOP))] if torch_tensors(rest) else []
+    alone = len(seqs) == 1 and not rest.atoms and not value.top
+    for atom in seqs:
+        items = list(atom.items) if atom.items is not None else [atom.elem.join(TOP)]
+        for item in items:
+            out.extend(("element", inner if alone else inner.join(TOP)) for _role, inner in
+                       _numpy_inputs(item, depth + 1))
+    return out
+
+
 def _sequence_items(value: Value) -> list[Value] | None:
     if len(value.atoms) != 1 or value.top:
         return None
@@ -850,6 +938,13 @@ def _sequence_items(value: Value) -> list[Value] | None:
     if isinstance(atom, SeqAtom) and atom.items is not None:
         return list(atom.items)
     return None
+
+
+def _registers_dynamically(cls: ClassInfo) -> bool:
+    """Whether ``cls`` or a project base mentions a way to register a module besides an attribute."""
+    return any(isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
+               or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION
+               for base in cls.mro() for node in ast.walk(base.node))
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]

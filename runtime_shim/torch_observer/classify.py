@@ -18,6 +18,7 @@ _DEVICE_MISMATCH = re.compile(
     r"|found two different devices"
     r"|Expected object of device type"
     r"|Input and parameter tensors are not at the same device"
+    r"|Input and hidden tensors are not at the same device"
     r"|Input type \(.*\) and weight type \(.*\) should be the same")
 _INDEX_DEVICE = re.compile(r"indices should be either on cpu or on the same device as the indexed tensor")
 _NUMPY_DEVICE = re.compile(r"can't convert \S+ device type tensor to numpy")

@@ -164,3 +164,81 @@ def test_rows_of_a_tensor_and_index_stores() -> None:
         except RuntimeError:
             pass
         """) == [(6, "MV201", "error"), (11, "MV207", "error"), (17, "MV201", "error")]
+
+
+def test_to_leaves_plain_containers_unless_the_class_registers_modules_otherwise() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = [nn.Linear(4, 4), nn.Linear(4, 4)]
+                {registration}
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x
+
+        Net().cuda()(torch.randn(2, 4).cuda())
+    """
+    assert findings(source.format(registration="")) == [(13, "MV202", "error")]  # a list is not registered
+    for registration in ("self.add_module('first', self.blocks[0])", "self.all = nn.ModuleList(self.blocks)",
+                         "setattr(self, 'first', self.blocks[0])"):
+        assert findings(source.format(registration=registration)) == [], registration  # the same layers may move
+
+
+def test_loss_class_weights_are_a_buffer_of_the_loss() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        inputs = torch.randn(4, 3, device="cuda")
+        targets = torch.ones(4, 3, device="cuda")
+        loss = {loss}
+        loss(inputs, targets)
+    """
+    cpu = "torch.tensor([1.0, 2.0, 3.0])"
+    assert findings(source.format(loss=f"nn.BCEWithLogitsLoss(pos_weight={cpu})")) == [(8, "MV202", "error")]
+    assert findings(source.format(loss=f"nn.BCEWithLogitsLoss({cpu})")) == [(8, "MV202", "error")]
+    assert findings(source.format(loss=f"nn.BCEWithLogitsLoss(weight={cpu}).to('cuda')")) == []  # moved with it
+    assert findings(source.format(loss="nn.BCEWithLogitsLoss(weight=None)")) == []
+    assert findings(source.format(loss="nn.MSELoss()")) == []
+    unknown = findings(source.format(loss="nn.BCEWithLogitsLoss(weight=make_weights())"))
+    assert unknown == []  # a weight of unknown device: no verdict
+
+
+def test_a_layers_later_tensor_arguments_share_its_device() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        cell = nn.GRUCell(4, 8).cuda()
+        x = torch.randn(2, 4, device="cuda")
+        h = {hidden}
+        cell(x, h)
+    """
+    assert findings(source.format(hidden="torch.zeros(2, 8)")) == [(8, "MV202", "error")]
+    assert findings(source.format(hidden="torch.zeros(2, 8, device='cuda')")) == []
+    assert findings(source.format(hidden="initial_state()")) == []  # unknown: the known operands agree
+    assert "hx: cpu tensor" in messages(source.format(hidden="torch.zeros(2, 8)"))[0]
+
+
+def test_numpy_converts_each_tensor_of_a_list_or_tuple() -> None:
+    source = """
+        import numpy as np
+        import torch
+
+        a = torch.ones(2, device="cuda")
+        b = torch.ones(2)
+        {line}
+    """
+    assert findings(source.format(line="np.stack((b, a))")) == [(7, "MV203", "error")]  # known items: every path
+    assert findings(source.format(line="np.stack([b, b.cpu()])")) == []
+    grown = "items = []\nfor _ in range(3):\n    items.append(a)\nnp.mean(items)"
+    assert findings(source.format(line=grown.replace("\n", "\n        "))) == [(10, "MV203", "warning")]  # maybe empty
+    assert "element: cuda:0 tensor" in messages(source.format(line="np.stack((b, a))"))[0]
+    report = check_source(textwrap.dedent(source.format(line="np.stack((b, a))")), "prog.py", Settings(select=("MV2",)))
+    assert report.diagnostics[0].fix is None  # `.cpu()` on a tuple is no fix

@@ -156,6 +156,10 @@ def test_classify_mismatch_texts_need_a_device_split() -> None:
     assert classify(FAKE_MISMATCH, []) == "MV201"  # operands unseen: the text is enough
     assert classify("Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same",
                     [Operand(CPU, 4), Operand(CUDA0, 4, in_module=True)]) == "MV202"
+    # an RNN's hidden state on another device than its input (PyTorch's own check, before any kernel)
+    hidden = ("Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor "
+              "at cpu")
+    assert classify(hidden, [Operand(CUDA0, 3), Operand(CPU, 3), Operand(CUDA0, 2, in_module=True)]) == "MV202"
     assert classify("something else entirely", operands) is None
 
 
