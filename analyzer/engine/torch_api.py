@@ -81,6 +81,10 @@ MODULE_METHODS = MODULE_SELF_METHODS | {
     "register_parameter", "register_forward_hook", "register_forward_pre_hook", "state_dict", "load_state_dict",
     "children", "modules", "named_modules", "named_children", "add_module", "forward",
 }
+#: Legacy typed constructors: ``torch.LongTensor([1, 2])`` is a CPU tensor whatever the default device
+#: (``torch.cuda.LongTensor`` is the CUDA one); the names double as ``Tensor.type(...)`` targets.
+LEGACY_TENSOR_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+                                 "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"})
 #: Losses whose class weights are registered buffers (they move with the loss): name -> the constructor's
 #: (position, keyword) of each weight argument.
 WEIGHTED_LOSSES: dict[str, tuple[tuple[int, str], ...]] = {

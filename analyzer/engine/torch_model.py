@@ -68,6 +68,7 @@ from .torch_api import (
     DYNAMIC_REGISTRATION,
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
+    LEGACY_TENSOR_TYPES,
     LIKE_CREATORS,
     MODULE_METHODS,
     MODULE_SELF_METHODS,
@@ -289,6 +290,19 @@ class TorchModel:
             return self._create(name, args, kwargs, node, st, fr)
         if module == "torch" and name in LIKE_CREATORS:
             return self._create_like(args, kwargs, node, st, fr)
+        if module == "torch" and name in LEGACY_TENSOR_TYPES:  # always a CPU tensor (not the default device)
+            return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{name}")))
+        if path in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+            return self._variable(args, kwargs)
+        if path == "torch.set_default_tensor_type":
+            kind = _legacy_type_device(args[0] if args else kwargs.get("t", TOP))
+            if kind == "cpu":
+                st.vars.pop(DEVICE_VAR, None)
+            else:
+                dev = self.parse_device("cuda") if kind == "cuda" else None
+                st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
+                    dev, self.origin(node, fr, "set_default_tensor_type")))
+            return NONE
         if path == "torch.from_numpy":
             return V(TorchTensorAtom(CPU, NO_GRAD, None, origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
@@ -393,6 +407,18 @@ class TorchModel:
             return TOP
         return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"))
                                for dev, _a in devices))
+
+    @staticmethod
+    def _variable(args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``Variable(t)`` (the pre-0.4 wrapper): ``t`` itself, a requires-grad leaf with ``requires_grad=True``."""
+        data = args[0] if args else kwargs.get("data", TOP)
+        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(False)))
+        truth = flag.truthiness()
+        out: set[Atom] = set()
+        for atom in torch_tensors(data):
+            for grad in truth:
+                out.add(atom if grad is False else atom.with_(grad=LEAF, moved_from=None))
+        return Value(frozenset(out), data.top or None in truth or not data.only(TorchTensorAtom))
 
     @staticmethod
     def _parameter(args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -536,6 +562,8 @@ class TorchModel:
         if name in REDUCTIONS:
             has_dim = len(args) > 0 or any(k in kwargs for k in DIM_KEYWORDS)
             return self.same_device_result(receiver, node, st, fr, None if has_dim else True)
+        if name == "type":
+            return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
             keeps_rank = name not in ("reshape", "view", "flatten", "squeeze", "unsqueeze", "expand", "repeat",
                                       "unflatten", "view_as", "expand_as", "new_zeros", "new_ones", "new_empty",
@@ -544,6 +572,30 @@ class TorchModel:
         if name in ("unbind", "split", "chunk", "tensor_split"):
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
+
+    def _retyped(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                 fr: Frame) -> Value:
+        """``t.type(torch.cuda.FloatTensor)`` moves to the GPU, ``t.type(torch.FloatTensor)`` to the CPU, and
+        ``t.type(torch.float16)`` only casts; ``t.type()`` is the type's name (a string)."""
+        target = args[0] if args else kwargs.get("dtype")
+        kind = None if target is None else _legacy_type_device(target)
+        if kind == "same":
+            return self.same_device_result(receiver, node, st, fr, None, api="type")
+        dev = CPU if kind == "cpu" else self.parse_device("cuda") if kind == "cuda" else None
+        if dev is None:
+            return TOP
+        grads = self.grad_modes(st)
+        out: set[Atom] = set()
+        for atom in torch_tensors(receiver):
+            if atom.dev == dev:
+                out.update(self.same_device_result(V(atom), node, st, fr, None, api="type").atoms)
+                continue
+            moved_from = atom.dev if atom.grad == LEAF else atom.moved_from
+            for enabled in grads:
+                grad = NON_LEAF if atom.requires_grad and enabled else NO_GRAD
+                out.add(TorchTensorAtom(dev, grad, atom.zero_dim, moved_from=moved_from if grad == NON_LEAF else None,
+                                        origin=self.origin(node, fr, f"moved to {dev.text}")))
+        return Value(frozenset(out), receiver.top or not receiver.only(TorchTensorAtom))
 
     def _tensor_move(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame) -> Value:
@@ -910,6 +962,22 @@ def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
             if torch_tensors(item):
                 out.append((sub_role, item, False, False))
     return out
+
+
+def _legacy_type_device(value: Value) -> str | None:
+    """Where a tensor type sends a tensor: "cuda" (``torch.cuda.FloatTensor``), "cpu" (``torch.FloatTensor``),
+    "same" (a dtype: a cast in place), or None (unknown)."""
+    kinds = set()
+    for atom in value.atoms:
+        if isinstance(atom, TorchRef):
+            name = atom.path.rpartition(".")[2]
+            kinds.add(("cuda" if ".cuda." in f".{atom.path}" else "cpu") if name in LEGACY_TENSOR_TYPES else "same")
+        elif isinstance(atom, Const) and isinstance(atom.value, str) and \
+                atom.value.rpartition(".")[2] in LEGACY_TENSOR_TYPES:
+            kinds.add("cuda" if atom.value.startswith("torch.cuda.") else "cpu")
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
 def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:

@@ -242,3 +242,26 @@ def test_numpy_converts_each_tensor_of_a_list_or_tuple() -> None:
     assert "element: cuda:0 tensor" in messages(source.format(line="np.stack((b, a))"))[0]
     report = check_source(textwrap.dedent(source.format(line="np.stack((b, a))")), "prog.py", Settings(select=("MV2",)))
     assert report.diagnostics[0].fix is None  # `.cpu()` on a tuple is no fix
+
+
+def test_legacy_tensor_types_and_variable() -> None:
+    source = """
+        import torch
+        from torch.autograd import Variable
+
+        y = torch.randn(3, device="cuda")
+        {line}
+    """
+    assert findings(source.format(line="torch.LongTensor([1, 2, 3]) + y")) == [(6, "MV201", "error")]  # CPU
+    assert findings(source.format(line="Variable(torch.randn(3)) + y")) == [(6, "MV201", "error")]
+    assert findings(source.format(line="torch.randn(3).type(torch.cuda.FloatTensor) + y")) == []  # moved
+    assert findings(source.format(line="torch.randn(3).type('torch.cuda.HalfTensor') + y")) == []
+    assert findings(source.format(line="y.type(torch.FloatTensor) + y")) == [(6, "MV201", "error")]  # to the CPU
+    assert findings(source.format(line="y.type(torch.float16) + y")) == []  # a cast
+    assert findings(source.format(line="y.type(some_type()) + y")) == []  # unknown: no verdict
+    default = "torch.set_default_tensor_type(torch.cuda.FloatTensor)\n        torch.zeros(3) + y"
+    assert findings(source.format(line=default)) == []  # the default device is the GPU now
+    default = "torch.set_default_tensor_type('torch.FloatTensor')\n        torch.zeros(3) + y"
+    assert findings(source.format(line=default)) == [(7, "MV201", "error")]
+    grad = "w = Variable(torch.randn(3), requires_grad=True).cuda()\n        torch.optim.SGD([w], lr=0.1)"
+    assert findings(source.format(line=grad)) == [(7, "MV205", "error")]  # a leaf moved: not a leaf any more
