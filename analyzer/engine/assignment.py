@@ -98,7 +98,8 @@ class Assignment:
             if isinstance(atom, Instance):
                 key = (atom, attr)
                 old = self.heap.get(key)
-                self.heap_set(key, widen_if_large(value if old is None else old.join(value)))
+                stored = self.torch_stored_attribute(atom, value, old)
+                self.heap_set(key, widen_if_large(stored if old is None else old.join(stored)))
             elif isinstance(atom, ModuleRef):
                 module = self.find_module(atom.name, atom.root)
                 if self.load_module(module) is not None:

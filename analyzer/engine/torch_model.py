@@ -454,6 +454,16 @@ class TorchModel:
                 possibilities.append(Possibility(((role, atom),), code, message, f"torch.{kind}"))
         return possibilities
 
+    @staticmethod
+    def torch_stored_attribute(instance: Instance, value: Value, old: Value | None) -> Value:
+        """``module.name = t`` where ``name`` is a registered buffer: ``nn.Module.__setattr__`` keeps ``t`` as
+        that buffer (it moves with the module, and belongs to it in MV202)."""
+        if old is None or not instance.cls.is_torch_module() or not any(
+                isinstance(a, TorchTensorAtom) and a.owned and a.grad == NO_GRAD for a in old.atoms):
+            return value
+        return Value(frozenset(a.with_(owned=True) if isinstance(a, TorchTensorAtom) else a for a in value.atoms),
+                     value.top)
+
     def _export_always_fails(self, kind: str, tensor: Value, st: State) -> bool:
         if tensor.top or not tensor.only(TorchTensorAtom):
             return False
@@ -464,6 +474,13 @@ class TorchModel:
                    fr: Frame) -> Value:
         params = args[0] if args else kwargs.get("params", TOP)
         elements, unknown = _parameter_elements(params)
+        for item in _sequence_items(params) or ():
+            # every parameter is checked: one that fails on every path decides (the others cannot save it)
+            if not item.top and item.atoms and all(
+                    isinstance(a, TorchTensorAtom) and T.optimize_outcome(a.requires_grad, a.grad != NON_LEAF)
+                    for a in item.atoms):
+                elements, unknown = [a for a in item.atoms if isinstance(a, TorchTensorAtom)], False
+                break
         possibilities = []
         for atom in elements:
             outcome = T.optimize_outcome(atom.requires_grad, atom.grad != NON_LEAF)
@@ -530,6 +547,16 @@ class TorchModel:
 
     def torch_tensor_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                             node: ast.AST, st: State, fr: Frame) -> Value:
+        result = self._tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if name.endswith("_") and not name.startswith("_") and any(
+                isinstance(a, TorchTensorAtom) and a.owned for a in receiver.atoms):
+            # an in-place op returns its receiver: a module's buffer stays the module's (``buf.mul_(m).add_(x)``)
+            result = Value(frozenset(a.with_(owned=True) if isinstance(a, TorchTensorAtom) else a
+                                     for a in result.atoms), result.top)
+        return result
+
+    def _tensor_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                       node: ast.AST, st: State, fr: Frame) -> Value:
         if name in T.MOVE_METHODS:
             return self._tensor_move(name, receiver, args, kwargs, node, st, fr)
         if name == "numpy":

@@ -265,3 +265,56 @@ def test_legacy_tensor_types_and_variable() -> None:
     assert findings(source.format(line=default)) == [(7, "MV201", "error")]
     grad = "w = Variable(torch.randn(3), requires_grad=True).cuda()\n        torch.optim.SGD([w], lr=0.1)"
     assert findings(source.format(line=grad)) == [(7, "MV205", "error")]  # a leaf moved: not a leaf any more
+
+
+def test_one_parameter_that_always_fails_decides_the_optimizer() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        scale = nn.Parameter(torch.ones(1)).cuda()
+        bias = nn.Parameter(torch.zeros(1, device="cuda"))
+        torch.optim.Adam({params}, lr=0.01)
+    """
+    assert findings(source.format(params="[scale, bias]")) == [(7, "MV205", "error")]  # a known list: every path
+    assert findings(source.format(params="[bias]")) == []
+
+
+def test_a_buffer_assigned_anew_stays_the_modules() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        class Centering(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("center", torch.zeros(4))
+                self.plain = torch.zeros(4)
+
+            def forward(self, x):
+                return x - self.{attr}
+
+        layer = Centering().cuda()
+        layer.{attr} = torch.zeros(4)
+        layer(torch.randn(2, 4, device="cuda"))
+    """
+    assert findings(source.format(attr="center")) == [(12, "MV202", "warning")]  # nn.Module.__setattr__: a buffer
+    assert findings(source.format(attr="plain")) == [(12, "MV201", "error")]  # a plain attribute, never moved
+
+
+def test_an_in_place_op_returns_the_buffer_itself() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Stats(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mean", torch.zeros(4))
+
+            def forward(self, x):
+                self.mean.mul_(0.9).add_(x.mean(dim=0))
+                return x
+
+        Stats()(torch.randn(2, 4, device="cuda"))
+    """) == [(11, "MV202", "error")]  # the module is on the CPU, the batch is not: the buffer's module (MV202)
