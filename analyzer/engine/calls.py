@@ -139,9 +139,12 @@ class Calls:
                 result = result.join(TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr))
             elif isinstance(atom, TorchLayerAtom):
                 result = result.join(TOP if star_unknown or node is None
+                                     or self.moved_elsewhere(atom, getattr(node, "func", None), fr)
                                      else self.torch_layer_call(atom, args, kwargs, node, st, fr))
             elif isinstance(atom, BuiltinRef):
                 result = result.join(self.call_builtin(atom.name, args, kwargs, node, st, fr))
+            elif isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
+                result = result.join(TOP)  # a module moved in place elsewhere, seen through an older reference
             elif isinstance(atom, Instance):
                 method = self.attribute_of(atom, "__call__", node, st, fr)
                 result = result.join(self.call(method, args, kwargs, node, st, fr, star_unknown)

@@ -27,6 +27,7 @@ from ..domain import (
     Value,
     const,
 )
+from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 from .flow_state import Frame, State, dead, join_states
 from .python_values import CMP_OPS, compare_values, is_none_value, negate, truth_of
 
@@ -164,12 +165,15 @@ class Narrowing:
         return name, steps
 
     @staticmethod
-    def _builtin_types(value: Value) -> tuple[type, ...] | None:
-        """The builtin container and scalar types an ``isinstance`` test names (``None``: anything else)."""
-        types: list[type] = []
+    def _builtin_types(value: Value) -> tuple[type | str, ...] | None:
+        """The builtin container and scalar types an ``isinstance`` test names, and ``torch.Tensor``,
+        ``torch.nn.Module``, ``torch.device`` (as "tensor", "module", "device"); ``None``: anything else."""
+        types: list[type | str] = []
         for atom in value.atoms:
             if isinstance(atom, BuiltinRef) and atom.name in _BUILTIN_TYPES:
                 types.append(_BUILTIN_TYPES[atom.name])
+            elif isinstance(atom, TorchRef) and atom.path in _TORCH_TYPES:
+                types.append(_TORCH_TYPES[atom.path])
             elif isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items is not None:
                 for item in atom.items:
                     inner = Narrowing._builtin_types(item)
@@ -220,22 +224,33 @@ class Narrowing:
 
 
 _BUILTIN_TYPES: dict[str, type] = {t.__name__: t for t in (list, tuple, dict, set, str, int, float, bool)}
+_TORCH_TYPES = {"torch.Tensor": "tensor", "torch.nn.Module": "module", "torch.device": "device"}
 
 
-def _is_instance(value: Value, types: tuple[type, ...]) -> bool | None:
+def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:
     """Whether every possibility is (or none is) an instance of ``types``; ``None`` when it depends or is
     not known (an instance of the analysed code may subclass a builtin, a numpy scalar is a float)."""
+    python = tuple(t for t in types if isinstance(t, type))
+    torch = {t for t in types if isinstance(t, str)}
     answers: set[bool | None] = set()
     for atom in value.atoms:
         if isinstance(atom, SeqAtom):
             kind = _BUILTIN_TYPES.get(atom.kind)
-            answers.add(kind in types if kind is not None else None)
+            answers.add(kind in python if kind is not None else None)
         elif isinstance(atom, DictAtom):
-            answers.add(dict in types)
+            answers.add(dict in python)
         elif isinstance(atom, Const):
-            answers.add(isinstance(atom.value, types))
+            answers.add(isinstance(atom.value, python))
         elif isinstance(atom, (TensorAtom, DeviceAtom, GradsAtom, ScopeAtom, GraphAtom)):
             answers.add(False)
+        elif isinstance(atom, TorchTensorAtom):
+            answers.add("tensor" in torch)
+        elif isinstance(atom, TorchDeviceAtom):
+            answers.add("device" in torch)
+        elif isinstance(atom, TorchLayerAtom):
+            answers.add("module" in torch)
+        elif isinstance(atom, Instance) and "module" in torch and atom.cls.is_torch_module():
+            answers.add(True)
         else:
             answers.add(None)
     if value.top:

@@ -83,6 +83,8 @@ GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
 MAX_COMBINATIONS = 64
 _HOOKS = "@forward_hooks"
+_MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
+_MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 
 
 def torch_tensors(value: Value) -> list[TorchTensorAtom]:
@@ -331,6 +333,15 @@ class TorchModel:
                 st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
                     TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
             return NONE
+        if name == "from_pretrained" and module.rpartition(".")[2] in ("Embedding", "EmbeddingBag"):
+            # the layer's weight is a Parameter of the given tensor: on its device
+            table = args[0] if args else kwargs.get("embeddings", TOP)
+            tensors = torch_tensors(table)
+            origin = self.origin(node, fr, f"nn.{module.rpartition('.')[2]}.from_pretrained")
+            if table.top or not tensors or not table.only(TorchTensorAtom):
+                return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
+            return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
+                                   for a in tensors))
         if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return self._parameter(args, kwargs)
         if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
@@ -832,7 +843,10 @@ class TorchModel:
                     return receiver
             moved = TOP if targets is None else Value(frozenset(
                 self.move_module(atom, dev) for atom in receiver.atoms for dev, _s in targets), receiver.top)
-            self._rebind_receiver(node, moved, st, fr)
+            self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
+                const(dev.text) for dev, _s in targets)), _access(getattr(getattr(node, "func", None), "value", None),
+                                                              fr))
+            self._rebind_receiver(node, moved, st, fr, receiver)
             return moved
         if name in MODULE_SELF_METHODS:
             return receiver
@@ -884,11 +898,57 @@ class TorchModel:
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
         for (owner, attr), value in list(self.heap.items()):
-            if owner == instance:
+            if owner == instance and not attr.startswith("@"):  # "@...": the engine's own notes, not attributes
                 self.heap_reads.add((owner, attr))
                 key = (moved, attr)
                 self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
         return moved
+
+    def _note_moved_in_place(self, receiver: Value, devices: Value, via: str | None) -> None:
+        """A module moves in place: every other reference to it (a trainer's ``self.model``, the caller's
+        ``model``) now holds a module that is on ``devices`` after the move and where it was before it.
+        ``via``: the name the move went through, in its function (that name is rebound, flow-sensitively)."""
+        for atom in receiver.atoms:
+            key = _identity(atom)
+            if key is not None:
+                for sentinel, value in ((_MOVED, devices), (_MOVED_VIA, V(const(via)) if via else TOP)):
+                    old = self.heap.get((key, sentinel))
+                    self.heap_set((key, sentinel), value if old is None else old.join(value))
+
+    def moved_elsewhere(self, atom: Atom, func: ast.AST | None, fr: Frame) -> bool:
+        """Whether ``atom``, called through ``func``, is a module (a library layer by where it was created, an
+        instance of a project module) that ``.to()`` moved in place through another name or in another
+        function, to a device it is not on here: a reference the move did not rebind. When the move
+        happened, the analysis does not know, so uses of it stay silent."""
+        key = _identity(atom)
+        if key is None:
+            return False
+        devices = self.heap_get((key, _MOVED))
+        if devices is None:
+            return False
+        via = self.heap_get((key, _MOVED_VIA))
+        here = _access(func, fr)
+        if via is not None and not via.top and here is not None and via.consts() == [here]:
+            return False  # moved through this very name here: the name was rebound where the move happened
+        if isinstance(atom, Instance):
+            return True  # the moved copies are other instances: this one is the reference left behind
+        here = _weight_devices(atom) if isinstance(atom, TorchLayerAtom) else set()
+        return devices.top or len(here) != 1 or any(c not in here for c in devices.consts())
+
+    def _replace_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
+        """``owner.attr`` now holds ``after`` where it held ``before`` (its other possibilities stay)."""
+        for atom in owner.atoms:
+            if not isinstance(atom, Instance):
+                continue
+            key = (atom, attr)
+            old = self.heap.get(key)
+            if old is None or before.top or not before.atoms:
+                self.store_attribute(V(atom), attr, after, fr)
+                continue
+            self.heap_set(key, widen_if_large(Value((old.atoms - before.atoms) | after.atoms, old.top or after.top)))
+        others = Value(frozenset(a for a in owner.atoms if not isinstance(a, Instance)), owner.top)
+        if others.atoms:
+            self.store_attribute(others, attr, after, fr)  # a project module's attribute: as any store
 
     def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool) -> Value:
         """An attribute after its module's ``.to(dev)``. What a plain list, tuple or dict holds is not
@@ -910,8 +970,13 @@ class TorchModel:
                 atoms.add(self.move_module(atom, dev))
         return Value(frozenset(atoms), value.top)
 
-    def _rebind_receiver(self, node: ast.AST, value: Value, st: State, fr: Frame) -> None:
-        """``model.to(d)`` as a statement moves ``model`` in place: the name now holds the moved module."""
+    def _rebind_receiver(self, node: ast.AST, value: Value, st: State, fr: Frame, before: Value = BOTTOM) -> None:
+        """``model.to(d)`` as a statement moves ``model`` in place: the name now holds the moved module.
+
+        On an attribute (``self.model.to(self.device)`` in a trainer's setup) the module the attribute held
+        is replaced by the moved one, not joined with it: the object moved, so whoever reads the attribute
+        later sees it moved (a read that runs before the move, in an order the heap does not keep, is then
+        not reported: quiet rather than a warning on every trainer)."""
         func = getattr(node, "func", None)
         receiver = getattr(func, "value", None)
         if isinstance(receiver, ast.Name) and receiver.id in st.vars:
@@ -920,7 +985,7 @@ class TorchModel:
             st.drop_overlays(receiver.id)
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
-            self.store_attribute(owner, receiver.attr, value, fr)
+            self._replace_attribute(owner, receiver.attr, before, value, fr)
             st.vars[f"{receiver.value.id}.{receiver.attr}"] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
@@ -1032,6 +1097,35 @@ def _sequence_items(value: Value) -> list[Value] | None:
     atom = next(iter(value.atoms))
     if isinstance(atom, SeqAtom) and atom.items is not None:
         return list(atom.items)
+    return None
+
+
+def _weight_devices(layer: TorchLayerAtom) -> set[str | None]:
+    """The devices of a layer's weights (a container's: its layers'; ``None`` for one not known)."""
+    if layer.children:
+        return {dev for child in layer.children for dev in _weight_devices(child)}
+    return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
+
+
+def _access(expr: ast.AST | None, fr: Frame) -> str | None:
+    """``scope:dotted.name`` of a reference (``model``, ``self.model``) in the running function or module."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
+    return f"{scope}:{'.'.join(reversed(parts))}"
+
+
+def _identity(atom: Atom) -> object | None:
+    """What stays the same object across an in-place ``.to()``: a layer's creation site, a module instance."""
+    if isinstance(atom, TorchLayerAtom) and (atom.weights or atom.children) and atom.origin is not None:
+        return atom.origin
+    if isinstance(atom, Instance) and atom.cls.is_torch_module():
+        return atom
     return None
 
 

@@ -318,3 +318,68 @@ def test_an_in_place_op_returns_the_buffer_itself() -> None:
 
         Stats()(torch.randn(2, 4, device="cuda"))
     """) == [(11, "MV202", "error")]  # the module is on the CPU, the batch is not: the buffer's module (MV202)
+
+
+def test_pretrained_embeddings_sit_where_their_table_is() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        emb = nn.Embedding.from_pretrained({table})
+        emb(torch.tensor([1, 4], device="cuda"))
+    """
+    assert findings(source.format(table="torch.randn(20, 6)")) == [(6, "MV202", "error")]
+    assert findings(source.format(table="torch.randn(20, 6, device='cuda')")) == []
+    assert findings(source.format(table="load_vectors()")) == []  # unknown table: no verdict
+
+
+def test_isinstance_of_torch_types_narrows() -> None:
+    source = """
+        import torch
+
+        def to_device(batch, device):
+            if isinstance(batch, dict):
+                return {{k: to_device(v, device) for k, v in batch.items()}}
+            if isinstance(batch, {kind}):
+                return batch.to(device)
+            return batch
+
+        moved = to_device({{"x": torch.randn(3), "tag": "a"}}, "cuda")
+        moved["x"] + torch.zeros(3, device="cuda")
+    """
+    assert findings(source.format(kind="torch.Tensor")) == []  # the tensor took the moving branch only
+    assert findings(source.format(kind="(torch.Tensor, list)")) == []
+
+
+def test_a_module_moved_in_place_through_another_reference() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def setup(self):
+                self.model.to("cuda")
+
+            def step(self, x):
+                return self.model(x.to("cuda"))
+
+        model = {model}
+        trainer = Trainer(model)
+        trainer.setup()
+        trainer.step(torch.randn(2, 4))
+        model(torch.randn(2, 4, device="cuda"))
+    """
+    assert findings(source.format(model="nn.Linear(4, 1)")) == []  # the trainer's attribute and the caller's name
+    assert findings(source.format(model="nn.Sequential(nn.Linear(4, 1))")) == []
+    # the same name, before its own move: still reported
+    assert findings("""
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 1)
+        model(torch.randn(2, 4, device="cuda"))
+        model.cuda()
+    """) == [(6, "MV202", "error")]
