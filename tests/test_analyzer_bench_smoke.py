@@ -60,3 +60,13 @@ def test_demand_estimate_on_the_torch_fixtures() -> None:
     sources, closure = (int(part.split(" ", 1)[0].replace(",", "")) for part in counts.split("name closure "))
     assert 0 < sources <= closure  # the fixtures are programs that move tensors; the closure holds its seeds
     assert "calling contexts," in done.stdout and "with a site fact" in done.stdout
+
+
+def test_warm_compare_on_the_torch_fixtures() -> None:
+    """bench/warm_compare.py times cached runs of checkouts against ruff (here one checkout, one round)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "warm_compare.py"), str(ROOT), "--directory",
+                           str(ROOT / "fixtures" / "torch"), "--runs", "1"], capture_output=True, text=True,
+                          timeout=180, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = done.stdout.strip().splitlines()[-1]
+    assert line.startswith("torch: ") and "x ruff)" in line and line.count(" ms (") == 2, line

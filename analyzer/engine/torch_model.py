@@ -295,7 +295,7 @@ class TorchModel:
         if module == "torch" and name in LEGACY_TENSOR_TYPES:  # always a CPU tensor (not the default device)
             return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{name}")))
         if path in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
-            return self._variable(args, kwargs)
+            return self._wrapped(args, kwargs, parameter=False)
         if path == "torch.set_default_tensor_type":
             kind = _legacy_type_device(args[0] if args else kwargs.get("t", TOP))
             if kind == "cpu":
@@ -343,7 +343,7 @@ class TorchModel:
             return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
                                    for a in tensors))
         if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return self._parameter(args, kwargs)
+            return self._wrapped(args, kwargs, parameter=True)
         if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
             return self._layer(name, args, kwargs, node, st, fr)
         if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
@@ -420,26 +420,17 @@ class TorchModel:
                                for dev, _a in devices))
 
     @staticmethod
-    def _variable(args: list[Value], kwargs: dict[str, Value]) -> Value:
-        """``Variable(t)`` (the pre-0.4 wrapper): ``t`` itself, a requires-grad leaf with ``requires_grad=True``."""
+    def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
+        """``nn.Parameter(t)``: a leaf the module owns (no grad with ``requires_grad=False``); ``Variable(t)``
+        (the pre-0.4 wrapper): ``t`` itself, a requires-grad leaf with ``requires_grad=True``."""
         data = args[0] if args else kwargs.get("data", TOP)
-        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(False)))
+        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(parameter)))
         truth = flag.truthiness()
         out: set[Atom] = set()
         for atom in torch_tensors(data):
             for grad in truth:
-                out.add(atom if grad is False else atom.with_(grad=LEAF, moved_from=None))
-        return Value(frozenset(out), data.top or None in truth or not data.only(TorchTensorAtom))
-
-    @staticmethod
-    def _parameter(args: list[Value], kwargs: dict[str, Value]) -> Value:
-        data = args[0] if args else kwargs.get("data", TOP)
-        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(True)))
-        truth = flag.truthiness()
-        out: set[Atom] = set()
-        for atom in torch_tensors(data):
-            for grad in truth:
-                out.add(atom.with_(grad=NO_GRAD if grad is False else LEAF, owned=True, moved_from=None))
+                out.add(atom if grad is False and not parameter else atom.with_(
+                    grad=NO_GRAD if grad is False else LEAF, owned=parameter or atom.owned, moved_from=None))
         return Value(frozenset(out), data.top or None in truth or not data.only(TorchTensorAtom))
 
     # --- numpy / DLPack / optimizers / .grad --------------------------------------------------------------

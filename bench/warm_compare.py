@@ -1,0 +1,86 @@
+"""Cached (warm) devicelint runs of two or more checkouts, interleaved, against ruff in the same session.
+
+Small corpora are where a warm run is mostly start-up, and this machine's speed drifts by a third
+from one minute to the next: timing one checkout after the other compares the drift. This runs
+every checkout and ruff in turn, ``--runs`` rounds, and prints each median and its ratio to ruff's.
+Each checkout gets its own cache, filled by one run first; devicelint is compiled to bytecode first
+(as ``pip install`` does).
+
+Usage (the corpora are downloaded by ``bench/analyzer_speed.py``)::
+
+    git worktree add /tmp/before <commit>
+    python bench/warm_compare.py /tmp/before . --corpora torchvision,pytorch-lightning
+    python bench/warm_compare.py . --directory fixtures/torch --runs 3   # any directory
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ROOT / "bench" / ".cache" / "src"
+CORPORA = {
+    "timm": "timm-1.0.31/timm",
+    "transformers": "transformers-5.25.0/transformers",
+    "torchvision": "torchvision-0.29.1/torchvision",
+    "pytorch-lightning": "pytorch-lightning-2.6.6",
+}
+FLAGS = ["--exit-zero", "-q", "--output-format", "json", "--isolated", "--no-respect-gitignore"]
+
+
+def timed(command: list[str], cwd: str, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("checkouts", nargs="+", help="devicelint checkouts (directories) to compare")
+    parser.add_argument("--corpora", default="torchvision,pytorch-lightning", help="comma-separated corpora")
+    parser.add_argument("--directory", action="append", default=None, metavar="DIR",
+                        help="time this directory instead of the corpora (repeatable)")
+    parser.add_argument("--runs", type=int, default=15, help="rounds (each runs every tool once)")
+    args = parser.parse_args()
+    targets = ([(Path(d).name, str(Path(d).resolve())) for d in args.directory] if args.directory
+               else [(corpus, str(SOURCES / CORPORA[corpus])) for corpus in args.corpora.split(",")])
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        print("ruff is not installed", file=sys.stderr)
+        return 2
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    checkouts = [str(Path(c).resolve()) for c in args.checkouts]
+    for checkout in checkouts:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "analyzer", "rules", "runtime_shim"],
+                       cwd=checkout, env=env, check=True)
+    with tempfile.TemporaryDirectory() as caches:
+        for corpus, directory in targets:
+            tools: dict[str, tuple[list[str], str]] = {}
+            for n, checkout in enumerate(checkouts):
+                command = [sys.executable, "-m", "analyzer", "check", directory, *FLAGS,
+                           "--cache-dir", os.path.join(caches, f"{n}-{corpus}")]
+                timed(command, checkout, env)  # fills the cache
+                tools[checkout] = (command, checkout)
+            tools["ruff"] = ([ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", directory], caches)
+            times: dict[str, list[float]] = {name: [] for name in tools}
+            for _ in range(args.runs):
+                for name, (command, cwd) in tools.items():
+                    times[name].append(timed(command, cwd, env))
+            baseline = statistics.median(times["ruff"])
+            cells = [f"{name if name == 'ruff' else os.path.relpath(name)}: {statistics.median(t) * 1000:.0f} ms "
+                     f"({statistics.median(t) / baseline:.2f}x ruff)" for name, t in times.items()]
+            print(f"{corpus}: " + "; ".join(cells))
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
