@@ -120,6 +120,9 @@ class Attributes:
         if isinstance(atom, SuperRef):
             found = self.class_lookup(atom.instance.cls, attr, atom.cls) if isinstance(atom.instance, Instance) \
                 else None
+            if found is None and isinstance(atom.instance, Instance) and atom.instance.cls.is_torch_module():
+                # ``super().to(*args)`` in an override: nn.Module's own method, on this instance
+                return self.torch_module_attribute(atom.instance, attr, node, st, fr)
             if found is None:
                 return None
             return self._bind_class_attr(found, atom.instance, node, st, fr)

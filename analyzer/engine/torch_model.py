@@ -926,6 +926,23 @@ class TorchModel:
         here = _weight_devices(atom) if isinstance(atom, TorchLayerAtom) else set()
         return devices.top or len(here) != 1 or any(c not in here for c in devices.consts())
 
+    def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
+        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
+        call = node.value
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute) \
+                or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
+                or call.func.attr not in T.MOVE_METHODS or _dotted(call.func.value) != _dotted(node.targets[0]) \
+                or _dotted(node.targets[0]) is None:
+            return None
+        before = self.eval(node.targets[0], st.copy(), fr, quiet=True)
+        return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
+
+    def replace_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
+                                fr: Frame) -> None:
+        """A method that moves an attribute and stores it back replaces it, as a module's in-place move does:
+        the other methods read the moved tensor (not the one from before the move)."""
+        self._replace_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
+
     def _replace_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
         """``owner.attr`` now holds ``after`` where it held ``before`` (its other possibilities stay)."""
         for atom in owner.atoms:
@@ -1091,6 +1108,15 @@ def _sequence_items(value: Value) -> list[Value] | None:
     return None
 
 
+def _dotted(expr: ast.AST) -> str | None:
+    """``self.x`` as "self.x" (names and attributes only; load or store alike)."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
+
+
 def _weight_devices(layer: TorchLayerAtom) -> set[str | None]:
     """The devices of a layer's weights (a container's: its layers'; ``None`` for one not known)."""
     if layer.children:
@@ -1100,15 +1126,11 @@ def _weight_devices(layer: TorchLayerAtom) -> set[str | None]:
 
 def _access(expr: ast.AST | None, fr: Frame) -> str | None:
     """``scope:dotted.name`` of a reference (``model``, ``self.model``) in the running function or module."""
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
+    dotted = _dotted(expr) if expr is not None else None
+    if dotted is None:
         return None
-    parts.append(expr.id)
     scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
-    return f"{scope}:{'.'.join(reversed(parts))}"
+    return f"{scope}:{dotted}"
 
 
 def _identity(atom: Atom) -> object | None:

@@ -383,3 +383,48 @@ def test_a_module_moved_in_place_through_another_reference() -> None:
         model(torch.randn(2, 4, device="cuda"))
         model.cuda()
     """) == [(6, "MV202", "error")]
+
+
+def test_an_attribute_moved_and_stored_back_is_replaced() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        class Scorer:
+            def __init__(self):
+                self.weights = torch.tensor([0.2, 0.3, 0.5])
+
+            def to(self, device):
+                self.weights = self.weights.{move}
+                return self
+
+            def score(self, logits):
+                return (logits.softmax(-1) * self.weights).sum(-1)
+
+        Scorer().to("cuda").score(torch.randn(4, 3, device="cuda"))
+    """
+    assert findings(source.format(move="to(device)")) == []  # the other method reads the moved tensor
+    assert findings(source.format(move="cpu()")) == [(14, "MV201", "error")]  # moved, but to the CPU
+
+
+def test_super_to_in_an_override_is_nn_modules() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class WithAnchors(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.anchors = torch.linspace(0, 1, 4)
+
+            def to(self, device):
+                self.anchors = self.anchors.to(device)
+                return super().to(device)
+
+            def forward(self, x):
+                return self.fc(x) * self.anchors
+
+        WithAnchors().to("cuda")(torch.randn(2, 4, device="cuda"))
+        WithAnchors()(torch.randn(2, 4, device="cuda"))
+    """) == [(16, "MV202", "warning")]  # the unmoved one fails (its layer), the moved one does not
