@@ -111,7 +111,7 @@ class Attributes:
             stored = self.heap_get((atom, attr))
             from_class = self.class_lookup(atom.cls, attr)
             if stored is not None:
-                return stored
+                return self.superseded(atom, attr, stored)
             if from_class is not None:
                 return self._bind_class_attr(from_class, atom, node, st, fr)
             if atom.cls.is_torch_module():

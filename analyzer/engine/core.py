@@ -100,6 +100,7 @@ class Engine(
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
+        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
         self._index_attribute_writes()
         self.init_reuse()
 

@@ -85,6 +85,7 @@ MAX_COMBINATIONS = 64
 _HOOKS = "@forward_hooks"
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
+_SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 
 
 def torch_tensors(value: Value) -> list[TorchTensorAtom]:
@@ -889,7 +890,7 @@ class TorchModel:
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
         for (owner, attr), value in list(self.heap.items()):
-            if owner == instance and not attr.startswith("@"):  # "@...": the engine's own notes, not attributes
+            if owner == instance and attr not in (_MOVED, _MOVED_VIA):  # notes on this object, not its attributes
                 self.heap_reads.add((owner, attr))
                 key = (moved, attr)
                 self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
@@ -944,19 +945,31 @@ class TorchModel:
         self._replace_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
 
     def _replace_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
-        """``owner.attr`` now holds ``after`` where it held ``before`` (its other possibilities stay)."""
+        """``owner.attr`` now holds ``after`` where it held ``before``: stored as any attribute (the heap only
+        grows, which keeping runs across passes relies on), and what the move superseded is noted apart, so
+        that reads leave it out (:meth:`superseded`)."""
+        self.store_attribute(owner, attr, after, fr)
+        gone = Value(frozenset(before.atoms - after.atoms)) if not before.top else BOTTOM
+        if not gone.atoms:
+            return
         for atom in owner.atoms:
-            if not isinstance(atom, Instance):
-                continue
-            key = (atom, attr)
-            old = self.heap.get(key)
-            if old is None or before.top or not before.atoms:
-                self.store_attribute(V(atom), attr, after, fr)
-                continue
-            self.heap_set(key, widen_if_large(Value((old.atoms - before.atoms) | after.atoms, old.top or after.top)))
-        others = Value(frozenset(a for a in owner.atoms if not isinstance(a, Instance)), owner.top)
-        if others.atoms:
-            self.store_attribute(others, attr, after, fr)  # a project module's attribute: as any store
+            if isinstance(atom, Instance):
+                key = (atom, _SUPERSEDED + attr)
+                old = self.heap.get(key)
+                if old is None:
+                    self.heap_stale = True  # reads of ``attr`` so far did not look for it: run the pass again
+                self.heap_set(key, gone if old is None else old.join(gone))
+                self.superseded_names.add(attr)
+
+    def superseded(self, atom: Instance, attr: str, stored: Value) -> Value:
+        """``stored`` without what an in-place move superseded (while something else remains)."""
+        if attr not in self.superseded_names:
+            return stored
+        gone = self.heap_get((atom, _SUPERSEDED + attr))
+        if gone is None:
+            return stored
+        kept = stored.atoms - gone.atoms
+        return Value(frozenset(kept), stored.top) if kept else stored
 
     def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool) -> Value:
         """An attribute after its module's ``.to(dev)``. What a plain list, tuple or dict holds is not
