@@ -940,7 +940,7 @@ class TorchModel:
 
     def replace_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
                                 fr: Frame) -> None:
-        """A method that moves an attribute and stores it back replaces it, as a module's in-place move does:
+        """A method that moves an attribute and stores it back supersedes it, as a module's in-place move does:
         the other methods read the moved tensor (not the one from before the move)."""
         self._replace_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
 
@@ -994,10 +994,10 @@ class TorchModel:
     def _rebind_receiver(self, node: ast.AST, value: Value, st: State, fr: Frame, before: Value = BOTTOM) -> None:
         """``model.to(d)`` as a statement moves ``model`` in place: the name now holds the moved module.
 
-        On an attribute (``self.model.to(self.device)`` in a trainer's setup) the module the attribute held
-        is replaced by the moved one, not joined with it: the object moved, so whoever reads the attribute
-        later sees it moved (a read that runs before the move, in an order the heap does not keep, is then
-        not reported: quiet rather than a warning on every trainer)."""
+        On an attribute (``self.model.to(self.device)`` in a trainer's setup) the moved module supersedes the
+        one the attribute held: the object moved, so whoever reads the attribute sees it moved (a read that
+        runs before the move, in an order the heap does not keep, is then not reported: quiet rather than a
+        warning on every trainer)."""
         func = getattr(node, "func", None)
         receiver = getattr(func, "value", None)
         if isinstance(receiver, ast.Name) and receiver.id in st.vars:
