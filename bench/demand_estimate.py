@@ -11,7 +11,7 @@
    the set stores or defines joins the set). The gap between the two is why skipping by names does
    not work: the closure is most of the library.
 
-Usage (after ``bench/analyzer_speed.py`` has downloaded the corpora)::
+Usage (the corpora are the speed bench's pinned wheels, downloaded on first use)::
 
     python bench/demand_estimate.py                       # name closure, all four corpora
     python bench/demand_estimate.py --engine --corpora timm
@@ -28,13 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ROOT / "bench" / ".cache" / "src"
-CORPORA = {
-    "timm": "timm-1.0.31/timm",
-    "transformers": "transformers-5.25.0/transformers",
-    "torchvision": "torchvision-0.29.1/torchvision",
-    "pytorch-lightning": "pytorch-lightning-2.6.6",
-}
+sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
+
+from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402  (one list of corpora, one place)
+
 DEVICE_TYPES = {"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"}
 SOURCE_ATTRIBUTES = {"cpu", "cuda", "numpy", "from_numpy", "set_default_device", "device"}
 NUMPY_NAMES = {"np", "numpy"}
@@ -116,7 +113,6 @@ def name_closure(functions: list[Function]) -> set[int]:
 
 def engine_contexts(directory: Path) -> tuple[int, int, float]:
     """(calling contexts, contexts with a site fact, seconds) of one in-process analysis of ``directory``."""
-    sys.path.insert(0, str(ROOT))
     from analyzer import frontend
     from analyzer.engine.core import Engine
     from analyzer.facts import FactStore
@@ -150,10 +146,10 @@ def main() -> int:
     if args.directory:
         targets = [(Path(d).name, Path(d)) for d in args.directory]
     else:
-        targets = [(name, SOURCES / CORPORA[name]) for name in args.corpora.split(",")]
+        targets = [(name, fetch(name, CORPORA[name], DEFAULT_CACHE)) for name in args.corpora.split(",")]
     for name, directory in targets:
         if not directory.is_dir():
-            print(f"{name}: {directory} missing (run bench/analyzer_speed.py first)")
+            print(f"{name}: {directory} is not a directory")
             continue
         functions = functions_of(directory)
         sources = [fn for fn in functions if fn.source]

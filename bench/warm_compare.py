@@ -6,7 +6,7 @@ every checkout and ruff in turn, ``--runs`` rounds, and prints each median and i
 Each checkout gets its own cache, filled by one run first; devicelint is compiled to bytecode first
 (as ``pip install`` does).
 
-Usage (the corpora are downloaded by ``bench/analyzer_speed.py``)::
+Usage (the corpora are the speed bench's pinned wheels, downloaded on first use)::
 
     git worktree add /tmp/before <commit>
     python bench/warm_compare.py /tmp/before . --corpora torchvision,pytorch-lightning
@@ -26,13 +26,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ROOT / "bench" / ".cache" / "src"
-CORPORA = {
-    "timm": "timm-1.0.31/timm",
-    "transformers": "transformers-5.25.0/transformers",
-    "torchvision": "torchvision-0.29.1/torchvision",
-    "pytorch-lightning": "pytorch-lightning-2.6.6",
-}
+sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
+
+from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402  (one list of corpora, one place)
+
 FLAGS = ["--exit-zero", "-q", "--output-format", "json", "--isolated", "--no-respect-gitignore"]
 
 
@@ -50,8 +47,9 @@ def main() -> int:
                         help="time this directory instead of the corpora (repeatable)")
     parser.add_argument("--runs", type=int, default=15, help="rounds (each runs every tool once)")
     args = parser.parse_args()
+    names = args.corpora.split(",")
     targets = ([(Path(d).name, str(Path(d).resolve())) for d in args.directory] if args.directory
-               else [(corpus, str(SOURCES / CORPORA[corpus])) for corpus in args.corpora.split(",")])
+               else [(corpus, str(fetch(corpus, CORPORA[corpus], DEFAULT_CACHE))) for corpus in names])
     ruff = shutil.which("ruff")
     if ruff is None:
         print("ruff is not installed", file=sys.stderr)
