@@ -53,7 +53,7 @@ class Statements:
         for target in node.targets:
             self.assign(target, value, st, fr)
         if moved is not None:
-            self.replace_moved_attribute(node.targets[0], moved, value, st, fr)
+            self.supersede_moved_attribute(node.targets[0], moved, value, st, fr)
         self.remember_alias(node.targets, path, st)
         return st
 

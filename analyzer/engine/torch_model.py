@@ -938,13 +938,13 @@ class TorchModel:
         before = self.eval(node.targets[0], st.copy(), fr, quiet=True)
         return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
 
-    def replace_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
+    def supersede_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
                                 fr: Frame) -> None:
         """A method that moves an attribute and stores it back supersedes it, as a module's in-place move does:
         the other methods read the moved tensor (not the one from before the move)."""
-        self._replace_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
+        self._supersede_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
 
-    def _replace_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
+    def _supersede_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
         """``owner.attr`` now holds ``after`` where it held ``before``: stored as any attribute (the heap only
         grows, which keeping runs across passes relies on), and what the move superseded is noted apart, so
         that reads leave it out (:meth:`superseded`)."""
@@ -1006,7 +1006,7 @@ class TorchModel:
             st.drop_overlays(receiver.id)
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
-            self._replace_attribute(owner, receiver.attr, before, value, fr)
+            self._supersede_attribute(owner, receiver.attr, before, value, fr)
             st.vars[f"{receiver.value.id}.{receiver.attr}"] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,

@@ -385,7 +385,7 @@ def test_a_module_moved_in_place_through_another_reference() -> None:
     """) == [(6, "MV202", "error")]
 
 
-def test_an_attribute_moved_and_stored_back_is_replaced() -> None:
+def test_an_attribute_moved_and_stored_back_supersedes_the_old_one() -> None:
     source = """
         import torch
         from torch import nn
