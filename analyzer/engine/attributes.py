@@ -108,15 +108,7 @@ class Attributes:
         if isinstance(atom, Instance):
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
-            stored = self.heap_get((atom, attr))
-            from_class = self.class_lookup(atom.cls, attr)
-            if stored is not None:
-                return self.superseded(atom, attr, stored)
-            if from_class is not None:
-                return self._bind_class_attr(from_class, atom, node, st, fr)
-            if atom.cls.is_torch_module():
-                return self.torch_module_attribute(atom, attr, node, st, fr)
-            return None  # set somewhere the analysis does not see, or inherited from an unknown base
+            return self.havoc_attribute(atom.cls, attr, self._instance_attribute(atom, attr, node, st, fr))
         if isinstance(atom, SuperRef):
             found = self.class_lookup(atom.instance.cls, attr, atom.cls) if isinstance(atom.instance, Instance) \
                 else None
@@ -140,6 +132,18 @@ class Attributes:
         if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
             return V(BoundShim(atom, attr))
         return None
+
+    def _instance_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
+                            fr: Frame) -> Value | None:
+        stored = self.heap_get((atom, attr))
+        from_class = self.class_lookup(atom.cls, attr)
+        if stored is not None:
+            return self.superseded(atom, attr, stored)
+        if from_class is not None:
+            return self._bind_class_attr(from_class, atom, node, st, fr)
+        if atom.cls.is_torch_module():
+            return self.torch_module_attribute(atom, attr, node, st, fr)
+        return None  # set somewhere the analysis does not see, or inherited from an unknown base
 
     def _bind_class_attr(self, found: Value, instance: Atom, node: ast.expr | None, st: State, fr: Frame) -> Value:
         out = TOP if found.top else BOTTOM

@@ -20,6 +20,7 @@ from .builtins import Builtins
 from .calls import Calls
 from .control_flow import ControlFlow
 from .definitions import Definitions
+from .demand import DemandSweep
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
@@ -53,7 +54,7 @@ class WrittenElsewhere:
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, PassReuse,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, PassReuse, DemandSweep,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
@@ -103,6 +104,9 @@ class Engine(
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
         self._index_attribute_writes()
         self.init_reuse()
+        self.init_demand(len(sources))
+        self.sweeping = False  # in the sweep of uncalled functions (or what they call)
+        self.instantiated_early: set[ClassInfo] = set()  # classes instantiated outside the sweep (any pass)
 
     def run(self) -> None:
         """Analyse every module, then every function nothing called; repeat while the heap grows."""
@@ -110,6 +114,7 @@ class Engine(
         for number in range(1, MAX_PASSES + 1):
             started = time.perf_counter()
             before = dict(self.heap)
+            self.begin_demand_pass()
             self.begin_pass()  # facts: kept for the contexts this pass will not need to run again
             self.summaries.clear()
             self.analysed.clear()
@@ -125,13 +130,16 @@ class Engine(
                 module.namespace = {}
             for module in self.modules:
                 self.load_module(module)
+            loaded = time.perf_counter()
             self._sweep_uncalled()
             self.end_pass()
             if trace:
                 print(f"devicelint: pass {number} over {len(self.modules)} modules: "
-                      f"{(time.perf_counter() - started) * 1000:.1f} ms, {len(self.ran_this_pass)} contexts run, "
-                      f"{len(self.kept_this_pass)} kept", file=sys.stderr)
-            if self.heap == before or not self.heap_stale:
+                      f"{(time.perf_counter() - started) * 1000:.1f} ms "
+                      f"(module level {(loaded - started) * 1000:.1f}), "
+                      f"{self.skipped_uncalled} uncalled skipped, "
+                      f"{len(self.ran_this_pass)} contexts run, {len(self.kept_this_pass)} kept", file=sys.stderr)
+            if (self.heap == before and not self.havoc_grew) or not self.heap_stale:
                 break  # no attribute was read before it changed: another pass would compute the same
 
     def release(self) -> None:
@@ -151,6 +159,13 @@ class Engine(
 
     def _sweep_uncalled(self) -> None:
         """Functions and methods no analysed code called: analyse them with unknown arguments."""
+        self.sweeping = True
+        try:
+            self._sweep_defined()
+        finally:
+            self.sweeping = False
+
+    def _sweep_defined(self) -> None:
         progress = True
         while progress:
             progress = False
@@ -159,6 +174,9 @@ class Engine(
                     continue
                 progress = True
                 self.analysed.add(fn)
+                if not self.sweep_worthy(fn, self.instantiated_early):
+                    self.skip_uncalled(fn)
+                    continue
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in ("function", "property") and bound is None:

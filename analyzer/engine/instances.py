@@ -19,6 +19,8 @@ class Instances:
         col = getattr(node, "col_offset", 0)
         instance = Instance(cls, fr.file, line, col, fr.ctx.id)
         self.instances.setdefault(cls, set()).add(instance)
+        if not self.sweeping:
+            self.instantiated_early.add(cls)
         init = cls.lookup("__init__")
         if init is not None:
             for atom in init.atoms:

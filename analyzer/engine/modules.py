@@ -63,7 +63,7 @@ class ModuleLoading:
         namespace = self.load_module(module)
         if namespace is not None and attr in namespace:
             self.note_global_read(("module", module, attr), namespace[attr])
-            return namespace[attr]
+            return self.havoc_attribute(None, attr, namespace[attr]) or TOP
         sub = f"{ref.name}.{attr}"
         if self.resolver.is_project(sub):
             return V(self.module_ref(sub, ref.root))

@@ -216,6 +216,9 @@ class PassReuse:
                 _kind, read_module, name = key
                 if read_module.state == "new" or not _same(sim.value(read_module, name), seen):
                     return False  # a run now would load the module, or sees another value
+            elif key[0] == "havoc":
+                if self.havocked(key[1], key[2]) != (seen is not None):
+                    return False  # a skipped function's assignments now (or no longer) reach this read
             elif not _same(key[1].lookup(key[2], key[3]), seen):
                 return False
         return True

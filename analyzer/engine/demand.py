@@ -1,0 +1,202 @@
+"""A demand-driven sweep of uncalled functions for large components (libraries).
+
+In a library almost nothing is called from module level, so the engine's sweep of uncalled
+functions (each analysed with unknown arguments and an unknown default device) is nearly all of
+the work, and almost all of it finds nothing: a site fact needs a tensor or a device whose state is
+known, and with unknown inputs only a *device source* in the function's own text gives one (a device
+string, ``.cuda()``/``.cpu()``/``.to()``, ``torch.device``, numpy, gradients: :func:`mentions_device`).
+
+So in a component of more than :data:`DEMAND_SWEEP_MIN_FILES` files the sweep analyses a function
+only when its text mentions a device source, or when it is a method of a class the module-level code
+instantiated (its instances hold known states). Every other uncalled function is *skipped*, and what
+it could have changed becomes unknown instead of being forgotten (forgetting it would make the values
+other functions read more precise than they are: false errors):
+
+* each attribute name it assigns (``x.name = ...``, ``x.name[k] = ...``, ``x.name.append(...)``,
+  ``setattr(x, "name", ...)``) reads as "and anything" on every instance and project module
+  (:meth:`DemandSweep.havoc_attribute`); a ``setattr`` with a computed name, or ``__dict__``, does
+  that for every attribute name;
+* each module global it rebinds (``global NAME``) or fills (``NAME[k] = ...``, ``NAME.append(...)``)
+  is joined with an unknown value.
+
+Functions it would have called are swept on their own (with unknown arguments, which only widens
+what they see), nested functions it defines are never seen. What is lost is precision: facts inside
+skipped functions (which have no source of their own) and reads of the attribute names they assign.
+The havoc set only grows; a read of a name before it joined the set makes the pass stale, so the
+next pass runs with it from the start (and reused runs check it like any other input).
+
+Smaller components (programs, fixtures, most projects) keep the full sweep.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain import TOP, Value
+from .program import FunctionInfo
+
+#: components of more files than this sweep on demand (the ``torch.cuda.is_available()`` worlds use the same bound)
+DEMAND_SWEEP_MIN_FILES = 40
+
+_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"})
+#: attribute or function names that give a known device or grad state, move modules in place, or convert
+_SOURCE_NAMES = frozenset({
+    "cpu", "cuda", "to", "device", "type", "numpy", "from_numpy", "set_default_device",
+    "set_default_tensor_type", "Parameter", "requires_grad", "requires_grad_", "grad", "backward",
+    "optim", "register_buffer", "register_parameter", "add_module", "register_module", "apply",
+    "to_dlpack", "from_dlpack", "__dlpack__", "dlpack", "detach", "data", "np",
+})
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop", "update", "setdefault"})
+ALL_ATTRIBUTES = "*"
+
+
+def mentions_device(node: ast.AST) -> bool:
+    """Does this function's text (nested functions included) hold a device source?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute):
+            if sub.attr in _SOURCE_NAMES:
+                return True
+        elif isinstance(sub, ast.Name):
+            if sub.id in _SOURCE_NAMES:
+                return True
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            if sub.value.split(":", 1)[0] in _DEVICE_TYPES:
+                return True
+        elif isinstance(sub, ast.keyword) and sub.arg in ("device", "requires_grad"):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What a skipped function's text may change, as the full sweep would have seen it change.
+
+    The full sweep runs an uncalled function with unknown arguments, and a store through an unknown
+    object reaches no instance the analysis knows: only stores through ``self`` (the instances of the
+    method's class), through a parameter's default, a global or anything else evaluated in the body can."""
+
+    own: frozenset[str]  # attribute names stored on ``self`` (instances of the method's class)
+    any: frozenset[str]  # attribute names stored on objects the analysis may know (any instance)
+    globals: frozenset[str]  # module globals rebound or filled
+
+
+def effects(fn: FunctionInfo) -> Effects:
+    node = fn.node
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
+        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+    receiver = positional[0].arg if fn.cls is not None and fn.kind in ("function", "property") and positional \
+        else None
+    unknown_args = set(fn.param_names) - with_default - {receiver}
+    own: set[str] = set()
+    anywhere: set[str] = set()
+    names: set[str] = set()
+
+    def attribute(base: ast.expr, attr: str) -> None:
+        if isinstance(base, ast.Name) and base.id == receiver:
+            own.add(attr)
+        elif not (isinstance(base, ast.Name) and base.id in unknown_args):
+            anywhere.add(attr)
+
+    def container(target: ast.expr) -> None:
+        if isinstance(target, ast.Attribute):
+            attribute(target.value, target.attr)
+        elif isinstance(target, ast.Name) and target.id not in fn.locals:
+            names.add(target.id)
+
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute):
+            if isinstance(sub.ctx, (ast.Store, ast.Del)):
+                attribute(sub.value, sub.attr)
+            elif sub.attr == "__dict__":
+                attribute(sub.value, ALL_ATTRIBUTES)
+        elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            container(sub.value)
+        elif isinstance(sub, ast.Global):
+            names.update(sub.names)
+        elif isinstance(sub, ast.Call):
+            func = sub.func
+            if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
+                container(func.value)
+            elif isinstance(func, ast.Name) and func.id == "setattr" and len(sub.args) >= 2:
+                name = sub.args[1]
+                attribute(sub.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str)
+                          else ALL_ATTRIBUTES)
+    return Effects(frozenset(own), frozenset(anywhere), frozenset(names))
+
+
+class DemandSweep:
+    """Which uncalled functions the sweep analyses, and the havoc of the skipped ones (mixed into the engine)."""
+
+    def init_demand(self, files: int) -> None:
+        self.demand_sweep = files > DEMAND_SWEEP_MIN_FILES
+        # both grow only, across passes: attribute names any instance may have had stored by a skipped function,
+        # and (class, name) for what skipped methods stored on ``self``
+        self.havoc_attrs: set[str] = set()
+        self.havoc_own: set[tuple[Any, str]] = set()
+        self.attr_names_read: set[str] = set()  # this pass: attribute names read (a later havoc makes it stale)
+        self.havoc_grew = False
+        self._worthy: dict[int, bool] = {}
+        self._effects: dict[int, Effects] = {}
+        self.skipped_uncalled = 0
+
+    def begin_demand_pass(self) -> None:
+        self.attr_names_read = set()
+        self.havoc_grew = False
+        self.skipped_uncalled = 0
+
+    def sweep_worthy(self, fn: FunctionInfo, instantiated: set[Any]) -> bool:
+        """Should the sweep analyse ``fn``? Always in the full sweep; on demand, see the module doc."""
+        if not self.demand_sweep or (fn.cls is not None and fn.cls in instantiated):
+            return True
+        worthy = self._worthy.get(id(fn.node))
+        if worthy is None:
+            worthy = self._worthy[id(fn.node)] = (b"runtime_shim" in fn.module.source.data
+                                                  or mentions_device(fn.node))
+        return worthy
+
+    def skip_uncalled(self, fn: FunctionInfo) -> None:
+        """``fn`` is not analysed: what it may change becomes unknown."""
+        self.skipped_uncalled += 1
+        found = self._effects.get(id(fn.node))
+        if found is None:
+            found = self._effects[id(fn.node)] = effects(fn)
+        for attr in found.any:
+            if attr not in self.havoc_attrs:
+                self._havoc(attr)
+                self.havoc_attrs.add(attr)
+        for attr in found.own:
+            if (fn.cls, attr) not in self.havoc_own:
+                self._havoc(attr)
+                self.havoc_own.add((fn.cls, attr))
+        for name in found.globals:
+            if name in fn.module.namespace:
+                self.store_global(fn.module, name, TOP)
+
+    def _havoc(self, attr: str) -> None:
+        self.havoc_grew = True
+        if attr in self.attr_names_read or attr == ALL_ATTRIBUTES:
+            self.heap_stale = True  # read before it became unknown: the next pass reads it as such
+
+    def havocked(self, cls: Any, attr: str) -> bool:
+        """May a skipped function have stored ``attr`` on an instance of ``cls`` (None: a project module)?"""
+        if attr in self.havoc_attrs or ALL_ATTRIBUTES in self.havoc_attrs:
+            return True
+        if cls is None or not self.havoc_own:
+            return False
+        return any((base, attr) in self.havoc_own or (base, ALL_ATTRIBUTES) in self.havoc_own for base in cls.mro())
+
+    def havoc_attribute(self, cls: Any, attr: str, value: Value | None) -> Value | None:
+        """An attribute read of an instance of ``cls`` (None: a project module), joined with "anything" when a
+        skipped function may have stored it (``None``, not found, stays so unless havocked)."""
+        if not self.demand_sweep:
+            return value
+        self.attr_names_read.add(attr)
+        havoc = self.havocked(cls, attr)
+        self.note_global_read(("havoc", cls, attr), TOP if havoc else None)
+        if not havoc:
+            return value
+        return TOP if value is None else value.join(TOP)

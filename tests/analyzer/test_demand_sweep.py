@@ -1,0 +1,165 @@
+"""Large components sweep uncalled functions on demand: only those that mention a device source (or belong
+to a class the module level instantiated) run; what the others may assign becomes unknown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer.engine import demand
+from analyzer.engine.core import Engine
+from analyzer.runner import check
+from analyzer.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+# ``build`` is swept first and calls ``forward`` in context; ``reset`` mentions no device source, so on demand it
+# is skipped: the CPU tensor ``__init__`` stored is then not all ``self.buf`` can hold.
+MODEL = """\
+import torch
+
+
+def build():
+    holder = Holder()
+    return holder.forward().cpu()
+
+
+class Holder:
+    def __init__(self):
+        self.buf = torch.zeros(3, device="cpu")
+
+    def reset(self, t):
+        self.buf = t
+
+    def forward(self):
+        y = torch.ones(3, device="cuda")
+        return y + self.buf
+"""
+
+GLOBALS = """\
+import torch
+
+CACHE = [torch.zeros(3, device="cpu")]
+LATEST = torch.zeros(3, device="cpu")
+
+
+def remember(t):
+    global LATEST
+    LATEST = t
+    CACHE.append(t)
+
+
+def combine():
+    y = torch.ones(3, device="cuda")
+    return (y + LATEST).cpu(), (y + CACHE[0]).cpu()
+"""
+
+
+def library(tmp_path: Path, model: str, files: int = demand.DEMAND_SWEEP_MIN_FILES + 1) -> Path:
+    """A package of ``files`` modules that import each other (one component), ``model`` one of them."""
+    package = tmp_path / "lib"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import model\n", encoding="utf-8")
+    (package / "model.py").write_text(model, encoding="utf-8")
+    for n in range(files - 2):
+        (package / f"part{n}.py").write_text(f"from . import model\n\nVALUE_{n} = {n}\n", encoding="utf-8")
+    return tmp_path
+
+
+def findings(path: Path) -> list[tuple[str, str, int]]:
+    report = check([str(path)], Settings(jobs=1, select=("ALL",)))
+    return [(data["code"], data["severity"], data["location"]["row"])
+            for data in (d.to_json() for d in report.diagnostics)]
+
+
+def severities(path: Path, monkeypatch: pytest.MonkeyPatch, *, havoc: bool = True) -> dict[str, list]:
+    out = {}
+    monkeypatch.setattr(demand, "DEMAND_SWEEP_MIN_FILES", 10**6)
+    out["full"] = findings(path)
+    monkeypatch.setattr(demand, "DEMAND_SWEEP_MIN_FILES", 0)
+    out["demand"] = findings(path)
+    if not havoc:
+        monkeypatch.setattr(demand.DemandSweep, "skip_uncalled", lambda self, fn: None)
+        out["forgotten"] = findings(path)
+    return out
+
+
+def test_what_a_skipped_method_assigns_on_self_becomes_unknown(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = severities(library(tmp_path, MODEL), monkeypatch, havoc=False)
+    assert seen["full"] == [("MV201", "warning", 18)]  # reset may store anything: some paths
+    assert seen["demand"] == seen["full"]
+    assert seen["forgotten"] == [("MV201", "error", 18)]  # what forgetting the skipped store would claim
+
+
+def test_what_a_skipped_function_stores_in_globals_becomes_unknown(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = severities(library(tmp_path, GLOBALS), monkeypatch, havoc=False)
+    assert seen["demand"] == seen["full"]
+    assert {(code, severity) for code, severity, _ in seen["demand"]} == {("MV201", "warning")}
+    assert {severity for _, severity, _ in seen["forgotten"]} == {"error"}
+
+
+def _engine_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
+    engines: list[Engine] = []
+    run = Engine.run
+
+    def remembered(self: Engine) -> None:
+        engines.append(self)
+        run(self)
+
+    monkeypatch.setattr(Engine, "run", remembered)
+    check([str(path)], Settings(jobs=1))
+    (engine,) = engines
+    return engine
+
+
+@pytest.mark.parametrize(("files", "on_demand"), [(demand.DEMAND_SWEEP_MIN_FILES, False),
+                                                   (demand.DEMAND_SWEEP_MIN_FILES + 1, True)])
+def test_only_components_above_the_bound_sweep_on_demand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         files: int, on_demand: bool) -> None:
+    engine = _engine_of(library(tmp_path, MODEL, files), monkeypatch)
+    assert engine.demand_sweep is on_demand
+    assert (engine.skipped_uncalled > 0) is on_demand
+
+
+@pytest.mark.parametrize("folder", ["fixtures", "fixtures/torch", "examples"])
+def test_sweeping_every_fixture_on_demand_changes_no_diagnostic(folder: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures are programs (their code runs from module level): on demand they lose nothing, and no
+    finding appears or gets stronger (the skipped functions' stores are unknown, not forgotten)."""
+    settings = Settings(jobs=1, select=("ALL",))
+    full = [d.to_json() for d in check([str(REPO / folder)], settings).diagnostics]
+    monkeypatch.setattr(demand, "DEMAND_SWEEP_MIN_FILES", 0)
+    on_demand = [d.to_json() for d in check([str(REPO / folder)], settings).diagnostics]
+    assert on_demand == full
+    assert full
+
+
+def test_a_device_source_makes_a_function_worth_sweeping() -> None:
+    import ast
+
+    def worthy(text: str) -> bool:
+        return demand.mentions_device(ast.parse(text).body[0])
+
+    assert worthy("def f(x):\n    return x.cuda()\n")
+    assert worthy("def f(x):\n    return torch.zeros(3, device=dev)\n")
+    assert worthy("def f(x):\n    return x + torch.ones(2, device='cuda:1')\n")
+    assert worthy("def f(x):\n    return np.asarray(x)\n")
+    assert worthy("def f(m):\n    m.register_buffer('mask', torch.ones(2))\n")
+    assert not worthy("def f(x, w):\n    return torch.matmul(x, w).relu()\n")
+    assert not worthy("def f(self, t):\n    self.buf = t\n")
+
+
+def test_the_pass_trace_counts_skipped_functions(tmp_path: Path) -> None:
+    library(tmp_path, MODEL)
+    env = dict(os.environ, DEVICELINT_TRACE_PASSES="1",
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "analyzer", "check", str(tmp_path), "--isolated", "--no-cache",
+                           "--exit-zero", "-q"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    lines = [line for line in done.stderr.splitlines() if " uncalled skipped" in line]
+    assert lines and not any(", 0 uncalled skipped" in line for line in lines), done.stderr
