@@ -33,6 +33,8 @@ class Assignment:
             obj = self.eval(target.value, st, fr)
             obj = self._call_setters(obj, target, value, st, fr)
             self.store_attribute(obj, target.attr, value, fr)
+            if target.attr in ("requires_grad", "data"):
+                self.torch_tensor_state_store(target, obj, value, st, fr)
             if isinstance(target.value, ast.Name) and not obj.is_bottom:
                 st.vars[f"{target.value.id}.{target.attr}"] = widen_if_large(value)
                 st.kill_aliases(f"{target.value.id}.{target.attr}")

@@ -230,6 +230,8 @@ class Calls:
         self.function_runs += 1
         self.depth += 1
         self.active_functions[fn] = self.active_functions.get(fn, 0) + 1
+        module_code = fn.cls is not None and fn.cls.is_torch_module()
+        self.module_code_depth += module_code
         record = None if quiet else self.start_record(ctx_id, fn, fref, globals_key, bound_key)
         result = None
         try:
@@ -244,6 +246,7 @@ class Calls:
         finally:
             self.depth -= 1
             self.active_functions[fn] -= 1
+            self.module_code_depth -= module_code
             del self.in_progress[ctx_id]
             if record is not None:
                 self.finish_record(ctx_id, record, result)

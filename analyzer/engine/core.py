@@ -91,6 +91,7 @@ class Engine(
         self.recursive_hits: set[int] = set()
         self.active_functions: dict[FunctionInfo, int] = {}
         self.depth = 0
+        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.heap_reads: set = set()  # heap keys read in this pass
         self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again

@@ -97,3 +97,27 @@ DYNAMIC_REGISTRATION = frozenset({"add_module", "register_module", "setattr", "M
                                   "Sequential"})
 #: numpy functions that convert a tensor argument through ``__dlpack__`` rather than ``__array__``.
 NUMPY_DLPACK = frozenset({"from_dlpack"})
+#: numpy functions that, given a tensor itself (not a list), do not convert it: they read its attribute
+#: (``np.shape(t)`` is ``t.shape``) or call its own method, which works (``np.squeeze``) or raises a TypeError
+#: whatever the device (``np.mean(t)`` calls ``t.mean(axis=None, dtype=None, out=None)``). Not here: the
+#: functions numpy falls back to converting for when the method call raises a TypeError (``np.argmax(t,
+#: axis=1)``, ``np.round``, ``np.clip``, ``np.reshape`` ...): those do convert; so does ``np.array_equal``,
+#: which catches the conversion's error and answers False (a wrong answer rather than a crash).
+NUMPY_NO_CONVERSION = frozenset({
+    "shape", "ndim", "size", "squeeze", "swapaxes", "nonzero", "sum", "prod", "max", "min", "amax", "amin",
+    "any", "all", "mean", "std", "var",
+})
+#: Tensor ops whose result never requires grad (integer or boolean results).
+NO_GRAD_RESULTS = frozenset({
+    "argmax", "argmin", "argsort", "nonzero", "long", "int", "short", "bool", "byte", "char", "isnan", "isinf",
+    "isfinite", "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge", "isin", "isclose", "searchsorted",
+    "bucketize", "count_nonzero", "equal", "allclose",
+})
+#: Reductions with a dimension that return ``(values, indices)``; the indices never require grad.
+VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+#: dtype names: integer and boolean ones (a cast to them drops requires-grad) and float32 (PyTorch's default
+#: dtype: ``.float()`` of a tensor created without ``dtype=`` is the tensor itself).
+INTEGER_DTYPES = frozenset({"long", "int64", "int", "int32", "short", "int16", "int8", "uint8", "bool", "uint16",
+                            "uint32", "uint64"})
+DEFAULT_FLOAT_DTYPES = frozenset({"float", "float32"})

@@ -64,18 +64,23 @@ from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
     CREATORS,
+    DEFAULT_FLOAT_DTYPES,
     DIM_KEYWORDS,
     DYNAMIC_REGISTRATION,
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
+    INTEGER_DTYPES,
     LEGACY_TENSOR_TYPES,
     LIKE_CREATORS,
     MODULE_METHODS,
     MODULE_SELF_METHODS,
+    NO_GRAD_RESULTS,
     NUMPY_DLPACK,
+    NUMPY_NO_CONVERSION,
     REDUCTIONS,
     SAME_DEVICE_OPS,
     SEQUENCE_OPS,
+    VALUES_INDICES,
     WEIGHTED_LOSSES,
 )
 
@@ -246,7 +251,9 @@ class TorchModel:
                 unknown = True
                 break
             pairs = tuple((roles[i][0], atom) for i, atom in enumerate(combo))
-            semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1, atom.owned or roles[i][3], roles[i][2])
+            # a module's weight counts as one (MV202) where a module's code runs, as PyTorch's running module
+            semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1,
+                                  (atom.owned and self.module_code_depth > 0) or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
             if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1:
                 unknown = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
@@ -260,7 +267,8 @@ class TorchModel:
             possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
-            needs_grad = any(a.requires_grad for a in combo)
+            needs_grad = any(a.requires_grad for a in combo) and op not in NO_GRAD_RESULTS \
+                and op not in _COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
             for enabled in grads:
@@ -273,10 +281,14 @@ class TorchModel:
                            detach: bool = False, api: str = "") -> Value:
         grads = self.grad_modes(st)
         out: set[Atom] = set()
+        detach = detach or api in NO_GRAD_RESULTS  # an integer or boolean result: never in the graph
         for atom in torch_tensors(receiver):
             dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
             if detach or not atom.requires_grad:
                 out.add(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin))
+                continue
+            if atom.grad == LEAF and api in _LEAF_IDENTITIES:
+                out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
                 out.add(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin))
@@ -306,6 +318,10 @@ class TorchModel:
                 st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
                     dev, self.origin(node, fr, "set_default_tensor_type")))
             return NONE
+        if path in ("torch.from_dlpack", "torch.utils.dlpack.from_dlpack") and args and torch_tensors(args[0]):
+            # a tensor (not a capsule) is exported through its ``__dlpack__``: refused while it requires grad
+            self.torch_export("dlpack", path, args[0], node, st, fr)
+            return BOTTOM if st.dead else self.same_device_result(args[0], node, st, fr, None, detach=True)
         if path == "torch.from_numpy":
             return V(TorchTensorAtom(CPU, NO_GRAD, None, origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
@@ -515,10 +531,15 @@ class TorchModel:
     def torch_numpy_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                          st: State, fr: Frame) -> Value | None:
         """A numpy function given a tensor: converted by ``__array__`` (like ``.numpy()``) or ``__dlpack__``."""
+        name = path.rpartition(".")[2]
         tensors = [inner for v in [*args, *kwargs.values()] for inner in _numpy_inputs(v)]
+        if name in NUMPY_NO_CONVERSION and tensors:
+            converted = [(role, value) for role, value in tensors if role != "tensor"]  # lists still are
+            if not converted:
+                return TOP
+            tensors = converted
         if not tensors or node is None:
             return None
-        name = path.rpartition(".")[2]
         kind = "dlpack" if name in NUMPY_DLPACK else "numpy"
         # every element is converted: one that fails on every path decides the call (the others cannot save it)
         certain = [(role, value) for role, value in tensors if self._export_always_fails(kind, value, st)]
@@ -573,13 +594,19 @@ class TorchModel:
                     "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
         if name in ("detach", "detach_"):
-            return self.same_device_result(receiver, node, st, fr, None, detach=True)
+            result = self.same_device_result(receiver, node, st, fr, None, detach=True)
+            if name == "detach_":
+                self._rebind_receiver(node, result, st, fr, receiver)
+            return result
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
-            truth = flag.truthiness()
-            out = {a.with_(grad=(LEAF if t else NO_GRAD) if a.grad != NON_LEAF else NON_LEAF)
-                   for a in torch_tensors(receiver) for t in truth if t is not None}
-            return Value(frozenset(out), receiver.top or None in truth)
+            result = self._grad_flag_set(receiver, flag)
+            self._rebind_receiver(node, result, st, fr, receiver)
+            return result
+        if name == "retain_grad":
+            # a non-leaf that keeps its ``.grad``: reads of it are fine, an optimizer still refuses it
+            self._rebind_receiver(node, TOP, st, fr, receiver)
+            return NONE
         if name in T.INDEX_ARGS or name in CHECKED_OPS:
             operands = [("input", receiver, False, False)]
             index = T.INDEX_ARGS.get(name)
@@ -589,9 +616,14 @@ class TorchModel:
                 operands.append((key, value, index is not None and index[1] == key, False))
             dims = True if name in ("dot", "vdot") else None
             return self.checked_op(f"Tensor.{name}", operands, node, st, fr, op=name, zero_dim=dims)
+        if name in VALUES_INDICES and (name not in REDUCTIONS or args or any(k in kwargs for k in DIM_KEYWORDS)):
+            if name in ("max", "min") and args and torch_tensors(args[0]):
+                return self.checked_op(f"Tensor.{name}", [("input", receiver, False, False),
+                                                          ("other", args[0], False, False)], node, st, fr, op=name)
+            return self._values_indices(receiver, node, st, fr)
         if name in REDUCTIONS:
             has_dim = len(args) > 0 or any(k in kwargs for k in DIM_KEYWORDS)
-            return self.same_device_result(receiver, node, st, fr, None if has_dim else True)
+            return self.same_device_result(receiver, node, st, fr, None if has_dim else True, api=name)
         if name == "type":
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
@@ -602,6 +634,52 @@ class TorchModel:
         if name in ("unbind", "split", "chunk", "tensor_split"):
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
+
+    def _values_indices(self, tensor: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``t.max(dim)``, ``t.sort()``, ``torch.topk(t, k)``: ``(values, indices)``, both on ``t``'s device; the
+        indices never require grad."""
+        values = self.same_device_result(tensor, node, st, fr, None)
+        indices = self.same_device_result(tensor, node, st, fr, None, detach=True)
+        if not torch_tensors(tensor):
+            return TOP
+        return V(seq("tuple", (values, indices)))
+
+    def _cast(self, receiver: Value, dtype: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``t.to(dtype)``: an integer dtype drops requires-grad, float32 (the default) is the tensor itself, another
+        float dtype is a new tensor (in the graph); unknown: the tensor as it was (no finding either way)."""
+        names = {a.path.rpartition(".")[2] for a in dtype.atoms if isinstance(a, TorchRef)}
+        if dtype.top or len(names) != 1 or not dtype.only(TorchRef):
+            return receiver
+        name = names.pop()
+        api = "long" if name in INTEGER_DTYPES else "float" if name in DEFAULT_FLOAT_DTYPES else "double"
+        return self.same_device_result(receiver, node, st, fr, None, api=api)
+
+    @staticmethod
+    def _grad_flag_set(tensor: Value, flag: Value) -> Value:
+        """``t.requires_grad_(flag)`` / ``t.requires_grad = flag``: a leaf's flag changes (a non-leaf's cannot)."""
+        truth = flag.truthiness()
+        out = {a.with_(grad=(LEAF if t else NO_GRAD) if a.grad != NON_LEAF else NON_LEAF)
+               for a in torch_tensors(tensor) for t in truth if t is not None}
+        return Value(frozenset(out), tensor.top or None in truth or not tensor.only(TorchTensorAtom))
+
+    def torch_tensor_state_store(self, target: ast.Attribute, obj: Value, value: Value, st: State,
+                                 fr: Frame) -> None:
+        """``w.requires_grad = flag`` and ``w.data = t`` change the tensor ``w`` names in place: its grad flag,
+        or its device (its autograd role stays)."""
+        if not isinstance(target.value, ast.Name) or target.value.id not in st.vars or not torch_tensors(obj):
+            return
+        if target.attr == "requires_grad":
+            now = self._grad_flag_set(obj, value)
+        else:
+            devices = {a.dev for a in torch_tensors(value)}
+            if value.top or not value.only(TorchTensorAtom) or not obj.only(TorchTensorAtom):
+                now = TOP
+            else:
+                now = Value(frozenset(a.with_(dev=dev, origin=b.origin) for a in torch_tensors(obj)
+                                      for dev in devices for b in torch_tensors(value) if b.dev == dev))
+        st.vars[target.value.id] = now
+        st.kill_aliases(target.value.id)
+        st.drop_overlays(target.value.id)
 
     def _retyped(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                  fr: Frame) -> Value:
@@ -637,21 +715,24 @@ class TorchModel:
                 else [(d, None) for d in [self.parse_device("cuda")] if d is not None] or None
         else:
             targets = self._to_targets(args, kwargs, st)
-            if targets == []:
-                return receiver  # ``.to(dtype)``: a cast, on the same device
+            if targets == []:  # ``.to(dtype)``: a cast, on the same device
+                return self._cast(receiver, args[0] if args else kwargs.get("dtype", TOP), node, st, fr)
         discarded = node is getattr(self, "discarded_call", None)
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
+        grads = self.grad_modes(st)
         for atom in torch_tensors(receiver):
             for dev, _source in targets or []:
-                moved = atom if atom.dev == dev else atom.with_(
-                    dev=dev, owned=False,
-                    grad=NON_LEAF if atom.requires_grad else NO_GRAD,
-                    moved_from=atom.dev if atom.grad == LEAF else atom.moved_from,
-                    origin=self.origin(node, fr, f"moved to {dev.text}" + (
-                        " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF else "")))
-                out.add(moved)
+                for enabled in grads if atom.dev != dev else (True,):
+                    tracked = atom.requires_grad and enabled  # under no_grad the copy is a leaf without grad
+                    out.add(atom if atom.dev == dev else atom.with_(
+                        dev=dev, owned=False,
+                        grad=NON_LEAF if tracked else NO_GRAD,
+                        moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
+                        origin=self.origin(node, fr, f"moved to {dev.text}" + (
+                            " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF and tracked
+                            else ""))))
                 if discarded:
                     possibilities.append(Possibility((("tensor", atom),), "MV206",
                                                      T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
@@ -702,10 +783,16 @@ class TorchModel:
             dims = True if name in FUNCTIONAL_LOSSES and "reduction" not in kwargs else None
             return self.checked_op(path.replace("torch.nn.functional.", "F."), operands, node, st, fr, op=name,
                                    zero_dim=dims)
+        if name in VALUES_INDICES and args and (name not in REDUCTIONS or len(args) > 1
+                                                 or any(k in kwargs for k in DIM_KEYWORDS)):
+            if name in ("max", "min") and len(args) > 1 and torch_tensors(args[1]):
+                return self.checked_op(path, [("input", args[0], False, False), ("other", args[1], False, False)],
+                                       node, st, fr, op=name)
+            return self._values_indices(args[0], node, st, fr)
         if (name in SAME_DEVICE_OPS or name in REDUCTIONS) and args:
             has_dim = len(args) > 1 or any(k in kwargs for k in DIM_KEYWORDS)
             return self.same_device_result(args[0], node, st, fr,
-                                           True if name in REDUCTIONS and not has_dim else None)
+                                           True if name in REDUCTIONS and not has_dim else None, api=name)
         return TOP
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
@@ -736,14 +823,20 @@ class TorchModel:
                 if listed is None:
                     return TOP
                 items = listed
-            children = []
+            children: list[Atom] = []
             for item in items:
-                if len(item.atoms) != 1 or item.top or not isinstance(next(iter(item.atoms)), TorchLayerAtom):
-                    return TOP  # a project module or something unknown inside: not followed
-                children.append(next(iter(item.atoms)))
-            devices = {c.dev for c in children if c.weights}
-            dev = devices.pop() if len(devices) == 1 else None
-            return V(TorchLayerAtom(name, dev, bool(devices) or any(c.dev is None for c in children if c.weights),
+                atom = next(iter(item.atoms)) if len(item.atoms) == 1 and not item.top else None
+                if not isinstance(atom, TorchLayerAtom) and not (isinstance(atom, Instance)
+                                                                 and atom.cls.is_torch_module()):
+                    return TOP  # something unknown inside: not followed
+                children.append(atom)
+            layers = [c for c in children if isinstance(c, TorchLayerAtom)]
+            devices = {c.dev for c in layers if c.weights}
+            # a project module inside: its weights are its attributes (where they are, the layer does not say)
+            projects = len(layers) < len(children)
+            dev = devices.pop() if len(devices) == 1 and not projects else None
+            return V(TorchLayerAtom(name, dev, bool(devices) or projects or any(c.dev is None for c in layers
+                                                                                   if c.weights),
                                     tuple(children), origin))
         weights = name in T.LAYERS_WITH_WEIGHTS or name in T.LOSSES
         if not weights and name not in T.LAYERS_WITHOUT_WEIGHTS:
@@ -783,7 +876,10 @@ class TorchModel:
         if layer.name == "Sequential":
             value = args[0] if args else TOP
             for i, child in enumerate(layer.children):
-                value = self._apply_layer(child, [value], {}, node, st, fr, f"nn.Sequential[{i}] ({child.name})")
+                if isinstance(child, Instance):  # a project module: its forward
+                    value = self.call(V(child), [value], {}, node, st, fr)
+                else:
+                    value = self._apply_layer(child, [value], {}, node, st, fr, f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
             return value
@@ -814,6 +910,10 @@ class TorchModel:
             result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled else NO_GRAD, False,
                                                      origin=self.origin(node, fr, f"{api} output"))
                                      for enabled in self.grad_modes(st)), checked.top) if not st.dead else BOTTOM
+            if layer.name in _TUPLE_OUTPUTS and not st.dead:
+                # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
+                second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
+                result = V(seq("tuple", (result, second)))
         hooks = self.heap_get((layer.origin, _HOOKS)) if layer.origin is not None else None
         if hooks is not None and not st.dead:
             self.call(hooks, [V(layer), TOP, result], {}, node, st, fr)
@@ -844,6 +944,9 @@ class TorchModel:
             return receiver
         if name in ("parameters", "buffers"):
             return V(seq_of("list", join_all(self._weights(atom) for atom in receiver.atoms)))
+        if name in ("named_parameters", "named_buffers"):
+            weights = join_all(self._weights(atom) for atom in receiver.atoms)
+            return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
         if name in ("register_forward_hook",):
             hook = args[0] if args else kwargs.get("hook", TOP)
             for atom in receiver.atoms:
@@ -883,6 +986,7 @@ class TorchModel:
         if moved is None:
             moved = registry[(instance, dev)] = Instance(instance.cls, instance.file, instance.line, instance.col,
                                                          -len(registry) - 1)
+            self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.instances.setdefault(instance.cls, set()).add(moved)
         self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
@@ -924,7 +1028,8 @@ class TorchModel:
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
             return True  # the moved copies are other instances: this one is the reference left behind
-        here = _weight_devices(atom) if isinstance(atom, TorchLayerAtom) else set()
+        here = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
+            else set()
         return devices.top or len(here) != 1 or any(c not in here for c in devices.consts())
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
@@ -1093,6 +1198,14 @@ def _legacy_type_device(value: Value) -> str | None:
     return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
+#: layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights)
+_TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})
+#: ``a < b`` and the like on tensors: a bool tensor (the ops' names as :meth:`torch_binop` gives them)
+_COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
+#: casts and copies that return the tensor itself for a leaf created without ``dtype=`` (contiguous, float32)
+_LEAF_IDENTITIES = frozenset({"contiguous", "float"})
+
+
 def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
     """What a numpy function converts of an argument: a tensor, or each tensor in a list or tuple
     (``np.mean(losses)`` converts every element). Of a list whose length the analysis does not know
@@ -1130,10 +1243,13 @@ def _dotted(expr: ast.AST) -> str | None:
     return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
 
 
-def _weight_devices(layer: TorchLayerAtom) -> set[str | None]:
-    """The devices of a layer's weights (a container's: its layers'; ``None`` for one not known)."""
+def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set[str | None]:
+    """The devices of a layer's weights (a container's: its layers' and project modules'; ``None`` for one not
+    known; ``moved_to``: the device of each instance a ``.to()`` made)."""
     if layer.children:
-        return {dev for child in layer.children for dev in _weight_devices(child)}
+        return {dev for child in layer.children
+                for dev in (_weight_devices(child, moved_to) if isinstance(child, TorchLayerAtom)
+                            else {moved_to.get(child)})}  # type: ignore[arg-type]
     return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
 
 

@@ -428,3 +428,152 @@ def test_super_to_in_an_override_is_nn_modules() -> None:
         WithAnchors().to("cuda")(torch.randn(2, 4, device="cuda"))
         WithAnchors()(torch.randn(2, 4, device="cuda"))
     """) == [(16, "MV202", "warning")]  # the unmoved one fails (its layer), the moved one does not
+
+
+# --- autograd state from the bug-report probes (fourth session) ----------------------------------------------
+
+
+def test_integer_and_boolean_results_never_require_grad() -> None:
+    assert findings("""
+        import torch
+        model = torch.nn.Linear(4, 3)
+        out = model(torch.randn(2, 4))
+        a = out.argmax(dim=1).numpy()
+        b = out.long().numpy()
+        c = (out > 0.5).numpy()
+        d = out.to(torch.int64).numpy()
+        _, predicted = torch.max(out, 1)
+        e = predicted.numpy()
+        f = out.numpy()
+    """) == [(11, "MV204", "error")]
+
+
+def test_values_and_indices_sit_on_the_input_device() -> None:
+    assert findings("""
+        import torch
+        out = torch.randn(4, 3, device="cuda")
+        labels = torch.tensor([0, 1, 2, 0])
+        values, order = out.sort(dim=0)
+        if values.sum() > 0:
+            top = torch.topk(out, 2)[0].numpy()
+        _, predicted = torch.max(out.data, 1)
+        correct = (predicted == labels).sum()
+    """) == [(7, "MV203", "error"), (9, "MV201", "error")]
+
+
+def test_grad_flags_changed_in_place_are_followed() -> None:
+    assert findings("""
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        w.requires_grad_(False)
+        a = w.numpy()
+        v = torch.randn(3, requires_grad=True)
+        v.requires_grad = False
+        b = v.numpy()
+        u = torch.randn(3, requires_grad=True) * 2
+        u.detach_()
+        c = u.numpy()
+        t = torch.randn(3, requires_grad=True)
+        t.requires_grad = True
+        d = t.numpy()
+    """) == [(14, "MV204", "error")]
+
+
+def test_moves_under_no_grad_and_identity_casts_keep_a_leaf() -> None:
+    assert findings("""
+        import torch
+        with torch.no_grad():
+            w = torch.randn(3, requires_grad=True).cuda()
+        opt = torch.optim.SGD([w], lr=0.1)
+        v = torch.randn(3, requires_grad=True).float().contiguous()
+        opt2 = torch.optim.Adam([v], lr=0.1)
+        u = torch.randn(3, device="cuda", requires_grad=True).to(torch.float64)
+        opt3 = torch.optim.SGD([u], lr=0.1)
+    """) == [(9, "MV205", "error")]
+
+
+def test_retain_grad_makes_a_non_leafs_grad_readable() -> None:
+    assert findings("""
+        import torch
+        w = torch.randn(3, requires_grad=True).cuda()
+        w.retain_grad()
+        (w * 2).sum().backward()
+        print(w.grad)
+    """) == []
+
+
+def test_assigning_data_moves_the_tensor_in_place() -> None:
+    assert findings("""
+        import torch
+        w = torch.randn(3, requires_grad=True)
+        w.data = w.data.cuda()
+        x = torch.randn(3, device="cuda")
+        y = w * x
+        z = w.numpy()
+    """) == [(7, "MV203", "error")]
+
+
+def test_numpy_functions_that_call_the_tensors_own_method_do_not_convert_it() -> None:
+    assert findings("""
+        import numpy as np
+        import torch
+        t = torch.randn(3, device="cuda")
+        print(np.shape(t), np.ndim(t), np.size(t), np.squeeze(t))
+        if t.sum() > 0:
+            best = np.argmax(t, axis=0)  # t.argmax(axis=0, out=None) raises a TypeError: numpy converts t
+        total = np.mean([t, t])
+    """) == [(7, "MV203", "error"), (8, "MV203", "error")]
+
+
+def test_weights_outside_a_modules_code_are_plain_operands() -> None:
+    """PyTorch names the module's weights only while that module runs (MV202); an EMA update between two
+    models' parameters, at the top level, is a plain op (MV201)."""
+    assert findings("""
+        import copy
+        import torch
+        model = torch.nn.Linear(3, 3).cuda()
+        ema = torch.nn.Linear(3, 3)
+        with torch.no_grad():
+            for e, p in zip(ema.parameters(), model.parameters()):
+                e.mul_(0.99).add_(p)
+    """) == [(8, "MV201", "error")]
+
+
+def test_project_modules_inside_a_sequential_move_and_run_with_it() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        model = nn.Sequential(Block(), nn.ReLU()).cuda()
+        ok = model(torch.randn(2, 4, device="cuda"))
+        y = model(torch.randn(2, 4))
+    """) == [(11, "MV202", "warning")]  # Block.forward fails in one of its two calling contexts
+
+
+def test_recurrent_layers_return_their_hidden_state_and_named_parameters_pair_names_with_weights() -> None:
+    assert findings("""
+        import torch
+        lstm = torch.nn.LSTM(4, 8, batch_first=True)
+        output, (h, c) = lstm(torch.randn(2, 3, 4))
+        names = [name for name, p in lstm.named_parameters()]
+        if len(names) > 2:
+            last = h.numpy()
+        weights = {n: p.numpy() for n, p in lstm.named_parameters()}
+    """) == [(7, "MV204", "error"), (8, "MV204", "error")]
+
+
+def test_torch_from_dlpack_exports_a_tensor_through_dlpack() -> None:
+    assert findings("""
+        import torch
+        x = torch.randn(3, requires_grad=True)
+        ok = torch.from_dlpack(x.detach())
+        y = torch.utils.dlpack.from_dlpack(x * 2)
+    """) == [(5, "MV208", "error")]
