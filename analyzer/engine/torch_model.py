@@ -90,6 +90,7 @@ MAX_COMBINATIONS = 64
 _HOOKS = "@forward_hooks"
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
+_GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 
 
@@ -267,7 +268,7 @@ class TorchModel:
             possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
-            needs_grad = any(a.requires_grad for a in combo) and op not in NO_GRAD_RESULTS \
+            needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
                 and op not in _COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
@@ -466,11 +467,12 @@ class TorchModel:
     def _export_possibilities(self, kind: str, tensor: Value, st: State, role: str = "tensor") -> list[Possibility]:
         possibilities = []
         for atom in torch_tensors(tensor):
-            for enabled in sorted(self.grad_modes(st)) if kind == "numpy" else [True]:
-                outcome = T.numpy_outcome(atom.dev.text, atom.requires_grad, enabled) if kind == "numpy" \
-                    else T.dlpack_outcome(atom.requires_grad)
-                code, message = outcome if outcome is not None else (None, "")
-                possibilities.append(Possibility(((role, atom),), code, message, f"torch.{kind}"))
+            for requires_grad in sorted(self.grad_flags(atom)):
+                for enabled in sorted(self.grad_modes(st)) if kind == "numpy" else [True]:
+                    outcome = T.numpy_outcome(atom.dev.text, requires_grad, enabled) if kind == "numpy" \
+                        else T.dlpack_outcome(requires_grad)
+                    code, message = outcome if outcome is not None else (None, "")
+                    possibilities.append(Possibility(((role, atom),), code, message, f"torch.{kind}"))
         return possibilities
 
     @staticmethod
@@ -600,6 +602,8 @@ class TorchModel:
             return result
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            for atom in torch_tensors(receiver):
+                self._note_grad_flag(atom, flag, set())
             result = self._grad_flag_set(receiver, flag)
             self._rebind_receiver(node, result, st, fr, receiver)
             return result
@@ -662,6 +666,44 @@ class TorchModel:
                for a in torch_tensors(tensor) for t in truth if t is not None}
         return Value(frozenset(out), tensor.top or None in truth or not tensor.only(TorchTensorAtom))
 
+    def _note_grad_flag(self, atom: Atom, flag: Value, seen: set) -> None:
+        """``module.requires_grad_(flag)``, or a parameter's flag set (``for p in m.parameters(): p.requires_grad =
+        False``): noted on the layer or parameter (by where it was created), for every reference to it. A module's
+        own layers and parameters (a project module's attributes) are noted too."""
+        if isinstance(atom, TorchTensorAtom):
+            if atom.owned and atom.origin is not None:
+                self._note_flag(atom.origin, flag)
+        elif isinstance(atom, TorchLayerAtom):
+            if atom.origin is not None:
+                self._note_flag(atom.origin, flag)
+            for child in atom.children:
+                self._note_grad_flag(child, flag, seen)
+        elif isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
+            seen.add(atom)
+            self.note_heap_scan()  # every attribute of the instance
+            for (owner, attr), value in list(self.heap.items()):
+                if owner == atom and not attr.startswith("@"):
+                    self.heap_reads.add((owner, attr))
+                    for inner in value.atoms:
+                        if isinstance(inner, (TorchTensorAtom, TorchLayerAtom, Instance)):
+                            self._note_grad_flag(inner, flag, seen)
+
+    def _note_flag(self, origin: Origin, flag: Value) -> None:
+        truth = flag.truthiness()
+        value = Value(frozenset(const(t) for t in truth if t is not None), None in truth)
+        old = self.heap.get((origin, _GRAD_FLAG))
+        self.heap_set((origin, _GRAD_FLAG), value if old is None else old.join(value))
+
+    def grad_flags(self, atom: TorchTensorAtom | TorchLayerAtom) -> set[bool]:
+        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen."""
+        if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
+            return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
+        noted = self.heap_get((atom.origin, _GRAD_FLAG))
+        if noted is None:
+            return {True}
+        flags = {c for c in noted.consts() if isinstance(c, bool)}
+        return {True, False} if noted.top or not flags else flags
+
     def torch_tensor_state_store(self, target: ast.Attribute, obj: Value, value: Value, st: State,
                                  fr: Frame) -> None:
         """``w.requires_grad = flag`` and ``w.data = t`` change the tensor ``w`` names in place: its grad flag,
@@ -669,6 +711,8 @@ class TorchModel:
         if not isinstance(target.value, ast.Name) or target.value.id not in st.vars or not torch_tensors(obj):
             return
         if target.attr == "requires_grad":
+            for atom in torch_tensors(obj):
+                self._note_grad_flag(atom, value, set())
             now = self._grad_flag_set(obj, value)
         else:
             devices = {a.dev for a in torch_tensors(value)}
@@ -687,8 +731,11 @@ class TorchModel:
         ``t.type(torch.float16)`` only casts; ``t.type()`` is the type's name (a string)."""
         target = args[0] if args else kwargs.get("dtype")
         kind = None if target is None else _legacy_type_device(target)
+        names = {a.path.rpartition(".")[2] for a in target.atoms if isinstance(a, TorchRef)} if target else set()
+        # an integer or boolean type (``torch.LongTensor``, ``torch.long``): the result is out of the graph
+        api = "long" if names and all(n in INTEGER_DTYPES or n in _INTEGER_TENSOR_TYPES for n in names) else "type"
         if kind == "same":
-            return self.same_device_result(receiver, node, st, fr, None, api="type")
+            return self.same_device_result(receiver, node, st, fr, None, api=api)
         dev = CPU if kind == "cpu" else self.parse_device("cuda") if kind == "cuda" else None
         if dev is None:
             return TOP
@@ -696,11 +743,11 @@ class TorchModel:
         out: set[Atom] = set()
         for atom in torch_tensors(receiver):
             if atom.dev == dev:
-                out.update(self.same_device_result(V(atom), node, st, fr, None, api="type").atoms)
+                out.update(self.same_device_result(V(atom), node, st, fr, None, api=api).atoms)
                 continue
             moved_from = atom.dev if atom.grad == LEAF else atom.moved_from
             for enabled in grads:
-                grad = NON_LEAF if atom.requires_grad and enabled else NO_GRAD
+                grad = NON_LEAF if atom.requires_grad and enabled and api != "long" else NO_GRAD
                 out.add(TorchTensorAtom(dev, grad, atom.zero_dim, moved_from=moved_from if grad == NON_LEAF else None,
                                         origin=self.origin(node, fr, f"moved to {dev.text}")))
         return Value(frozenset(out), receiver.top or not receiver.only(TorchTensorAtom))
@@ -865,8 +912,10 @@ class TorchModel:
     def torch_layer_attribute(self, atom: TorchLayerAtom, attr: str) -> Value | None:
         if attr in ("weight", "bias", "in_proj_weight", "out_proj", "running_mean", "running_var") \
                 and atom.weights and atom.dev is not None:
-            grad = NO_GRAD if attr.startswith("running") else LEAF
-            return V(TorchTensorAtom(atom.dev, grad, False, owned=True, origin=atom.origin))
+            if attr.startswith("running"):
+                return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
+            return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
+                                                   origin=atom.origin) for flag in self.grad_flags(atom)))
         if attr in MODULE_METHODS:
             return V(BoundShim(atom, attr))
         return None
@@ -907,9 +956,12 @@ class TorchModel:
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
             # the output: on the weights' device, part of the graph while grad is enabled
-            result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled else NO_GRAD, False,
+            # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
+            tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
+            result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD, False,
                                                      origin=self.origin(node, fr, f"{api} output"))
-                                     for enabled in self.grad_modes(st)), checked.top) if not st.dead else BOTTOM
+                                     for enabled in self.grad_modes(st) for grad in tracked),
+                           checked.top) if not st.dead else BOTTOM
             if layer.name in _TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
@@ -940,6 +992,11 @@ class TorchModel:
                                                               fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             return moved
+        if name == "requires_grad_":
+            flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            for atom in receiver.atoms:
+                self._note_grad_flag(atom, flag, set())
+            return receiver
         if name in MODULE_SELF_METHODS:
             return receiver
         if name in ("parameters", "buffers"):
@@ -967,7 +1024,8 @@ class TorchModel:
             if atom.children:
                 return join_all(self._weights(c) for c in atom.children)
             if atom.weights and atom.dev is not None:
-                return V(TorchTensorAtom(atom.dev, LEAF, False, owned=True, origin=atom.origin))
+                return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
+                                                       origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
         return TOP
 
@@ -1200,6 +1258,7 @@ def _legacy_type_device(value: Value) -> str | None:
 
 #: layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights)
 _TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})
+_INTEGER_TENSOR_TYPES = frozenset({"LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"})
 #: ``a < b`` and the like on tensors: a bool tensor (the ops' names as :meth:`torch_binop` gives them)
 _COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
 #: casts and copies that return the tensor itself for a leaf created without ``dtype=`` (contiguous, float32)

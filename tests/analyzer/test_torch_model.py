@@ -577,3 +577,34 @@ def test_torch_from_dlpack_exports_a_tensor_through_dlpack() -> None:
         ok = torch.from_dlpack(x.detach())
         y = torch.utils.dlpack.from_dlpack(x * 2)
     """) == [(5, "MV208", "error")]
+
+
+def test_frozen_weights_leave_outputs_out_of_the_graph() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.scale = nn.Parameter(torch.ones(2))
+
+            def forward(self, x):
+                return self.fc(x) * self.scale
+
+        backbone = nn.Linear(4, 4)
+        backbone.requires_grad_(False)
+        features = backbone(torch.randn(3, 4)).numpy()
+        weight = backbone.weight.numpy()
+        encoder = nn.Linear(4, 4)
+        for p in encoder.parameters():
+            p.requires_grad = False
+        encoded = encoder(torch.randn(3, 4)).numpy()
+        head = Head()
+        head.requires_grad_(False)
+        scores = head(torch.randn(3, 4)).numpy()
+        trained = nn.Linear(4, 4)
+        logits = trained(torch.randn(3, 4)).type(torch.LongTensor).numpy()
+        raw = trained(torch.randn(3, 4)).numpy()
+    """) == [(27, "MV204", "error")]
