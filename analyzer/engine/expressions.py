@@ -215,10 +215,21 @@ class Expressions:
         return V(DictAtom(tuple(items))) if known else TOP
 
     def expr_JoinedStr(self, node: ast.JoinedStr, st: State, fr: Frame) -> Value:
+        """An f-string: its text when every part is a known int or str (``f"cuda:{rank}"`` with ``rank = 1``)."""
+        parts: list[str] | None = []
         for value in node.values:
             if isinstance(value, ast.FormattedValue):
-                self.eval(value.value, st, fr)
-        return TOP
+                found = self.eval(value.value, st, fr).consts()
+                if parts is not None and found is not None and len(found) == 1 and type(found[0]) in (int, str) \
+                        and value.conversion == -1 and value.format_spec is None:
+                    parts.append(str(found[0]))
+                else:
+                    parts = None
+            elif parts is not None and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                parts.append(value.value)
+            else:
+                parts = None
+        return V(const("".join(parts))) if parts is not None and not st.dead else TOP
 
     def expr_FormattedValue(self, node: ast.FormattedValue, st: State, fr: Frame) -> Value:
         self.eval(node.value, st, fr)
@@ -463,6 +474,8 @@ class Expressions:
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
             elif isinstance(atom, TorchTensorAtom):
                 out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a row: same device, same graph
+            elif isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
+                out = out.join(Value(frozenset(atom.children)))  # ``for block in self.blocks``: its modules
             else:
                 out = out.join(TOP)
         return widen_if_large(out)  # the keys of a registry of hundreds: any of them

@@ -236,9 +236,12 @@ class TorchModel:
         Non-tensor possibilities (numbers, ``None``) take no part; unknown ones make the verdict partial."""
         roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
         unknown = False
+        partial = False  # an operand that may be a tensor the combinations below leave out, or combinations not judged
         for role, value, is_index, owned in operands:
             tensors = torch_tensors(value)
-            unknown = unknown or value.top or any(isinstance(a, (Instance, BoundShim)) for a in value.atoms)
+            vague = value.top or any(isinstance(a, (Instance, BoundShim)) for a in value.atoms)
+            unknown = unknown or vague
+            partial = partial or (vague and bool(tensors))
             if tensors:
                 roles.append((role, tensors, is_index, owned))
         if not roles:
@@ -249,7 +252,7 @@ class TorchModel:
         combos = itertools.product(*(tensors for _r, tensors, _i, _o in roles))
         for count, combo in enumerate(combos):
             if count >= MAX_COMBINATIONS:
-                unknown = True
+                partial = True
                 break
             pairs = tuple((roles[i][0], atom) for i, atom in enumerate(combo))
             # a module's weight counts as one (MV202) where a module's code runs, as PyTorch's running module
@@ -257,7 +260,7 @@ class TorchModel:
                                   (atom.owned and self.module_code_depth > 0) or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
             if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1:
-                unknown = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
+                partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
             code = T.mismatch_code(semantic, op)
             if code is not None:
@@ -275,8 +278,12 @@ class TorchModel:
             for enabled in grads:
                 results.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
                                             origin=self.origin(node, fr, f"{api} result")))
+        if unknown and not partial and possibilities and all(p.failed for p in possibilities):
+            # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
+            # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
+            unknown = False
         site = self.site(node, api, fr)
-        return self.torch_record(site, possibilities, unknown, Value(frozenset(results)), st, fr)
+        return self.torch_record(site, possibilities, unknown or partial, Value(frozenset(results)), st, fr)
 
     def same_device_result(self, receiver: Value, node: ast.AST, st: State, fr: Frame, zero_dim: bool | None,
                            detach: bool = False, api: str = "") -> Value:

@@ -608,3 +608,39 @@ def test_frozen_weights_leave_outputs_out_of_the_graph() -> None:
         logits = trained(torch.randn(3, 4)).type(torch.LongTensor).numpy()
         raw = trained(torch.randn(3, 4)).numpy()
     """) == [(27, "MV204", "error")]
+
+
+def test_an_unknown_fill_value_cannot_save_a_mask_on_another_device() -> None:
+    assert findings("""
+        import math
+        import torch
+        scores = torch.randn(3, 3, device="cuda")
+        mask = torch.tril(torch.ones(3, 3)) == 0
+        masked = scores.masked_fill(mask, float("-inf"))
+    """) == [(6, "MV201", "error")]
+
+
+def test_iterating_a_module_list_calls_each_module() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def forward(self, x):
+                mask = torch.ones(x.size(1), x.size(1)).bool()
+                return x.masked_fill(mask, 0.0)
+
+        blocks = nn.ModuleList([Block(), Block()]).to("cuda")
+        x = torch.randn(2, 3, 3, device="cuda")
+        for block in blocks:
+            x = block(x)
+    """) == [(8, "MV201", "error")]
+
+
+def test_an_f_string_of_known_parts_names_a_device() -> None:
+    assert findings("""
+        import torch
+        rank = 1
+        model = torch.nn.Linear(4, 2).to(torch.device(f"cuda:{rank}"))
+        y = model(torch.randn(3, 4).cuda())
+    """) == [(5, "MV202", "error")]
