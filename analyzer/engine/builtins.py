@@ -22,7 +22,7 @@ from ..domain import (
     seq_of,
 )
 from .flow_state import Frame, State
-from .limits import MAX_UNROLL
+from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .python_values import splice_items
 
 
@@ -69,8 +69,10 @@ class Builtins:
             return self._super(st, fr)
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
-            if attrs and len(attrs) == 1 and isinstance(attrs[0], str):
-                found = self.attribute(args[0], attrs[0], node if isinstance(node, ast.expr) else None, st, fr)
+            if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):
+                # one of a few known names (``for name in ("enc", "dec"): getattr(self, name)``): any of them
+                found = join_all(self.attribute(args[0], attr, node if isinstance(node, ast.expr) else None, st, fr)
+                                 for attr in attrs)
                 return found.join(args[2]) if len(args) > 2 else found
             return TOP
         if name in ("staticmethod", "classmethod", "property") and args:

@@ -475,7 +475,7 @@ class Expressions:
             elif isinstance(atom, TorchTensorAtom):
                 out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a row: same device, same graph
             elif isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
-                out = out.join(Value(frozenset(atom.children)))  # ``for block in self.blocks``: its modules
+                out = out.join(self.container_modules(atom))  # ``for block in self.blocks``: its modules
             else:
                 out = out.join(TOP)
         return widen_if_large(out)  # the keys of a registry of hundreds: any of them

@@ -1076,6 +1076,15 @@ class TorchModel:
                     old = self.heap.get((key, sentinel))
                     self.heap_set((key, sentinel), value if old is None else old.join(value))
 
+    def container_modules(self, container: TorchLayerAtom) -> Value:
+        """The modules a ``ModuleList`` or ``Sequential`` holds, as iterating it gives them; one that ``.to()`` moved
+        in place (``for layer in layers: layer.cuda()``) is where the analysis cannot say at this point: unknown."""
+        out = BOTTOM
+        for child in container.children:
+            key = _identity(child)
+            out = out.join(TOP if key is not None and self.heap_get((key, _MOVED)) is not None else V(child))
+        return out
+
     def moved_elsewhere(self, atom: Atom, func: ast.AST | None, fr: Frame) -> bool:
         """Whether ``atom``, called through ``func``, is a module (a library layer by where it was created, an
         instance of a project module) that ``.to()`` moved in place through another name or in another

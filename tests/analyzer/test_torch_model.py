@@ -644,3 +644,16 @@ def test_an_f_string_of_known_parts_names_a_device() -> None:
         model = torch.nn.Linear(4, 2).to(torch.device(f"cuda:{rank}"))
         y = model(torch.randn(3, 4).cuda())
     """) == [(5, "MV202", "error")]
+
+
+def test_layers_moved_in_place_while_iterating_their_list_are_unknown_there() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+        layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        for layer in layers:
+            layer.cuda()
+        x = torch.randn(2, 4, device="cuda")
+        for layer in layers:
+            x = layer(x)
+    """) == []
