@@ -41,12 +41,14 @@ from .program import FunctionInfo
 DEMAND_SWEEP_MIN_FILES = 40
 
 _DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"})
-#: attribute or function names that give a known device or grad state, move modules in place, or convert
+#: attribute or function names that give a known device or grad state where the inputs are unknown, move a
+#: module in place, register what moves with it, or convert to numpy / DLPack. Not ``device`` itself: passing
+#: ``device=device`` or reading ``x.device`` gives a known state only when the caller's is (then the caller,
+#: analysed, calls this function in context).
 _SOURCE_NAMES = frozenset({
-    "cpu", "cuda", "to", "device", "type", "numpy", "from_numpy", "set_default_device",
-    "set_default_tensor_type", "Parameter", "requires_grad", "requires_grad_", "grad", "backward",
-    "optim", "register_buffer", "register_parameter", "add_module", "register_module", "apply",
-    "to_dlpack", "from_dlpack", "__dlpack__", "dlpack", "detach", "data", "np",
+    "cpu", "cuda", "to", "type", "numpy", "from_numpy", "set_default_device", "set_default_tensor_type",
+    "Parameter", "requires_grad", "requires_grad_", "optim", "register_buffer", "register_parameter", "add_module",
+    "register_module", "apply", "to_dlpack", "from_dlpack", "__dlpack__", "dlpack", "np",
 })
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "pop", "update", "setdefault"})
 ALL_ATTRIBUTES = "*"
@@ -64,8 +66,9 @@ def mentions_device(node: ast.AST) -> bool:
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             if sub.value.split(":", 1)[0] in _DEVICE_TYPES:
                 return True
-        elif isinstance(sub, ast.keyword) and sub.arg in ("device", "requires_grad"):
-            return True
+        elif isinstance(sub, ast.keyword) and sub.arg in ("device", "requires_grad") \
+                and isinstance(sub.value, ast.Constant) and sub.value.value not in (None, False):
+            return True  # ``device=<constant>``, ``requires_grad=True``
     return False
 
 

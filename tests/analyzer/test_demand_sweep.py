@@ -147,7 +147,11 @@ def test_a_device_source_makes_a_function_worth_sweeping() -> None:
         return demand.mentions_device(ast.parse(text).body[0])
 
     assert worthy("def f(x):\n    return x.cuda()\n")
-    assert worthy("def f(x):\n    return torch.zeros(3, device=dev)\n")
+    assert worthy("def f(x):\n    return torch.zeros(3, device='cpu')\n")
+    assert worthy("def f(x):\n    return torch.zeros(3, requires_grad=True)\n")
+    assert worthy("def freeze(m):\n    for p in m.parameters():\n        p.requires_grad = False\n")
+    # passing a device along gives a known state only where the caller's is (the caller calls in context)
+    assert not worthy("def f(x, device=None):\n    return torch.zeros(3, device=device) + x[0] * x.device.index\n")
     assert worthy("def f(x):\n    return x + torch.ones(2, device='cuda:1')\n")
     assert worthy("def f(x):\n    return np.asarray(x)\n")
     assert worthy("def f(m):\n    m.register_buffer('mask', torch.ones(2))\n")
