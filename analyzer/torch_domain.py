@@ -100,8 +100,10 @@ class TorchLayerAtom(Atom):
     name: str
     dev: TorchDev | None
     weights: bool
-    children: tuple[TorchLayerAtom, ...] = ()
-    origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
+    children: tuple[Atom, ...] = ()  # a container's layers and project modules
+    # where it was created: part of the value (unlike a tensor's origin), since a module is an object that moves
+    # in place, known by where it was made (two layers built alike stay two values when joined)
+    origin: Origin | None = None
 
     def reveal(self) -> str:
         where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""
