@@ -994,9 +994,10 @@ class TorchModel:
                     return receiver
             moved = TOP if targets is None else Value(frozenset(
                 self.move_module(atom, dev) for atom in receiver.atoms for dev, _s in targets), receiver.top)
-            self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                const(dev.text) for dev, _s in targets)), _access(getattr(getattr(node, "func", None), "value", None),
-                                                              fr))
+            source = getattr(getattr(node, "func", None), "value", None)
+            if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
+                self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
+                    const(dev.text) for dev, _s in targets)), _access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             return moved
         if name == "requires_grad_":
@@ -1326,6 +1327,18 @@ def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set
                 for dev in (_weight_devices(child, moved_to) if isinstance(child, TorchLayerAtom)
                             else {moved_to.get(child)})}  # type: ignore[arg-type]
     return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
+
+
+def _made_here(value: Value, expr: ast.AST | None) -> bool:
+    """Is every module ``value`` holds created by the call ``expr`` itself (a constructor's result, which nothing
+    else refers to yet)?"""
+    if not isinstance(expr, ast.Call) or value.top or not value.atoms:
+        return False
+    for atom in value.atoms:
+        where = atom.origin if isinstance(atom, TorchLayerAtom) else atom if isinstance(atom, Instance) else None
+        if where is None or (where.line, where.col) != (expr.lineno, expr.col_offset):
+            return False
+    return True
 
 
 def _access(expr: ast.AST | None, fr: Frame) -> str | None:

@@ -657,3 +657,14 @@ def test_layers_moved_in_place_while_iterating_their_list_are_unknown_there() ->
         for layer in layers:
             x = layer(x)
     """) == []
+
+
+def test_a_module_built_and_moved_in_one_expression_has_no_other_reference() -> None:
+    assert findings("""
+        import torch
+        model = torch.nn.Linear(3, 2).cuda()
+        x = torch.randn(4, 3).cuda()
+        y = model(x)
+        model.cpu()
+        z = model(x)
+    """) == [(7, "MV202", "error")]
