@@ -485,7 +485,10 @@ class TorchModel:
     @staticmethod
     def torch_stored_attribute(instance: Instance, value: Value, old: Value | None) -> Value:
         """``module.name = t`` where ``name`` is a registered buffer: ``nn.Module.__setattr__`` keeps ``t`` as
-        that buffer (it moves with the module, and belongs to it in MV202)."""
+        that buffer (it moves with the module, and belongs to it in MV202). Parameters kept in a plain dict,
+        list or tuple are not registered: not the module's (PyTorch does not count them among its parameters)."""
+        if instance.cls.is_torch_module() and any(isinstance(a, (DictAtom, SeqAtom)) for a in value.atoms):
+            value = Value(frozenset(_unregistered(a) for a in value.atoms), value.top)
         if old is None or not instance.cls.is_torch_module() or not any(
                 isinstance(a, TorchTensorAtom) and a.owned and a.grad == NO_GRAD for a in old.atoms):
             return value
@@ -1327,6 +1330,26 @@ def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set
                 for dev in (_weight_devices(child, moved_to) if isinstance(child, TorchLayerAtom)
                             else {moved_to.get(child)})}  # type: ignore[arg-type]
     return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
+
+
+def _unregistered(atom: Atom, depth: int = 0) -> Atom:
+    """A plain container's tensors as a module attribute holds them: not registered, so not the module's."""
+    if isinstance(atom, TorchTensorAtom):
+        return atom.with_(owned=False) if atom.owned else atom
+    if depth > 1:
+        return atom
+    if isinstance(atom, DictAtom):
+        rest = atom.rest
+        return DictAtom(tuple((k, _plain(v, depth)) for k, v in atom.items),
+                        _plain(rest, depth) if rest is not None else None)
+    if isinstance(atom, SeqAtom):
+        return SeqAtom(atom.kind, tuple(_plain(v, depth) for v in atom.items) if atom.items is not None else None,
+                       _plain(atom.elem, depth))
+    return atom
+
+
+def _plain(value: Value, depth: int) -> Value:
+    return Value(frozenset(_unregistered(a, depth + 1) for a in value.atoms), value.top)
 
 
 def _made_here(value: Value, expr: ast.AST | None) -> bool:

@@ -668,3 +668,23 @@ def test_a_module_built_and_moved_in_one_expression_has_no_other_reference() -> 
         model.cpu()
         z = model(x)
     """) == [(7, "MV202", "error")]
+
+
+def test_parameters_kept_in_a_plain_dict_are_not_the_modules() -> None:
+    """PyTorch's running module does not count them among its parameters: the mismatch is MV201's."""
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Mixer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.params = {"w": nn.Parameter(torch.randn(4, 4))}
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x) @ self.params["w"]
+
+        model = Mixer().to("cuda")
+        y = model(torch.randn(2, 4, device="cuda"))
+    """) == [(12, "MV201", "error")]
