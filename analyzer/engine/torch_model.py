@@ -1030,14 +1030,28 @@ class TorchModel:
             return NONE
         return TOP
 
-    def _weights(self, atom: Atom) -> Value:
+    def _weights(self, atom: Atom, seen: frozenset = frozenset()) -> Value:
+        """A module's parameters: a layer's weights, a container's layers', and for a project module those of
+        its attributes (layers, parameters, sub-modules) joined with unknown (what the analysis does not see)."""
         if isinstance(atom, TorchLayerAtom):
             if atom.children:
-                return join_all(self._weights(c) for c in atom.children)
+                return join_all(self._weights(c, seen) for c in atom.children)
             if atom.weights and atom.dev is not None:
                 return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
+        if isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
+            self.note_heap_scan()  # every attribute of the instance
+            out = TOP
+            for (owner, attr), value in list(self.heap.items()):
+                if owner == atom and not attr.startswith("@"):
+                    self.heap_reads.add((owner, attr))
+                    for inner in value.atoms:
+                        if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
+                            out = out.join(V(inner))
+                        elif isinstance(inner, (TorchLayerAtom, Instance)):
+                            out = out.join(self._weights(inner, seen | {atom}))
+            return out
         return TOP
 
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:

@@ -688,3 +688,26 @@ def test_parameters_kept_in_a_plain_dict_are_not_the_modules() -> None:
         model = Mixer().to("cuda")
         y = model(torch.randn(2, 4, device="cuda"))
     """) == [(12, "MV201", "error")]
+
+
+def test_a_project_modules_parameters_are_its_layers_weights() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Teacher(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Linear(3, 3)
+                self.head = nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.head(self.embed(x))
+
+        teacher = Teacher()
+        for p in teacher.parameters():
+            p.requires_grad = False
+        frozen = teacher(torch.randn(2, 3)).numpy()
+        student = nn.Sequential(nn.Linear(3, 3))  # (another Teacher would share the frozen layers' creation sites)
+        trained = student(torch.randn(2, 3)).numpy()
+    """) == [(19, "MV204", "error")]
