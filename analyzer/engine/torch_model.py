@@ -1002,6 +1002,13 @@ class TorchModel:
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
                     const(dev.text) for dev, _s in targets)), _access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
+            if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "super" \
+                    and fr.func is not None and fr.func.positional and fr.func.positional[0] in st.vars:
+                # ``super().to(...)`` in an override moves ``self`` in place: the rest of the override sees it moved
+                this = fr.func.positional[0]
+                st.vars[this] = moved
+                st.kill_aliases(this)
+                st.drop_overlays(this)
             return moved
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
@@ -1166,7 +1173,7 @@ class TorchModel:
         if gone is None:
             return stored
         kept = stored.atoms - gone.atoms
-        return Value(frozenset(kept), stored.top) if kept else stored
+        return Value(frozenset(kept), stored.top) if kept or stored.top else stored
 
     def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool) -> Value:
         """An attribute after its module's ``.to(dev)``. What a plain list, tuple or dict holds is not

@@ -711,3 +711,33 @@ def test_a_project_modules_parameters_are_its_layers_weights() -> None:
         student = nn.Sequential(nn.Linear(3, 3))  # (another Teacher would share the frozen layers' creation sites)
         trained = student(torch.randn(2, 3)).numpy()
     """) == [(19, "MV204", "error")]
+
+
+def test_super_to_in_an_override_moves_self_for_the_rest_of_it() -> None:
+    assert findings("""
+        import torch
+        import torch.nn as nn
+
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.anchors = torch.zeros(4)
+
+            @property
+            def device(self):
+                return next(self.parameters()).device
+
+            def to(self, *args, **kwargs):
+                out = super().to(*args, **kwargs)
+                self.anchors = self.anchors.to(self.proj.weight.device)
+                return out
+
+            def forward(self, x):
+                return self.proj(x) + self.anchors
+
+        m = Detector().to("cuda")
+        y = m(torch.randn(2, 4).cuda())
+        n = Detector()
+        n.anchors = n.anchors.to(n.device)
+    """) == []
