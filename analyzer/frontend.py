@@ -103,6 +103,9 @@ def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[Sourc
 
 
 _WORD = re.compile(rb"\w+")
+# with the PyTorch rules, modules the analysed files import are analysed too, in projects up to this size (the
+# closure reads every analysed file's words; a library of this size is nearly all torch anyway)
+IMPORTED_CLOSURE_MAX_BYTES = 4_000_000
 
 
 def relevant(files: list[SourceFile], torch: bool = False) -> list[SourceFile]:
@@ -127,8 +130,26 @@ def relevant(files: list[SourceFile], torch: bool = False) -> list[SourceFile]:
             picked = {id(f) for f in frontier}
             rest = [f for f in rest if id(f) not in picked]
             chosen.extend(frontier)
+    if torch and rest and sum(len(f.data) for f in chosen) <= IMPORTED_CLOSURE_MAX_BYTES:
+        chosen.extend(_imported_by(chosen, rest))
     order = {id(f): i for i, f in enumerate(files)}
     return sorted(chosen, key=lambda f: order[id(f)])
+
+
+def _imported_by(chosen: list[SourceFile], rest: list[SourceFile]) -> list[SourceFile]:
+    """The remaining files (transitively) named by the chosen ones: a helper that moves a model
+    (``def place(model, device): model.to(device)``) or a configuration module that names the device
+    (``device: str = "cuda"``) need not mention torch, and forgetting what they do is a false finding.
+    A substring search per remaining file (there are few of them), not a scan of every word."""
+    found: list[SourceFile] = []
+    frontier = chosen
+    while frontier and rest:
+        hits = [f for f in rest if any(f.module.rpartition(".")[2].encode() in g.data for g in frontier)]
+        picked = {id(f) for f in hits}
+        rest = [f for f in rest if id(f) not in picked]
+        found.extend(hits)
+        frontier = hits
+    return found
 
 
 def parse(source: SourceFile) -> FileFailure | None:

@@ -48,6 +48,21 @@ def test_relevance_is_a_substring_fixpoint(tmp_path: Path) -> None:
     assert sorted(s.module for s in frontend.relevant(sources)) == ["a", "b", "c"]
 
 
+def test_with_the_pytorch_rules_the_modules_analysed_files_import_are_analysed(tmp_path: Path) -> None:
+    """A helper that moves a model in place, or a config module naming the device, need not mention torch."""
+    sources = make(tmp_path, {
+        "train.py": "import torch\nfrom pk.helpers import place\nfrom settings import DEVICE\n",
+        "pk/__init__.py": "",
+        "pk/helpers.py": "from .moves import go\n\ndef place(model, device):\n    model.to(device)\n",
+        "pk/moves.py": "def go(model):\n    return model\n",
+        "settings.py": "DEVICE = 'cuda'\n",
+        "unrelated.py": "print('unrelated')\n",
+    })
+    with_torch = sorted(s.module for s in frontend.relevant(sources, torch=True))
+    assert with_torch == ["pk", "pk.helpers", "pk.moves", "settings", "train"]
+    assert sorted(s.module for s in frontend.relevant(sources)) == []
+
+
 def test_decoding_and_parse_failures(tmp_path: Path) -> None:
     sources = {s.module: s for s in make(tmp_path, {
         "good.py": "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1"),
@@ -88,3 +103,16 @@ def test_import_resolution() -> None:
     assert resolve("import pkg.models as m") == [("m", ProjectModuleTarget("pkg.models"))]
     assert resolve("from tools import *") == [("*", StarTarget("tools"))]
     assert resolve("import numpy as np") == [("np", UnknownTarget("numpy"))]
+
+
+def test_a_model_moved_by_a_helper_that_never_mentions_torch_is_moved(tmp_path: Path) -> None:
+    from analyzer.runner import check
+    from analyzer.settings import Settings
+
+    make(tmp_path, {
+        "train.py": "import torch\nfrom pk.helpers import place\n\nmodel = torch.nn.Linear(4, 2)\n"
+                    "place(model, 'cuda')\ny = model(torch.randn(3, 4).cuda())\n",
+        "pk/__init__.py": "",
+        "pk/helpers.py": "def place(model, device):\n    model.to(device)\n",
+    })
+    assert check([str(tmp_path)], Settings(jobs=1, select=("MV2",))).diagnostics == []
