@@ -926,7 +926,7 @@ class TorchModel:
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
-        if attr in MODULE_METHODS:
+        if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
         return None
 
@@ -1017,6 +1017,13 @@ class TorchModel:
             return receiver
         if name in MODULE_SELF_METHODS:
             return receiver
+        if name in ("append", "extend") and receiver.atoms and not receiver.top and all(
+                isinstance(a, TorchLayerAtom) and a.name == "ModuleList" for a in receiver.atoms):
+            # ``self.blocks = nn.ModuleList()`` then ``self.blocks.append(Block())`` in a loop: the modules it may hold
+            added = (self.iter_element(args[0]) if name == "extend" else args[0]) if args else TOP
+            grown = self._module_list_with(receiver, added)
+            self._rebind_receiver(node, grown, st, fr, receiver)
+            return NONE
         if name in ("parameters", "buffers"):
             return V(seq_of("list", join_all(self._weights(atom) for atom in receiver.atoms)))
         if name in ("named_parameters", "named_buffers"):
@@ -1036,6 +1043,24 @@ class TorchModel:
                 self.store_attribute(receiver, names[0], value, fr)
             return NONE
         return TOP
+
+    @staticmethod
+    def _module_list_with(lists: Value, added: Value) -> Value:
+        """A ModuleList after appending ``added``: its modules, as a set (the order a loop appended them in is not
+        kept; a ModuleList is iterated, not called). Something other than a module makes it unknown."""
+        if added.top or not added.atoms or not all(
+                isinstance(a, TorchLayerAtom) or (isinstance(a, Instance) and a.cls.is_torch_module())
+                for a in added.atoms):
+            return TOP
+        out = set()
+        for atom in lists.atoms:
+            assert isinstance(atom, TorchLayerAtom)
+            children = tuple(dict.fromkeys((*atom.children, *sorted(added.atoms - set(atom.children), key=repr))))
+            projects = any(isinstance(c, Instance) for c in children)
+            devices = {c.dev for c in children if isinstance(c, TorchLayerAtom) and c.weights}
+            dev = devices.pop() if len(devices) == 1 and not projects else None
+            out.add(TorchLayerAtom(atom.name, dev, bool(devices) or projects, children, atom.origin))
+        return Value(frozenset(out))
 
     def _weights(self, atom: Atom, seen: frozenset = frozenset()) -> Value:
         """A module's parameters: a layer's weights, a container's layers', and for a project module those of

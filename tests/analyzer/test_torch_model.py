@@ -741,3 +741,33 @@ def test_super_to_in_an_override_moves_self_for_the_rest_of_it() -> None:
         n = Detector()
         n.anchors = n.anchors.to(n.device)
     """) == []
+
+
+def test_a_module_list_filled_by_append_gives_its_modules() -> None:
+    assert findings("""
+        import torch
+        import torch.nn as nn
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(4, 4)
+
+            def forward(self, x):
+                causal = torch.tril(torch.ones(x.size(1), x.size(1), dtype=torch.bool))
+                return self.qkv(x).masked_fill(~causal, float("-inf"))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList()
+                for _ in range(2):
+                    self.blocks.append(Attention())
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x
+
+        y = Net().cuda()(torch.randn(2, 4, 4).cuda())
+    """) == [(12, "MV201", "error")]
