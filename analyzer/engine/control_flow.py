@@ -21,6 +21,10 @@ class ControlFlow:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:
             false = self.exec_block(node.orelse, false, fr)
+        if not true.dead and not false.dead:
+            chosen = self.world_branch(true, false)
+            if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
+                return true if chosen else false
         return join_states([true, false])
 
     def stmt_While(self, node: ast.While, st: State, fr: Frame) -> State:

@@ -247,6 +247,12 @@ class Expressions:
         true, false = self.branch(node.test, st, fr)
         body = self.eval(node.body, true, fr) if not true.dead else BOTTOM
         orelse = self.eval(node.orelse, false, fr) if not false.dead else BOTTOM
+        if not true.dead and not false.dead:
+            chosen = self.world_device_choice(body, orelse)
+            if chosen is not None:  # ``"cuda" if use_cuda else "cpu"`` in a world of torch.cuda.is_available()
+                taken = true if chosen else false
+                st.vars, st.dead = taken.vars, taken.dead
+                return body if chosen else orelse
         merged = join_states([true, false])
         st.vars, st.dead = merged.vars, merged.dead
         return body.join(orelse)

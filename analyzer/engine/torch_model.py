@@ -1126,6 +1126,37 @@ class TorchModel:
                     old = self.heap.get((key, sentinel))
                     self.heap_set((key, sentinel), value if old is None else old.join(value))
 
+    def world_device_choice(self, body: Value, orelse: Value) -> bool | None:
+        """In a world of ``torch.cuda.is_available()`` (:mod:`analyzer.engine.worlds`), a choice between a CUDA
+        device and the CPU by a condition the analysis does not know (``"cuda" if use_cuda else "cpu"`` with
+        ``use_cuda = not args.no_cuda and torch.cuda.is_available()``) is the world's: CUDA where it is
+        available, the CPU where not. Joining both would pair a model moved to one with a batch moved to the
+        other (the analysis is not relational), a mismatch no run makes. True: the first branch, False: the
+        second, None: not such a choice (both are kept)."""
+        if self.cuda_world is None:
+            return None
+        wanted = "cuda" if self.cuda_world else "cpu"  # where CUDA is not available: the CPU, not another accelerator
+        kinds = (_device_kind(body, wanted), _device_kind(orelse, wanted))
+        if set(kinds) != {True, False}:
+            return None
+        return kinds[0]
+
+    def world_branch(self, true: State, false: State) -> bool | None:
+        """The same choice for an ``if`` statement whose test the analysis does not know: the branch whose
+        device variables are the world's (True: the first, False: the second), when every variable the branches
+        leave on different devices agrees; None otherwise (both are joined)."""
+        if self.cuda_world is None:
+            return None
+        choices = set()
+        for name in true.vars.keys() | false.vars.keys():
+            mine, theirs = true.vars.get(name), false.vars.get(name)
+            if mine is None or theirs is None or mine is theirs or mine == theirs:
+                continue
+            chosen = self.world_device_choice(mine, theirs)
+            if chosen is not None:
+                choices.add(chosen)
+        return choices.pop() if len(choices) == 1 else None
+
     def container_modules(self, container: TorchLayerAtom) -> Value:
         """The modules a ``ModuleList`` or ``Sequential`` holds, as iterating it gives them; one that ``.to()`` moved
         in place (``for layer in layers: layer.cuda()``) is where the analysis cannot say at this point: unknown."""
@@ -1322,6 +1353,7 @@ def _legacy_type_device(value: Value) -> str | None:
     return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
+DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"})
 #: layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights)
 _TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})
 _INTEGER_TENSOR_TYPES = frozenset({"LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"})
@@ -1376,6 +1408,20 @@ def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set
                 for dev in (_weight_devices(child, moved_to) if isinstance(child, TorchLayerAtom)
                             else {moved_to.get(child)})}  # type: ignore[arg-type]
     return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
+
+
+def _device_kind(value: Value, wanted: str) -> bool | None:
+    """True when every possibility of ``value`` names a device of type ``wanted`` (a string or a
+    ``torch.device``), False when every one names a device of another type, None otherwise."""
+    kinds = set()
+    for atom in value.atoms:
+        if isinstance(atom, TorchDeviceAtom):
+            kinds.add(atom.dev.type == wanted)
+        elif isinstance(atom, Const) and isinstance(atom.value, str) and atom.value.split(":", 1)[0] in DEVICE_TYPES:
+            kinds.add(atom.value.split(":", 1)[0] == wanted)
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
 def _unregistered(atom: Atom, depth: int = 0) -> Atom:

@@ -771,3 +771,22 @@ def test_a_module_list_filled_by_append_gives_its_modules() -> None:
 
         y = Net().cuda()(torch.randn(2, 4, 4).cuda())
     """) == [(12, "MV201", "error")]
+
+
+def test_a_device_chosen_by_a_flag_is_the_worlds_device() -> None:
+    """In the world where CUDA is available the flag-chosen device is CUDA, where it is not, the CPU: the model
+    and the batch, both moved to `device`, are never paired across the two."""
+    assert findings("""
+        import sys
+        import torch
+        from torch import nn
+        use_cuda = "--no-cuda" not in sys.argv and torch.cuda.is_available()
+        device = torch.device("cuda" if use_cuda else "cpu")
+        if use_cuda:
+            other = "cuda:0"
+        else:
+            other = "cpu"
+        model = nn.Linear(2, 2).to(device)
+        y = model(torch.randn(3, 2).to(device)) + torch.ones(2, device=other)
+        z = model(torch.randn(3, 2))
+    """) == [(13, "MV202", "warning")]
