@@ -112,7 +112,7 @@ class Assignment:
         key = self.eval(target.slice, st, fr)
         for atom in container.atoms:
             if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
-                self.torch_index(atom, key, target, st, fr, op="__setitem__")
+                self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)

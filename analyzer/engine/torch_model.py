@@ -821,15 +821,18 @@ class TorchModel:
                                node, st, fr, op=name)
 
     def torch_index(self, atom: TorchTensorAtom, key: Value, node: ast.AST, st: State, fr: Frame,
-                    op: str = "__getitem__") -> Value:
+                    op: str = "__getitem__", values: Value | None = None) -> Value:
         """``t[key]`` (``t[key] = v``: ``op="__setitem__"``): an index tensor on the GPU must be on ``t``'s
-        device; a CPU index works anywhere."""
+        device; a CPU index works anywhere. Assigning through an index tensor is ``index_put_``: the values
+        must be on ``t``'s device too (but for a 0-dim CPU tensor); through slices it is a ``copy_``, which
+        copies across devices."""
         indexes = Value(frozenset(_index_tensors(key)), key.top)
         if not torch_tensors(indexes):
             return self.same_device_result(V(atom), node, st, fr, None)
-        return self.checked_op(f"Tensor.{op}", [("tensor", V(atom), False, False),
-                                               ("indices", indexes, True, False)],
-                               node, st, fr, op=op, zero_dim=None)
+        operands = [("tensor", V(atom), False, False), ("indices", indexes, True, False)]
+        if values is not None and torch_tensors(values):
+            operands.append(("values", values, False, False))
+        return self.checked_op(f"Tensor.{op}", operands, node, st, fr, op=op, zero_dim=None)
 
     def _function_op(self, name: str, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, module: str) -> Value:

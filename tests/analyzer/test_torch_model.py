@@ -790,3 +790,14 @@ def test_a_device_chosen_by_a_flag_is_the_worlds_device() -> None:
         y = model(torch.randn(3, 2).to(device)) + torch.ones(2, device=other)
         z = model(torch.randn(3, 2))
     """) == [(13, "MV202", "warning")]
+
+
+def test_assigning_through_an_index_tensor_needs_the_values_on_the_device() -> None:
+    assert findings("""
+        import torch
+        buf = torch.zeros(10, 3, device="cuda")
+        idx = torch.tensor([1, 4, 7], device="cuda")
+        buf[0:3] = torch.randn(3, 3)
+        buf[idx] = torch.tensor(1.0)
+        buf[idx] = torch.randn(3, 3)
+    """) == [(7, "MV201", "error")]

@@ -160,6 +160,9 @@ def test_classify_mismatch_texts_need_a_device_split() -> None:
     hidden = ("Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor "
               "at cpu")
     assert classify(hidden, [Operand(CUDA0, 3), Operand(CPU, 3), Operand(CUDA0, 2, in_module=True)]) == "MV202"
+    # FakeTensorMode's own wording for index_put_ (``t[idx] = cpu_values``); real CUDA says MV201's text
+    fake_put = "Mismatching aten.index_put_.default device between self (cuda:0) and values (cpu)"
+    assert classify(fake_put, [Operand(CUDA0, 2), Operand(CUDA0, 1, is_index=True), Operand(CPU, 2)]) == "MV201"
     assert classify("something else entirely", operands) is None
 
 
