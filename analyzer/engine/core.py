@@ -93,6 +93,7 @@ class Engine(
         self.depth = 0
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self.heap: dict[tuple[Instance, str], Value] = {}
+        self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
         self.heap_reads: set = set()  # heap keys read in this pass
         self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again
         self.module_stores = 0  # assignments to attributes of project modules so far
@@ -154,8 +155,8 @@ class Engine(
         for cls in self.classes.values():
             cls.namespace = {}
             cls.setters = {}
-        for table in (self.heap, self.summaries, self.records, self.instances, self.defined, self.functions,
-                      self.classes, self.ctx_ids, self.in_progress, self.active_functions):
+        for table in (self.heap, self.heap_owners, self.summaries, self.records, self.instances, self.defined,
+                      self.functions, self.classes, self.ctx_ids, self.in_progress, self.active_functions):
             table.clear()
 
     def _sweep_uncalled(self) -> None:
@@ -254,7 +255,15 @@ class Engine(
         if old != value:
             if key in self.heap_reads:
                 self.heap_stale = True
+            if old is None:
+                self.heap_owners.setdefault(key[0], []).append(key[1])
             self.heap[key] = value
+
+    def heap_attributes(self, owner: Any) -> list[tuple[str, Value]]:
+        """Every heap attribute of ``owner`` (an instance's, for the scans of a module's whole state: a move,
+        a freeze, its parameters), without a walk over the whole heap."""
+        heap = self.heap
+        return [(attr, heap[(owner, attr)]) for attr in list(self.heap_owners.get(owner, ()))]
 
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)

@@ -691,9 +691,9 @@ class TorchModel:
         elif isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
             seen.add(atom)
             self.note_heap_scan()  # every attribute of the instance
-            for (owner, attr), value in list(self.heap.items()):
-                if owner == atom and not attr.startswith("@"):
-                    self.heap_reads.add((owner, attr))
+            for attr, value in self.heap_attributes(atom):
+                if not attr.startswith("@"):
+                    self.heap_reads.add((atom, attr))
                     for inner in value.atoms:
                         if isinstance(inner, (TorchTensorAtom, TorchLayerAtom, Instance)):
                             self._note_grad_flag(inner, flag, seen)
@@ -1078,9 +1078,9 @@ class TorchModel:
         if isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
             self.note_heap_scan()  # every attribute of the instance
             out = TOP
-            for (owner, attr), value in list(self.heap.items()):
-                if owner == atom and not attr.startswith("@"):
-                    self.heap_reads.add((owner, attr))
+            for attr, value in self.heap_attributes(atom):
+                if not attr.startswith("@"):
+                    self.heap_reads.add((atom, attr))
                     for inner in value.atoms:
                         if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
                             out = out.join(V(inner))
@@ -1111,9 +1111,9 @@ class TorchModel:
         plain_moves = dynamic.get(instance.cls)
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
-        for (owner, attr), value in list(self.heap.items()):
-            if owner == instance and attr not in (_MOVED, _MOVED_VIA):  # notes on this object, not its attributes
-                self.heap_reads.add((owner, attr))
+        for attr, value in self.heap_attributes(instance):
+            if attr not in (_MOVED, _MOVED_VIA):  # notes on this object, not its attributes
+                self.heap_reads.add((instance, attr))
                 key = (moved, attr)
                 self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
         return moved
