@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_support import remember_engines
 
 from analyzer.engine import demand
 from analyzer.engine.core import Engine
@@ -105,14 +106,7 @@ def test_what_a_skipped_function_stores_in_globals_becomes_unknown(tmp_path: Pat
 
 
 def _engine_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
-    engines: list[Engine] = []
-    run = Engine.run
-
-    def remembered(self: Engine) -> None:
-        engines.append(self)
-        run(self)
-
-    monkeypatch.setattr(Engine, "run", remembered)
+    engines = remember_engines(monkeypatch)
     check([str(path)], Settings(jobs=1))
     (engine,) = engines
     return engine

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_support import remember_engines
 
 from analyzer.engine import reuse
 from analyzer.engine.core import Engine
@@ -64,14 +65,7 @@ unrelated_{n}(Tensor.ones([2], Device.flex()))
 
 def _analysed(keep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], list[Engine]]:
     monkeypatch.setattr(reuse.PassReuse, "keep_runs", keep)
-    engines: list[Engine] = []
-    run = Engine.run
-
-    def remembered(self: Engine) -> None:
-        engines.append(self)
-        run(self)
-
-    monkeypatch.setattr(Engine, "run", remembered)
+    engines = remember_engines(monkeypatch)
     return as_data(check_source(PROGRAM, "tracer.py", Settings(jobs=1))), engines
 
 
