@@ -103,8 +103,8 @@ def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[Sourc
 
 
 _WORD = re.compile(rb"\w+")
-# with the PyTorch rules, modules the analysed files import are analysed too, in projects up to this size (the
-# closure reads every analysed file's words; a library of this size is nearly all torch anyway)
+# with the PyTorch rules, modules the analysed files name are analysed too, in projects up to this size (each
+# remaining file's name is searched for in the analysed files' text; a larger library is nearly all torch anyway)
 IMPORTED_CLOSURE_MAX_BYTES = 4_000_000
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from .domain import Atom, Origin
 
 CPU_TYPE = "cpu"
+#: the device types PyTorch names in strings and ``torch.device(...)`` (``"cuda:1"``, ``"mps"`` ...)
+DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu", "xla", "privateuseone"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ Usage (the corpora are the speed bench's pinned wheels, downloaded on first use)
 
     python bench/demand_estimate.py                       # name closure, all four corpora
     python bench/demand_estimate.py --engine --corpora timm
+    python bench/demand_estimate.py --engine --full-sweep --corpora timm   # the same, every uncalled function swept
     python bench/demand_estimate.py --engine --directory fixtures/torch   # any directory
 """
 
@@ -30,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
+from analyzer.torch_domain import DEVICE_TYPES  # noqa: E402  (the analyzer's list of device types)
 from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402  (one list of corpora, one place)
 
-DEVICE_TYPES = {"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"}
 SOURCE_ATTRIBUTES = {"cpu", "cuda", "numpy", "from_numpy", "set_default_device", "device"}
 NUMPY_NAMES = {"np", "numpy"}
 
@@ -111,8 +112,10 @@ def name_closure(functions: list[Function]) -> set[int]:
         chosen |= grown
 
 
-def engine_contexts(directory: Path) -> tuple[int, int, float]:
-    """(calling contexts, contexts with a site fact, seconds) of one in-process analysis of ``directory``."""
+def engine_contexts(directory: Path, full_sweep: bool = False) -> tuple[int, int, int, float]:
+    """(calling contexts, contexts with a site fact, statements executed, seconds) of one in-process analysis of
+    ``directory``; ``full_sweep``: every uncalled function swept (the demand-driven sweep off). The statement
+    count is the engine's work, independent of the machine's speed."""
     from analyzer import frontend
     from analyzer.engine.core import Engine
     from analyzer.facts import FactStore
@@ -122,12 +125,26 @@ def engine_contexts(directory: Path) -> tuple[int, int, float]:
     sources = frontend.load(frontend.discover([str(directory)]))
     sources = [s for s in sources if frontend.parse(s) is None]
     facts = FactStore()
-    started = time.perf_counter()
-    engine = Engine(sources, facts, DEFAULT_PROFILE, None, project_modules=frozenset(s.module for s in sources))
-    engine.run()
-    seconds = time.perf_counter() - started
+    statements = 0
+    execute = Engine.exec_stmt
+
+    def counted(self: Engine, *args: object, **kwargs: object) -> object:
+        nonlocal statements
+        statements += 1
+        return execute(self, *args, **kwargs)
+
+    Engine.exec_stmt = counted  # type: ignore[method-assign]
+    try:
+        started = time.perf_counter()
+        engine = Engine(sources, facts, DEFAULT_PROFILE, None, project_modules=frozenset(s.module for s in sources))
+        if full_sweep:
+            engine.demand_sweep = False
+        engine.run()
+        seconds = time.perf_counter() - started
+    finally:
+        Engine.exec_stmt = execute  # type: ignore[method-assign]
     with_facts = {ctx for _site, ctx in facts.sites}
-    return len(engine.contexts), len(with_facts), seconds
+    return len(engine.contexts), len(with_facts), statements, seconds
 
 
 def share(part: list[Function], functions: list[Function]) -> str:
@@ -141,7 +158,10 @@ def main() -> int:
     parser.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated (default: all four)")
     parser.add_argument("--directory", action="append", default=None, metavar="DIR",
                         help="measure this directory instead of the corpora (repeatable)")
-    parser.add_argument("--engine", action="store_true", help="also count contexts with facts (slow)")
+    parser.add_argument("--engine", action="store_true",
+                        help="also analyse: calling contexts, those with facts, statements executed (slow)")
+    parser.add_argument("--full-sweep", action="store_true",
+                        help="with --engine: sweep every uncalled function (the demand-driven sweep off)")
     args = parser.parse_args()
     if args.directory:
         targets = [(Path(d).name, Path(d)) for d in args.directory]
@@ -157,9 +177,10 @@ def main() -> int:
         print(f"{name}: {len(functions):,} functions; with a device source {share(sources, functions)}; "
               f"name closure {share(closure, functions)}")
         if args.engine:
-            contexts, with_facts, seconds = engine_contexts(directory)
-            print(f"{name}: engine {seconds:.1f} s, {contexts:,} calling contexts, {with_facts:,} with a site fact "
-                  f"({with_facts / max(contexts, 1):.2%})")
+            contexts, with_facts, statements, seconds = engine_contexts(directory, args.full_sweep)
+            sweep = "full sweep" if args.full_sweep else "sweep on demand"
+            print(f"{name}: engine ({sweep}) {seconds:.1f} s, {statements:,} statements executed, {contexts:,} "
+                  f"calling contexts, {with_facts:,} with a site fact ({with_facts / max(contexts, 1):.2%})")
         sys.stdout.flush()
     return 0
 

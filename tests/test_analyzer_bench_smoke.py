@@ -60,6 +60,7 @@ def test_demand_estimate_on_the_torch_fixtures() -> None:
     sources, closure = (int(part.split(" ", 1)[0].replace(",", "")) for part in counts.split("name closure "))
     assert 0 < sources <= closure  # the fixtures are programs that move tensors; the closure holds its seeds
     assert "calling contexts," in done.stdout and "with a site fact" in done.stdout
+    assert int(done.stdout.split("statements executed")[0].rsplit(" ", 2)[-2].replace(",", "")) > 0
 
 
 def test_warm_compare_on_the_torch_fixtures() -> None:

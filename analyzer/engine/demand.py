@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain import TOP, Value
+from ..torch_domain import DEVICE_TYPES
 from .program import FunctionInfo
 
 #: components of more files than this sweep on demand (the ``torch.cuda.is_available()`` worlds use the same bound)
 DEMAND_SWEEP_MIN_FILES = 40
 
-_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"})
 #: attribute or function names that give a known device or grad state where the inputs are unknown, move a
 #: module in place, register what moves with it, or convert to numpy / DLPack. Not ``device`` itself: passing
 #: ``device=device`` or reading ``x.device`` gives a known state only when the caller's is (then the caller,
@@ -64,7 +64,7 @@ def mentions_device(node: ast.AST) -> bool:
             if sub.id in _SOURCE_NAMES:
                 return True
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            if sub.value.split(":", 1)[0] in _DEVICE_TYPES:
+            if sub.value.split(":", 1)[0] in DEVICE_TYPES:
                 return True
         elif isinstance(sub, ast.keyword) and sub.arg in ("device", "requires_grad") \
                 and isinstance(sub.value, ast.Constant) and sub.value.value not in (None, False):

@@ -121,3 +121,12 @@ VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", 
 INTEGER_DTYPES = frozenset({"long", "int64", "int", "int32", "short", "int16", "int8", "uint8", "bool", "uint16",
                             "uint32", "uint64"})
 DEFAULT_FLOAT_DTYPES = frozenset({"float", "float32"})
+#: Legacy typed constructors of integer and boolean tensors (a cast to them drops requires-grad).
+INTEGER_TENSOR_TYPES = frozenset(t for t in LEGACY_TENSOR_TYPES if t not in {"FloatTensor", "DoubleTensor",
+                                                                             "HalfTensor", "BFloat16Tensor"})
+#: ``a < b`` and the like on tensors: a bool tensor (the ops' names as ``torch_binop`` gives them).
+COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
+#: Casts and copies that return the tensor itself for a leaf created without ``dtype=`` (contiguous, float32).
+LEAF_IDENTITIES = frozenset({"contiguous", "float"})
+#: Layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights).
+TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})

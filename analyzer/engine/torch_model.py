@@ -49,6 +49,7 @@ from ..domain import (
 from ..facts import Possibility, Site
 from ..torch_domain import (
     CPU,
+    DEVICE_TYPES,
     LEAF,
     NO_GRAD,
     NON_LEAF,
@@ -63,6 +64,7 @@ from .flow_state import Frame, State, stored, widen_if_large
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
+    COMPARISONS,
     CREATORS,
     DEFAULT_FLOAT_DTYPES,
     DIM_KEYWORDS,
@@ -70,6 +72,8 @@ from .torch_api import (
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
     INTEGER_DTYPES,
+    INTEGER_TENSOR_TYPES,
+    LEAF_IDENTITIES,
     LEGACY_TENSOR_TYPES,
     LIKE_CREATORS,
     MODULE_METHODS,
@@ -80,6 +84,7 @@ from .torch_api import (
     REDUCTIONS,
     SAME_DEVICE_OPS,
     SEQUENCE_OPS,
+    TUPLE_OUTPUTS,
     VALUES_INDICES,
     WEIGHTED_LOSSES,
 )
@@ -165,7 +170,7 @@ class TorchModel:
 
     def parse_device(self, text: str) -> TorchDev | None:
         kind, _, index = text.partition(":")
-        if kind not in ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu", "xla", "privateuseone"):
+        if kind not in DEVICE_TYPES:
             return None
         if kind == "cpu":
             return CPU
@@ -272,7 +277,7 @@ class TorchModel:
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
             needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
-                and op not in _COMPARISONS
+                and op not in COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
             for enabled in grads:
@@ -295,7 +300,7 @@ class TorchModel:
             if detach or not atom.requires_grad:
                 out.add(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin))
                 continue
-            if atom.grad == LEAF and api in _LEAF_IDENTITIES:
+            if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
@@ -743,7 +748,7 @@ class TorchModel:
         kind = None if target is None else _legacy_type_device(target)
         names = {a.path.rpartition(".")[2] for a in target.atoms if isinstance(a, TorchRef)} if target else set()
         # an integer or boolean type (``torch.LongTensor``, ``torch.long``): the result is out of the graph
-        api = "long" if names and all(n in INTEGER_DTYPES or n in _INTEGER_TENSOR_TYPES for n in names) else "type"
+        api = "long" if names and all(n in INTEGER_DTYPES or n in INTEGER_TENSOR_TYPES for n in names) else "type"
         if kind == "same":
             return self.same_device_result(receiver, node, st, fr, None, api=api)
         dev = CPU if kind == "cpu" else self.parse_device("cuda") if kind == "cuda" else None
@@ -975,7 +980,7 @@ class TorchModel:
                                                      origin=self.origin(node, fr, f"{api} output"))
                                      for enabled in self.grad_modes(st) for grad in tracked),
                            checked.top) if not st.dead else BOTTOM
-            if layer.name in _TUPLE_OUTPUTS and not st.dead:
+            if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
                 result = V(seq("tuple", (result, second)))
@@ -1356,14 +1361,6 @@ def _legacy_type_device(value: Value) -> str | None:
     return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
-DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "meta", "xpu", "xla", "hpu", "npu"})
-#: layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights)
-_TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})
-_INTEGER_TENSOR_TYPES = frozenset({"LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"})
-#: ``a < b`` and the like on tensors: a bool tensor (the ops' names as :meth:`torch_binop` gives them)
-_COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
-#: casts and copies that return the tensor itself for a leaf created without ``dtype=`` (contiguous, float32)
-_LEAF_IDENTITIES = frozenset({"contiguous", "float"})
 
 
 def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
