@@ -1,4 +1,4 @@
-"""Cached (warm) devicelint runs of two or more checkouts, interleaved, against ruff in the same session.
+"""Cached (warm) or cold devicelint runs of two or more checkouts, interleaved, against ruff in the same session.
 
 Small corpora are where a warm run is mostly start-up, and this machine's speed drifts by a third
 from one minute to the next: timing one checkout after the other compares the drift. This runs
@@ -11,6 +11,7 @@ Usage (the corpora are the speed bench's pinned wheels, downloaded on first use)
     git worktree add /tmp/before <commit>
     python bench/warm_compare.py /tmp/before . --corpora torchvision,pytorch-lightning
     python bench/warm_compare.py . --directory fixtures/torch --runs 3   # any directory
+    python bench/warm_compare.py /tmp/before . --cold --runs 5          # cold runs (``--no-cache``)
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def main() -> int:
     parser.add_argument("--directory", action="append", default=None, metavar="DIR",
                         help="time this directory instead of the corpora (repeatable)")
     parser.add_argument("--runs", type=int, default=15, help="rounds (each runs every tool once)")
+    parser.add_argument("--cold", action="store_true", help="time cold runs (--no-cache) instead of cached ones")
     args = parser.parse_args()
     names = args.corpora.split(",")
     targets = ([(Path(d).name, str(Path(d).resolve())) for d in args.directory] if args.directory
@@ -64,8 +66,9 @@ def main() -> int:
             tools: dict[str, tuple[list[str], str]] = {}
             for n, checkout in enumerate(checkouts):
                 command = [sys.executable, "-m", "analyzer", "check", directory, *FLAGS,
-                           "--cache-dir", os.path.join(caches, f"{n}-{corpus}")]
-                timed(command, checkout, env)  # fills the cache
+                           *(["--no-cache"] if args.cold else ["--cache-dir", os.path.join(caches, f"{n}-{corpus}")])]
+                if not args.cold:
+                    timed(command, checkout, env)  # fills the cache
                 tools[checkout] = (command, checkout)
             tools["ruff"] = ([ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", directory], caches)
             times: dict[str, list[float]] = {name: [] for name in tools}

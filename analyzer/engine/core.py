@@ -140,7 +140,8 @@ class Engine(
                       f"{(time.perf_counter() - started) * 1000:.1f} ms "
                       f"(module level {(loaded - started) * 1000:.1f}), "
                       f"{self.skipped_uncalled} uncalled skipped, "
-                      f"{len(self.ran_this_pass)} contexts run, {len(self.kept_this_pass)} kept", file=sys.stderr)
+                      f"{len(self.ran_this_pass)} contexts run, {len(self.kept_this_pass)} kept, "
+                      f"{len(self.modules_kept)} modules kept", file=sys.stderr)
             if (self.heap == before and not self.havoc_grew) or not self.heap_stale:
                 break  # no attribute was read before it changed: another pass would compute the same
 
@@ -155,8 +156,9 @@ class Engine(
         for cls in self.classes.values():
             cls.namespace = {}
             cls.setters = {}
-        for table in (self.heap, self.heap_owners, self.summaries, self.records, self.instances, self.defined,
-                      self.functions, self.classes, self.ctx_ids, self.in_progress, self.active_functions):
+        for table in (self.heap, self.heap_owners, self.summaries, self.records, self.module_records,
+                      self.instances, self.defined, self.functions, self.classes, self.ctx_ids, self.in_progress,
+                      self.active_functions):
             table.clear()
 
     def _sweep_uncalled(self) -> None:

@@ -20,6 +20,7 @@ from ..imports import (
 from ..torch_domain import TorchRef
 from .flow_state import Frame, State
 from .program import ModuleInfo
+from .reuse import public_names
 
 
 class ModuleLoading:
@@ -44,11 +45,14 @@ class ModuleLoading:
             return None
         if module.state != "new":
             return module.namespace  # done, or a cycle: what is defined so far
+        if self.keep_module(module):  # the previous pass's run, if nothing it read changed
+            return module.namespace
         module.state = "loading"
         self.module_loads += 1  # a function run that loads a module is not kept for the next pass
         tree = module.source.tree
         assert tree is not None
         ctx = self.module_context(module)
+        record = self.start_module_record(module)
         frame = Frame(module, ctx, kind="module", profile=self.profile)
         state = State(module.namespace)
         state.vars["__name__"] = TOP
@@ -56,14 +60,16 @@ class ModuleLoading:
         self.exec_block(tree.body, state, frame)
         module.namespace = state.vars if not state.dead else module.namespace
         module.state = "done"
+        self.finish_module_record(record)
         return module.namespace
 
     def module_attr(self, ref: ModuleRef, attr: str) -> Value:
         module = self.find_module(ref.name, ref.root)
         namespace = self.load_module(module)
-        if namespace is not None and attr in namespace:
-            self.note_global_read(("module", module, attr), namespace[attr])
-            return self.havoc_attribute(None, attr, namespace[attr]) or TOP
+        if namespace is not None:
+            self.note_global_read(("module", module, attr), namespace.get(attr))
+            if attr in namespace:
+                return self.havoc_attribute(None, attr, namespace[attr]) or TOP
         sub = f"{ref.name}.{attr}"
         if self.resolver.is_project(sub):
             return V(self.module_ref(sub, ref.root))
@@ -85,10 +91,13 @@ class ModuleLoading:
             for name in shim_public_names():
                 st.vars[name] = V(ShimRef(name))
             return
-        namespace = self.load_module(self.find_module(module, fr.module.root)) or {}
-        for name, value in namespace.items():
-            if not name.startswith("_") and "." not in name:
-                st.vars[name] = value
+        found = self.find_module(module, fr.module.root)
+        namespace = self.load_module(found)
+        if namespace is None:
+            return
+        names = public_names(namespace)
+        self.note_global_read(("star", found), names)
+        st.vars.update(names)
 
     def import_value(self, target: Any, fr: Frame) -> Value:
         if isinstance(target, ShimNameTarget):

@@ -30,16 +30,30 @@ class FunctionInfo:
         self.kwarg = args.kwarg.arg if args.kwarg else None
         self.param_names = [*self.positional, *([self.vararg] if self.vararg else []), *self.kwonly,
                             *([self.kwarg] if self.kwarg else [])]
-        self.locals, loads, self.is_generator, self.globals = module.scope_info(node)
-        self.locals.update(self.param_names)
-        self.free = sorted(loads - self.locals)
         # ``@torch.no_grad()`` / ``@torch.inference_mode()``: the body runs with grad disabled
         self.no_grad = any(_decorator_name(d) in ("no_grad", "inference_mode") for d in
                            getattr(node, "decorator_list", ()))
+        # ``locals``, ``free``, ``is_generator`` and ``globals`` (the names of its scope) are read from the
+        # body when first asked for (``__getattr__``): a library defines thousands of functions the demand
+        # sweep never runs, and walking each body at its ``def`` was a third of the modules' top level
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _SCOPE_ATTRIBUTES:
+            raise AttributeError(name)
+        bound, loads, generator, declared = self.module.scope_info(self.node)
+        bound.update(self.param_names)
+        self.locals = bound  # names bound in its own scope, parameters included
+        self.free = sorted(loads - bound)  # names it loads that it does not bind
+        self.__dict__.setdefault("is_generator", generator)  # (``async def`` sets it before)
+        self.globals = declared  # names its own scope declares ``global``
+        return self.__dict__[name]
 
     def __repr__(self) -> str:
         return f"<function {self.qualname}>"
 
+
+
+_SCOPE_ATTRIBUTES = frozenset({"locals", "free", "is_generator", "globals"})
 
 
 class ClassInfo:

@@ -17,6 +17,14 @@ same order), the caller links (a context's first caller names it in messages), t
 (so a later change of one still makes the pass stale), and the run budget it stands for. A run
 that loaded a module, met recursion or scanned an instance's attributes is never kept: its effect
 is not a function of the inputs recorded.
+
+A module's top-level run is kept the same way (:class:`ModuleRecord`): its reads, and in order the
+modules it loaded (each a record of its own), the other modules' attributes it read, the contexts it
+called and the globals it stored; keeping it restores the namespace it ended with and replays the
+rest. Reads of a module that is loading in the same simulated chain of loads (its own namespace, or an
+importer's in an import cycle) are not inputs: what it holds at that point follows from the statements
+and the inputs checked before it. A module loading for real (a run that is not kept imports a kept
+one) is read as it is now.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from typing import Any
 from ..domain import TOP, FuncRef, Value
 from ..facts import CallerLink
 from .calls import global_names
+from .dispatch_helpers import NullFacts
 from .flow_state import stored
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
@@ -51,6 +60,22 @@ class RunRecord:
     summary: Value | None = None
 
 
+@dataclass(eq=False)
+class ModuleRecord:
+    """What one top-level run of a module read, loaded, called and stored, and the namespace it ended with."""
+
+    module: ModuleInfo
+    cycle_hits: int  # recursion hits when the run began (a run that met recursion is not kept)
+    reads: dict[Any, Value | None] = field(default_factory=dict)
+    global_reads: dict[tuple, Value | None] = field(default_factory=dict)
+    # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", (module, name), value)
+    # for another module's attribute, in the order they happened (a module read is valid only after its load)
+    events: list[tuple[str, Any, Any]] = field(default_factory=list)
+    stores_below: bool = False
+    tainted: bool = False
+    namespace: dict[str, Value] | None = None  # at the end of the run (None: not finished)
+
+
 @dataclass
 class Simulation:
     """The module globals as a kept run would leave them, before it is replayed."""
@@ -58,10 +83,19 @@ class Simulation:
     stores: int = 0
     overlay: dict[tuple[int, str], Value] = field(default_factory=dict)
     visited: set[int] = field(default_factory=set)
+    loading: set[int] = field(default_factory=set)  # modules whose kept load is being simulated
+    loaded: dict[int, dict[str, Value]] = field(default_factory=dict)  # module -> namespace its kept load leaves
 
     def value(self, module: ModuleInfo, name: str) -> Value | None:
         found = self.overlay.get((id(module), name))
-        return found if found is not None else module.namespace.get(name)
+        if found is not None:
+            return found
+        namespace = self.loaded.get(id(module))
+        return (namespace if namespace is not None else module.namespace).get(name)
+
+    def ready(self, module: ModuleInfo) -> bool:
+        """Would ``module`` be loaded at this point of the simulated pass?"""
+        return module.state != "new" or id(module) in self.loaded
 
     def store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
         self.overlay[(id(module), name)] = stored(self.value(module, name), value, strong)  # as apply_store
@@ -85,6 +119,8 @@ class PassReuse:
         self._validity: dict[tuple[int, int], bool] = {}
         self.module_loads = 0
         self.cycle_hits = 0
+        self.module_records: dict[ModuleInfo, ModuleRecord] = {}
+        self.modules_kept: set[str] = set()  # this pass: names of the modules whose top-level run was kept
 
     @property
     def reuse_enabled(self) -> bool:
@@ -95,10 +131,13 @@ class PassReuse:
         self.ran_this_pass = set()
         self.kept_this_pass = set()
         self._validity = {}
+        self.modules_kept = set()
         if self.reuse_enabled:
-            self.fact_store.index_contexts(self.records.keys())
+            module_contexts = [self.module_context(module).id for module in self.module_records]
+            self.fact_store.index_contexts([*self.records.keys(), *module_contexts])
         else:
             self.records.clear()
+            self.module_records.clear()
             self.fact_store.clear_flow_facts()
 
     def end_pass(self) -> None:
@@ -138,7 +177,97 @@ class PassReuse:
 
     def note_global_read(self, key: tuple, value: Value | None) -> None:
         if self.recording:
-            self.recording[-1].global_reads.setdefault(key, value)
+            record = self.recording[-1]
+            if key not in record.global_reads:
+                record.global_reads[key] = value
+                if key[0] in ("module", "star") and isinstance(record, ModuleRecord):
+                    record.events.append(("read", key, value))
+
+    # ------------------------------------------------------------------ module runs
+
+    def start_module_record(self, module: ModuleInfo) -> ModuleRecord | None:
+        """``module``'s top level runs: its previous facts go, and what it reads and does is recorded."""
+        self.fact_store.drop_context(self.module_context(module).id)
+        if self.recording:
+            self.recording[-1].events.append(("load", module, None))
+        if not self.reuse_enabled or isinstance(self.facts, NullFacts):
+            self.module_records.pop(module, None)
+            return None
+        record = ModuleRecord(module, self.cycle_hits)
+        self.recording.append(record)
+        return record
+
+    def finish_module_record(self, record: ModuleRecord | None) -> None:
+        if record is None:
+            return
+        popped = self.recording.pop()
+        assert popped is record
+        record.tainted |= record.cycle_hits != self.cycle_hits
+        record.namespace = dict(record.module.namespace)
+        self.module_records[record.module] = record
+        if self.recording:
+            self.recording[-1].tainted |= record.tainted
+            self.recording[-1].stores_below |= record.stores_below
+
+    def keep_module(self, module: ModuleInfo) -> bool:
+        """Keep the previous pass's top-level run of ``module`` if nothing it depended on changed."""
+        if not self.reuse_enabled or module not in self.module_records or isinstance(self.facts, NullFacts):
+            return False
+        if not self._valid_module(module, Simulation(), set()):
+            return False
+        if self.recording:
+            self.recording[-1].events.append(("load", module, None))
+        self._keep_module(module)
+        return True
+
+    def _valid_module(self, module: ModuleInfo, sim: Simulation, visiting: set[int]) -> bool:
+        record = self.module_records.get(module)
+        if record is None or record.tainted or record.namespace is None or module.state != "new" \
+                or id(module) in sim.loaded or id(module) in sim.loading:
+            return False
+        heap = self.heap
+        if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
+            return False
+        if not self._same_class_reads(record.global_reads):
+            return False
+        sim.loading.add(id(module))
+        try:
+            for kind, subject, detail in record.events:
+                if kind == "read":
+                    if not self._same_module_read(subject, detail, sim):
+                        return False
+                elif kind == "load":
+                    if not self._valid_module(subject, sim, visiting):
+                        return False
+                elif kind == "call":
+                    if not self._same_call(subject, detail, sim, visiting):
+                        return False
+                elif kind == "store":
+                    target, name, strong = subject
+                    sim.store(target, name, detail, strong)
+        finally:
+            sim.loading.discard(id(module))
+        sim.loaded[id(module)] = record.namespace
+        for key in [k for k in sim.overlay if k[0] == id(module)]:
+            del sim.overlay[key]  # stores during its run are in the namespace it ended with
+        return True
+
+    def _keep_module(self, module: ModuleInfo) -> None:
+        """Replay a kept module run: what it called and stored, the modules it loaded, its namespace."""
+        record = self.module_records[module]
+        module.state = "loading"
+        self.module_loads += 1
+        self.modules_kept.add(module.name)
+        self.fact_store.keep_context(self.module_context(module).id)
+        self.heap_reads.update(record.reads)
+        self._replay_havoc_reads(record.global_reads)
+        for kind, subject, detail in record.events:
+            if kind == "load":
+                self._keep_module(subject)
+            else:
+                self._replay(kind, subject, detail)
+        module.namespace = dict(record.namespace)
+        module.state = "done"
 
     def class_lookup(self, cls: ClassInfo, name: str, after: ClassInfo | None = None) -> Value | None:
         """``cls.lookup`` (class namespaces are rebuilt each pass: a kept run must have seen the same)."""
@@ -189,7 +318,7 @@ class PassReuse:
         record = self.records.get(ctx_id)
         if record is None or record.tainted or record.summary is None or ctx_id in visiting:
             return False
-        memo = None if record.stores_below or sim.overlay else (ctx_id, sim.stores)
+        memo = None if record.stores_below or sim.overlay or sim.loading or sim.loaded else (ctx_id, sim.stores)
         if memo is not None and memo in self._validity:
             return self._validity[memo]
         visiting.add(ctx_id)
@@ -204,40 +333,65 @@ class PassReuse:
 
     def _same_inputs(self, record: RunRecord, sim: Simulation) -> bool:
         module = record.fn.module
-        current = (self.module_stores + sim.stores,
-                   *(_or_top(sim.value(module, name)) for name in record.free_names))
-        if current != record.globals_key:
-            return False
+        if id(module) in sim.loading:
+            # called from its module's top level, whose namespace so far follows from the inputs checked
+            current: tuple = (self.module_stores + sim.stores,)
+            if current[0] != record.globals_key[0]:
+                return False
+        else:
+            current = (self.module_stores + sim.stores,
+                       *(_or_top(sim.value(module, name)) for name in record.free_names))
+            if current != record.globals_key:
+                return False
         heap = self.heap
         if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
             return False
         for key, seen in record.global_reads.items():
-            if key[0] == "module":
-                _kind, read_module, name = key
-                if read_module.state == "new" or not _same(sim.value(read_module, name), seen):
-                    return False  # a run now would load the module, or sees another value
-            elif key[0] == "havoc":
+            if key[0] in ("module", "star") and not self._same_module_read(key, seen, sim):
+                return False
+        return self._same_class_reads(record.global_reads)
+
+    @staticmethod
+    def _same_module_read(key: tuple, seen: Any, sim: Simulation) -> bool:
+        """("module", module, name): one attribute; ("star", module): its public names (``import *``)."""
+        read_module = key[1]
+        if id(read_module) in sim.loading:
+            return True  # what it holds at this point follows from what was checked before
+        if not sim.ready(read_module):
+            return False  # a run now would load the module
+        if key[0] == "module":
+            return _same(sim.value(read_module, key[2]), seen)
+        namespace = sim.loaded.get(id(read_module), read_module.namespace)
+        overlaid = {name: value for (module_id, name), value in sim.overlay.items() if module_id == id(read_module)}
+        return public_names({**namespace, **overlaid}) == seen
+
+    def _same_class_reads(self, global_reads: dict[tuple, Value | None]) -> bool:
+        """Class attributes and skipped functions' assignments as a run saw them."""
+        for key, seen in global_reads.items():
+            if key[0] == "havoc":
                 if self.havocked(key[1], key[2]) != (seen is not None):
                     return False  # a skipped function's assignments now (or no longer) reach this read
-            elif not _same(key[1].lookup(key[2], key[3]), seen):
+            elif key[0] == "class" and not _same(key[1].lookup(key[2], key[3]), seen):
                 return False
         return True
 
     def _same_events(self, record: RunRecord, sim: Simulation, visiting: set[int]) -> bool:
         for kind, subject, detail in record.events:
             if kind == "call":
-                if subject in self.ran_this_pass or subject in self.kept_this_pass or subject in sim.visited:
-                    now = self.summaries.get(subject) if subject not in sim.visited else self.records[subject].summary
-                    if now is None or not _same(now, detail):
-                        return False
-                    continue
-                callee = self.records.get(subject)
-                if callee is None or not _same(callee.summary, detail) or not self._valid(subject, sim, visiting):
+                if not self._same_call(subject, detail, sim, visiting):
                     return False
             elif kind == "store":
                 module, name, strong = subject
                 sim.store(module, name, detail, strong)
         return True
+
+    def _same_call(self, ctx_id: int, summary: Value, sim: Simulation, visiting: set[int]) -> bool:
+        """Would the call of ``ctx_id`` a record made return ``summary`` now (its run valid, or already done)?"""
+        if ctx_id in self.ran_this_pass or ctx_id in self.kept_this_pass or ctx_id in sim.visited:
+            now = self.summaries.get(ctx_id) if ctx_id not in sim.visited else self.records[ctx_id].summary
+            return now is not None and _same(now, summary)
+        callee = self.records.get(ctx_id)
+        return callee is not None and _same(callee.summary, summary) and self._valid(ctx_id, sim, visiting)
 
     def _keep(self, ctx_id: int) -> None:
         """Replay what a pass rebuilds for a kept context and every context it called, in the order it happened."""
@@ -250,16 +404,31 @@ class PassReuse:
         self.summaries[ctx_id] = record.summary
         self.analysed.add(record.fn)
         self.heap_reads.update(record.reads)
+        self._replay_havoc_reads(record.global_reads)
         for kind, subject, detail in record.events:
-            if kind == "call":
-                self._keep(subject)
-            elif kind == "store":
-                module, name, strong = subject
-                self.apply_store(module, name, detail, strong)
-            elif kind == "link":
-                self.contexts[subject].add_caller(detail)
-            else:
-                self.defined.setdefault(subject, detail)
+            self._replay(kind, subject, detail)
+
+    def _replay(self, kind: str, subject: Any, detail: Any) -> None:
+        if kind == "call":
+            self._keep(subject)
+        elif kind == "store":
+            module, name, strong = subject
+            self.apply_store(module, name, detail, strong)
+        elif kind == "link":
+            self.contexts[subject].add_caller(detail)
+        elif kind == "def":
+            self.defined.setdefault(subject, detail)
+
+    def _replay_havoc_reads(self, global_reads: dict[tuple, Value | None]) -> None:
+        """A kept run's reads of names skipped functions may assign: a later havoc of one makes the pass stale."""
+        for key in global_reads:
+            if key[0] == "havoc":
+                self.attr_names_read.add(key[2])
+
+
+def public_names(namespace: dict[str, Value]) -> dict[str, Value]:
+    """What ``from module import *`` copies."""
+    return {name: value for name, value in namespace.items() if not name.startswith("_") and "." not in name}
 
 
 def _or_top(value: Value | None) -> Value:

@@ -161,3 +161,22 @@ def test_the_pass_trace_counts_skipped_functions(tmp_path: Path) -> None:
                            "--exit-zero", "-q"], capture_output=True, text=True, env=env, cwd=tmp_path)
     lines = [line for line in done.stderr.splitlines() if " uncalled skipped" in line]
     assert lines and not any(", 0 uncalled skipped" in line for line in lines), done.stderr
+
+
+def test_one_walk_per_module_finds_what_a_walk_per_function_finds() -> None:
+    """The module-wide scan attributes every node to each function around it, as ``ast.walk`` of each would."""
+    import ast
+
+    folders = ("analyzer", "rules", "runtime_shim", "fixtures", "bench")
+    files = [p for folder in folders for p in (REPO / folder).rglob("*.py") if ".cache" not in p.parts]
+    functions = 0
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scans = demand.scan_functions(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                functions += 1
+                walked = list(ast.walk(node))
+                assert scans[id(node)].mentions == any(map(demand._is_source, walked)), (path, node.lineno)
+                assert {id(n) for n in scans[id(node)].writes} == {id(n) for n in walked if demand._may_write(n)}
+    assert functions > 1000
