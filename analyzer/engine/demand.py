@@ -31,6 +31,9 @@ Smaller components (programs, fixtures, most projects) keep the full sweep.
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,12 +58,19 @@ _MUTATORS = frozenset({"append", "extend", "insert", "add", "pop", "update", "se
 ALL_ATTRIBUTES = "*"
 
 
-def mentions_device(node: ast.AST) -> bool:
-    """Does this function's text (nested functions included) hold a device source?"""
-    return scan_functions(node)[id(node)].mentions
+def _words(names: Iterable[str]) -> bytes:
+    return b"|".join(re.escape(name.encode()) for name in sorted(names))
+
+
+#: what must be on an expression's lines for it to hold a node the scan looks for: the word of a device source
+#: (:func:`_is_source`: a source name, a device type, ``device=``/``requires_grad=``) or of a write
+#: (:func:`_may_write`: a mutator, ``setattr``, ``__dict__``, a comprehension's ``for``)
+_SCANNED_WORDS = re.compile(rb"\b(?:" + _words(
+    _SOURCE_NAMES | DEVICE_TYPES | {"device", "requires_grad", "setattr", "__dict__", "for"} | _MUTATORS) + rb")\b")
 
 
 def _is_source(node: ast.AST) -> bool:
+    """Is this node a device source?"""
     kind = type(node)
     if kind is ast.Attribute:
         return node.attr in _SOURCE_NAMES  # type: ignore[attr-defined]
@@ -100,32 +110,96 @@ class FunctionScan:
     writes: list[ast.AST] = field(default_factory=list)  # the nodes through which it may store (see effects)
 
 
+class _Lines:
+    """The lines of a module's text on which a pattern matches (sorted), for "any between" queries."""
+
+    def __init__(self, data: bytes, pattern: re.Pattern[bytes]) -> None:
+        if b"\r" in data:  # ast counts \r\n and a lone \r as one line end
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self.lines: list[int] = []
+        line, position = 1, 0
+        for match in pattern.finditer(data):
+            line += data.count(b"\n", position, match.start())
+            position = match.start()
+            if not self.lines or self.lines[-1] != line:
+                self.lines.append(line)
+
+    def between(self, first: int, last: int) -> bool:
+        i = bisect_left(self.lines, first)
+        return i < len(self.lines) and self.lines[i] <= last
+
+
+def mentions_device(node: ast.AST, data: bytes) -> bool:
+    """Does this function's text (nested functions included; ``data``: its module's source) hold a device
+    source?"""
+    return scan_functions(node, data)[id(node)].mentions
+
+
+def _target_writes(target: ast.AST | None, out: list[ast.AST]) -> None:
+    """The attribute and subscript stores of an assignment target (tuples and starred unpacked)."""
+    if isinstance(target, (ast.Attribute, ast.Subscript)):
+        out.append(target)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _target_writes(element, out)
+    elif isinstance(target, ast.Starred):
+        _target_writes(target.value, out)
+
+
+def _targets(stmt: ast.AST) -> list[ast.AST]:
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
+
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statements
+_ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
 
 
-def scan_functions(tree: ast.AST) -> dict[int, FunctionScan]:
-    """Every function and lambda in ``tree`` (by ``id`` of its node), scanned in one walk.
+def scan_functions(tree: ast.AST, data: bytes) -> dict[int, FunctionScan]:
+    """Every function and lambda in ``tree`` (by ``id`` of its node; ``data``: the module's source), scanned
+    at once: whether it holds a device source (:func:`_is_source`) and through which nodes it may write.
 
-    Each node is visited once and counts for every function around it (a nested function's text is its
-    enclosing functions' text too); a walk per function visited nested ones again and cost a fifth of a
-    library's analysis in ``ast.walk`` alone."""
+    Statements are all visited (targets and ``global`` are writes); an expression is walked only when a
+    word it would need is on its lines (:data:`_SCANNED_WORDS`), which leaves out most of a library's
+    expressions. Each node counts for every function around it: a nested function's text is its enclosing
+    functions' text too. Walking every node of every function was a fifth of a library's analysis."""
+    words = _Lines(data, _SCANNED_WORDS)
     scans: dict[int, FunctionScan] = {}
     stack: list[tuple[ast.AST, tuple[FunctionScan, ...]]] = [(tree, ())]
     pop, push = stack.pop, stack.append
     while stack:
         node, owners = pop()
-        if owners:
-            if _is_source(node):
-                for owner in owners:
-                    owner.mentions = True
-            if _may_write(node):
-                for owner in owners:
-                    owner.writes.append(node)
         if isinstance(node, _FUNCTIONS):
             scan = scans[id(node)] = FunctionScan()
             owners = (*owners, scan)
+        if not isinstance(node, (ast.Module, *_CONTAINERS)):  # an expression: all of it
+            if owners:
+                if _is_source(node):
+                    for owner in owners:
+                        owner.mentions = True
+                if _may_write(node):
+                    for owner in owners:
+                        owner.writes.append(node)
+            for child in child_nodes(node):
+                push((child, owners))
+            continue
+        if owners:
+            found: list[ast.AST] = [node] if isinstance(node, ast.Global) else []
+            for target in _targets(node):
+                _target_writes(target, found)
+            for write in found:
+                for owner in owners:
+                    owner.writes.append(write)
         for child in child_nodes(node):
-            push((child, owners))
+            if isinstance(child, _ALWAYS_VISITED) or not hasattr(child, "lineno") \
+                    or words.between(child.lineno, child.end_lineno or child.lineno):
+                push((child, owners))  # (withitem, arguments and comprehensions have no lines: walked)
     return scans
 
 
@@ -227,10 +301,11 @@ class DemandSweep:
         scans = self._scans.get(fn.module.file)
         if scans is None:
             tree = fn.module.source.tree
-            scans = self._scans[fn.module.file] = scan_functions(tree) if tree is not None else {}
+            scans = self._scans[fn.module.file] = scan_functions(tree, fn.module.source.data) \
+                if tree is not None else {}
         found = scans.get(id(fn.node))
-        if found is None:  # not in its module's tree (cannot happen for analysed code): scan it alone
-            found = scans[id(fn.node)] = scan_functions(fn.node)[id(fn.node)]
+        if found is None:  # a lambda in an expression the scan did not walk: scan it alone
+            found = scans[id(fn.node)] = scan_functions(fn.node, fn.module.source.data)[id(fn.node)]
         return found
 
     def skip_uncalled(self, fn: FunctionInfo) -> None:

@@ -138,7 +138,7 @@ def test_a_device_source_makes_a_function_worth_sweeping() -> None:
     import ast
 
     def worthy(text: str) -> bool:
-        return demand.mentions_device(ast.parse(text).body[0])
+        return demand.mentions_device(ast.parse(text).body[0], text.encode())
 
     assert worthy("def f(x):\n    return x.cuda()\n")
     assert worthy("def f(x):\n    return torch.zeros(3, device='cpu')\n")
@@ -163,20 +163,26 @@ def test_the_pass_trace_counts_skipped_functions(tmp_path: Path) -> None:
     assert lines and not any(", 0 uncalled skipped" in line for line in lines), done.stderr
 
 
-def test_one_walk_per_module_finds_what_a_walk_per_function_finds() -> None:
-    """The module-wide scan attributes every node to each function around it, as ``ast.walk`` of each would."""
+def test_the_module_scan_finds_every_source_and_write_a_walk_of_each_function_finds() -> None:
+    """The scan walks only the expressions whose lines hold a word it looks for; it must find what a walk of
+    each whole function finds."""
     import ast
 
-    folders = ("analyzer", "rules", "runtime_shim", "fixtures", "bench")
+    folders = ("analyzer", "rules", "runtime_shim", "fixtures", "bench", "tests")
     files = [p for folder in folders for p in (REPO / folder).rglob("*.py") if ".cache" not in p.parts]
-    functions = 0
+    functions = mentioning = 0
     for path in files:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        scans = demand.scan_functions(tree)
+        data = path.read_bytes()
+        tree = ast.parse(data)
+        scans = demand.scan_functions(tree, data)
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 functions += 1
                 walked = list(ast.walk(node))
-                assert scans[id(node)].mentions == any(map(demand._is_source, walked)), (path, node.lineno)
-                assert {id(n) for n in scans[id(node)].writes} == {id(n) for n in walked if demand._may_write(n)}
-    assert functions > 1000
+                scan = scans[id(node)]
+                source = any(map(demand._is_source, walked))
+                mentioning += source
+                assert scan.mentions == source, (path, node.lineno)
+                assert {id(n) for n in scan.writes} == {id(n) for n in walked if demand._may_write(n)}, \
+                    (path, node.lineno)
+    assert functions > 1000 and mentioning > 100
