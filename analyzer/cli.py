@@ -322,9 +322,11 @@ def _cpus() -> int:
 
 def _check(args: argparse.Namespace) -> int:
     # The analysis allocates many long-lived objects (trees, abstract values): with the default
-    # thresholds the collector walks them over and over (a third of the run on large projects).
+    # thresholds the collector walks them over and over (a third of the run on large projects). Most garbage
+    # is acyclic (freed by reference counting); a young collection every million allocations was 5 to 10 %
+    # faster than every 100,000 on the corpora, at the same peak memory (transformers: 2.3 GB either way).
     thresholds = gc.get_threshold()
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(1_000_000, 20, 100)
     try:
         return _check_paths(args)
     finally:
