@@ -32,3 +32,14 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, ast.AST):
             children.append(value)
     return children
+
+
+def store_targets(stmt: ast.AST) -> list[ast.expr]:
+    """The targets a statement stores to or deletes (where an attribute or subscript store can appear)."""
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []

@@ -14,6 +14,7 @@ from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
+from ..tree_walk import store_targets
 from .assignment import Assignment
 from .attributes import Attributes
 from .builtins import Builtins
@@ -211,7 +212,7 @@ class Engine(
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     owner = id(node)
                 elif owner is not None:
-                    for target in _store_targets(node):
+                    for target in store_targets(node):
                         self._index_target(target, owner)
                 for name in _BLOCKS:
                     block = getattr(node, name, None)
@@ -282,17 +283,6 @@ class Engine(
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # statement lists (handlers, cases hold bodies)
-
-
-def _store_targets(node: ast.stmt) -> list[ast.expr]:
-    """The targets a statement binds (where an attribute store can appear)."""
-    if isinstance(node, ast.Assign):
-        return node.targets
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return [node.target]
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in node.items if item.optional_vars is not None]
-    return []
 
 
 def _instance_order(instance: Instance) -> tuple:

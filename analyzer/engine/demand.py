@@ -39,7 +39,7 @@ from typing import Any
 
 from ..domain import TOP, Value
 from ..torch_domain import DEVICE_TYPES
-from ..tree_walk import child_nodes
+from ..tree_walk import child_nodes, store_targets
 from .program import FunctionInfo
 
 #: components of more files than this sweep on demand (the ``torch.cuda.is_available()`` worlds use the same bound)
@@ -146,16 +146,6 @@ def _target_writes(target: ast.AST | None, out: list[ast.AST]) -> None:
         _target_writes(target.value, out)
 
 
-def _targets(stmt: ast.AST) -> list[ast.AST]:
-    if isinstance(stmt, (ast.Assign, ast.Delete)):
-        return stmt.targets
-    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return [stmt.target]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
-    return []
-
-
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statements
 _ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
@@ -191,7 +181,7 @@ def scan_functions(tree: ast.AST, data: bytes) -> dict[int, FunctionScan]:
             continue
         if owners:
             found: list[ast.AST] = [node] if isinstance(node, ast.Global) else []
-            for target in _targets(node):
+            for target in store_targets(node):
                 _target_writes(target, found)
             for write in found:
                 for owner in owners:

@@ -232,19 +232,8 @@ class PassReuse:
             return False
         sim.loading.add(id(module))
         try:
-            for kind, subject, detail in record.events:
-                if kind == "read":
-                    if not self._same_module_read(subject, detail, sim):
-                        return False
-                elif kind == "load":
-                    if not self._valid_module(subject, sim, visiting):
-                        return False
-                elif kind == "call":
-                    if not self._same_call(subject, detail, sim, visiting):
-                        return False
-                elif kind == "store":
-                    target, name, strong = subject
-                    sim.store(target, name, detail, strong)
+            if not self._same_events(record.events, sim, visiting):
+                return False
         finally:
             sim.loading.discard(id(module))
         sim.loaded[id(module)] = record.namespace
@@ -324,7 +313,7 @@ class PassReuse:
         visiting.add(ctx_id)
         sim.visited.add(ctx_id)
         try:
-            valid = self._same_inputs(record, sim) and self._same_events(record, sim, visiting)
+            valid = self._same_inputs(record, sim) and self._same_events(record.events, sim, visiting)
         finally:
             visiting.discard(ctx_id)
         if memo is not None:
@@ -375,14 +364,20 @@ class PassReuse:
                 return False
         return True
 
-    def _same_events(self, record: RunRecord, sim: Simulation, visiting: set[int]) -> bool:
-        for kind, subject, detail in record.events:
+    def _same_events(self, events: list[tuple[str, Any, Any]], sim: Simulation, visiting: set[int]) -> bool:
+        """Would a run now do what these recorded events did, in order (``sim`` advances past its stores)?"""
+        for kind, subject, detail in events:
             if kind == "call":
                 if not self._same_call(subject, detail, sim, visiting):
                     return False
             elif kind == "store":
                 module, name, strong = subject
                 sim.store(module, name, detail, strong)
+            elif kind == "read":  # (module runs only)
+                if not self._same_module_read(subject, detail, sim):
+                    return False
+            elif kind == "load" and not self._valid_module(subject, sim, visiting):
+                return False  # (a function run that loads a module is never kept)
         return True
 
     def _same_call(self, ctx_id: int, summary: Value, sim: Simulation, visiting: set[int]) -> bool:
