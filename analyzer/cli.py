@@ -323,8 +323,8 @@ def _cpus() -> int:
 def _check(args: argparse.Namespace) -> int:
     # The analysis allocates many long-lived objects (trees, abstract values): with the default
     # thresholds the collector walks them over and over (a third of the run on large projects). Most garbage
-    # is acyclic (freed by reference counting); a young collection every million allocations was 5 to 10 %
-    # faster than every 100,000 on the corpora, at the same peak memory (transformers: 2.3 GB either way).
+    # is acyclic (freed by reference counting); a young collection every million allocations was a few per cent
+    # faster than every 100,000 on the corpora, at the same peak memory (bench/gc_threshold.py).
     thresholds = gc.get_threshold()
     gc.set_threshold(1_000_000, 20, 100)
     try:

@@ -3,8 +3,8 @@
 Small corpora are where a warm run is mostly start-up, and this machine's speed drifts by a third
 from one minute to the next: timing one checkout after the other compares the drift. This runs
 every checkout and ruff in turn, ``--runs`` rounds, and prints each median and its ratio to ruff's.
-Each checkout gets its own cache, filled by one run first; devicelint is compiled to bytecode first
-(as ``pip install`` does).
+Each checkout gets its own cache, filled by one run first (``--cold``: none, every run is ``--no-cache``);
+devicelint is compiled to bytecode first (as ``pip install`` does).
 
 Usage (the corpora are the speed bench's pinned wheels, downloaded on first use)::
 

@@ -71,3 +71,28 @@ def test_warm_compare_on_the_torch_fixtures() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     line = done.stdout.strip().splitlines()[-1]
     assert line.startswith("torch: ") and "x ruff)" in line and line.count(" ms (") == 2, line
+
+
+def _bench_table(script: str, *args: str) -> list[list[str]]:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr  # (it exits 1 on any difference)
+    rows = [line.strip("|").split("|") for line in done.stdout.splitlines()
+            if line.startswith("| ") and not line.startswith("| ---")]
+    return [[cell.strip() for cell in row] for row in rows[1:]]  # (the header left out)
+
+
+def test_scan_check_finds_no_difference_on_the_analyzer() -> None:
+    """bench/scan_check.py: the demand sweep's module scan against a walk of each function (here the analyzer)."""
+    ((name, functions, sources, differences, scan, walks),) = _bench_table(
+        "scan_check.py", "--directory", str(ROOT / "analyzer"), "--repeats", "1")
+    assert name == "analyzer" and int(functions.replace(",", "")) > 500 and int(sources) > 0
+    assert differences == "0" and scan.endswith(" ms") and walks.endswith(" ms")
+
+
+def test_reuse_compare_finds_no_difference_on_the_torch_fixtures() -> None:
+    """bench/reuse_compare.py: keeping later passes' runs changes neither diagnostics nor module namespaces."""
+    ((name, engines, diagnostics, same, names, differ),) = _bench_table(
+        "reuse_compare.py", "--directory", str(ROOT / "fixtures" / "torch"))
+    assert name == "torch" and int(engines) > 1 and int(diagnostics) > 0
+    assert same == "yes" and int(names.replace(",", "")) > 0 and differ == "0"

@@ -68,8 +68,9 @@ class ModuleRecord:
     cycle_hits: int  # recursion hits when the run began (a run that met recursion is not kept)
     reads: dict[Any, Value | None] = field(default_factory=dict)
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
-    # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", (module, name), value)
-    # for another module's attribute, in the order they happened (a module read is valid only after its load)
+    # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", key, value) for another
+    # module's attribute (key ("module", module, name)) or public names (key ("star", module): ``import *``),
+    # in the order they happened (a module read is valid only after its load)
     events: list[tuple[str, Any, Any]] = field(default_factory=list)
     stores_below: bool = False
     tainted: bool = False
@@ -322,16 +323,13 @@ class PassReuse:
 
     def _same_inputs(self, record: RunRecord, sim: Simulation) -> bool:
         module = record.fn.module
+        stores = self.module_stores + sim.stores
         if id(module) in sim.loading:
             # called from its module's top level, whose namespace so far follows from the inputs checked
-            current: tuple = (self.module_stores + sim.stores,)
-            if current[0] != record.globals_key[0]:
+            if stores != record.globals_key[0]:
                 return False
-        else:
-            current = (self.module_stores + sim.stores,
-                       *(_or_top(sim.value(module, name)) for name in record.free_names))
-            if current != record.globals_key:
-                return False
+        elif (stores, *(_or_top(sim.value(module, name)) for name in record.free_names)) != record.globals_key:
+            return False
         heap = self.heap
         if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
             return False
