@@ -90,6 +90,10 @@ class Context:
     callers: list[CallerLink] = field(default_factory=list)
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     world: str = ""  # the assumption this context was analysed under ("torch.cuda.is_available() is True")
+    # what instances created here are told apart by (0: this id); contexts of one function that differ only in
+    # how many module globals changed before the call share one, so that a function storing a new instance into
+    # a global does not make every later context, and itself, new again
+    allocation: int = 0
     # (file, line, col, caller id) of each caller link: a helper called from thousands of sites is checked in O(1)
     caller_keys: set[tuple[str, int, int, int | None]] = field(default_factory=set, repr=False, compare=False)
 

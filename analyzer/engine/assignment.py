@@ -89,8 +89,10 @@ class Assignment:
         self.apply_store(module, name, value, strong)
 
     def apply_store(self, module: ModuleInfo, name: str, value: Value, strong: bool = False) -> None:
-        module.namespace[name] = stored(module.namespace.get(name), value, strong)
-        self.module_stores += 1
+        old = module.namespace.get(name)
+        new = module.namespace[name] = stored(old, value, strong)
+        if old is None or not (new is old or new == old):
+            self.module_stores += 1  # only a change can make a later call see something new
 
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:
         """``obj.attr = value``: instances get a weak update of the heap; a project module's namespace is

@@ -177,7 +177,8 @@ class Calls:
             bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
         scopes = fr.scopes if scopes is None else scopes
         profile = fr.profile
-        globals_key = (self.module_stores, *(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref)))
+        # the module globals it reads itself; what its callees read is checked when a summary is reused (below)
+        globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
         modes = (None, TOP) if uncalled else self.torch_modes(st)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
@@ -194,12 +195,16 @@ class Calls:
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)
+        allocation = ctx_id
         if key[1] == "widened":
             bound_key = (globals_key, tuple(bound[p] for p in fn.param_names))
+        else:
+            ctx_id = self.current_generation(key, ctx_id)
         ctx = self.contexts.get(ctx_id)
         if ctx is None:
             ctx = self.contexts[ctx_id] = Context(ctx_id, fn.qualname, fn.module.file,
                                                    describe_args(fn, bound), uncalled=uncalled)
+            ctx.allocation = allocation
         if node is not None and not uncalled:
             link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx)
             ctx.add_caller(link)
@@ -251,7 +256,7 @@ class Calls:
             if record is not None:
                 self.finish_record(ctx_id, record, result)
         if not quiet:
-            self.summaries[ctx_id] = result
+            self.set_summary(ctx_id, result)
             self.note_callee(ctx_id, result)
         return result
 

@@ -97,7 +97,7 @@ class Engine(
         self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
         self.heap_reads: set = set()  # heap keys read in this pass
         self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again
-        self.module_stores = 0  # assignments to attributes of project modules so far
+        self.module_stores = 0  # stores that changed a module global (reused summaries are checked when it moved)
         self.defined: dict[FunctionInfo, FuncRef] = {}
         self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores

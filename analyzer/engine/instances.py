@@ -17,7 +17,7 @@ class Instances:
                     st: State, fr: Frame, star_unknown: bool = False) -> Value:
         line = getattr(node, "lineno", 0)
         col = getattr(node, "col_offset", 0)
-        instance = Instance(cls, fr.file, line, col, fr.ctx.id)
+        instance = Instance(cls, fr.file, line, col, fr.ctx.allocation or fr.ctx.id)
         self.instances.setdefault(cls, set()).add(instance)
         if not self.sweeping:
             self.instantiated_early.add(cls)

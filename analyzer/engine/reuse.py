@@ -18,6 +18,12 @@ same order), the caller links (a context's first caller names it in messages), t
 that loaded a module, met recursion or scanned an instance's attributes is never kept: its effect
 is not a function of the inputs recorded.
 
+Within a pass, a context's key holds its arguments and the module globals its own function reads,
+not what its callees read: a summary is reused as long as every global read below it still holds
+what that run read (checked only after a store changed a module global), else the call gets the
+key's next *generation*, a new context. A global count in the key (the first design) made every call
+after an early store a new context, which shifted whole passes of contexts off their previous keys.
+
 A module's top-level run is kept the same way (:class:`ModuleRecord`): its reads, and in order the
 modules it loaded (each a record of its own), the other modules' attributes it read, the contexts it
 called and the globals it stored; keeping it restores the namespace it ended with and replays the
@@ -99,8 +105,10 @@ class Simulation:
         return module.state != "new" or id(module) in self.loaded
 
     def store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
-        self.overlay[(id(module), name)] = stored(self.value(module, name), value, strong)  # as apply_store
-        self.stores += 1
+        old = self.value(module, name)
+        new = self.overlay[(id(module), name)] = stored(old, value, strong)  # as apply_store
+        if old is None or not (new is old or new == old):
+            self.stores += 1
 
 
 def _same(now: Value | None, seen: Value | None) -> bool:
@@ -122,6 +130,12 @@ class PassReuse:
         self.cycle_hits = 0
         self.module_records: dict[ModuleInfo, ModuleRecord] = {}
         self.modules_kept: set[str] = set()  # this pass: names of the modules whose top-level run was kept
+        self._start_generations()
+
+    def _start_generations(self) -> None:
+        self.generations: dict[Any, int] = {}  # this pass: context key -> its newest generation (absent: 0)
+        self.summary_versions: dict[int, int] = {}  # context -> module_stores when its summary was last current
+        self._freshness: dict[tuple[int, int], bool] = {}
 
     @property
     def reuse_enabled(self) -> bool:
@@ -129,6 +143,7 @@ class PassReuse:
         return self.keep_runs and self.fact_store.expressions is None
 
     def begin_pass(self) -> None:
+        self._start_generations()
         self.ran_this_pass = set()
         self.kept_this_pass = set()
         self._validity = {}
@@ -289,6 +304,69 @@ class PassReuse:
         if self.recording:
             self.recording[-1].events.append(("def", fn, fref))
 
+    # ------------------------------------------------------------------ generations
+
+    def current_generation(self, key: tuple, ctx_id: int) -> int:
+        """The context a call with ``key`` uses now (``ctx_id``: its first generation).
+
+        A context's key holds its arguments and the module globals its function reads, not what its callees
+        read. When a module global has changed since its summary was computed (``module_stores`` moved) and a
+        run now would read a different value somewhere below (:meth:`_fresh`), the call gets the key's next
+        generation: a new context, run with what the globals hold now. Only the contexts that read a changed
+        global move on, so a pass that changes one global early does not give every later call a new context
+        (the next pass could keep none of them)."""
+        generation = self.generations.get(key, 0)
+        if generation:
+            ctx_id = self.context_id((*key, generation))
+        while ctx_id in self.summaries and not self._summary_current(ctx_id):
+            generation += 1
+            self.generations[key] = generation
+            ctx_id = self.context_id((*key, generation))
+        return ctx_id
+
+    def set_summary(self, ctx_id: int, summary: Value) -> None:
+        self.summaries[ctx_id] = summary
+        self.summary_versions[ctx_id] = self.module_stores
+
+    def _summary_current(self, ctx_id: int) -> bool:
+        version = self.module_stores
+        if self.summary_versions.get(ctx_id) == version:
+            return True
+        if not self._fresh(ctx_id, set()):
+            return False
+        self.summary_versions[ctx_id] = version
+        return True
+
+    def _fresh(self, ctx_id: int, visiting: set[int]) -> bool:
+        """Would a run of ``ctx_id`` and of everything it called read the module globals its record says they
+        read, as the namespaces are now? (Instance attributes are not checked: a change after a read makes the
+        pass stale instead.)"""
+        memo = (ctx_id, self.module_stores)
+        found = self._freshness.get(memo)
+        if found is not None:
+            return found
+        record = self.records.get(ctx_id)
+        if record is None or record.tainted or ctx_id in visiting:
+            return False
+        visiting.add(ctx_id)
+        try:
+            fresh = self._fresh_record(record, visiting)
+        finally:
+            visiting.discard(ctx_id)
+        self._freshness[memo] = fresh
+        return fresh
+
+    def _fresh_record(self, record: RunRecord, visiting: set[int]) -> bool:
+        namespace = record.fn.module.namespace
+        if tuple(namespace.get(name, TOP) for name in record.free_names) != record.globals_key:
+            return False
+        for key, seen in record.global_reads.items():
+            if key[0] == "module" and not _same(key[1].namespace.get(key[2]), seen):
+                return False
+            if key[0] == "star" and public_names(key[1].namespace) != seen:
+                return False
+        return all(self._fresh(subject, visiting) for kind, subject, _detail in record.events if kind == "call")
+
     # ------------------------------------------------------------------ keeping
 
     def keep_previous(self, ctx_id: int, bound_key: tuple | None) -> bool:
@@ -308,7 +386,7 @@ class PassReuse:
         record = self.records.get(ctx_id)
         if record is None or record.tainted or record.summary is None or ctx_id in visiting:
             return False
-        memo = None if record.stores_below or sim.overlay or sim.loading or sim.loaded else (ctx_id, sim.stores)
+        memo = None if record.stores_below or sim.overlay or sim.loading or sim.loaded else (ctx_id, self.module_stores)
         if memo is not None and memo in self._validity:
             return self._validity[memo]
         visiting.add(ctx_id)
@@ -323,12 +401,9 @@ class PassReuse:
 
     def _same_inputs(self, record: RunRecord, sim: Simulation) -> bool:
         module = record.fn.module
-        stores = self.module_stores + sim.stores
-        if id(module) in sim.loading:
-            # called from its module's top level, whose namespace so far follows from the inputs checked
-            if stores != record.globals_key[0]:
-                return False
-        elif (stores, *(_or_top(sim.value(module, name)) for name in record.free_names)) != record.globals_key:
+        # called from its module's top level (a kept load), the namespace so far follows from the inputs checked
+        if id(module) not in sim.loading and \
+                tuple(_or_top(sim.value(module, name)) for name in record.free_names) != record.globals_key:
             return False
         heap = self.heap
         if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
@@ -394,7 +469,7 @@ class PassReuse:
         self.function_runs += 1  # it counts against the pass's budget as the run it stands for
         self.fact_store.keep_context(ctx_id)
         record = self.records[ctx_id]
-        self.summaries[ctx_id] = record.summary
+        self.set_summary(ctx_id, record.summary)
         self.analysed.add(record.fn)
         self.heap_reads.update(record.reads)
         self._replay_havoc_reads(record.global_reads)

@@ -172,3 +172,67 @@ def test_a_later_pass_keeps_the_top_level_runs_of_modules_that_read_nothing_chan
         # ``import *``, and reading the package while it loads); not the models, whose top level reads the cache
         assert {"shop.registry", "shop.layers"} <= engine.modules_kept
         assert "shop.models" not in engine.modules_kept
+
+
+# A lazily built singleton in a module global, and a device global that a setup function changes. A summary is
+# reused only while what its run read below it holds the same: ``build`` runs again after ``setup`` (``make``,
+# which it calls, reads DEVICE), but the stores into ``_KERNEL`` and DEVICE do not make every later call a new
+# context: ``Kernel.run`` has one context per device.
+SINGLETON = """\
+import torch
+from runtime_shim import reveal_device
+
+_KERNEL = None
+DEVICE = "cpu"
+
+
+class Kernel:
+    def run(self, x):
+        return x + torch.zeros(2, device=DEVICE)
+
+
+def get_kernel():
+    global _KERNEL
+    if _KERNEL is None:
+        _KERNEL = Kernel()
+    return _KERNEL
+
+
+def make():
+    return torch.zeros(2, device=DEVICE)
+
+
+def build():
+    return make()
+
+
+def step(x):
+    return get_kernel().run(x)
+
+
+reveal_device(build())
+step(torch.ones(2))
+step(torch.ones(2))
+
+
+def setup():
+    global DEVICE
+    DEVICE = "cuda"
+
+
+setup()
+reveal_device(build())
+step(torch.ones(2))
+"""
+
+
+def test_a_summary_is_reused_only_while_the_globals_read_below_it_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    engines = remember_engines(monkeypatch)
+    report = check_source(SINGLETON, "kernels.py", Settings(jobs=1))
+    notes = [(d.row, d.message) for d in report.diagnostics if not d.code]
+    assert notes == [(32, "reveal_device: cpu tensor"), (43, "reveal_device: cpu tensor | cuda:0 tensor")]
+    [finding] = report.findings
+    assert (finding.code, finding.row) == ("MV201", 10)  # the cpu input, added after the move to cuda
+    for engine in engines:
+        runs = [ctx for ctx in engine.contexts.values() if ctx.function == "Kernel.run"]
+        assert len(runs) == 2, [ctx.args for ctx in runs]
