@@ -53,7 +53,10 @@ def compare(files: list[tuple[Path, ast.Module, bytes]]) -> tuple[int, int, list
             walked = list(ast.walk(node))
             source = any(map(demand._is_source, walked))
             sources += source
-            writes = {id(n) for n in walked if demand._may_write(n)}
+            read_only: set[int] = set()  # ``__dict__`` only read: not a write
+            for n in walked:
+                demand._note_dict_reads(n, read_only)
+            writes = {id(n) for n in walked if demand._may_write(n) and id(n) not in read_only}
             scan = scans[id(node)]
             if scan.mentions != source or {id(n) for n in scan.writes} != writes:
                 differences.append(f"{path}:{node.lineno}")

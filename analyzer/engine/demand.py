@@ -13,9 +13,10 @@ it could have changed becomes unknown instead of being forgotten (forgetting it 
 other functions read more precise than they are: false errors):
 
 * each attribute name it assigns (``x.name = ...``, ``x.name[k] = ...``, ``x.name.append(...)``,
-  ``setattr(x, "name", ...)``) reads as "and anything" on every instance and project module
-  (:meth:`DemandSweep.havoc_attribute`); a ``setattr`` with a computed name, or ``__dict__``, does
-  that for every attribute name;
+  ``setattr(x, "name", ...)``) reads as "and anything" on every instance
+  (:meth:`DemandSweep.havoc_attribute`), and on every project module when ``x`` may be one (it starts
+  from a name an import binds or a module-level global: :func:`effects`); a ``setattr`` with a computed
+  name, or ``__dict__``, does that for every attribute name;
 * each module global it rebinds (``global NAME``) or fills (``NAME[k] = ...``, ``NAME.append(...)``)
   is joined with an unknown value.
 
@@ -151,9 +152,13 @@ _CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statem
 _ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
 
 
-def scan_functions(tree: ast.AST, data: bytes) -> dict[int, FunctionScan]:
+def scan_functions(tree: ast.AST, data: bytes,
+                   module_names: dict[str, str | None] | None = None) -> dict[int, FunctionScan]:
     """Every function and lambda in ``tree`` (by ``id`` of its node; ``data``: the module's source), scanned
     at once: whether it holds a device source (:func:`_is_source`) and through which nodes it may write.
+    ``module_names``, when given, gets the names that may hold a module (for :func:`effects`): every name an
+    import binds, anywhere in the tree, with the absolute module it imports from (``None``: a relative
+    import), and every name assigned a name or an attribute at the top level (``None``).
 
     Statements are all visited (targets and ``global`` are writes); an expression is walked only when a
     word it would need is on its lines (:data:`_SCANNED_WORDS`), which leaves out most of a library's
@@ -161,6 +166,7 @@ def scan_functions(tree: ast.AST, data: bytes) -> dict[int, FunctionScan]:
     functions' text too. Walking every node of every function was a fifth of a library's analysis."""
     words = _Lines(data, _SCANNED_WORDS)
     scans: dict[int, FunctionScan] = {}
+    read_only: set[int] = set()  # ``__dict__`` nodes only read (``x.__dict__[k]``, ``k in x.__dict__``)
     stack: list[tuple[ast.AST, tuple[FunctionScan, ...]]] = [(tree, ())]
     pop, push = stack.pop, stack.append
     while stack:
@@ -173,12 +179,26 @@ def scan_functions(tree: ast.AST, data: bytes) -> dict[int, FunctionScan]:
                 if _is_source(node):
                     for owner in owners:
                         owner.mentions = True
-                if _may_write(node):
+                if _may_write(node) and id(node) not in read_only:
                     for owner in owners:
                         owner.writes.append(node)
+                _note_dict_reads(node, read_only)
             for child in child_nodes(node):
                 push((child, owners))
             continue
+        if module_names is not None:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    module_names.setdefault(alias.asname or alias.name.partition(".")[0],
+                                            alias.name if alias.asname else alias.name.partition(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module if not node.level else None
+                for alias in node.names:
+                    module_names.setdefault(alias.asname or alias.name, source and f"{source}.{alias.name}")
+            elif not owners and isinstance(getattr(node, "value", None), (ast.Name, ast.Attribute)):
+                for target in store_targets(node):  # ``sub = pkg.sub``: an alias of what may be a module
+                    if isinstance(target, ast.Name):
+                        module_names.setdefault(target.id, None)
         if owners:
             found: list[ast.AST] = [node] if isinstance(node, ast.Global) else []
             for target in store_targets(node):
@@ -193,6 +213,26 @@ def scan_functions(tree: ast.AST, data: bytes) -> dict[int, FunctionScan]:
     return scans
 
 
+_DICT_READERS = frozenset({"get", "keys", "items", "values", "copy"})
+
+
+def _is_dict_attribute(node: ast.AST) -> bool:
+    return type(node) is ast.Attribute and node.attr == "__dict__"  # type: ignore[attr-defined]
+
+
+def _note_dict_reads(node: ast.AST, read_only: set[int]) -> None:
+    """Add the ``__dict__`` nodes that ``node`` only reads through (its children, visited after it)."""
+    kind = type(node)
+    if kind is ast.Subscript and type(node.ctx) is ast.Load and _is_dict_attribute(node.value):  # type: ignore[attr-defined]
+        read_only.add(id(node.value))  # type: ignore[attr-defined]
+    elif kind is ast.Compare and all(type(op) in (ast.In, ast.NotIn) for op in node.ops):  # type: ignore[attr-defined]
+        read_only.update(id(c) for c in node.comparators if _is_dict_attribute(c))  # type: ignore[attr-defined]
+    elif kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr in _DICT_READERS and _is_dict_attribute(func.value):
+            read_only.add(id(func.value))
+
+
 @dataclass(frozen=True)
 class Effects:
     """What a skipped function's text may change, as the full sweep would have seen it change.
@@ -203,11 +243,17 @@ class Effects:
 
     own: frozenset[str]  # attribute names stored on ``self`` (instances of the method's class)
     any: frozenset[str]  # attribute names stored on objects the analysis may know (any instance)
+    modules: frozenset[str]  # of ``any``, those stored through an object that may be a project module
     globals: frozenset[str]  # module globals rebound or filled
 
 
-def effects(fn: FunctionInfo, writes: list[ast.AST]) -> Effects:
-    """What ``fn`` may change, from the nodes :func:`scan_functions` found it may store through."""
+def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | frozenset[str]) -> Effects:
+    """What ``fn`` may change, from the nodes :func:`scan_functions` found it may store through.
+
+    A project module is an object the analysis knows only through an import: a store reaches one only through
+    an expression rooted in a name that an import of a project module binds or that is a module-level global
+    (``module_names``: :meth:`DemandSweep.module_names`), or one not rooted in a name at all. (A local alias,
+    ``m = pkg.sub; m.X = 1``, is not followed.)"""
     node = fn.node
     args = node.args
     positional = [*args.posonlyargs, *args.args]
@@ -218,6 +264,7 @@ def effects(fn: FunctionInfo, writes: list[ast.AST]) -> Effects:
     unknown_args = set(fn.param_names) - with_default - {receiver}
     own: set[str] = set()
     anywhere: set[str] = set()
+    modules: set[str] = set()
     names: set[str] = set()
 
     def attribute(base: ast.expr, attr: str) -> None:
@@ -225,6 +272,9 @@ def effects(fn: FunctionInfo, writes: list[ast.AST]) -> Effects:
             own.add(attr)
         elif not (isinstance(base, ast.Name) and base.id in unknown_args):
             anywhere.add(attr)
+            root = _root(base)
+            if not isinstance(root, ast.Name) or root.id in module_names:
+                modules.add(attr)
 
     def container(target: ast.expr) -> None:
         if isinstance(target, ast.Attribute):
@@ -250,7 +300,18 @@ def effects(fn: FunctionInfo, writes: list[ast.AST]) -> Effects:
                 name = sub.args[1]
                 attribute(sub.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str)
                           else ALL_ATTRIBUTES)
-    return Effects(frozenset(own), frozenset(anywhere), frozenset(names))
+    return Effects(frozenset(own), frozenset(anywhere), frozenset(modules), frozenset(names))
+
+
+def _root(node: ast.expr) -> ast.expr:
+    """The expression an attribute, subscript or call chain starts from (``a`` of ``a.b[0].c()``)."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        else:
+            return node
 
 
 class DemandSweep:
@@ -262,6 +323,9 @@ class DemandSweep:
         # and (class, name) for what skipped methods stored on ``self``
         self.havoc_attrs: set[str] = set()
         self.havoc_own: set[tuple[Any, str]] = set()
+        self.havoc_module_attrs: set[str] = set()  # of havoc_attrs, those that may be stored on a project module
+        self._imported: dict[str, dict[str, str | None]] = {}  # file -> names that may hold a module (scan)
+        self._module_names: dict[str, frozenset[str]] = {}  # file -> names that may hold a project module
         self.attr_names_read: set[str] = set()  # this pass: attribute names read (a later havoc makes it stale)
         self.havoc_grew = False
         self._shim_modules: dict[str, bool] = {}  # file -> does it mention runtime_shim (then nothing is skipped)
@@ -291,7 +355,8 @@ class DemandSweep:
         scans = self._scans.get(fn.module.file)
         if scans is None:
             tree = fn.module.source.tree
-            scans = self._scans[fn.module.file] = scan_functions(tree, fn.module.source.data) \
+            names = self._imported[fn.module.file] = {}
+            scans = self._scans[fn.module.file] = scan_functions(tree, fn.module.source.data, names) \
                 if tree is not None else {}
         found = scans.get(id(fn.node))
         if found is None:  # a lambda in an expression the scan did not walk: scan it alone
@@ -303,11 +368,16 @@ class DemandSweep:
         self.skipped_uncalled += 1
         found = self._effects.get(id(fn.node))
         if found is None:
-            found = self._effects[id(fn.node)] = effects(fn, self._scan(fn).writes)
+            writes = self._scan(fn).writes
+            found = self._effects[id(fn.node)] = effects(fn, writes, self.module_names(fn.module.file))
         for attr in found.any:
             if attr not in self.havoc_attrs:
                 self._havoc(attr)
                 self.havoc_attrs.add(attr)
+        for attr in found.modules:
+            if attr not in self.havoc_module_attrs:
+                self._havoc(attr)
+                self.havoc_module_attrs.add(attr)
         for attr in found.own:
             if (fn.cls, attr) not in self.havoc_own:
                 self._havoc(attr)
@@ -316,6 +386,18 @@ class DemandSweep:
             if name in fn.module.namespace:
                 self.store_global(fn.module, name, TOP)
 
+    def module_names(self, file: str) -> frozenset[str]:
+        """The names of a scanned module that may hold a project module: those imported from one (``from
+        pkg import name`` may import the submodule ``pkg.name``), relatively, or bound at the top level.
+        Stores through ``os``, ``torch`` or ``amp`` change no module the analysis knows."""
+        found = self._module_names.get(file)
+        if found is None:
+            is_project = self.resolver.is_project  # type: ignore[attr-defined]
+            found = self._module_names[file] = frozenset(
+                name for name, source in self._imported[file].items()
+                if source is None or is_project(source) or is_project(source.rpartition(".")[0]))
+        return found
+
     def _havoc(self, attr: str) -> None:
         self.havoc_grew = True
         if attr in self.attr_names_read or attr == ALL_ATTRIBUTES:
@@ -323,9 +405,11 @@ class DemandSweep:
 
     def havocked(self, cls: Any, attr: str) -> bool:
         """May a skipped function have stored ``attr`` on an instance of ``cls`` (None: a project module)?"""
+        if cls is None:
+            return attr in self.havoc_module_attrs or ALL_ATTRIBUTES in self.havoc_module_attrs
         if attr in self.havoc_attrs or ALL_ATTRIBUTES in self.havoc_attrs:
             return True
-        if cls is None or not self.havoc_own:
+        if not self.havoc_own:
             return False
         return any((base, attr) in self.havoc_own or (base, ALL_ATTRIBUTES) in self.havoc_own for base in cls.mro())
 

@@ -176,3 +176,37 @@ def test_the_module_scan_finds_every_source_and_write_a_walk_of_each_function_fi
     functions, sources, differences = compare(files)
     assert differences == []
     assert functions > 1000 and sources > 100
+
+
+# ``configure`` mentions no device source (skipped on demand). Reading a module's ``__dict__`` and storing
+# through modules that are not the project's (``os``, ``torch``) cannot change ``settings.DEVICE``;
+# a store into the project module ``settings`` can.
+CONFIGURED = """\
+import os
+import torch
+from . import settings
+
+
+def configure(name, value):
+    os.environ["MODE"] = name
+    setattr(torch.backends, name, value)
+    if "DEVICE" in settings.__dict__ and settings.__dict__.get(name):
+        return settings.__dict__[name]
+    {store}
+
+
+def combine():
+    y = torch.ones(3, device="cuda")
+    return (y + torch.zeros(3, device=settings.DEVICE)).cpu()
+"""
+
+
+@pytest.mark.parametrize(("store", "expected"), [("return None", [("MV201", "error", 16)]),
+                                                 ("settings.DEVICE = value", [])])  # unknown: silent
+def test_a_skipped_function_changes_a_module_attribute_only_through_the_module(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str, expected: list) -> None:
+    path = library(tmp_path, CONFIGURED.format(store=store))
+    (path / "lib" / "settings.py").write_text('DEVICE = "cpu"\n', encoding="utf-8")
+    seen = severities(path, monkeypatch)
+    assert seen["full"] == expected
+    assert seen["demand"] == seen["full"]
