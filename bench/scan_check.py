@@ -51,12 +51,12 @@ def compare(files: list[tuple[Path, ast.Module, bytes]]) -> tuple[int, int, list
                 continue
             functions += 1
             walked = list(ast.walk(node))
-            source = any(map(demand._is_source, walked))
-            sources += source
-            read_only: set[int] = set()  # ``__dict__`` only read: not a write
+            exempt: set[int] = set()  # a ``__dict__`` only read, the ``.to`` of a cast
             for n in walked:
-                demand._note_dict_reads(n, read_only)
-            writes = {id(n) for n in walked if demand._may_write(n) and id(n) not in read_only}
+                demand._note_exempt(n, exempt)
+            source = any(demand._is_source(n) and id(n) not in exempt for n in walked)
+            sources += source
+            writes = {id(n) for n in walked if demand._may_write(n) and id(n) not in exempt}
             scan = scans[id(node)]
             if scan.mentions != source or {id(n) for n in scan.writes} != writes:
                 differences.append(f"{path}:{node.lineno}")

@@ -4,7 +4,8 @@ In a library almost nothing is called from module level, so the engine's sweep o
 functions (each analysed with unknown arguments and an unknown default device) is nearly all of
 the work, and almost all of it finds nothing: a site fact needs a tensor or a device whose state is
 known, and with unknown inputs only a *device source* in the function's own text gives one (a device
-string, ``.cuda()``/``.cpu()``/``.to()``, ``torch.device``, numpy, gradients: :func:`mentions_device`).
+string, ``.cuda()``/``.cpu()``/``.to()``, ``torch.device``, numpy, gradients: :func:`mentions_device`; not
+a ``.to()`` that only casts, ``x.to(y.dtype)``, nor the builtin ``type``).
 
 So in a component of more than :data:`DEMAND_SWEEP_MIN_FILES` files the sweep analyses a function
 only when its text mentions a device source, or when it is a method of a class the module-level code
@@ -47,7 +48,8 @@ from .program import FunctionInfo
 DEMAND_SWEEP_MIN_FILES = 40
 
 #: attribute or function names that give a known device or grad state where the inputs are unknown, move a
-#: module in place, register what moves with it, or convert to numpy / DLPack. Not ``device`` itself: passing
+#: module in place, register what moves with it, or convert to numpy / DLPack (``type`` as an attribute only:
+#: ``t.type("torch.cuda.FloatTensor")``, not the builtin). Not ``device`` itself: passing
 #: ``device=device`` or reading ``x.device`` gives a known state only when the caller's is (then the caller,
 #: analysed, calls this function in context).
 _SOURCE_NAMES = frozenset({
@@ -76,7 +78,7 @@ def _is_source(node: ast.AST) -> bool:
     if kind is ast.Attribute:
         return node.attr in _SOURCE_NAMES  # type: ignore[attr-defined]
     if kind is ast.Name:
-        return node.id in _SOURCE_NAMES  # type: ignore[attr-defined]
+        return node.id in _SOURCE_NAMES and node.id != "type"  # type: ignore[attr-defined]
     if kind is ast.Constant:
         value = node.value  # type: ignore[attr-defined]
         return isinstance(value, str) and value.split(":", 1)[0] in DEVICE_TYPES
@@ -166,7 +168,7 @@ def scan_functions(tree: ast.AST, data: bytes,
     functions' text too. Walking every node of every function was a fifth of a library's analysis."""
     words = _Lines(data, _SCANNED_WORDS)
     scans: dict[int, FunctionScan] = {}
-    read_only: set[int] = set()  # ``__dict__`` nodes only read (``x.__dict__[k]``, ``k in x.__dict__``)
+    exempt: set[int] = set()  # nodes that neither write nor give a known state (:func:`_note_exempt`)
     stack: list[tuple[ast.AST, tuple[FunctionScan, ...]]] = [(tree, ())]
     pop, push = stack.pop, stack.append
     while stack:
@@ -176,13 +178,13 @@ def scan_functions(tree: ast.AST, data: bytes,
             owners = (*owners, scan)
         if not isinstance(node, (ast.Module, *_CONTAINERS)):  # an expression: all of it
             if owners:
-                if _is_source(node):
+                if _is_source(node) and id(node) not in exempt:
                     for owner in owners:
                         owner.mentions = True
-                if _may_write(node) and id(node) not in read_only:
+                if _may_write(node) and id(node) not in exempt:
                     for owner in owners:
                         owner.writes.append(node)
-                _note_dict_reads(node, read_only)
+                _note_exempt(node, exempt)
             for child in child_nodes(node):
                 push((child, owners))
             continue
@@ -214,23 +216,43 @@ def scan_functions(tree: ast.AST, data: bytes,
 
 
 _DICT_READERS = frozenset({"get", "keys", "items", "values", "copy"})
+#: ``.to()`` keywords that never name a device
+_CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})
 
 
 def _is_dict_attribute(node: ast.AST) -> bool:
     return type(node) is ast.Attribute and node.attr == "__dict__"  # type: ignore[attr-defined]
 
 
-def _note_dict_reads(node: ast.AST, read_only: set[int]) -> None:
-    """Add the ``__dict__`` nodes that ``node`` only reads through (its children, visited after it)."""
+def _is_dtype(node: ast.AST) -> bool:
+    """``y.dtype``, ``torch.float16``, ``dtype``, ``out_dtype``: a dtype, never a device (a cast, not a move)."""
+    kind = type(node)
+    if kind is ast.Attribute:
+        base = node.value  # type: ignore[attr-defined]
+        return node.attr == "dtype" or (  # type: ignore[attr-defined]
+            type(base) is ast.Name and base.id == "torch" and node.attr != "device")  # type: ignore[attr-defined]
+    return kind is ast.Name and "dtype" in node.id  # type: ignore[attr-defined]
+
+
+def _note_exempt(node: ast.AST, exempt: set[int]) -> None:
+    """Add the children of ``node`` (visited after it) that neither write nor give a known state: a
+    ``__dict__`` only read (``x.__dict__[k]``, ``k in x.__dict__``, ``x.__dict__.get(k)``), and the
+    ``.to`` of a cast (``x.to(y.dtype)``, ``x.to(torch.float16)``, ``x.to(dtype=dtype)``)."""
     kind = type(node)
     if kind is ast.Subscript and type(node.ctx) is ast.Load and _is_dict_attribute(node.value):  # type: ignore[attr-defined]
-        read_only.add(id(node.value))  # type: ignore[attr-defined]
+        exempt.add(id(node.value))  # type: ignore[attr-defined]
     elif kind is ast.Compare and all(type(op) in (ast.In, ast.NotIn) for op in node.ops):  # type: ignore[attr-defined]
-        read_only.update(id(c) for c in node.comparators if _is_dict_attribute(c))  # type: ignore[attr-defined]
+        exempt.update(id(c) for c in node.comparators if _is_dict_attribute(c))  # type: ignore[attr-defined]
     elif kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if type(func) is ast.Attribute and func.attr in _DICT_READERS and _is_dict_attribute(func.value):
-            read_only.add(id(func.value))
+        if type(func) is not ast.Attribute:
+            return
+        if func.attr in _DICT_READERS and _is_dict_attribute(func.value):
+            exempt.add(id(func.value))
+        elif func.attr == "to" and (node.args or node.keywords) \
+                and all(map(_is_dtype, node.args)) \
+                and all(k.arg in _CAST_KEYWORDS for k in node.keywords):  # type: ignore[attr-defined]
+            exempt.add(id(func))
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,26 @@ def test_a_device_source_makes_a_function_worth_sweeping() -> None:
     assert worthy("def f(m):\n    m.register_buffer('mask', torch.ones(2))\n")
     assert not worthy("def f(x, w):\n    return torch.matmul(x, w).relu()\n")
     assert not worthy("def f(self, t):\n    self.buf = t\n")
+    # a cast is not a move; a move to what a name or an attribute holds may be (``self`` may be a known instance)
+    assert not worthy("def f(x, y, dtype):\n    return x.to(y.dtype) + x.to(torch.float16) + x.to(dtype)\n")
+    assert not worthy("def f(x):\n    return x.to(dtype=torch.bfloat16, non_blocking=True)\n")
+    assert worthy("def f(x, y):\n    return x.to(y)\n")
+    assert worthy("def f(self, x):\n    return x.to(self.device, torch.float16)\n")
+    assert worthy("def f(x, d):\n    return x.to(dtype=torch.float16, device=d)\n")
+
+
+def test_reading_a_dict_attribute_is_not_a_write() -> None:
+    import ast
+
+    def writes(body: str) -> int:
+        text = f"def f(m, k, v):\n    {body}\n"
+        tree = ast.parse(text)
+        return len(demand.scan_functions(tree, text.encode())[id(tree.body[0])].writes)
+
+    assert writes("return 'w' in m.__dict__ or m.__dict__[k] or m.__dict__.get(k)") == 0
+    assert writes("m.__dict__[k] = v") > 0
+    assert writes("m.__dict__.update(v)") > 0
+    assert writes("d = m.__dict__") > 0  # an alias may be written through later
 
 
 def test_the_pass_trace_counts_skipped_functions(tmp_path: Path) -> None:
