@@ -62,14 +62,30 @@ ALL_ATTRIBUTES = "*"
 
 
 def _words(names: Iterable[str]) -> bytes:
-    return b"|".join(re.escape(name.encode()) for name in sorted(names))
+    """A pattern matching any of ``names``, as a trie (``c(?:pu|uda)``): ``re`` tries the alternatives of a
+    group one by one at each position, so sharing prefixes makes the scan of a module's text a third faster."""
+    trie: dict[str, dict] = {}
+    for name in names:
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, dict]) -> str:
+        branches = [re.escape(char) + pattern(node[char]) for char in sorted(node) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return pattern(trie).encode()
 
 
 #: what must be on an expression's lines for it to hold a node the scan looks for: the word of a device source
 #: (:func:`_is_source`: a source name, a device type, ``device=``/``requires_grad=``) or of a write
 #: (:func:`_may_write`: a mutator, ``setattr``, ``__dict__``, a comprehension's ``for``)
-_SCANNED_WORDS = re.compile(rb"\b(?:" + _words(
-    _SOURCE_NAMES | DEVICE_TYPES | {"device", "requires_grad", "setattr", "__dict__", "for"} | _MUTATORS) + rb")\b")
+_SCANNED_WORDS = re.compile(rb"\b" + _words(
+    _SOURCE_NAMES | DEVICE_TYPES | {"device", "requires_grad", "setattr", "__dict__", "for"} | _MUTATORS) + rb"\b")
 
 
 def _is_source(node: ast.AST) -> bool:
@@ -152,6 +168,11 @@ def _target_writes(target: ast.AST | None, out: list[ast.AST]) -> None:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statements
 _ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
+# statements that hold no statement (a lambda directly in one, ``f = lambda: 0``, is left to ``DemandSweep._scan``'s
+# scan of it alone, as one deeper in an expression is)
+_SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete, ast.Raise,
+                     ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass, ast.Break,
+                     ast.Continue})
 
 
 def scan_functions(tree: ast.AST, data: bytes,
@@ -208,6 +229,8 @@ def scan_functions(tree: ast.AST, data: bytes,
             for write in found:
                 for owner in owners:
                     owner.writes.append(write)
+        if type(node) in _SIMPLE and not words.between(node.lineno, node.end_lineno or node.lineno):
+            continue  # no statement inside, no word on its lines: none of its expressions would be walked
         for child in child_nodes(node):
             if isinstance(child, _ALWAYS_VISITED) or not hasattr(child, "lineno") \
                     or words.between(child.lineno, child.end_lineno or child.lineno):
