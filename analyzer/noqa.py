@@ -123,6 +123,22 @@ def might_have_directives(data: bytes | str) -> bool:
     return re.search(r"(?i)noqa", data) is not None
 
 
+OUR_CODE = re.compile(r"MV\d+")  # a code of ours (directive codes are read upper-cased)
+
+
+def may_matter(text: str) -> bool:
+    """Could ``text`` hold a directive that changes what devicelint reports: a file-level one, a bare ``# noqa``,
+    or one naming a code of ours? (``# noqa: E501`` is another tool's: suppressing nothing of ours, MV902
+    leaves it alone.) A look with the directive patterns at the raw text, before tokenizing it."""
+    if _FILE_NOQA.search(text):
+        return True
+    for match in _NOQA.finditer(text):
+        codes = _codes(match)
+        if codes is None or any(OUR_CODE.fullmatch(code) for code in codes):
+            return True
+    return False
+
+
 def parse(text: str) -> Suppressions:
     found = Suppressions()
     if not might_have_directives(text):

@@ -113,7 +113,9 @@ def file_info(source: frontend.SourceFile) -> FileInfo:
     # hundred times slower than ``in`` on its lower case (milliseconds per edit on a 1,000-line buffer): an
     # ASCII text without it has no directive (``str.lower`` maps only A-Z to a-z there)
     maybe = not text.isascii() or "noqa" in text.lower()
-    return FileInfo(imports=import_specs(source.tree), directives=noqa.parse(text).directives if maybe else [])
+    # only the directives that can change a finding of ours are kept (the editor's quick fix reads them all)
+    return FileInfo(imports=import_specs(source.tree),
+                    directives=noqa.parse(text).directives if maybe and noqa.may_matter(text) else [])
 
 
 def import_specs(tree: ast.Module) -> list[list[Any]]:

@@ -8,7 +8,7 @@ memory of each.
 
 Usage (the corpora are the speed bench's pinned wheels, downloaded on first use)::
 
-    python bench/gc_threshold.py --corpora torchvision --settings 100000,50,100 1000000,20,100 --runs 3
+    python bench/gc_threshold.py --corpora torchvision --settings 0 1000000,20,100 --runs 3  # 0: no collector
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def run_once(directory: Path, setting: tuple[int, ...]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--corpora", default="torchvision,pytorch-lightning", help="comma-separated corpora")
-    parser.add_argument("--settings", nargs="+", default=["100000,50,100", "1000000,20,100"],
-                        help="thresholds to compare, each gen0,gen1,gen2")
+    parser.add_argument("--settings", nargs="+", default=["0", "1000000,20,100"],
+                        help="thresholds to compare, each gen0,gen1,gen2 (0: no automatic collection)")
     parser.add_argument("--runs", type=int, default=3, help="rounds (each runs every setting once)")
     args = parser.parse_args()
     settings = [tuple(int(n) for n in s.split(",")) for s in args.settings]

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.facts import FactStore
-from analyzer.noqa import Directive
+from analyzer.noqa import OUR_CODE, Directive
 
 from .base import Rule
-
-_OUR_CODE = re.compile(r"MV\d+")
 
 
 class UnusedSuppression(Rule):
@@ -76,7 +73,7 @@ class UnusedSuppression(Rule):
             groups: dict[str, list[str]] = {"unused": [], "non-enabled": [], "unknown": [], "duplicated": []}
             seen: set[str] = set()
             for code in directive.codes:
-                if not _OUR_CODE.fullmatch(code):
+                if not OUR_CODE.fullmatch(code):
                     continue  # another tool's code
                 if code in seen:
                     groups["duplicated"].append(code)

@@ -84,3 +84,13 @@ def test_what_mv902_leaves_alone(tmp_path: Path, capsys: pytest.CaptureFixture) 
 def test_ignore_noqa(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     code, lines = lint(tmp_path, capsys, f"{MOVE}  # noqa\n{CLEAN}  # noqa", "--ignore-noqa")
     assert code == 1 and [line.split(": ")[1].split()[0] for line in lines] == ["MV102"]
+
+
+def test_only_directives_that_can_change_a_finding_of_ours_are_read_in_a_batch_run() -> None:
+    """``# noqa: E501`` is another tool's: a batch run skips tokenizing a file that holds only such directives
+    (the editor's quick fix still reads them all, to add a code to one)."""
+    assert not noqa.may_matter("import os  # noqa: E402\nx = 1  # NOQA:F401, E501\n")
+    assert noqa.may_matter("import os  # noqa: E402\nx = 1  # noqa\n")  # bare: suppresses ours too
+    assert noqa.may_matter("x = 1  # noqa: E501, mv201\n")
+    assert noqa.may_matter("# devicelint: noqa: MV150\n")
+    assert noqa.parse("import os  # noqa: E402\n").directives  # what the quick fix reads
