@@ -168,6 +168,16 @@ def _target_writes(target: ast.AST | None, out: list[ast.AST]) -> None:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statements
 _ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
+# the same as sets of node types (``type(node) in ...`` is cheaper than ``isinstance`` in the scan's loop)
+_FUNCTION_TYPES = frozenset(_FUNCTIONS)
+_STATEMENT_TYPES = frozenset(cls for cls in vars(ast).values()
+                             if isinstance(cls, type) and issubclass(cls, (ast.Module, *_CONTAINERS)))
+_ALWAYS_VISITED_TYPES = _STATEMENT_TYPES | {ast.Lambda}
+_STORING = frozenset({ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
+                      ast.AsyncWith})  # the statements store_targets reads
+# the expressions _is_source, _may_write or _note_exempt can answer for
+_EXPRESSIONS_LOOKED_AT = frozenset({ast.Attribute, ast.Name, ast.Constant, ast.keyword, ast.Subscript, ast.Call,
+                                    ast.Compare})
 # statements that hold no statement (a lambda directly in one, ``f = lambda: 0``, is left to ``DemandSweep._scan``'s
 # scan of it alone, as one deeper in an expression is)
 _SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete, ast.Raise,
@@ -188,17 +198,19 @@ def scan_functions(tree: ast.AST, data: bytes,
     expressions. Each node counts for every function around it: a nested function's text is its enclosing
     functions' text too. Walking every node of every function was a fifth of a library's analysis."""
     words = _Lines(data, _SCANNED_WORDS)
+    between = words.between
     scans: dict[int, FunctionScan] = {}
     exempt: set[int] = set()  # nodes that neither write nor give a known state (:func:`_note_exempt`)
     stack: list[tuple[ast.AST, tuple[FunctionScan, ...]]] = [(tree, ())]
     pop, push = stack.pop, stack.append
     while stack:
         node, owners = pop()
-        if isinstance(node, _FUNCTIONS):
+        kind = type(node)
+        if kind in _FUNCTION_TYPES:
             scan = scans[id(node)] = FunctionScan()
             owners = (*owners, scan)
-        if not isinstance(node, (ast.Module, *_CONTAINERS)):  # an expression: all of it
-            if owners:
+        if kind not in _STATEMENT_TYPES:  # an expression: all of it
+            if owners and kind in _EXPRESSIONS_LOOKED_AT:
                 if _is_source(node) and id(node) not in exempt:
                     for owner in owners:
                         owner.mentions = True
@@ -210,30 +222,31 @@ def scan_functions(tree: ast.AST, data: bytes,
                 push((child, owners))
             continue
         if module_names is not None:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
+            if kind is ast.Import:
+                for alias in node.names:  # type: ignore[attr-defined]
                     module_names.setdefault(alias.asname or alias.name.partition(".")[0],
                                             alias.name if alias.asname else alias.name.partition(".")[0])
-            elif isinstance(node, ast.ImportFrom):
-                source = node.module if not node.level else None
-                for alias in node.names:
+            elif kind is ast.ImportFrom:
+                source = node.module if not node.level else None  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
                     module_names.setdefault(alias.asname or alias.name, source and f"{source}.{alias.name}")
             elif not owners and isinstance(getattr(node, "value", None), (ast.Name, ast.Attribute)):
                 for target in store_targets(node):  # ``sub = pkg.sub``: an alias of what may be a module
                     if isinstance(target, ast.Name):
                         module_names.setdefault(target.id, None)
         if owners:
-            found: list[ast.AST] = [node] if isinstance(node, ast.Global) else []
-            for target in store_targets(node):
-                _target_writes(target, found)
+            found: list[ast.AST] = [node] if kind is ast.Global else []
+            if kind in _STORING:
+                for target in store_targets(node):
+                    _target_writes(target, found)
             for write in found:
                 for owner in owners:
                     owner.writes.append(write)
-        if type(node) in _SIMPLE and not words.between(node.lineno, node.end_lineno or node.lineno):
+        if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):  # type: ignore[attr-defined]
             continue  # no statement inside, no word on its lines: none of its expressions would be walked
         for child in child_nodes(node):
-            if isinstance(child, _ALWAYS_VISITED) or not hasattr(child, "lineno") \
-                    or words.between(child.lineno, child.end_lineno or child.lineno):
+            if type(child) in _ALWAYS_VISITED_TYPES or not hasattr(child, "lineno") \
+                    or between(child.lineno, child.end_lineno or child.lineno):
                 push((child, owners))  # (withitem, arguments and comprehensions have no lines: walked)
     return scans
 
