@@ -15,8 +15,10 @@ then replays what a pass rebuilds: summaries, the stores, the functions analysed
 uncalled functions skips them), the nested functions defined (so the sweep finds them, in the
 same order), the caller links (a context's first caller names it in messages), the heap keys read
 (so a later change of one still makes the pass stale), and the run budget it stands for. A run
-that loaded a module, met recursion or scanned an instance's attributes is never kept: its effect
-is not a function of the inputs recorded.
+that loaded a module, scanned an instance's attributes, or ran inside a recursion (it got the
+approximation of a context in progress around it) is never kept: its effect is not a function of the
+inputs recorded. The context that recursion returns to is: it iterates to its fixpoint, which the same
+inputs give again, and so are the runs around it.
 
 Within a pass, a context's key holds its arguments and the module globals its own function reads,
 not what its callees read: a summary is reused as long as every global read below it still holds
@@ -50,11 +52,12 @@ from .program import ClassInfo, FunctionInfo, ModuleInfo
 class RunRecord:
     """What one run of a context read, called, stored and defined, and what it returned."""
 
+    ctx_id: int
     fn: FunctionInfo
     free_names: tuple[str, ...]
     globals_key: tuple
     bound_key: tuple | None  # the arguments, for a widened context (its key does not hold them)
-    counters: tuple[int, int]  # module loads, recursion hits when the run began
+    module_loads: int  # module loads when the run began (a run that loaded a module is not kept)
     reads: dict[Any, Value | None] = field(default_factory=dict)  # heap key -> first value read
     # ("module", module, name) / ("class", cls, name, after) -> first value read
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
@@ -71,7 +74,6 @@ class ModuleRecord:
     """What one top-level run of a module read, loaded, called and stored, and the namespace it ended with."""
 
     module: ModuleInfo
-    cycle_hits: int  # recursion hits when the run began (a run that met recursion is not kept)
     reads: dict[Any, Value | None] = field(default_factory=dict)
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
     # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", key, value) for another
@@ -167,8 +169,7 @@ class PassReuse:
         if ctx_id not in self.ran_this_pass:
             self.ran_this_pass.add(ctx_id)
             self.fact_store.drop_context(ctx_id)  # the previous pass's facts of this context
-        record = RunRecord(fn, tuple(global_names(fn, fref)), globals_key, bound_key,
-                           (self.module_loads, self.cycle_hits))
+        record = RunRecord(ctx_id, fn, tuple(global_names(fn, fref)), globals_key, bound_key, self.module_loads)
         self.recording.append(record)
         return record
 
@@ -178,12 +179,22 @@ class PassReuse:
         if summary is None:
             return
         record.summary = summary
-        record.tainted |= record.counters != (self.module_loads, self.cycle_hits)
+        record.tainted |= record.module_loads != self.module_loads
         self.records[ctx_id] = record
 
     def note_read(self, key: Any, value: Value | None) -> None:
         if self.recording:
             self.recording[-1].reads.setdefault(key, value)
+
+    def note_cycle(self, head: int) -> None:
+        """A call of ``head``, a context in progress, got its approximation so far: the runs started inside
+        ``head``'s run saw a value that is not a function of their inputs, and are not kept. ``head`` itself
+        iterates to its fixpoint (its calls of itself are checked as such: :meth:`_same_events`), and so do
+        the runs around it."""
+        for record in reversed(self.recording):
+            if isinstance(record, RunRecord) and record.ctx_id == head:
+                return
+            record.tainted = True
 
     def note_heap_scan(self) -> None:
         """The run read every attribute of an instance (``module.to(device)`` copies them): which keys it
@@ -209,7 +220,7 @@ class PassReuse:
         if not self.reuse_enabled or isinstance(self.facts, NullFacts):
             self.module_records.pop(module, None)
             return None
-        record = ModuleRecord(module, self.cycle_hits)
+        record = ModuleRecord(module)
         self.recording.append(record)
         return record
 
@@ -218,7 +229,6 @@ class PassReuse:
             return
         popped = self.recording.pop()
         assert popped is record
-        record.tainted |= record.cycle_hits != self.cycle_hits
         record.namespace = dict(record.module.namespace)
         self.module_records[record.module] = record
         if self.recording:
@@ -365,7 +375,8 @@ class PassReuse:
                 return False
             if key[0] == "star" and public_names(key[1].namespace) != seen:
                 return False
-        return all(self._fresh(subject, visiting) for kind, subject, _detail in record.events if kind == "call")
+        return all(self._fresh(subject, visiting) for kind, subject, _detail in record.events
+                   if kind == "call" and subject != record.ctx_id)
 
     # ------------------------------------------------------------------ keeping
 
@@ -392,7 +403,7 @@ class PassReuse:
         visiting.add(ctx_id)
         sim.visited.add(ctx_id)
         try:
-            valid = self._same_inputs(record, sim) and self._same_events(record.events, sim, visiting)
+            valid = self._same_inputs(record, sim) and self._same_events(record.events, sim, visiting, ctx_id)
         finally:
             visiting.discard(ctx_id)
         if memo is not None:
@@ -437,11 +448,14 @@ class PassReuse:
                 return False
         return True
 
-    def _same_events(self, events: list[tuple[str, Any, Any]], sim: Simulation, visiting: set[int]) -> bool:
-        """Would a run now do what these recorded events did, in order (``sim`` advances past its stores)?"""
+    def _same_events(self, events: list[tuple[str, Any, Any]], sim: Simulation, visiting: set[int],
+                     own: int | None = None) -> bool:
+        """Would a run now do what these recorded events did, in order (``sim`` advances past its stores)?
+        A call of the run's own context (``own``: recursion) returned the approximation of that round of its
+        fixpoint iteration, which the same inputs give again."""
         for kind, subject, detail in events:
             if kind == "call":
-                if not self._same_call(subject, detail, sim, visiting):
+                if subject != own and not self._same_call(subject, detail, sim, visiting):
                     return False
             elif kind == "store":
                 module, name, strong = subject

@@ -236,3 +236,36 @@ def test_a_summary_is_reused_only_while_the_globals_read_below_it_hold(monkeypat
     for engine in engines:
         runs = [ctx for ctx in engine.contexts.values() if ctx.function == "Kernel.run"]
         assert len(runs) == 2, [ctx.args for ctx in runs]
+
+
+# A recursive helper: its context iterates to a fixpoint (its calls of itself see the approximation so far),
+# which the same inputs give again, so a later pass keeps it and what called it.
+RECURSIVE = PROGRAM + """
+
+def nested(t, n):
+    if n == 0:
+        return t
+    return nested(t, n - 1).to_device(Device.flex())
+
+
+def unrelated_recursion(t):
+    return nested(t, 3)
+
+
+unrelated_recursion(Tensor.ones([2], Device.flex()))
+"""
+
+
+def test_a_later_pass_keeps_a_recursive_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    def analysed(keep: bool) -> tuple[list[dict], list[Engine]]:
+        monkeypatch.setattr(reuse.PassReuse, "keep_runs", keep)
+        engines = remember_engines(monkeypatch)
+        return as_data(check_source(RECURSIVE, "tracer.py", Settings(jobs=1))), engines
+
+    kept, (engine,) = analysed(True)
+    ran = {engine.contexts[c].function for c in engine.ran_this_pass}
+    assert "Tracer.report" in ran  # the second pass's reason
+    assert not {"nested", "unrelated_recursion"} & ran, ran
+    assert {"nested", "unrelated_recursion"} <= {engine.contexts[c].function for c in engine.kept_this_pass}
+    everything, _ = analysed(False)
+    assert kept == everything
