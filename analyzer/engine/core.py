@@ -105,9 +105,9 @@ class Engine(
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
-        self._index_attribute_writes()
         self.init_reuse()
         self.init_demand(len(sources))
+        self.index_writes()
         self.sweeping = False  # in the sweep of uncalled functions (or what they call)
         self.instantiated_early: set[ClassInfo] = set()  # classes instantiated outside the sweep (any pass)
 
@@ -196,6 +196,14 @@ class Engine(
                 frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
                 for args in receivers:
                     self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+
+    def index_writes(self) -> None:
+        """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls): found
+        by the demand sweep's scan of every module where it sweeps on demand (it walks the same statements)."""
+        if self.demand_sweep:
+            self.scan_modules(self.modules, self.attr_writers)
+        else:
+            self._index_attribute_writes()
 
     def _index_attribute_writes(self) -> None:
         """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls).

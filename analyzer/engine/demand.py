@@ -125,6 +125,7 @@ def _may_write(node: ast.AST) -> bool:
 class FunctionScan:
     """What the demand sweep needs of one function's text (nested functions included)."""
 
+    node_id: int = 0  # ``id`` of the function's node
     mentions: bool = False  # it holds a device source
     writes: list[ast.AST] = field(default_factory=list)  # the nodes through which it may store (see effects)
 
@@ -185,13 +186,15 @@ _SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Ret
                      ast.Continue})
 
 
-def scan_functions(tree: ast.AST, data: bytes,
-                   module_names: dict[str, str | None] | None = None) -> dict[int, FunctionScan]:
+def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | None] | None = None,
+                   attr_writers: dict[str, set[int]] | None = None) -> dict[int, FunctionScan]:
     """Every function and lambda in ``tree`` (by ``id`` of its node; ``data``: the module's source), scanned
     at once: whether it holds a device source (:func:`_is_source`) and through which nodes it may write.
     ``module_names``, when given, gets the names that may hold a module (for :func:`effects`): every name an
     import binds, anywhere in the tree, with the absolute module it imports from (``None``: a relative
-    import), and every name assigned a name or an attribute at the top level (``None``).
+    import), and every name assigned a name or an attribute at the top level (``None``). ``attr_writers``, when
+    given, gets for each attribute name the functions (``id`` of the innermost ``def``) with a statement that
+    assigns it (``x.name = ...``: the engine's index of who may change an attribute, :meth:`Engine.index_writes`).
 
     Statements are all visited (targets and ``global`` are writes); an expression is walked only when a
     word it would need is on its lines (:data:`_SCANNED_WORDS`), which leaves out most of a library's
@@ -207,7 +210,7 @@ def scan_functions(tree: ast.AST, data: bytes,
         node, owners = pop()
         kind = type(node)
         if kind in _FUNCTION_TYPES:
-            scan = scans[id(node)] = FunctionScan()
+            scan = scans[id(node)] = FunctionScan(id(node))
             owners = (*owners, scan)
         if kind not in _STATEMENT_TYPES:  # an expression: all of it
             if owners and kind in _EXPRESSIONS_LOOKED_AT:
@@ -242,6 +245,10 @@ def scan_functions(tree: ast.AST, data: bytes,
             for write in found:
                 for owner in owners:
                     owner.writes.append(write)
+            if attr_writers is not None:
+                for write in found:
+                    if type(write) is ast.Attribute:
+                        attr_writers.setdefault(write.attr, set()).add(owners[-1].node_id)
         if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):  # type: ignore[attr-defined]
             continue  # no statement inside, no word on its lines: none of its expressions would be walked
         for child in child_nodes(node):
@@ -408,14 +415,23 @@ class DemandSweep:
             found = self._shim_modules[fn.module.file] = b"runtime_shim" in fn.module.source.data
         return found
 
+    def scan_modules(self, modules: list[Any], attr_writers: dict[str, set[int]]) -> None:
+        """Scan every module now, filling ``attr_writers`` on the way (one walk for both)."""
+        for module in modules:
+            self._scan_module(module, attr_writers)
+
+    def _scan_module(self, module: Any, attr_writers: dict[str, set[int]] | None = None) -> dict[int, FunctionScan]:
+        tree = module.source.tree
+        names = self._imported[module.file] = {}
+        scans = self._scans[module.file] = scan_functions(tree, module.source.data, names, attr_writers) \
+            if tree is not None else {}
+        return scans
+
     def _scan(self, fn: FunctionInfo) -> FunctionScan:
         """``fn``'s scan (its module's functions are scanned together, on the first need)."""
         scans = self._scans.get(fn.module.file)
         if scans is None:
-            tree = fn.module.source.tree
-            names = self._imported[fn.module.file] = {}
-            scans = self._scans[fn.module.file] = scan_functions(tree, fn.module.source.data, names) \
-                if tree is not None else {}
+            scans = self._scan_module(fn.module)
         found = scans.get(id(fn.node))
         if found is None:  # a lambda in an expression the scan did not walk: scan it alone
             found = scans[id(fn.node)] = scan_functions(fn.node, fn.module.source.data)[id(fn.node)]

@@ -230,3 +230,22 @@ def test_a_skipped_function_changes_a_module_attribute_only_through_the_module(
     seen = severities(path, monkeypatch)
     assert seen["full"] == expected
     assert seen["demand"] == seen["full"]
+
+
+def test_the_module_scan_indexes_the_attribute_writes_the_engine_walk_finds() -> None:
+    """Where the sweep is on demand, the engine's index of which functions assign each attribute comes from
+    the scan of every module (one walk); it must be the one the engine's own walk of the statements builds."""
+    import ast
+    from types import SimpleNamespace
+
+    paths = [p for folder in ("analyzer", "rules", "runtime_shim", "fixtures") for p in (REPO / folder).rglob("*.py")]
+    files = [(ast.parse(data), data) for path in paths for data in [path.read_bytes()]]
+    scanned: dict[str, set[int]] = {}
+    for tree, data in files:
+        demand.scan_functions(tree, data, {}, scanned)
+    walked = Engine.__new__(Engine)
+    walked.attr_writers = {}
+    walked.modules = [SimpleNamespace(source=SimpleNamespace(tree=tree)) for tree, _data in files]
+    walked._index_attribute_writes()
+    assert scanned == walked.attr_writers
+    assert len(scanned) > 100
