@@ -309,7 +309,10 @@ class Effects:
     own: frozenset[str]  # attribute names stored on ``self`` (instances of the method's class)
     any: frozenset[str]  # attribute names stored on objects the analysis may know (any instance)
     modules: frozenset[str]  # of ``any``, those stored through an object that may be a project module
-    globals: frozenset[str]  # module globals rebound or filled
+    globals: frozenset[str]  # module globals declared ``global`` (rebound)
+    # names filled (``NAME[k] = ...``, ``NAME.append(...)``): module globals unless the function binds them (which
+    # :meth:`DemandSweep.skip_uncalled` asks only of those the module holds: a function's scope is a walk of it)
+    filled: frozenset[str]
 
 
 def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | frozenset[str]) -> Effects:
@@ -331,6 +334,7 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     anywhere: set[str] = set()
     modules: set[str] = set()
     names: set[str] = set()
+    filled: set[str] = set()
 
     def attribute(base: ast.expr, attr: str) -> None:
         if isinstance(base, ast.Name) and base.id == receiver:
@@ -344,8 +348,8 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     def container(target: ast.expr) -> None:
         if isinstance(target, ast.Attribute):
             attribute(target.value, target.attr)
-        elif isinstance(target, ast.Name) and target.id not in fn.locals:
-            names.add(target.id)
+        elif isinstance(target, ast.Name):
+            filled.add(target.id)
 
     for sub in writes:
         if isinstance(sub, ast.Attribute):
@@ -365,7 +369,7 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
                 name = sub.args[1]
                 attribute(sub.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str)
                           else ALL_ATTRIBUTES)
-    return Effects(frozenset(own), frozenset(anywhere), frozenset(modules), frozenset(names))
+    return Effects(frozenset(own), frozenset(anywhere), frozenset(modules), frozenset(names), frozenset(filled))
 
 
 def _root(node: ast.expr) -> ast.expr:
@@ -456,8 +460,12 @@ class DemandSweep:
             if (fn.cls, attr) not in self.havoc_own:
                 self._havoc(attr)
                 self.havoc_own.add((fn.cls, attr))
+        namespace = fn.module.namespace
         for name in found.globals:
-            if name in fn.module.namespace:
+            if name in namespace:
+                self.store_global(fn.module, name, TOP)
+        for name in found.filled:
+            if name in namespace and name not in found.globals and name not in fn.locals:
                 self.store_global(fn.module, name, TOP)
 
     def module_names(self, file: str) -> frozenset[str]:
