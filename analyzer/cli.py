@@ -324,7 +324,7 @@ def _check(args: argparse.Namespace) -> int:
     # The analysis allocates many long-lived objects (trees, abstract values): with the default
     # thresholds the collector walks them over and over (a third of the run on large projects). Its garbage
     # is acyclic (freed by reference counting; each engine breaks its model's cycles when done), so a check
-    # runs without automatic collections: 6 to 12 % faster than a young collection every million allocations
+    # runs without automatic collections: 7 and 14 % faster than a young collection every million allocations
     # on timm and transformers, at the same peak memory on every corpus (bench/gc_threshold.py).
     thresholds = gc.get_threshold()
     gc.set_threshold(0)
