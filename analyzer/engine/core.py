@@ -32,6 +32,7 @@ from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
+from .torch_data import TorchData
 from .torch_model import TorchModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
@@ -55,7 +56,7 @@ class WrittenElsewhere:
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, PassReuse, DemandSweep,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, PassReuse, DemandSweep,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 

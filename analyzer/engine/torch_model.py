@@ -339,6 +339,10 @@ class TorchModel:
             return V(TorchTensorAtom(CPU, NO_GRAD, None, origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
             return self._device_ctor(args, kwargs, node, fr)
+        if module.startswith("torch.utils.data"):
+            found = self.torch_data_call(path, args, kwargs, node, st, fr)  # type: ignore[attr-defined]
+            if found is not None:
+                return found
         if path == "torch.cuda.is_available" and self.cuda_world is not None:
             return V(const(self.cuda_world))
         if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):

@@ -801,3 +801,34 @@ def test_assigning_through_an_index_tensor_needs_the_values_on_the_device() -> N
         buf[idx] = torch.tensor(1.0)
         buf[idx] = torch.randn(3, 3)
     """) == [(7, "MV201", "error")]
+
+
+def test_a_data_loaders_batches_are_the_default_collation_of_its_items() -> None:
+    """Numbers and numpy arrays become CPU tensors, tensors are stacked where they are (a stack of
+    requires-grad leaves is a non-leaf), tuples and dicts are collated element-wise; with its own
+    ``collate_fn`` or ``batch_size=None`` a loader's batches are unknown (silent). (A statement that fails
+    on every path ends its path: one per loop.)"""
+    source = """
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        gpu = torch.ones(3, device="cuda")
+        rows = TensorDataset(torch.zeros(8, 3), torch.ones(8, 3, device="cuda"))
+        for cpu_row, gpu_row in DataLoader(rows, batch_size=2):
+            b = gpu_row + gpu
+            a = cpu_row + gpu
+        items = [{"x": np.zeros(3), "n": 1.0, "w": torch.zeros(3, requires_grad=True)}]
+        for batch in DataLoader(items, batch_size=2):
+            c = batch["x"] + gpu
+        for batch in DataLoader(items):
+            d = batch["n"] + gpu
+        for batch in DataLoader(items):
+            e = batch["w"].numpy()
+        for batch in DataLoader(items, collate_fn=lambda xs: xs):
+            f = batch[0]["x"] + gpu
+        for batch in DataLoader(items, batch_size=None):
+            g = batch["n"] + gpu
+    """
+    assert findings(source) == [(10, "MV201", "error"), (13, "MV201", "error"), (15, "MV201", "error"),
+                                (17, "MV204", "error")]

@@ -1,0 +1,97 @@
+"""``torch.utils.data``: what a ``DataLoader`` yields, so that a batch used without a move is followed.
+
+The classic failure of a training loop is a batch that never reaches the model's device::
+
+    loader = DataLoader(TensorDataset(features, labels), batch_size=32)
+    for x, y in loader:
+        out = model(x)          # model on cuda:0, x on the CPU
+
+A ``DataLoader`` is modelled as a list of batches, each the default collation of one dataset item
+(``torch.utils.data.default_collate``): a tensor is stacked where it is (a stack of leaves that require
+grad is a non-leaf), a number or a numpy array becomes a CPU tensor, a tuple or a list a list of collated
+elements, a dict a dict of collated values, a string a list of strings. The item is a row of each tensor of
+a ``TensorDataset``, an element of a list used as a dataset, or what a project dataset's ``__getitem__``
+returns (called with an unknown index). Anything else, and a loader with its own ``collate_fn``, yields
+batches the analysis does not know (silent).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, SeqAtom, V, Value, seq, seq_of
+from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
+from .flow_state import Frame, State, widen_if_large
+
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+COLLATE_FN_POSITION = 6  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn)
+_NUMBERS = frozenset({"int", "float", "bool"})
+
+
+class TorchData:
+    """``DataLoader`` and ``TensorDataset`` (mixed into the engine)."""
+
+    def torch_data_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        """The value of a ``torch.utils.data`` call the model knows (None: not one)."""
+        if path in TENSOR_DATASETS:
+            return self._tensor_dataset(args, kwargs)
+        if path in DATA_LOADERS:
+            return self._data_loader(args, kwargs, node, st, fr)
+        return None
+
+    def _tensor_dataset(self, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``TensorDataset(a, b)``: a list whose items are ``(a[i], b[i])``."""
+        if kwargs or not args or not all(arg.only(TorchTensorAtom) for arg in args):
+            return V(seq_of("list", TOP))
+        rows = [self.iter_element(arg) for arg in args]  # type: ignore[attr-defined]
+        return V(seq_of("list", V(seq("tuple", rows))))
+
+    def _data_loader(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value:
+        own_collate = kwargs.get("collate_fn") if "collate_fn" in kwargs else (
+            args[COLLATE_FN_POSITION] if len(args) > COLLATE_FN_POSITION else None)
+        batch_size = kwargs.get("batch_size") if "batch_size" in kwargs else (args[1] if len(args) > 1 else None)
+        if (own_collate is not None and own_collate.consts() != [None]) or (
+                batch_size is not None and batch_size.consts() == [None]):
+            return V(seq_of("list", TOP))  # its own collation, or items given one by one (converted, not collated)
+        dataset = args[0] if args else kwargs.get("dataset", TOP)
+        item = self._dataset_item(dataset, node, st, fr)
+        origin = self.origin(node, fr, "DataLoader batch")  # type: ignore[attr-defined]
+        return V(seq_of("list", widen_if_large(_collated(item, origin))))
+
+    def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        out = TOP if dataset.top else Value()
+        for atom in dataset.atoms:
+            if isinstance(atom, SeqAtom):
+                out = out.join(atom.elem)
+            elif isinstance(atom, Instance):
+                method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
+                out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
+            else:
+                out = out.join(TOP)
+        return out
+
+
+def _collated(item: Value, origin: Any) -> Value:
+    """What ``default_collate`` makes of a batch of ``item``s."""
+    out = TOP if item.top else Value()
+    for atom in item.atoms:
+        if isinstance(atom, TorchTensorAtom):
+            grad = NON_LEAF if atom.grad == LEAF else atom.grad
+            out = out.join(V(atom.with_(grad=grad, zero_dim=False, owned=False, moved_from=None)))
+        elif isinstance(atom, ArrayAtom) or (isinstance(atom, Const) and atom.tname in _NUMBERS):
+            out = out.join(V(TorchTensorAtom(CPU, NO_GRAD, False, origin=origin)))
+        elif isinstance(atom, Const) and atom.tname == "str":
+            out = out.join(V(seq_of("list", V(atom))))
+        elif isinstance(atom, SeqAtom):
+            out = out.join(V(seq("list", (_collated(element, origin) for element in atom.items))
+                             if atom.items is not None else seq_of("list", _collated(atom.elem, origin))))
+        elif isinstance(atom, DictAtom):
+            rest = None if atom.rest is None else _collated(atom.rest, origin)
+            out = out.join(V(DictAtom(tuple((key, _collated(value, origin)) for key, value in atom.items), rest)))
+        else:
+            out = out.join(TOP)
+    return out
