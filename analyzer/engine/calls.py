@@ -35,7 +35,7 @@ from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .numpy_model import numpy_call
 from .program import FunctionInfo
-from .python_values import names_library_function, splice_items
+from .python_values import names_library_function, splice_items, splice_keywords
 
 
 class Calls:
@@ -63,7 +63,11 @@ class Calls:
         for keyword in node.keywords:
             value = self.eval(keyword.value, st, fr)
             if keyword.arg is None:
-                star_unknown = True
+                spliced_keywords = splice_keywords(value)
+                if spliced_keywords is None:
+                    star_unknown = True
+                else:
+                    kwargs.update(spliced_keywords)  # ``model(**batch)`` with the batch's keys known
             else:
                 kwargs[keyword.arg] = value
         if st.dead:

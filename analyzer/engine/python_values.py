@@ -7,7 +7,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, SeqAtom, Value, same_device
+from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, SeqAtom, Value, same_device
 from .flow_state import State
 
 CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -63,6 +63,15 @@ def splice_items(value: Value) -> list[Value] | None:
             return list(atom.items)
     return None
 
+
+
+def splice_keywords(value: Value) -> dict[str, Value] | None:
+    """The keyword arguments of ``**value`` when it is one dict whose keys are all known strings."""
+    if not value.top and len(value.atoms) == 1:
+        atom = next(iter(value.atoms))
+        if isinstance(atom, DictAtom) and atom.rest is None and all(type(key) is str for key, _ in atom.items):
+            return dict(atom.items)
+    return None
 
 
 def keep_walrus_bindings(st: State, inner: State, node: ast.AST) -> None:

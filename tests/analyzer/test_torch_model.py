@@ -832,3 +832,29 @@ def test_a_data_loaders_batches_are_the_default_collation_of_its_items() -> None
     """
     assert findings(source) == [(10, "MV201", "error"), (13, "MV201", "error"), (15, "MV201", "error"),
                                 (17, "MV204", "error")]
+
+
+def test_keyword_arguments_spread_from_a_dict_of_known_keys() -> None:
+    """``model(**batch)`` binds the batch's keys to the parameters of ``forward`` (a dict whose keys the
+    analysis does not all know leaves every argument unknown)."""
+    source = """
+        import torch
+        from torch import nn
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+            def forward(self, input_ids, attention_mask=None):
+                return self.embed(input_ids)
+
+        model = Tagger().cuda()
+        unknown = {key: torch.zeros(5, dtype=torch.long) for key in input()}
+        out = model(**unknown)
+        batch = {"input_ids": torch.zeros(5, dtype=torch.long), "attention_mask": torch.ones(5)}
+        out = model(**batch)
+    """
+    assert findings(source) == [(11, "MV202", "warning")]  # the unknown dict's call may run
+    [message] = messages(source)
+    assert "prog.py:17" in message and "prog.py:15" not in message, message
