@@ -75,6 +75,9 @@ class Calls:
         if func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "dataclasses", "replace", fr.module.source.tree):
             result = self.dataclass_replace(args[0], kwargs, node, st, fr)
+        elif func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(
+                node.func, "copy", "deepcopy", fr.module.source.tree):
+            result = self.deep_copy(args[0], node, fr)
         else:
             result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown)
         if result.is_bottom and not func.is_bottom:

@@ -20,6 +20,7 @@ from .attributes import Attributes
 from .builtins import Builtins
 from .calls import Calls
 from .control_flow import ControlFlow
+from .copies import Copies
 from .definitions import Definitions
 from .demand import DemandSweep
 from .expressions import Expressions
@@ -56,7 +57,8 @@ class WrittenElsewhere:
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, PassReuse, DemandSweep,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, Copies, PassReuse,
+    DemandSweep,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 

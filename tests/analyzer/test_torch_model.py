@@ -858,3 +858,34 @@ def test_keyword_arguments_spread_from_a_dict_of_known_keys() -> None:
     assert findings(source) == [(11, "MV202", "warning")]  # the unknown dict's call may run
     [message] = messages(source)
     assert "prog.py:17" in message and "prog.py:15" not in message, message
+
+
+def test_a_deep_copy_of_a_layer_is_another_module() -> None:
+    """``copy.deepcopy`` of a library layer: the same weights' device, a module of its own (an in-place move of
+    the original leaves it); a tensor's copy stays where it was; a project module's copy is not followed."""
+    source = """
+        import copy
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        x = torch.randn(2, 4, device="cuda")
+        block_copy = copy.deepcopy(Block())
+        y = block_copy(x)
+        weights = copy.deepcopy([torch.zeros(4)])
+        layer = nn.Linear(4, 4)
+        frozen = copy.deepcopy(layer)
+        layer.cuda()
+        z = layer(x)
+        w = weights[0] + x
+    """
+    assert findings(source) == [(22, "MV201", "error")]
+    source = source.replace("        w = weights[0] + x\n", "        frozen(x)\n")
+    assert findings(source) == [(22, "MV202", "error")]

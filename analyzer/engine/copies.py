@@ -1,0 +1,58 @@
+"""``copy.deepcopy`` of tensors, torch layers and containers of them: a copy is another module.
+
+The EMA teacher or the frozen reference model of a training script is a deep copy of the model, made
+before the model moves: ``teacher = copy.deepcopy(model)`` then ``model.cuda()`` leaves the teacher on
+the CPU. A deep copy of a library layer is a layer with the same weights' device and a creation site of
+its own (the copy's: an in-place move of the original does not reach it); a tensor's copy is a tensor on
+the same device with the same autograd role, owned by no module. Instances of project classes, and
+anything else, are not followed (unknown), as before.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, seq, seq_of
+from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
+from .flow_state import Frame
+
+
+class Copies:
+    """``copy.deepcopy`` (mixed into the engine)."""
+
+    def deep_copy(self, value: Value, node: ast.AST, fr: Frame) -> Value:
+        return _copied(value, self.origin(node, fr, "deepcopy"))  # type: ignore[attr-defined]
+
+
+def _copied(value: Value, origin: Origin) -> Value:
+    out = TOP if value.top else Value()
+    for atom in value.atoms:
+        if isinstance(atom, TorchLayerAtom):
+            layer = _copied_layer(atom, origin)
+            out = out.join(TOP if layer is None else V(layer))
+        elif isinstance(atom, TorchTensorAtom):
+            out = out.join(V(atom.with_(owned=False, origin=origin)))
+        elif isinstance(atom, (Const, TorchDeviceAtom)):
+            out = out.join(V(atom))
+        elif isinstance(atom, SeqAtom):
+            out = out.join(V(seq(atom.kind, (_copied(item, origin) for item in atom.items))
+                             if atom.items is not None else seq_of(atom.kind, _copied(atom.elem, origin))))
+        elif isinstance(atom, DictAtom):
+            rest = None if atom.rest is None else _copied(atom.rest, origin)
+            out = out.join(V(DictAtom(tuple((key, _copied(item, origin)) for key, item in atom.items), rest)))
+        else:
+            out = out.join(TOP)
+    return out
+
+
+def _copied_layer(layer: TorchLayerAtom, origin: Origin) -> TorchLayerAtom | None:
+    """The copy of a layer and of the layers it holds (None: it holds something else, a project module)."""
+    children = []
+    for child in layer.children:
+        if not isinstance(child, TorchLayerAtom):
+            return None
+        copied = _copied_layer(child, origin)
+        if copied is None:
+            return None
+        children.append(copied)
+    return TorchLayerAtom(layer.name, layer.dev, layer.weights, tuple(children), origin)
