@@ -23,7 +23,7 @@ with the runtime's own helpers, so it is identical to
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -517,6 +517,15 @@ def const_value(value: Any) -> Value:
     if isinstance(value, _CONST_TYPES):
         return Value((const(value),))
     return TOP
+
+
+def map_elements(atom: SeqAtom | DictAtom, fn: Callable[[Value], Value], kind: str | None = None) -> Atom:
+    """The same sequence or dict with ``fn`` applied to each element value (``kind``: a sequence's new kind)."""
+    if isinstance(atom, SeqAtom):
+        kind = kind or atom.kind
+        return seq(kind, map(fn, atom.items)) if atom.items is not None else seq_of(kind, fn(atom.elem))
+    rest = None if atom.rest is None else fn(atom.rest)
+    return DictAtom(tuple((key, fn(value)) for key, value in atom.items), rest)
 
 
 def join_all(values: Iterable[Value]) -> Value:

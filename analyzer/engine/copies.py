@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, seq, seq_of
+from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, map_elements
 from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .flow_state import Frame
 
@@ -34,12 +34,8 @@ def _copied(value: Value, origin: Origin) -> Value:
             out = out.join(V(atom.with_(owned=False, origin=origin)))
         elif isinstance(atom, (Const, TorchDeviceAtom)):
             out = out.join(V(atom))
-        elif isinstance(atom, SeqAtom):
-            out = out.join(V(seq(atom.kind, (_copied(item, origin) for item in atom.items))
-                             if atom.items is not None else seq_of(atom.kind, _copied(atom.elem, origin))))
-        elif isinstance(atom, DictAtom):
-            rest = None if atom.rest is None else _copied(atom.rest, origin)
-            out = out.join(V(DictAtom(tuple((key, _copied(item, origin)) for key, item in atom.items), rest)))
+        elif isinstance(atom, (SeqAtom, DictAtom)):
+            out = out.join(V(map_elements(atom, lambda item: _copied(item, origin))))
         else:
             out = out.join(TOP)
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, SeqAtom, V, Value, seq, seq_of
+from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, SeqAtom, V, Value, map_elements, seq, seq_of
 from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
 from .flow_state import Frame, State, widen_if_large
 
@@ -86,12 +86,8 @@ def _collated(item: Value, origin: Any) -> Value:
             out = out.join(V(TorchTensorAtom(CPU, NO_GRAD, False, origin=origin)))
         elif isinstance(atom, Const) and atom.tname == "str":
             out = out.join(V(seq_of("list", V(atom))))
-        elif isinstance(atom, SeqAtom):
-            out = out.join(V(seq("list", (_collated(element, origin) for element in atom.items))
-                             if atom.items is not None else seq_of("list", _collated(atom.elem, origin))))
-        elif isinstance(atom, DictAtom):
-            rest = None if atom.rest is None else _collated(atom.rest, origin)
-            out = out.join(V(DictAtom(tuple((key, _collated(value, origin)) for key, value in atom.items), rest)))
+        elif isinstance(atom, (SeqAtom, DictAtom)):  # a tuple's elements are collated into a list
+            out = out.join(V(map_elements(atom, lambda element: _collated(element, origin), kind="list")))
         else:
             out = out.join(TOP)
     return out

@@ -868,16 +868,16 @@ def test_a_deep_copy_of_a_layer_is_another_module() -> None:
         import torch
         from torch import nn
 
-        class Block(nn.Module):
+        class Head(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.fc = nn.Linear(4, 4)
+                self.proj = nn.Linear(4, 2)
 
             def forward(self, x):
-                return self.fc(x)
+                return self.proj(x).relu()
 
         x = torch.randn(2, 4, device="cuda")
-        block_copy = copy.deepcopy(Block())
+        block_copy = copy.deepcopy(Head())
         y = block_copy(x)
         weights = copy.deepcopy([torch.zeros(4)])
         layer = nn.Linear(4, 4)
