@@ -234,7 +234,6 @@ class Calls:
             return summary
         if ctx_id in self.in_progress:
             self.recursive_hits.add(ctx_id)
-            self.cycle_hits += 1
             self.note_cycle(ctx_id)
             return self.in_progress[ctx_id]  # recursion: the approximation so far (iterated below)
         if self.depth >= MAX_CALL_DEPTH:

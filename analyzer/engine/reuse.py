@@ -89,7 +89,6 @@ class ModuleRecord:
 class Simulation:
     """The module globals as a kept run would leave them, before it is replayed."""
 
-    stores: int = 0
     overlay: dict[tuple[int, str], Value] = field(default_factory=dict)
     visited: set[int] = field(default_factory=set)
     loading: set[int] = field(default_factory=set)  # modules whose kept load is being simulated
@@ -107,10 +106,7 @@ class Simulation:
         return module.state != "new" or id(module) in self.loaded
 
     def store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
-        old = self.value(module, name)
-        new = self.overlay[(id(module), name)] = stored(old, value, strong)  # as apply_store
-        if old is None or not (new is old or new == old):
-            self.stores += 1
+        self.overlay[(id(module), name)] = stored(self.value(module, name), value, strong)  # as apply_store
 
 
 def _same(now: Value | None, seen: Value | None) -> bool:
@@ -129,7 +125,6 @@ class PassReuse:
         self.kept_this_pass: set[int] = set()
         self._validity: dict[tuple[int, int], bool] = {}
         self.module_loads = 0
-        self.cycle_hits = 0
         self.module_records: dict[ModuleInfo, ModuleRecord] = {}
         self.modules_kept: set[str] = set()  # this pass: names of the modules whose top-level run was kept
         self._start_generations()
