@@ -16,8 +16,8 @@ other functions read more precise than they are: false errors):
 * each attribute name it assigns (``x.name = ...``, ``x.name[k] = ...``, ``x.name.append(...)``,
   ``setattr(x, "name", ...)``) reads as "and anything" on every instance
   (:meth:`DemandSweep.havoc_attribute`), and on every project module when ``x`` may be one (it starts
-  from a name an import binds or a module-level global: :func:`effects`); a ``setattr`` with a computed
-  name, or ``__dict__``, does that for every attribute name;
+  from a name an import of a project module binds, or a module-level alias of one: :func:`effects`); a
+  ``setattr`` with a computed name, or ``__dict__``, does that for every attribute name;
 * each module global it rebinds (``global NAME``) or fills (``NAME[k] = ...``, ``NAME.append(...)``)
   is joined with an unknown value.
 
@@ -319,9 +319,9 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     """What ``fn`` may change, from the nodes :func:`scan_functions` found it may store through.
 
     A project module is an object the analysis knows only through an import: a store reaches one only through
-    an expression rooted in a name that an import of a project module binds or that is a module-level global
-    (``module_names``: :meth:`DemandSweep.module_names`), or one not rooted in a name at all. (A local alias,
-    ``m = pkg.sub; m.X = 1``, is not followed.)"""
+    an expression rooted in a name that an import of a project module binds or that the module's top level
+    assigns a name or an attribute (``sub = pkg.sub``; ``module_names``: :meth:`DemandSweep.module_names`), or
+    one not rooted in a name at all. (A function's local alias, ``m = pkg.sub; m.X = 1``, is not followed.)"""
     node = fn.node
     args = node.args
     positional = [*args.posonlyargs, *args.args]
