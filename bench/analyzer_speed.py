@@ -179,6 +179,20 @@ class Corpus:
     cache: Path | None = None  # devicelint's cache directory for this corpus (warm runs)
 
 
+def add_corpus_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """``--corpora`` and ``--directory``, as the benches that run on the corpora or on any directory take them."""
+    parser.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated corpora")
+    parser.add_argument("--directory", action="append", default=None, metavar="DIR",
+                        help=f"{verb} this directory instead of the corpora (repeatable)")
+
+
+def corpus_targets(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(name, directory) for each ``--directory``, else for each corpus of ``--corpora`` (downloaded once)."""
+    if args.directory:
+        return [(Path(d).name, Path(d).resolve()) for d in args.directory]
+    return [(name, fetch(name, CORPORA[name], DEFAULT_CACHE)) for name in args.corpora.split(",")]
+
+
 def fetch(name: str, version: str, cache: Path) -> Path:
     """Download ``name==version``'s wheel into ``cache/wheels`` (once) and unpack its package's .py files."""
     wheels = cache / "wheels"

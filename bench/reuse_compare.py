@@ -27,7 +27,7 @@ from analyzer.engine import reuse  # noqa: E402
 from analyzer.engine.core import Engine  # noqa: E402
 from analyzer.runner import check  # noqa: E402
 from analyzer.settings import Settings  # noqa: E402
-from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402
+from bench.analyzer_speed import add_corpus_arguments, corpus_targets  # noqa: E402
 
 _CONTEXT = re.compile(r"ctx=(\d+)")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
@@ -68,12 +68,9 @@ def analysed(directory: Path, keep: bool) -> tuple[list[dict], list[dict[str, di
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated corpora")
-    parser.add_argument("--directory", action="append", default=None, metavar="DIR",
-                        help="compare on this directory instead of the corpora (repeatable)")
+    add_corpus_arguments(parser, "compare on")
     args = parser.parse_args()
-    targets = ([(Path(d).name, Path(d).resolve()) for d in args.directory] if args.directory
-               else [(name, fetch(name, CORPORA[name], DEFAULT_CACHE)) for name in args.corpora.split(",")])
+    targets = corpus_targets(args)
     print("| corpus | engines | diagnostics | same diagnostics | module names | names that differ |")
     print("| --- | ---: | ---: | --- | ---: | ---: |")
     failed = False

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
 from analyzer.engine import demand  # noqa: E402
-from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch, python_files  # noqa: E402
+from bench.analyzer_speed import add_corpus_arguments, corpus_targets, python_files  # noqa: E402
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -88,13 +88,10 @@ def best(repeats: int, work: Callable[[list], None], files: list) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated corpora")
-    parser.add_argument("--directory", action="append", default=None, metavar="DIR",
-                        help="check this directory instead of the corpora (repeatable)")
+    add_corpus_arguments(parser, "check")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    targets = ([(Path(d).name, Path(d).resolve()) for d in args.directory] if args.directory
-               else [(name, fetch(name, CORPORA[name], DEFAULT_CACHE)) for name in args.corpora.split(",")])
+    targets = corpus_targets(args)
     print("| corpus | functions | with a source | differences | scan | a walk per function |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     failed = False
