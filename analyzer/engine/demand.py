@@ -155,15 +155,17 @@ def mentions_device(node: ast.AST, data: bytes) -> bool:
     return scan_functions(node, data)[id(node)].mentions
 
 
-def _target_writes(target: ast.AST | None, out: list[ast.AST]) -> None:
-    """The attribute and subscript stores of an assignment target (tuples and starred unpacked)."""
-    if isinstance(target, (ast.Attribute, ast.Subscript)):
-        out.append(target)
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            _target_writes(element, out)
-    elif isinstance(target, ast.Starred):
-        _target_writes(target.value, out)
+def target_writes(targets: Iterable[ast.AST | None], out: list[ast.AST] | None = None) -> list[ast.AST]:
+    """The attribute and subscript stores of assignment targets (tuples and starred unpacked), added to ``out``."""
+    out = [] if out is None else out
+    for target in targets:
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            out.append(target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            target_writes(target.elts, out)
+        elif isinstance(target, ast.Starred):
+            target_writes((target.value,), out)
+    return out
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -240,8 +242,7 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
         if owners:
             found: list[ast.AST] = [node] if kind is ast.Global else []
             if kind in _STORING:
-                for target in store_targets(node):
-                    _target_writes(target, found)
+                target_writes(store_targets(node), found)
             for write in found:
                 for owner in owners:
                     owner.writes.append(write)
