@@ -10,9 +10,9 @@ A ``DataLoader`` is modelled as a list of batches, each the default collation of
 (``torch.utils.data.default_collate``): a tensor is stacked where it is (a stack of leaves that require
 grad is a non-leaf), a number or a numpy array becomes a CPU tensor, a tuple or a list a list of collated
 elements, a dict a dict of collated values, a string a list of strings. The item is a row of each tensor of
-a ``TensorDataset``, an element of a list used as a dataset, or what a project dataset's ``__getitem__``
-returns (called with an unknown index). Anything else, and a loader with its own ``collate_fn``, yields
-batches the analysis does not know (silent).
+a ``TensorDataset`` (or of a tensor), an element of a list used as a dataset, or what a project dataset's
+``__getitem__`` returns (called with an unknown index). Anything else (a dict used as a dataset included), and
+a loader with its own ``collate_fn``, yields batches the analysis does not know (silent).
 """
 
 from __future__ import annotations
@@ -63,15 +63,15 @@ class TorchData:
         return V(seq_of("list", widen_if_large(_collated(item, origin))))
 
     def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
-        out = TOP if dataset.top else Value()
-        for atom in dataset.atoms:
-            if isinstance(atom, SeqAtom):
-                out = out.join(atom.elem)
-            elif isinstance(atom, Instance):
-                method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
-                out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
-            else:
-                out = out.join(TOP)
+        """``dataset[i]``: a project dataset's ``__getitem__``; for anything else, what iterating it gives (a
+        ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
+        instances = [atom for atom in dataset.atoms if isinstance(atom, Instance)]
+        iterated = dataset.atoms.difference(instances)
+        dicts = any(isinstance(atom, DictAtom) for atom in iterated)  # ``d[i]`` is a value, iterating gives keys
+        out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))  # type: ignore[attr-defined]
+        for atom in instances:
+            method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
+            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
         return out
 
 

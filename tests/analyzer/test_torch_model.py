@@ -829,9 +829,13 @@ def test_a_data_loaders_batches_are_the_default_collation_of_its_items() -> None
             f = batch[0]["x"] + gpu
         for batch in DataLoader(items, batch_size=None):
             g = batch["n"] + gpu
+        for rows in DataLoader(torch.zeros(8, 3), batch_size=4):
+            h = rows + gpu
+        for batch in DataLoader({0: torch.zeros(3)}):
+            k = batch + gpu
     """
     assert findings(source) == [(10, "MV201", "error"), (13, "MV201", "error"), (15, "MV201", "error"),
-                                (17, "MV204", "error")]
+                                (17, "MV204", "error"), (23, "MV201", "error")]
 
 
 def test_keyword_arguments_spread_from_a_dict_of_known_keys() -> None:
