@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -41,7 +40,7 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic
-from .parallel import FileInfo
+from .parallel import FileInfo, digest
 
 CACHE_DIR_NAME = ".devicelint_cache"
 FORMAT = "v1"
@@ -70,7 +69,7 @@ def code_fingerprint() -> str:
                     except OSError:
                         continue
                     parts.append(f"{os.path.relpath(path, top)}:{stat.st_size}:{stat.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return digest("\n".join(parts).encode(), 32)
 
 
 def default_dir(project_root: str) -> str:
@@ -78,7 +77,7 @@ def default_dir(project_root: str) -> str:
 
 
 def _key(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=list).encode()).hexdigest()
+    return digest(json.dumps(parts, sort_keys=True, default=list).encode(), 32)
 
 
 class Cache:

@@ -19,8 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from rules import all_rules, rule_by_code
-from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from . import __version__, config
 from .discovery import DiscoveryOptions, PathError
@@ -81,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="skip what .gitignore, .ignore, .git/info/exclude ignore (default: on)")
     check_cmd.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
                            help="apply the excludes to paths given explicitly too (for pre-commit)")
-    check_cmd.add_argument("--profile", choices=sorted(PROFILES), default=None,
+    check_cmd.add_argument("--profile", choices=sorted(PROFILE_NAMES), default=None,
                            help=f"Burn semantics to check against (default: {DEFAULT_PROFILE})")
     check_cmd.add_argument("--backends", default=None,
                            help="backends the target machine has (for MV112), e.g. Cpu,Flex")
@@ -217,12 +216,16 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _rules() -> int:
     """One line per rule; ``[*]`` marks the rules with an autofix (``devicelint explain`` says how safe)."""
+    from rules import all_rules
+
     for rule in all_rules():
         print(f"{rule.code}  {rule.name:<30} {'[*]' if rule.fixable() else '   '} {rule.summary()}")
     return EXIT_CLEAN
 
 
 def _explain(code: str) -> int:
+    from rules import rule_by_code
+
     rule = rule_by_code(code)
     if rule is None:
         _error(f"unknown rule code {code!r} (see `devicelint rules`)")

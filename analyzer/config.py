@@ -54,11 +54,11 @@ def _string(key: str, value: Any) -> str:
 
 
 def _profile(key: str, value: Any) -> str:
-    from runtime_shim.semantics import PROFILES
+    from runtime_shim.profiles import PROFILE_NAMES
 
     value = _string(key, value)
-    if value not in PROFILES:
-        raise SettingsError(f"`{key}`: unknown profile {value!r}; known: {', '.join(PROFILES)}")
+    if value not in PROFILE_NAMES:
+        raise SettingsError(f"`{key}`: unknown profile {value!r}; known: {', '.join(PROFILE_NAMES)}")
     return value
 
 

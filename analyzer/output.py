@@ -21,7 +21,6 @@ calls it (and tells the human formats whether unsafe fixes are on, for the ``[*]
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -242,6 +241,8 @@ def _fingerprint(d: Diagnostic, uri: str, sources: dict[str, SourceFile], seen: 
     text = source.lines[d.row - 1].strip() if source is not None and 1 <= d.row <= len(source.lines) else ""
     base = f"{d.code}\0{uri}\0{text}\0{d.column if not text else ''}"
     seen[base] += 1
+    import hashlib  # here: only SARIF and GitLab reports need it (OpenSSL takes 2 ms to load)
+
     return hashlib.sha256(f"{base}\0{seen[base]}".encode()).hexdigest()[:32]
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import hashlib
 import os
 import sys
 import threading
@@ -41,7 +40,11 @@ from typing import TYPE_CHECKING, Any
 from . import frontend, noqa
 from .diagnostics import Diagnostic, Related, Severity
 from .failures import FileFailure
-from .imports import is_shim_module
+
+try:  # the blake2 module alone: `import hashlib` loads OpenSSL first, 2 ms of a cached run's 60
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without it
+    from hashlib import blake2b
 
 if TYPE_CHECKING:
     from .facts import FactStore
@@ -139,8 +142,8 @@ def import_specs(tree: ast.Module) -> list[list[Any]]:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # statement lists (handlers, cases hold bodies)
 
 
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+def digest(data: bytes, size: int = 16) -> str:
+    return blake2b(data, digest_size=size).hexdigest()
 
 
 # --------------------------------------------------------------------------- components
@@ -172,6 +175,8 @@ class _Resolution:
     """The engine's name resolution over the analysed files, for computing edges."""
 
     def __init__(self, sources: list[frontend.SourceFile], project_modules: Iterable[str]) -> None:
+        from .imports import is_shim_module  # here: a cached run computes no edges
+
         self.roots = [module_root(s) for s in sources]
         self.by_name: dict[str, list[int]] = {}
         for i, source in enumerate(sources):
@@ -202,6 +207,8 @@ class _Resolution:
         if cached is not None:
             return cached
         self._memo[key] = frozenset()  # (names form a tree: no cycles, but be safe)
+        from .imports import is_shim_module
+
         out: set[int] = set()
         if not is_shim_module(name):
             found = self.find(name, root)
@@ -218,6 +225,8 @@ class _Resolution:
 def edges(sources: list[frontend.SourceFile], infos: list[FileInfo],
           project_modules: Iterable[str]) -> list[set[int]]:
     """For each file, the files its imports can reach directly."""
+    from .imports import is_shim_module
+
     resolution = _Resolution(sources, project_modules)
     out: list[set[int]] = []
     for i, (source, info) in enumerate(zip(sources, infos, strict=True)):
@@ -342,6 +351,8 @@ def _expression_spans(facts: FactStore, by_file: dict[str, frontend.SourceFile],
 
 def failure_diagnostics(failures: list[FileFailure]) -> list[Diagnostic]:
     """MV901 (and whatever else reads file failures) for files that cannot be read, decoded or parsed."""
+    if not failures:  # (nothing to report: the rules need not be imported)
+        return []
     from rules import all_rules
 
     from .facts import FactStore

@@ -201,8 +201,6 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
     """Rule selection, per-file ignores, ``noqa``, then MV902 for the directives that suppressed nothing.
 
     ``directives`` holds the directives of the analysed files (the only ones MV902 looks at)."""
-    from rules import rule_by_code
-
     selected: dict[str, bool] = {}
     ignored: dict[tuple[str, str], bool] = {}
 
@@ -237,6 +235,10 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
             out.append(d)
         else:
             used[directive].add(d.code)
+    if not any(directives.values()):  # no directive can be unused (and the rules need not be imported)
+        return out
+    from rules import rule_by_code
+
     rule = rule_by_code("MV902")
     if rule is None or not enabled(rule.code):
         return out

@@ -18,10 +18,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from .discovery import DiscoveryOptions, glob_regex, normalize_to
-from .shim_api import BACKEND_NAMES
 
 _SELECTOR = re.compile(r"ALL|MV\d{0,3}")
 
@@ -87,9 +86,11 @@ class Settings:
     jobs: int = 1  # worker processes (1: in this process)
 
     def validate(self) -> Settings:
-        if self.profile not in PROFILES:
-            raise SettingsError(f"unknown profile {self.profile!r}; known: {', '.join(PROFILES)}")
+        if self.profile not in PROFILE_NAMES:
+            raise SettingsError(f"unknown profile {self.profile!r}; known: {', '.join(PROFILE_NAMES)}")
         if self.backends is not None:
+            from .shim_api import BACKEND_NAMES  # here: most runs name no backends
+
             unknown = sorted(set(self.backends) - set(BACKEND_NAMES))
             if unknown:
                 raise SettingsError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKEND_NAMES)}")
@@ -130,9 +131,9 @@ class Settings:
 
     def torch_rules(self) -> bool:
         """Whether some PyTorch rule (MV2xx) is enabled: files that mention torch are then analysed too."""
-        from rules import all_rules
+        from rules import rule_codes
 
-        return any(rule.code.startswith("MV2") and self.selects(rule.code) for rule in all_rules())
+        return any(code.startswith("MV2") and self.selects(code) for code in rule_codes())
 
     def ignored_in(self, path: str, code: str) -> bool:
         """Whether a per-file ignore removes ``code`` from ``path``."""
@@ -156,12 +157,12 @@ def _matches(prefix: str, code: str) -> bool:
 
 def check_selector(selector: str) -> str:
     """A rule selector (ALL, MV, MV1, MV10, MV102) that names at least one rule, upper-cased."""
-    from rules import all_rules  # rules import analyzer modules: import them late
+    from rules import rule_codes  # rules import analyzer modules: import them late
 
     code = selector.strip().upper()
     if not _SELECTOR.fullmatch(code):
         raise SettingsError(f"invalid rule selector {selector!r} (expected a code or prefix like MV1, MV102, ALL)")
-    if code != "ALL" and not any(rule.code.startswith(code) for rule in all_rules()):
+    if code != "ALL" and not any(known.startswith(code) for known in rule_codes()):
         raise SettingsError(f"rule selector {selector!r} matches no rule (see `devicelint rules`)")
     return code
 
@@ -171,6 +172,8 @@ def parse_codes(value: str) -> tuple[str, ...]:
 
 
 def parse_backends(value: str | list[str]) -> frozenset[str]:
+    from .shim_api import BACKEND_NAMES
+
     canonical = {name.lower(): name for name in BACKEND_NAMES}
     parts = value.split(",") if isinstance(value, str) else value
     out = set()

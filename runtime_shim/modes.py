@@ -11,7 +11,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from .semantics import DEFAULT_PROFILE, check_profile
+from .profiles import DEFAULT_PROFILE, check_profile
 
 
 class _Settings:

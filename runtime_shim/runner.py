@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .semantics import DEFAULT_PROFILE, PROFILES
+from .profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: The directory that contains the ``runtime_shim`` package: put on the child's ``PYTHONPATH``
@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--real", action="store_true",
                         help="use the machine's real devices (default: virtual devices, RUNTIME_SHIM_VIRTUAL=1)")
     parser.add_argument("--profile", default=None, metavar="NAME",
-                        help=f"semantics profile: {', '.join(PROFILES)} "
+                        help=f"semantics profile: {', '.join(PROFILE_NAMES)} "
                              f"(default: $RUNTIME_SHIM_PROFILE, else {DEFAULT_PROFILE})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                         help=f"seconds each program may run (default {DEFAULT_TIMEOUT:g})")
@@ -475,8 +475,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with a usage message on bad options
     profile = args.profile or os.environ.get("RUNTIME_SHIM_PROFILE") or DEFAULT_PROFILE
     try:
-        if profile not in PROFILES:
-            raise UsageError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+        if profile not in PROFILE_NAMES:
+            raise UsageError(f"unknown profile {profile!r}; known: {', '.join(PROFILE_NAMES)}")
         if not args.timeout > 0:
             raise UsageError(f"--timeout must be positive, got {args.timeout:g}")
         programs = collect_programs(args.paths)

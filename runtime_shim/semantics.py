@@ -24,6 +24,8 @@ import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from .profiles import DEFAULT_PROFILE, PROFILE_NAMES
+
 
 class CheckpointingStrategy(enum.Enum):
     """Burn's gradient-checkpointing strategy (printed ``Balanced`` / ``Disabled``)."""
@@ -581,29 +583,15 @@ def operands_accepted(op: str, lhs: str, rhs: str) -> bool:
 
 # --- profiles -------------------------------------------------------------------
 
-DEFAULT_PROFILE = "burn-2026-08"
-
-#: Each profile overrides rows by id; the default overrides nothing.
+#: Each profile overrides rows by id; the default overrides nothing. The names (and which is the
+#: default) are :mod:`runtime_shim.profiles`'s.
 PROFILES: Mapping[str, Mapping[str, Outcome]] = {
     "burn-2026-08": {},
     # v0.21.x (before #5036): a plain float bound for an autodiff device hit the (b) arm.
     "burn-0.21": {"move.3": Fail("MV102", MSG_AD_MISMATCH)},
 }
-
-PROFILE_DOCS: Mapping[str, str] = {
-    "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
-    "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
-}
-
-
-class UnknownProfile(ValueError):
-    """A profile name that is not in :data:`PROFILES`."""
-
-
-def check_profile(name: str) -> str:
-    if name not in PROFILES:
-        raise UnknownProfile(f"unknown profile {name!r}; known: {', '.join(PROFILES)}")
-    return name
+if tuple(PROFILES) != PROFILE_NAMES:
+    raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
 
 
 def find_row(table: str, key: Mapping[str, object]) -> Row:

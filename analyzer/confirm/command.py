@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from .. import config
 from ..discovery import DiscoveryOptions
@@ -37,7 +37,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--real", action="store_true",
                      help="run on this machine's real devices (default: virtual devices; for PyTorch programs, "
                           "fake CUDA)")
-    cmd.add_argument("--profile", choices=sorted(PROFILES), default=None,
+    cmd.add_argument("--profile", choices=sorted(PROFILE_NAMES), default=None,
                      help=f"semantics profile (default: [tool.devicelint] profile, else {DEFAULT_PROFILE}); "
                           "a program's '# fixture: profile=...' header wins")
     cmd.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",

@@ -29,7 +29,7 @@ import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from runtime_shim.semantics import PROFILES
+from runtime_shim.profiles import PROFILE_NAMES
 
 from ..frontend import SHIM, module_name
 from ..settings import SettingsError, parse_backends
@@ -263,8 +263,8 @@ def apply_headers(program: Program) -> None:
         header = read_header(path)
         where = display(path)
         if "profile" in header:
-            if header["profile"] not in PROFILES:
-                raise ProgramError(f"{where}: unknown profile {header['profile']!r}; known: {', '.join(PROFILES)}")
+            if header["profile"] not in PROFILE_NAMES:
+                raise ProgramError(f"{where}: unknown profile {header['profile']!r}; known: {', '.join(PROFILE_NAMES)}")
             program.profile = header["profile"]
         if "mode" in header:
             if header["mode"] not in MODES:

@@ -6,7 +6,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from runtime_shim.semantics import DEFAULT_PROFILE
+from runtime_shim.profiles import DEFAULT_PROFILE
 
 from .. import frontend
 from ..discovery import DiscoveryOptions, PathError, discover

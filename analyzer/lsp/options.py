@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime_shim.semantics import DEFAULT_PROFILE, PROFILES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from .. import config
 from ..discovery import DiscoveryOptions
@@ -62,8 +62,8 @@ def parse_client_options(raw: Any) -> ClientOptions:
         values["ignore"] = _codes("ignore", raw["ignore"])
     profile = raw.get("profile")
     if profile is not None:
-        if profile not in PROFILES:
-            raise SettingsError(f"`profile`: unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+        if profile not in PROFILE_NAMES:
+            raise SettingsError(f"`profile`: unknown profile {profile!r}; known: {', '.join(PROFILE_NAMES)}")
         values["profile"] = profile
     if raw.get("backends") is not None:
         values["backends"] = parse_backends(raw["backends"])

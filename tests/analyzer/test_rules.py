@@ -62,6 +62,7 @@ def test_adding_a_rule_touches_only_its_module(tmp_path: Path, monkeypatch: pyte
     all_rules.cache_clear()
     try:
         assert "MV199" in [r.code for r in all_rules()]
+        assert "MV199" in rules.rule_codes()  # from the module's name, without importing it
     finally:
         monkeypatch.undo()
         all_rules.cache_clear()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from runtime_shim import profiles
 from runtime_shim import semantics as S
 from runtime_shim.semantics import (
     AF,
@@ -101,9 +102,9 @@ def test_profiles() -> None:
     assert S.DEFAULT_PROFILE == "burn-2026-08"
     assert set(S.PROFILES) == {"burn-2026-08", "burn-0.21"}
     assert dict(S.PROFILES["burn-2026-08"]) == {}
-    assert set(S.PROFILE_DOCS) == set(S.PROFILES)
-    with pytest.raises(S.UnknownProfile):
-        S.check_profile("burn-0.20")
+    assert profiles.PROFILE_NAMES == tuple(S.PROFILES) == tuple(profiles.PROFILE_DOCS)
+    with pytest.raises(profiles.UnknownProfile):
+        profiles.check_profile("burn-0.20")
 
 
 def test_move_keys_are_exactly_the_reachable_cells() -> None:

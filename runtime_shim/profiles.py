@@ -1,0 +1,30 @@
+"""The semantics profiles by name: which ones exist and which is the default.
+
+A profile's overrides live with the table (:data:`runtime_shim.semantics.PROFILES`, which must
+name exactly these). Checking a name from a command line or a configuration needs only this
+module, so a cached analyzer run does not import the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+DEFAULT_PROFILE = "burn-2026-08"
+
+PROFILE_DOCS: Mapping[str, str] = {
+    "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
+    "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
+}
+
+#: The profiles' names, in the order they are listed.
+PROFILE_NAMES: tuple[str, ...] = tuple(PROFILE_DOCS)
+
+
+class UnknownProfile(ValueError):
+    """A profile name that is not in :data:`PROFILE_NAMES`."""
+
+
+def check_profile(name: str) -> str:
+    if name not in PROFILE_NAMES:
+        raise UnknownProfile(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
+    return name
