@@ -97,6 +97,34 @@ def test_a_real_process_delivers_all_its_output_before_exiting(tmp_path: Path) -
     assert len(json.loads(output.read_text(encoding="utf-8"))) == 600
 
 
+def test_the_script_keeps_the_report_for_the_exit_and_the_library_call_does_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The script ends the process right after a check: the report (the files' trees) is not freed first."""
+    import gc
+
+    import analyzer.cli as cli
+    from analyzer.runner import Report
+
+    write(tmp_path, "ok.py", "x = 1\n")
+    monkeypatch.setattr(cli, "_RETAINED", None)
+    assert main(["check", str(tmp_path), "--no-cache"]) == 0 and cli._RETAINED is None
+
+    def exit_(status: int) -> None:
+        raise SystemExit(status)
+
+    monkeypatch.setattr(cli.os, "_exit", exit_)
+    monkeypatch.setattr(sys, "argv", ["devicelint", "check", str(tmp_path), "--no-cache"])
+    try:
+        with pytest.raises(SystemExit) as ended:
+            cli.console()
+        assert not gc.isenabled()  # the retained trees are never walked by a collection
+    finally:
+        gc.enable()
+    assert ended.value.code == 0
+    assert [type(kept) for kept in cli._RETAINED] == [Report]
+    assert "All checks passed" in capsys.readouterr().out
+
+
 def test_json_output_shape(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     failing = write(tmp_path, "failing.py", FAILING)
     code, out, _err = run(capsys, "check", "--output-format", "json", str(failing))
