@@ -93,6 +93,7 @@ class Assignment:
         new = module.namespace[name] = stored(old, value, strong)
         if old is None or not (new is old or new == old):
             self.module_stores += 1  # only a change can make a later call see something new
+            self.mutations += 1
 
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:
         """``obj.attr = value``: instances get a weak update of the heap; a project module's namespace is

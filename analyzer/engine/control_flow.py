@@ -9,6 +9,7 @@ from runtime_shim.semantics import PROFILES
 from ..domain import BOTTOM, TOP, FuncRef, Instance, SeqAtom, ShimRef, V, Value
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, WIDEN_AFTER
+from .liveness import loop_reads
 from .python_values import is_nonempty_sequence, names_library_function
 
 
@@ -32,7 +33,9 @@ class ControlFlow:
         head = entry.copy()
         widened: set[str] = set()
         exit_state, breaks = dead(), []
+        reads = self.loop_reads(node, fr)
         for iteration in range(MAX_LOOP_ITERATIONS):
+            mutations = self.mutations
             true, false = self.branch(node.test, head.copy(), fr)
             fr.loops.append(([], []))
             end = self.exec_block(node.body, true, fr) if not true.dead else true
@@ -40,7 +43,9 @@ class ControlFlow:
             exit_state = false
             new_head = join_states([entry, end, *continues])
             force_top(new_head, widened)
-            if new_head.same(head):
+            if self.loop_converged(head, new_head, reads, mutations):
+                if not new_head.same(head):  # leave from the head the next iteration would have started at
+                    exit_state = self.branch(node.test, new_head.copy(), fr)[1]
                 break
             if iteration >= WIDEN_AFTER:
                 widen_changed(head, new_head, widened)
@@ -59,8 +64,10 @@ class ControlFlow:
         widened: set[str] = set()
         breaks: list[State] = []
         after_iteration = dead()
+        reads = self.loop_reads(node, fr)
         if not element.is_bottom:
             for iteration in range(MAX_LOOP_ITERATIONS):
+                mutations = self.mutations
                 ends: list[State] = []
                 breaks = []
                 for part in _unpacked_parts(node.target, element):
@@ -74,7 +81,8 @@ class ControlFlow:
                 after_iteration = join_states(ends)
                 new_head = join_states([entry, after_iteration])
                 force_top(new_head, widened)
-                if new_head.same(head):
+                if self.loop_converged(head, new_head, reads, mutations):
+                    head = new_head
                     break
                 if iteration >= WIDEN_AFTER:
                     widen_changed(head, new_head, widened)
@@ -87,6 +95,32 @@ class ControlFlow:
         return join_states([exit_state, *breaks])
 
     stmt_AsyncFor = stmt_For
+
+    def loop_reads(self, node: ast.For | ast.AsyncFor | ast.While, fr: Frame) -> frozenset[str] | None:
+        """What a loop's iteration may read of its head (:mod:`.liveness`); ``None`` at a module's top level
+        or in a class body, whose names the functions called in the loop read too."""
+        if fr.kind != "function":
+            return None
+        found = self._loop_reads.get(id(node))
+        if found is None:
+            found = self._loop_reads[id(node)] = loop_reads(node)
+        return found
+
+    def loop_converged(self, head: State, new_head: State, reads: frozenset[str] | None, mutations: int) -> bool:
+        """Would another iteration from ``new_head`` compute what the last one, from ``head``, did? Yes when
+        the two agree on every name the body may read before assigning it (``reads``), the ``@`` entries
+        (torch modes), the instance overlays of those names and their aliases, and the iteration changed
+        nothing outside the frame (``mutations``: the heap, a namespace, a module loaded, the havoc sets)."""
+        if new_head.same(head):
+            return True
+        if reads is None or self.mutations != mutations or head.dead != new_head.dead:
+            return False
+        old, new = head.vars, new_head.vars
+        for key in old.keys() | new.keys():
+            if (key[0] == "@" or key.partition(".")[0] in reads) and old.get(key) != new.get(key):
+                return False
+        return all(head.aliases.get(name) == new_head.aliases.get(name)
+                   for name in head.aliases.keys() | new_head.aliases.keys() if name in reads)
 
     def stmt_Try(self, node: ast.Try, st: State, fr: Frame) -> State:
         collector: list[State] = [st.copy()]

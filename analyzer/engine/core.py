@@ -101,8 +101,12 @@ class Engine(
         self.heap_reads: set = set()  # heap keys read in this pass
         self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again
         self.module_stores = 0  # stores that changed a module global (reused summaries are checked when it moved)
+        # every change a later evaluation could read (the heap, module and class namespaces, a module loaded,
+        # the havoc sets): a loop whose iteration changed none can stop early (ControlFlow.loop_converged)
+        self.mutations = 0
         self.defined: dict[FunctionInfo, FuncRef] = {}
         self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
+        self._loop_reads: dict[int, frozenset[str]] = {}  # loop node -> names its body may read first
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
@@ -265,6 +269,7 @@ class Engine(
             if old is None:
                 self.heap_owners.setdefault(key[0], []).append(key[1])
             self.heap[key] = value
+            self.mutations += 1
 
     def heap_attributes(self, owner: Any) -> list[tuple[str, Value]]:
         """Every heap attribute of ``owner`` (an instance's, for the scans of a module's whole state: a move,

@@ -106,6 +106,7 @@ class Definitions:
         info.setters = {}
         body_state = self.exec_block(node.body, body_state, body_frame)
         info.namespace = body_state.vars
+        self.mutations += 1
         info.dataclass_fields = None
         if any(is_dataclass_decorator(d) for d in node.decorator_list):
             info.dataclass_fields = [

@@ -483,6 +483,7 @@ class DemandSweep:
 
     def _havoc(self, attr: str) -> None:
         self.havoc_grew = True
+        self.mutations += 1
         if attr in self.attr_names_read or attr == ALL_ATTRIBUTES:
             self.heap_stale = True  # read before it became unknown: the next pass reads it as such
 
