@@ -340,6 +340,17 @@ class DictAtom(Atom):
         return None
 
 
+def with_entry(atom: DictAtom, key: Any, value: Value) -> DictAtom:
+    """``atom`` with ``key`` now holding ``value``: in its place when present (dicts keep insertion order)."""
+    if atom.get(key) is None:
+        return DictAtom((*atom.items, (key, value)), atom.rest)
+    return DictAtom(tuple((k, value if k == key and type(k) is type(key) else v) for k, v in atom.items), atom.rest)
+
+
+def without_entry(atom: DictAtom, key: Any) -> DictAtom:
+    return DictAtom(tuple((k, v) for k, v in atom.items if not (k == key and type(k) is type(key))), atom.rest)
+
+
 @dataclass(frozen=True, slots=True)
 class GradsAtom(Atom):
     """``Gradients`` returned by ``backward()``."""

@@ -42,6 +42,12 @@ class TorchRef(Atom):
     path: str
 
 
+#: ``torch.autograd.Function`` as a base class, however it is spelled.
+AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+#: The context ``MyFunction.apply`` passes to ``forward`` first (what is saved on it is not followed).
+AUTOGRAD_CONTEXT = TorchRef("torch.autograd.function.FunctionCtx")
+
+
 @dataclass(frozen=True, slots=True)
 class TorchDeviceAtom(Atom):
     """A ``torch.device``."""

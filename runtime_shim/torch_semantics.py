@@ -64,6 +64,17 @@ INDEX_ARGS: dict[str, tuple[int, str]] = {
 #: Indexing (``t[i]``, ``t[i] = v``) accepts a CPU index on any device; others check like any op.
 CPU_INDEX_ALWAYS_OK = frozenset({"__getitem__", "__setitem__", "index_put", "index_put_"})
 
+#: Ops that check every tensor's device, a CPU 0-dim one too: the scalar exemption is element-wise ops'
+#: (PyTorch's TensorIterator). Concatenating or stacking (``torch.stack([cuda_0dim, torch.tensor(0.)])`` fails on
+#: an H200, docs/gpu-runs.md) and a layer's forward (a matmul, a convolution, an embedding lookup) do not take it.
+NO_SCALAR_EXEMPTION = frozenset({"forward", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+                                 "column_stack"})
+
+
+def scalar_exempt(op: str) -> bool:
+    """Does ``op`` take a CPU 0-dim tensor operand as a number, on any device?"""
+    return op not in NO_SCALAR_EXEMPTION
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -75,6 +86,14 @@ class Operand:
     is_index: bool = False  # the op's index argument
 
 
+def checked_operands(operands: list[Operand], op: str = "") -> list[Operand]:
+    """The operands whose devices ``op`` compares: not a CPU 0-dim one beside an accelerator's, where the op
+    takes it as a number (:func:`scalar_exempt`)."""
+    if not scalar_exempt(op) or all(o.device == "cpu" for o in operands):
+        return list(operands)
+    return [o for o in operands if not (o.device == "cpu" and o.ndim == 0)]
+
+
 def mismatch_code(operands: list[Operand], op: str = "") -> str | None:
     """MV202, MV207 or MV201 for operands on unequal devices; ``None`` when the op accepts them.
 
@@ -83,8 +102,7 @@ def mismatch_code(operands: list[Operand], op: str = "") -> str | None:
     fix is moving the input or the module); else an index on a device no data operand is on,
     MV207; else MV201.
     """
-    accelerated = any(o.device != "cpu" for o in operands)
-    relevant = [o for o in operands if not (accelerated and o.device == "cpu" and o.ndim == 0)]
+    relevant = checked_operands(operands, op)
     if op in CPU_INDEX_ALWAYS_OK:
         relevant = [o for o in relevant if not (o.is_index and o.device == "cpu")]
     if len({o.device for o in relevant}) < 2:

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, ModuleRef, SeqAtom, V, Value, join_all, seq, seq_of
+from ..domain import (
+    BOTTOM,
+    TOP,
+    DictAtom,
+    FuncRef,
+    Instance,
+    ModuleRef,
+    SeqAtom,
+    V,
+    Value,
+    join_all,
+    seq,
+    seq_of,
+    with_entry,
+)
 from ..torch_domain import TorchTensorAtom
 from .flow_state import Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
@@ -150,11 +164,16 @@ class Assignment:
                 # a registry of hundreds of entries: its keys stop mattering (each store would copy them all)
                 updated.append(DictAtom((), join_all([atom.unknown_keys(), value, *(v for _k, v in atom.items)])))
             elif isinstance(atom, DictAtom) and keys and len(keys) == 1 and not key.top:
-                items = [(k, v) for k, v in atom.items if not (k == keys[0] and type(k) is type(keys[0]))]
-                updated.append(DictAtom((*items, (keys[0], value)), atom.rest))
+                updated.append(with_entry(atom, keys[0], value))
             elif isinstance(atom, DictAtom):
                 items = [(k, v.join(value)) for k, v in atom.items]
                 updated.append(DictAtom(tuple(items), atom.unknown_keys().join(value)))
+            elif isinstance(atom, SeqAtom) and atom.kind == "list" and atom.items is not None and keys \
+                    and len(keys) == 1 and not key.top and type(keys[0]) is int \
+                    and -len(atom.items) <= keys[0] < len(atom.items):  # ``pairs[i] = ...`` with i known
+                items = list(atom.items)
+                items[keys[0]] = value
+                updated.append(seq("list", items))
             elif isinstance(atom, SeqAtom) and atom.kind == "list":
                 updated.append(seq_of("list", atom.elem.join(value)))
             else:

@@ -34,11 +34,11 @@ from ..domain import (
     const,
 )
 from ..imports import shim_public_names, shim_submodules
-from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
+from ..torch_domain import AUTOGRAD_CONTEXT, TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 from .flow_state import Frame, State
 from .modules import _torch_path
 from .numpy_model import array_attribute
-from .program import SuperRef
+from .program import ClassInfo, SuperRef
 
 
 class Attributes:
@@ -120,6 +120,8 @@ class Attributes:
             return self._bind_class_attr(found, atom.instance, node, st, fr)
         if isinstance(atom, ClassRef):
             found = self.class_lookup(atom.cls, attr)
+            if found is None and attr == "apply" and atom.cls.is_autograd_function():
+                return self._autograd_apply(atom.cls)
             if found is None:
                 return None
             out = BOTTOM
@@ -132,6 +134,17 @@ class Attributes:
         if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
             return V(BoundShim(atom, attr))
         return None
+
+    def _autograd_apply(self, cls: ClassInfo) -> Value | None:
+        """``MyFunction.apply``: its ``forward`` staticmethod with autograd's context object bound first."""
+        forward = self.class_lookup(cls, "forward")
+        if forward is None:
+            return None
+        out = BOTTOM
+        for item in forward.atoms:
+            out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, AUTOGRAD_CONTEXT))
+                           if isinstance(item, FuncRef) else TOP)
+        return out.join(TOP) if forward.top else out
 
     def _instance_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                             fr: Frame) -> Value | None:

@@ -27,6 +27,8 @@ from ..domain import (
     join_all,
     seq,
     seq_of,
+    with_entry,
+    without_entry,
 )
 from ..facts import CallerLink, Context
 from ..torch_domain import TorchLayerAtom, TorchRef
@@ -37,12 +39,47 @@ from .numpy_model import numpy_call
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
 
+#: Methods that change the list or dict they are called on, which the analysis follows.
+LIST_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop"})
+DICT_MUTATORS = frozenset({"pop", "update", "setdefault"})
+CONTAINER_MUTATORS = LIST_MUTATORS | DICT_MUTATORS
+
+
+def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: bool) -> tuple[Value, Value]:
+    """``d.pop(k[, default])``, ``d.update(other)``, ``d.setdefault(k[, v])`` on dicts with known keys: the result
+    and the dict after. Anything less known leaves the dict unknown (its old entries may be gone or replaced)."""
+    result, updated = BOTTOM, BOTTOM
+    key = values[0].consts() if values and attr != "update" else None
+    for atom in container.atoms:
+        assert isinstance(atom, DictAtom)
+        if attr == "update":
+            other = next(iter(values[0].atoms)) if len(values) == 1 and len(values[0].atoms) == 1 \
+                and not values[0].top else None
+            if keywords or not isinstance(other, DictAtom) or other.rest is not None:
+                return TOP, TOP
+            merged = atom
+            for k, v in other.items:
+                merged = with_entry(merged, k, v)
+            result, updated = NONE, updated.join(V(merged))
+            continue
+        if key is None or len(key) != 1 or len(values) > 2 or keywords or atom.rest is not None:
+            return TOP, TOP
+        found = atom.get(key[0])
+        default = values[1] if len(values) > 1 else (NONE if attr == "setdefault" else BOTTOM)
+        if attr == "pop":
+            result = result.join(found if found is not None else default)
+            updated = updated.join(V(without_entry(atom, key[0])))
+        else:  # setdefault
+            result = result.join(found if found is not None else default)
+            updated = updated.join(V(atom if found is not None else with_entry(atom, key[0], default)))
+    return result, updated
+
 
 class Calls:
     """Calls."""
 
     def expr_Call(self, node: ast.Call, st: State, fr: Frame) -> Value:
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add", "pop"):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_MUTATORS:
             handled = self._container_mutation(node, st, fr)
             if handled is not None:
                 return handled
@@ -92,14 +129,19 @@ class Calls:
             key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             key = f"{receiver.value.id}.{receiver.attr}"
+        attr = node.func.attr  # type: ignore[attr-defined]
         container = self.eval(receiver, st, fr)
-        if not container.of_type(SeqAtom):
+        dicts = container.only(DictAtom) and not container.top and attr in DICT_MUTATORS
+        if not dicts and (not container.of_type(SeqAtom) or attr not in LIST_MUTATORS):
             return None
         values = [self.eval(arg, st, fr) for arg in node.args]
         if st.dead:
             return BOTTOM
-        attr = node.func.attr  # type: ignore[attr-defined]
-        if attr == "pop":
+        if dicts:
+            result, updated = _dict_mutation(container, attr, values, bool(node.keywords))
+            if result.is_bottom:
+                st.dead = True  # popping a key the dict does not have raises
+        elif attr == "pop":
             if node.keywords or len(values) > 1 or not container.only(SeqAtom) or container.top or any(
                     a.kind == "tuple" for a in container.atoms):
                 return None

@@ -6,9 +6,9 @@ import ast
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import BOTTOM, TOP, FuncRef, Instance, SeqAtom, ShimRef, V, Value
+from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, const
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
-from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, WIDEN_AFTER
+from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
 from .python_values import is_nonempty_sequence, names_library_function
 
@@ -58,6 +58,9 @@ class ControlFlow:
         iterable = self.eval(node.iter, st, fr)
         if st.dead:
             return st
+        items = known_items(iterable)
+        if items is not None and self.unrolled_runs * len(items) <= MAX_UNROLLED_RUNS:
+            return self._unrolled_for(node, items, st, fr)
         element = self.iter_element(iterable)
         entry = st
         head = entry.copy()
@@ -95,6 +98,31 @@ class ControlFlow:
         return join_states([exit_state, *breaks])
 
     stmt_AsyncFor = stmt_For
+
+    def _unrolled_for(self, node: ast.For | ast.AsyncFor, items: list[Value], st: State, fr: Frame) -> State:
+        """A loop over elements the analysis knows one by one, in order (a list or tuple of known length, a
+        dict's keys or items): each iteration in turn, as it runs, with no fixpoint to reach. The state an
+        iteration ends in is the next one's start, so ``for k in batch: batch[k] = batch[k].to(device)``
+        leaves every entry moved (a join over the iterations would keep each one's unmoved value too)."""
+        state = st
+        breaks: list[State] = []
+        self.unrolled_runs *= max(1, len(items))
+        try:
+            for item in items:
+                body_in = state.copy()
+                self.assign(node.target, item, body_in, fr)
+                fr.loops.append(([], []))
+                end = self.exec_block(node.body, body_in, fr)
+                iteration_breaks, continues = fr.loops.pop()
+                breaks.extend(iteration_breaks)
+                state = join_states([end, *continues])
+                if state.dead:
+                    break
+        finally:
+            self.unrolled_runs //= max(1, len(items))
+        if node.orelse and not state.dead:
+            state = self.exec_block(node.orelse, state, fr)
+        return join_states([state, *breaks])
 
     def loop_reads(self, node: ast.For | ast.AsyncFor | ast.While, fr: Frame) -> frozenset[str] | None:
         """What a loop's iteration may read of its head (:mod:`.liveness`); ``None`` at a module's top level
@@ -301,6 +329,19 @@ def _may_suppress(leave: Value) -> bool:
                     isinstance(sub.value, ast.Constant) and sub.value.value in (None, False)):
                 return True
     return False
+
+
+def known_items(iterable: Value) -> list[Value] | None:
+    """The elements a loop over ``iterable`` gets, in order, when the analysis knows each (at most
+    :data:`MAX_UNROLL`): a list or tuple of known length, a dict's keys (a dict with only known keys)."""
+    if iterable.top or len(iterable.atoms) != 1:
+        return None
+    atom = next(iter(iterable.atoms))
+    if isinstance(atom, SeqAtom) and atom.items is not None and len(atom.items) <= MAX_UNROLL:
+        return list(atom.items)
+    if isinstance(atom, DictAtom) and atom.rest is None and len(atom.items) <= MAX_UNROLL:
+        return [V(const(key)) for key, _value in atom.items]
+    return None
 
 
 def _unpacked_parts(target: ast.expr, element: Value) -> list[Value]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
-from ..torch_domain import TorchRef
+from ..torch_domain import AUTOGRAD_FUNCTION, TorchRef
 from .flow_state import Frame, State
 from .program import ClassInfo, FunctionInfo
 from .python_values import call_name, is_dataclass_decorator, is_setter
@@ -95,11 +95,14 @@ class Definitions:
             info = self.classes[id(node)] = ClassInfo(node, fr.module, prefix + node.name)
         info.bases = []
         info.torch_base = False
+        info.autograd_base = False
         for base in node.bases:
             value = self.eval(base, st, fr)
             info.bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
                                                      for atom in value.atoms)
+            info.autograd_base = info.autograd_base or any(
+                isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)
         body_state = State({})

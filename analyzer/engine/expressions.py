@@ -158,8 +158,8 @@ class Expressions:
                     out = out.join(V(seq(atom.kind, atom.items[slice(*bounds)])))
                 else:
                     out = out.join(V(seq_of(atom.kind, atom.elem)))
-            elif isinstance(atom, TorchTensorAtom):
-                out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a view: same device, same graph
+            elif isinstance(atom, TorchTensorAtom):  # a view: same device, same graph; a slice keeps its dimension
+                out = out.join(V(atom.with_(zero_dim=False, owned=False)))
             else:
                 out = out.join(V(atom) if isinstance(atom, ArrayAtom) else TOP)
         return out

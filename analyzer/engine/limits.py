@@ -22,6 +22,9 @@ MAX_RECURSION_ROUNDS = 6  # re-analyses of a recursive context until its result 
 # comprehensions over a sequence of known length up to this many items are evaluated element-wise
 # (``[Device.cuda(i) for i in range(2)]``), and ``range(n)`` with a constant n up to it has a known length
 MAX_UNROLL = 16
+# loops over known elements run each iteration in turn while the runs of a body, nested loops multiplied, stay
+# within this (``for i in range(3)`` thirty deep would be 3**30 runs: the inner ones reach a fixpoint instead)
+MAX_UNROLLED_RUNS = 64
 
 # Context-sensitive analyses per pass, per function of the component (beyond that a call's result is unknown and
 # the function is analysed once with unknown arguments): large libraries stay linear, small programs never reach it.

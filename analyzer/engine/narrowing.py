@@ -29,7 +29,7 @@ from ..domain import (
 )
 from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 from .flow_state import Frame, State, dead, join_states
-from .python_values import CMP_OPS, compare_values, is_none_value, negate, truth_of
+from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
 
 
 class Narrowing:
@@ -89,10 +89,19 @@ class Narrowing:
 
     def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[str, Callable[[Atom], bool | None]]]:
         out: list[tuple[str, Callable[[Atom], bool | None]]] = []
-        if isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords and self.eval(
-                test.func, st.copy(), fr, quiet=True) == V(BuiltinRef("isinstance")):
-            # ``isinstance(tree, list)``: a recursive walk over nested containers takes one branch per value
-            types = self._builtin_types(self.eval(test.args[1], st.copy(), fr, quiet=True))
+        func: Value | None = None
+        types: tuple[type | str, ...] | None = None
+        if isinstance(test, ast.Call) and test.args and not test.keywords and len(test.args) <= 2:
+            func = self.eval(test.func, st.copy(), fr, quiet=True)
+            if len(test.args) == 1 and func == V(TorchRef("torch.is_tensor")):
+                types = ("tensor",)  # ``torch.is_tensor(x)``: ``isinstance(x, torch.Tensor)``
+            elif len(test.args) == 2 and func == V(BuiltinRef("isinstance")):
+                # ``isinstance(tree, list)``: a recursive walk over nested containers takes one branch per value
+                types = _abc_types(test.args[1], fr.module.source.tree) or self._builtin_types(
+                    self.eval(test.args[1], st.copy(), fr, quiet=True))
+            else:
+                func = None
+        if isinstance(test, ast.Call) and func is not None:
             if types is not None:
                 for key, steps in self._targets(test.args[0], st):
                     out.append((key, lambda atom, s=steps, t=types: self._project_pred(
@@ -225,6 +234,23 @@ class Narrowing:
 
 _BUILTIN_TYPES: dict[str, type] = {t.__name__: t for t in (list, tuple, dict, set, str, int, float, bool)}
 _TORCH_TYPES = {"torch.Tensor": "tensor", "torch.nn.Module": "module", "torch.device": "device"}
+#: The abstract containers of ``collections.abc`` (and ``typing``) an ``isinstance`` test may name, as the
+#: builtins they cover (an instance of the analysed code may register with them: :func:`_is_instance` says so).
+_ABC_TYPES: dict[str, tuple[type, ...]] = {"Sequence": (list, tuple, str), "MutableSequence": (list,),
+                                           "Mapping": (dict,), "MutableMapping": (dict,)}
+
+
+def _abc_types(expr: ast.expr, tree: ast.Module | None) -> tuple[type, ...] | None:
+    """``isinstance(x, Sequence)``, ``isinstance(x, (Mapping, Sequence))`` with the names imported from
+    ``collections.abc`` or ``typing``: the builtins they cover; ``None`` for anything else."""
+    out: list[type] = []
+    for item in expr.elts if isinstance(expr, ast.Tuple) else [expr]:
+        found = next((types for name, types in _ABC_TYPES.items() for module in ("collections.abc", "typing")
+                      if names_library_function(item, module, name, tree)), None)
+        if found is None:
+            return None
+        out.extend(found)
+    return tuple(out)
 
 
 def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:

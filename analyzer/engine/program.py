@@ -69,6 +69,7 @@ class ClassInfo:
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
         self.torch_base = False  # a base is a torch.nn class (nn.Module, nn.Linear ...)
+        self.autograd_base = False  # a base is torch.autograd.Function (``Cls.apply(x)`` runs its forward)
 
     def mro(self) -> list[ClassInfo]:
         out: list[ClassInfo] = []
@@ -99,6 +100,10 @@ class ClassInfo:
     def is_torch_module(self) -> bool:
         """Derived from ``torch.nn.Module`` (its ``__call__`` runs ``forward``, ``.to()`` moves it in place)."""
         return any(c.torch_base for c in self.mro())
+
+    def is_autograd_function(self) -> bool:
+        """Derived from ``torch.autograd.Function``: ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``."""
+        return any(c.autograd_base for c in self.mro())
 
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())

@@ -38,6 +38,8 @@ CHECKED_OPS = frozenset({
 #: Ops over a sequence of tensors (the first argument), all on one device.
 SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
                           "block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid"})
+#: Of those, the ones that take the tensors as separate arguments too (``torch.meshgrid(xs, ys)``).
+VARIADIC_SEQUENCE_OPS = frozenset({"block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid"})
 #: Ops that return one tensor on the input's device (no device question).
 SAME_DEVICE_OPS = frozenset({
     "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
@@ -57,6 +59,7 @@ SAME_DEVICE_OPS = frozenset({
     "requires_grad_", "retain_grad", "conj", "real", "imag", "angle", "isnan", "isinf", "isfinite", "logical_not",
     "bitwise_not", "square_", "sqrt_", "neg_", "unsqueeze_", "squeeze_", "t_", "transpose_", "resize_",
     "softmax_", "as_strided", "unfold", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+    "affine_grid",
 })
 #: Reductions: a 0-dim result unless a dimension is given.
 REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",

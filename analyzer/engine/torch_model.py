@@ -86,6 +86,7 @@ from .torch_api import (
     SEQUENCE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
+    VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
 )
 
@@ -264,13 +265,13 @@ class TorchModel:
             semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1,
                                   (atom.owned and self.module_code_depth > 0) or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
-            if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1:
+            if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1 \
+                    and T.scalar_exempt(op):
                 partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
             code = T.mismatch_code(semantic, op)
             if code is not None:
-                relevant = [o for o in semantic if not (o.device == "cpu" and o.ndim == 0)] or semantic
-                first, second = T.mismatch_devices(relevant)
+                first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
                 possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
                 continue
             possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
@@ -345,6 +346,8 @@ class TorchModel:
                 return found
         if path == "torch.cuda.is_available" and self.cuda_world is not None:
             return V(const(self.cuda_world))
+        if path == "torch.cuda.device_count" and self.cuda_world is False:
+            return V(const(0))  # (with CUDA: how many, the analysis does not know)
         if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
             return BOOL
         if module == "torch" and name in GRAD_MODES:
@@ -372,6 +375,9 @@ class TorchModel:
             table = args[0] if args else kwargs.get("embeddings", TOP)
             tensors = torch_tensors(table)
             origin = self.origin(node, fr, f"nn.{module.rpartition('.')[2]}.from_pretrained")
+            # the weight requires grad unless frozen, and ``freeze=True`` is the default
+            freeze = kwargs.get("freeze", args[1] if len(args) > 1 else V(const(True))).truthiness()
+            self._note_flag(origin, Value(frozenset(const(not t) for t in freeze if t is not None), None in freeze))
             if table.top or not tensors or not table.only(TorchTensorAtom):
                 return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
             return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
@@ -383,6 +389,11 @@ class TorchModel:
         if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
             return self._optimizer(name, args, kwargs, node, st, fr)
         if module == "torch" and name in SEQUENCE_OPS:
+            if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
+                # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
+                result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
+                return V(seq("tuple", (result,) * len(args))) if name in ("meshgrid", "broadcast_tensors") \
+                    and not st.dead else result
             return self._sequence_op(name, args[0] if args else kwargs.get("tensors", TOP), node, st, fr)
         if module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special"):
             return self._function_op(name, path, args, kwargs, node, st, fr, module)
@@ -726,7 +737,13 @@ class TorchModel:
     def torch_tensor_state_store(self, target: ast.Attribute, obj: Value, value: Value, st: State,
                                  fr: Frame) -> None:
         """``w.requires_grad = flag`` and ``w.data = t`` change the tensor ``w`` names in place: its grad flag,
-        or its device (its autograd role stays)."""
+        or its device (its autograd role stays). ``layer.weight.requires_grad = False`` freezes the layer's weights
+        (a layer's parameters share its grad flag)."""
+        if target.attr == "requires_grad" and isinstance(target.value, ast.Attribute):
+            for atom in torch_tensors(obj):
+                if atom.owned:
+                    self._note_grad_flag(atom, value, set())
+            return
         if not isinstance(target.value, ast.Name) or target.value.id not in st.vars or not torch_tensors(obj):
             return
         if target.attr == "requires_grad":

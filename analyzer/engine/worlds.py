@@ -18,7 +18,8 @@ from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
 from .core import Engine
 
-QUESTION = b"cuda.is_available"
+# the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
+QUESTIONS = (b"cuda.is_available", b"cuda.device_count")
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
 WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones
@@ -27,7 +28,7 @@ WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the sha
 def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
                project_modules: frozenset[str] | None) -> None:
     """Run the engine over ``sources`` into ``facts`` (once, or once per world)."""
-    if len(sources) > MAX_WORLD_FILES or not any(QUESTION in s.data for s in sources):
+    if len(sources) > MAX_WORLD_FILES or not any(question in s.data for s in sources for question in QUESTIONS):
         engine = Engine(sources, facts, profile, backends, project_modules=project_modules)
         engine.run()
         engine.release()

@@ -113,15 +113,38 @@ def test_narrowing_on_attributes_and_none() -> None:
 
 def test_loops_reach_a_fixpoint_and_carry_states() -> None:
     assert_markers(HEADER + """
+    import sys
     t = Tensor.ones([2], Device.flex().autodiff())
-    for i in range(10):
+    for i in range(len(sys.argv) * 10):  # a count the analysis does not know: the loop's fixpoint
         t = t.inner()  # expect-warning: MV108
     x = 0
     nested = ()
     while x < 100:
         x += 1
         nested = (nested, t)
-    reveal_device(t)  # reveal: Flex float
+    reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
+    """)
+
+
+def test_a_loop_over_known_elements_runs_each_iteration_in_turn() -> None:
+    """Ten known iterations: the second one calls inner() on what the first returned, and fails (so does the
+    program); an iteration's end is the next one's start, so a dict's entries replaced one by one all are."""
+    assert_markers(HEADER + """
+    t = Tensor.ones([2], Device.flex().autodiff())
+    for i in range(10):
+        t = t.inner()  # expect-warning: MV108
+    reveal_device(t)
+    """)
+    assert_markers(HEADER + """
+    batch = {"x": Tensor.ones([2], Device.flex()), "y": Tensor.ones([2], Device.flex())}
+    for key in batch:
+        batch[key] = batch[key].to_device(Device.ndarray())
+    reveal_device(batch["x"])  # reveal: NdArray float
+    reveal_device(batch["y"])  # reveal: NdArray float
+    rows = [Tensor.ones([2], Device.flex()), Tensor.ones([2], Device.flex())]
+    for i in range(len(rows)):
+        rows[i] = rows[i].to_device(Device.ndarray())
+    reveal_device(rows[1])  # reveal: NdArray float
     """)
 
 
@@ -130,6 +153,15 @@ def test_break_continue_and_else() -> None:
     ts = [Tensor.ones([2], Device.flex()), Tensor.ones([2], Device.ndarray().autodiff())]
     found = None
     for t in ts:
+        if not t.device().is_autodiff():
+            continue
+        found = t
+        break
+    else:
+        found = Tensor.zeros([2], Device.flex())
+    reveal_device(found)  # reveal: Autodiff { device: NdArray, checkpointing: Disabled } float untracked
+    import sys
+    for t in ts[:len(sys.argv)]:  # how many: unknown (the else may run)
         if not t.device().is_autodiff():
             continue
         found = t

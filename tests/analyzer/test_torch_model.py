@@ -893,3 +893,27 @@ def test_a_deep_copy_of_a_layer_is_another_module() -> None:
     assert findings(source) == [(22, "MV201", "error")]
     source = source.replace("        w = weights[0] + x\n", "        frozen(x)\n")
     assert findings(source) == [(22, "MV202", "error")]
+
+
+def test_stacking_and_a_layers_forward_take_no_scalar_exemption() -> None:
+    """Element-wise ops take a CPU 0-dim tensor beside a GPU one; stacking does not (an H200 raises; fake CUDA
+    lets it run, so no fixture can confirm it), nor a layer's forward. A slice keeps its dimension."""
+    assert not T.scalar_exempt("stack") and not T.scalar_exempt("forward") and T.scalar_exempt("add")
+    assert findings("""
+        import torch
+        a = torch.tensor(1.0, device="cuda")
+        ok = a + torch.tensor(2.0)
+        torch.stack([a, torch.tensor(0.0)])
+    """) == [(5, "MV201", "error")]
+    assert findings("""
+        import numpy as np
+        import torch
+        layer = torch.nn.Linear(3, 2).cuda()
+        layer(torch.from_numpy(np.zeros((1, 3), dtype=np.float32)))
+    """) == [(5, "MV202", "error")]
+    assert findings("""
+        import torch
+        a = torch.randn(4, 4, device="cuda")
+        x = torch.randn(4, 4)
+        a[0:2] + x[1:3]
+    """) == [(5, "MV201", "error")]
