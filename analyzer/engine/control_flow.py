@@ -6,7 +6,7 @@ import ast
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import BOTTOM, TOP, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, const
+from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, const
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
@@ -59,7 +59,9 @@ class ControlFlow:
         if st.dead:
             return st
         items = known_items(iterable)
-        if items is not None and self.unrolled_runs * len(items) <= MAX_UNROLLED_RUNS:
+        if items is not None and self.unrolled_runs * len(items) <= MAX_UNROLLED_RUNS and (
+                not all(item.only(Const) and type(item.consts()[0]) is int for item in items)  # type: ignore[index]
+                or self._stores_at_counter(node)):
             return self._unrolled_for(node, items, st, fr)
         element = self.iter_element(iterable)
         entry = st
@@ -98,6 +100,19 @@ class ControlFlow:
         return join_states([exit_state, *breaks])
 
     stmt_AsyncFor = stmt_For
+
+    def _stores_at_counter(self, node: ast.For | ast.AsyncFor) -> bool:
+        """``for i in range(n): rows[i] = ...``: a loop over ints that stores at the index it counts (a counter
+        used otherwise gains nothing from running each iteration in turn, and a retry loop of ten would cost ten
+        runs of its body instead of a fixpoint's two)."""
+        found = self._counter_stores.get(id(node))
+        if found is None:
+            name = node.target.id if isinstance(node.target, ast.Name) else None
+            found = self._counter_stores[id(node)] = name is not None and any(
+                isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store)
+                and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(sub.slice))
+                for stmt in node.body for sub in ast.walk(stmt))
+        return found
 
     def _unrolled_for(self, node: ast.For | ast.AsyncFor, items: list[Value], st: State, fr: Frame) -> State:
         """A loop over elements the analysis knows one by one, in order (a list or tuple of known length, a

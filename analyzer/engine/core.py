@@ -108,6 +108,7 @@ class Engine(
         self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
         self._loop_reads: dict[int, frozenset[str]] = {}  # loop node -> names its body may read first
         self.unrolled_runs = 1  # how many times the loops being unrolled run their innermost body (MAX_UNROLLED_RUNS)
+        self._counter_stores: dict[int, bool] = {}  # loop node -> it stores at the index it counts
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
