@@ -1058,6 +1058,13 @@ class TorchModel:
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
+        if name == "state_dict" and not args and not kwargs:
+            # detached snapshots of the weights where they are now: a later in-place move of the module replaces
+            # its parameters' data, not theirs (``keep_vars=True`` gives the parameters themselves: not followed)
+            weights = join_all(self._weights(atom) for atom in receiver.atoms)
+            snapshots = Value(frozenset(a.with_(grad=NO_GRAD, owned=False, origin=self.origin(node, fr, "state_dict()"))
+                                        for a in torch_tensors(weights)), True)
+            return V(DictAtom((), snapshots))
         if name in ("register_forward_hook",):
             hook = args[0] if args else kwargs.get("hook", TOP)
             for atom in receiver.atoms:
