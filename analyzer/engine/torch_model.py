@@ -1007,6 +1007,11 @@ class TorchModel:
                 result = V(seq("tuple", (result, second)))
         hooks = self.heap_get((layer.origin, _HOOKS)) if layer.origin is not None else None
         if hooks is not None and not st.dead:
+            # a hook bound to a module that later moved in place (``self.fc.register_forward_hook(self._mask)`` in
+            # ``__init__``, then ``model.to(device)``): which of its states a call sees, the analysis cannot tell
+            moved_from = self.__dict__.get("_moved_from", ())
+            hooks = Value(frozenset(a for a in hooks.atoms if not (isinstance(a, FuncRef) and a.bound in moved_from)),
+                          hooks.top)
             self.call(hooks, [V(layer), TOP, result], {}, node, st, fr)
         return result
 
@@ -1138,6 +1143,7 @@ class TorchModel:
             moved = registry[(instance, dev)] = Instance(instance.cls, instance.file, instance.line, instance.col,
                                                          -len(registry) - 1)
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
+            self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
         self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
@@ -1148,6 +1154,7 @@ class TorchModel:
             if attr not in (_MOVED, _MOVED_VIA):  # notes on this object, not its attributes
                 self.heap_reads.add((instance, attr))
                 key = (moved, attr)
+                value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
                 self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
         return moved
 
@@ -1510,3 +1517,11 @@ def _registers_dynamically(cls: ClassInfo) -> bool:
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]
+
+
+def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
+    """``value`` with the methods bound to ``old`` bound to ``new`` instead."""
+    if not any(isinstance(a, FuncRef) and a.bound is old for a in value.atoms):
+        return value
+    return Value(frozenset(FuncRef(a.fn, a.closure, a.defaults, a.kw_defaults, new)
+                           if isinstance(a, FuncRef) and a.bound is old else a for a in value.atoms), value.top)
