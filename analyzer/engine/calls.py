@@ -109,7 +109,11 @@ class Calls:
                 kwargs[keyword.arg] = value
         if st.dead:
             return BOTTOM
-        if func.top and not func.atoms and args and not star_unknown and names_library_function(
+        if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
+                and func == V(TorchRef("torch.nn.Sequential")):
+            result = self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
+                                                                          quiet=True)), node, st, fr)
+        elif func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "dataclasses", "replace", fr.module.source.tree):
             result = self.dataclass_replace(args[0], kwargs, node, st, fr)
         elif func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(

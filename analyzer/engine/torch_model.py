@@ -935,6 +935,16 @@ class TorchModel:
         return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
                                for dev, _a in devices))
 
+    def torch_sequential_of(self, element: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,
+        when they are library layers whose weights are all on one device (their order then decides nothing a
+        device check sees; an empty list, a model of no layers, is not considered)."""
+        layers = sorted(element.atoms, key=repr)
+        if element.top or not layers or not all(isinstance(a, TorchLayerAtom) for a in layers) \
+                or len({a.dev for a in layers if a.weights}) > 1:  # type: ignore[union-attr]
+            return TOP
+        return self._layer("Sequential", [V(a) for a in layers], {}, node, st, fr)
+
     @staticmethod
     def _loss(name: str, args: list[Value], kwargs: dict[str, Value], origin: Origin) -> Value:
         """A loss: with class weights (``CrossEntropyLoss(weight=w)``) it holds a buffer on their device."""
