@@ -120,12 +120,11 @@ class Definitions:
         st.vars[node.name] = V(ClassRef(info))
         st.kill_aliases(node.name)
         st.drop_overlays(node.name)
-        for deco in reversed(node.decorator_list if not self.demand_sweep else ()):  # innermost first, as Python
+        for deco in reversed(node.decorator_list):  # the innermost first, as Python applies them
             decorator = self.eval(deco, st, fr)
             if decorator.atoms and not decorator.top and decorator.only(FuncRef):
                 # a project decorator (a registry's ``register``, ``@MODELS.register_module()``): called for what it
-                # stores; the name keeps the class (a decorator that wraps it is not followed). Not in a library
-                # (the demand sweep): its decorators document and register hundreds of classes no model reads
+                # stores; the name keeps the class (a decorator that wraps it is not followed)
                 self.call(decorator, [V(ClassRef(info))], {}, deco, st, fr)
             if st.dead:
                 return st
