@@ -119,6 +119,20 @@ class TorchLayerAtom(Atom):
 
 
 @dataclass(frozen=True, slots=True)
+class TorchDistributionAtom(Atom):
+    """A ``torch.distributions`` object: its parameters are on ``dev`` (numbers become tensors there), and
+    ``grad``: some parameter requires grad (``rsample`` and ``log_prob`` results are then in the graph)."""
+
+    name: str
+    dev: TorchDev
+    grad: bool = False
+
+
+#: The methods of a distribution the model follows (:meth:`TorchModel.torch_distribution_method`).
+DISTRIBUTION_METHODS = frozenset({"sample", "sample_n", "rsample", "entropy", "log_prob", "cdf", "icdf"})
+
+
+@dataclass(frozen=True, slots=True)
 class TorchModeAtom(Atom):
     """A context manager that switches a torch mode: ``torch.no_grad()``, ``torch.device("cuda")`` ..."""
 

@@ -34,7 +34,15 @@ from ..domain import (
     const,
 )
 from ..imports import shim_public_names, shim_submodules
-from ..torch_domain import AUTOGRAD_CONTEXT, TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
+from ..torch_domain import (
+    AUTOGRAD_CONTEXT,
+    DISTRIBUTION_METHODS,
+    TorchDeviceAtom,
+    TorchDistributionAtom,
+    TorchLayerAtom,
+    TorchRef,
+    TorchTensorAtom,
+)
 from .flow_state import Frame, State
 from .modules import _torch_path
 from .numpy_model import array_attribute
@@ -99,6 +107,8 @@ class Attributes:
             return self.torch_tensor_attribute(atom, attr)
         if isinstance(atom, TorchLayerAtom):
             return self.torch_layer_attribute(atom, attr)
+        if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
+            return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
             return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
         if isinstance(atom, ArrayAtom):

@@ -97,6 +97,8 @@ class ShimCalls:
             return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
         if kind in ("torch_module", "Instance"):
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchDistributionAtom":
+            return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
         return TOP
 
     def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,

@@ -55,6 +55,7 @@ from ..torch_domain import (
     NON_LEAF,
     TorchDev,
     TorchDeviceAtom,
+    TorchDistributionAtom,
     TorchLayerAtom,
     TorchModeAtom,
     TorchRef,
@@ -386,6 +387,8 @@ class TorchModel:
             return self._wrapped(args, kwargs, parameter=True)
         if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
             return self._layer(name, args, kwargs, node, st, fr)
+        if module.startswith("torch.distributions") and name[:1].isupper():
+            return self._distribution(name, args, kwargs, st)
         if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
             return self._optimizer(name, args, kwargs, node, st, fr)
         if module == "torch" and name in SEQUENCE_OPS:
@@ -543,6 +546,48 @@ class TorchModel:
         # element's possibilities fail; otherwise some paths (the rule's warning)
         return self.torch_record(self.site(node, f"torch.optim.{name}", fr), possibilities, unknown, TOP, st, fr,
                                  params=params)
+
+    def _distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], st: State) -> Value:
+        """``Normal(loc, scale)``, ``Categorical(logits=...)``: where its parameters are (numbers join the tensors'
+        device, the default device without any); parameters on two devices, or unknown ones: not followed."""
+        values = [*args, *(v for k, v in kwargs.items() if k != "validate_args")]
+        tensors: list[TorchTensorAtom] = []
+        for value in values:
+            if value.top or not all(isinstance(a, (TorchTensorAtom, Const)) for a in value.atoms):
+                return TOP
+            tensors.extend(a for a in value.atoms if isinstance(a, TorchTensorAtom))
+        devices = {a.dev for a in tensors}
+        if not tensors:
+            defaults = self.default_devices(st)
+            devices = {dev for dev, _a in defaults} if defaults is not None else set()
+        if len(devices) != 1:
+            return TOP
+        return V(TorchDistributionAtom(name, devices.pop(), any(a.requires_grad for a in tensors)))
+
+    def torch_distribution_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                                  node: ast.AST, st: State, fr: Frame) -> Value:
+        """``sample()`` (out of the graph), ``rsample()``, ``entropy()`` on the parameters' device; ``log_prob(x)``,
+        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op."""
+        out = TOP if receiver.top else BOTTOM
+        for atom in receiver.atoms:
+            if not isinstance(atom, TorchDistributionAtom):
+                out = out.join(TOP)
+                continue
+            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, None,
+                                     origin=self.origin(node, fr, f"{atom.name} parameters"))
+            if name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None,
+                                                 origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
+            elif name in ("rsample", "entropy"):
+                out = out.join(V(params.with_(origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
+            elif name in ("log_prob", "cdf", "icdf") and (args or "value" in kwargs):
+                value = args[0] if args else kwargs["value"]
+                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, False, False),
+                                                                       ("parameters", V(params), False, False)],
+                                               node, st, fr, op=name))
+            else:
+                out = out.join(TOP)
+        return out
 
     def torch_grad_read(self, obj: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         possibilities = []
