@@ -255,6 +255,15 @@ class BoundShim(Atom):
 
 
 @dataclass(frozen=True, slots=True)
+class PartialRef(Atom):
+    """``functools.partial(func, *args, **kwargs)``: calling it calls ``func`` with these arguments first."""
+
+    func: Value
+    args: tuple[Value, ...] = ()
+    kwargs: tuple[tuple[str, Value], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ModuleRef(Atom):
     """A module of the analyzed project (``root``: the directory its top-level package is in)."""
 

@@ -18,6 +18,7 @@ from ..domain import (
     FuncRef,
     Instance,
     NumpyRef,
+    PartialRef,
     ScopeId,
     SeqAtom,
     ShimRef,
@@ -119,6 +120,9 @@ class Calls:
         elif func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(
                 node.func, "copy", "deepcopy", fr.module.source.tree):
             result = self.deep_copy(args[0], node, fr)
+        elif func.top and not func.atoms and args and not star_unknown and names_library_function(
+                node.func, "functools", "partial", fr.module.source.tree):
+            result = V(PartialRef(args[0], tuple(args[1:]), tuple(kwargs.items())))
         else:
             result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown)
         if result.is_bottom and not func.is_bottom:
@@ -182,6 +186,9 @@ class Calls:
                                                         star_unknown=star_unknown))
             elif isinstance(atom, ClassRef):
                 result = result.join(self.instantiate(atom.cls, args, kwargs, node, st, fr, star_unknown))
+            elif isinstance(atom, PartialRef):
+                result = result.join(self.call(atom.func, [*atom.args, *args], {**dict(atom.kwargs), **kwargs}, node,
+                                               st, fr, star_unknown))
             elif isinstance(atom, ShimRef):
                 result = result.join(self.call_shim_function(atom.name, args, kwargs, node, st, fr))
             elif isinstance(atom, NumpyRef):

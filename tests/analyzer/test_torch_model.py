@@ -917,3 +917,15 @@ def test_stacking_and_a_layers_forward_take_no_scalar_exemption() -> None:
         x = torch.randn(4, 4)
         a[0:2] + x[1:3]
     """) == [(5, "MV201", "error")]
+
+
+def test_functools_partial_calls_its_function_with_the_bound_arguments() -> None:
+    assert findings("""
+        import functools
+        import torch
+        from torch import nn
+        make_layer = functools.partial(nn.Linear, 4, bias=False)
+        layer = make_layer(4).cuda()
+        layer(torch.randn(2, 4).cuda())
+        layer(torch.randn(2, 4))
+    """) == [(8, "MV202", "error")]
