@@ -193,10 +193,14 @@ def new_tensor(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``torch.tensor(data, device="cuda:i")`` copies host data to the device outside fake dispatch:
     build it on the host and move it, keeping it a leaf."""
     device = kwargs.get("device")
-    if device is None or torch.device(device).type == "cpu":
-        return func(*args, **kwargs)
+    data = args[0] if args else kwargs.get("data")
+    if device is None or torch.device(device).type == "cpu" or isinstance(data, torch.Tensor):
+        return func(*args, **kwargs)  # (a tensor's own move is fake dispatch's)
     requires_grad = kwargs.get("requires_grad", False)
-    host = func(*args, **{**kwargs, "device": "cpu", "requires_grad": False})
+    host_kwargs = {**kwargs, "device": "cpu"}
+    if "requires_grad" in kwargs:  # (``torch.as_tensor`` takes none)
+        host_kwargs["requires_grad"] = False
+    host = func(*args, **host_kwargs)
     return move(torch.Tensor.to, (host, device), {}).detach().requires_grad_(requires_grad)
 
 

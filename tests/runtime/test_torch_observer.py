@@ -263,6 +263,8 @@ def test_fake_mode_raises_what_torch_raises(tmp_path: Path, monkeypatch: pytest.
         torch.save({"w": torch.nn.Linear(2, 2).cuda().weight, "epoch": 3}, "ckpt.pt")
         checkpoint = torch.load("ckpt.pt", map_location="cuda:1")
         print(checkpoint["epoch"], checkpoint["w"].device, torch.load("ckpt.pt")["w"].device)
+        ids = torch.as_tensor([1, 2], device="cuda")  # as_tensor takes no requires_grad (it made the observer crash)
+        print(ids.device, torch.as_tensor(ids, device="cuda") is ids)
     """)
     with monkeypatch.context() as patch:
         patch.chdir(tmp_path)
@@ -271,4 +273,4 @@ def test_fake_mode_raises_what_torch_raises(tmp_path: Path, monkeypatch: pytest.
     # Values fake mode knows (CPU constants) read back as they are; CUDA values as zeros. Checkpoints
     # hold host zeros and load onto the device map_location names.
     assert outcome.stdout.splitlines() == ["builtins RuntimeError", "True 2 cuda:0", "cuda:1 2.5 [0.0]",
-                                           "3 cuda:1 cpu"]
+                                           "3 cuda:1 cpu", "cuda:1 True"]
