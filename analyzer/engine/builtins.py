@@ -94,6 +94,8 @@ class Builtins:
             total = items[0] if zero and items else start
             for item in items[1:] if zero else items:
                 total = self.binop(ast.Add(), total, item, node, st, fr)
+                if st.dead:
+                    return BOTTOM  # an addition failed on every path: the rest never runs
             return total
         # unknown length: none, one, or several elements (a failing addition may not run: not dead)
         element = self.iter_element(iterable)

@@ -929,3 +929,13 @@ def test_functools_partial_calls_its_function_with_the_bound_arguments() -> None
         layer(torch.randn(2, 4).cuda())
         layer(torch.randn(2, 4))
     """) == [(8, "MV202", "error")]
+
+
+def test_sum_with_a_start_stops_at_the_addition_that_always_fails() -> None:
+    """``sum(terms, torch.zeros(1))`` over known CUDA terms: the first addition fails on every run, so the
+    ones after it never run (they used to make the site look mixed: a warning)."""
+    assert findings("""
+        import torch
+        terms = [torch.tensor(1.0, device="cuda"), torch.tensor(2.0, device="cuda")]
+        sum(terms, torch.zeros(1))
+    """) == [(4, "MV201", "error")]
