@@ -1120,7 +1120,11 @@ class TorchModel:
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
         if name == "state_dict" and not args and not kwargs:
             # detached snapshots of the weights where they are now: a later in-place move of the module replaces
-            # its parameters' data, not theirs (``keep_vars=True`` gives the parameters themselves: not followed)
+            # its parameters' data, not theirs (``keep_vars=True`` gives the parameters themselves: not followed).
+            # Through a reference an in-place move elsewhere left behind, where they are now is not known
+            module_expr = getattr(getattr(node, "func", None), "value", None)
+            if any(self.moved_elsewhere(atom, module_expr, fr) for atom in receiver.atoms):
+                return TOP
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             snapshots = Value(frozenset(a.with_(grad=NO_GRAD, owned=False, origin=self.origin(node, fr, "state_dict()"))
                                         for a in torch_tensors(weights)), True)
