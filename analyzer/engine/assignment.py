@@ -7,6 +7,7 @@ import ast
 from ..domain import (
     BOTTOM,
     TOP,
+    ClassRef,
     DictAtom,
     FuncRef,
     Instance,
@@ -119,6 +120,11 @@ class Assignment:
                 old = self.heap.get(key)
                 stored = self.torch_stored_attribute(atom, value, old)
                 self.heap_set(key, widen_if_large(stored if old is None else old.join(stored)))
+            elif isinstance(atom, ClassRef) and (atom.cls, attr) not in self.class_stores:
+                self.class_stores.add((atom.cls, attr))  # unknown from now on (:meth:`class_lookup`)
+                self.mutations += 1
+                if attr in self.class_names_read:
+                    self.heap_stale = self.havoc_grew = True  # read before: the next pass reads it unknown
             elif isinstance(atom, ModuleRef):
                 module = self.find_module(atom.name, atom.root)
                 if self.load_module(module) is not None:

@@ -104,6 +104,8 @@ class Engine(
         # every change a later evaluation could read (the heap, module and class namespaces, a module loaded,
         # the havoc sets): a loop whose iteration changed none can stop early (ControlFlow.loop_converged)
         self.mutations = 0
+        self.class_stores: set[tuple[ClassInfo, str]] = set()  # attributes stored on a class outside its body
+        self.class_names_read: set[str] = set()  # attribute names looked up on classes
         self.defined: dict[FunctionInfo, FuncRef] = {}
         self._late_names: dict[tuple[int, int], frozenset[str]] = {}  # (enclosing def, nested def) -> names
         self._loop_reads: dict[int, frozenset[str]] = {}  # loop node -> names its body may read first

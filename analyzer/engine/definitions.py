@@ -120,14 +120,20 @@ class Definitions:
         st.vars[node.name] = V(ClassRef(info))
         st.kill_aliases(node.name)
         st.drop_overlays(node.name)
+        decorated = V(ClassRef(info))
         for deco in reversed(node.decorator_list):  # the innermost first, as Python applies them
             decorator = self.eval(deco, st, fr)
             if decorator.atoms and not decorator.top and decorator.only(FuncRef):
-                # a project decorator (a registry's ``register``, ``@MODELS.register_module()``): called for what it
-                # stores; the name keeps the class (a decorator that wraps it is not followed)
-                self.call(decorator, [V(ClassRef(info))], {}, deco, st, fr)
+                # a project decorator (a registry's ``register``, ``@MODELS.register_module()``): called with the
+                # class. The name holds what it returns when that is known and is not the class (a factory
+                # function, another class); the class otherwise (library decorators are taken to return it)
+                result = self.call(decorator, [decorated], {}, deco, st, fr)
+                if result.atoms and not result.top and not any(isinstance(a, ClassRef) and a.cls is info
+                                                               for a in result.atoms):
+                    decorated = result
             if st.dead:
                 return st
+        st.vars[node.name] = decorated
         return st
 
 
@@ -142,3 +148,4 @@ def _own_scope(function: ast.AST) -> list[ast.AST]:
                                  ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             stack.extend(ast.iter_child_nodes(node))
     return out
+

@@ -21,6 +21,9 @@ class Instances:
         self.instances.setdefault(cls, set()).add(instance)
         if not self.sweeping:
             self.instantiated_early.add(cls)
+        if self.class_stores and any((c, name) in self.class_stores for c in cls.mro()
+                                     for name in ("__init__", "__post_init__")):
+            return V(instance)  # an ``__init__`` replaced from outside the class (a decorator's): not followed
         init = cls.lookup("__init__")
         if init is not None:
             for atom in init.atoms:

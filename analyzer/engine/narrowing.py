@@ -245,8 +245,9 @@ def _abc_types(expr: ast.expr, tree: ast.Module | None) -> tuple[type, ...] | No
     ``collections.abc`` or ``typing``: the builtins they cover; ``None`` for anything else."""
     out: list[type] = []
     for item in expr.elts if isinstance(expr, ast.Tuple) else [expr]:
+        dotted = ast.unparse(item) if isinstance(item, ast.Attribute) else ""
         found = next((types for name, types in _ABC_TYPES.items() for module in ("collections.abc", "typing")
-                      if names_library_function(item, module, name, tree)), None)
+                      if names_library_function(item, module, name, tree) or dotted == f"{module}.{name}"), None)
         if found is None:
             return None
         out.extend(found)

@@ -280,7 +280,12 @@ class PassReuse:
         module.state = "done"
 
     def class_lookup(self, cls: ClassInfo, name: str, after: ClassInfo | None = None) -> Value | None:
-        """``cls.lookup`` (class namespaces are rebuilt each pass: a kept run must have seen the same)."""
+        """``cls.lookup`` (class namespaces are rebuilt each pass: a kept run must have seen the same). An
+        attribute stored on the class from outside its body (``cls.__init__ = wrapper`` in a decorator) is
+        unknown: where the store happens against the reads, the analysis does not follow."""
+        self.class_names_read.add(name)
+        if self.class_stores and any((c, name) in self.class_stores for c in cls.mro()):
+            return TOP
         found = cls.lookup(name, after)
         if self.recording:
             self.recording[-1].global_reads.setdefault(("class", cls, name, after), found)
