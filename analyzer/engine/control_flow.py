@@ -6,7 +6,7 @@ import ast
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, const
+from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, const, seq
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
@@ -114,6 +114,16 @@ class ControlFlow:
                 for stmt in node.body for sub in ast.walk(stmt))
         return found
 
+    def _shared_element(self, node: ast.For | ast.AsyncFor) -> tuple[str, str] | None:
+        """``for row in grid:`` whose body changes ``row`` in place and never rebinds it: (``grid``, ``row``). The
+        element is the list ``grid`` holds, so what the body stores in it is ``grid``'s too (:func:`_write_back`)."""
+        if not isinstance(node.iter, ast.Name) or not isinstance(node.target, ast.Name):
+            return None
+        name = node.target.id
+        rebinds = any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, (ast.Store, ast.Del))
+                      for stmt in node.body for sub in ast.walk(stmt))
+        return None if rebinds else (node.iter.id, name)
+
     def _unrolled_for(self, node: ast.For | ast.AsyncFor, items: list[Value], st: State, fr: Frame) -> State:
         """A loop over elements the analysis knows one by one, in order (a list or tuple of known length, a
         dict's keys or items): each iteration in turn, as it runs, with no fixpoint to reach. The state an
@@ -121,9 +131,10 @@ class ControlFlow:
         leaves every entry moved (a join over the iterations would keep each one's unmoved value too)."""
         state = st
         breaks: list[State] = []
+        shared = self._shared_element(node)
         self.unrolled_runs *= max(1, len(items))
         try:
-            for item in items:
+            for index, item in enumerate(items):
                 body_in = state.copy()
                 self.assign(node.target, item, body_in, fr)
                 fr.loops.append(([], []))
@@ -133,6 +144,8 @@ class ControlFlow:
                 state = join_states([end, *continues])
                 if state.dead:
                     break
+                if shared is not None:
+                    _write_back(state, shared, index, item)
         finally:
             self.unrolled_runs //= max(1, len(items))
         if node.orelse and not state.dead:
@@ -344,6 +357,20 @@ def _may_suppress(leave: Value) -> bool:
                     isinstance(sub.value, ast.Constant) and sub.value.value in (None, False)):
                 return True
     return False
+
+
+def _write_back(state: State, shared: tuple[str, str], index: int, item: Value) -> None:
+    """The element ``shared[1]`` changed in place during iteration ``index``: the list ``shared[0]`` holds it."""
+    outer, name = shared
+    now, container = state.vars.get(name), state.vars.get(outer)
+    if now is None or now is item or now == item or container is None or container.top or len(container.atoms) != 1:
+        return
+    atom = next(iter(container.atoms))
+    if isinstance(atom, SeqAtom) and atom.kind == "list" and atom.items is not None and index < len(atom.items) \
+            and now.only(SeqAtom, DictAtom):
+        items = list(atom.items)
+        items[index] = now
+        state.vars[outer] = V(seq("list", items))
 
 
 def known_items(iterable: Value) -> list[Value] | None:

@@ -939,3 +939,18 @@ def test_sum_with_a_start_stops_at_the_addition_that_always_fails() -> None:
         terms = [torch.tensor(1.0, device="cuda"), torch.tensor(2.0, device="cuda")]
         sum(terms, torch.zeros(1))
     """) == [(4, "MV201", "error")]
+
+
+def test_a_list_changed_in_place_through_a_loop_variable_is_the_outer_lists_element() -> None:
+    assert findings("""
+        import torch
+        grid = [[torch.randn(2), torch.randn(2)], [torch.randn(2), torch.randn(2)]]
+        for row in grid:
+            for j in range(len(row)):
+                row[j] = row[j].cuda()
+        total = torch.zeros(2, device="cuda") + grid[0][0] + grid[1][1]
+        for row in grid:
+            row[0] = row[0].cpu()
+        total + grid[1][1]
+        total + grid[1][0]
+    """) == [(11, "MV201", "error")]
