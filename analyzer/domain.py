@@ -342,6 +342,10 @@ class DictAtom(Atom):
         """The values under the keys not listed (bottom when every key is known)."""
         return self.rest if self.rest is not None else Value()
 
+    def keys(self) -> list[Value]:
+        """Its known keys, in insertion order (what iterating it gives when ``rest`` is ``None``)."""
+        return [Value((const(k),)) for k, _v in self.items]
+
     def get(self, key: Any) -> Value | None:
         for k, v in self.items:
             if k == key and type(k) is type(key):

@@ -50,7 +50,7 @@ class Builtins:
                 return Value(frozenset(SeqAtom(kind, a.items, a.elem) for a in args[0].atoms))  # type: ignore
             keyed = next(iter(args[0].atoms)) if len(args[0].atoms) == 1 and not args[0].top else None
             if name in ("list", "tuple") and isinstance(keyed, DictAtom) and keyed.rest is None:
-                return V(seq(kind, [V(const(k)) for k, _v in keyed.items]))  # ``list(batch)``: its keys, in order
+                return V(seq(kind, keyed.keys()))  # ``list(batch)``: its keys, in order
             return V(seq_of(kind, self.iter_element(args[0])))
         if name in ("list", "tuple"):
             return V(seq(name, ()))
@@ -164,7 +164,7 @@ class Builtins:
             elif name == "values":
                 out = out.join(V(seq_of("list", values)))
             elif name == "keys" and atom.rest is None and len(receiver.atoms) == 1:
-                out = out.join(V(seq("list", [V(const(k)) for k, _v in atom.items])))  # insertion order
+                out = out.join(V(seq("list", atom.keys())))  # insertion order
             elif name == "keys":
                 out = out.join(V(seq_of("list", keys)))
             elif name == "get":

@@ -6,11 +6,11 @@ import ast
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, const, seq
+from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
-from .python_values import is_nonempty_sequence, names_library_function
+from .python_values import is_nonempty_sequence, names_library_function, splice_items
 
 
 class ControlFlow:
@@ -376,14 +376,11 @@ def _write_back(state: State, shared: tuple[str, str], index: int, item: Value) 
 def known_items(iterable: Value) -> list[Value] | None:
     """The elements a loop over ``iterable`` gets, in order, when the analysis knows each (at most
     :data:`MAX_UNROLL`): a list or tuple of known length, a dict's keys (a dict with only known keys)."""
-    if iterable.top or len(iterable.atoms) != 1:
-        return None
-    atom = next(iter(iterable.atoms))
-    if isinstance(atom, SeqAtom) and atom.items is not None and len(atom.items) <= MAX_UNROLL:
-        return list(atom.items)
-    if isinstance(atom, DictAtom) and atom.rest is None and len(atom.items) <= MAX_UNROLL:
-        return [V(const(key)) for key, _value in atom.items]
-    return None
+    items = splice_items(iterable)
+    if items is None and len(iterable.atoms) == 1 and not iterable.top:
+        atom = next(iter(iterable.atoms))
+        items = atom.keys() if isinstance(atom, DictAtom) and atom.rest is None else None
+    return items if items is not None and len(items) <= MAX_UNROLL else None
 
 
 def _unpacked_parts(target: ast.expr, element: Value) -> list[Value]:
