@@ -133,3 +133,31 @@ def test_an_iteration_that_changed_the_heap_runs_again() -> None:
     """))
     notes = [d.message for d in report.diagnostics if not d.code]
     assert len(notes) == 1 and "Flex" in notes[0] and "NdArray" in notes[0], notes
+
+
+def test_an_iteration_that_changed_a_module_global_runs_again() -> None:
+    """Only a temporary is assigned in the body, but a call in it rebinds a module global that a call in the next
+    iteration reads: without the check of what the iteration changed outside the frame (``Engine.mutations``) the
+    loop stopped after one iteration and ``t`` was on Flex only (the run ends with it on NdArray)."""
+    report = check_source(textwrap.dedent("""
+        from runtime_shim import Device, Tensor, reveal_device
+
+        DEV = Device.flex()
+
+        def current():
+            return DEV
+
+        def switch():
+            global DEV
+            DEV = Device.ndarray()
+
+        def fill(n):
+            for i in range(n):
+                t = Tensor.zeros([1], current())
+                switch()
+            return t
+
+        reveal_device(fill(3))
+    """))
+    notes = [d.message for d in report.diagnostics if not d.code]
+    assert notes == ["reveal_device: Flex float | NdArray float"]
