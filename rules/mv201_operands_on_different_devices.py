@@ -12,8 +12,11 @@ class OperandsOnDifferentDevices(OutcomeRule):
     Reports arithmetic, comparisons, `matmul`, `torch.cat`/`stack`, losses and
     the other device-checked ops (operators, `torch.*`, `Tensor.*` and
     `torch.nn.functional.*`) whose tensors are on different devices, including
-    `cuda:0` against `cuda:1`. A 0-dim CPU tensor is exempt: PyTorch treats it
-    like a Python number (`cuda_tensor * torch.tensor(2.0)` works).
+    `cuda:0` against `cuda:1`. In element-wise ops a 0-dim CPU tensor is exempt:
+    PyTorch treats it like a Python number (`cuda_tensor * torch.tensor(2.0)`
+    works). Concatenating or stacking it is not
+    (`torch.stack([cuda_loss, torch.tensor(0.0)])` fails), nor is a layer's
+    input (MV202).
 
     ## Why it fails
     A kernel runs on one device and reads every input from there:
