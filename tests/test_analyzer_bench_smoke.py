@@ -96,3 +96,12 @@ def test_reuse_compare_finds_no_difference_on_the_torch_fixtures() -> None:
         "reuse_compare.py", "--directory", str(ROOT / "fixtures" / "torch"))
     assert name == "torch" and int(engines) > 1 and int(diagnostics) > 0
     assert same == "yes" and int(names.replace(",", "")) > 0 and differ == "0"
+
+
+def test_function_times_on_the_torch_fixtures() -> None:
+    """bench/function_times.py: the engine's runs timed per function and module top level."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "function_times.py"), str(ROOT / "fixtures" / "torch"),
+                           "--top", "3"], capture_output=True, text=True, timeout=600, check=True)
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("engine runs timed: ") and len(lines) == 4
+    assert all(" ms " in line and " runs  " in line for line in lines[1:])
