@@ -119,10 +119,13 @@ class ControlFlow:
         element is the list ``grid`` holds, so what the body stores in it is ``grid``'s too (:func:`_write_back`)."""
         if not isinstance(node.iter, ast.Name) or not isinstance(node.target, ast.Name):
             return None
-        name = node.target.id
-        rebinds = any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, (ast.Store, ast.Del))
-                      for stmt in node.body for sub in ast.walk(stmt))
-        return None if rebinds else (node.iter.id, name)
+        found = self._shared_elements.get(id(node), False)
+        if found is False:
+            name = node.target.id
+            rebinds = any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, (ast.Store, ast.Del))
+                          for stmt in node.body for sub in ast.walk(stmt))
+            found = self._shared_elements[id(node)] = None if rebinds else (node.iter.id, name)
+        return found
 
     def _unrolled_for(self, node: ast.For | ast.AsyncFor, items: list[Value], st: State, fr: Frame) -> State:
         """A loop over elements the analysis knows one by one, in order (a list or tuple of known length, a

@@ -111,6 +111,7 @@ class Engine(
         self._loop_reads: dict[int, frozenset[str]] = {}  # loop node -> names its body may read first
         self.unrolled_runs = 1  # how many times the loops being unrolled run their innermost body (MAX_UNROLLED_RUNS)
         self._counter_stores: dict[int, bool] = {}  # loop node -> it stores at the index it counts
+        self._shared_elements: dict[int, tuple[str, str] | None] = {}  # loop node -> (list, element) it changes
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}

@@ -148,4 +148,3 @@ def _own_scope(function: ast.AST) -> list[ast.AST]:
                                  ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             stack.extend(ast.iter_child_nodes(node))
     return out
-
