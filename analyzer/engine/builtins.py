@@ -21,7 +21,7 @@ from ..domain import (
     seq,
     seq_of,
 )
-from .flow_state import Frame, State
+from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .python_values import splice_items
 
@@ -70,6 +70,9 @@ class Builtins:
             return Value(frozenset(classes), args[0].top or len(classes) != len(args[0].atoms))
         if name == "super":
             return self._super(st, fr)
+        if name == "setattr" and len(args) == 3 and not kwargs:
+            self._setattr(args[0], args[1], args[2], node, st, fr)
+            return NONE
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
             if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):
@@ -87,6 +90,26 @@ class Builtins:
         if name == "iter" and args:
             return V(seq_of("list", self.iter_element(args[0])))
         return TOP
+
+    def _setattr(self, obj: Value, attr: Value, value: Value, node: ast.AST | None, st: State, fr: Frame) -> None:
+        """``setattr(obj, name, value)``: a store of each name it may be; a name not known makes every attribute
+        of the instances it may reach partly unknown (modules and classes: not followed)."""
+        names = attr.consts()
+        known = not attr.top and names and len(names) <= MAX_GETATTR_NAMES and all(type(n) is str for n in names)
+        if known:
+            target = obj if len(names) == 1 else Value(obj.atoms, True)  # several names: none replaced for sure
+            for name in names:
+                self.store_attribute(target, name, value, fr)
+        else:
+            for atom in obj.atoms:
+                if isinstance(atom, Instance):
+                    self.havoc_instance_attributes(atom.cls)
+        holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if isinstance(holder, ast.Name):
+            st.drop_overlays(holder.id)  # ``obj.name`` as this function last stored it
+            if known and len(names) == 1 and not obj.is_bottom:  # as ``obj.name = value`` (Assignment.assign)
+                st.vars[f"{holder.id}.{names[0]}"] = widen_if_large(value)
+                st.kill_aliases(f"{holder.id}.{names[0]}")
 
     def _sum(self, iterable: Value, start: Value, node: ast.AST | None, st: State, fr: Frame) -> Value:
         """``sum(losses)``: ``start + x0 + x1 ...`` (tensor additions checked at the ``sum`` call; the

@@ -191,7 +191,7 @@ class Engine(
                     continue
                 progress = True
                 self.analysed.add(fn)
-                if not self.sweep_worthy(fn, self.instantiated_early):
+                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn):
                     self.skip_uncalled(fn)
                     continue
                 receivers: list[list[Value]] = [[]]

@@ -17,15 +17,20 @@ other functions read more precise than they are: false errors):
   ``setattr(x, "name", ...)``) reads as "and anything" on every instance
   (:meth:`DemandSweep.havoc_attribute`), and on every project module when ``x`` may be one (it starts
   from a name an import of a project module binds, or a module-level alias of one: :func:`effects`); a
-  ``setattr`` with a computed name, or ``__dict__``, does that for every attribute name;
+  ``setattr`` with a computed name, or ``__dict__``, does that for every attribute name, unless it stores
+  through what only an unknown argument gives (:mod:`analyzer.engine.unknown_names`: the full sweep's
+  unknown arguments reach nothing known) or its names iterate over a local dict's constant keys. A function
+  that would still store every attribute name of objects it may know is analysed instead of skipped (a
+  ``fuse()`` walking a model's children): the analysis makes unknown only what it reaches;
 * each module global it rebinds (``global NAME``) or fills (``NAME[k] = ...``, ``NAME.append(...)``)
   is joined with an unknown value.
 
 Functions it would have called are swept on their own (with unknown arguments, which only widens
 what they see), nested functions it defines are never seen. What is lost is precision: facts inside
 skipped functions (which have no source of their own) and reads of the attribute names they assign.
-The havoc set only grows; a read of a name before it joined the set makes the pass stale, so the
-next pass runs with it from the start (and reused runs check it like any other input).
+The havoc set only grows; a read that found a name known, on a class a later havoc reaches, makes the
+pass stale, so the next pass runs with it from the start (and reused runs check it like any other
+input). Reads of the same name on classes the havoc does not reach are left alone.
 
 Smaller components (programs, fixtures, most projects) keep the full sweep.
 """
@@ -43,6 +48,7 @@ from ..domain import TOP, Value
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes, store_targets
 from .program import FunctionInfo
+from .unknown_names import constant_keys, unknown_names, unknown_rooted
 
 #: components of more files than this sweep on demand (the ``torch.cuda.is_available()`` worlds use the same bound)
 DEMAND_SWEEP_MIN_FILES = 40
@@ -331,6 +337,18 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     receiver = positional[0].arg if fn.cls is not None and fn.kind in ("function", "property") and positional \
         else None
     unknown_args = set(fn.param_names) - with_default - {receiver}
+    found = _effects(writes, receiver, unknown_args, module_names, None)
+    if ALL_ATTRIBUTES in found.any:
+        # a store of every attribute name (``setattr(m, name, ...)``) makes every instance's attributes partly
+        # unknown: look closer at what it stores through and with which names (rare: a walk of the function)
+        found = _effects(writes, receiver, unknown_names(node, unknown_args), module_names, node)
+    return found
+
+
+def _effects(writes: list[ast.AST], receiver: str | None, unknown: set[str] | frozenset[str],
+             module_names: set[str] | frozenset[str], function: ast.AST | None) -> Effects:
+    """:func:`effects` with ``unknown`` the names that can hold only unknown objects; given the ``function``,
+    a ``setattr`` whose name iterates over a local dict's constant keys stores those names."""
     own: set[str] = set()
     anywhere: set[str] = set()
     modules: set[str] = set()
@@ -340,7 +358,7 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     def attribute(base: ast.expr, attr: str) -> None:
         if isinstance(base, ast.Name) and base.id == receiver:
             own.add(attr)
-        elif not (isinstance(base, ast.Name) and base.id in unknown_args):
+        elif not unknown_rooted(base, unknown):
             anywhere.add(attr)
             root = _root(base)
             if not isinstance(root, ast.Name) or root.id in module_names:
@@ -368,8 +386,13 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
                 container(func.value)
             elif isinstance(func, ast.Name) and func.id == "setattr" and len(sub.args) >= 2:
                 name = sub.args[1]
-                attribute(sub.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str)
-                          else ALL_ATTRIBUTES)
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    attribute(sub.args[0], name.value)
+                    continue
+                keys = constant_keys(function, name.id) if function is not None and isinstance(name, ast.Name) \
+                    else None
+                for key in keys if keys is not None else (ALL_ATTRIBUTES,):
+                    attribute(sub.args[0], key)
     return Effects(frozenset(own), frozenset(anywhere), frozenset(modules), frozenset(names), frozenset(filled))
 
 
@@ -396,7 +419,9 @@ class DemandSweep:
         self.havoc_module_attrs: set[str] = set()  # of havoc_attrs, those that may be stored on a project module
         self._imported: dict[str, dict[str, str | None]] = {}  # file -> names that may hold a module (scan)
         self._module_names: dict[str, frozenset[str]] = {}  # file -> names that may hold a project module
-        self.attr_names_read: set[str] = set()  # this pass: attribute names read (a later havoc makes it stale)
+        # this pass: attribute name -> the classes (None: a project module) a read of it found no skipped
+        # function's assignment on; the pass is stale when a later havoc reaches one of them
+        self.unhavocked_reads: dict[str, set[Any]] = {}
         self.havoc_grew = False
         self._shim_modules: dict[str, bool] = {}  # file -> does it mention runtime_shim (then nothing is skipped)
         self._scans: dict[str, dict[int, FunctionScan]] = {}  # file -> its functions' scans
@@ -404,7 +429,7 @@ class DemandSweep:
         self.skipped_uncalled = 0
 
     def begin_demand_pass(self) -> None:
-        self.attr_names_read = set()
+        self.unhavocked_reads = {}
         self.havoc_grew = False
         self.skipped_uncalled = 0
 
@@ -445,22 +470,19 @@ class DemandSweep:
     def skip_uncalled(self, fn: FunctionInfo) -> None:
         """``fn`` is not analysed: what it may change becomes unknown."""
         self.skipped_uncalled += 1
-        found = self._effects.get(id(fn.node))
-        if found is None:
-            writes = self._scan(fn).writes
-            found = self._effects[id(fn.node)] = effects(fn, writes, self.module_names(fn.module.file))
+        found = self.effects_of(fn)
         for attr in found.any:
             if attr not in self.havoc_attrs:
-                self._havoc(attr)
                 self.havoc_attrs.add(attr)
+                self._havoc(attr)
         for attr in found.modules:
             if attr not in self.havoc_module_attrs:
-                self._havoc(attr)
                 self.havoc_module_attrs.add(attr)
+                self._havoc(attr)
         for attr in found.own:
             if (fn.cls, attr) not in self.havoc_own:
-                self._havoc(attr)
                 self.havoc_own.add((fn.cls, attr))
+                self._havoc(attr)
         namespace = fn.module.namespace
         for name in found.globals:
             if name in namespace:
@@ -468,6 +490,30 @@ class DemandSweep:
         for name in found.filled:
             if name in namespace and name not in found.globals and name not in fn.locals:
                 self.store_global(fn.module, name, TOP)
+
+    def effects_of(self, fn: FunctionInfo) -> Effects:
+        """What ``fn`` may change if it is skipped (computed once)."""
+        found = self._effects.get(id(fn.node))
+        if found is None:
+            writes = self._scan(fn).writes
+            found = self._effects[id(fn.node)] = effects(fn, writes, self.module_names(fn.module.file))
+        return found
+
+    def worth_analysing_instead(self, fn: FunctionInfo) -> bool:
+        """Would skipping ``fn`` make every attribute of every instance partly unknown (a ``setattr`` with a
+        computed name on objects it may know)? Then it is analysed: the analysis makes unknown only the
+        attributes of the instances it reaches (rare: ``fuse`` walks of a model's children)."""
+        return ALL_ATTRIBUTES in self.effects_of(fn).any
+
+    def havoc_instance_attributes(self, cls: Any) -> None:
+        """``setattr(obj, name, value)`` with ``name`` unknown, ``obj`` an instance of ``cls``: any attribute of
+        its instances may hold anything from now on."""
+        if (cls, ALL_ATTRIBUTES) in self.havoc_own:
+            return
+        self.havoc_own.add((cls, ALL_ATTRIBUTES))
+        self._havoc(ALL_ATTRIBUTES)
+        if not self.demand_sweep:
+            self.heap_stale = True  # reads so far did not look at the havoc sets: the next pass does
 
     def module_names(self, file: str) -> frozenset[str]:
         """The names of a scanned module that may hold a project module: those imported from one (``from
@@ -482,10 +528,19 @@ class DemandSweep:
         return found
 
     def _havoc(self, attr: str) -> None:
+        """``attr`` was just added to a havoc set: a read that found it known and now would not makes the pass
+        stale (the next pass reads it as unknown). Reads of the same name on unrelated classes are left alone."""
         self.havoc_grew = True
         self.mutations += 1
-        if attr in self.attr_names_read or attr == ALL_ATTRIBUTES:
-            self.heap_stale = True  # read before it became unknown: the next pass reads it as such
+        reads = self.unhavocked_reads
+        for name in (list(reads) if attr == ALL_ATTRIBUTES else (attr,)):
+            readers = reads.get(name)
+            if not readers:
+                continue
+            reached = {cls for cls in readers if self.havocked(cls, name)}
+            if reached:
+                self.heap_stale = True
+                readers -= reached  # havoc only grows: they stay reached
 
     def havocked(self, cls: Any, attr: str) -> bool:
         """May a skipped function have stored ``attr`` on an instance of ``cls`` (None: a project module)?"""
@@ -500,11 +555,11 @@ class DemandSweep:
     def havoc_attribute(self, cls: Any, attr: str, value: Value | None) -> Value | None:
         """An attribute read of an instance of ``cls`` (None: a project module), joined with "anything" when a
         skipped function may have stored it (``None``, not found, stays so unless havocked)."""
-        if not self.demand_sweep:
+        if not self.demand_sweep and not self.havoc_own:
             return value
-        self.attr_names_read.add(attr)
         havoc = self.havocked(cls, attr)
         self.note_global_read(("havoc", cls, attr), TOP if havoc else None)
         if not havoc:
+            self.unhavocked_reads.setdefault(attr, set()).add(cls)
             return value
         return TOP if value is None else value.join(TOP)

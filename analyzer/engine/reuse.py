@@ -503,9 +503,9 @@ class PassReuse:
 
     def _replay_havoc_reads(self, global_reads: dict[tuple, Value | None]) -> None:
         """A kept run's reads of names skipped functions may assign: a later havoc of one makes the pass stale."""
-        for key in global_reads:
-            if key[0] == "havoc":
-                self.attr_names_read.add(key[2])
+        for key, seen in global_reads.items():
+            if key[0] == "havoc" and seen is None:
+                self.unhavocked_reads.setdefault(key[2], set()).add(key[1])
 
 
 def public_names(namespace: dict[str, Value]) -> dict[str, Value]:

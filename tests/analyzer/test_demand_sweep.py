@@ -249,3 +249,87 @@ def test_the_module_scan_indexes_the_attribute_writes_the_engine_walk_finds() ->
     walked._index_attribute_writes()
     assert scanned == walked.attr_writers
     assert len(scanned) > 100
+
+
+def _effects_of(text: str) -> demand.Effects:
+    """The effects of the first function of ``text`` if it were skipped (a plain function, no project modules)."""
+    import ast
+    from types import SimpleNamespace
+
+    tree = ast.parse(text)
+    node = tree.body[0]
+    scans = demand.scan_functions(tree, text.encode())
+    positional = [*node.args.posonlyargs, *node.args.args]
+    fn = SimpleNamespace(node=node, cls=None, kind="function",
+                         param_names=[a.arg for a in (*positional, *node.args.kwonlyargs)])
+    return demand.effects(fn, scans[id(node)].writes, frozenset())
+
+
+def test_a_computed_setattr_through_unknown_arguments_changes_nothing_known() -> None:
+    """``setattr(m, name, ...)`` counts as a store of every attribute name; through what only an unknown
+    argument gives (a nested function's parameter fed from one, a loop over its children, ``getattr`` or a
+    copy of it) it reaches nothing the analysis knows, as the full sweep would have run it."""
+    fuse = (
+        "def reparameterize(model, inplace=False):\n"
+        "    model = deepcopy(model)\n"
+        "    def _fuse(m):\n"
+        "        for name, child in m.named_children():\n"
+        "            setattr(m, name, child.fuse())\n"
+        "            _fuse(child)\n"
+        "    _fuse(model)\n"
+        "    return model\n")
+    assert demand.ALL_ATTRIBUTES not in _effects_of(fuse).any
+    walk = (
+        "def set_layer(model, path, value):\n"
+        "    module = model\n"
+        "    for part in path.split('.')[:-1]:\n"
+        "        module = getattr(module, part)\n"
+        "    setattr(module, path.split('.')[-1], value)\n")
+    assert demand.ALL_ATTRIBUTES not in _effects_of(walk).any
+    # fed from a global, or handed on as a callback (called with anything): every attribute, as before
+    assert demand.ALL_ATTRIBUTES in _effects_of(fuse.replace("_fuse(model)\n", "_fuse(REGISTRY)\n")).any
+    assert demand.ALL_ATTRIBUTES in _effects_of(fuse.replace("_fuse(model)\n", "model.apply(_fuse)\n")).any
+    rebound = fuse.replace("        for name", "        m = CACHE\n        for name")
+    assert demand.ALL_ATTRIBUTES in _effects_of(rebound).any
+
+
+def test_a_setattr_over_a_local_dicts_constant_keys_stores_those_names() -> None:
+    text = (
+        "def attach(model, traits):\n"
+        "    target = Wrapper(model)\n"
+        "    meta = dict(_traits=traits)\n"
+        "    if 'in_chans' in traits:\n"
+        "        meta['in_chans'] = traits['in_chans']\n"
+        "    for key, value in meta.items():\n"
+        "        setattr(target, key, value)\n"
+        "    return target\n")
+    found = _effects_of(text)
+    assert found.any == {"_traits", "in_chans"}
+    # a key stored at a computed name, or the dict handed to a function: its keys are not known
+    assert demand.ALL_ATTRIBUTES in _effects_of(text.replace("meta['in_chans']", "meta[traits.name]")).any
+    assert demand.ALL_ATTRIBUTES in _effects_of(text.replace("    for key", "    fill(meta)\n    for key")).any
+
+
+def test_a_method_that_sets_computed_attributes_on_known_objects_is_analysed_instead_of_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skipping ``fuse`` (``setattr(net, name, ...)`` on ``self`` and its children) would make every attribute
+    of every instance partly unknown; analysing it makes unknown only those of the instances it reaches."""
+    path = library(tmp_path, (
+        "import torch\n"
+        "from torch import nn\n\n\n"
+        "class Fusable(nn.Module):\n"
+        "    def fuse(self):\n"
+        "        def fuse_children(net):\n"
+        "            for name, child in net.named_children():\n"
+        "                setattr(net, name, child)\n"
+        "                fuse_children(child)\n"
+        "        fuse_children(self)\n"
+        "        return self\n\n\n"
+        "class Holder:\n"
+        "    def __init__(self):\n"
+        "        self.t = torch.zeros(2, device='cpu')\n\n\n"
+        "def combine():\n"
+        "    return Holder().t + torch.ones(2, device='cuda')\n"))
+    engine = _engine_of(path, monkeypatch)
+    assert demand.ALL_ATTRIBUTES not in engine.havoc_attrs
+    assert findings(path) == [("MV201", "error", 21)]
