@@ -186,14 +186,18 @@ class Engine(
         progress = True
         while progress:
             progress = False
-            for fn, fref in list(self.defined.items()):
+            pending = [(fn, fref) for fn, fref in self.defined.items() if fn not in self.analysed]
+            for fn, _fref in pending:
+                # what the skipped ones may change first: the analysed ones then read it unknown from the start
+                # (not stale reads that make the next pass run them again)
+                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn):
+                    self.analysed.add(fn)
+                    self.skip_uncalled(fn)
+            for fn, fref in pending:
                 if fn in self.analysed:
                     continue
                 progress = True
                 self.analysed.add(fn)
-                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn):
-                    self.skip_uncalled(fn)
-                    continue
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in ("function", "property") and bound is None:

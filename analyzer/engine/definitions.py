@@ -93,16 +93,17 @@ class Definitions:
         if info is None:
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else ""
             info = self.classes[id(node)] = ClassInfo(node, fr.module, prefix + node.name)
-        info.bases = []
+        bases: list[ClassInfo] = []
         info.torch_base = False
         info.autograd_base = False
         for base in node.bases:
             value = self.eval(base, st, fr)
-            info.bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
+            bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
                                                      for atom in value.atoms)
             info.autograd_base = info.autograd_base or any(
                 isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
+        info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)
         body_state = State({})

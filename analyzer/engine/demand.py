@@ -28,6 +28,10 @@ other functions read more precise than they are: false errors):
 Functions it would have called are swept on their own (with unknown arguments, which only widens
 what they see), nested functions it defines are never seen. What is lost is precision: facts inside
 skipped functions (which have no source of their own) and reads of the attribute names they assign.
+Each round of the sweep decides first which of the functions it has not analysed yet it skips, and
+makes their changes unknown, before it analyses the others: these then read unknown from the start
+what a skipped function may store, instead of reading it known and making the pass stale (a function
+skipped this way that an analysed one then calls is analysed in that context as well; its havoc stays).
 The havoc set only grows; a read that found a name known, on a class a later havoc reaches, makes the
 pass stale, so the next pass runs with it from the start (and reused runs check it like any other
 input). Reads of the same name on classes the havoc does not reach are left alone.

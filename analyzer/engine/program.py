@@ -59,19 +59,33 @@ _SCOPE_ATTRIBUTES = frozenset({"locals", "free", "is_generator", "globals"})
 class ClassInfo:
     """A ``class`` of the analysed code; its namespace is rebuilt each pass, its identity is stable."""
 
+    bases_version = 0  # bumped whenever a class's bases change (cached MROs are then recomputed)
+
     def __init__(self, node: ast.ClassDef, module: ModuleInfo, qualname: str) -> None:
         self.node = node
         self.module = module
         self.qualname = qualname
         self.name = node.name
         self.bases: list[ClassInfo] = []
+        self._mro: tuple[int, tuple[ClassInfo, ...]] | None = None  # (bases_version, the MRO then)
         self.namespace: dict[str, Value] = {}
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
         self.torch_base = False  # a base is a torch.nn class (nn.Module, nn.Linear ...)
         self.autograd_base = False  # a base is torch.autograd.Function (``Cls.apply(x)`` runs its forward)
 
-    def mro(self) -> list[ClassInfo]:
+    def set_bases(self, bases: list[ClassInfo]) -> None:
+        """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
+        if bases != self.bases:
+            ClassInfo.bases_version += 1
+        self.bases = bases
+
+    def mro(self) -> tuple[ClassInfo, ...]:
+        """This class, then its bases breadth first (cached until some class's bases change: a lookup of
+        every attribute read walks it)."""
+        cached = self._mro
+        if cached is not None and cached[0] == ClassInfo.bases_version:
+            return cached[1]
         out: list[ClassInfo] = []
         pending = [self]
         while pending:
@@ -79,7 +93,8 @@ class ClassInfo:
             if cls not in out:
                 out.append(cls)
                 pending.extend(cls.bases)
-        return out
+        self._mro = (ClassInfo.bases_version, tuple(out))
+        return self._mro[1]
 
     def lookup(self, name: str, after: ClassInfo | None = None) -> Value | None:
         chain = self.mro()
