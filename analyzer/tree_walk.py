@@ -15,7 +15,11 @@ import ast
 _SKIPPED = frozenset({"ctx", "op", "ops", "id", "attr", "name", "arg", "module", "level", "kind", "conversion",
                       "is_async", "type_comment", "asname", "lineno", "col_offset", "end_lineno",
                       "end_col_offset"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# list fields that may hold something other than a node (``None`` keys of ``{**d}``, ``None`` keyword defaults,
+# the identifiers of ``global``, ``nonlocal`` and class patterns): filtered; every other list holds nodes only
+_MIXED_LISTS = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults"), (ast.Global, "names"),
+                          (ast.Nonlocal, "names"), (ast.MatchClass, "kwd_attrs")})
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -23,12 +27,15 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     kind = type(node)
     fields = _FIELDS.get(kind)
     if fields is None:
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIPPED)
+        fields = _FIELDS[kind] = tuple((f, (kind, f) in _MIXED_LISTS) for f in kind._fields if f not in _SKIPPED)
     children: list[ast.AST] = []
-    for name in fields:
+    for name, mixed in fields:
         value = getattr(node, name, None)
         if type(value) is list:
-            children.extend(item for item in value if isinstance(item, ast.AST))
+            if mixed:
+                children.extend(item for item in value if isinstance(item, ast.AST))
+            else:
+                children.extend(value)
         elif isinstance(value, ast.AST):
             children.append(value)
     return children

@@ -141,22 +141,40 @@ class FunctionScan:
 
 
 class _Lines:
-    """The lines of a module's text on which a pattern matches (sorted), for "any between" queries."""
+    """Where a pattern matches in a module's text, for "any inside this node" queries: the lines it matches on
+    (sorted) and the positions its matches start at (``line << 20 | byte column``, sorted: ast's columns
+    count UTF-8 bytes, as the pattern does on the bytes)."""
 
     def __init__(self, data: bytes, pattern: re.Pattern[bytes]) -> None:
-        if b"\r" in data:  # ast counts \r\n and a lone \r as one line end
+        if b"\r" in data:  # ast counts \r\n and a lone \r as one line end (columns within a line stay)
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         self.lines: list[int] = []
-        line, position = 1, 0
+        self.starts: list[int] = []
+        line, position, line_start = 1, 0, 0
         for match in pattern.finditer(data):
-            line += data.count(b"\n", position, match.start())
-            position = match.start()
+            start = match.start()
+            newlines = data.count(b"\n", position, start)
+            if newlines:
+                line += newlines
+                line_start = data.rindex(b"\n", position, start) + 1
+            position = start
             if not self.lines or self.lines[-1] != line:
                 self.lines.append(line)
+            self.starts.append(line << _COLUMN_BITS | (start - line_start))
 
     def between(self, first: int, last: int) -> bool:
         i = bisect_left(self.lines, first)
         return i < len(self.lines) and self.lines[i] <= last
+
+    def inside(self, node: ast.AST) -> bool:
+        """Does a match start inside ``node``'s text?"""
+        starts = self.starts
+        i = bisect_left(starts, node.lineno << _COLUMN_BITS | node.col_offset)  # type: ignore[attr-defined]
+        return i < len(starts) and starts[i] < (
+            node.end_lineno << _COLUMN_BITS | node.end_col_offset)  # type: ignore[attr-defined]
+
+
+_COLUMN_BITS = 20  # a position is line << 20 | column (lines of a million bytes would need more)
 
 
 def mentions_device(node: ast.AST, data: bytes) -> bool:
@@ -191,6 +209,8 @@ _STORING = frozenset({ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign, ast.
 # the expressions _is_source, _may_write or _note_exempt can answer for
 _EXPRESSIONS_LOOKED_AT = frozenset({ast.Attribute, ast.Name, ast.Constant, ast.keyword, ast.Subscript, ast.Call,
                                     ast.Compare})
+# expressions whose children are walked whatever their text (a comprehension's target is a store)
+_TARGET_HOLDERS = frozenset({ast.comprehension, ast.Tuple, ast.List, ast.Starred})
 # statements that hold no statement (a lambda directly in one, ``f = lambda: 0``, is left to ``DemandSweep._scan``'s
 # scan of it alone, as one deeper in an expression is)
 _SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete, ast.Raise,
@@ -213,7 +233,7 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
     expressions. Each node counts for every function around it: a nested function's text is its enclosing
     functions' text too. Walking every node of every function was a fifth of a library's analysis."""
     words = _Lines(data, _SCANNED_WORDS)
-    between = words.between
+    between, inside = words.between, words.inside
     scans: dict[int, FunctionScan] = {}
     exempt: set[int] = set()  # nodes that neither write nor give a known state (:func:`_note_exempt`)
     stack: list[tuple[ast.AST, tuple[FunctionScan, ...]]] = [(tree, ())]
@@ -233,8 +253,10 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
                     for owner in owners:
                         owner.writes.append(node)
                 _note_exempt(node, exempt)
+            every = kind in _TARGET_HOLDERS
             for child in child_nodes(node):
-                push((child, owners))
+                if every or type(child) is ast.Lambda or not hasattr(child, "end_col_offset") or inside(child):
+                    push((child, owners))  # (a sub-expression with no word in its text holds nothing to find)
             continue
         if module_names is not None:
             if kind is ast.Import:
@@ -263,9 +285,8 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
         if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):  # type: ignore[attr-defined]
             continue  # no statement inside, no word on its lines: none of its expressions would be walked
         for child in child_nodes(node):
-            if type(child) in _ALWAYS_VISITED_TYPES or not hasattr(child, "lineno") \
-                    or between(child.lineno, child.end_lineno or child.lineno):
-                push((child, owners))  # (withitem, arguments and comprehensions have no lines: walked)
+            if type(child) in _ALWAYS_VISITED_TYPES or not hasattr(child, "end_col_offset") or inside(child):
+                push((child, owners))  # (withitem, arguments and comprehensions have no position: walked)
     return scans
 
 
