@@ -21,7 +21,7 @@ from ..domain import (
     with_entry,
 )
 from ..torch_domain import TorchTensorAtom
-from .flow_state import Frame, State, stored, widen_if_large
+from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
 from .program import ModuleInfo
 
@@ -156,8 +156,19 @@ class Assignment:
             # a module-level dict or list filled from inside a function: a weak update of the module's
             # namespace (other functions see both), and this function reads on what it stored
             self.store_global(fr.module, name, value)
+        self.update_variable_in_place(name, value, st, fr)
+
+    def update_variable_in_place(self, name: str, value: Value, st: State, fr: Frame) -> None:
+        """``name`` now holds ``value`` because the object it names changed in place (``xs[i] = v``,
+        ``xs.append(v)``): where it is another variable's element (``row = grid[0]``), that one's too."""
+        element = st.aliases.get(ELEMENT_ALIAS + name)
         st.vars[name] = value
         st.kill_aliases(name)
+        if element is not None and element[0] in st.vars:
+            owner, ((_item, index),) = element
+            self._store_subscript(ast.Subscript(ast.Name(owner, ast.Load()), ast.Constant(index), ast.Store()),
+                                  value, st, fr)
+            st.aliases[ELEMENT_ALIAS + name] = element  # still the same object
 
     @staticmethod
     def _updated_container(container: Value, key: Value, value: Value) -> Value:

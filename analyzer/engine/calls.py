@@ -168,8 +168,7 @@ class Calls:
             # a module-level list filled from inside a function: a weak update of the module's namespace
             self.store_global(fr.module, key, updated)
         elif key is not None:
-            st.vars[key] = updated
-            st.kill_aliases(key)
+            self.update_variable_in_place(key, updated, st, fr)
         if isinstance(receiver, ast.Attribute):
             self.store_attribute(self.eval(receiver.value, st, fr), receiver.attr, updated, fr)
         return result

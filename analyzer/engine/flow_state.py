@@ -12,6 +12,9 @@ from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
 Alias = tuple[str, tuple[tuple[str, str], ...]]
+# ``row = grid[0]``: aliases["[]row"] = ("grid", (("item", 0),)), so that ``row[j] = v`` updates ``grid`` too (the
+# prefix keeps these apart from the narrowing aliases, whose names are variables)
+ELEMENT_ALIAS = "[]"
 
 
 class State:
@@ -38,8 +41,9 @@ class State:
         if not self.aliases:
             return
         prefix = name + "."
+        element = ELEMENT_ALIAS + name
         for alias in [a for a, (key, _steps) in self.aliases.items()
-                      if a == name or key == name or key.startswith(prefix)]:
+                      if a in (name, element) or key == name or key.startswith(prefix)]:
             del self.aliases[alias]
 
     def drop_overlays(self, base: str | None = None, attrs: Container[str] | None = None) -> None:

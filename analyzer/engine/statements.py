@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..domain import NONE
-from .flow_state import Frame, State, dead
+from .flow_state import ELEMENT_ALIAS, Frame, State, dead
 from .python_values import as_load
 
 
@@ -55,6 +55,7 @@ class Statements:
         if moved is not None:
             self.supersede_moved_attribute(node.targets[0], moved, value, st, fr)
         self.remember_alias(node.targets, path, st)
+        remember_element(node, st)
         return st
 
     @staticmethod
@@ -118,3 +119,17 @@ class Statements:
                 st.kill_aliases(target.id)
                 st.drop_overlays(target.id)
         return st
+
+
+def remember_element(node: ast.Assign, st: State) -> None:
+    """``row = grid[0]`` (a variable's element at a constant index or key): ``row`` is that element, the
+    same object, until either name is rebound or ``grid[0]`` stored (``Assignment._store_subscript``)."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return
+    value = node.value
+    if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+            and isinstance(value.slice, ast.Constant) and type(value.slice.value) in (int, str)):
+        return
+    name, container = node.targets[0].id, value.value.id
+    if container != name and container in st.vars:
+        st.aliases[ELEMENT_ALIAS + name] = (container, (("item", value.slice.value),))

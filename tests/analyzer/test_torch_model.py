@@ -954,3 +954,24 @@ def test_a_list_changed_in_place_through_a_loop_variable_is_the_outer_lists_elem
         total + grid[1][1]
         total + grid[1][0]
     """) == [(11, "MV201", "error")]
+
+
+def test_a_stored_element_changes_the_container_it_was_read_from() -> None:
+    """``row = grid[0]`` is the same object as ``grid[0]``: stores and appends through ``row`` reach ``grid``."""
+    start = """\
+        import torch
+
+        grid = [[torch.zeros(2), torch.zeros(2)], [torch.zeros(2)]]
+        row = grid[0]
+        row[0] = row[0].cuda()
+        """
+    start = textwrap.dedent(start)
+    assert findings(start + "ok = grid[0][0] + torch.ones(2, device='cuda')\n") == []
+    # never moved
+    assert findings(start + "stale = grid[0][1] + torch.ones(2, device='cuda')\n") == [(6, "MV201", "error")]
+    # the appended tensor or the old one (the length after an append is not followed)
+    appended = "bucket = grid[1]\nbucket.append(torch.zeros(2, device='cuda'))\nx = grid[1][-1] + row[0]\n"
+    assert findings(start + appended) == [(8, "MV201", "warning")]
+    # ``grid`` rebound: ``row`` is not its element any more
+    rebound = "grid = [[torch.zeros(2)]]\nrow[0] = torch.zeros(2)\nrow[0] = row[0].cuda()\nx = grid[0][0] + row[0]\n"
+    assert findings(start + rebound) == [(9, "MV201", "error")]
