@@ -64,10 +64,12 @@ class Engine(
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
-                 project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None) -> None:
+                 project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
+                 gpu_count: int | None = None) -> None:
         self.facts = facts
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
+        self.gpu_count = gpu_count  # what torch.cuda.device_count() returns (None: not known)
         # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
         self.function_runs = 0
         self.run_budget = RUNS_PER_FUNCTION * sum(s.data.count(b"def ") + s.data.count(b"lambda") for s in sources) \

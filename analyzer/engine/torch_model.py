@@ -347,8 +347,8 @@ class TorchModel:
                 return found
         if path == "torch.cuda.is_available" and self.cuda_world is not None:
             return V(const(self.cuda_world))
-        if path == "torch.cuda.device_count" and self.cuda_world is False:
-            return V(const(0))  # (with CUDA: how many, the analysis does not know)
+        if path == "torch.cuda.device_count" and self.gpu_count is not None:
+            return V(const(self.gpu_count))  # the world's answer (:mod:`.worlds`); else how many: not known
         if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
             return BOOL
         if module == "torch" and name in GRAD_MODES:

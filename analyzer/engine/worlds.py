@@ -8,6 +8,12 @@ merged: a fact both worlds agree on is kept once, as it is; a fact that differs
 is kept per world, its context naming the world ("... when
 torch.cuda.is_available() is True"), so a site that fails in one world only is
 a failure on some paths (a warning), in both an error.
+
+A program that asks ``torch.cuda.device_count()`` picks devices by it (``"cuda:1" if
+torch.cuda.device_count() > 1 else "cuda:0"``): the CUDA world is then split in two, one GPU and
+several, so that a model and its batches placed by the same answer are not paired across answers
+either. "Several" is analysed as two GPUs (``cuda:0`` and ``cuda:1``): the count programs compare
+against and the devices they pick by it; branches for three or more GPUs are not followed.
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ QUESTIONS = (b"cuda.is_available", b"cuda.device_count")
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
 WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones
+COUNT_QUESTION = b"cuda.device_count"
+# (is_available(), device_count() or None where not asked, the assumption named in a diagnostic)
+WORLDS = ((True, None, "torch.cuda.is_available() is True"), (False, 0, "torch.cuda.is_available() is False"))
+WORLDS_BY_COUNT = ((True, 1, "torch.cuda.device_count() is 1"), (True, 2, "torch.cuda.device_count() > 1"),
+                   (False, 0, "torch.cuda.is_available() is False"))
 
 
 def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
@@ -33,14 +44,16 @@ def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backen
         engine.run()
         engine.release()
         return
+    counts = any(COUNT_QUESTION in s.data for s in sources)
     parts = []
-    for world in (True, False):
+    for world, gpus, label in (WORLDS_BY_COUNT if counts else WORLDS):
         part = FactStore()
         part.expressions = {} if facts.expressions is not None else None
-        engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world)
+        engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world,
+                        gpu_count=gpus)
         engine.run()
         engine.release()
-        parts.append((world, part))
+        parts.append((label, part))
     _merge(parts, facts)
 
 
@@ -57,39 +70,42 @@ def _content(fact: SiteFact | RevealFact) -> tuple:
     return (frozenset(fact.possibilities), fact.unknown)
 
 
-def _merge(parts: list[tuple[bool, FactStore]], into: FactStore) -> None:
-    (_first_world, first), (_second_world, second) = parts
-    relabelled: dict[tuple[int, bool], Context] = {}
+def _merge(parts: list[tuple[str, FactStore]], into: FactStore) -> None:
+    """The worlds' facts in one store: a fact every world has alike once, as it is; the others once per world,
+    their contexts naming it."""
+    relabelled: dict[tuple[int, str], Context] = {}
 
-    def labelled(context: Context, world: bool) -> Context:
+    def labelled(context: Context, world: str) -> Context:
         key = (id(context), world)
         if key not in relabelled:
             offset = (len(relabelled) + 1) * WORLD_OFFSET
-            relabelled[key] = dataclasses.replace(context, id=context.id + offset,
-                                                  world=f"torch.cuda.is_available() is {world}")
+            relabelled[key] = dataclasses.replace(context, id=context.id + offset, world=world)
         return relabelled[key]
 
+    (first_world, first), others = parts[0], parts[1:]
     for kind in ("sites", "reveals"):
-        ours: dict = getattr(first, kind)
-        theirs: dict = getattr(second, kind)
         target: dict = getattr(into, kind)
-        index: dict[tuple, list] = {}
-        for other in theirs.values():
-            index.setdefault((_signature(other), _content(other)), []).append(other)
+        indexes: list[dict[tuple, list]] = []
+        for _world, part in others:
+            index: dict[tuple, list] = {}
+            for other in getattr(part, kind).values():
+                index.setdefault((_signature(other), _content(other)), []).append(other)
+            indexes.append(index)
         matched: set[int] = set()
-        for fact in ours.values():
-            same = index.get((_signature(fact), _content(fact)))
-            if same:
-                matched.add(id(same.pop()))
-                target[(fact.site, fact.context.id)] = fact  # both worlds agree: one fact, no label
+        for fact in getattr(first, kind).values():
+            key = (_signature(fact), _content(fact))
+            if all(index.get(key) for index in indexes):
+                matched.update(id(index[key].pop()) for index in indexes)
+                target[(fact.site, fact.context.id)] = fact  # every world agrees: one fact, no label
                 continue
-            fact.context = labelled(fact.context, True)
+            fact.context = labelled(fact.context, first_world)
             target[(fact.site, fact.context.id)] = fact
-        for fact in theirs.values():
-            if id(fact) in matched:
-                continue
-            fact.context = labelled(fact.context, False)
-            target[(fact.site, fact.context.id)] = fact
+        for world, part in others:
+            for fact in getattr(part, kind).values():
+                if id(fact) in matched:
+                    continue
+                fact.context = labelled(fact.context, world)
+                target[(fact.site, fact.context.id)] = fact
     if into.expressions is not None:
         for _world, part in parts:
             for key, texts in (part.expressions or {}).items():

@@ -121,6 +121,22 @@ def test_cuda_is_available_is_two_worlds_not_a_join() -> None:
     assert "when torch.cuda.is_available() is True" in messages(source)[0]
 
 
+def test_device_count_splits_the_cuda_world_into_one_gpu_and_several() -> None:
+    source = """
+        import torch
+        main = "cuda:1" if torch.cuda.device_count() > 1 else "cuda:0"
+        a = torch.zeros(2, device=main)
+        b = torch.ones(2, device=main)
+        same = a + b
+        first = torch.ones(2, device="cuda:0")
+        mixed = a + first
+        """
+    # the pair placed by the same answer agrees in every world; cuda:1 meets cuda:0 with several GPUs only
+    assert findings(source) == [(8, "MV201", "warning")]
+    message = messages(source)[0]
+    assert "when torch.cuda.device_count() > 1" in message and "ok when torch.cuda.device_count() is 1" in message
+
+
 def test_unknown_stays_silent() -> None:
     assert findings("""
         import torch
