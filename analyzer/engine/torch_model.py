@@ -547,6 +547,15 @@ class TorchModel:
         return self.torch_record(self.site(node, f"torch.optim.{name}", fr), possibilities, unknown, TOP, st, fr,
                                  params=params)
 
+    def torch_add_param_group(self, group: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``optimizer.add_param_group({"params": [...], ...})`` (an optimizer the analysis does not follow, by
+        the method's name): its parameters are checked as the optimizer's constructor checks them."""
+        params = [atom.get("params") for atom in group.atoms if isinstance(atom, DictAtom)]
+        if group.top or len(params) != len(group.atoms) or any(p is None for p in params):
+            return TOP
+        self._optimizer("add_param_group", [join_all(params)], {}, node, st, fr)  # type: ignore[arg-type]
+        return NONE
+
     def _distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], st: State) -> Value:
         """``Normal(loc, scale)``, ``Categorical(logits=...)``: where its parameters are (numbers join the tensors'
         device, the default device without any); parameters on two devices, or unknown ones: not followed."""
@@ -1118,17 +1127,20 @@ class TorchModel:
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
-        if name == "state_dict" and not args and not kwargs:
+        keep_vars = kwargs.get("keep_vars", V(const(False))).consts()
+        if name == "state_dict" and not args and set(kwargs) <= {"keep_vars"} and keep_vars in ([False], [True]):
             # detached snapshots of the weights where they are now: a later in-place move of the module replaces
-            # its parameters' data, not theirs (``keep_vars=True`` gives the parameters themselves: not followed).
-            # Through a reference an in-place move elsewhere left behind, where they are now is not known
+            # its parameters' data, not theirs; ``keep_vars=True`` gives the parameters themselves. Through a
+            # reference an in-place move elsewhere left behind, where they are now is not known
             module_expr = getattr(getattr(node, "func", None), "value", None)
             if any(self.moved_elsewhere(atom, module_expr, fr) for atom in receiver.atoms):
                 return TOP
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
-            snapshots = Value(frozenset(a.with_(grad=NO_GRAD, owned=False, origin=self.origin(node, fr, "state_dict()"))
-                                        for a in torch_tensors(weights)), True)
-            return V(DictAtom((), snapshots))
+            tensors = torch_tensors(weights)
+            if keep_vars == [False]:
+                origin = self.origin(node, fr, "state_dict()")
+                tensors = [a.with_(grad=NO_GRAD, owned=False, origin=origin) for a in tensors]
+            return V(DictAtom((), Value(frozenset(tensors), True)))
         if name in ("register_forward_hook",):
             hook = args[0] if args else kwargs.get("hook", TOP)
             for atom in receiver.atoms:
