@@ -138,6 +138,7 @@ class TorchModeAtom(Atom):
 
     grad: bool | None = None  # the grad mode inside the block (None: unchanged)
     device: Atom | None = None  # the default device inside the block (a TorchDeviceAtom; None: unchanged)
+    cuda: int | None = None  # ``torch.cuda.device(i)``: the current CUDA device inside (-1: not known; None: unchanged)
 
 
 REVEALABLE = (TorchDeviceAtom, TorchTensorAtom, TorchLayerAtom)

@@ -44,6 +44,9 @@ from .python_values import names_library_function, splice_items, splice_keywords
 LIST_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop"})
 DICT_MUTATORS = frozenset({"pop", "update", "setdefault"})
 CONTAINER_MUTATORS = LIST_MUTATORS | DICT_MUTATORS
+#: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
+#: device, any current device (``"cuda"`` is then unknown where the program changes it: ``TorchModel``)
+UNCALLED_MODES = (None, TOP, TOP)
 
 
 def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: bool) -> tuple[Value, Value]:
@@ -242,7 +245,7 @@ class Calls:
         # the module globals it reads itself; what its callees read is checked when a summary is reused (below)
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
-        modes = (None, TOP) if uncalled else self.torch_modes(st)
+        modes = UNCALLED_MODES if uncalled else self.torch_modes(st)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
                     globals_key, uncalled, modes)
         ctx_id = self.ctx_ids.get(key)
@@ -323,7 +326,7 @@ class Calls:
         return result
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
-                      scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None)) -> Value:
+                      scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None, None)) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
         state = State(dict(bound))

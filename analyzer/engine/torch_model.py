@@ -3,11 +3,14 @@
 Every device question is decided by :mod:`runtime_shim.torch_semantics` (the
 table the PyTorch observer classifies real failures with), over every
 combination of the operands' possibilities, and recorded as a site fact like a
-runtime_shim call. Two torch modes travel in the flow state as variables
+runtime_shim call. Three torch modes travel in the flow state as variables
 (joined at merge points like any other): the grad mode (``torch.no_grad()``
-blocks, ``set_grad_enabled``) and the default device (``torch.set_default_device``,
-``with torch.device(...)``); a call passes them into its callee (they are part
-of the calling context).
+blocks, ``set_grad_enabled``), the default device (``torch.set_default_device``,
+``with torch.device(...)``) and the current CUDA device (what ``"cuda"`` and
+``.cuda()`` mean: ``torch.cuda.set_device(i)`` at a module's top level, ``with
+torch.cuda.device(i)``); a call passes them into its callee (they are part of
+the calling context). A program that calls ``set_device`` inside a function
+(where a caller would not see the change) leaves ``"cuda"`` unknown.
 
 Modules: a ``torch.nn`` layer is a :class:`TorchLayerAtom` (its weights'
 device); a project class derived from ``nn.Module`` is an instance whose
@@ -93,7 +96,13 @@ from .torch_api import (
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
+CUDA_VAR = "@torch.cuda.current_device"  # absent: cuda:0
 MAX_COMBINATIONS = 64
+_UNSET = object()
+# the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
+_DUNDERS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+            ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
+            ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
 _HOOKS = "@forward_hooks"
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
@@ -123,19 +132,17 @@ class TorchModel:
         return {True, False} if value.top or not modes else modes
 
     @staticmethod
-    def torch_modes(st: State | None) -> tuple[Value | None, Value | None]:
+    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None]:
         """What a callee inherits (and what tells its calling contexts apart)."""
         if st is None:
-            return (None, None)
-        return (st.vars.get(GRAD_VAR), st.vars.get(DEVICE_VAR))
+            return (None, None, None)
+        return (st.vars.get(GRAD_VAR), st.vars.get(DEVICE_VAR), st.vars.get(CUDA_VAR))
 
     @staticmethod
-    def enter_torch_modes(state: State, modes: tuple[Value | None, Value | None], no_grad: bool = False) -> None:
-        grad, device = modes
-        if grad is not None:
-            state.vars[GRAD_VAR] = grad
-        if device is not None:
-            state.vars[DEVICE_VAR] = device
+    def enter_torch_modes(state: State, modes: tuple[Value | None, ...], no_grad: bool = False) -> None:
+        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR), modes, strict=False):
+            if value is not None:
+                state.vars[name] = value
         if no_grad:
             state.vars[GRAD_VAR] = V(const(False))
 
@@ -151,10 +158,13 @@ class TorchModel:
         modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
         if not modes or value.top or len(modes) != len(value.atoms):
             return None
-        saved = {GRAD_VAR: st.vars.get(GRAD_VAR), DEVICE_VAR: st.vars.get(DEVICE_VAR)}
+        saved = {GRAD_VAR: st.vars.get(GRAD_VAR), DEVICE_VAR: st.vars.get(DEVICE_VAR), CUDA_VAR: st.vars.get(CUDA_VAR)}
         grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
         if grads:
             st.vars[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
+        currents = {m.cuda for m in modes if isinstance(m, TorchModeAtom) and m.cuda is not None}
+        if currents:
+            st.vars[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
         devices = [m for m in modes if isinstance(m, TorchDeviceAtom)]
         if devices:
             st.vars[DEVICE_VAR] = Value(frozenset(devices))
@@ -170,7 +180,7 @@ class TorchModel:
 
     # --- devices as values -----------------------------------------------------------------------------
 
-    def parse_device(self, text: str) -> TorchDev | None:
+    def parse_device(self, text: str, st: State | None = None) -> TorchDev | None:
         kind, _, index = text.partition(":")
         if kind not in DEVICE_TYPES:
             return None
@@ -178,14 +188,32 @@ class TorchModel:
             return CPU
         if index:
             return TorchDev(kind, int(index)) if index.isdigit() else None
-        if kind == "cuda" and self.current_cuda_device_changes():
-            return None  # "cuda" is the current device, which this program changes
+        if kind == "cuda":
+            current = self.current_cuda_index(st)
+            return None if current is None else TorchDev("cuda", current)  # "cuda" is the current device
         return TorchDev(kind, 0) if kind != "meta" else TorchDev("meta")
 
-    def current_cuda_device_changes(self) -> bool:
-        cached = getattr(self, "_cuda_current_changes", None)
-        if cached is None:
-            cached = any("set_device" in m.source.text or "cuda.device(" in m.source.text for m in self.modules)
+    def current_cuda_index(self, st: State | None) -> int | None:
+        """The current CUDA device's index (None: not known)."""
+        changes = self.current_cuda_device_changes()
+        if changes is None:
+            return 0  # this program never changes it
+        if changes or st is None:
+            return None  # changed where a caller cannot see it, or asked where the flow state is not at hand
+        value = st.vars.get(CUDA_VAR)
+        if value is None:
+            return 0
+        indexes = value.consts()
+        return indexes[0] if not value.top and len(indexes) == 1 and type(indexes[0]) is int else None
+
+    def current_cuda_device_changes(self) -> bool | None:
+        """Does this program change the current CUDA device: None (never), False (only where the flow state
+        follows it: ``set_device`` at a module's top level, ``with torch.cuda.device(i)`` blocks), True (some
+        ``set_device`` inside a function, or ``torch.cuda.device`` not as a ``with`` block)."""
+        cached = getattr(self, "_cuda_current_changes", _UNSET)
+        if cached is _UNSET:
+            texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
+            cached = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
             self._cuda_current_changes = cached
         return cached
 
@@ -200,7 +228,7 @@ class TorchModel:
             if isinstance(atom, TorchDeviceAtom):
                 dev = atom.dev
             elif isinstance(atom, Const) and isinstance(atom.value, str):
-                dev = self.parse_device(atom.value)
+                dev = self.parse_device(atom.value, st)
             elif isinstance(atom, Const) and type(atom.value) is int:
                 dev = TorchDev("cuda", atom.value)
             elif tensors_too and isinstance(atom, TorchTensorAtom):
@@ -329,7 +357,7 @@ class TorchModel:
             if kind == "cpu":
                 st.vars.pop(DEVICE_VAR, None)
             else:
-                dev = self.parse_device("cuda") if kind == "cuda" else None
+                dev = self.parse_device("cuda", st) if kind == "cuda" else None
                 st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
                     dev, self.origin(node, fr, "set_default_tensor_type")))
             return NONE
@@ -340,11 +368,17 @@ class TorchModel:
         if path == "torch.from_numpy":
             return V(TorchTensorAtom(CPU, NO_GRAD, None, origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
-            return self._device_ctor(args, kwargs, node, fr)
+            return self._device_ctor(args, kwargs, node, st, fr)
         if module.startswith("torch.utils.data"):
             found = self.torch_data_call(path, args, kwargs, node, st, fr)  # type: ignore[attr-defined]
             if found is not None:
                 return found
+        if path in ("torch.cuda.set_device", "torch.cuda.device"):
+            index = self._cuda_index(args[0] if args else kwargs.get("device", TOP), st)
+            if path == "torch.cuda.device":
+                return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
+            st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
+            return NONE
         if path == "torch.cuda.is_available" and self.cuda_world is not None:
             return V(const(self.cuda_world))
         if path == "torch.cuda.device_count" and self.gpu_count is not None:
@@ -453,7 +487,18 @@ class TorchModel:
                                         origin=self.origin(node, fr, f"created on {dev.text}")))
         return Value(frozenset(out)) if out else TOP
 
-    def _device_ctor(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, fr: Frame) -> Value:
+    def _cuda_index(self, value: Value, st: State) -> int:
+        """The CUDA device ``set_device`` / ``torch.cuda.device`` names: an index, ``"cuda:1"``, a
+        ``torch.device`` (-1: not known, or several)."""
+        devices = self.devices_of(value, st)
+        indexes = {dev.index for dev, _a in devices or () if dev.type == "cuda"}
+        if devices is None or len(indexes) != 1 or len(devices) != len(value.atoms):
+            return -1
+        index = indexes.pop()
+        return index if isinstance(index, int) else -1
+
+    def _device_ctor(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value:
         value = args[0] if args else kwargs.get("type", TOP)
         if len(args) == 2:
             kinds, indexes = args[0].consts(), args[1].consts()
@@ -461,7 +506,7 @@ class TorchModel:
                 value = V(const(f"{kinds[0]}:{indexes[0]}"))
             else:
                 return TOP
-        devices = self.devices_of(value)
+        devices = self.devices_of(value, st)
         if devices is None:
             return TOP
         return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"))
@@ -826,7 +871,7 @@ class TorchModel:
         api = "long" if names and all(n in INTEGER_DTYPES or n in INTEGER_TENSOR_TYPES for n in names) else "type"
         if kind == "same":
             return self.same_device_result(receiver, node, st, fr, None, api=api)
-        dev = CPU if kind == "cpu" else self.parse_device("cuda") if kind == "cuda" else None
+        dev = CPU if kind == "cpu" else self.parse_device("cuda", st) if kind == "cuda" else None
         if dev is None:
             return TOP
         grads = self.grad_modes(st)
@@ -849,7 +894,7 @@ class TorchModel:
         elif name == "cuda":
             index = args[0] if args else kwargs.get("device")
             targets = self.devices_of(index, st) if index is not None and index.consts() != [None] \
-                else [(d, None) for d in [self.parse_device("cuda")] if d is not None] or None
+                else [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
         else:
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
@@ -896,7 +941,7 @@ class TorchModel:
 
     def torch_binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State,
                     fr: Frame) -> Value:
-        name = type(op).__name__.lower()
+        name = _DUNDERS.get(type(op), type(op).__name__.lower())
         return self.checked_op(f"Tensor.__{name}__", [("left", left, False, False), ("right", right, False, False)],
                                node, st, fr, op=name)
 
@@ -1088,7 +1133,7 @@ class TorchModel:
             elif name == "cuda":
                 index = args[0] if args else kwargs.get("device")
                 targets = self.devices_of(index, st) if index is not None else \
-                    [(d, None) for d in [self.parse_device("cuda")] if d is not None] or None
+                    [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
             else:
                 targets = self._to_targets(args, kwargs, st)
                 if targets == []:
@@ -1596,3 +1641,25 @@ def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
         return value
     return Value(frozenset(FuncRef(a.fn, a.closure, a.defaults, a.kw_defaults, new)
                            if isinstance(a, FuncRef) and a.bound is old else a for a in value.atoms), value.top)
+
+
+def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
+    """Does this module change the current CUDA device where the flow state does not follow it: a
+    ``set_device`` call inside a function (its callers go on with the device they had), or
+    ``torch.cuda.device(...)`` other than as a ``with`` block?"""
+    if tree is None:
+        return False
+    blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
+              for item in node.items}
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                       ast.Lambda))]
+    inside = {id(sub) for fn in functions for sub in ast.walk(fn) if sub is not fn}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if node.func.attr == "set_device" and id(node) in inside:
+            return True
+        if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
+                and node.func.value.attr == "cuda" and id(node) not in blocks:
+            return True
+    return False

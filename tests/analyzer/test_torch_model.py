@@ -137,6 +137,22 @@ def test_device_count_splits_the_cuda_world_into_one_gpu_and_several() -> None:
     assert "when torch.cuda.device_count() > 1" in message and "ok when torch.cuda.device_count() is 1" in message
 
 
+def test_the_current_cuda_device_follows_set_device_at_the_top_level_and_device_blocks() -> None:
+    pinned = """
+        import torch
+        torch.cuda.set_device(1)
+        w = torch.ones(2).cuda()
+        x = torch.ones(2, device="cuda:0")
+        y = w + x
+        with torch.cuda.device(0):
+            z = torch.ones(2, device="cuda") + x
+        """
+    assert findings(pinned) == [(6, "MV201", "error")]
+    # a set_device inside a function: its callers would go on with the device they had, so "cuda" is not known
+    hidden = pinned.replace("torch.cuda.set_device(1)", "def pin():\n            torch.cuda.set_device(1)\n        pin()")
+    assert findings(hidden) == []
+
+
 def test_unknown_stays_silent() -> None:
     assert findings("""
         import torch
