@@ -373,6 +373,9 @@ class TorchModel:
             found = self.torch_data_call(path, args, kwargs, node, st, fr)  # type: ignore[attr-defined]
             if found is not None:
                 return found
+        if path == "torch.cuda.current_device":
+            current = self.current_cuda_index(st)
+            return TOP if current is None else V(const(current))
         if path in ("torch.cuda.set_device", "torch.cuda.device"):
             index = self._cuda_index(args[0] if args else kwargs.get("device", TOP), st)
             if path == "torch.cuda.device":

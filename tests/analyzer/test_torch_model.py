@@ -146,11 +146,20 @@ def test_the_current_cuda_device_follows_set_device_at_the_top_level_and_device_
         y = w + x
         with torch.cuda.device(0):
             z = torch.ones(2, device="cuda") + x
+        here = torch.ones(2, device=torch.device("cuda", torch.cuda.current_device())) + w
         """
     assert findings(pinned) == [(6, "MV201", "error")]
     # a set_device inside a function: its callers would go on with the device they had, so "cuda" is not known
-    hidden = pinned.replace("torch.cuda.set_device(1)", "def pin():\n            torch.cuda.set_device(1)\n        pin()")
+    hidden = pinned.replace("torch.cuda.set_device(1)",
+                            "def pin():\n            torch.cuda.set_device(1)\n        pin()")
     assert findings(hidden) == []
+    current = """
+        import torch
+        torch.cuda.set_device(1)
+        x = torch.ones(2, device="cuda:0")
+        here = torch.ones(2, device=torch.device("cuda", torch.cuda.current_device())) + x
+        """
+    assert findings(current) == [(5, "MV201", "error")]
 
 
 def test_unknown_stays_silent() -> None:
