@@ -128,6 +128,27 @@ class TorchDistributionAtom(Atom):
     grad: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class TorchOptimizerAtom(Atom):
+    """A ``torch.optim`` optimizer built from ``model.parameters()`` in this frame: the modules whose parameters
+    it holds (followed through in-place moves of ``model`` by that name), where those parameters are, and where
+    its state was made (``None``: not yet; ``load_state_dict`` and the first ``step()`` make it where the
+    parameters are then, and it stays there when the module moves)."""
+
+    origin: object  # the construction site (two optimizers built alike stay two values)
+    modules: frozenset  # the module atoms (project instances, layers) its parameters belong to
+    access: str  # ``scope:name`` of the module's reference (moves through other names: not followed)
+    params: frozenset  # TorchDev: where the parameters are
+    state: frozenset | None = None  # TorchDev: where the state is
+    made: object = None  # where the state was made (an origin), for the diagnostics
+
+    def reveal(self) -> str:
+        return "torch.optim optimizer"
+
+
+#: The methods of an optimizer the model follows (:meth:`TorchModel.torch_optimizer_method`).
+OPTIMIZER_METHODS = frozenset({"step", "load_state_dict", "zero_grad", "add_param_group", "state_dict"})
+
 #: The methods of a distribution the model follows (:meth:`TorchModel.torch_distribution_method`).
 DISTRIBUTION_METHODS = frozenset({"sample", "sample_n", "rsample", "entropy", "log_prob", "cdf", "icdf"})
 

@@ -37,9 +37,11 @@ from ..imports import shim_public_names, shim_submodules
 from ..torch_domain import (
     AUTOGRAD_CONTEXT,
     DISTRIBUTION_METHODS,
+    OPTIMIZER_METHODS,
     TorchDeviceAtom,
     TorchDistributionAtom,
     TorchLayerAtom,
+    TorchOptimizerAtom,
     TorchRef,
     TorchTensorAtom,
 )
@@ -109,6 +111,8 @@ class Attributes:
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
             return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
+            return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
             return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
         if isinstance(atom, ArrayAtom):

@@ -99,6 +99,8 @@ class ShimCalls:
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchOptimizerAtom":
+            return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
         return TOP
 
     def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Iterable
+from dataclasses import replace
 
 from runtime_shim import torch_semantics as T
 
@@ -61,6 +62,7 @@ from ..torch_domain import (
     TorchDistributionAtom,
     TorchLayerAtom,
     TorchModeAtom,
+    TorchOptimizerAtom,
     TorchRef,
     TorchTensorAtom,
 )
@@ -592,8 +594,98 @@ class TorchModel:
             return TOP
         # one non-leaf in the list makes the construction fail: that is a failure on every path only when every
         # element's possibilities fail; otherwise some paths (the rule's warning)
-        return self.torch_record(self.site(node, f"torch.optim.{name}", fr), possibilities, unknown, TOP, st, fr,
-                                 params=params)
+        result = self.torch_record(self.site(node, f"torch.optim.{name}", fr), possibilities, unknown, TOP, st, fr,
+                                   params=params)
+        if result.is_bottom or name == "add_param_group":
+            return result
+        return self._tracked_optimizer(node, elements, unknown, st, fr) or result
+
+    def _tracked_optimizer(self, node: ast.AST, elements: list[TorchTensorAtom], unknown: bool, st: State,
+                           fr: Frame) -> Value | None:
+        """``torch.optim.Adam(model.parameters(), ...)`` with ``model`` a name of this frame holding modules on
+        known devices: an optimizer whose state the analysis follows (:meth:`torch_optimizer_method`)."""
+        first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if unknown or not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
+                           and first.func.attr == "parameters" and not first.args and not first.keywords
+                           and isinstance(first.func.value, ast.Name) and first.func.value.id in st.vars):
+            return None
+        modules = st.vars[first.func.value.id]
+        devices = frozenset(a.dev for a in elements)
+        access = _access(first.func.value, fr)
+        if modules.top or not modules.atoms or access is None or not devices or None in devices or not all(
+                _identity(a) is not None for a in modules.atoms):
+            return None
+        return V(TorchOptimizerAtom(self.origin(node, fr, "optimizer"), frozenset(modules.atoms), access, devices))
+
+    def torch_optimizer_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                               node: ast.AST, st: State, fr: Frame) -> Value:
+        """``load_state_dict`` and the first ``step()`` make the state where the parameters are; a later
+        ``step()`` with the parameters elsewhere (the module moved in place since) fails like any op over
+        tensors on two devices (MV201). Anything the analysis cannot place in time stops the following."""
+        optimizers = [a for a in receiver.atoms if isinstance(a, TorchOptimizerAtom)]
+        if name == "add_param_group" and (args or "param_group" in kwargs):
+            self.torch_add_param_group(args[0] if args else kwargs["param_group"], node, st, fr)
+            self._rebind_optimizer(node, TOP, st)  # parameters of other modules now: not followed
+            return NONE
+        if name not in ("step", "load_state_dict") or receiver.top or len(optimizers) != len(receiver.atoms):
+            return NONE if name == "zero_grad" else TOP
+        if any(self._moved_unseen(a) for a in optimizers):
+            self._rebind_optimizer(node, TOP, st)
+            return NONE
+        if name == "step":
+            for atom in optimizers:
+                if atom.state is not None and atom.state != atom.params:
+                    self._check_optimizer_state(atom, node, st, fr)
+        where = self.origin(node, fr, f"optimizer state made by {name}()")
+        made = Value(frozenset(a if a.state is not None and name == "step" else replace(a, state=a.params, made=where)
+                               for a in optimizers))
+        self._rebind_optimizer(node, made, st)
+        return BOTTOM if st.dead else NONE
+
+    def _check_optimizer_state(self, atom: TorchOptimizerAtom, node: ast.AST, st: State, fr: Frame) -> None:
+        params = Value(frozenset(TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(
+            node, fr, "optimizer parameter")) for dev in atom.params))
+        state = Value(frozenset(TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made) for dev in atom.state or ()))
+        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", state, False, False)],
+                        node, st, fr, op="step")
+
+    def _moved_unseen(self, atom: TorchOptimizerAtom) -> bool:
+        """Was one of its modules moved in place other than through the name it was built from, here?"""
+        for module in atom.modules:
+            key = _identity(module)
+            if key is None or self.heap_get((key, _MOVED)) is None:
+                continue
+            via = self.heap_get((key, _MOVED_VIA))
+            if via is None or via.top or via.consts() != [atom.access]:
+                return True
+        return False
+
+    @staticmethod
+    def _rebind_optimizer(node: ast.AST, value: Value, st: State) -> None:
+        receiver = getattr(getattr(node, "func", None), "value", None)
+        if isinstance(receiver, ast.Name) and receiver.id in st.vars:
+            st.vars[receiver.id] = value
+            st.kill_aliases(receiver.id)
+
+    @staticmethod
+    def _follow_optimizers(before: Value, moved: Value, devices: frozenset | None, st: State) -> None:
+        """``model.to(d)`` moved ``model`` in place: the optimizers built from its parameters here have them on
+        ``d`` now (their state stays where it was made)."""
+        olds = set(before.atoms)
+        for name, value in list(st.vars.items()):
+            if "." in name or not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
+                continue
+            atoms = set()
+            for atom in value.atoms:
+                if not isinstance(atom, TorchOptimizerAtom) or not atom.modules & olds:
+                    atoms.add(atom)
+                    continue
+                if devices is None or moved.top or not atom.modules <= olds:
+                    st.vars[name] = TOP  # some of its parameters moved, or moved somewhere not known
+                    break
+                atoms.add(replace(atom, modules=frozenset(moved.atoms), params=devices))
+            else:
+                st.vars[name] = Value(frozenset(atoms), value.top)
 
     def torch_add_param_group(self, group: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``optimizer.add_param_group({"params": [...], ...})`` (an optimizer the analysis does not follow, by
@@ -1148,6 +1240,9 @@ class TorchModel:
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
                     const(dev.text) for dev, _s in targets)), _access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
+            if isinstance(source, ast.Name):
+                self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
+                    dev for dev, _s in targets), st)
             if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "super" \
                     and fr.func is not None and fr.func.positional and fr.func.positional[0] in st.vars:
                 # ``super().to(...)`` in an override moves ``self`` in place: the rest of the override sees it moved

@@ -162,6 +162,27 @@ def test_the_current_cuda_device_follows_set_device_at_the_top_level_and_device_
     assert findings(current) == [(5, "MV201", "error")]
 
 
+def test_an_optimizers_state_stays_where_it_was_made() -> None:
+    resumed = """
+        import torch
+        from torch import nn
+        model = nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        optimizer.load_state_dict({})
+        model.cuda()
+        optimizer.step()
+        """
+    assert findings(resumed) == [(8, "MV201", "error")]
+    # the state made after the move (or at the first step after it): where the parameters are
+    assert findings(resumed.replace("optimizer.load_state_dict({})\n        model.cuda()",
+                                    "model.cuda()\n        optimizer.load_state_dict({})")) == []
+    assert findings(resumed.replace("optimizer.load_state_dict({})", "pass")) == []
+    # the module also moved through another name, or to a device not known: not followed
+    alias = resumed.replace("model.cuda()", "other = model\n        other.cuda()\n        model.cuda()")
+    assert findings(alias) == []
+    assert findings(resumed.replace("model.cuda()", "model.to(torch.device(input()))")) == []
+
+
 def test_unknown_stays_silent() -> None:
     assert findings("""
         import torch
