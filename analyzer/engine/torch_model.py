@@ -650,14 +650,26 @@ class TorchModel:
                         node, st, fr, op="step")
 
     def _moved_unseen(self, atom: TorchOptimizerAtom) -> bool:
-        """Was one of its modules moved in place other than through the name it was built from, here?"""
-        for module in atom.modules:
+        """Was one of its modules, or a sub-module of one (``net.backbone.cuda()``), moved in place other than
+        through the name it was built from, here?"""
+        seen: set[int] = set()
+        pending = list(atom.modules)
+        while pending:
+            module = pending.pop()
+            if id(module) in seen or len(seen) > MAX_COMBINATIONS * 16:
+                return len(seen) > MAX_COMBINATIONS * 16  # too many to look at: not followed
+            seen.add(id(module))
             key = _identity(module)
-            if key is None or self.heap_get((key, _MOVED)) is None:
-                continue
-            via = self.heap_get((key, _MOVED_VIA))
-            if via is None or via.top or via.consts() != [atom.access]:
-                return True
+            if key is not None and self.heap_get((key, _MOVED)) is not None:
+                via = self.heap_get((key, _MOVED_VIA))
+                if via is None or via.top or via.consts() != [atom.access]:
+                    return True
+            if isinstance(module, TorchLayerAtom):
+                pending.extend(module.children)
+            elif isinstance(module, Instance):
+                self.note_heap_scan()
+                pending.extend(inner for _attr, value in self.heap_attributes(module) for inner in value.atoms
+                               if isinstance(inner, (TorchLayerAtom, Instance)))
         return False
 
     @staticmethod
