@@ -15,6 +15,7 @@ from ..domain import (
     SeqAtom,
     V,
     Value,
+    const,
     join_all,
     seq,
     seq_of,
@@ -164,10 +165,10 @@ class Assignment:
         element = st.aliases.get(ELEMENT_ALIAS + name)
         st.vars[name] = value
         st.kill_aliases(name)
-        if element is not None and element[0] in st.vars:
+        holder = st.vars.get(element[0]) if element is not None else None
+        if element is not None and holder is not None and holder.only(SeqAtom, DictAtom):
             owner, ((_item, index),) = element
-            self._store_subscript(ast.Subscript(ast.Name(owner, ast.Load()), ast.Constant(index), ast.Store()),
-                                  value, st, fr)
+            self.update_variable_in_place(owner, self._updated_container(holder, V(const(index)), value), st, fr)
             st.aliases[ELEMENT_ALIAS + name] = element  # still the same object
 
     @staticmethod

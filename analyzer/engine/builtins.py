@@ -21,7 +21,7 @@ from ..domain import (
     seq,
     seq_of,
 )
-from .flow_state import Frame, State, widen_if_large
+from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .python_values import splice_items
 
@@ -95,21 +95,20 @@ class Builtins:
         """``setattr(obj, name, value)``: a store of each name it may be; a name not known makes every attribute
         of the instances it may reach partly unknown (modules and classes: not followed)."""
         names = attr.consts()
-        known = not attr.top and names and len(names) <= MAX_GETATTR_NAMES and all(type(n) is str for n in names)
-        if known:
-            target = obj if len(names) == 1 else Value(obj.atoms, True)  # several names: none replaced for sure
-            for name in names:
-                self.store_attribute(target, name, value, fr)
+        holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr):
+            # ``obj.name = value`` itself (setters, buffers, the ``obj.name`` overlay: Assignment.assign)
+            self.assign(ast.copy_location(ast.Attribute(holder, names[0], ast.Store()), node), value, st, fr)
+            return
+        if not attr.top and names and len(names) <= MAX_GETATTR_NAMES and all(type(n) is str for n in names):
+            for name in names:  # one of several names: none of them replaced for sure
+                self.store_attribute(Value(obj.atoms, True), name, value, fr)
         else:
             for atom in obj.atoms:
                 if isinstance(atom, Instance):
                     self.havoc_instance_attributes(atom.cls)
-        holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
         if isinstance(holder, ast.Name):
             st.drop_overlays(holder.id)  # ``obj.name`` as this function last stored it
-            if known and len(names) == 1 and not obj.is_bottom:  # as ``obj.name = value`` (Assignment.assign)
-                st.vars[f"{holder.id}.{names[0]}"] = widen_if_large(value)
-                st.kill_aliases(f"{holder.id}.{names[0]}")
 
     def _sum(self, iterable: Value, start: Value, node: ast.AST | None, st: State, fr: Frame) -> Value:
         """``sum(losses)``: ``start + x0 + x1 ...`` (tensor additions checked at the ``sum`` call; the

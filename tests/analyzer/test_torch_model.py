@@ -1048,3 +1048,9 @@ def test_a_stored_element_changes_the_container_it_was_read_from() -> None:
     # ``grid`` rebound: ``row`` is not its element any more
     rebound = "grid = [[torch.zeros(2)]]\nrow[0] = torch.zeros(2)\nrow[0] = row[0].cuda()\nx = grid[0][0] + row[0]\n"
     assert findings(start + rebound) == [(9, "MV201", "error")]
+    # an element of a tensor is not followed this way (its in-place stores are the tensor's own); and an editor's
+    # analysis, which records every expression's state, computes the same
+    tensor = "t = torch.zeros(4, 3)\nr = t[0]\nr[0] = torch.ones(())\nsetattr(t, 'tag', 1)\n"
+    for source in (start + appended, start + tensor):
+        recorded = check_source(source, "prog.py", Settings(select=("MV2",), record_expressions=True))
+        assert sorted((d.row, d.code, d.severity.value) for d in recorded.diagnostics) == findings(source)
