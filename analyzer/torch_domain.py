@@ -130,10 +130,10 @@ class TorchDistributionAtom(Atom):
 
 @dataclass(frozen=True, slots=True)
 class TorchOptimizerAtom(Atom):
-    """A ``torch.optim`` optimizer built from ``model.parameters()`` in this frame: the modules whose parameters
-    it holds (followed through in-place moves of ``model`` by that name), where those parameters are, and where
-    its state was made (``None``: not yet; ``load_state_dict`` and the first ``step()`` make it where the
-    parameters are then, and it stays there when the module moves)."""
+    """A ``torch.optim`` optimizer. Built from ``model.parameters()`` in this frame, it has the modules whose
+    parameters it holds (followed through in-place moves of ``model`` by that name), where those parameters are,
+    and where its state was made (``None``: not yet; ``load_state_dict`` and the first ``step()`` make it where
+    the parameters are then, and it stays there when the module moves); otherwise no modules (not followed)."""
 
     origin: object  # the construction site (two optimizers built alike stay two values)
     modules: frozenset  # the module atoms (project instances, layers) its parameters belong to

@@ -123,9 +123,6 @@ class Calls:
         elif func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(
                 node.func, "copy", "deepcopy", fr.module.source.tree):
             result = self.deep_copy(args[0], node, fr)
-        elif func.top and not func.atoms and len(args) == 1 and not kwargs and isinstance(node.func, ast.Attribute) \
-                and node.func.attr == "add_param_group":
-            result = self.torch_add_param_group(args[0], node, st, fr)
         elif func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "functools", "partial", fr.module.source.tree):
             result = V(PartialRef(args[0], tuple(args[1:]), tuple(kwargs.items())))

@@ -591,31 +591,34 @@ class TorchModel:
             code, message = outcome if outcome is not None else (None, "")
             possibilities.append(Possibility((("parameter", atom),), code, message, "torch.optimize"))
         if not possibilities:
-            return TOP
+            return self._optimizer_object(node, elements, True, st, fr)
         # one non-leaf in the list makes the construction fail: that is a failure on every path only when every
         # element's possibilities fail; otherwise some paths (the rule's warning)
         result = self.torch_record(self.site(node, f"torch.optim.{name}", fr), possibilities, unknown, TOP, st, fr,
                                    params=params)
-        if result.is_bottom or name == "add_param_group":
+        if result.is_bottom:
             return result
-        return self._tracked_optimizer(node, elements, unknown, st, fr) or result
+        return self._optimizer_object(node, elements, unknown, st, fr)
 
-    def _tracked_optimizer(self, node: ast.AST, elements: list[TorchTensorAtom], unknown: bool, st: State,
-                           fr: Frame) -> Value | None:
-        """``torch.optim.Adam(model.parameters(), ...)`` with ``model`` a name of this frame holding modules on
-        known devices: an optimizer whose state the analysis follows (:meth:`torch_optimizer_method`)."""
+    def _optimizer_object(self, node: ast.AST, elements: list[TorchTensorAtom], unknown: bool, st: State,
+                          fr: Frame) -> Value:
+        """The optimizer a constructor makes (its ``add_param_group`` is checked: :meth:`torch_optimizer_method`).
+        Its state is followed when it is built from ``model.parameters()`` with ``model`` a name of this frame
+        holding modules on known devices; otherwise it has no modules (not followed)."""
+        origin = self.origin(node, fr, "optimizer")
+        untracked = V(TorchOptimizerAtom(origin, frozenset(), "", frozenset()))
         first = node.args[0] if isinstance(node, ast.Call) and node.args else None
         if unknown or not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
                            and first.func.attr == "parameters" and not first.args and not first.keywords
                            and isinstance(first.func.value, ast.Name) and first.func.value.id in st.vars):
-            return None
+            return untracked
         modules = st.vars[first.func.value.id]
         devices = frozenset(a.dev for a in elements)
         access = _access(first.func.value, fr)
         if modules.top or not modules.atoms or access is None or not devices or None in devices or not all(
                 _identity(a) is not None for a in modules.atoms):
-            return None
-        return V(TorchOptimizerAtom(self.origin(node, fr, "optimizer"), frozenset(modules.atoms), access, devices))
+            return untracked
+        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), access, devices))
 
     def torch_optimizer_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State, fr: Frame) -> Value:
@@ -627,8 +630,9 @@ class TorchModel:
             self.torch_add_param_group(args[0] if args else kwargs["param_group"], node, st, fr)
             self._rebind_optimizer(node, TOP, st)  # parameters of other modules now: not followed
             return NONE
-        if name not in ("step", "load_state_dict") or receiver.top or len(optimizers) != len(receiver.atoms):
-            return NONE if name == "zero_grad" else TOP
+        if name not in ("step", "load_state_dict") or receiver.top or len(optimizers) != len(receiver.atoms) \
+                or not all(a.modules for a in optimizers):
+            return NONE if name in ("zero_grad", "step", "load_state_dict") else TOP
         if any(self._moved_unseen(a) for a in optimizers):
             self._rebind_optimizer(node, TOP, st)
             return NONE
@@ -700,8 +704,8 @@ class TorchModel:
                 st.vars[name] = Value(frozenset(atoms), value.top)
 
     def torch_add_param_group(self, group: Value, node: ast.AST, st: State, fr: Frame) -> Value:
-        """``optimizer.add_param_group({"params": [...], ...})`` (an optimizer the analysis does not follow, by
-        the method's name): its parameters are checked as the optimizer's constructor checks them."""
+        """``optimizer.add_param_group({"params": [...], ...})``: its parameters are checked as the optimizer's
+        constructor checks them."""
         params = [atom.get("params") for atom in group.atoms if isinstance(atom, DictAtom)]
         if group.top or len(params) != len(group.atoms) or any(p is None for p in params):
             return TOP
