@@ -45,6 +45,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
+from .argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
 from .flow_state import Frame, State
 from .modules import _torch_path
 from .numpy_model import array_attribute
@@ -111,6 +112,12 @@ class Attributes:
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
             return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, ArgparseRef):
+            return V(ArgparseRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, ArgParserAtom):
+            return V(BoundShim(atom, attr)) if attr in PARSER_METHODS else TOP
+        if isinstance(atom, NamespaceAtom):
+            return self.namespace_attribute(atom, attr)
         if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):

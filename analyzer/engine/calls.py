@@ -33,6 +33,7 @@ from ..domain import (
 )
 from ..facts import CallerLink, Context
 from ..torch_domain import TorchLayerAtom, TorchRef
+from .argparse_model import ArgparseRef
 from .dispatch_helpers import NullFacts, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
@@ -197,6 +198,8 @@ class Calls:
                 converted = None if star_unknown else self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
                 result = result.join(TOP if star_unknown else converted if converted is not None
                                      else numpy_call(atom.path, args, kwargs))
+            elif isinstance(atom, ArgparseRef):
+                result = result.join(TOP if star_unknown else self.argparse_call(atom.path, args, kwargs, node, fr))
             elif isinstance(atom, TorchRef):
                 result = result.join(TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr))
             elif isinstance(atom, TorchLayerAtom):

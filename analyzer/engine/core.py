@@ -15,6 +15,7 @@ from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
 from ..tree_walk import store_targets
+from .argparse_model import ArgparseModel
 from .assignment import Assignment
 from .attributes import Attributes
 from .builtins import Builtins
@@ -58,18 +59,19 @@ class WrittenElsewhere:
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
     Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, Copies, PassReuse,
-    DemandSweep,
+    DemandSweep, ArgparseModel,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
-                 gpu_count: int | None = None) -> None:
+                 gpu_count: int | None = None, argparse_defaults: bool | None = None) -> None:
         self.facts = facts
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
         self.gpu_count = gpu_count  # what torch.cuda.device_count() returns (None: not known)
+        self.argparse_defaults = argparse_defaults  # the command line gives no options (None: not split)
         # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
         self.function_runs = 0
         self.run_budget = RUNS_PER_FUNCTION * sum(s.data.count(b"def ") + s.data.count(b"lambda") for s in sources) \

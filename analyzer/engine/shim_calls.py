@@ -99,6 +99,8 @@ class ShimCalls:
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "ArgParserAtom":
+            return self.argparse_parser_method(name, receiver, args, kwargs, node, st)
         if kind == "TorchOptimizerAtom":
             return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
         return TOP

@@ -22,6 +22,7 @@ import dataclasses
 
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
+from .argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
 from .core import Engine
 
 # the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
@@ -29,6 +30,9 @@ QUESTIONS = (b"cuda.is_available", b"cuda.device_count")
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
 WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones
+ARGPARSE_OFFSET = 1 << 48  # the same for the argparse split, around the CUDA one: apart from both
+#: a program that parses its command line is analysed with no options and with options given (:mod:`.argparse_model`)
+ARGPARSE_QUESTIONS = (b"parse_args", b"parse_known_args", b"parse_intermixed_args")
 COUNT_QUESTION = b"cuda.device_count"
 # (is_available(), device_count() or None where not asked, the assumption named in a diagnostic)
 WORLDS = ((True, None, "torch.cuda.is_available() is True"), (False, 0, "torch.cuda.is_available() is False"))
@@ -39,18 +43,40 @@ WORLDS_BY_COUNT = ((True, 1, "torch.cuda.device_count() is 1"), (True, 2, "torch
 def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
                project_modules: frozenset[str] | None) -> None:
     """Run the engine over ``sources`` into ``facts`` (once, or once per world)."""
+    small = len(sources) <= MAX_WORLD_FILES
+    if not (small and any(question in s.data for s in sources for question in ARGPARSE_QUESTIONS)):
+        _run_cuda_worlds(sources, facts, profile, backends, project_modules, None)
+        return
+    parts = []
+    for defaults, label in ((True, DEFAULTS_WORLD), (False, GIVEN_WORLD)):
+        part = _store_like(facts)
+        _run_cuda_worlds(sources, part, profile, backends, project_modules, defaults)
+        parts.append((label, part))
+    # with options given, what the defaults fix is unknown: a site failing with the defaults and not seen failing
+    # or passing with options (its operands unknown there) may pass there (a warning that names the defaults)
+    _merge(parts, facts, offset=ARGPARSE_OFFSET, unseen_unknown=True)
+
+
+def _store_like(facts: FactStore) -> FactStore:
+    part = FactStore()
+    part.expressions = {} if facts.expressions is not None else None
+    return part
+
+
+def _run_cuda_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
+                     project_modules: frozenset[str] | None, argparse_defaults: bool | None) -> None:
     if len(sources) > MAX_WORLD_FILES or not any(question in s.data for s in sources for question in QUESTIONS):
-        engine = Engine(sources, facts, profile, backends, project_modules=project_modules)
+        engine = Engine(sources, facts, profile, backends, project_modules=project_modules,
+                        argparse_defaults=argparse_defaults)
         engine.run()
         engine.release()
         return
     counts = any(COUNT_QUESTION in s.data for s in sources)
     parts = []
     for world, gpus, label in (WORLDS_BY_COUNT if counts else WORLDS):
-        part = FactStore()
-        part.expressions = {} if facts.expressions is not None else None
+        part = _store_like(facts)
         engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world,
-                        gpu_count=gpus)
+                        gpu_count=gpus, argparse_defaults=argparse_defaults)
         engine.run()
         engine.release()
         parts.append((label, part))
@@ -60,7 +86,7 @@ def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backen
 def _signature(fact: SiteFact | RevealFact) -> tuple:
     """What identifies a fact's site and context across the two runs (their context ids differ)."""
     ctx = fact.context
-    return (fact.site, ctx.function, ctx.file, ctx.args, ctx.uncalled,
+    return (fact.site, ctx.function, ctx.file, ctx.args, ctx.uncalled, ctx.world,
             tuple((c.file, c.line, c.col) for c in ctx.callers))
 
 
@@ -70,16 +96,20 @@ def _content(fact: SiteFact | RevealFact) -> tuple:
     return (frozenset(fact.possibilities), fact.unknown)
 
 
-def _merge(parts: list[tuple[str, FactStore]], into: FactStore) -> None:
+def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WORLD_OFFSET,
+           unseen_unknown: bool = False) -> None:
     """The worlds' facts in one store: a fact every world has alike once, as it is; the others once per world,
-    their contexts naming it."""
+    their contexts naming it (after the world they already name, for a split inside another). With
+    ``unseen_unknown``, a fact of the first world whose site and context the others have no fact for is
+    partly unknown (the others reached it with unknown operands, or not at all)."""
     relabelled: dict[tuple[int, str], Context] = {}
 
     def labelled(context: Context, world: str) -> Context:
         key = (id(context), world)
         if key not in relabelled:
-            offset = (len(relabelled) + 1) * WORLD_OFFSET
-            relabelled[key] = dataclasses.replace(context, id=context.id + offset, world=world)
+            shift = (len(relabelled) + 1) * offset
+            named = f"{context.world} and {world}" if context.world else world
+            relabelled[key] = dataclasses.replace(context, id=context.id + shift, world=named)
         return relabelled[key]
 
     (first_world, first), others = parts[0], parts[1:]
@@ -92,12 +122,15 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore) -> None:
                 index.setdefault((_signature(other), _content(other)), []).append(other)
             indexes.append(index)
         matched: set[int] = set()
+        seen = {signature for index in indexes for signature, _content in index} if unseen_unknown else set()
         for fact in getattr(first, kind).values():
             key = (_signature(fact), _content(fact))
             if all(index.get(key) for index in indexes):
                 matched.update(id(index[key].pop()) for index in indexes)
                 target[(fact.site, fact.context.id)] = fact  # every world agrees: one fact, no label
                 continue
+            if unseen_unknown and kind == "sites" and key[0] not in seen:
+                fact.unknown = True
             fact.context = labelled(fact.context, first_world)
             target[(fact.site, fact.context.id)] = fact
         for world, part in others:
