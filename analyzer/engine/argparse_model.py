@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain import TOP, Atom, BuiltinRef, SeqAtom, V, Value, const, seq
-from .flow_state import Frame, State
+from .flow_state import Frame, State, rebind_call_receiver
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
 DEFAULTS_WORLD = "the command line gives no options"
@@ -141,7 +141,7 @@ class ArgparseModel:
         if name == "add_argument":
             found = option_default(args, kwargs)
             options = parser.options if found is None else (*parser.options, found)
-            _rebind(node, V(ArgParserAtom(parser.origin, options, parser.complete)), st)
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete)), st)
             return TOP
         if name == "set_defaults":
             if args:
@@ -149,7 +149,7 @@ class ArgparseModel:
             given = dict(kwargs)
             options = tuple((dest, given.pop(dest) if dest in given else default) for dest, default in parser.options)
             options += tuple(given.items())  # a default for a destination no option has: still an attribute
-            _rebind(node, V(ArgParserAtom(parser.origin, options, parser.complete)), st)
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
@@ -189,11 +189,3 @@ class ArgparseModel:
             found = self._attributes_assigned = frozenset(names)
         return found
 
-
-def _rebind(node: ast.AST, value: Value, st: State) -> None:
-    """``parser.add_argument(...)``: the name ``parser`` now holds the parser with the option (a parser held
-    elsewhere is not followed: options added through it are not recorded)."""
-    receiver = getattr(getattr(node, "func", None), "value", None)
-    if isinstance(receiver, ast.Name) and receiver.id in st.vars:
-        st.vars[receiver.id] = value
-        st.kill_aliases(receiver.id)

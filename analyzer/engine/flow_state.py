@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Container, Iterable
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -146,4 +147,10 @@ def widen_changed(old: State, new: State, widened: set[str]) -> None:
             new.vars[name] = TOP
 
 
-
+def rebind_call_receiver(node: ast.AST, value: Value, st: State) -> None:
+    """``name.method(...)`` made a new value of what ``name`` holds (an optimizer's state, a parser's options):
+    the name now holds ``value`` (a receiver that is not a plain name of this frame is left as it is)."""
+    receiver = getattr(getattr(node, "func", None), "value", None)
+    if isinstance(receiver, ast.Name) and receiver.id in st.vars:
+        st.vars[receiver.id] = value
+        st.kill_aliases(receiver.id)

@@ -66,7 +66,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .flow_state import Frame, State, stored, widen_if_large
+from .flow_state import Frame, State, rebind_call_receiver, stored, widen_if_large
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
@@ -678,10 +678,7 @@ class TorchModel:
 
     @staticmethod
     def _rebind_optimizer(node: ast.AST, value: Value, st: State) -> None:
-        receiver = getattr(getattr(node, "func", None), "value", None)
-        if isinstance(receiver, ast.Name) and receiver.id in st.vars:
-            st.vars[receiver.id] = value
-            st.kill_aliases(receiver.id)
+        rebind_call_receiver(node, value, st)
 
     @staticmethod
     def _follow_optimizers(before: Value, moved: Value, devices: frozenset | None, st: State) -> None:
