@@ -129,7 +129,8 @@ class ArgparseModel:
                       fr: Frame) -> Value:
         if path != "argparse.ArgumentParser" or node is None:
             return TOP
-        complete = not any(k in kwargs for k in ("parents", "argument_default")) and len(args) < 6
+        # ``parents`` is ArgumentParser's fifth positional parameter, ``argument_default`` its ninth
+        complete = not any(k in kwargs for k in ("parents", "argument_default")) and len(args) < 5
         return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))  # type: ignore[attr-defined]
 
     def argparse_parser_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],

@@ -12,7 +12,9 @@ a failure on some paths (a warning), in both an error.
 A program that asks ``torch.cuda.device_count()`` picks devices by it (``"cuda:1" if
 torch.cuda.device_count() > 1 else "cuda:0"``): the CUDA world is then split in two, one GPU and
 several, so that a model and its batches placed by the same answer are not paired across answers
-either. "Several" is analysed as two GPUs (``cuda:0`` and ``cuda:1``): the count programs compare
+either. (A program that parses its command line is split once more, around these worlds: with no
+options and with options given, :mod:`.argparse_model`.) "Several" is analysed as two GPUs
+(``cuda:0`` and ``cuda:1``): the count programs compare
 against and the devices they pick by it; branches for three or more GPUs are not followed.
 """
 

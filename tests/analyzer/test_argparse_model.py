@@ -58,3 +58,9 @@ def test_an_empty_command_line_is_the_defaults_on_every_path() -> None:
 def test_an_option_assigned_anywhere_is_not_read_as_its_default() -> None:
     assert findings(extra="args.device = 'cpu'\n") == []
     assert findings("['--device', 'cpu']") == []  # a command line the model does not parse: unknown
+
+
+def test_a_parser_with_positional_parents_reads_every_option_as_unknown() -> None:
+    script = SCRIPT.replace("argparse.ArgumentParser()", "argparse.ArgumentParser('p', None, None, None, [])")
+    report = check_source(script.format(line="[]", extra=""), "script.py", Settings(jobs=1))
+    assert report.findings == []
