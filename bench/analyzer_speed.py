@@ -297,15 +297,18 @@ def ast_parse_all(corpus: Corpus) -> Run:
 
 
 def ruff_binary() -> list[str] | None:
-    found = shutil.which("ruff")
-    if found:
-        return [found]
+    """ruff as this environment installs it (next to ``sys.executable``: a venv's ``bin/`` need not be on PATH),
+    else the ruff package's binary, else one on PATH."""
+    beside = Path(sys.executable).parent / ("ruff.exe" if os.name == "nt" else "ruff")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
     try:
         from ruff.__main__ import find_ruff_bin  # the pip package's binary
 
         return [str(find_ruff_bin())]
     except (ImportError, FileNotFoundError):
-        return None
+        found = shutil.which("ruff")
+        return [found] if found else None
 
 
 def has_module(name: str) -> bool:

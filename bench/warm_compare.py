@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
-from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402  (one list of corpora, one place)
+from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch, ruff_binary  # noqa: E402  (one list of corpora, one place)
 
 FLAGS = ["--exit-zero", "-q", "--output-format", "json", "--isolated", "--no-respect-gitignore"]
 
@@ -52,7 +51,7 @@ def main() -> int:
     names = args.corpora.split(",")
     targets = ([(Path(d).name, str(Path(d).resolve())) for d in args.directory] if args.directory
                else [(corpus, str(fetch(corpus, CORPORA[corpus], DEFAULT_CACHE))) for corpus in names])
-    ruff = shutil.which("ruff")
+    ruff = ruff_binary()
     if ruff is None:
         print("ruff is not installed", file=sys.stderr)
         return 2
@@ -70,7 +69,7 @@ def main() -> int:
                 if not args.cold:
                     timed(command, checkout, env)  # fills the cache
                 tools[checkout] = (command, checkout)
-            tools["ruff"] = ([ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", directory], caches)
+            tools["ruff"] = ([*ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", directory], caches)
             times: dict[str, list[float]] = {name: [] for name in tools}
             for _ in range(args.runs):
                 for name, (command, cwd) in tools.items():
