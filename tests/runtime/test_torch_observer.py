@@ -2,8 +2,8 @@
 fake mode and fails exactly at its ``# expect:`` markers; unit tests of the classifier, the
 discarded-result check and the command line.
 
-Programs run one subprocess each, two at a time (FakeTensorMode's start-up imports torch._dynamo:
-seconds per program), once per session.
+Programs run one process each, two at a time, forked from one launcher that imported torch and
+torch._dynamo once (FakeTensorMode's start-up: seconds per fresh interpreter), once per module.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import importlib.util
 import io
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -64,9 +63,8 @@ NO_FAKE_SECOND_GPU = "fake cuda:1 needs a CPU build of torch; this CUDA build ha
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, runner.Outcome]:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda p: cli.run_program(p, timeout=180), PROGRAMS)
-        return {p.name: outcome for p, outcome in zip(PROGRAMS, results, strict=True)}
+    results = cli.run_programs(PROGRAMS, timeout=180, jobs=2)
+    return {p.name: outcome for p, outcome in zip(PROGRAMS, results, strict=True)}
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
