@@ -50,7 +50,7 @@ PROGRAMS = sorted(TORCH_FIXTURES.glob("*.py"))
 
 def _one_real_gpu() -> bool:
     """A CUDA build of torch on a machine with one GPU: its device guard rejects a fake ``cuda:1`` (fake CUDA
-    devices are for CPU builds; a real second GPU is the multi-GPU issue's run)."""
+    devices are for CPU builds; a real second GPU needs a two-GPU machine)."""
     return real_cuda_count() == 1
 
 
