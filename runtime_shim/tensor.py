@@ -22,13 +22,13 @@ import numpy as np
 
 from . import autodiff
 from . import recorder as recording
+from . import validation as check
 from .capture import Scope, active_scope
 from .dataplane import transfer
 from .devices import Device, availability_problem, executor_place
 from .errors import BackendUnavailable, error_for
 from .executors import Executor, get_executor
 from .modes import SETTINGS
-from . import validation as check
 from .semantics import (
     AF,
     BINARY_OPS,
@@ -590,7 +590,7 @@ class Tensor:
         return self.div(other) if _operand(other, "/") else NotImplemented
 
     def __matmul__(self, other: Tensor) -> Tensor:
-        return self.matmul(other) if isinstance(other, Tensor) or _operand(other, "@", scalars=False) else NotImplemented
+        return self.matmul(other) if _operand(other, "@", scalars=False) else NotImplemented
 
     def __radd__(self, other: Scalar) -> Tensor:
         if not _operand(other, "+", reflected=True):

@@ -26,6 +26,7 @@ from typing import Any
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # numpy's dtype kinds each creation accepts: b bool, i signed, u unsigned, f float
 _DATA_KINDS = {"float": "biuf", "int": "biu", "bool": "b"}
+_EMPTY_DTYPES = {"float": "float32", "int": "int64", "bool": "bool"}
 _SUPPORTED_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
@@ -302,6 +303,8 @@ def creation_array(call: str, data: object, kind: str | None) -> Any:
     if array.dtype.kind not in "biuf" or array.dtype.name not in _SUPPORTED_DTYPES + ("uint16", "uint32", "uint64"):
         raise TypeError(f"{call}: data must hold numbers of a supported dtype ({', '.join(_SUPPORTED_DTYPES)}), "
                         f"got {_describe_dtype(array)}")
+    if array.size == 0 and not isinstance(value, np.ndarray) and kind is not None:
+        return array.astype(_EMPTY_DTYPES[kind])  # `[]` has no element type: it is whatever was asked for
     allowed = _DATA_KINDS[kind] if kind is not None else "biuf"
     if array.dtype.kind not in allowed:
         found = {"b": "bool", "i": "int", "u": "int", "f": "float"}[array.dtype.kind]
