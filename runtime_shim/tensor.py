@@ -535,10 +535,11 @@ class Tensor:
             _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs))
         if binary_kind(op, lhs._kind, rhs._kind) is None:  # after dispatch, where the kernel would refuse it
             raise TypeError(f"{full_op} is not defined for {lhs._kind} tensors; cast them first")
-        if op == "matmul":  # shapes after dispatch, before the executor
-            check.check_matmul(full_op, lhs.shape, rhs.shape)
-        else:
-            check.broadcast_shape(full_op, lhs.shape, rhs.shape)
+        lshape, rshape = lhs.shape, rhs.shape  # shapes after dispatch, before the executor
+        if op == "matmul":
+            check.check_matmul(full_op, lshape, rshape)
+        elif lshape != rshape:
+            check.broadcast_shape(full_op, lshape, rshape)
         result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:

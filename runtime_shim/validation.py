@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import operator
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -149,11 +149,12 @@ def check_gradients(call: str, grads: object) -> None:
 
 
 def check_tensors(call: str, name: str, values: object) -> list:
-    """A non-empty list or tuple of tensors."""
+    """A non-empty list (or tuple, or other iterable) of tensors."""
     from .tensor import Tensor
 
-    if not isinstance(values, (list, tuple)):
+    if isinstance(values, (Tensor, str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(f"{call}: {name} must be a list or tuple of Tensors, got {type_name(values)}")
+    values = list(values)
     if not values:
         raise ValueError(f"{call}: {name} must hold at least one tensor")
     for i, value in enumerate(values):
