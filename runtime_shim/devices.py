@@ -104,7 +104,7 @@ class Device:
             raise TypeError(f"Device: backend must be a backend name (str), got {type_name(backend)}")
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}")
-        if backend != "Capture":
+        if _check and backend != "Capture":  # unchecked devices (the analyzer's, for repr) may hold "?"
             index = check_device_index(f"Device.{backend.lower()}", index)
         if _check and backend != "Capture":
             problem = availability_problem(backend, sub, index, SETTINGS.virtual)

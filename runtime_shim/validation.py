@@ -17,6 +17,7 @@ imports) uses the device-index check; numpy is imported only by the data checks.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -37,6 +38,8 @@ def type_name(value: object) -> str:
 
 def _is_int(value: object) -> bool:
     """An int-like index (int, numpy integer), but not a bool."""
+    if type(value) is int:
+        return True
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return False
     try:
@@ -72,11 +75,9 @@ def check_device_index(call: str, index: object) -> int:
 
 
 def check_device(call: str, name: str, device: object, *, optional: bool = False) -> None:
-    from .devices import Device
-
     if optional and device is None:
         return
-    if not isinstance(device, Device):
+    if not isinstance(device, _device_class()):
         expected = "a runtime_shim.Device (or None for Device.default())" if optional else "a runtime_shim.Device"
         raise TypeError(f"{call}: {name} must be {expected}, got {type_name(device)}")
 
@@ -135,9 +136,7 @@ def _looks_like_array(value: object) -> bool:
 
 
 def check_tensor(call: str, name: str, value: object, what: str = "a Tensor") -> None:
-    from .tensor import Tensor
-
-    if not isinstance(value, Tensor):
+    if not isinstance(value, _tensor_class()):
         raise TypeError(f"{call}: {name} must be {what}, got {type_name(value)}")
 
 
@@ -150,8 +149,7 @@ def check_gradients(call: str, grads: object) -> None:
 
 def check_tensors(call: str, name: str, values: object) -> list:
     """A non-empty list (or tuple, or other iterable) of tensors."""
-    from .tensor import Tensor
-
+    Tensor = _tensor_class()  # noqa: N806 - the class
     if isinstance(values, (Tensor, str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(f"{call}: {name} must be a list or tuple of Tensors, got {type_name(values)}")
     values = list(values)
@@ -169,6 +167,8 @@ def check_shape(call: str, shape: object, *, allow_infer: bool = False) -> tuple
     """A shape: a list or tuple of non-negative ints (``-1`` once, to infer, where ``allow_infer``)."""
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"{call}: shape must be a list or tuple of ints, got {type_name(shape)}")
+    if all(type(size) is int and 0 <= size <= INT64_MAX for size in shape):  # the common case, fast
+        return tuple(shape)
     sizes = []
     for i, size in enumerate(shape):
         if not _is_int(size):
@@ -181,6 +181,8 @@ def check_shape(call: str, shape: object, *, allow_infer: bool = False) -> tuple
         if size < 0 and i not in inferred:
             raise ValueError(f"{call}: sizes must be >= 0{' (or -1 once)' if allow_infer else ''}, "
                              f"got {size} at shape[{i}]")
+        if size > INT64_MAX:
+            raise ValueError(f"{call}: size {size} at shape[{i}] does not fit in a 64-bit int")
     return tuple(sizes)
 
 
@@ -201,6 +203,7 @@ def _check_allocatable(call: str, sizes: tuple[int, ...], itemsize: int) -> None
                          f"more than this machine's {limit} bytes of memory")
 
 
+@functools.cache
 def _memory_bytes() -> int | None:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -291,7 +294,7 @@ def creation_array(call: str, data: object, kind: str | None) -> Any:
     import numpy as np
 
     value = getattr(data, "value", data) if type(data).__name__ == "TensorData" else data
-    if value is None or isinstance(value, (str, bytes, dict, set)) or _is_tensor(value):
+    if value is None or isinstance(value, (str, bytes, dict, set, _tensor_class())):
         raise TypeError(f"{call}: data must be a number, a (nested) list of numbers or a numpy array, "
                         f"got {type_name(value)}" + ("; use t.to_data()" if _is_tensor(value) else ""))
     try:
@@ -301,7 +304,8 @@ def creation_array(call: str, data: object, kind: str | None) -> Any:
                          "(lists nested to different depths or lengths)") from None
     if array.dtype.kind == "O" and not isinstance(value, np.ndarray):
         array = _python_ints(call, kind, array)
-    if array.dtype.kind not in "biuf" or array.dtype.name not in _SUPPORTED_DTYPES + ("uint16", "uint32", "uint64"):
+    dtype = array.dtype  # (dtype.name is slow: only error paths ask for it)
+    if dtype.kind not in "biuf" or dtype.itemsize > 8:
         raise TypeError(f"{call}: data must hold numbers of a supported dtype ({', '.join(_SUPPORTED_DTYPES)}), "
                         f"got {_describe_dtype(array)}")
     if array.size == 0 and not isinstance(value, np.ndarray) and kind is not None:
@@ -314,7 +318,7 @@ def creation_array(call: str, data: object, kind: str | None) -> Any:
     if (kind != "float" and array.dtype.kind == "u" and array.dtype.itemsize == 8 and array.size
             and int(array.max()) > INT64_MAX):
         raise ValueError(f"{call}: int data must fit in int64, got {int(array.max())}")
-    if kind is None and array.dtype.name not in _SUPPORTED_DTYPES:  # from_data keeps the dtype: it must exist
+    if kind is None and dtype.kind == "u" and dtype.itemsize > 1:  # from_data keeps the dtype: it must exist
         raise TypeError(f"{call}: unsupported dtype {array.dtype.name}; supported: {', '.join(_SUPPORTED_DTYPES)}")
     return array
 
@@ -340,7 +344,27 @@ def _describe_dtype(array: Any) -> str:
     return names.get(array.dtype.kind, array.dtype.name)
 
 
-def _is_tensor(value: object) -> bool:
-    from .tensor import Tensor
+_CLASSES: dict[str, type] = {}
 
-    return isinstance(value, Tensor)
+
+def _tensor_class() -> type:
+    """``Tensor``, imported on first use (this module loads before it)."""
+    cls = _CLASSES.get("Tensor")
+    if cls is None:
+        from .tensor import Tensor
+
+        cls = _CLASSES["Tensor"] = Tensor
+    return cls
+
+
+def _device_class() -> type:
+    cls = _CLASSES.get("Device")
+    if cls is None:
+        from .devices import Device
+
+        cls = _CLASSES["Device"] = Device
+    return cls
+
+
+def _is_tensor(value: object) -> bool:
+    return isinstance(value, _tensor_class())

@@ -92,8 +92,11 @@ MISTAKES: list[tuple[str, Callable[[Tensor], object], type[Exception], str]] = [
     ("from_data uint32", lambda t: Tensor.from_data(np.ones(2, np.uint32), Device.flex()), TypeError,
      "unsupported dtype uint32"),
     ("device str", lambda t: Tensor.zeros((2,), "flex"), TypeError, "Tensor.zeros: device must be"),
-    ("zeros 2**63", lambda t: Tensor.zeros((2**63,), Device.flex()), ValueError, "more than a 64-bit count"),
+    ("zeros 2**63", lambda t: Tensor.zeros((2**63,), Device.flex()), ValueError, "does not fit in a 64-bit int"),
+    ("zeros 2**64 elements", lambda t: Tensor.zeros((2**32, 2**32), Device.flex()), ValueError,
+     "more than a 64-bit count"),
     ("zeros too big", lambda t: Tensor.zeros((2**40, 2**20), Device.flex()), ValueError, "bytes of memory"),
+    ("zeros size 2**70", lambda t: Tensor.zeros((2**70, 0), Device.flex()), ValueError, "does not fit in a 64-bit"),
     ("zeros negative", lambda t: Tensor.zeros((2, -1), Device.flex()), ValueError, "sizes must be >= 0"),
     ("zeros float size", lambda t: Tensor.ones((2.0,), Device.flex()), TypeError, "shape[0] must be an int"),
     ("zeros int shape", lambda t: Tensor.zeros(3, Device.flex()), TypeError, "shape must be a list or tuple"),
@@ -244,7 +247,7 @@ def _shape(value: object) -> bool | None:
     if not isinstance(value, (list, tuple)) or not all(_int_like(v) for v in value):
         return False
     sizes = [operator.index(v) for v in value]
-    if any(s < 0 for s in sizes) or math.prod(sizes) * 8 > 2**60:
+    if any(not 0 <= s <= INT64_MAX for s in sizes) or math.prod(sizes) * 8 > 2**60:
         return False
     return True if math.prod(sizes) <= 2**16 else None
 
@@ -295,6 +298,7 @@ def build_world(device_name: str) -> World:
         "bool other shape": Tensor.from_bools([True, False], device),
         "tensor list": [t, Tensor.from_floats([1.0], device)], "mixed list": [t, 1.0], "empty": [],
         "huge shape": (2**40, 2**40), "2**63 shape": (2**63,), "negative shape": (2, -3), "huge int": 2**80,
+        "huge empty shape": (2**70, 0),
     }
     return World(t, Tensor.from_ints([0, 1], device), t.greater(2.0), ad, (ad * 2.0).sum().backward(), specials)
 
