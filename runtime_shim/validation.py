@@ -147,13 +147,13 @@ def check_gradients(call: str, grads: object) -> None:
         raise TypeError(f"{call}: grads must be the Gradients that backward() returned, got {type_name(grads)}")
 
 
-def check_tensors(call: str, name: str, values: object) -> list:
+def check_tensors(call: str, name: str, values: object, *, allow_empty: bool = False) -> list:
     """A non-empty list (or tuple, or other iterable) of tensors."""
     Tensor = _tensor_class()  # noqa: N806 - the class
     if isinstance(values, (Tensor, str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(f"{call}: {name} must be a list or tuple of Tensors, got {type_name(values)}")
     values = list(values)
-    if not values:
+    if not values and not allow_empty:
         raise ValueError(f"{call}: {name} must hold at least one tensor")
     for i, value in enumerate(values):
         if not isinstance(value, Tensor):

@@ -351,6 +351,8 @@ SLOTS: list[Slot] = [
     Slot("Device.rocm(index)", lambda w, v: Device.rocm(v), lambda v: _int_in(v, 0, INT64_MAX)),
     Slot("Device.libtorch_cuda(index)", lambda w, v: Device.libtorch_cuda(v), lambda v: _int_in(v, 0, INT64_MAX)),
     Slot("Device.capture_scope(fn)", lambda w, v: Device.capture().capture_scope(v), callable),
+    Slot("Scope.complete(inputs)", lambda w, v: Device.capture().capture_scope(lambda scope: scope.complete(v, [])),
+         lambda v: isinstance(v, (list, tuple, dict)) and not v or False),  # only capture tensors, or none
     # creation
     Slot("Tensor.from_floats(data)", lambda w, v: Tensor.from_floats(v, Device.flex()), _data("float")),
     Slot("Tensor.from_ints(data)", lambda w, v: Tensor.from_ints(v, Device.flex()), _data("int")),
