@@ -163,6 +163,7 @@ def test_numpy_scalars_still_work_on_either_side_and_valid_calls_are_unchanged()
     assert Tensor.from_floats([1, 2**70], Device.flex()).to_list() == [1.0, float(2**70)]
     assert Tensor.from_data(np.array([1, 2], np.uint8), Device.flex()).dtype == "uint8"
     assert Tensor.zeros([np.int64(2), 0], Device.flex()).shape == (2, 0)
+    assert t.reshape(np.array([3, 2])).shape == (3, 2)
 
 
 # --- 2. the property test ------------------------------------------------------------------------
