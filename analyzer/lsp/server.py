@@ -141,12 +141,8 @@ class DeviceLintServer(LanguageServer):
                 self.show_error(f"devicelint: {error} (using the default settings)")
                 found = None
             base = found or config.Config(None, directory, {})
-            try:
-                roots = base.roots()
-            except OSError:
-                roots = ()
             # the project `devicelint check FILE` analyses the file with (analyzer.projects.find_root)
-            root = find_root(path, roots, fallback=self.workspace_root(path))
+            root = find_root(path, base.roots(), fallback=self.workspace_root(path))
             key = (root.directory, found.path if found is not None else None)
             if key not in self.projects:
                 if found is None:
