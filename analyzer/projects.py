@@ -221,6 +221,7 @@ class Project:
     def sources(self, buffers: dict[str, str | bytes], extra: Iterable[str] = ()) -> list[frontend.SourceFile]:
         """Every project file, an open buffer's contents (keyed by absolute path) standing in for the file's
         bytes; ``extra``: files to include although discovery leaves them out (named explicitly)."""
+        extra = tuple(extra)
         paths = list(self._discover())
         known = {os.path.abspath(p) for p in paths}
         named = {os.path.abspath(p) for p in extra}
