@@ -25,12 +25,12 @@ from pygls.uris import to_fs_path
 
 from .. import __version__, config
 from ..diagnostics import Diagnostic
+from ..projects import Analysis, Project, find_root
 from ..runner import Report
 from ..settings import SettingsError
 from .convert import LinesOf, to_lsp
 from .options import ClientOptions, build_settings, find_config, parse_client_options
 from .positions import UTF16, split_lines
-from .project import Analysis, Project
 
 log = logging.getLogger("devicelint.lsp")
 ANALYSIS_STACK = 256 * 1024 * 1024  # the engine recurses deeply (the CLI raises the recursion limit too)
@@ -140,17 +140,19 @@ class DeviceLintServer(LanguageServer):
             except config.ConfigError as error:
                 self.show_error(f"devicelint: {error} (using the default settings)")
                 found = None
-            folder = self.workspace_root(path) if found is None else None
-            root = found.root if found is not None else folder or directory
-            key = (root, found.path if found is not None else None)
+            base = found or config.Config(None, directory, {})
+            # the project `devicelint check FILE` analyses the file with (analyzer.projects.find_root)
+            root = find_root(path, base.roots(), fallback=self.workspace_root(path))
+            key = (root.directory, found.path if found is not None else None)
             if key not in self.projects:
-                base = found or config.Config(None, root, {})
+                if found is None:
+                    base = config.Config(None, root.directory, {})
                 try:
                     settings = build_settings(base, self.client_options)
                 except (SettingsError, config.ConfigError) as error:
                     self.show_error(f"devicelint: {error} (using the default settings)")
-                    settings = build_settings(config.Config(None, root, {}), ClientOptions())
-                self.projects[key] = Project(root, settings, recursive=found is not None or folder is not None)
+                    settings = build_settings(config.Config(None, root.directory, {}), ClientOptions())
+                self.projects[key] = Project(root, settings)
             self._project_keys[directory] = key
         return self.projects[key]
 
