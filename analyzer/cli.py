@@ -316,10 +316,15 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
         cli_extend_exclude=_split(args.extend_exclude) or (),
     )
     if not args.no_cache:
-        from .cache import default_dir
+        from .cache import default_dir, usable_dir
 
-        settings.cache_dir = os.path.abspath(args.cache_dir) if args.cache_dir else (
-            found.cache_dir() or default_dir(found.root))
+        named = os.path.abspath(args.cache_dir) if args.cache_dir else found.cache_dir()
+        if named is not None:  # one the user named must work (the default one is skipped when it cannot)
+            problem = usable_dir(named)
+            if problem is not None:
+                key = "--cache-dir" if args.cache_dir else "`cache-dir`"
+                raise SettingsError(f"{key}: cannot use {named}: {problem}")
+        settings.cache_dir = named or default_dir(found.root)
     settings.jobs = _cpus()
     settings.analyze_everything = args.analyze_all
     return settings.validate()

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .discovery import GlobError, check_glob
 from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends
 
 PYPROJECT = "pyproject.toml"
@@ -35,6 +36,20 @@ def _string_list(key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise SettingsError(f"`{key}` must be a list of strings, not {_describe(value)}")
     return tuple(value)
+
+
+def _globs(key: str, value: Any) -> tuple[str, ...]:
+    patterns = _string_list(key, value)
+    for pattern in patterns:
+        _glob(key, pattern)
+    return patterns
+
+
+def _glob(key: str, pattern: str) -> None:
+    try:
+        check_glob(pattern.removeprefix("!"))
+    except GlobError as error:
+        raise SettingsError(f"`{key}`: {error}") from None
 
 
 def _selectors(key: str, value: Any) -> tuple[str, ...]:
@@ -69,6 +84,8 @@ def _backends(key: str, value: Any) -> frozenset[str]:
 def _per_file(key: str, value: Any) -> dict[str, tuple[str, ...]]:
     if not isinstance(value, dict):
         raise SettingsError(f"`{key}` must be a table of glob = [codes], not {_describe(value)}")
+    for pattern in value:
+        _glob(key, pattern)
     return {pattern: _selectors(f"{key}.{pattern}", codes) for pattern, codes in value.items()}
 
 
@@ -87,8 +104,8 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "ignore": _selectors,
     "per-file-ignores": _per_file,
     "extend-per-file-ignores": _per_file,
-    "exclude": _string_list,
-    "extend-exclude": _string_list,
+    "exclude": _globs,
+    "extend-exclude": _globs,
     "respect-gitignore": _bool,
     "force-exclude": _bool,
     "profile": _profile,
@@ -173,6 +190,8 @@ def read_toml(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({error.reason})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: values nested too deeply") from None
 
 
 def _table(document: dict[str, Any]) -> dict[str, Any] | None:
@@ -211,12 +230,13 @@ def find(start: str) -> str | None:
 
 def _mentions_us(path: str) -> bool:
     """A cheap look before parsing: a file that never says "devicelint" has no table for us (and a
-    broken pyproject.toml of another tool is not our error)."""
+    broken pyproject.toml of another tool is not our error). One that cannot be read is an error: it
+    may hold the configuration, and running without it would be silently wrong."""
     try:
         with open(path, "rb") as handle:
             return b"devicelint" in handle.read()
-    except OSError:
-        return False
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the configuration: {error.strerror or error}") from None
 
 
 def discover(first_path: str | None) -> Config:
@@ -240,4 +260,6 @@ def parse_override(text: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"--config {text!r}: neither a file nor a valid `KEY = VALUE` TOML override ({error})") \
             from None
+    except RecursionError:
+        raise ConfigError(f"--config {text[:60]!r}: values nested too deeply") from None
     return validate(document, f"--config {text!r}")

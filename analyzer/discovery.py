@@ -43,30 +43,48 @@ class PathError(Exception):
 # --------------------------------------------------------------------------- globs (globset semantics)
 
 
+class GlobError(ValueError):
+    """A glob that cannot be compiled (an inverted range like ``[z-a]``): a configuration error."""
+
+
+def check_glob(pattern: str) -> str:
+    """``pattern`` when it compiles, else :class:`GlobError` naming it and why."""
+    glob_regex(pattern)
+    return pattern
+
+
 @functools.lru_cache(maxsize=4096)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A compiled regex for a globset pattern (``literal_separator`` off: ``*`` matches ``/`` too)."""
+    """A compiled regex for a globset pattern (``literal_separator`` off: ``*`` matches ``/`` too).
+
+    ``**`` as a whole path component matches zero or more directories (``**/a.py`` matches
+    ``a.py``, ``x/**/a.py`` matches ``x/a.py``, ``x/**`` everything under ``x``), as in globset."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "*":
+            start = i
             while i + 1 < n and pattern[i + 1] == "*":
                 i += 1
+            whole = i > start and (start == 0 or pattern[start - 1] == "/")
+            if whole and i + 1 < n and pattern[i + 1] == "/":
+                out.append("(?:.*/)?")  # "**/": zero or more directories
+                i += 2
+                continue
             out.append(".*")
         elif c == "?":
             out.append(".")
         elif c == "[":
             end, cls = _char_class(pattern, i, slash=True)
             if end < 0:
-                out.append(re.escape(c))
-            else:
-                out.append(cls)
-                i = end
+                raise GlobError(f"invalid glob {pattern!r}: unclosed character class `[`")
+            out.append(cls)
+            i = end
         elif c == "{":
             end = pattern.find("}", i)
-            if end < 0:
-                out.append(re.escape(c))
+            if end < 0 or "{" in pattern[i + 1:end]:
+                raise GlobError(f"invalid glob {pattern!r}: unclosed or nested alternation `{{`")
             else:
                 alternatives = pattern[i + 1:end].split(",")
                 out.append("(?:" + "|".join(_glob_body(a) for a in alternatives) + ")")
@@ -77,7 +95,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile(_wrap("".join(out)))
+    try:
+        return re.compile(_wrap("".join(out)))
+    except re.error as error:
+        raise GlobError(f"invalid glob {pattern!r}: {error.msg}") from None
 
 
 _GLOB_SYNTAX = frozenset("*?[{\\")  # characters that make a pattern more than a literal name
@@ -122,12 +143,17 @@ def _char_class(pattern: str, start: int, slash: bool) -> tuple[int, str]:
 def normalize_to(pattern: str, root: str) -> str:
     """``pattern`` made absolute against ``root`` and normalised lexically (ruff's ``normalize_path_to``)."""
     path = os.path.expanduser(pattern)
-    if not os.path.isabs(path):
-        path = os.path.join(root, path)
+    if not os.path.isabs(path):  # the root is a literal path: its "[" or "*" are no glob syntax
+        path = os.path.join(escape_glob(root), path)
     normalized = os.path.normpath(path)
     if pattern.endswith(("/", os.sep)) and not normalized.endswith(os.sep):
         normalized += os.sep  # keep a trailing separator: "build/" only matches what is under build
     return normalized
+
+
+def escape_glob(path: str) -> str:
+    """``path`` with its glob syntax escaped (matched literally)."""
+    return re.sub(r"([*?\[\]{}\\])", r"\\\1", path)
 
 
 @dataclass(frozen=True)
@@ -433,6 +459,17 @@ class DiscoveryOptions:
     # patterns given on the command line are relative to the working directory, not to the project root
     cli_exclude: tuple[str, ...] | None = None
     cli_extend_exclude: tuple[str, ...] = ()
+
+    def validate(self) -> None:
+        """Every pattern compiles (:class:`GlobError` naming its key and the pattern otherwise)."""
+        for key, patterns in (("exclude", self.exclude), ("extend-exclude", self.extend_exclude),
+                              ("--exclude", self.cli_exclude), ("--extend-exclude", self.cli_extend_exclude)):
+            for pattern in patterns or ():
+                try:
+                    check_glob(pattern)
+                except GlobError as error:
+                    raise GlobError(f"`{key}`: {error}") from None
+        self.patterns()  # the combined regexes (and the patterns made absolute) compile too
 
     def patterns(self) -> PatternSet:
         root = os.path.abspath(self.root or os.getcwd())

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from . import discovery, frontend, noqa, parallel
 from .diagnostics import Diagnostic
 from .failures import FileFailure
-from .settings import Settings
+from .settings import ALWAYS_REPORTED, Settings
 
 if TYPE_CHECKING:  # the engine's modules stay out of a cached run
     from .facts import FactStore
@@ -216,14 +216,15 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
             ignored[(path, code)] = settings.ignored_in(path, code)
         return ignored[(path, code)]
 
-    kept = [d for d in diagnostics if not d.is_finding or (enabled(d.code) and not per_file(d.file, d.code))]
+    kept = [d for d in diagnostics if not d.is_finding or d.code in ALWAYS_REPORTED
+            or (enabled(d.code) and not per_file(d.file, d.code))]
     if not settings.respect_noqa:
         return kept
     parsed: dict[str, noqa.Suppressions] = {path: noqa.Suppressions(list(ds)) for path, ds in directives.items()}
     used: dict[noqa.Directive, set[str]] = defaultdict(set)
     out = []
     for d in kept:
-        if not d.is_finding:
+        if not d.is_finding or d.code in ALWAYS_REPORTED:
             out.append(d)
             continue
         suppressions = parsed.get(d.file)

@@ -20,9 +20,13 @@ from dataclasses import dataclass, field
 
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
-from .discovery import DiscoveryOptions, glob_regex, normalize_to
+from .discovery import DiscoveryOptions, GlobError, check_glob, glob_regex, normalize_to
 
 _SELECTOR = re.compile(r"ALL|MV\d{0,3}")
+
+#: Reported whatever the selection, per-file ignores or ``noqa`` say: a file that cannot be parsed is a file
+#: nothing was checked in (ruff reports syntax errors the same way).
+ALWAYS_REPORTED = frozenset({"MV901"})
 
 
 class SettingsError(ValueError):
@@ -98,8 +102,13 @@ class Settings:
             for selector in (*(layer.select or ()), *layer.extend_select, *layer.ignore):
                 check_selector(selector)
         for entry in self.per_file_ignores:
+            check_per_file_pattern(entry.pattern, "per-file-ignores")
             for selector in entry.codes:
                 check_selector(selector)
+        try:
+            self.discovery.validate()
+        except GlobError as error:
+            raise SettingsError(str(error)) from None
         if self.jobs < 1:
             raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
         return self
@@ -167,6 +176,15 @@ def check_selector(selector: str) -> str:
     return code
 
 
+def check_per_file_pattern(pattern: str, key: str) -> str:
+    """A per-file-ignores glob (a leading ``!`` negates it) that compiles, else :class:`SettingsError`."""
+    try:
+        check_glob(pattern.removeprefix("!"))
+    except GlobError as error:
+        raise SettingsError(f"`{key}`: {error}") from None
+    return pattern
+
+
 def parse_codes(value: str) -> tuple[str, ...]:
     return tuple(check_selector(part) for part in value.split(",") if part.strip())
 
@@ -193,4 +211,4 @@ def parse_per_file_ignores(value: str, root: str) -> PerFileIgnore:
     pattern, sep, codes = value.rpartition(":")
     if not sep or not pattern.strip():
         raise SettingsError(f"invalid per-file ignore {value!r} (expected PATTERN:CODE[,CODE...])")
-    return PerFileIgnore(pattern.strip(), parse_codes(codes), root)
+    return PerFileIgnore(check_per_file_pattern(pattern.strip(), "--per-file-ignores"), parse_codes(codes), root)
