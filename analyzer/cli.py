@@ -470,14 +470,26 @@ def _apply_fixes(report: Report, settings: Settings, fixing: _FixOptions, stdin_
             if not args.quiet:
                 print(would_fix(outcome.applied).rstrip("\n"), file=sys.stderr)
         return outcome.report, outcome.applied
+    written: list[str] = []
+    not_written: list[str] = []
     for path, fixed in sorted(changed.items()):
         if path == stdin_name:
             continue
         try:
             fix_files.write(fixed)
+        except fix_files.NotWritten as why:
+            _error(f"{display_path(path)}: not fixed: {why} (the file is unchanged)")
+            not_written.append(path)
         except OSError as error:
             _error(f"cannot write {display_path(path)}: {error.strerror or error} (the file is unchanged)")
-            return EXIT_ERROR
+            not_written.append(path)
+        else:
+            written.append(path)
+    if not_written:  # say exactly what happened to every file (each write is atomic, the run is not)
+        _error(f"fixes written to {len(written)} file(s){': ' if written else ''}"
+               f"{', '.join(display_path(p) for p in written)}; not written to {len(not_written)} file(s): "
+               f"{', '.join(display_path(p) for p in not_written)}")
+        return EXIT_ERROR
     if stdin_name is not None and stdin_name in report.sources:
         fix_files.print_text(changed.get(stdin_name), report.sources[stdin_name])
     if fixing.only and not args.silent:

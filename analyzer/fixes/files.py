@@ -128,15 +128,26 @@ def unified_diff(fix: FileFix, name: str) -> str:
     return "".join(out)
 
 
+class NotWritten(Exception):
+    """A fixed file that was deliberately left as it is (read-only, or changed since it was read)."""
+
+
 def write(fix: FileFix) -> None:
-    """Write the fixed file atomically: a temporary file in the same directory replaces it."""
-    write_atomic(fix.path, fix.encoded())
+    """Write the fixed file atomically: a temporary file in the same directory replaces it, only if the
+    file is still the bytes that were analysed (:class:`NotWritten` otherwise, or when it is read-only)."""
+    write_atomic(fix.path, fix.encoded(), expected=fix.original)
 
 
-def write_atomic(path: str, data: bytes) -> None:
+def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
+    """Replace ``path``'s content with ``data``; with ``expected``, only while the file still holds those
+    bytes (a line the user saved during the run is never lost). A file without write permission for the
+    user (its own mode bits: the rename would bypass them, even for root) is not replaced."""
     target = os.path.realpath(path)  # a symlink stays a symlink: its target is rewritten
     directory = os.path.dirname(target) or "."
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    info = os.stat(target)
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        raise NotWritten("the file is read-only")
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
@@ -144,11 +155,21 @@ def write_atomic(path: str, data: bytes) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.chmod(temporary, mode)
+        if expected is not None and _current(target) != expected:  # as late as possible: right before the rename
+            raise NotWritten("it changed during the run")
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _current(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def print_text(fix: FileFix | None, source: SourceFile) -> None:
