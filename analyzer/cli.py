@@ -22,6 +22,7 @@ from typing import IO
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from . import __version__, config
+from .diagnostics import printable
 from .discovery import DiscoveryOptions, PathError
 from .fixes.summary import fixable_hint, fixed_listing
 from .output import FORMATS, MACHINE_FORMATS, display_path, render, statistics
@@ -33,9 +34,11 @@ from .settings import (
     parse_backends,
     parse_codes,
     parse_per_file_ignores,
+    parse_size,
 )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+NOTEBOOK_SUFFIX = ".ipynb"
 BUG_REPORT = ("this is a bug in devicelint: please report it, with the command line and the file(s) that trigger "
               "it (DEVICELINT_TRACEBACK=1 shows where it happened)")
 
@@ -91,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     check_cmd.add_argument("--cache-dir", default=None, help="the cache directory (default: .devicelint_cache "
                                                               "in the project root)")
+    check_cmd.add_argument("--max-file-size", default=None, metavar="SIZE",
+                           help="skip files larger than this, with a note (bytes, or e.g. 10MB; 0: no limit; "
+                                "default: 10MiB)")
     check_cmd.add_argument("--config", action="append", default=None, metavar="PATH | KEY=VALUE",
                            help="a configuration file, or a `KEY = VALUE` override of [tool.devicelint]")
     check_cmd.add_argument("--isolated", action="store_true", help="read no configuration file")
@@ -326,6 +332,10 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
                 raise SettingsError(f"{key}: cannot use {named}: {problem}")
         settings.cache_dir = named or default_dir(found.root)
     settings.jobs = _cpus()
+    if args.max_file_size is not None:
+        settings.max_file_size = parse_size("--max-file-size", args.max_file_size)
+    elif found.get("max-file-size") is not None:
+        settings.max_file_size = found.get("max-file-size")
     settings.analyze_everything = args.analyze_all
     return settings.validate()
 
@@ -365,7 +375,13 @@ def _check_paths(args: argparse.Namespace) -> int:
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         for path in missing:
-            _error(f"{path}: No such file or directory")
+            _error(f"{display_path(path)}: No such file or directory")
+        return EXIT_ERROR
+    notebooks = [p for p in paths if p.lower().endswith(NOTEBOOK_SUFFIX) and not os.path.isdir(p)]
+    if notebooks or (args.stdin_filename or "").lower().endswith(NOTEBOOK_SUFFIX):
+        for path in notebooks or [args.stdin_filename]:
+            _error(f"{display_path(path)}: Jupyter notebooks are not analysed; export the code first "
+                   "(`jupyter nbconvert --to script`) and check the .py file")
         return EXIT_ERROR
     first = paths[0] if paths else args.stdin_filename
     try:
@@ -379,10 +395,14 @@ def _check_paths(args: argparse.Namespace) -> int:
         from .discovery import discover
 
         for path in sorted(discover(paths, settings.discovery)):
-            print(os.path.abspath(path))
+            print(printable(os.path.abspath(path)))
         return EXIT_CLEAN
     if reads_stdin:
-        stdin = (args.stdin_filename or "<stdin>.py", sys.stdin.buffer.read())
+        data = _read_stdin()
+        if data is None:
+            _error("'-' reads the file from stdin, but stdin is closed")
+            return EXIT_ERROR
+        stdin = (args.stdin_filename or "<stdin>.py", data)
     try:
         report = check(paths, settings, stdin)
     except PathError as error:
@@ -391,6 +411,9 @@ def _check_paths(args: argparse.Namespace) -> int:
     if _RETAINED is not None:
         _RETAINED.append(report)
     quiet = args.quiet or args.silent
+    if not quiet:
+        for path, why in report.skipped:
+            print(f"devicelint: warning: {display_path(path)}: {why}", file=sys.stderr)
     if report.files_seen == 0 and not quiet:
         print("devicelint: warning: No Python files found under the given path(s)", file=sys.stderr)
     fixing = _FixOptions.of(args, found)
@@ -514,8 +537,22 @@ def _summary(findings: list, fixed: int | None = None) -> str:
             f"({errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}).\n")
 
 
+def _read_stdin() -> bytes | None:
+    """The bytes of stdin, or None when there is no stdin to read (closed, or not readable)."""
+    stream = sys.stdin
+    if stream is None:  # the process started with descriptor 0 closed
+        return None
+    try:
+        return stream.buffer.read()
+    except (OSError, ValueError, AttributeError):  # a closed descriptor or stream
+        return None
+
+
 def _write(text: str, output_file: str | None, to_stderr: bool = False) -> None:
-    """To ``output_file``, else stdout (stderr when stdout carries the fixed source of ``--fix -``)."""
+    """To ``output_file``, else stdout (stderr when stdout carries the fixed source of ``--fix -``).
+
+    Text that cannot be encoded (a file name that is not UTF-8, in a message) is written escaped."""
+    text = printable(text)
     if output_file is None:
         stream = sys.stderr if to_stderr else sys.stdout
         stream.write(text)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .discovery import GlobError, check_glob
-from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends
+from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends, parse_size
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "devicelint")
@@ -111,6 +111,7 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "profile": _profile,
     "backends": _backends,
     "cache-dir": _string,
+    "max-file-size": parse_size,  # bytes, or "10MB"; larger files are skipped with a note (0: no limit)
     "output-format": _output_format,
     # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
     # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win

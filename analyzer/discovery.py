@@ -502,10 +502,18 @@ def is_force_excluded(path: str, options: DiscoveryOptions, patterns: PatternSet
         current = parent
 
 
-def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[str]:
-    """Python files under ``paths`` (files as given, directories recursively), unique, in a stable order."""
+NOT_REGULAR = "not a regular file (a FIFO, device, socket, or a link to one): skipped"
+
+
+def discover(paths: list[str], options: DiscoveryOptions | None = None,
+             skipped: list[tuple[str, str]] | None = None) -> list[str]:
+    """Python files under ``paths`` (files as given, directories recursively), unique, in a stable order.
+
+    Only regular files (symbolic links followed to regular files only): a FIFO would block the run, a
+    device never end. Those are left out, with (path, why) appended to ``skipped``."""
     options = options or DiscoveryOptions()
     patterns = options.patterns()
+    notes: list[tuple[str, str]] = [] if skipped is None else skipped
     found: list[str] = []
     seen: set[str] = set()
     for path in paths:
@@ -516,7 +524,10 @@ def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[
         elif os.path.isdir(path):
             if options.force_exclude and is_force_excluded(path, options, patterns):
                 continue
-            candidates = _walk(path, patterns, options.respect_gitignore)
+            candidates = _walk(path, patterns, options.respect_gitignore, notes)
+        elif os.path.exists(path):
+            notes.append((path, NOT_REGULAR))
+            continue
         else:
             raise PathError(path)
         for candidate in candidates:
@@ -527,7 +538,7 @@ def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[
     return found
 
 
-def _walk(top: str, patterns: PatternSet, gitignore: bool) -> Iterator[str]:
+def _walk(top: str, patterns: PatternSet, gitignore: bool, notes: list[tuple[str, str]]) -> Iterator[str]:
     stack0 = IgnoreStack.for_directory(top) if gitignore else IgnoreStack()
     pending: list[tuple[str, IgnoreStack]] = [(top, stack0)]
     while pending:
@@ -557,6 +568,14 @@ def _walk(top: str, patterns: PatternSet, gitignore: bool) -> Iterator[str]:
                 subdirs.append(entry.path)
             elif entry.name.endswith(PYTHON_SUFFIXES):
                 if gitignore and ignores.files and ignores.ignored(absolute, False):
+                    continue
+                try:
+                    regular = entry.is_file()  # follows a link; the type from the directory entry otherwise
+                except OSError:
+                    regular = False
+                if not regular:
+                    broken = entry.is_symlink() and not os.path.exists(entry.path)
+                    notes.append((entry.path, "a broken symbolic link: skipped" if broken else NOT_REGULAR))
                     continue
                 yield entry.path
         # depth-first, in name order: files of a directory before those of its subdirectories

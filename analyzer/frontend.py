@@ -15,6 +15,7 @@ import ast
 import io
 import os
 import re
+import stat
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -80,14 +81,50 @@ def _package_parts(directory: str) -> tuple[str, ...]:
     return (*_package_parts(parent), package)
 
 
-def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[SourceFile]:
-    """Read every file (bytes only); ``stdin`` is (filename, data) for ``check -``."""
+#: Files larger than this are skipped with a note (``max-file-size``): a generated or data file, never
+#: hand-written code whose device moves matter, and reading it whole could exhaust memory.
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+
+
+class _Skip(Exception):
+    """A file left out of the analysis, with the reason (a note, not a finding)."""
+
+
+def _read(path: str, max_size: int | None) -> bytes:
+    """The bytes of a regular file of at most ``max_size`` bytes (None: no limit); :class:`_Skip` otherwise.
+
+    Opened without blocking and checked on the open descriptor: a path that became a FIFO or a device
+    after discovery cannot hang the run or fill the memory."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb", closefd=True) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Skip(discovery.NOT_REGULAR)
+        if max_size is not None and info.st_size > max_size:
+            raise _Skip(too_large(info.st_size, max_size))
+        data = handle.read() if max_size is None else handle.read(max_size + 1)
+    if max_size is not None and len(data) > max_size:  # it grew while being read
+        raise _Skip(too_large(len(data), max_size))
+    return data
+
+
+def too_large(size: int, max_size: int) -> str:
+    return f"{size} bytes, over `max-file-size` ({max_size} bytes): skipped"
+
+
+def load(paths: list[str], stdin: tuple[str, bytes] | None = None, max_size: int | None = DEFAULT_MAX_FILE_SIZE,
+         skipped: list[tuple[str, str]] | None = None) -> list[SourceFile]:
+    """Read every file (bytes only); ``stdin`` is (filename, data) for ``check -``. Files that are not regular
+    or are larger than ``max_size`` bytes (None: no limit) are left out, with (path, why) in ``skipped``."""
     _package_parts.cache_clear()  # per run: a long-lived process (the LSP server) sees new packages
     files = []
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = _read(path, max_size)
+        except _Skip as why:
+            if skipped is not None:
+                skipped.append((path, str(why)))
+            continue
         except OSError as error:
             name, is_package = module_name(path)
             failure = FileFailure(path, 1, 0, f"cannot read file: {error.strerror or error}")

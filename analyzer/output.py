@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from . import __version__
-from .diagnostics import Diagnostic, Severity, rule_url
+from .diagnostics import Diagnostic, Severity, printable, rule_url
 from .frontend import SourceFile
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -46,8 +46,8 @@ def display_path(path: str) -> str:
     try:
         relative = os.path.relpath(path)
     except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
+        return printable(path)
+    return printable(path if relative.startswith("..") else relative)
 
 
 _display = display_path  # the name other modules used
@@ -122,7 +122,8 @@ def repo_path(path: str, root: str) -> str:
     """``path`` relative to the repository's root (what GitHub matches annotations against, whatever
     directory the job ran in); as displayed when the file is outside it."""
     absolute = os.path.abspath(path)
-    return os.path.relpath(absolute, root).replace(os.sep, "/") if _under(absolute, root) else display_path(path)
+    return printable(os.path.relpath(absolute, root).replace(os.sep, "/")) if _under(absolute, root) \
+        else display_path(path)
 
 
 def github(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
@@ -155,7 +156,7 @@ def sarif_root() -> str:
 
 
 def _file_uri(path: str, directory: bool = False) -> str:
-    uri = "file://" + urllib.parse.quote(os.path.abspath(path).replace(os.sep, "/"))
+    uri = "file://" + urllib.parse.quote(os.fsencode(os.path.abspath(path).replace(os.sep, "/")))
     if not uri.startswith("file:///"):  # Windows: file:///C:/...
         uri = "file:///" + uri[len("file://"):]
     return uri + ("/" if directory and not uri.endswith("/") else "")
@@ -166,7 +167,8 @@ def _artifact(path: str, root: str) -> dict:
     relative = os.path.relpath(absolute, root) if _under(absolute, root) else None
     if relative is None:
         return {"uri": _file_uri(absolute)}
-    return {"uri": urllib.parse.quote(relative.replace(os.sep, "/")), "uriBaseId": SARIF_ROOT}
+    # a URI holds the name's bytes percent-encoded (a name that is not UTF-8 included)
+    return {"uri": urllib.parse.quote(os.fsencode(relative.replace(os.sep, "/"))), "uriBaseId": SARIF_ROOT}
 
 
 def _under(path: str, root: str) -> bool:

@@ -52,6 +52,8 @@ class Report:
     # with Settings.record_expressions: per file, (row, column, end_row, end_column, reveal text) of each
     # name, attribute, call or subscript that holds a tensor or device (1-based, character columns)
     expressions: dict[str, list[tuple[int, int, int, int, str]]] = field(default_factory=dict)
+    # files left out (not regular, over `max-file-size`): (path, why), shown as notes
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Diagnostic]:
@@ -61,7 +63,8 @@ class Report:
 def check(paths: list[str], settings: Settings | None = None, stdin: tuple[str, bytes] | None = None) -> Report:
     """Analyse ``paths`` (files and directories) and, optionally, one file read from stdin."""
     settings = (settings or Settings()).validate()
-    files = discovery.discover(paths, settings.discovery)
+    skipped: list[tuple[str, str]] = []
+    files = discovery.discover(paths, settings.discovery, skipped)
     stdin_name = None
     if stdin is not None:
         stdin_path = os.path.abspath(stdin[0])
@@ -70,8 +73,10 @@ def check(paths: list[str], settings: Settings | None = None, stdin: tuple[str, 
             stdin = None  # --force-exclude applies to --stdin-filename too
         else:
             stdin_name = stdin[0]
-    sources = frontend.load(files, stdin)
-    return analyze_project(sources, settings, stdin_name=stdin_name)
+    sources = frontend.load(files, stdin, settings.max_file_size or None, skipped)
+    report = analyze_project(sources, settings, stdin_name=stdin_name)
+    report.skipped = skipped
+    return report
 
 
 def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | None = None) -> Report:

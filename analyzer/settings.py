@@ -88,6 +88,7 @@ class Settings:
     discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
     cache_dir: str | None = None  # None: no cache (the library's default; the CLI turns it on)
     jobs: int = 1  # worker processes (1: in this process)
+    max_file_size: int = 10 * 1024 * 1024  # bytes; larger files are skipped with a note (0: no limit)
 
     def validate(self) -> Settings:
         if self.profile not in PROFILE_NAMES:
@@ -109,6 +110,9 @@ class Settings:
             self.discovery.validate()
         except GlobError as error:
             raise SettingsError(str(error)) from None
+        if isinstance(self.max_file_size, bool) or not isinstance(self.max_file_size, int) \
+                or self.max_file_size < 0:
+            raise SettingsError(f"`max-file-size` must be a number of bytes (0: no limit), not {self.max_file_size!r}")
         if self.jobs < 1:
             raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
         return self
@@ -204,6 +208,22 @@ def parse_backends(value: str | list[str]) -> frozenset[str]:
             raise SettingsError(f"unknown backend {part!r}; known: {', '.join(BACKEND_NAMES)}")
         out.add(name)
     return frozenset(out)
+
+
+_SIZE = re.compile(r"(\d+)\s*(b|kb|kib|mb|mib|gb|gib)?", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 1000 ** 2, "mib": 1024 ** 2, "gb": 1000 ** 3,
+          "gib": 1024 ** 3}
+
+
+def parse_size(key: str, value: object) -> int:
+    """A size in bytes: an integer, or a string like ``"10MB"``, ``"512 KiB"`` (0: no limit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(f"`{key}` must be a size in bytes like 10000000 or \"10MB\" (0: no limit), "
+                            f"not {value!r}")
+    return int(match.group(1)) * _UNITS[(match.group(2) or "").lower()]
 
 
 def parse_per_file_ignores(value: str, root: str) -> PerFileIgnore:
