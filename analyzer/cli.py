@@ -328,7 +328,7 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
         if named is not None:  # one the user named must work (the default one is skipped when it cannot)
             problem = usable_dir(named)
             if problem is not None:
-                key = "--cache-dir" if args.cache_dir else "`cache-dir`"
+                key = "--cache-dir" if args.cache_dir else f"{found.path or '--config'}: `cache-dir`"
                 raise SettingsError(f"{key}: cannot use {named}: {problem}")
         settings.cache_dir = named or default_dir(found.root)
     settings.jobs = _cpus()
