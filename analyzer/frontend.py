@@ -25,7 +25,7 @@ from . import discovery
 from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
 from .failures import FileFailure
 
-__all__ = ["PathError", "SourceFile", "discover", "load", "module_name", "parse", "relevant"]
+__all__ = ["PathError", "SourceFile", "Skipped", "discover", "load", "module_name", "parse", "read_regular", "relevant"]
 
 SHIM = b"runtime_shim"
 TORCH = b"torch"
@@ -86,12 +86,12 @@ def _package_parts(directory: str) -> tuple[str, ...]:
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 
 
-class _Skip(Exception):
+class Skipped(Exception):
     """A file left out of the analysis, with the reason (a note, not a finding)."""
 
 
-def _read(path: str, max_size: int | None) -> bytes:
-    """The bytes of a regular file of at most ``max_size`` bytes (None: no limit); :class:`_Skip` otherwise.
+def read_regular(path: str, max_size: int | None) -> bytes:
+    """The bytes of a regular file of at most ``max_size`` bytes (None: no limit); :class:`Skipped` otherwise.
 
     Opened without blocking and checked on the open descriptor: a path that became a FIFO or a device
     after discovery cannot hang the run or fill the memory."""
@@ -99,12 +99,12 @@ def _read(path: str, max_size: int | None) -> bytes:
     with open(fd, "rb", closefd=True) as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _Skip(discovery.NOT_REGULAR)
+            raise Skipped(discovery.NOT_REGULAR)
         if max_size is not None and info.st_size > max_size:
-            raise _Skip(too_large(info.st_size, max_size))
+            raise Skipped(too_large(info.st_size, max_size))
         data = handle.read() if max_size is None else handle.read(max_size + 1)
     if max_size is not None and len(data) > max_size:  # it grew while being read
-        raise _Skip(too_large(len(data), max_size))
+        raise Skipped(too_large(len(data), max_size))
     return data
 
 
@@ -120,8 +120,8 @@ def load(paths: list[str], stdin: tuple[str, bytes] | None = None, max_size: int
     files = []
     for path in paths:
         try:
-            data = _read(path, max_size)
-        except _Skip as why:
+            data = read_regular(path, max_size)
+        except Skipped as why:
             if skipped is not None:
                 skipped.append((path, str(why)))
             continue

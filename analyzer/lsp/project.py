@@ -72,10 +72,9 @@ class Project:
         known = self._disk.get(path)
         if known is not None and known.stamp == stamp:
             return known.data
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
+        try:  # a regular file within the size cap only: a FIFO or a device must not block the server
+            data = frontend.read_regular(path, self.settings.max_file_size or None)
+        except (OSError, frontend.Skipped):
             return None
         self._disk[path] = _DiskFile(stamp, data)
         return data
