@@ -38,7 +38,6 @@ from .settings import (
 )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-NOTEBOOK_SUFFIX = ".ipynb"
 BUG_REPORT = ("this is a bug in devicelint: please report it, with the command line and the file(s) that trigger "
               "it (DEVICELINT_TRACEBACK=1 shows where it happened)")
 
@@ -376,12 +375,6 @@ def _check_paths(args: argparse.Namespace) -> int:
     if missing:
         for path in missing:
             _error(f"{display_path(path)}: No such file or directory")
-        return EXIT_ERROR
-    notebooks = [p for p in paths if p.lower().endswith(NOTEBOOK_SUFFIX) and not os.path.isdir(p)]
-    if notebooks or (args.stdin_filename or "").lower().endswith(NOTEBOOK_SUFFIX):
-        for path in notebooks or [args.stdin_filename]:
-            _error(f"{display_path(path)}: Jupyter notebooks are not analysed; export the code first "
-                   "(`jupyter nbconvert --to script`) and check the .py file")
         return EXIT_ERROR
     first = paths[0] if paths else args.stdin_filename
     try:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are analysed cell by cell (analyzer.notebook)
 
 # ruff's default `exclude`, plus what only devicelint creates or never wants
 DEFAULT_EXCLUDE: tuple[str, ...] = (

@@ -24,6 +24,7 @@ from functools import lru_cache
 from . import discovery
 from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
 from .failures import FileFailure
+from .notebook import CellMap, NotebookError, is_notebook, to_program
 
 __all__ = ["PathError", "SourceFile", "Skipped", "discover", "load", "module_name", "parse", "read_regular", "relevant"]
 
@@ -44,6 +45,7 @@ class SourceFile:
     tree: ast.Module | None = None
     lines: list[str] = field(default_factory=list)
     failure: FileFailure | None = None  # set when the file cannot even be read
+    cells: CellMap | None = None  # a notebook: where each code cell is in ``data`` (its joined code cells)
 
     @property
     def package(self) -> str:
@@ -130,13 +132,23 @@ def load(paths: list[str], stdin: tuple[str, bytes] | None = None, max_size: int
             failure = FileFailure(path, 1, 0, f"cannot read file: {error.strerror or error}")
             files.append(SourceFile(path, name, is_package, b"", failure=failure))
             continue
-        name, is_package = module_name(path)
-        files.append(SourceFile(path, name, is_package, data))
+        files.append(_source(path, data))
     if stdin is not None:
-        filename, data = stdin
-        name, is_package = module_name(filename)
-        files.append(SourceFile(filename, name, is_package, data))
+        files.append(_source(*stdin))
     return files
+
+
+def _source(path: str, data: bytes) -> SourceFile:
+    """A file's source; a notebook's is its code cells joined (:mod:`analyzer.notebook`)."""
+    name, is_package = module_name(path)
+    if not is_notebook(path):
+        return SourceFile(path, name, is_package, data)
+    try:
+        program, cells = to_program(data)
+    except NotebookError as error:
+        failure = FileFailure(path, 1, 0, f"cannot read notebook: {error}")
+        return SourceFile(path, name, is_package, b"", failure=failure)
+    return SourceFile(path, name, is_package, program, cells=cells)
 
 
 _WORD = re.compile(rb"\w+")

@@ -15,8 +15,10 @@ This is the library entry point (the CLI is a thin layer over :func:`check`):
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
+import re
 import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from . import discovery, frontend, noqa, parallel
 from .diagnostics import Diagnostic
 from .failures import FileFailure
+from .notebook import CellMap
 from .settings import ALWAYS_REPORTED, Settings
 
 if TYPE_CHECKING:  # the engine's modules stay out of a cached run
@@ -184,12 +187,40 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         diagnostics.extend(component_diagnostics or ())
     directives = {source.path: info.directives for source, info in zip(parsed, infos, strict=True)}
     diagnostics = suppress(diagnostics, settings, directives, report.sources)
+    if any(s.cells is not None for s in sources):
+        diagnostics = _for_notebooks(diagnostics, {s.path: s for s in sources if s.cells is not None})
     report.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
     for path in {d.file for d in report.diagnostics}:
         source = report.sources.get(path)
         if source is not None:
             ensure_lines(source)
     return report
+
+
+def _for_notebooks(diagnostics: list[Diagnostic], notebooks: dict[str, frontend.SourceFile]) -> list[Diagnostic]:
+    """Notebook findings: no fix (one is never written into a notebook's JSON), and the ``file:row`` places
+    their messages name given as ``file:cell N:row`` (the rows themselves are mapped by the output)."""
+    out = []
+    for d in diagnostics:
+        if d.file in notebooks:
+            d = dataclasses.replace(d, fix=None, message=_cell_places(d.message, notebooks))
+        out.append(d)
+    return out
+
+
+def _cell_places(message: str, notebooks: dict[str, frontend.SourceFile]) -> str:
+    for path, source in notebooks.items():
+        names = sorted({re.escape(path), re.escape(os.path.basename(path))}, key=len, reverse=True)
+        pattern = re.compile(rf"(?<![\w./-])({'|'.join(names)}):(\d+)\b")
+        cells = source.cells
+        assert cells is not None
+
+        def place(match: re.Match[str], cells: CellMap = cells) -> str:
+            cell, row = cells.locate(int(match.group(2)))
+            return f"{match.group(1)}:cell {cell}:{row}"
+
+        message = pattern.sub(place, message)
+    return message
 
 
 def _project_names(modules: frozenset[str]) -> list[str]:

@@ -114,7 +114,8 @@ def _sources(report: object, files: dict[str, FileFix]) -> list[SourceFile]:
     out = []
     for source in report.sources.values():  # type: ignore[attr-defined]
         data = files[source.path].encoded() if source.path in files else source.data
-        out.append(SourceFile(source.path, source.module, source.is_package, data, failure=source.failure))
+        out.append(SourceFile(source.path, source.module, source.is_package, data, failure=source.failure,
+                              cells=source.cells))
     return out
 
 

@@ -1,6 +1,6 @@
 """What the command line reads and how it refuses: special files (FIFOs, devices, broken links), the
-per-file size cap, file names that are not UTF-8 in every output format, a closed stdin, notebooks, and
-syntax errors that no selection hides. Run as users run it: ``python -m analyzer``."""
+per-file size cap, file names that are not UTF-8 in every output format, a closed stdin, notebooks (cell by
+cell), and syntax errors that no selection hides. Run as users run it: ``python -m analyzer``."""
 
 from __future__ import annotations
 
@@ -111,17 +111,59 @@ def test_closed_stdin_is_a_usage_error(tmp_path: Path) -> None:
     assert b"'-' reads the file from stdin, but stdin is closed" in proc.stderr
 
 
-def test_a_notebook_is_refused_not_passed(tmp_path: Path) -> None:
-    notebook = {"cells": [{"cell_type": "code", "source": ["import runtime_shim\n", "x = (\n"], "metadata": {},
-                           "outputs": [], "execution_count": None}], "metadata": {}, "nbformat": 4,
-                "nbformat_minor": 5}
-    (tmp_path / "analysis.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-    proc = devicelint(tmp_path, "analysis.ipynb")
+def notebook(*cells: tuple[str, list[str]], language: str = "python") -> str:
+    return json.dumps({
+        "cells": [{"cell_type": kind, "source": source, "metadata": {},
+                   **({"outputs": [], "execution_count": None} if kind == "code" else {})} for kind, source in cells],
+        "metadata": {"language_info": {"name": language}}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+MOVES = notebook(
+    ("markdown", ["# Training\n"]),
+    ("code", ["%matplotlib inline\n", "from runtime_shim import Device, Tensor\n"]),
+    ("code", ["!pip install numpy\n", "weights = Tensor.random([2], Device.flex().autodiff())\n"]),
+    ("markdown", ["Now move it.\n"]),
+    ("code", ["files = !ls\n", "Tensor?\n", "weights.to_device(Device.ndarray())\n"]),
+)
+
+
+def test_a_notebook_is_analysed_cell_by_cell(tmp_path: Path) -> None:
+    """Code cells joined in order (one namespace, as the notebook runs), findings at their cell and row;
+    IPython magics do not break the parse; never a silent "All checks passed!"."""
+    (tmp_path / "train.ipynb").write_text(MOVES, encoding="utf-8")
+    proc = devicelint(tmp_path, "train.ipynb")
     no_crash(proc)
-    assert proc.returncode == 2 and b"All checks passed" not in proc.stdout
-    assert b"analysis.ipynb: Jupyter notebooks are not analysed" in proc.stderr
-    proc = devicelint(tmp_path, "--stdin-filename", "analysis.ipynb", "-", stdin=None)
-    assert proc.returncode == 2 and b"Jupyter notebooks are not analysed" in proc.stderr
+    out = proc.stdout.decode()
+    assert proc.returncode == 1 and "All checks passed" not in out
+    assert out.startswith("train.ipynb:cell 5:3:1: MV102 [error] Cannot move between autodiff")
+    assert "created at train.ipynb:cell 3:2" in out  # places named in the message are cells too
+    item = json.loads(devicelint(tmp_path, "--output-format", "json", "train.ipynb").stdout)[0]
+    assert (item["filename"], item["cell"], item["location"], item["fix"]) == (
+        "train.ipynb", 5, {"row": 3, "column": 1}, None)  # no fix is ever written into a notebook
+    assert [(r["cell"], r["location"]["row"]) for r in item["related"]] == [(3, 2), (5, 3)]
+    full = devicelint(tmp_path, "--output-format", "full", "train.ipynb").stdout.decode()
+    assert "3 | weights.to_device(Device.ndarray())" in full
+    # --fix leaves the notebook's bytes alone; a directory's notebooks are found; stdin works too
+    proc = devicelint(tmp_path, "--fix", "--unsafe-fixes", "train.ipynb")
+    assert proc.returncode == 1 and (tmp_path / "train.ipynb").read_text(encoding="utf-8") == MOVES
+    assert "train.ipynb:cell 5:3:1: MV102" in devicelint(tmp_path, ".").stdout.decode()
+    with open(tmp_path / "train.ipynb", "rb") as handle:
+        proc = devicelint(tmp_path, "--stdin-filename", "train.ipynb", "-", stdin=handle.fileno())
+    assert "train.ipynb:cell 5:3:1: MV102" in proc.stdout.decode()
+
+
+def test_notebook_syntax_errors_and_broken_notebooks_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "broken.ipynb").write_text(notebook(("code", ["import torch\n"]), ("code", ["x = (\n"])),
+                                           encoding="utf-8")
+    (tmp_path / "notjson.ipynb").write_text("{ not json: runtime_shim", encoding="utf-8")
+    (tmp_path / "r.ipynb").write_text(notebook(("code", ["library(runtime_shim)\n"]), language="R"),
+                                      encoding="utf-8")
+    proc = devicelint(tmp_path, "broken.ipynb", "notjson.ipynb", "r.ipynb")
+    no_crash(proc)
+    out = proc.stdout.decode()
+    assert "broken.ipynb:cell 2:1:5: MV901 [error] cannot parse file" in out
+    assert "notjson.ipynb:1:1: MV901 [error] cannot read notebook: not a notebook: invalid JSON" in out
+    assert "r.ipynb:1:1: MV901 [error] cannot read notebook: its language is R: only Python notebooks" in out
 
 
 @pytest.mark.parametrize("argv", [["--select", "MV2"], ["--ignore", "MV901"], ["--ignore", "ALL"],
@@ -137,3 +179,21 @@ def test_syntax_errors_are_always_reported(tmp_path: Path, argv: list[str]) -> N
     assert "broken.py:2:5: MV901" in out and "noqa.py:2:5: MV901" in out
     (tmp_path / "pyproject.toml").write_text('[tool.devicelint]\nselect = ["MV2"]\n', encoding="utf-8")
     assert "broken.py:2:5: MV901" in devicelint(tmp_path, ".").stdout.decode()
+
+
+def test_ipython_syntax_keeps_the_rows() -> None:
+    from analyzer.notebook import to_program
+
+    program, cells = to_program(notebook(
+        ("code", ["%%time\n", "anything at all (\n"]),
+        ("raw", ["ignored\n"]),
+        ("code", "%load_ext foo\nx, y = !ls\nobj??\nmsg = ('a %s'\n       % x)  # why?\n"),
+        ("code", []),
+        ("code", ["z = 1"]),
+    ).encode())
+    assert program.decode().splitlines() == [
+        "pass  # cell magic", "",
+        "pass  # magic", "x, y = None  # magic", "pass  # magic", "msg = ('a %s'", "       % x)  # why?",
+        "z = 1"]
+    assert cells.cells == ((1, 1, 2), (3, 3, 5), (4, 8, 0), (5, 8, 1))
+    assert cells.locate(4) == (3, 2) and cells.locate(8) == (5, 1)
