@@ -10,8 +10,9 @@ without that table is read at its top level, like a ``ruff.toml``); ``--config "
 working directory when there is none): relative ``exclude``, ``per-file-ignores``
 and ``cache-dir`` paths start there.
 
-Unknown keys and values of the wrong type are errors that name the key and the
-file (exit code 2).
+Unknown keys, values of the wrong type, globs that do not compile, values nested
+too deeply for the TOML parser and a ``pyproject.toml`` that cannot be read are
+errors that name the file, the key and the value (exit code 2).
 """
 
 from __future__ import annotations

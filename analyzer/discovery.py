@@ -3,7 +3,10 @@
 * **exclude / extend-exclude** follow ruff: a pattern is a glob (globset syntax,
   where ``*`` also crosses ``/``); a pattern without ``/`` matches a file or
   directory name at any depth; every pattern, made absolute against the project
-  root, also matches the absolute path. The default list is ruff's, plus
+  root (taken literally), also matches the absolute path. ``**`` as a whole
+  component matches zero or more directories; a pattern that does not compile
+  (``[z-a]``, an unclosed ``[`` or ``{``) is a :class:`GlobError` (a
+  configuration error, exit 2). The default list is ruff's, plus
   ``__pycache__`` and ``.devicelint_cache``. Excluded directories are not entered.
 * **respect-gitignore** (default on): ``.gitignore`` files from the repository's
   root down to each directory, ``.git/info/exclude`` and the global excludes
@@ -12,6 +15,9 @@
   The matcher is native (no ``git`` process): it handles negation, directory-only
   patterns, anchoring, ``*``, ``?``, ``[...]`` and ``**`` as git does, and the
   tests compare it with ``git check-ignore`` on a set of patterns.
+* Only regular files are returned (a symbolic link only when it leads to one):
+  FIFOs, devices, sockets and broken links named ``*.py`` are reported as skipped.
+  Python files are ``.py``, ``.pyi`` and notebooks (``.ipynb``, read cell by cell).
 * Paths given explicitly are always analysed, unless **force-exclude** is on:
   then the exclude patterns apply to them and to their directories under the
   project root too (what pre-commit needs, since it passes files one by one).
