@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import discovery, frontend, parallel
+from ..notebook import is_notebook
 from ..runner import Report, analyze_project
 from ..settings import Settings
 
@@ -99,9 +100,11 @@ class Project:
 
     def sources(self, buffers: dict[str, str]) -> list[frontend.SourceFile]:
         """Every project file, an open buffer's text standing in for the file's bytes."""
-        paths = list(self._discover())
+        # notebooks are left to the command line: an editor shows them as notebook documents, whose cells
+        # this server does not speak to (their findings' positions would point into the JSON)
+        paths = [p for p in self._discover() if not is_notebook(p)]
         known = set(paths)
-        paths.extend(p for p in buffers if p not in known and self.contains(p))
+        paths.extend(p for p in buffers if p not in known and self.contains(p) and not is_notebook(p))
         out = []
         for path in paths:
             text = buffers.get(path)
