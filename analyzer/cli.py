@@ -323,11 +323,14 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
     if not args.no_cache:
         from .cache import default_dir, usable_dir
 
-        named = os.path.abspath(args.cache_dir) if args.cache_dir else found.cache_dir()
+        environment = os.environ.get("DEVICELINT_CACHE_DIR")
+        named = os.path.abspath(args.cache_dir) if args.cache_dir else found.cache_dir() or (
+            os.path.abspath(environment) if environment else None)
         if named is not None:  # one the user named must work (the default one is skipped when it cannot)
             problem = usable_dir(named)
             if problem is not None:
-                key = "--cache-dir" if args.cache_dir else f"{found.path or '--config'}: `cache-dir`"
+                key = "--cache-dir" if args.cache_dir else f"{found.path or '--config'}: `cache-dir`" \
+                    if found.cache_dir() else "DEVICELINT_CACHE_DIR"
                 raise SettingsError(f"{key}: cannot use {named}: {problem}")
         settings.cache_dir = named or default_dir(found.root)
     settings.jobs = _cpus()

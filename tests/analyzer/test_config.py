@@ -404,6 +404,9 @@ def test_a_cache_dir_that_cannot_be_used_is_an_error(tmp_path: Path, capsys: pyt
     assert run(capsys, "check", "--cache-dir", "fresh/cache", "train.py")[0] == 1
     assert (tmp_path / "fresh" / "cache").is_dir()
     assert run(capsys, "check", "--no-cache", "--cache-dir", "blocker/cache", "train.py")[0] == 1
+    monkeypatch.setenv("DEVICELINT_CACHE_DIR", str(tmp_path / "blocker" / "env-cache"))
+    code, _out, err = run(capsys, "check", "train.py")
+    assert code == 2 and "DEVICELINT_CACHE_DIR: cannot use" in err
 
 
 # --------------------------------------------------------------------------- ruff's glob semantics
