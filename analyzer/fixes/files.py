@@ -147,7 +147,7 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
     directory = os.path.dirname(target) or "."
     info = os.stat(target)
     mode = stat.S_IMODE(info.st_mode)
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+    if not _may_write(info) or not os.access(target, os.W_OK):
         raise NotWritten("the file is read-only")
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:
@@ -163,6 +163,21 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _may_write(info: os.stat_result) -> bool:
+    """Whether the file's own mode bits let this user write it (for root, who may write anything: whether
+    anyone may, so a 0444 file stays read-only). ``os.access`` then covers ACLs and read-only mounts."""
+    if not hasattr(os, "geteuid"):  # Windows: the read-only attribute is the owner's write bit
+        return bool(info.st_mode & stat.S_IWUSR)
+    uid = os.geteuid()
+    if uid == info.st_uid:
+        return bool(info.st_mode & stat.S_IWUSR)
+    if uid == 0:
+        return bool(info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    if info.st_gid in (os.getegid(), *os.getgroups()):
+        return bool(info.st_mode & stat.S_IWGRP)
+    return bool(info.st_mode & stat.S_IWOTH)
 
 
 def _current(path: str) -> bytes | None:
