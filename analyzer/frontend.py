@@ -143,6 +143,7 @@ def _source(path: str, data: bytes) -> SourceFile:
     name, is_package = module_name(path)
     if not is_notebook(path):
         return SourceFile(path, name, is_package, data)
+    name += "-ipynb"  # no module can import a notebook: a name no import can spell (train.py keeps `train`)
     try:
         program, cells = to_program(data)
     except NotebookError as error:
