@@ -69,6 +69,7 @@ def register(server: DeviceLintServer) -> DeviceLintServer:
             return
         if os.path.basename(path) == "pyproject.toml":
             ls.reset_projects()
+            ls.project_for(path)  # re-read now: its error diagnostic goes (or comes) even with no module open
             ls.schedule(ls.open_documents(), 0)
             return
         ls.project_for(path).forget_files()

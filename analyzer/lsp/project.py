@@ -106,7 +106,9 @@ class Project:
         out = []
         for path in paths:
             text = buffers.get(path)
-            data = text.encode("utf-8") if text is not None else self._read(path)
+            # a buffer holding a lone surrogate keeps it as bytes that are not UTF-8: that file alone fails to
+            # decode (MV901 on it), as a file on disk with such bytes would
+            data = text.encode("utf-8", "surrogatepass") if text is not None else self._read(path)
             if data is None:
                 continue  # deleted since discovery
             module, is_package = self._module(path)
