@@ -57,8 +57,9 @@ def _locate(text: str, message: str) -> tuple[int, int, int]:
         line = min(max(int(found.group(1)) - 1, 0), max(len(lines) - 1, 0))
         column = max(int(found.group(2)) - 1, 0)
         return line, column, column + 1
-    for match in _QUOTED.finditer(message.split(": ", 1)[-1]):  # past the path
-        needle = match.group(1) or match.group(2)
+    said = message.split(": ", 1)[-1]  # past the path
+    for needle in [m.group(1) for m in _QUOTED.finditer(said) if m.group(1)] + \
+            [m.group(2) for m in _QUOTED.finditer(said) if m.group(2)]:  # a quoted value before a key's name
         for number, line_text in enumerate(lines):
             column = line_text.find(needle)
             if column >= 0 and not line_text.lstrip().startswith("#"):

@@ -5,7 +5,8 @@ then N bytes of JSON. Clients get this wrong in every way: a wrong length, no le
 no header at all, a body that is not JSON or is cut short. The framer never waits for
 bytes that a broken header promised: a valid JSON text cannot hold a raw line end, so
 ``Content-Length: N`` followed by one always starts a new message, and the framer
-resynchronises there. What cannot be a message is handed back as :class:`Skipped`.
+resynchronises there; other bytes that are not a message are skipped a line at a time
+and handed back as :class:`Skipped`.
 """
 
 from __future__ import annotations
@@ -131,8 +132,16 @@ class Framer:
             events.append(Frame(self._buffer[:marker.start()]))
             self._buffer = self._buffer[marker.start():]
         elif len(self._buffer) >= self._length:
-            events.append(Frame(window))
-            self._buffer = self._buffer[self._length:]
+            end = self._length
+            after = self._buffer[end:end + 1]
+            if after and after not in _SPACE and not after.isalpha():
+                # the length stops inside the body (say it counted characters, not bytes): the JSON value
+                # that starts here, when it reaches past the length, is the body
+                prefix = _json_prefix(self._buffer)
+                if prefix is not None and prefix[1] > end:
+                    end = prefix[1]
+            events.append(Frame(self._buffer[:end]))
+            self._buffer = self._buffer[end:]
         else:
             return False
         self._length = None
@@ -148,11 +157,17 @@ class Framer:
             self._buffer = self._buffer[end:]
             self._headerless = False
             return True
+        # not (yet) a JSON value: skip to a header inside the first line, else past that line
         marker = _MARKER.search(self._buffer)
-        if marker is None:
-            return False  # wait: the value is incomplete, or garbage that a later header ends
-        if marker.start() > 0:
-            events.append(Skipped(self._buffer[:marker.start()], reason))
-            self._buffer = self._buffer[marker.start():]
+        newline = self._buffer.find(b"\n")
+        if marker is not None and (newline < 0 or marker.start() <= newline):
+            cut = marker.start()
+        elif newline >= 0:
+            cut = newline + 1
+        else:
+            return False  # wait: the value is incomplete, or the line goes on
+        if cut > 0:
+            events.append(Skipped(self._buffer[:cut], reason))
+            self._buffer = self._buffer[cut:]
         self._headerless = False
         return True

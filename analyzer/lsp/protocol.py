@@ -62,7 +62,7 @@ class DeviceLintProtocol(LanguageServerProtocol):
         is_request = "id" in raw and "method" in raw
         if raw.get("jsonrpc") != "2.0" or ("method" in raw and not isinstance(method, str)) or \
                 ("id" in raw and not _valid_id(msg_id)) or ("method" not in raw and "id" not in raw):
-            if is_request or "method" not in raw:
+            if is_request or not ("method" in raw or "result" in raw or "error" in raw):
                 self.send_error(msg_id if _valid_id(msg_id) else None,
                                 JsonRpcInvalidRequest('not a JSON-RPC 2.0 message ("jsonrpc": "2.0", a string '
                                                       '"method", an integer or string "id")'))

@@ -4,6 +4,7 @@ guard that only stops a broken server from hanging the suite (never a timing che
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -47,30 +48,37 @@ class RawServer:
         self.process = subprocess.Popen([sys.executable, "-m", "analyzer", "lsp"], cwd=cwd, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.received: list[dict[str, Any]] = []
-        self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._inbox: queue.Queue[dict[str, Any] | str] = queue.Queue()
         self.stderr = b""
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stdout_reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self._stdout_reader.start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     # ------------------------------------------------------------------ the server's output
 
     def _read_stdout(self) -> None:
+        """Framed messages onto the inbox; a string there says why no more will come."""
         stream = self.process.stdout
         assert stream is not None
         while True:
             length = None
-            while True:  # the header: the server's own framing is strict
+            while True:  # the header: the server's own framing must be exact
                 line = stream.readline()
                 if not line:
-                    self._inbox.put(None)
+                    self._inbox.put("the server closed its output")
                     return
-                if line in (b"\r\n", b"\n"):
+                if line == b"\r\n":
                     break
-                name, _, value = line.decode("ascii").partition(":")
-                if name.strip().lower() == "content-length":
+                name, _, value = line.decode("ascii", "replace").partition(":")
+                if name.strip().lower() == "content-length" and value.strip().isdigit():
                     length = int(value)
-            assert length is not None, "the server sent a header without Content-Length"
-            self._inbox.put(json.loads(stream.read(length)))
+            body = stream.read(length) if length is not None else b""
+            try:
+                self._inbox.put(json.loads(body))
+            except ValueError:
+                self._inbox.put(f"the server sent a malformed message: {line!r} {body[:200]!r}")
+                return
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -81,11 +89,10 @@ class RawServer:
         try:
             message = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
-            raise AssertionError(f"the server sent nothing more; stderr:\n{self.stderr.decode(errors='replace')}") \
-                from None
-        if message is None:
-            self._inbox.put(None)  # stays closed for the next reader
-            raise AssertionError(f"the server closed its output; stderr:\n{self.stderr.decode(errors='replace')}")
+            message = "the server sent nothing more"
+        if isinstance(message, str):
+            self._inbox.put(message)  # stays closed for the next reader
+            raise AssertionError(f"{message}; its stderr:\n{self.stderr.decode(errors='replace')}")
         self.received.append(message)
         return message
 
@@ -143,15 +150,25 @@ class RawServer:
         return params["diagnostics"]
 
     def wait_exit(self) -> int:
+        """The exit status (stdin stays open: the server must not need its end to exit)."""
         try:
-            return self.process.wait(timeout=HANG_GUARD)
+            status = self.process.wait(timeout=HANG_GUARD)
         except subprocess.TimeoutExpired:
             raise AssertionError("the server did not exit") from None
+        self._stderr_reader.join(timeout=HANG_GUARD)  # all of stderr read
+        return status
+
+    def close_input(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
 
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=HANG_GUARD)
+        for reader in (self._stdout_reader, self._stderr_reader):  # they end at the pipes' end
+            reader.join(timeout=HANG_GUARD)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError):  # a broken pipe on stdin: the server is gone anyway
+                    stream.close()
