@@ -77,8 +77,6 @@ class DeviceLintProtocol(LanguageServerProtocol):
                 else:
                     log.info("dropped the notification %s: %s", method, refusal.message)
                 return
-            if is_request and method == types.INITIALIZE:
-                self.initialize_received = True
         try:
             message = self._structure(raw)
         except Exception as error:  # noqa: BLE001 - any mismatch of the params is the client's error
@@ -87,6 +85,8 @@ class DeviceLintProtocol(LanguageServerProtocol):
             else:
                 log.warning("dropped %s: %s", method or f"the response to {msg_id!r}", _why(error))
             return
+        if is_request and method == types.INITIALIZE:
+            self.initialize_received = True  # (only once its params are valid: the workspace needs them)
         self.handle_message(message)
 
     def _refusal(self, method: str) -> JsonRpcException | None:
@@ -106,6 +106,8 @@ class DeviceLintProtocol(LanguageServerProtocol):
         """pygls' ``structure_message`` without its logged traceback: the caller answers the error."""
         method = raw.get("method")
         if "method" in raw:
+            if method == types.INITIALIZED and raw.get("params") is None:
+                raw = {**raw, "params": {}}  # its params are empty anyway; dropping it would stall every analysis
             message_type = self.get_message_type(method)
             if message_type is None:  # a method we do not know: its params are optional and untyped
                 raw = {"params": None, **raw}

@@ -111,8 +111,10 @@ def test_a_request_before_initialize_gets_server_not_initialized(server: RawServ
     answer = server.call(1, "textDocument/hover", hover((workspace / "a.py").as_uri()))
     assert error_code(answer) == NOT_INITIALIZED
     assert error_code(server.call(2, "shutdown")) == NOT_INITIALIZED
+    assert error_code(server.call(3, "initialize", {"processId": None})) == INVALID_PARAMS
+    assert error_code(server.call(4, "textDocument/hover", hover((workspace / "a.py").as_uri()))) == NOT_INITIALIZED
     assert "capabilities" in server.initialize(workspace)["result"]
-    assert error_code(server.call(3, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})) \
+    assert error_code(server.call(5, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})) \
         == INVALID_REQUEST
     shut_down(server)
 
@@ -161,6 +163,14 @@ def test_requests_after_shutdown_get_invalid_request(server: RawServer, workspac
     assert error_code(server.call(3, "shutdown")) == INVALID_REQUEST
     server.send(notification("exit"))
     assert server.wait_exit() == 0
+
+
+def test_an_initialized_notification_without_params_still_starts_the_analyses(server: RawServer, workspace: Path):
+    server.call(1, "initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}})
+    server.send({"jsonrpc": "2.0", "method": "initialized"})
+    uri = server.open(workspace / "a.py", MOVE)
+    assert [d["code"] for d in server.diagnostics(uri, 1)] == ["MV102"]
+    shut_down(server)
 
 
 def test_exit_without_shutdown_exits_with_status_1(server: RawServer, workspace: Path):
