@@ -60,7 +60,7 @@ class Framer:
     """Feed it bytes as they arrive; it returns the events they complete."""
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._buffer = bytearray()  # grows in place: a large body arrives in many reads
         self._length: int | None = None  # reading a body of this many bytes
         self._headerless = False  # reading a body whose header had no valid length
         self._scanned = 0  # the body's bytes already searched for a marker
@@ -74,7 +74,7 @@ class Framer:
 
     def finish(self) -> list[Event]:
         """The end of the stream: what is left is a message cut short (or blanks)."""
-        rest, self._buffer = self._buffer, b""
+        rest, self._buffer = bytes(self._buffer), bytearray()
         self._length, self._headerless = None, False
         if rest.strip(_SPACE):
             return [Skipped(rest, "the input ended inside a message")]
@@ -113,7 +113,7 @@ class Framer:
         if end is None and (rest in (b"", b"\r") or (_PARTIAL_FIELD.fullmatch(rest) and len(rest) < MAX_HEADER)):
             return False  # the rest of the header is on its way
         if end is None:  # a line that is neither a header field nor the empty line that ends the header
-            events.append(Skipped(self._buffer[:position], "a header not ended by an empty line"))
+            events.append(Skipped(bytes(self._buffer[:position]), "a header not ended by an empty line"))
             self._buffer = rest
         else:
             self._buffer = rest[end.end():]
@@ -124,12 +124,12 @@ class Framer:
 
     def _body(self, events: list[Event]) -> bool:
         assert self._length is not None
-        window = self._buffer[:self._length]
-        marker = _MARKER.search(window, max(0, self._scanned - _RESCAN))
-        self._scanned = len(window)
+        available = min(len(self._buffer), self._length)
+        marker = _MARKER.search(self._buffer, max(0, self._scanned - _RESCAN), available)
+        self._scanned = available
         if marker is not None:
             # the next message starts inside this one: the length was wrong (too large)
-            events.append(Frame(self._buffer[:marker.start()]))
+            events.append(Frame(bytes(self._buffer[:marker.start()])))
             self._buffer = self._buffer[marker.start():]
         elif len(self._buffer) >= self._length:
             end = self._length
@@ -140,7 +140,7 @@ class Framer:
                 prefix = _json_prefix(self._buffer)
                 if prefix is not None and prefix[1] > end:
                     end = prefix[1]
-            events.append(Frame(self._buffer[:end]))
+            events.append(Frame(bytes(self._buffer[:end])))
             self._buffer = self._buffer[end:]
         else:
             return False
@@ -153,7 +153,7 @@ class Framer:
         prefix = _json_prefix(self._buffer)
         if prefix is not None:
             value, end = prefix
-            events.append(Skipped(self._buffer[:end], reason, value))
+            events.append(Skipped(bytes(self._buffer[:end]), reason, value))
             self._buffer = self._buffer[end:]
             self._headerless = False
             return True
@@ -167,7 +167,7 @@ class Framer:
         else:
             return False  # wait: the value is incomplete, or the line goes on
         if cut > 0:
-            events.append(Skipped(self._buffer[:cut], reason))
+            events.append(Skipped(bytes(self._buffer[:cut]), reason))
             self._buffer = self._buffer[cut:]
         self._headerless = False
         return True
