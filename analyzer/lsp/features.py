@@ -88,7 +88,9 @@ def register(server: DeviceLintServer) -> DeviceLintServer:
                                params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
         path = _path(params.text_document.uri)
         items = []
-        if path is not None:
+        if path is not None and path in ls.config_problems:
+            items = [ls.config_problems[path]]
+        elif path is not None:
             await ls.fresh(path)
             items = ls.lsp_diagnostics(path)
         return types.RelatedFullDocumentDiagnosticReport(items=items)

@@ -97,7 +97,7 @@ class DeviceLintServer(LanguageServer):
         self._pending: asyncio.Task | None = None
         self._lock: asyncio.Lock | None = None
         self._executor: ThreadPoolExecutor | None = None
-        self.config_problems: set[str] = set()  # configuration files shown with an error diagnostic
+        self.config_problems: dict[str, types.Diagnostic] = {}  # configuration file -> its error, as published
         self.configured = asyncio.Event()  # set once the client's settings are read (analyses wait for it)
 
     # ------------------------------------------------------------------ documents and projects
@@ -182,14 +182,16 @@ class DeviceLintServer(LanguageServer):
         if path is None:
             return
         if problem is not None:
-            self.config_problems.add(path)
-            items = [config_report.diagnostic(path, str(problem), self.encoding)]
-        elif path in self.config_problems:
-            self.config_problems.discard(path)
+            self.config_problems[path] = config_report.diagnostic(path, str(problem), self.encoding)
+            items = [self.config_problems[path]]
+        elif self.config_problems.pop(path, None) is not None:
             items = []
         else:
             return
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri_of(path), diagnostics=items))
+        if self.push:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri_of(path), diagnostics=items))
+        elif self.refresh:
+            self.workspace_diagnostic_refresh(None)  # a pulling client asks again (pyproject.toml's answer changed)
 
     def reset_projects(self) -> None:
         """Settings changed (client or ``pyproject.toml``): rebuild every project on the next analysis."""

@@ -6,12 +6,13 @@ after it, and a body that is not JSON, or params that do not fit their types, le
 request unanswered. Here a body that is not JSON gets -32700 (ParseError, id ``null``), a
 request that came without a usable header gets -32600, and the stream always goes on.
 stdin is read on a daemon thread, so a client that keeps it open after ``exit`` cannot
-hold the process.
+hold the process; what the server would still send after ``exit`` is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -19,7 +20,6 @@ import threading
 from typing import BinaryIO
 
 from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcParseError
-from pygls.io_ import StdoutWriter
 
 from .framing import Event, Frame, Framer, Skipped
 from .protocol import DeviceLintProtocol
@@ -86,11 +86,32 @@ class Transport:
                 return 0 if self.protocol._shutdown else 1
 
 
+class Writer:
+    """stdout for pygls. Once closed (``exit``) or unwritable (the client stopped reading), writes are dropped:
+    pygls reports a failed write to the client by writing again, without end."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.closed = False
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            with contextlib.suppress(OSError, ValueError):
+                self._stream.close()
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.write(data)
+            self._stream.flush()
+        except (OSError, ValueError) as error:
+            self.closed = True
+            log.error("cannot write to the client any more (%s); messages to it are dropped", error)
+
+
 def serve_stdio(protocol: DeviceLintProtocol, stdin: BinaryIO, stdout: BinaryIO) -> int:
     """Run the protocol over stdin/stdout; the process's exit status."""
-    protocol.set_writer(StdoutWriter(stdout))
-    try:
-        return asyncio.run(Transport(protocol).run(stdin))
-    except BrokenPipeError:
-        log.error("the client closed its end of the connection")
-        return 1
+    protocol.set_writer(Writer(stdout))
+    return asyncio.run(Transport(protocol).run(stdin))

@@ -234,3 +234,19 @@ def test_a_configuration_error_is_shown_and_the_other_files_keep_their_diagnosti
     assert server.notified("textDocument/publishDiagnostics",
                            lambda p: p["uri"] == config.as_uri() and not p["diagnostics"]) is not None
     shut_down(server)
+
+
+def test_a_pulling_client_gets_the_configuration_error_when_it_asks(server: RawServer, workspace: Path):
+    config = workspace / "pyproject.toml"
+    config.write_text('[tool.devicelint]\nexclude = ["[z-a]"]\n', encoding="utf-8")
+    server.call("init", "initialize", {"processId": None, "rootUri": workspace.as_uri(),
+                                       "capabilities": {"textDocument": {"diagnostic": {}}}})
+    server.send(notification("initialized", {}))
+    uri = server.open(workspace / "a.py", MOVE)
+    pulled = server.call(1, "textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]
+    assert [d["code"] for d in pulled["items"]] == ["MV102"]
+    answer = server.call(2, "textDocument/diagnostic", {"textDocument": {"uri": config.as_uri()}})
+    (problem,) = answer["result"]["items"]
+    assert "[z-a]" in problem["message"] and problem["range"]["start"]["line"] == 1
+    assert not [m for m in server.received if m.get("method") == "textDocument/publishDiagnostics"]
+    shut_down(server)
