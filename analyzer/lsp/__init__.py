@@ -4,7 +4,8 @@ Modules: :mod:`.positions` (columns ↔ LSP code units), :mod:`.options` (settin
 :mod:`.project` (what an edit re-analyses), :mod:`.convert` (lsprotocol types),
 :mod:`.actions` (code actions), :mod:`.server` (state, debouncing, crash reports),
 :mod:`.features` (the LSP methods), :mod:`.framing` (cutting stdin into messages), :mod:`.transport`
-(the stdio loop), :mod:`.protocol` (what each message may do when). Importing this package imports no pygls: the CLI
+(the stdio loop), :mod:`.protocol` (what each message may do when), :mod:`.config_report` (configuration
+errors as diagnostics). Importing this package imports no pygls: the CLI
 imports it only for ``devicelint lsp``.
 """
 
