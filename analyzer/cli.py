@@ -22,9 +22,10 @@ from typing import IO
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from . import __version__, config
-from .discovery import DiscoveryOptions, PathError
+from .discovery import DiscoveryOptions, PathError, is_force_excluded
 from .fixes.summary import fixable_hint, fixed_listing
 from .output import FORMATS, MACHINE_FORMATS, display_path, render, statistics
+from .projects import FileRun, Project, file_run, find_root, merge
 from .runner import InternalError, Report, analyze_project, check
 from .settings import (
     PerFileIgnore,
@@ -314,6 +315,7 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
         force_exclude=args.force_exclude if args.force_exclude is not None else found.get("force-exclude", False),
         cli_exclude=_split(args.exclude),
         cli_extend_exclude=_split(args.extend_exclude) or (),
+        roots=found.roots(),
     )
     if not args.no_cache:
         from .cache import default_dir
@@ -379,10 +381,14 @@ def _check_paths(args: argparse.Namespace) -> int:
     if reads_stdin:
         stdin = (args.stdin_filename or "<stdin>.py", sys.stdin.buffer.read())
     try:
-        report = check(paths, settings, stdin)
+        runs = _runs(args, found, settings, paths, stdin)
     except PathError as error:
         _error(f"{error}: No such file or directory")
         return EXIT_ERROR
+    except (config.ConfigError, SettingsError) as error:
+        _error(str(error))
+        return EXIT_ERROR
+    report = merge([run.report for run in runs])
     if _RETAINED is not None:
         _RETAINED.append(report)
     quiet = args.quiet or args.silent
@@ -391,8 +397,8 @@ def _check_paths(args: argparse.Namespace) -> int:
     fixing = _FixOptions.of(args, found)
     applied: list = []
     if fixing.active:
-        stdin_name = stdin[0] if stdin is not None else None
-        outcome = _apply_fixes(report, settings, fixing, stdin_name, args)
+        stdin_name = next((run.stdin_name for run in runs if run.stdin_name is not None), None)
+        outcome = _apply_fixes(runs, fixing, stdin_name, args)
         if isinstance(outcome, int):
             return outcome
         report, applied = outcome
@@ -415,6 +421,75 @@ def _check_paths(args: argparse.Namespace) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+@dataclass
+class _PathRun:
+    """A run over the directories named (each the whole of what is analysed, as given), or over a buffer
+    from stdin that names no file: what :class:`analyzer.projects.FileRun` is for named files."""
+
+    report: Report
+    settings: Settings
+    stdin_name: str | None
+
+    def analyze(self, sources: list) -> Report:
+        return analyze_project(sources, self.settings, stdin_name=self.stdin_name)
+
+
+_Run = _PathRun | FileRun
+
+
+def _runs(args: argparse.Namespace, found: config.Config, settings: Settings, paths: list[str],
+          stdin: tuple[str, bytes] | None) -> list[_Run]:
+    """The runs that report on ``paths`` and ``stdin``: the named directories in one run; each named file
+    (and the file ``--stdin-filename`` names) with its project as context, the files of one project and
+    configuration in one run (analyzer.projects)."""
+    directories = [p for p in paths if os.path.isdir(p)]
+    inside = [os.path.abspath(d) for d in directories]
+    files = [p for p in paths if not os.path.isdir(p)
+             and not any(_under(os.path.abspath(p), d) for d in inside)]  # reported by their directory's run
+    named_stdin = stdin if stdin is not None and args.stdin_filename is not None \
+        and not any(_under(os.path.abspath(stdin[0]), d) for d in inside) else None
+    runs: list[_Run] = []
+    if directories or (stdin is not None and named_stdin is None):
+        loose_stdin = stdin if named_stdin is None else None
+        runs.append(_PathRun(check(directories, settings, loose_stdin), settings,
+                             loose_stdin[0] if loose_stdin is not None else None))
+    # each file with its own configuration (the closest, as for a run naming it alone), unless one is forced
+    per_file = not args.isolated and not any(os.path.isfile(c) or c.endswith(".toml") for c in args.config or ())
+    by_directory: dict[str, Settings] = {}
+    by_config: dict[str | None, Settings] = {found.path: settings}
+    groups: dict[tuple[str, int], tuple[Project, list[str]]] = {}
+    stdin_key = None
+    for path in [*files, *([named_stdin[0]] if named_stdin is not None else [])]:
+        file_settings = settings
+        if per_file:
+            directory = os.path.dirname(os.path.abspath(path))
+            if directory not in by_directory:
+                file_found = _load_config(args, path)
+                if file_found.path not in by_config:
+                    by_config[file_found.path] = _settings(args, file_found)
+                by_directory[directory] = by_config[file_found.path]
+            file_settings = by_directory[directory]
+        if file_settings.discovery.force_exclude and is_force_excluded(path, file_settings.discovery):
+            continue  # --force-exclude applies to named files and --stdin-filename too
+        root = find_root(path, file_settings.discovery.roots)
+        key = (root.directory, id(file_settings))
+        if key not in groups:
+            groups[key] = (Project(root, file_settings, relative=True), [])
+        if named_stdin is not None and path is named_stdin[0]:
+            stdin_key = key
+        else:
+            groups[key][1].append(path)
+    for key, (project, members) in groups.items():
+        runs.append(file_run(project, members, named_stdin if key == stdin_key else None))
+    if not runs:  # every named file was excluded
+        runs.append(_PathRun(Report(), settings, None))
+    return runs
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 @dataclass(frozen=True)
@@ -441,30 +516,34 @@ class _FixOptions:
                    flag(args.show_fixes, "show-fixes"))
 
 
-def _apply_fixes(report: Report, settings: Settings, fixing: _FixOptions, stdin_name: str | None,
+def _apply_fixes(runs: list[_Run], fixing: _FixOptions, stdin_name: str | None,
                  args: argparse.Namespace) -> tuple[Report, list] | int:
-    """Fix in memory until stable, then diff or write (files atomically; stdin's text to stdout).
+    """Fix in memory until stable (each run re-analysing its own files), then diff or write (files
+    atomically; stdin's text to stdout).
 
     Returns the analysis of the fixed texts and the fixes applied, or an exit status when done."""
     from .fixes import FixError
     from .fixes import files as fix_files
     from .fixes.summary import fixed_count, would_fix
 
+    outcomes = []
     try:
-        outcome = fix_files.fix_report(
-            report, lambda sources: analyze_project(sources, settings, stdin_name=stdin_name), fixing.unsafe)
+        for run in runs:
+            outcomes.append(fix_files.fix_report(run.report, run.analyze, fixing.unsafe))
     except FixError as error:
         raise InternalError(f"a fix does not fit its file: {error}") from error
-    for path in outcome.reverted:
+    report = merge([outcome.report for outcome in outcomes])
+    changed = {path: fixed for outcome in outcomes for path, fixed in outcome.files.items()}
+    applied = [fix for outcome in outcomes for fix in outcome.applied]
+    for path in (path for outcome in outcomes for path in outcome.reverted):
         _error(f"fixes for {display_path(path)} made it unparsable and were left out\n{BUG_REPORT}", prefix=False)
-    changed = outcome.files
     if fixing.diff:
         text = "".join(fix_files.unified_diff(f, display_path(path)) for path, f in sorted(changed.items()))
         if not args.silent:
             _write(text, args.output_file)
             if not args.quiet:
-                print(would_fix(outcome.applied).rstrip("\n"), file=sys.stderr)
-        return outcome.report, outcome.applied
+                print(would_fix(applied).rstrip("\n"), file=sys.stderr)
+        return report, applied
     for path, fixed in sorted(changed.items()):
         if path == stdin_name:
             continue
@@ -476,11 +555,11 @@ def _apply_fixes(report: Report, settings: Settings, fixing: _FixOptions, stdin_
     if stdin_name is not None and stdin_name in report.sources:
         fix_files.print_text(changed.get(stdin_name), report.sources[stdin_name])
     if fixing.only and not args.silent:
-        text = "" if args.quiet else fixed_count(outcome.applied)
+        text = "" if args.quiet else fixed_count(applied)
         if fixing.show and not args.quiet:
-            text += fixed_listing(outcome.applied, display_path)
+            text += fixed_listing(applied, display_path)
         _write(text, args.output_file, to_stderr=stdin_name is not None)
-    return outcome.report, outcome.applied
+    return report, applied
 
 
 def _summary(findings: list, fixed: int | None = None) -> str:

@@ -94,6 +94,9 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "profile": _profile,
     "backends": _backends,
     "cache-dir": _string,
+    # directories (globs) that each hold a project of their own, inside this configuration's project: a file
+    # run analyses a file with the innermost one holding it (analyzer.projects)
+    "roots": _string_list,
     "output-format": _output_format,
     # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
     # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win
@@ -132,6 +135,20 @@ class Config:
         for pattern, codes in self.values.get("extend-per-file-ignores", {}).items():
             table[pattern] = (*table.get(pattern, ()), *codes)
         return tuple(PerFileIgnore(pattern, codes, self.root) for pattern, codes in table.items())
+
+    def roots(self) -> tuple[str, ...]:
+        """The ``roots`` key's directories, absolute (globs expanded against the project root)."""
+        import glob
+
+        found: list[str] = []
+        for pattern in self.values.get("roots", ()):
+            pattern = os.path.expanduser(pattern)
+            full = pattern if os.path.isabs(pattern) else os.path.join(self.root, pattern)
+            for match in sorted(glob.glob(full)) if any(c in full for c in "*?[") else [full]:
+                path = os.path.normpath(os.path.abspath(match))
+                if os.path.isdir(path) and path not in found:
+                    found.append(path)
+        return tuple(found)
 
     def cache_dir(self) -> str | None:
         value = self.values.get("cache-dir")

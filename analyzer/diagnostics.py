@@ -135,6 +135,8 @@ class Diagnostic:
     end_column: int
     related: list[Related] = field(default_factory=list)
     fix: Fix | None = None  # the rule's fix, if it has one for this site
+    # reported at the call that passed a failing operand: the call that fails (also among ``related``)
+    inner: Related | None = None
 
     @property
     def is_finding(self) -> bool:
@@ -164,22 +166,26 @@ class Diagnostic:
         """A compact form for the cache (:meth:`from_cache` reverses it)."""
         return [self.code, self.name, self.severity.value, self.message, self.file, self.row, self.column,
                 self.end_row, self.end_column, [[r.file, r.row, r.column, r.message] for r in self.related],
+                [self.inner.file, self.inner.row, self.inner.column, self.inner.message] if self.inner else None,
                 self.fix.to_cache() if self.fix is not None else None]
 
     @classmethod
     def from_cache(cls, item: list[Any]) -> Diagnostic:
         """The inverse of :meth:`to_cache`; ``ValueError`` (or ``TypeError``) for anything malformed."""
-        code, name, severity, message, file, row, column, end_row, end_column, related, fix = item
+        code, name, severity, message, file, row, column, end_row, end_column, related, inner, fix = item
         for text in (code, name, message, file):
             if not isinstance(text, str):
                 raise ValueError("malformed diagnostic")
         if not all(_is_int(number) for number in (row, column, end_row, end_column)):
             raise ValueError("malformed diagnostic")
-        links = []
-        for r_file, r_row, r_column, r_message in related:
-            if not (isinstance(r_file, str) and isinstance(r_row, int) and isinstance(r_column, int)
-                    and isinstance(r_message, str)):
-                raise ValueError("malformed related location")
-            links.append(Related(r_file, r_row, r_column, r_message))
+        links = [_related_from_cache(r) for r in related]
         return cls(code, name, Severity(severity), message, file, row, column, end_row, end_column, links,
-                   Fix.from_cache(fix) if fix is not None else None)
+                   Fix.from_cache(fix) if fix is not None else None,
+                   _related_from_cache(inner) if inner is not None else None)
+
+
+def _related_from_cache(item: list[Any]) -> Related:
+    r_file, r_row, r_column, r_message = item
+    if not (isinstance(r_file, str) and _is_int(r_row) and _is_int(r_column) and isinstance(r_message, str)):
+        raise ValueError("malformed related location")
+    return Related(r_file, r_row, r_column, r_message)

@@ -433,6 +433,8 @@ class DiscoveryOptions:
     # patterns given on the command line are relative to the working directory, not to the project root
     cli_exclude: tuple[str, ...] | None = None
     cli_extend_exclude: tuple[str, ...] = ()
+    # the configuration's `roots` (absolute directories): each a project of its own (analyzer.projects)
+    roots: tuple[str, ...] = ()
 
     def patterns(self) -> PatternSet:
         root = os.path.abspath(self.root or os.getcwd())

@@ -77,6 +77,8 @@ class CallerLink:
     line: int
     col: int
     caller: Context | None
+    end_line: int = 0  # the call expression's end (0: not known)
+    end_col: int = 0
 
 
 @dataclass(slots=True)
@@ -90,6 +92,10 @@ class Context:
     callers: list[CallerLink] = field(default_factory=list)
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     world: str = ""  # the assumption this context was analysed under ("torch.cuda.is_available() is True")
+    # the function's first and last line (0, 0 for a module's top level): which failing operands it made itself
+    span: tuple[int, int] = (0, 0)
+    # where the states its arguments hold were made ((file, line, col) of their origins): what came in through them
+    arg_origins: frozenset[tuple[str, int, int]] = frozenset()
     # what instances created here are told apart by (0: this id); contexts of one function that differ only in
     # how many module globals changed before the call share one, so that a function storing a new instance into
     # a global does not make every later context, and itself, new again
@@ -163,6 +169,8 @@ class FactStore:
         self.reveals: dict[tuple[Site, int], RevealFact] = {}
         self.file_failures: list[FileFailure] = []
         self.profile: str = ""
+        # each file's function definitions, (first line, last line): what code a module's top level runs itself
+        self.function_spans: dict[str, list[tuple[int, int]]] = {}
         # (file, line, col, end_line, end_col) -> reveal texts of the expression there (every context);
         # None unless asked for (editors' hover): recording costs a set insert per evaluated expression
         self.expressions: dict[tuple[str, int, int, int, int], set[str]] | None = None

@@ -394,6 +394,10 @@ def finish(d: Diagnostic, by_file: dict[str, frontend.SourceFile]) -> Diagnostic
     # in source order: the rules' order has ties broken by set iteration, which differs between
     # processes (hash seeds), and a cached result must read the same as a fresh one
     d.related = sorted(finished, key=lambda r: (r.file, r.row, r.column, r.message))
+    if d.inner is not None:
+        inner_lines = by_file[d.inner.file].lines if d.inner.file in by_file else []
+        d.inner = Related(d.inner.file, d.inner.row, char_column(inner_lines, d.inner.row, d.inner.column),
+                          d.inner.message)
     return d
 
 

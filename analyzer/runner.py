@@ -19,6 +19,7 @@ import io
 import os
 import tokenize
 from collections import defaultdict
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,9 @@ class Report:
     # with Settings.record_expressions: per file, (row, column, end_row, end_column, reveal text) of each
     # name, attribute, call or subscript that holds a tensor or device (1-based, character columns)
     expressions: dict[str, list[tuple[int, int, int, int, str]]] = field(default_factory=dict)
+    # the paths whose diagnostics the report holds: every file, or (a run with targets) the members of the
+    # components holding the targets and the targets themselves
+    covered: frozenset[str] | None = None
 
     @property
     def findings(self) -> list[Diagnostic]:
@@ -81,11 +85,21 @@ def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | N
 
 def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                     stdin_name: str | None = None, project_modules: frozenset[str] | None = None,
-                    fixes: bool = True) -> Report:
+                    fixes: bool = True, targets: Collection[str] | None = None,
+                    file_info: Callable[[frontend.SourceFile], parallel.FileInfo] | None = None,
+                    unsaved: frozenset[str] = frozenset()) -> Report:
     """Analyse ``sources``; ``project_modules`` (default: the sources' modules) names every module of the
-    project, for analysing a part of it (an editor's components) as the whole-project run would;
-    ``fixes=False`` attaches no fixes (an editor builds them only when it asks for code actions)."""
+    project; ``fixes=False`` attaches no fixes (an editor builds them only when it asks for code actions).
+
+    ``targets`` (absolute paths; None: every file) analyses only the components (files connected through
+    imports) holding them, chosen from the whole project exactly as a run over every file chooses them, so
+    a target's diagnostics are the ones that run gives it (file runs, editors); ``Report.covered`` lists the
+    paths whose diagnostics the report holds. ``file_info`` (default: parse, or the cache) gives a file's
+    imports and directives (an editor remembers them per buffer). ``unsaved`` (like ``stdin_name``) names
+    files whose contents are not on disk: they are not cached."""
     from .cache import Cache
+
+    wanted = None if targets is None else frozenset(os.path.abspath(t) for t in targets)
 
     report = Report(files_seen=len(sources), sources={s.path: s for s in sources})
     chosen = sources if settings.analyze_everything else frontend.relevant(sources, settings.torch_rules())
@@ -101,18 +115,21 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     infos: list[parallel.FileInfo] = []
     digests: list[str] = []
     for source in chosen:
+        targeted = wanted is None or os.path.abspath(source.path) in wanted
         if source.failure is not None:  # could not even be read
-            failures.append(source.failure)
+            if targeted:
+                failures.append(source.failure)
             continue
         digest = parallel.digest(source.data)
-        cacheable = cache is not None and source.path != stdin_name
+        cacheable = cache is not None and source.path != stdin_name and source.path not in unsaved
         info = cache.file_info(source.path, digest) if cacheable else None
         if info is None:
-            info = parallel.file_info(source)
+            info = file_info(source) if file_info is not None else parallel.file_info(source)
             if cacheable:
                 cache.put_file_info(source.path, digest, info)
         if info.failure is not None:
-            failures.append(FileFailure(source.path, *info.failure))
+            if targeted:
+                failures.append(FileFailure(source.path, *info.failure))
             continue
         parsed.append(source)
         infos.append(info)
@@ -129,6 +146,12 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         if cache is not None:
             cache.put_grouping(*grouping, groups)
     report.components = len(groups)
+    covered: set[str] | None = None
+    if wanted is not None:
+        groups = [g for g in groups if any(os.path.abspath(parsed[i].path) in wanted for i in g)]
+        covered = {parsed[i].path for g in groups for i in g}
+        covered.update(s.path for s in sources if os.path.abspath(s.path) in wanted)
+        report.covered = frozenset(covered)
     results: list[list[Diagnostic] | None] = [None] * len(groups)
     keys: dict[int, tuple[str, str]] = {}
     todo: list[int] = []
@@ -146,7 +169,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if hit is not None:
                 results[n] = hit
                 continue
-            if all(parsed[i].path != stdin_name for i in group):
+            if all(parsed[i].path != stdin_name and parsed[i].path not in unsaved for i in group):
                 keys[n] = (slot, key)
         todo.append(n)
     try:
@@ -177,7 +200,9 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     diagnostics = parallel.failure_diagnostics(failures)
     for component_diagnostics in results:
         diagnostics.extend(component_diagnostics or ())
-    directives = {source.path: info.directives for source, info in zip(parsed, infos, strict=True)}
+    # only the analysed files' directives can be used or unused (MV902)
+    directives = {source.path: info.directives for source, info in zip(parsed, infos, strict=True)
+                  if covered is None or source.path in covered}
     diagnostics = suppress(diagnostics, settings, directives, report.sources)
     report.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
     for path in {d.file for d in report.diagnostics}:

@@ -4,7 +4,7 @@ What it measures
     The wall-clock time (``time.perf_counter`` around each subprocess, median of ``--repeats``
     runs, the tools interleaved run by run) of analysing the Python sources of pinned wheels
     (:data:`CORPORA`): timm and transformers by default (:data:`DEFAULT_CORPORA`), torchvision and
-    pytorch-lightning too with ``--corpora all`` (the corpora of issue 6), with:
+    pytorch-lightning too with ``--corpora all`` (the PyTorch corpora), with:
 
     * ``ast.parse``: read and parse every file in this process (the floor of any Python analyzer);
     * ruff: ``ruff check --no-cache --isolated --exit-zero -q DIR``, ruff's default rules
@@ -19,7 +19,7 @@ What it measures
       no configuration file of the repo and no ``.gitignore`` apply to the corpus; options this
       checkout's CLI lacks are left out: the bench reads ``check --help``); ``--select CODES`` passes
       ``--select CODES`` to every devicelint run (``--select ALL``, or ``--select MV2`` for the PyTorch
-      rules of issue 6: a selector that matches no rule of this checkout is dropped with a note, and
+      rules: a selector that matches no rule of this checkout is dropped with a note, and
       the bench stops with status 2 if none is left), ``--analyze-all`` passes ``--analyze-all``
       (devicelint's own switch that turns off its relevance skip);
     * devicelint warm: the same without ``--no-cache`` and with ``--cache-dir`` in the cache
@@ -53,7 +53,7 @@ Reproduce
     python bench/analyzer_speed.py --quick                       # offline, a few seconds
     python bench/analyzer_speed.py --skip-pylint --repeats 5     # without the slow baseline
     python bench/analyzer_speed.py --corpora timm --force-analyze
-    python bench/analyzer_speed.py --corpora all --select ALL --skip-pylint   # issue 6: the four PyTorch corpora
+    python bench/analyzer_speed.py --corpora all --select ALL --skip-pylint   # the four PyTorch corpora
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""False positives of devicelint's PyTorch rules (MV2xx, issue 6) on real PyTorch code: the triage table.
+"""False positives of devicelint's PyTorch rules (MV2xx) on real PyTorch code: the triage table.
 
 What it does
     For each corpus (the pinned wheels of bench/analyzer_speed.py, :data:`~bench.analyzer_speed.CORPORA`:
@@ -26,7 +26,7 @@ What it does
 
     Per corpus: physical lines of its ``.py`` files (as the speed bench counts them), the
     diagnostics, and the false positives per 50,000 lines, counting ``false-positive`` *and*
-    ``untriaged`` ones (goal of issue 6: ≤ 1). A selector that matches no rule of this checkout
+    ``untriaged`` ones (the goal: ≤ 1). A selector that matches no rule of this checkout
     (``MV2`` before the PyTorch rules exist) is reported as such, with 0 diagnostics, and the
     script still exits 0: the table fills in once the rules are there.
 
@@ -67,7 +67,7 @@ from bench.report import markdown_table, write_json  # noqa: E402
 DEFAULT_TRIAGE = ROOT / "bench" / "triage.toml"
 DEFAULT_SELECT = "MV2"
 LINES_PER_UNIT = 50_000
-GOAL_FP_PER_50K = 1.0  # issue 6: at most one false positive per 50,000 lines
+GOAL_FP_PER_50K = 1.0  # the goal: at most one false positive per 50,000 lines
 VERDICTS = ("true-bug", "false-positive")
 UNTRIAGED = "untriaged"
 COUNTED_AS_FALSE = ("false-positive", UNTRIAGED)  # an untriaged diagnostic counts against the goal

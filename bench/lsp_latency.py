@@ -14,7 +14,7 @@ What it measures
     an editor adds on top while the user types.
 
     Baselines, same run, same text: the analysis the server does per edit, in this
-    process (:meth:`analyzer.lsp.project.Project.analyze`: discovery, relevance, imports,
+    process (:meth:`analyzer.projects.Project.analyze`: discovery, relevance, imports,
     the engine and the rules; hover states and fixes are a separate run made on request),
     its CPU time (``time.process_time``: what other load on the machine does not inflate),
     and ``ast.parse`` of the text.
@@ -170,7 +170,7 @@ async def measure_lsp(text: str, path: Path, edits: int, warmup: int) -> dict[st
 def measure_in_process(text: str, path: Path, repeats: int) -> dict[str, list[float]]:
     from analyzer import config
     from analyzer.lsp.options import ClientOptions, build_settings
-    from analyzer.lsp.project import Project
+    from analyzer.projects import Project
 
     project = Project(str(path.parent), build_settings(config.Config(None, str(path.parent), {}), ClientOptions()))
     analysis, cpu, parse = [], [], []

@@ -17,7 +17,9 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 
 from analyzer.diagnostics import Diagnostic, Fix, Related, Severity
-from analyzer.facts import FactStore, Possibility, Site, SiteFact
+from analyzer.facts import Context, FactStore, Possibility, Site, SiteFact
+
+from .anchors import MAX_DEPTH, Anchor, anchors_for
 
 MAX_RELATED = 8
 
@@ -101,22 +103,75 @@ def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = fr
 
 
 class OutcomeRule(Rule):
-    """A rule for one failure code of the semantics table (MV101 ... MV112)."""
+    """A rule for one failure code of the semantics table (MV101 ... MV112, MV2xx)."""
+
+    #: A failure of this rule whose operands all came through arguments is reported at the call that passed
+    #: them (:mod:`rules.anchors`): the operands' devices disagree, and the caller chose them.
+    reported_at_caller: bool = False
 
     def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         codes = facts.codes_by_site()
+        spans = facts.function_spans
+        moved: dict[Anchor, list[tuple[Site, SiteFact]]] = {}
         for site, site_facts in facts.by_site().items():
             if self.code not in codes[site]:
                 continue  # no possibility fails with this rule's code here
-            diagnostic = self.judge(site, site_facts)
+            staying = site_facts
+            if self.reported_at_caller:
+                staying = []
+                for fact in site_facts:
+                    anchors = anchors_for(fact, self.code, spans) \
+                        if any(p.code == self.code for p in fact.possibilities) else None
+                    if anchors is None:
+                        staying.append(fact)
+                    for anchor in anchors or ():
+                        moved.setdefault(anchor, []).append((site, fact))
+            diagnostic = self.judge(site, staying)
             if diagnostic is not None:
-                yield self.with_fix(diagnostic, site, site_facts, sources)
+                yield self.with_fix(diagnostic, site, staying, sources)
+        for anchor, entries in sorted(moved.items(), key=lambda item: (item[0].file, item[0].line, item[0].col)):
+            yield self.judge_at_caller(anchor, entries, facts)
+
+    def judge_at_caller(self, anchor: Anchor, entries: list[tuple[Site, SiteFact]], facts: FactStore) -> Diagnostic:
+        """One finding at the call that passed the failing operands, for every failing call it leads to."""
+        sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col))
+        inner_site = sites[0]
+        failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
+                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
+        first_fact, first = failing[0]
+        # an error only if every run of the function entered through this call fails: a run that does not reach
+        # the failing calls (another branch) shows in the function's other facts
+        failed = {f.context.id for _s, f in entries
+                  if all(p.code == self.code for p in f.possibilities) and not f.unknown}
+        inner_function = (first_fact.context.file, first_fact.context.function)
+        entered = {f.context.id for f in facts.sites.values()
+                   if (f.context.file, f.context.function) == inner_function and _passes_through(f.context, anchor)}
+        everywhere = entered <= failed
+        function = first_fact.context.function
+        text = (f"{first.message.strip()} [{inner_site.api} in `{function}` at {inner_site.where}: "
+                f"{first.describe_operands()}]; this call passes the failing operand"
+                f"{'s' if len(first.operands) > 1 else ''}")
+        if len(sites) > 1:
+            text += f" (and fails at {len(sites) - 1} more call{'s' if len(sites) > 2 else ''} inside)"
+        worlds = sorted({f.context.world for f, _p in failing if f.context.world})
+        if not everywhere and worlds:
+            text += " when " + " and when ".join(worlds)
+        elif not everywhere:
+            text += " on some paths"
+        site = Site(anchor.file, anchor.line, anchor.col, anchor.end_line, anchor.end_col, inner_site.api)
+        inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
+                        f"the call that fails, inside `{function}`")
+        related = [inner, *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
+                   *(r for r in related_for(failing) if (r.file, r.row) != (anchor.file, anchor.line))]
+        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, text, related)
+        diagnostic.inner = inner
+        return diagnostic
 
     def judge(self, site: Site, site_facts: list[SiteFact]) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
         if not failing:
-            return None
+            return None  # (every failing context was reported at the call that passed its operands)
         everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities) and not any(
             f.unknown for f in site_facts)
         first = failing[0][1]
@@ -147,6 +202,16 @@ class OutcomeRule(Rule):
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
         return self.diagnostic(site, severity, text, related_for(failing))
+
+
+def _passes_through(context: Context, anchor: Anchor, depth: int = 0) -> bool:
+    """Whether a caller path into ``context`` goes through the call at ``anchor``."""
+    for link in context.callers:
+        if (link.file, link.line, link.col) == (anchor.file, anchor.line, anchor.col):
+            return True
+        if link.caller is not None and depth < MAX_DEPTH and _passes_through(link.caller, anchor, depth + 1):
+            return True
+    return False
 
 
 def _unique_facts(facts: Iterable[SiteFact]) -> list[SiteFact]:

@@ -40,4 +40,5 @@ class DeviceMismatch(OutcomeRule):
     """
 
     code = "MV105"
+    reported_at_caller = True
     name = "device-mismatch"

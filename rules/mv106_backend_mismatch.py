@@ -47,4 +47,5 @@ class BackendMismatch(OutcomeRule):
     """
 
     code = "MV106"
+    reported_at_caller = True
     name = "backend-mismatch"

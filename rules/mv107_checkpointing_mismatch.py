@@ -44,4 +44,5 @@ class CheckpointingMismatch(OutcomeRule):
     """
 
     code = "MV107"
+    reported_at_caller = True
     name = "checkpointing-mismatch"

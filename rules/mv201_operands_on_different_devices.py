@@ -47,4 +47,5 @@ class OperandsOnDifferentDevices(OutcomeRule):
     """
 
     code = "MV201"
+    reported_at_caller = True
     name = "operands-on-different-devices"

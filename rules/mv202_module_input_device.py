@@ -50,4 +50,5 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     """
 
     code = "MV202"
+    reported_at_caller = True
     name = "module-and-input-on-different-devices"

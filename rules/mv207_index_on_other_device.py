@@ -43,4 +43,5 @@ class IndexOnOtherDevice(OutcomeRule):
     """
 
     code = "MV207"
+    reported_at_caller = True
     name = "index-on-other-device"

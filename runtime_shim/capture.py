@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .validation import check_tensors
+
 if TYPE_CHECKING:
     from .devices import Device
     from .tensor import Tensor
@@ -77,8 +79,10 @@ class Scope:
 
     def complete(self, inputs: Sequence[Tensor], outputs: Sequence[Tensor]) -> Graph:
         """Close the graph with these inputs and outputs and return it."""
-        self.graph.inputs = tuple(t._capture_id() for t in inputs)
-        self.graph.outputs = tuple(t._capture_id() for t in outputs)
+        inputs = check_tensors("Scope.complete", "inputs", inputs, allow_empty=True)
+        outputs = check_tensors("Scope.complete", "outputs", outputs, allow_empty=True)
+        input_ids = tuple(t._capture_id() for t in inputs)  # all checked before the graph changes
+        self.graph.inputs, self.graph.outputs = input_ids, tuple(t._capture_id() for t in outputs)
         self._completed = self.graph
         return self.graph
 

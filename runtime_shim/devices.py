@@ -17,6 +17,7 @@ from . import recorder as recording
 from .errors import BackendUnavailable, error_for
 from .modes import SETTINGS
 from .semantics import MSG_BACKEND_UNAVAILABLE, CheckpointingStrategy, Fail, cell
+from .validation import check_device_index, type_name
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,12 @@ class Device:
     def __init__(self, backend: str, index: int = 0, sub: str | None = None, *,
                  _autodiff: bool = False, _strategy: CheckpointingStrategy | None = None,
                  _check: bool = True) -> None:
+        if not isinstance(backend, str):
+            raise TypeError(f"Device: backend must be a backend name (str), got {type_name(backend)}")
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}")
+        if _check and backend != "Capture":  # unchecked devices (the analyzer's, for repr) may hold "?"
+            index = check_device_index(f"Device.{backend.lower()}", index)
         if _check and backend != "Capture":
             problem = availability_problem(backend, sub, index, SETTINGS.virtual)
             if problem is not None:
@@ -125,11 +130,11 @@ class Device:
 
     @classmethod
     def cuda(cls, index: int = 0) -> Device:
-        return cls("Cuda", index)
+        return cls("Cuda", check_device_index("Device.cuda", index))
 
     @classmethod
     def rocm(cls, index: int = 0) -> Device:
-        return cls("Rocm", index)
+        return cls("Rocm", check_device_index("Device.rocm", index))
 
     @classmethod
     def wgpu(cls) -> Device:
@@ -161,7 +166,7 @@ class Device:
 
     @classmethod
     def libtorch_cuda(cls, index: int = 0) -> Device:
-        return cls("LibTorch", index, "Cuda")
+        return cls("LibTorch", check_device_index("Device.libtorch_cuda", index), "Cuda")
 
     @classmethod
     def libtorch_mps(cls) -> Device:
@@ -250,6 +255,8 @@ class Device:
         """Run ``fn(scope)`` in a capture scope; returns a ``Graph`` or a ``CaptureError``."""
         from .capture import run_scope
 
+        if not callable(fn):
+            raise TypeError(f"Device.capture_scope: fn must be callable (it gets the scope), got {type_name(fn)}")
         return run_scope(self, fn)
 
 

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 
 from .profiles import DEFAULT_PROFILE, check_profile
+from .validation import check_bool
 
 
 class _Settings:
@@ -46,7 +47,7 @@ def profile(name: str) -> Iterator[str]:
 
 
 def set_virtual(enabled: bool) -> None:
-    SETTINGS.virtual = bool(enabled)
+    SETTINGS.virtual = check_bool("set_virtual", "enabled", enabled)
 
 
 def is_virtual() -> bool:
@@ -62,7 +63,7 @@ def mode() -> str:
 def virtual_devices(enabled: bool = True) -> Iterator[None]:
     """Inside the block every declared backend and CUDA index exists and runs on the CPU."""
     previous = SETTINGS.virtual
-    SETTINGS.virtual = enabled
+    SETTINGS.virtual = check_bool("virtual_devices", "enabled", enabled)
     try:
         yield
     finally:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+import sysconfig
 from collections.abc import Iterator
 from typing import IO
 
@@ -49,23 +50,42 @@ def recording(path: str | os.PathLike) -> Iterator[str]:
         ACTIVE, _sink = previous
 
 
-def call_site(skip: tuple[str, ...] = ()) -> dict:
+#: How many calls around a failing call a failure record names (``callers``).
+MAX_CALLERS = 16
+#: Installed code (the standard library, site-packages): never one of the user's calls.
+_LIBRARY_DIRS = tuple(sorted({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
+                              for key in ("stdlib", "platstdlib", "purelib", "platlib")}))
+
+
+def call_site(skip: tuple[str, ...] = (), callers: bool = False) -> dict:
     """File and span of the innermost call expression outside this package (and outside ``skip``).
 
     ``skip`` holds further directory prefixes whose frames are not user code (the torch observer
     passes torch's and the standard library's); when every frame is skipped, the innermost frame
-    outside this package is used.
+    outside this package is used. With ``callers``, the record also names the user's calls that led
+    there, innermost first (``[file, line, col]`` each): a failure caused by an argument is reported at
+    one of them.
     """
     frame = sys._getframe(1)
     inside = (_PACKAGE_DIR + os.sep,)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
         frame = frame.f_back
     user = frame
+    excluded = inside + tuple(skip)
     if skip:
-        excluded = inside + tuple(skip)
         while user is not None and os.path.abspath(user.f_code.co_filename).startswith(excluded):
             user = user.f_back
-    return frame_site(user if user is not None else frame)
+    site = frame_site(user if user is not None else frame)
+    if callers:
+        outer, chain = (user if user is not None else frame).f_back, []
+        while outer is not None and len(chain) < MAX_CALLERS:
+            name = outer.f_code.co_filename
+            if not name.startswith("<") and not os.path.abspath(name).startswith((*excluded, *_LIBRARY_DIRS)):
+                where = frame_site(outer)
+                chain.append([where["file"], where["line"], where["col"]])
+            outer = outer.f_back
+        site["callers"] = chain
+    return site
 
 
 def frame_site(frame) -> dict:
@@ -96,12 +116,12 @@ def _write(entry: dict) -> None:
 
 def record_ok(op: str, **extra: object) -> None:
     if ACTIVE:
-        _write({**call_site(), "op": op, "outcome": "ok", **extra})
+        _write({**call_site(callers=True), "op": op, "outcome": "ok", **extra})
 
 
 def record_failure(op: str, error: Exception) -> None:
     if ACTIVE:
-        _write({**call_site(), "op": op,
+        _write({**call_site(callers=True), "op": op,
                 "outcome": {"code": getattr(error, "code", None), "message": str(error)}})
 
 

@@ -10,9 +10,11 @@ runs in its own subprocess with
 * ``RUNTIME_SHIM_VIRTUAL=1`` (``=0`` with ``--real``),
 * ``RUNTIME_SHIM_PROFILE`` set to the chosen profile,
 
-and a per-program timeout. A small bootstrap (:data:`CHILD_BOOTSTRAP`) runs the
+and a per-program timeout. The child code of :mod:`runtime_shim.launcher` runs the
 program as ``__main__`` the way ``python PROGRAM`` would and writes how it ended
-(completed, exited, or the exception that escaped) to a second temporary file.
+(completed, exited, or the exception that escaped) to a second temporary file; with
+a launcher (``-j``), programs are forked from an interpreter that imported numpy
+and torch once.
 
 Per program the runner prints one line:
 
@@ -35,13 +37,10 @@ failed exactly as it declared; 1 otherwise; 2 on usage errors.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,12 +48,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from .launcher import Launcher, run_fresh
 from .profiles import DEFAULT_PROFILE, PROFILE_NAMES
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-#: The directory that contains the ``runtime_shim`` package: put on the child's ``PYTHONPATH``
-#: so every program runs against this very runtime_shim.
-PACKAGE_ROOT = PACKAGE_DIR.parent
 
 DEFAULT_TIMEOUT = 60.0
 #: How many lines at the top of a program are searched for ``# expect-failure:``.
@@ -62,78 +57,6 @@ DECLARATION_LINES = 30
 
 _DECLARATION_START = re.compile(r"^\s*#\s*expect-failure\s*:", re.IGNORECASE)
 _DECLARATION = re.compile(r"^\s*#\s*expect-failure\s*:\s*(?P<code>MV\d{3})(?:\s+at\s+line\s+(?P<line>\d+))?\s*$")
-
-# Runs in the child: ``python -c CHILD_BOOTSTRAP RESULT_FILE PROGRAM [ARGS...]``. It imports
-# nothing from runtime_shim itself, so the program's own imports are what load it.
-CHILD_BOOTSTRAP = r'''
-import json, os, runpy, sys, traceback
-
-result_path, program = sys.argv[1], sys.argv[2]
-sys.argv = [program, *sys.argv[3:]]
-sys.path[0] = os.path.dirname(os.path.abspath(program))
-program_abs = os.path.abspath(program)
-
-
-def write(result):
-    with open(result_path, "w", encoding="utf-8") as f:
-        json.dump(result, f)
-
-
-def location(tb):
-    """The innermost traceback entry in the program itself, else the innermost at all."""
-    entries = []
-    while tb is not None:
-        entries.append(tb)
-        tb = tb.tb_next
-    if not entries:
-        return None, None, None
-    chosen = next((e for e in reversed(entries) if os.path.abspath(e.tb_frame.f_code.co_filename) == program_abs),
-                  None)
-    if chosen is None:  # outside the program: the innermost real file (not runpy's "<frozen ...>")
-        chosen = next((e for e in reversed(entries) if not e.tb_frame.f_code.co_filename.startswith("<")),
-                      entries[-1])
-    code = chosen.tb_frame.f_code
-    line, col = chosen.tb_lineno, None
-    positions = list(code.co_positions())
-    index = chosen.tb_lasti // 2
-    if 0 <= index < len(positions) and positions[index][0] is not None:
-        line, col = positions[index][0], positions[index][2]
-    return os.path.abspath(code.co_filename), line, col
-
-
-try:
-    runpy.run_path(program, run_name="__main__")
-except SystemExit as exc:
-    status = exc.code
-    if status is None or status == 0:
-        write({"status": "ok"})
-    else:
-        write({"status": "exit", "code": status if isinstance(status, int) else 1,
-               "message": None if isinstance(status, int) else str(status)})
-    raise
-except BaseException as exc:
-    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    dispatch = any(c.__name__ == "DispatchError" and c.__module__.startswith("runtime_shim")
-                   for c in type(exc).__mro__)
-    # An observer (runtime_shim.torch_observer) tags the library exceptions it recorded with their code.
-    tagged = getattr(exc, "runtime_shim_code", None)
-    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
-        file, line, col = os.path.abspath(exc.filename), exc.lineno, (exc.offset or 1) - 1
-    else:
-        file, line, col = location(exc.__traceback__)
-    write({"status": "exception", "type": type(exc).__module__ + "." + type(exc).__qualname__,
-           "dispatch": dispatch or tagged is not None,
-           "code": getattr(exc, "code", None) if dispatch else tagged,
-           "message": str(exc), "last_line": last, "file": file, "line": line, "col": col})
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename.startswith("<"):  # this bootstrap, runpy
-        tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb)
-    raise SystemExit(1) from None  # as `python PROGRAM` ends on an uncaught exception (atexit still runs)
-else:
-    write({"status": "ok"})
-'''
-
 
 class UsageError(Exception):
     """A bad command line: reported as one message, exit status 2."""
@@ -246,33 +169,29 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the program and anything it started (it runs in its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # its own process group: pgid == pid
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-
-
 def child_env(record_path: str, profile: str, real: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    env["RUNTIME_SHIM_RECORD"] = record_path
-    env["RUNTIME_SHIM_VIRTUAL"] = "0" if real else "1"
-    env["RUNTIME_SHIM_PROFILE"] = profile
-    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("PYTHONNODEBUGRANGES", None)  # the recorder needs column positions
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
+    """What a program's environment sets: its record file, the device mode and the profile."""
+    return {"RUNTIME_SHIM_RECORD": record_path, "RUNTIME_SHIM_VIRTUAL": "0" if real else "1",
+            "RUNTIME_SHIM_PROFILE": profile}
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 def run_program(program: Path, *, profile: str = DEFAULT_PROFILE, real: bool = False,
                 timeout: float = DEFAULT_TIMEOUT, python: str | None = None,
-                prelude: str = "", extra_env: Mapping[str, str] | None = None) -> Outcome:
-    """Run one program in a subprocess under recording and classify how it ended.
+                prelude: str = "", extra_env: Mapping[str, str] | None = None,
+                launcher: Launcher | None = None) -> Outcome:
+    """Run one program in a process of its own under recording and classify how it ended.
 
     ``prelude`` is Python run in the child before the program (an observer installing itself);
-    ``extra_env`` is added to the child's environment.
+    ``extra_env`` is added to the child's environment; ``launcher`` forks the process from a preloaded
+    interpreter (:mod:`runtime_shim.launcher`) instead of starting a fresh one.
     """
     expectation = read_expectation(program)
     outcome = Outcome(program, "ok")
@@ -284,26 +203,17 @@ def run_program(program: Path, *, profile: str = DEFAULT_PROFILE, real: bool = F
     with tempfile.TemporaryDirectory(prefix="runtime_shim_run_") as tmp:
         record_path = os.path.join(tmp, "record.jsonl")
         result_path = os.path.join(tmp, "result.json")
+        request = {"kind": "path", "target": str(program), "path0": os.path.dirname(os.path.abspath(program)),
+                   "cwd": os.getcwd(), "env": {**child_env(record_path, profile, real), **(extra_env or {})},
+                   "unset": [], "prelude": prelude, "result": result_path,
+                   "stdout": os.path.join(tmp, "stdout"), "stderr": os.path.join(tmp, "stderr")}
         started = time.monotonic()
-        proc = subprocess.Popen(
-            [python or sys.executable, "-c", prelude + CHILD_BOOTSTRAP, result_path, str(program)],
-            env={**child_env(record_path, profile, real), **(extra_env or {})}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            stdout, stderr = proc.communicate()
-        except BaseException:  # KeyboardInterrupt: the program is in its own session, stop it too
-            _kill_group(proc)
-            proc.wait()
-            raise
+        if launcher is not None:
+            status, timed_out = launcher.run(request, timeout)
+        else:
+            status, timed_out = run_fresh(request, timeout, python)
         outcome.seconds = time.monotonic() - started
-        outcome.stdout, outcome.stderr = stdout, stderr
+        outcome.stdout, outcome.stderr = _read_text(request["stdout"]), _read_text(request["stderr"])
         outcome.records = read_records(record_path)
         try:
             with open(result_path, encoding="utf-8") as f:
@@ -317,8 +227,8 @@ def run_program(program: Path, *, profile: str = DEFAULT_PROFILE, real: bool = F
         outcome.detail = f"timed out after {timeout:g} s"
     elif result is None:
         outcome.status = "crashed"
-        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        last = _last_line(stderr)
+        how = f"killed by signal {-status}" if status is not None and status < 0 else f"exit status {status}"
+        last = _last_line(outcome.stderr)
         outcome.detail = f"{how}{': ' + last if last else ''} (no result from the program)"
     elif result["status"] == "ok":
         outcome.status = "ok"

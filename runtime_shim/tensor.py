@@ -22,6 +22,7 @@ import numpy as np
 
 from . import autodiff
 from . import recorder as recording
+from . import validation as check
 from .capture import Scope, active_scope
 from .dataplane import transfer
 from .devices import Device, availability_problem, executor_place
@@ -190,6 +191,7 @@ class Tensor:
     __slots__ = ("_prim", "_exec", "_dev", "_cls", "_strategy", "_role", "_node", "_kind", "_cap", "id",
                  "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+    __array_ufunc__ = None  # numpy arrays defer too: `t + array` is a TypeError, never an object array of tensors
 
     def __init__(self) -> None:  # pragma: no cover - use the constructors
         raise TypeError("create tensors with Tensor.from_floats, Tensor.zeros, ... (see runtime_shim docs)")
@@ -209,9 +211,8 @@ class Tensor:
     def _create(cls, op: str, array: np.ndarray | None, device: Device | None,
                 make: Callable[[Executor], Any] | None = None, dtype: str | None = None,
                 shape: tuple[int, ...] | None = None) -> Tensor:
+        check.check_device(op, "device", device, optional=True)
         device = Device.default() if device is None else device
-        if not isinstance(device, Device):
-            raise TypeError(f"{op}: device must be a runtime_shim.Device, got {type(device).__name__}")
         plain = device.inner()
         if plain.is_capture:
             where = "autodiff-capture" if device.is_autodiff() else "capture"
@@ -240,63 +241,69 @@ class Tensor:
 
     @classmethod
     def from_floats(cls, data: Any, device: Device | None = None) -> Tensor:
-        return cls._create("Tensor.from_floats", np.asarray(data, dtype=np.float32), device)
+        op = "Tensor.from_floats"
+        return cls._create(op, check.creation_array(op, data, "float").astype(np.float32, copy=False), device)
 
     @classmethod
     def from_ints(cls, data: Any, device: Device | None = None) -> Tensor:
-        return cls._create("Tensor.from_ints", np.asarray(data, dtype=np.int64), device)
+        op = "Tensor.from_ints"
+        return cls._create(op, check.creation_array(op, data, "int").astype(np.int64, copy=False), device)
 
     @classmethod
     def from_bools(cls, data: Any, device: Device | None = None) -> Tensor:
-        return cls._create("Tensor.from_bools", np.asarray(data, dtype=np.bool_), device)
+        op = "Tensor.from_bools"
+        return cls._create(op, check.creation_array(op, data, "bool"), device)
 
     @classmethod
     def from_data(cls, data: Any, device: Device | None = None) -> Tensor:
         """Kind and dtype from the data: a numpy array keeps its dtype bit-exactly."""
         if isinstance(data, TensorData):
             data = data.value
-        array = np.asarray(data)
-        if array.dtype.kind == "f" and array.dtype.itemsize > 8:
-            raise TypeError(f"Tensor.from_data: unsupported dtype {array.dtype}")
+        array = check.creation_array("Tensor.from_data", data, None)
         if array.dtype == np.float64 and not isinstance(data, np.ndarray):
             array = array.astype(np.float32)  # Python floats: Burn's default float element
         return cls._create("Tensor.from_data", array, device)
 
     @classmethod
     def zeros(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
-        shape = tuple(shape)
+        shape = check.check_creation_shape("Tensor.zeros", shape, 4)
         return cls._create("Tensor.zeros", None, device, lambda e: e.zeros(shape, "float32"), "float32", shape)
 
     @classmethod
     def ones(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
-        shape = tuple(shape)
+        shape = check.check_creation_shape("Tensor.ones", shape, 4)
         return cls._create("Tensor.ones", None, device, lambda e: e.ones(shape, "float32"), "float32", shape)
 
     @classmethod
     def full(cls, shape: Sequence[int], value: Scalar, device: Device | None = None) -> Tensor:
-        shape = tuple(shape)
+        shape = check.check_creation_shape("Tensor.full", shape, 8)
+        value = check.check_value("Tensor.full", "value", value)
         dtype = "bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
         return cls._create("Tensor.full", None, device, lambda e: e.full(shape, value, dtype), dtype, shape)
 
     @classmethod
     def random(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
-        shape = tuple(shape)
+        shape = check.check_creation_shape("Tensor.random", shape, 4)
         return cls._create("Tensor.random", None, device, lambda e: e.random(shape, "float32"), "float32", shape)
 
     @classmethod
     def empty(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
-        shape = tuple(shape)
+        shape = check.check_creation_shape("Tensor.empty", shape, 4)
         return cls._create("Tensor.empty", None, device, lambda e: e.empty(shape, "float32"), "float32", shape)
 
     @classmethod
     def empty_bool(cls, shape: Sequence[int], device: Device | None = None) -> Tensor:
-        shape = tuple(shape)
+        shape = check.check_creation_shape("Tensor.empty_bool", shape, 1)
         return cls._create("Tensor.empty_bool", None, device, lambda e: e.zeros(shape, "bool"), "bool", shape)
 
     @classmethod
     def arange(cls, start: int, end: int, device: Device | None = None) -> Tensor:
-        return cls._create("Tensor.arange", None, device, lambda e: e.arange(start, end), "int64",
-                           (max(0, end - start),))
+        """start..end-1; an empty tensor when end <= start (an empty range)."""
+        op = "Tensor.arange"
+        start, end = check.check_int(op, "start", start), check.check_int(op, "end", end)
+        end = max(start, end)
+        check.check_creation_shape(op, (end - start,), 8)
+        return cls._create(op, None, device, lambda e: e.arange(start, end), "int64", (end - start,))
 
     # --- reading -------------------------------------------------------------------
     def device(self) -> Device:
@@ -362,7 +369,10 @@ class Tensor:
         return f"Tensor[{reveal_text(self)}, shape={self.shape}, dtype={self.dtype}]"
 
     def __len__(self) -> int:
-        return self.shape[0]
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
 
     __hash__ = object.__hash__
 
@@ -370,6 +380,7 @@ class Tensor:
     def to_device(self, device: Device) -> Tensor:
         """Move to ``device`` as Burn's dispatch does; see the move table."""
         op = "Tensor.to_device"
+        check.check_device(op, "device", device)
         ad = device._ad
         plain = device.inner()
         if self._cls in CAPTURE_CLASSES:
@@ -491,11 +502,11 @@ class Tensor:
     def _binary(self, op: str, other: Tensor | Scalar, fwd: Callable[..., Any], bwd: autodiff.Backward | None,
                 *, needs_inputs: bool = False, compute_bound: bool = False,
                 scalar_fwd: Callable[..., Any] | None = None,
-                scalar_bwd: autodiff.Backward | None = None) -> Tensor:
-        if not isinstance(other, Tensor):
-            if not isinstance(other, (int, float, bool, np.generic)) or scalar_fwd is None:
-                return NotImplemented
-            value = other.item() if isinstance(other, np.generic) else other
+                scalar_bwd: autodiff.Backward | None = None, operand_name: str = "other") -> Tensor:
+        if not isinstance(other, Tensor):  # operators return NotImplemented before reaching here
+            if scalar_fwd is None:
+                raise TypeError(f"Tensor.{op}: {operand_name} must be a Tensor, got {check.type_name(other)}")
+            value = check.check_scalar(f"Tensor.{op}", operand_name, other)
             kind_error = None if scalar_op_kind(op, self._kind, scalar_kind(value)) is not None else (
                 f"Tensor.{op} is not defined for {self._kind} tensors with a {scalar_kind(value)} scalar")
             return self._unary(f"Tensor.{op}", lambda e, a: scalar_fwd(e, a, value),
@@ -524,6 +535,11 @@ class Tensor:
             _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs))
         if binary_kind(op, lhs._kind, rhs._kind) is None:  # after dispatch, where the kernel would refuse it
             raise TypeError(f"{full_op} is not defined for {lhs._kind} tensors; cast them first")
+        lshape, rshape = lhs.shape, rhs.shape  # shapes after dispatch, before the executor
+        if op == "matmul":
+            check.check_matmul(full_op, lshape, rshape)
+        elif lshape != rshape:
+            check.broadcast_shape(full_op, lshape, rshape)
         result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:
@@ -558,27 +574,44 @@ class Tensor:
                             scalar_bwd=_sbw_div)
 
     def matmul(self, other: Tensor) -> Tensor:
-        if not isinstance(other, Tensor):
-            raise TypeError("matmul needs a tensor")
         return self._binary("matmul", other, _f_matmul, _bw_matmul, needs_inputs=True, compute_bound=True)
 
-    __add__ = add
-    __sub__ = sub
-    __mul__ = mul
-    __truediv__ = div
-    __matmul__ = matmul
+    # Operators return NotImplemented for an operand they do not take, so Python raises its own
+    # TypeError (or asks the other operand); the named methods raise TypeError naming the argument.
+    def __add__(self, other: Tensor | Scalar) -> Tensor:
+        return self.add(other) if _operand(other, "+") else NotImplemented
+
+    def __sub__(self, other: Tensor | Scalar) -> Tensor:
+        return self.sub(other) if _operand(other, "-") else NotImplemented
+
+    def __mul__(self, other: Tensor | Scalar) -> Tensor:
+        return self.mul(other) if _operand(other, "*") else NotImplemented
+
+    def __truediv__(self, other: Tensor | Scalar) -> Tensor:
+        return self.div(other) if _operand(other, "/") else NotImplemented
+
+    def __matmul__(self, other: Tensor) -> Tensor:
+        return self.matmul(other) if _operand(other, "@", scalars=False) else NotImplemented
 
     def __radd__(self, other: Scalar) -> Tensor:
+        if not _operand(other, "+", reflected=True):
+            return NotImplemented
         return self._binary("add", other, _f_add, _bw_add, scalar_fwd=_s_add, scalar_bwd=_sbw_same)
 
     def __rsub__(self, other: Scalar) -> Tensor:
+        if not _operand(other, "-", reflected=True):
+            return NotImplemented
         return self._binary("sub", other, _f_sub, _bw_sub, scalar_fwd=_s_rsub, scalar_bwd=_sbw_neg)
 
     def __rmul__(self, other: Scalar) -> Tensor:
+        if not _operand(other, "*", reflected=True):
+            return NotImplemented
         return self._binary("mul", other, _f_mul, _bw_mul, needs_inputs=True, scalar_fwd=_s_mul,
                             scalar_bwd=_sbw_mul)
 
     def __rtruediv__(self, other: Scalar) -> Tensor:
+        if not _operand(other, "/", reflected=True):
+            return NotImplemented
         return self._binary("div", other, _f_div, _bw_div, needs_inputs=True, scalar_fwd=_s_rdiv,
                             scalar_bwd=_sbw_rdiv)
 
@@ -606,6 +639,7 @@ class Tensor:
         return self._unary("Tensor.tanh", _u("tanh"), _bw_tanh, needs_output=True)
 
     def powf_scalar(self, p: float) -> Tensor:
+        p = check.check_number("Tensor.powf_scalar", "p", p)
         return self._unary("Tensor.powf_scalar", lambda e, a: e.powf_scalar(a, p),
                            lambda e, g, ins, out: (e.mul(g, e.mul(e.powf_scalar(ins[0], p - 1), p)),),
                            needs_inputs=True)
@@ -623,19 +657,25 @@ class Tensor:
 
     def sum_dim(self, dim: int) -> Tensor:
         shape = self.shape
+        dim = check.check_dim("Tensor.sum_dim", "dim", dim, len(shape))
         return self._unary("Tensor.sum_dim", lambda e, a: e.sum_dim(a, dim),
                            lambda e, g, ins, out: (e.broadcast_to(g, shape),))
 
     def reshape(self, shape: Sequence[int]) -> Tensor:
-        old, new = self.shape, tuple(shape)
+        old = self.shape
+        new = check.check_reshape("Tensor.reshape", shape, old)
         return self._unary("Tensor.reshape", lambda e, a: e.reshape(a, new),
                            lambda e, g, ins, out: (e.reshape(g, old),))
 
     def swap_dims(self, dim0: int, dim1: int) -> Tensor:
+        rank = len(self.shape)
+        dim0 = check.check_dim("Tensor.swap_dims", "dim0", dim0, rank)
+        dim1 = check.check_dim("Tensor.swap_dims", "dim1", dim1, rank)
         return self._unary("Tensor.swap_dims", lambda e, a: e.swap_dims(a, dim0, dim1),
                            lambda e, g, ins, out: (e.swap_dims(g, dim0, dim1),))
 
     def transpose(self) -> Tensor:
+        check.check_rank("Tensor.transpose", self.shape, 2)
         return self._unary("Tensor.transpose", lambda e, a: e.swap_dims(a, -2, -1),
                            lambda e, g, ins, out: (e.swap_dims(g, -2, -1),))
 
@@ -667,14 +707,19 @@ class Tensor:
 
     def mask_fill(self, mask: Tensor, value: Scalar) -> Tensor:
         """Where ``mask`` is true, ``value``; elsewhere this tensor's values."""
+        check.check_tensor("Tensor.mask_fill", "mask", mask, "a bool Tensor")
+        value = check.check_value("Tensor.mask_fill", "value", value)
         return self._binary("mask_fill", mask, lambda e, a, m: e.where(m, value, a),
-                            lambda e, g, ins, out: (e.where(mask._prim, 0, g),))
+                            lambda e, g, ins, out: (e.where(mask._prim, 0, g),), operand_name="mask")
 
     def mask_where(self, mask: Tensor, value: Tensor) -> Tensor:
         """Where ``mask`` is true, ``value``'s values; elsewhere this tensor's (routed on this tensor)."""
+        check.check_tensor("Tensor.mask_where", "mask", mask, "a bool Tensor")
+        check.check_tensor("Tensor.mask_where", "value", value)
         if mask._kind != "bool" or (value._kind == "float") != (self._kind == "float"):
             raise TypeError("mask_where(mask, value): a bool mask and a value of this tensor's kind")
         strategy = self._multi("mask_where", "input", (("mask", mask), ("value", value)))
+        check.broadcast_shape("Tensor.mask_where", self.shape, mask.shape, value.shape)
         m = mask._prim
 
         def fwd(e: Executor, a: Any, mk: Any, v: Any) -> Any:
@@ -689,9 +734,11 @@ class Tensor:
         return result
 
     def argmax(self, dim: int) -> Tensor:
+        dim = check.check_dim("Tensor.argmax", "dim", dim, len(self.shape))
         return self._unary("Tensor.argmax", lambda e, a: e.argmax(a, dim), None)
 
     def one_hot(self, num_classes: int) -> Tensor:
+        num_classes = check.check_int("Tensor.one_hot", "num_classes", num_classes, minimum=1)
         return self._unary("Tensor.one_hot", lambda e, a: e.one_hot(a, num_classes), None)
 
     def float(self) -> Tensor:
@@ -707,14 +754,14 @@ class Tensor:
     @staticmethod
     def cat(tensors: Sequence[Tensor], dim: int) -> Tensor:
         """Concatenate along ``dim``: routed on the first tensor, which gives the strategy."""
-        tensors = list(tensors)
-        if not tensors:
-            raise ValueError("Tensor.cat needs at least one tensor")
+        tensors = check.check_tensors("Tensor.cat", "tensors", tensors)
         first = tensors[0]
+        dim = check.check_dim("Tensor.cat", "dim", dim, len(first.shape))
         if any(t._kind != first._kind for t in tensors):  # Burn's cat takes tensors of one kind
             raise TypeError(f"Tensor.cat: all tensors must be {first._kind} tensors, "
                             f"got {', '.join(t._kind for t in tensors)}")
         strategy = first._multi("cat", "cat", [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)])
+        check.check_cat("Tensor.cat", [t.shape for t in tensors], dim)
         sizes = [t.shape[dim] for t in tensors]
 
         def fwd(e: Executor, *prims: Any) -> Any:
@@ -754,6 +801,7 @@ class Tensor:
     @staticmethod
     def from_inner(tensor: Tensor) -> Tensor:
         """Wrap a plain float as an autodiff float (an untracked leaf)."""
+        check.check_tensor("Tensor.from_inner", "tensor", tensor)
         outcome = tensor._api("from_inner")
         if outcome.result is None:
             return tensor
@@ -781,6 +829,7 @@ class Tensor:
         return self._new_leaf(outcome.role)
 
     def set_require_grad(self, flag: bool) -> Tensor:
+        flag = check.check_bool("Tensor.set_require_grad", "flag", flag)
         if flag:
             return self.require_grad()
         self._api("unrequire_grad")
@@ -791,7 +840,8 @@ class Tensor:
 
     def with_gradient_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Tensor:
         if not isinstance(strategy, CheckpointingStrategy):
-            raise TypeError("strategy must be a CheckpointingStrategy")
+            raise TypeError("Tensor.with_gradient_checkpointing_strategy: strategy must be a "
+                            f"CheckpointingStrategy, got {check.type_name(strategy)}")
         outcome = self._api("with_strategy")
         return self._with(outcome.result or self._cls, strategy, self._role, self._node)
 
@@ -811,15 +861,19 @@ class Tensor:
 
     def grad(self, grads: autodiff.Gradients) -> Tensor | None:
         """This tensor's gradient on the inner backend, carrying its strategy (Pf*), or None."""
+        check.check_gradients("Tensor.grad", grads)
         self._api("grad")
         return self._grad_tensor(grads.get(self._node.id) if self._node is not None else None)
 
     def grad_remove(self, grads: autodiff.Gradients) -> Tensor | None:
+        check.check_gradients("Tensor.grad_remove", grads)
         self._api("grad_remove")
         return self._grad_tensor(grads.pop(self._node.id) if self._node is not None else None)
 
     def grad_replace(self, grads: autodiff.Gradients, gradient: Tensor) -> None:
         """Replace this tensor's gradient with ``gradient`` (a plain float of the same backend)."""
+        check.check_gradients("Tensor.grad_replace", grads)
+        check.check_tensor("Tensor.grad_replace", "gradient", gradient)
         self._api("grad_replace", record=False)  # one line per call: recorded once both checks pass
         _row, outcome = cell("grad_replace", SETTINGS.profile, route=route_of(gradient._cls),
                              same_backend=gradient._dev._backend == self._dev._backend)
@@ -829,6 +883,16 @@ class Tensor:
             recording.record_ok("Tensor.grad_replace")
         if self._node is not None:
             grads.put(self._node.id, transfer(gradient._prim, gradient._exec, self._node.exec), self._node.exec)
+
+
+def _operand(other: object, symbol: str, *, reflected: bool = False, scalars: bool = True) -> bool:
+    """Whether an operator takes ``other`` (else it returns NotImplemented); arrays get a clear TypeError."""
+    if isinstance(other, Tensor) or (scalars and check.is_scalar(other)):
+        return True
+    if check.is_array(other):  # numpy defers to us (__array_ufunc__ = None): say what to do instead
+        pair = f"'{check.type_name(other)}' and 'Tensor'" if reflected else f"'Tensor' and '{check.type_name(other)}'"
+        raise TypeError(f"unsupported operand type(s) for {symbol}: {pair}; wrap arrays with Tensor.from_data")
+    return False
 
 
 # --- forward and backward functions over the executor API ----------------------------

@@ -11,11 +11,12 @@ import os
 import subprocess
 import sys
 
+from runtime_shim.launcher import base_env
+
 from ..diagnostics import Diagnostic
 from ..runner import check
 from ..settings import Settings
 from ..shim_api import BACKEND_NAMES
-from .launch import base_env
 
 SettingsKey = tuple[str, frozenset[str] | None]  # (profile, backends)
 

@@ -3,7 +3,7 @@
 Each program gets ``RUNTIME_SHIM_RECORD`` (a fresh file), ``RUNTIME_SHIM_VIRTUAL``
 and ``RUNTIME_SHIM_PROFILE``, a per-program timeout (its whole process group is
 killed), and is classified by how it ended (:class:`Run`). Processes come from a
-preloading launcher (:mod:`analyzer.confirm.child`) unless ``preload`` is off, in
+preloading launcher (:mod:`runtime_shim.launcher`) unless ``preload`` is off, in
 which case each program starts a fresh interpreter (slower, nothing shared).
 
 A PyTorch program (``program.runtime == "torch"``) runs the same way, with the torch
@@ -14,28 +14,22 @@ failures to the same record file, in the same format.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime_shim.runner import PACKAGE_ROOT, Expectation, read_expectation, read_records
+from runtime_shim.launcher import PRELOAD, Launcher, run_fresh
+from runtime_shim.runner import Expectation, read_expectation, read_records
 from runtime_shim.torch_observer import session as torch_session  # constants only: no torch import
 
-from .child import SOURCE
 from .programs import SHIM_RUNTIME, TORCH_RUNTIME, Program
 
-PRELOAD = ("numpy", "torch")
 #: Environment the torch observer reads as machine settings (kept for every program, not removed).
 KEPT_VARIABLES = ("RUNTIME_SHIM_TORCH_CUDA_DEVICES", "RUNTIME_SHIM_TORCH_EXT_DIR")
 MIN_PRELOAD_PROGRAMS = 8
@@ -47,10 +41,6 @@ _TORCH_NO_CUDA = re.compile(
     r"|invalid device ordinal|PyTorch is not linked with support for cuda devices"
     r"|Attempting to deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is False"
     r"|CUDA driver initialization failed")
-
-
-class LaunchError(RuntimeError):
-    """The launcher itself failed (not a program): an internal error."""
 
 
 @dataclass
@@ -86,119 +76,6 @@ def child_env(record: str, profile: str, real: bool,
     return env, unset
 
 
-def base_env() -> dict[str, str]:
-    """The interpreter's environment: this runtime_shim importable, code positions on."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("PYTHONNODEBUGRANGES", None)  # the recorder needs column positions
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-class Launcher:
-    """A preloaded interpreter that forks one child per program (POSIX only)."""
-
-    def __init__(self, preload: Sequence[str] = PRELOAD, python: str | None = None) -> None:
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - the launcher's own stderr, for errors
-        self._proc = subprocess.Popen(
-            [python or sys.executable, "-c", SOURCE, "--serve", json.dumps(list(preload))],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=base_env(),
-            start_new_session=True)
-        self._lock = threading.Condition()
-        self._write_lock = threading.Lock()
-        self._events: dict[int, dict] = {}
-        self._next = 0
-        self._ready = False
-        self._dead = False
-        self._reader = threading.Thread(target=self._read, name="confirm-launcher", daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            try:
-                message = json.loads(line)
-            except json.JSONDecodeError:  # not ours (a preloaded module printing): ignore it
-                continue
-            with self._lock:
-                if message.get("ready"):
-                    self._ready = True
-                else:
-                    self._events.setdefault(message["id"], {}).update(message)
-                self._lock.notify_all()
-        with self._lock:
-            self._dead = True
-            self._lock.notify_all()
-
-    def _wait_for(self, predicate: Callable[[], bool], timeout: float | None) -> bool:
-        with self._lock:
-            return self._lock.wait_for(lambda: predicate() or self._dead, timeout)
-
-    def run(self, request: dict, timeout: float) -> tuple[int | None, bool]:
-        """Run one request; (exit status, timed out). The status is negative for a signal."""
-        with self._lock:
-            ident = self._next
-            self._next += 1
-        assert self._proc.stdin is not None
-        with self._write_lock:  # one writer at a time
-            self._proc.stdin.write((json.dumps({"id": ident, "request": request}) + "\n").encode())
-            self._proc.stdin.flush()
-        self._wait_for(lambda: "pid" in self._events.get(ident, {}), None)
-        event = self._events.get(ident, {})
-        if "pid" not in event:
-            raise LaunchError(f"the launcher stopped: {self.log()}")
-        done = self._wait_for(lambda: "exit" in self._events.get(ident, {}), timeout)
-        timed_out = not done or "exit" not in self._events.get(ident, {})
-        if timed_out:
-            _kill_group(event["pid"])
-            self._wait_for(lambda: "exit" in self._events.get(ident, {}), 30)
-        with self._lock:
-            final = self._events.pop(ident, {})
-        return final.get("exit"), timed_out
-
-    def log(self) -> str:
-        self._log.seek(0)
-        return self._log.read().decode(errors="replace")[-2000:]
-
-    def close(self) -> None:
-        if self._proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            _kill_group(self._proc.pid)
-            self._proc.wait()
-        self._log.close()
-
-
-def _run_fresh(request: dict, timeout: float, python: str | None) -> tuple[int | None, bool]:
-    """One program in a fresh interpreter (no launcher)."""
-    env = base_env()
-    env.update(request["env"])
-    for name in request["unset"]:
-        env.pop(name, None)
-    with open(request["stdout"], "wb") as out, open(request["stderr"], "wb") as err:
-        proc = subprocess.Popen([python or sys.executable, "-c", SOURCE, "--run", json.dumps(request)],
-                                env=env, cwd=request["cwd"], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                start_new_session=True)
-        try:
-            return proc.wait(timeout=timeout), False
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
-            proc.wait()
-            return proc.returncode, True
-        except BaseException:
-            _kill_group(proc.pid)
-            proc.wait()
-            raise
-
-
 def _tail(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -226,7 +103,7 @@ def run_one(program: Program, *, profile: str, real: bool, timeout: float,
         if launcher is not None:
             status, timed_out = launcher.run(request, timeout)
         else:
-            status, timed_out = _run_fresh(request, timeout, python)
+            status, timed_out = run_fresh(request, timeout, python)
         run = Run(program, "real" if real else "virtual", profile, "ok", expectation=expectation,
                   seconds=time.monotonic() - started)
         run.records = read_records(env["RUNTIME_SHIM_RECORD"])

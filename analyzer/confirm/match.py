@@ -24,11 +24,12 @@ may also pair with one by its line (see :func:`_pair`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .reveal import reveal_matches
-from .sites import TORCH_PROFILE_PREFIX, Lines, Observed, Predicted, Span
+from .sites import TORCH_PROFILE_PREFIX, Lines, Moved, Observed, Predicted, Span
 
 AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH = (
     "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch")
@@ -104,6 +105,7 @@ def _merge(into: Predicted, other: Predicted) -> None:
     for code, message in other.warnings.items():
         into.warnings.setdefault(code, message)
     into.reveals.extend(other.reveals)
+    into.moved.extend(other.moved)
 
 
 def _one_line(text: str | None) -> str:
@@ -158,7 +160,8 @@ def judge(site: Site, profile: str | None = None) -> None:
 def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict[Span, Predicted]],
             files: set[str], lines: Lines, profile: str | None = None) -> list[Site]:
     """Every site of ``files`` that executed or has a prediction, judged, in file and position order."""
-    sites = []
+    sites: list[Site] = []
+    moved_sites: list[Site] = []
     for file in sorted(files):
         seen, said = observed.get(file, {}), predicted.get(file, {})
         pairs = _pair(seen, said, lambda span, file=file: lines.reported_start(file, span))
@@ -168,9 +171,42 @@ def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict
             target = pairs.get(span, span)
             _merge(merged.setdefault(target, Predicted()), prediction)
             shown.setdefault(target, span)
-        found = [Site(file, shown.get(span, span), seen.get(span), merged.get(span))
-                 for span in set(seen) | set(merged)]
-        for site in sorted(found, key=lambda site: site.span):
-            judge(site, profile)
-            sites.append(site)
-    return sites
+        observed_here = dict(seen)
+        for span, prediction in merged.items():
+            if prediction.moved:
+                observed_here[span] = _judge_moved(prediction.moved, observed_here.get(span, Observed()), moved_sites)
+        found = [Site(file, shown.get(span, span), observed_here.get(span) if span in seen else None, merged.get(span))
+                 for span in set(seen) | set(merged) if span in seen or _has_claims(merged[span])]
+        sites.extend(found)
+    for site in moved_sites:  # shown where the analyzer reports them (a file of their own, maybe)
+        sites.append(site)
+    for site in sorted(sites, key=lambda site: (site.file, site.span)):
+        judge(site, profile)
+    return sorted(sites, key=lambda site: (site.file, site.span))
+
+
+def _has_claims(prediction: Predicted) -> bool:
+    return bool(prediction.errors or prediction.warnings or prediction.reveals)
+
+
+def _judge_moved(moved: list[Moved], seen: Observed, into: list[Site]) -> Observed:
+    """Sites for the findings reported at calls further out than the failing call ``seen`` records: each judged on
+    the executions that came through its call. What is left of ``seen`` (executions that came another way) is
+    judged at the failing call itself."""
+    left = dataclasses.replace(seen, failures=dict(seen.failures), via=dict(seen.via))
+    for finding in moved:
+        through = seen.via.get(finding.place) if seen.executions else None
+        observed = None
+        if through is not None:
+            executions, failures = through
+            observed = dataclasses.replace(seen, executions=executions, failures=dict(failures), via={}, reveals=[])
+            left.executions -= executions
+            for code, count in failures.items():
+                left.failures[code] = left.failures.get(code, 0) - count
+                if left.failures[code] <= 0:
+                    del left.failures[code]
+        predicted = Predicted()
+        (predicted.errors if finding.error else predicted.warnings)[finding.code] = finding.message
+        into.append(Site(finding.file, finding.span, observed, predicted))
+    left.executions = max(left.executions, 0)
+    return left

@@ -20,6 +20,7 @@ from ..diagnostics import Diagnostic, Severity
 from .reveal import REVEAL_PREFIX
 
 Span = tuple[int, int, int, int]  # row, column, end row, end column (1-based, characters)
+Place = tuple[str, int, int]  # real path, row, column (1-based, characters)
 
 #: The torch observer's records name their profile ``torch-<version>`` (runtime_shim's: a Burn profile).
 TORCH_PROFILE_PREFIX = "torch-"
@@ -41,6 +42,9 @@ class Observed:
     # recorded by the torch observer: failures only (executions are the failures), at the innermost
     # user frame's position, which the analyzer's diagnostic for the same failure shares the line of
     torch: bool = False
+    # the executions that came through each call of the user's that led here, (file, row, column) ->
+    # [executions, {code: failed executions}]: a finding reported at such a call is judged on them
+    via: dict[Place, list] = field(default_factory=dict)
 
 
 @dataclass
@@ -50,6 +54,23 @@ class Predicted:
     errors: dict[str, str] = field(default_factory=dict)  # code -> message
     warnings: dict[str, str] = field(default_factory=dict)
     reveals: list[str] = field(default_factory=list)  # the notes' texts ("A | B")
+    # findings reported at the call that passed their failing operands, whose failing call is this site
+    moved: list[Moved] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A finding reported at a call further out (``file``, ``span``) than the call that fails (the site)."""
+
+    code: str
+    error: bool
+    message: str
+    file: str  # real path
+    span: Span
+
+    @property
+    def place(self) -> Place:
+        return (self.file, self.span[0], self.span[1])
 
 
 class Lines:
@@ -136,6 +157,17 @@ def observe(records: Iterable[dict], program: str, files: set[str], lines: Lines
             continue
         seen = into.setdefault(site[0], {}).setdefault(site[1], Observed())
         seen.executions += 1
+        outcome = record.get("outcome")
+        for caller in record.get("callers") or ():
+            if isinstance(caller, list) and len(caller) == 3 and isinstance(caller[0], str) \
+                    and isinstance(caller[1], int) and isinstance(caller[2], int):
+                path = os.path.realpath(caller[0])
+                counts = seen.via.setdefault((path, caller[1], lines.char_column(path, caller[1], caller[2]) + 1),
+                                             [0, {}])
+                counts[0] += 1
+                if isinstance(outcome, dict):
+                    code = str(outcome.get("code"))
+                    counts[1][code] = counts[1].get(code, 0) + 1
         seen.programs.add(program)
         seen.ops.add(str(record.get("op")))
         if isinstance(record.get("profile"), str):
@@ -151,13 +183,20 @@ def observe(records: Iterable[dict], program: str, files: set[str], lines: Lines
 
 
 def predict(diagnostics: Iterable[Diagnostic], into: dict[str, dict[Span, Predicted]]) -> None:
-    """Add the analyzer's findings about calls (MV1xx, MV2xx) and reveal notes to ``into[file][span]``."""
+    """Add the analyzer's findings about calls (MV1xx, MV2xx) and reveal notes to ``into[file][span]``; a finding
+    reported at the call that passed its operands goes to the call inside that fails (its inner location)."""
     for d in diagnostics:
         span = (d.row, d.column, d.end_row, d.end_column)
         site = into.setdefault(os.path.realpath(d.file), {})
         if d.severity is Severity.NOTE:
             if d.message.startswith(REVEAL_PREFIX):
                 site.setdefault(span, Predicted()).reveals.append(d.message.removeprefix(REVEAL_PREFIX))
-        elif d.code.startswith(CALL_CODE_PREFIXES):  # MV9xx are about the analysis itself, never about a call
+        elif not d.code.startswith(CALL_CODE_PREFIXES):
+            continue  # MV9xx are about the analysis itself, never about a call
+        elif d.inner is not None:
+            inner = (d.inner.row, d.inner.column, d.inner.row, d.inner.column)
+            into.setdefault(os.path.realpath(d.inner.file), {}).setdefault(inner, Predicted()).moved.append(
+                Moved(d.code, d.severity is Severity.ERROR, d.message, os.path.realpath(d.file), span))
+        else:
             target = site.setdefault(span, Predicted())
             (target.errors if d.severity is Severity.ERROR else target.warnings).setdefault(d.code, d.message)

@@ -34,7 +34,7 @@ from ..domain import (
 from ..facts import CallerLink, Context
 from ..torch_domain import TorchLayerAtom, TorchRef
 from .argparse_model import ArgparseRef
-from .dispatch_helpers import NullFacts, describe_args, receiver_kind
+from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .numpy_model import numpy_call
@@ -268,10 +268,13 @@ class Calls:
         ctx = self.contexts.get(ctx_id)
         if ctx is None:
             ctx = self.contexts[ctx_id] = Context(ctx_id, fn.qualname, fn.module.file,
-                                                   describe_args(fn, bound), uncalled=uncalled)
+                                                   describe_args(fn, bound), uncalled=uncalled,
+                                                   span=(fn.node.lineno, fn.node.end_lineno or fn.node.lineno),
+                                                   arg_origins=argument_origins(bound))
             ctx.allocation = allocation
         if node is not None and not uncalled:
-            link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx)
+            link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx,
+                              getattr(node, "end_lineno", None) or 0, getattr(node, "end_col_offset", None) or 0)
             ctx.add_caller(link)
             self.note_link(ctx_id, link)
         # a quiet evaluation (a narrowing operand, an element-wise comprehension) discards its facts: it must

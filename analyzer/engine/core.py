@@ -161,6 +161,10 @@ class Engine(
                       f"{len(self.modules_kept)} modules kept", file=sys.stderr)
             if (self.heap == before and not self.havoc_grew) or not self.heap_stale:
                 break  # no attribute was read before it changed: another pass would compute the same
+        spans: dict[str, set[tuple[int, int]]] = {}
+        for fn in self.functions.values():
+            spans.setdefault(fn.module.file, set()).add((fn.node.lineno, fn.node.end_lineno or fn.node.lineno))
+        self.fact_store.function_spans = {file: sorted(found) for file, found in spans.items()}
 
     def release(self) -> None:
         """Drop the program model once the facts are out.

@@ -88,6 +88,12 @@ def data_kinds(data: Value) -> list[str] | None:
     return array_kinds(data)
 
 
+def argument_origins(bound: dict[str, Value]) -> frozenset[tuple[str, int, int]]:
+    """Where the states the arguments hold were made (each atom's origin), for reporting at the caller."""
+    return frozenset((origin.file, origin.line, origin.col) for value in bound.values() for atom in value.atoms
+                     if (origin := getattr(atom, "origin", None)) is not None and getattr(origin, "line", 0))
+
+
 def describe_args(fn: FunctionInfo, bound: dict[str, Value]) -> tuple[tuple[str, str], ...]:
     """Short states of the tensor and device arguments, for context descriptions."""
     out = []

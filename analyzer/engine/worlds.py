@@ -141,6 +141,9 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WO
                     continue
                 fact.context = labelled(fact.context, world)
                 target[(fact.site, fact.context.id)] = fact
+    for _world, part in parts:
+        for file, spans in part.function_spans.items():
+            into.function_spans[file] = sorted({*into.function_spans.get(file, ()), *spans})
     if into.expressions is not None:
         for _world, part in parts:
             for key, texts in (part.expressions or {}).items():

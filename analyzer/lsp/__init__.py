@@ -1,7 +1,7 @@
 """``devicelint lsp``: the language server (stdio; pygls 2 and lsprotocol, the ``lsp`` extra).
 
 Modules: :mod:`.positions` (columns ↔ LSP code units), :mod:`.options` (settings),
-:mod:`.project` (what an edit re-analyses), :mod:`.convert` (lsprotocol types),
+:mod:`analyzer.projects` (what an edit re-analyses), :mod:`.convert` (lsprotocol types),
 :mod:`.actions` (code actions), :mod:`.server` (state, debouncing, crash reports),
 :mod:`.features` (the LSP methods), :mod:`.framing` (cutting stdin into messages), :mod:`.transport`
 (the stdio loop), :mod:`.protocol` (what each message may do when), :mod:`.config_report` (configuration

@@ -102,6 +102,7 @@ def build_settings(found: config.Config, client: ClientOptions) -> Settings:
         exclude=found.get("exclude"),
         extend_exclude=found.get("extend-exclude", ()),
         respect_gitignore=found.get("respect-gitignore", True),
+        roots=found.roots(),
     )
     settings.cache_dir = None  # buffers change on every keystroke: the disk cache would only churn
     return settings.validate()

@@ -26,6 +26,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__, config
 from ..diagnostics import Diagnostic
+from ..projects import Analysis, Project, find_root
 from ..runner import Report
 from ..settings import Settings, SettingsError
 from . import config_report
@@ -33,7 +34,6 @@ from .config_report import check_globs, file_of
 from .convert import LinesOf, to_lsp, uri_of
 from .options import ClientOptions, build_settings, find_config, parse_client_options
 from .positions import UTF16, split_lines
-from .project import Analysis, Project
 from .protocol import DeviceLintProtocol
 from .transport import serve_stdio
 
@@ -149,22 +149,23 @@ class DeviceLintServer(LanguageServer):
                 found = find_config(path)
             except config.ConfigError as error:
                 problem, found = error, None
-            folder = self.workspace_root(path) if found is None else None
-            root = found.root if found is not None else folder or directory
-            key = (root, found.path if found is not None else None)
+            base = found or config.Config(None, directory, {})
+            # the project `devicelint check FILE` analyses the file with (analyzer.projects.find_root)
+            root = find_root(path, base.roots(), fallback=self.workspace_root(path))
+            key = (root.directory, found.path if found is not None else None)
             if key not in self.projects:
                 settings = None
                 if found is not None:
                     try:
-                        settings = build_settings(found, self.client_options)
                         check_globs(found)
+                        settings = build_settings(found, self.client_options)
                     except (SettingsError, config.ConfigError) as error:
-                        problem, settings = error, None
+                        problem = error
                 if settings is None:
-                    settings = self._default_settings(root)
+                    settings = self._default_settings(root.directory)
                 self.report_config(found.path if found is not None else file_of(problem) if problem else None,
                                    problem)
-                self.projects[key] = Project(root, settings, recursive=found is not None or folder is not None)
+                self.projects[key] = Project(root, settings)
             self._project_keys[directory] = key
         return self.projects[key]
 

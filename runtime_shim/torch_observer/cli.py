@@ -10,6 +10,7 @@ MV205's read of ``.grad``, MV206).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,15 +18,28 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import runner
+from ..launcher import PRELOAD as LAUNCHER_PRELOAD
+from ..launcher import Launcher, preloaded
 from .session import MODE_VARIABLE, PRELUDE
+from .session import PRELOAD as OBSERVER_PRELOAD
 
 OTHERS = "other failure{s} recorded: caught by the program or not raising"
 
 
-def run_program(program: Path, *, real: bool = False, timeout: float = runner.DEFAULT_TIMEOUT) -> runner.Outcome:
-    """Run one program under the observer (``fake`` mode unless ``real``)."""
+def run_program(program: Path, *, real: bool = False, timeout: float = runner.DEFAULT_TIMEOUT,
+                launcher: Launcher | None = None) -> runner.Outcome:
+    """Run one program under the observer (``fake`` mode unless ``real``), forked from ``launcher`` if given."""
     return runner.run_program(program, real=real, timeout=timeout, prelude=PRELUDE,
-                              extra_env={MODE_VARIABLE: "real" if real else "fake"})
+                              extra_env={MODE_VARIABLE: "real" if real else "fake"}, launcher=launcher)
+
+
+def run_programs(programs: Sequence[Path], *, real: bool = False, timeout: float = runner.DEFAULT_TIMEOUT,
+                 jobs: int = 1) -> list[runner.Outcome]:
+    """Run every program under the observer, ``jobs`` at a time. Several programs are forked from one
+    interpreter that imported torch and what the observer imports (seconds each) once."""
+    launch = preloaded((*LAUNCHER_PRELOAD, *OBSERVER_PRELOAD)) if len(programs) > 1 else contextlib.nullcontext()
+    with launch as launcher, ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda p: run_program(p, real=real, timeout=timeout, launcher=launcher), programs))
 
 
 def failure_lines(outcome: runner.Outcome) -> list[str]:
@@ -67,8 +81,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     mode, profile = ("real" if args.real else "fake"), f"torch-{torch.__version__}"
     print(f"torch observer: mode: {mode}, {profile}, timeout: {args.timeout:g} s, "
           f"{len(programs)} program{'s' if len(programs) != 1 else ''}", file=out, flush=True)
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        outcomes = list(pool.map(lambda p: run_program(p, real=args.real, timeout=args.timeout), programs))
+    outcomes = run_programs(programs, real=args.real, timeout=args.timeout, jobs=args.jobs)
     for outcome in outcomes:
         print(runner.format_outcome(outcome, profile, mode, others=OTHERS), file=out)
         if args.all:

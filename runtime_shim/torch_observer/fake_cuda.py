@@ -47,7 +47,10 @@ class FakeCuda:
 
     # --- devices -----------------------------------------------------------------------------
     def normalize(self, device: Any) -> Any:
-        """``"cuda"`` -> ``cuda:<current>`` (CPU builds cannot ask a driver); bad ordinals fail as CUDA does."""
+        """``"cuda"`` -> ``cuda:<current>`` (CPU builds cannot ask a driver), an int ``i`` -> ``cuda:i`` (as on a
+        CUDA build: the accelerator's index); bad ordinals fail as CUDA does."""
+        if isinstance(device, int) and not isinstance(device, bool):
+            device = torch.device("cuda", device)
         if isinstance(device, str) and device.startswith("cuda"):
             device = torch.device(device)
         if isinstance(device, torch.device) and device.type == "cuda":

@@ -8,7 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch._subclasses.fake_tensor import DataDependentOutputException, unset_fake_temporarily
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    unset_fake_temporarily,
+)
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
@@ -19,6 +23,10 @@ Handler = Callable[[Callable[..., Any], tuple, dict], Any]
 def _is_device(value: Any) -> bool:
     return isinstance(value, torch.device) or (isinstance(value, str) and value.split(":")[0] in
                                                 ("cpu", "cuda", "meta", "mps", "xpu"))
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def to_moves(args: tuple, kwargs: dict) -> bool:
@@ -34,7 +42,7 @@ def normalize_devices(fake: FakeCuda, func: Callable[..., Any], args: tuple, kwa
     if "device" in kwargs and kwargs["device"] is not None:
         kwargs = {**kwargs, "device": fake.normalize(kwargs["device"])}
     if func is torch.Tensor.to:
-        args = (args[0], *(fake.normalize(a) if _is_device(a) else a for a in args[1:]))
+        args = (args[0], *(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args[1:]))
     elif func is torch.Tensor.cuda:
         device = args[1] if len(args) > 1 else kwargs.get("device")
         device = torch.device("cuda", device) if isinstance(device, int) else device
@@ -158,6 +166,8 @@ def index(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
                 f"indices should be either on cpu or on the same device as the indexed tensor ({t.device})")
     try:
         return func(*args, **kwargs)
+    except DynamicOutputShapeException:
+        return masked_index(t, args[1], args[2] if len(args) > 2 else None, func is torch.Tensor.__setitem__)
     except DataDependentOutputException:
         # A 0-dim integer tensor used as an index is read as a Python int: fake mode has no value,
         # so it reads 0, like .item() does here.
@@ -194,6 +204,10 @@ def new_tensor(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     build it on the host and move it, keeping it a leaf."""
     device = kwargs.get("device")
     data = args[0] if args else kwargs.get("data")
+    if isinstance(data, list | tuple) and any(isinstance(leaf, torch.Tensor) for leaf in tree_flatten(data)[0]):
+        # Real torch reads each element tensor's value (on the host); fake ones have none: zeros.
+        data = tree_map(_element_value, data)
+        args, kwargs = ((data, *args[1:]), kwargs) if args else ((), {**kwargs, "data": data})
     if device is None or torch.device(device).type == "cpu" or isinstance(data, torch.Tensor):
         return func(*args, **kwargs)  # (a tensor's own move is fake dispatch's)
     requires_grad = kwargs.get("requires_grad", False)
@@ -202,6 +216,125 @@ def new_tensor(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         host_kwargs["requires_grad"] = False
     host = func(*args, **host_kwargs)
     return move(torch.Tensor.to, (host, device), {}).detach().requires_grad_(requires_grad)
+
+
+def _element_value(value: Any) -> Any:
+    if not isinstance(value, torch.Tensor):
+        return value
+    _one_element(value, "only one element tensors can be converted to Python scalars")
+    return _known(item)(torch.Tensor.item, (value,), {})
+
+
+def legacy_new(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``t.new(data)`` (legacy): a tensor of ``t``'s dtype on ``t``'s device; fake mode cannot copy the data
+    there. ``t.new(sizes...)`` and ``t.new()`` need no data: fake dispatch runs them."""
+    t, rest = args[0], args[1:]
+    if len(rest) == 1 and isinstance(rest[0], list | tuple) and not isinstance(rest[0], torch.Size):
+        return new_tensor(torch.tensor, (rest[0],), {"dtype": t.dtype, "device": kwargs.get("device", t.device)})
+    return func(*args, **kwargs)
+
+
+# --- what CUDA checks that fake mode does not --------------------------------------------------------
+
+_LEGACY_TYPE_NAMES = {
+    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
+    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
+    torch.int16: "ShortTensor", torch.int8: "CharTensor", torch.uint8: "ByteTensor", torch.bool: "BoolTensor",
+}
+
+
+def _legacy_type(t: torch.Tensor) -> str:
+    name = _LEGACY_TYPE_NAMES.get(t.dtype, f"{t.dtype}Tensor")
+    return f"torch.cuda.{name}" if t.device.type == "cuda" else f"torch.{name}"
+
+
+def convolution(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Convolutions check their input against the weight by tensor type, before any device check (fake
+    mode's meta kernels check neither): CUDA's text, from aten/src/ATen/native/Convolution.cpp."""
+    data, weight = (args[0] if args else kwargs.get("input")), (args[1] if len(args) > 1 else kwargs.get("weight"))
+    if isinstance(data, torch.Tensor) and isinstance(weight, torch.Tensor) and data.device != weight.device:
+        message = f"Input type ({_legacy_type(data)}) and weight type ({_legacy_type(weight)}) should be the same"
+        if data.device.type == "cpu":
+            message += " or input should be a MKLDNN tensor and weight is a dense tensor"
+        raise RuntimeError(message)
+    return func(*args, **kwargs)
+
+
+def masked_fill(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``masked_fill`` checks its mask's device first, in its own words (TensorAdvancedIndexing.cpp)."""
+    t, mask = args[0], (args[1] if len(args) > 1 else kwargs.get("mask"))
+    if isinstance(mask, torch.Tensor) and mask.device != t.device:
+        raise RuntimeError(f"expected self and mask to be on the same device, but got mask on {mask.device} "
+                           f"and self on {t.device}")
+    return func(*args, **kwargs)
+
+
+def _random(output_device: Callable[[tuple, dict], str]) -> Handler:
+    """A random op given a generator of another device type fails (CUDA's check in check_generator)."""
+    def handler(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        generator = kwargs.get("generator")
+        if isinstance(generator, torch.Generator):
+            device = output_device(args, kwargs)
+            if device != generator.device.type:
+                raise RuntimeError(f"Expected a '{device}' device type for generator but found "
+                                   f"'{generator.device.type}'")
+        return func(*args, **kwargs)
+    return handler
+
+
+def _default_device_type() -> str:
+    """The type of ``torch.set_default_device``'s device (``torch.get_default_device()`` would build a
+    tensor to learn its index, outside fake dispatch here)."""
+    context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
+    return torch.device(context.device).type if context is not None else "cpu"
+
+
+def _created_on(args: tuple, kwargs: dict) -> str:
+    device = kwargs.get("device")
+    return torch.device(device).type if device is not None else _default_device_type()
+
+
+def _on_first(args: tuple, kwargs: dict) -> str:
+    return args[0].device.type if args and isinstance(args[0], torch.Tensor) else _default_device_type()
+
+
+# --- data-dependent shapes -------------------------------------------------------------------------
+# Fake tensors have no values, so an op whose output size depends on them cannot size its result. The
+# observer follows devices, not values: it takes every element as selected (the largest result, so no
+# program stops on an empty one), on the device the real op would give.
+
+def _selected(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    try:
+        return func(*args, **kwargs)
+    except DynamicOutputShapeException:
+        t = args[0]
+        as_tuple = kwargs.get("as_tuple", False)
+        if func in (torch.masked_select, torch.Tensor.masked_select):
+            mask = args[1] if len(args) > 1 else kwargs["mask"]
+            size = torch.broadcast_shapes(t.shape, mask.shape).numel()
+            return torch.zeros(size, dtype=t.dtype, device=t.device)
+        if as_tuple:
+            return tuple(torch.zeros(t.numel(), dtype=torch.long, device=t.device) for _ in range(max(t.dim(), 1)))
+        return torch.zeros((t.numel(), t.dim()), dtype=torch.long, device=t.device)
+
+
+def _mask_of(key: Any) -> torch.Tensor | None:
+    """The boolean mask of ``t[mask]`` (alone, or alone in a tuple)."""
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    if isinstance(key, torch.Tensor) and key.dtype == torch.bool:
+        return key
+    return None
+
+
+def masked_index(t: torch.Tensor, key: Any, value: Any, setting: bool) -> Any:
+    """``t[mask]`` / ``t[mask] = value`` when fake mode cannot size the selection (see above)."""
+    mask = _mask_of(key)
+    if mask is None:
+        raise DynamicOutputShapeException(torch.ops.aten.nonzero.default)
+    if setting:  # values are zeros: writing changes nothing a fake tensor holds
+        return None
+    return torch.zeros((mask.numel(), *t.shape[mask.dim():]), dtype=t.dtype, device=t.device)
 
 
 def grad(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -231,5 +364,12 @@ HANDLERS: dict[Callable[..., Any], Handler] = {
     torch.Tensor.__float__: _known(_scalar(float)), torch.Tensor.__complex__: _known(_scalar(complex)),
     torch.Tensor.__format__: format_, torch.Tensor.__dlpack__: dlpack,
     torch.Tensor.__getitem__: index, torch.Tensor.__setitem__: index,
-    torch.Tensor.backward: backward,
+    torch.Tensor.backward: backward, torch.Tensor.new: legacy_new,
+    **dict.fromkeys((torch.conv1d, torch.conv2d, torch.conv3d, torch.conv_transpose1d, torch.conv_transpose2d,
+                     torch.conv_transpose3d), convolution),
+    **dict.fromkeys((torch.masked_fill, torch.Tensor.masked_fill, torch.Tensor.masked_fill_), masked_fill),
+    **dict.fromkeys((torch.nonzero, torch.Tensor.nonzero, torch.masked_select, torch.Tensor.masked_select), _selected),
+    **dict.fromkeys((torch.randperm, torch.randint, torch.rand, torch.randn), _random(_created_on)),
+    **dict.fromkeys((torch.multinomial, torch.Tensor.multinomial, torch.bernoulli, torch.Tensor.random_,
+                     torch.Tensor.uniform_, torch.Tensor.normal_, torch.Tensor.bernoulli_), _random(_on_first)),
 }

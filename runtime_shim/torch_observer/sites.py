@@ -24,8 +24,9 @@ _CALLS = {"CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW",
 
 
 def user_site() -> dict:
-    """The record fields (file, line, col, end positions) of the innermost user-code call."""
-    return recorder.call_site(skip=LIBRARY_DIRS)
+    """The record fields (file, line, col, end positions) of the innermost user-code call, and the user's
+    calls that led there (``callers``)."""
+    return recorder.call_site(skip=LIBRARY_DIRS, callers=True)
 
 
 def is_user_frame(frame: types.FrameType | None) -> bool:

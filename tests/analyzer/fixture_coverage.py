@@ -204,7 +204,8 @@ def matrix(fixtures: list[Fixture] | None = None) -> dict[str, dict[str, list[st
     for fixture in fixtures:
         trees: dict[str, ast.Module] = {}
         project = {f.stem for f in fixture.files} | ({fixture.path.name} if fixture.path.is_dir() else set())
-        for file, row, code in sorted(fixture.errors | fixture.warnings):
+        # a finding reported at the call that passed its operands meets the constructs around the failing call too
+        for file, row, code in sorted(fixture.errors | fixture.warnings | fixture.inner):
             if file not in trees:
                 trees[file] = ast.parse(Path(file).read_text(encoding="utf-8"))
             for construct in constructs_at(trees[file], row, project):

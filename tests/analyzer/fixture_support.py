@@ -6,6 +6,8 @@ in comments on the lines they concern:
 
 * ``# expect: MV102``: an error diagnostic (every path fails) starts on this line;
 * ``# expect-warning: MV150``: a warning starts on this line;
+* ``# inner: MV202``: a finding reported at a call further out (the call that passed the failing
+  operands) fails on this line: its inner location;
 * ``# reveal: Flex float``: ``reveal_device(...)`` on this line reveals exactly this
   (alternatives separated by `` | ``; ``?`` stands for a capture device's id).
 
@@ -31,7 +33,7 @@ from analyzer.confirm.reveal import reveal_matches  # the product's comparison (
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 
-_MARKER = re.compile(r"#\s*(expect-warning|expect|reveal)\s*:\s*([^#]*)")
+_MARKER = re.compile(r"#\s*(expect-warning|expect|inner|reveal)\s*:\s*([^#]*)")
 _HEADER = re.compile(r"#\s*fixture\s*:\s*(.*)")
 
 
@@ -45,6 +47,7 @@ class Fixture:
     backends: str | None = None
     errors: set[tuple[str, int, str]] = field(default_factory=set)  # (file, line, code)
     warnings: set[tuple[str, int, str]] = field(default_factory=set)
+    inner: set[tuple[str, int, str]] = field(default_factory=set)  # where findings reported at a caller fail
     reveals: dict[tuple[str, int], str] = field(default_factory=dict)
     torch: bool = False  # a PyTorch program (fixtures/torch/): confirmed by the torch observer, not runtime_shim
 
@@ -79,8 +82,9 @@ def load_fixture(path: Path) -> Fixture:
                 if kind == "reveal":
                     fixture.reveals[(key, row)] = body
                     continue
+                markers = {"expect": fixture.errors, "expect-warning": fixture.warnings, "inner": fixture.inner}[kind]
                 for code in (c.strip() for c in body.split(",") if c.strip()):
-                    (fixture.errors if kind == "expect" else fixture.warnings).add((key, row, code))
+                    markers.add((key, row, code))
     return fixture
 
 

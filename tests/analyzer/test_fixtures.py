@@ -32,6 +32,7 @@ def _analyze(fixture: Fixture):
                         backends=parse_backends(fixture.backends) if fixture.backends else None)
     report = check([str(fixture.path.resolve())], settings)
     errors, warnings, reveals = set(), set(), {}
+    inner = {(str(Path(d.inner.file).resolve()), d.inner.row, d.code) for d in report.diagnostics if d.inner}
     for d in report.diagnostics:
         key = str(Path(d.file).resolve())
         if d.code == "":
@@ -40,7 +41,7 @@ def _analyze(fixture: Fixture):
             errors.add((key, d.row, d.code))
         else:
             warnings.add((key, d.row, d.code))
-    return errors, warnings, reveals, report
+    return errors, warnings, inner, reveals, report
 
 
 def _show(items) -> str:
@@ -49,7 +50,7 @@ def _show(items) -> str:
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=str)
 def test_analysis_matches_markers(fixture: Fixture) -> None:
-    errors, warnings, reveals, report = _analyze(fixture)
+    errors, warnings, inner, reveals, report = _analyze(fixture)
     problems = []
     if errors != fixture.errors:
         problems.append(f"errors: missing\n{_show(fixture.errors - errors)}\n"
@@ -57,6 +58,9 @@ def test_analysis_matches_markers(fixture: Fixture) -> None:
     if warnings != fixture.warnings:
         problems.append(f"warnings: missing\n{_show(fixture.warnings - warnings)}\n"
                         f"unexpected\n{_show(warnings - fixture.warnings)}")
+    if inner != fixture.inner:
+        problems.append(f"inner locations: missing\n{_show(fixture.inner - inner)}\n"
+                        f"unexpected\n{_show(inner - fixture.inner)}")
     if reveals != fixture.reveals:
         expected = {(f, line, text) for (f, line), text in fixture.reveals.items()}
         got = {(f, line, text) for (f, line), text in reveals.items()}
@@ -83,15 +87,27 @@ def runtime_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[st
     return out
 
 
+Line = tuple[str, int, str]  # file, line, code
+
+
+def failure_lines(record: dict) -> tuple[Line, frozenset[Line]]:
+    """A recorded failure's call, and the lines that may report it: the call's and those of the user's calls
+    that led there (a failure caused by an argument is reported at the call that passed it)."""
+    code = record["outcome"]["code"]
+    here = (record["file"], record["line"], code)
+    return here, frozenset([here, *((file, line, code) for file, line, _col in record.get("callers", ()))])
+
+
 @pytest.mark.parametrize("fixture", RUNTIME_FIXTURES, ids=str)
 def test_runtime_confirms_markers(fixture: Fixture, runtime_runs: dict) -> None:
     status, records = runtime_runs[fixture.name]
     assert status == "ok", f"{fixture.name} did not run to its end under runtime_shim:\n{status}"
-    failures = {(r["file"], r["line"], r["outcome"]["code"]) for r in records if r["outcome"] != "ok"}
-    missing = {e for e in fixture.errors if e not in failures}
+    failures = [failure_lines(r) for r in records if r["outcome"] != "ok"]
+    # a failure is reported where it happens or, caused by an argument, at a call that led there
+    missing = {e for e in fixture.errors if not any(e in lines for _call, lines in failures)}
     assert not missing, f"expected errors the runtime did not raise:\n{_show(missing)}"
     marked = fixture.errors | fixture.warnings
-    unmarked = {f for f in failures if f not in marked}
+    unmarked = {call for call, lines in failures if not lines & marked}
     assert not unmarked, f"runtime failures without a marker (the analyzer missed them):\n{_show(unmarked)}"
     for (file, line), expected in fixture.reveals.items():
         texts = [r["reveal"] for r in records if r["op"] == "reveal_device" and r["line"] == line and r["file"] == file]

@@ -628,7 +628,7 @@ def test_project_modules_inside_a_sequential_move_and_run_with_it() -> None:
         model = nn.Sequential(Block(), nn.ReLU()).cuda()
         ok = model(torch.randn(2, 4, device="cuda"))
         y = model(torch.randn(2, 4))
-    """) == [(11, "MV202", "warning")]  # Block.forward fails in one of its two calling contexts
+    """) == [(15, "MV202", "error")]  # Block.forward fails for the CPU input: reported where it is passed
 
 
 def test_recurrent_layers_return_their_hidden_state_and_named_parameters_pair_names_with_weights() -> None:
@@ -932,9 +932,10 @@ def test_keyword_arguments_spread_from_a_dict_of_known_keys() -> None:
         batch = {"input_ids": torch.zeros(5, dtype=torch.long), "attention_mask": torch.ones(5)}
         out = model(**batch)
     """
-    assert findings(source) == [(11, "MV202", "warning")]  # the unknown dict's call may run
+    # reported at the call that passes the CPU ids (the unknown dict's call may run: no finding there)
+    assert findings(source) == [(17, "MV202", "error")]
     [message] = messages(source)
-    assert "prog.py:17" in message and "prog.py:15" not in message, message
+    assert "`Tagger.forward` at prog.py:11" in message and "prog.py:15" not in message, message
 
 
 def test_a_deep_copy_of_a_layer_is_another_module() -> None:

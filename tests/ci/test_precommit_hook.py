@@ -1,6 +1,7 @@
 """The pre-commit hook for real: in a temporary git repository with devicelint's hook installed
 (``.pre-commit-hooks.yaml``, a local ``repo:`` path), a commit with a failing move is blocked, the
-hook with ``--fix`` fixes it, and the fixed file commits.
+hook with ``--fix`` fixes it, and the fixed file commits; a staged file whose failure is caused by a committed
+module of its package is blocked too (the hook analyses each file with its project).
 
 Slow (typically 10-60 s, network-bound): pre-commit builds the hook's virtual environment itself,
 ``pip install`` of devicelint from a snapshot of this checkout, which fetches numpy and libcst from
@@ -33,6 +34,21 @@ weights = Tensor.random([2, 2], Device.flex().autodiff())  # trained on Flex
 exported = weights.to_device(Device.ndarray())
 """
 FIXED = FAILING.replace("weights.to_device", "weights.inner().to_device")
+# a package whose devices are named in one module and used in another: staging only the user fails
+CONFIG = """\
+from runtime_shim import Device
+
+TRAIN_DEVICE = Device.flex().autodiff()  # weights are trained on Flex
+EXPORT_DEVICE = Device.ndarray()
+"""
+EXPORT = """\
+from runtime_shim import Tensor
+
+from .config import EXPORT_DEVICE, TRAIN_DEVICE
+
+weights = Tensor.random([2, 2], TRAIN_DEVICE)
+exported = weights.to_device(EXPORT_DEVICE)
+"""
 
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -114,3 +130,15 @@ def test_the_hook_blocks_a_failing_move_and_passes_the_fixed_file(tmp_path: Path
     passed = _commit(project, "the fixed move")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert _git(project, "show", "HEAD:export.py").stdout == FIXED
+
+    # only pkg/export.py is staged; the devices it moves between come from the committed pkg/config.py
+    (project / ".pre-commit-config.yaml").write_text(_config(rev, hook_repo, []), encoding="utf-8")
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg" / "config.py").write_text(CONFIG, encoding="utf-8")
+    configured = _commit(project, "the package's devices")
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    (project / "pkg" / "export.py").write_text(EXPORT, encoding="utf-8")
+    cross = _commit(project, "a failing move across modules")
+    output = cross.stdout + cross.stderr
+    assert cross.returncode != 0 and "pkg/export.py:6:12: MV102 [error]" in output, output

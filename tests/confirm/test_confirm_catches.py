@@ -91,8 +91,8 @@ PROGRAM_TIMEOUT = 30
 
 def _confirm(root: Path, *extra: str) -> tuple[int, dict]:
     out = root.parent / f"{root.name}.json"
-    status = main(["confirm", "--no-cache", "--timeout", str(PROGRAM_TIMEOUT), "--output-format", "json", "-o", str(out),
-                   *extra, str(root)])
+    status = main(["confirm", "--no-cache", "--timeout", str(PROGRAM_TIMEOUT), "--output-format", "json",
+                   "-o", str(out), *extra, str(root)])
     return status, json.loads(out.read_text()) if out.exists() else {}
 
 

@@ -249,7 +249,7 @@ def torch_confirmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def _needs_a_second_gpu(doc: dict) -> set[str]:
     """Programs fake mode cannot run here: a CUDA build of torch with one GPU rejects a fake ``cuda:1`` (fake
-    CUDA devices are for CPU builds, as in CI; a real second GPU is the multi-GPU issue's run)."""
+    CUDA devices are for CPU builds, as in CI; a real second GPU needs a two-GPU machine)."""
     import torch
 
     if not (torch.cuda.is_available() and torch.cuda.device_count() < 2):

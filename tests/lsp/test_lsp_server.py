@@ -247,3 +247,36 @@ async def test_a_pulling_client_is_not_pushed_to_and_is_asked_to_refresh(pulling
     await wait_for(lambda: pulling.diagnostic_refresh_count > 0, "workspace/diagnostic/refresh")
     assert await pull(pulling, model_uri) == [("MV102", 3)]
     assert pulling.published == []
+
+
+TORCH_CONFIG = 'import torch\n\nDEVICE = torch.device("cuda")\n'
+TORCH_DATA = "import torch\n\n\ndef batch():\n    return torch.randn(4, 3), torch.randint(0, 2, (4,))\n"
+TORCH_TRAIN = ("import torch\n\nfrom .config import DEVICE\nfrom .data import batch\n\n"
+               "weights = torch.randn(3, 2, device=DEVICE)\nfeatures, labels = batch()\nscores = features @ weights\n")
+
+
+async def test_a_buffer_gets_what_devicelint_check_of_the_file_gives(client: LanguageClient, workspace: Path,
+                                                                      capsys: pytest.CaptureFixture):
+    """The server and `devicelint check FILE` analyse a file with the same project (analyzer.projects): here
+    the innermost configured root, whose modules share their names with another root's."""
+    import json
+
+    from analyzer.cli import main
+
+    (workspace / "pyproject.toml").write_text('[tool.devicelint]\nroots = ["apps/*"]\n', encoding="utf-8")
+    for app, device in (("gpu", "cuda"), ("cpu", "cpu")):
+        pkg = workspace / "apps" / app / "pkg"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("", encoding="utf-8")
+        (pkg / "config.py").write_text(TORCH_CONFIG.replace("cuda", device), encoding="utf-8")
+        (pkg / "data.py").write_text(TORCH_DATA, encoding="utf-8")
+    gpu_uri = open_file(client, workspace / "apps" / "gpu" / "pkg" / "train.py", TORCH_TRAIN)
+    cpu_uri = open_file(client, workspace / "apps" / "cpu" / "pkg" / "train.py", TORCH_TRAIN)
+    assert codes(await published(client, gpu_uri, 1)) == [("MV201", 7)]
+    assert await published(client, cpu_uri, 1) == []
+    capsys.readouterr()
+    assert main(["check", "--no-cache", "--output-format", "json", str(workspace / "apps" / "gpu" / "pkg" / "train.py"),
+                 str(workspace / "apps" / "cpu" / "pkg" / "train.py")]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert [(d["code"], d["location"]["row"] - 1, Path(d["filename"]).parts[-3]) for d in found] == [
+        ("MV201", 7, "gpu")]

@@ -360,7 +360,8 @@ def _span(line: int, text: str) -> dict:
     source = linecache.getline(__file__, line)
     col = source.index(text)
     assert source.count(text) == 1
-    return {"file": __file__, "line": line, "col": col, "end_line": line, "end_col": col + len(text)}
+    # (called from pytest: no user's call led here, ``callers`` is empty)
+    return {"file": __file__, "line": line, "col": col, "end_line": line, "end_col": col + len(text), "callers": []}
 
 
 def _read(path: Path) -> list[dict]:
@@ -460,7 +461,7 @@ def test_recording_environment_variable(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     entries = _read(path)
-    common = {"file": "<string>", "profile": "burn-0.21", "mode": "virtual"}
+    common = {"file": "<string>", "profile": "burn-0.21", "mode": "virtual", "callers": []}
     assert entries == [
         {**common, "line": 2, "col": 33, "end_line": 2, "end_col": 49, "op": "Device.flex", "outcome": "ok"},
         {**common, "line": 2, "col": 4, "end_line": 2, "end_col": 50, "op": "Tensor.from_floats", "outcome": "ok"},
@@ -469,6 +470,33 @@ def test_recording_environment_variable(tmp_path: Path) -> None:
         {**common, "line": 4, "col": 4, "end_line": 4, "end_col": 44, "op": "Tensor.to_device",
          "outcome": {"code": "MV102", "message": "Cannot move between autodiff and non-autodiff instances."}},
     ]
+
+
+def test_a_record_names_the_users_calls_that_led_to_it(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    program = tmp_path / "program.py"
+    program.write_text(textwrap.dedent("""\
+        import runtime_shim as rs
+
+        def export(t):
+            return t.to_device(rs.Device.flex().autodiff())
+
+        def save(t):
+            return export(t)
+
+        try:
+            save(rs.Tensor.from_floats([1.0], rs.Device.flex()))
+        except rs.DispatchError:
+            pass
+        """))
+    env = {**os.environ, "RUNTIME_SHIM_RECORD": str(path), "RUNTIME_SHIM_VIRTUAL": "1",
+           "RUNTIME_SHIM_PROFILE": "burn-0.21",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    [failure] = [e for e in _read(path) if e["outcome"] != "ok"]
+    assert failure["line"] == 4
+    assert failure["callers"] == [[str(program), 7, 11], [str(program), 10, 4]]  # innermost first
 
 
 def test_printing_a_tensor_is_not_recorded_as_a_reveal(tmp_path: Path) -> None:
@@ -489,5 +517,5 @@ def test_recording_a_device_constructor(tmp_path: Path) -> None:
         line = inspect.currentframe().f_lineno + 1
         rs.Device.ndarray()
     (entry,) = _read(path)
-    assert {k: entry[k] for k in ("file", "line", "col", "end_line", "end_col", "op", "outcome")} == {
+    assert {k: entry[k] for k in ("file", "line", "col", "end_line", "end_col", "callers", "op", "outcome")} == {
         **_span(line, "rs.Device.ndarray()"), "op": "Device.ndarray", "outcome": "ok"}

@@ -329,7 +329,7 @@ def _moved_gradients(c: Case, src: Device, dst: Device, s: CheckpointingStrategy
 @pytest.mark.parametrize("strategy", list(STRATEGIES), ids=list(STRATEGIES))
 def test_cross_gpu_gradients_match_one_gpu(strategy: str) -> None:
     """cuda(0) -> cuda(1) and back gives the gradients of the same computation kept on cuda(0): on a real
-    two-GPU machine (the multi-GPU issue), else with virtual devices."""
+    two-GPU machine, else with virtual devices."""
     cuda0, cuda1 = plain_device("cuda0"), plain_device("cuda1")
     s = STRATEGIES[strategy]
     for c in MOVE_CASES:

@@ -1,0 +1,1 @@
+"""A sentiment classifier trained on the GPU."""
