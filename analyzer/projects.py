@@ -240,7 +240,9 @@ class Project:
         out = []
         for path in paths:
             contents = buffers.get(os.path.abspath(path))
-            data = contents.encode("utf-8") if isinstance(contents, str) else contents
+            # an editor buffer holding a lone surrogate keeps it as bytes that are not UTF-8: that file alone
+            # fails to decode (MV901 on it), as a file on disk with such bytes would
+            data = contents.encode("utf-8", "surrogatepass") if isinstance(contents, str) else contents
             if data is None:
                 data = self._read(path)
             if data is None:
