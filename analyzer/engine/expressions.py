@@ -6,6 +6,7 @@ import ast
 import operator
 
 from .. import lift
+from ..choices import tag_except
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -244,7 +245,12 @@ class Expressions:
         return value
 
     def expr_IfExp(self, node: ast.IfExp, st: State, fr: Frame) -> Value:
+        # the value of an assignment (not a comprehension's element: one test, many outcomes) tags its ways
+        choice = self.choice(node.test, st, fr) if node is getattr(self, "assigned_choice", None) else None
         true, false = self.branch(node.test, st, fr)
+        if choice is not None:
+            self.restrict_state(true, choice[0], choice[1])
+            self.restrict_state(false, choice[0], not choice[1])
         body = self.eval(node.body, true, fr) if not true.dead else BOTTOM
         orelse = self.eval(node.orelse, false, fr) if not false.dead else BOTTOM
         if not true.dead and not false.dead:
@@ -255,6 +261,10 @@ class Expressions:
                 return body if chosen else orelse
         merged = join_states([true, false])
         st.vars, st.dead = merged.vars, merged.dead
+        if choice is not None and not true.dead and not false.dead and body != orelse:
+            common = body.atoms & orelse.atoms
+            body = tag_except(body, common, frozenset({(choice[0], choice[1])}))
+            orelse = tag_except(orelse, common, frozenset({(choice[0], not choice[1])}))
         return body.join(orelse)
 
     def expr_BoolOp(self, node: ast.BoolOp, st: State, fr: Frame) -> Value:

@@ -35,7 +35,7 @@ class Statements:
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             return st
-        return method(node, st, fr)
+        return self.run_split(node, st, fr, method)
 
     def stmt_Expr(self, node: ast.Expr, st: State, fr: Frame) -> State:
         self.discarded_call = node.value  # a call whose result is thrown away (MV206 asks)
@@ -45,6 +45,7 @@ class Statements:
     def stmt_Assign(self, node: ast.Assign, st: State, fr: Frame) -> State:
         path = self._target(node.value, st)
         moved = self.self_move(node, st, fr)  # ``self.x = self.x.to(d)``: what ``self.x`` held before
+        self.assigned_choice = node.value  # ``dev = "cuda" if flag else "cpu"``: its ways are tagged
         value = self.eval(node.value, st, fr)
         if value.is_bottom:
             st.dead = True  # the value raises on every path (a property that always fails, an empty index)

@@ -1,0 +1,119 @@
+"""One value, one device: undecided branches tag what they leave behind, and statements run per alternative.
+
+An ``if`` whose test the analysis cannot decide joins two states; the
+possibilities that only one branch made carry a tag naming the test (a
+:class:`~analyzer.choices.Choice`: the frame's context, the test's text and
+its abstract value, so the same flag tested twice is one choice) and the way
+it went. A simple statement that reads values holding both ways of a choice
+runs once per way, on the state where the choice went that way, and what it
+assigns carries that way's tag: ``a + b`` after two ``if use_cuda:`` moves pairs
+the CPU ``a`` with the CPU ``b`` only. The branches of a later ``if`` on the same
+test see only their own way's possibilities.
+
+Bounded: no new choice inside a loop (one test, many outcomes) and at most
+:data:`MAX_SPLIT` choices split per statement (others keep both ways, as
+before). Tags stay in the frame that made them: they are dropped on the way
+into a callee, out of it, and into the heap; dropping a tag only pairs more.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Callable
+
+from ..choices import Choice, alternatives, restricted, tag_except, tagged
+from .flow_state import Frame, State, join_states
+
+#: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
+MAX_SPLIT = 2
+#: calls whose result a test may read twice and get the same answer (environment and availability probes)
+STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists"})
+SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+
+
+class Relational:
+    """Choice tags on undecided branches, and statements run per way of a choice."""
+
+    def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
+        """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
+        ``flag``'s choice, true its false way); None: not a test whose ways can be told apart."""
+        if fr.loops or st.dead or not _stable(test):
+            return None
+        way = True
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, way = test.operand, not way
+        value = self.eval(test, st.copy(), fr, quiet=True)
+        if len(value.truthiness()) < 2 and value.truthiness() != {None}:
+            return None
+        return Choice(fr.ctx.id, f"{ast.unparse(test)}#{hash(value)}"), way
+
+    @staticmethod
+    def restrict_state(st: State, choice: Choice, way: bool) -> None:
+        """Leave out of ``st`` the possibilities of ``choice``'s other way."""
+        if st.dead:
+            return
+        for name, value in list(st.vars.items()):
+            kept = restricted(value, choice, way)
+            if kept is not value:
+                st.vars[name] = kept
+
+    @staticmethod
+    def tag_branches(choice: Choice, way: bool, true: State, false: State) -> None:
+        """Before the join: what differs between the branches carries the way it came from (``way``: the
+        true branch's)."""
+        if true.dead or false.dead:
+            return
+        for name in true.vars.keys() & false.vars.keys():
+            mine, theirs = true.vars[name], false.vars[name]
+            if mine is theirs or mine == theirs:
+                continue
+            common = mine.atoms & theirs.atoms
+            true.vars[name] = tag_except(mine, common, frozenset({(choice, way)}))
+            false.vars[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
+
+    def run_split(self, node: ast.stmt, st: State, fr: Frame, run: Callable[[ast.stmt, State, Frame], State]) -> State:
+        """Run a simple statement once per way of the choices the values it reads hold both ways of."""
+        if st.dead or not isinstance(node, SPLIT_STATEMENTS):
+            return run(node, st, fr)
+        reads = self._statement_reads(node)
+        values = [v for name, v in st.vars.items() if name.partition(".")[0] in reads]
+        choices = sorted(c for c, ways in alternatives(values).items() if len(ways) == 2)[:MAX_SPLIT]
+        if not choices:
+            return run(node, st, fr)
+        outs: list[State] = []
+        for ways in itertools.product((True, False), repeat=len(choices)):
+            part = st.copy()
+            for choice, way in zip(choices, ways, strict=True):
+                self.restrict_state(part, choice, way)
+            before = dict(part.vars)
+            out = run(node, part, fr)
+            if not out.dead:
+                tags = frozenset(zip(choices, ways, strict=True))
+                for name, value in out.vars.items():
+                    if before.get(name) is not value:
+                        out.vars[name] = tagged(value, tags)
+            outs.append(out)
+        return join_states(outs)
+
+    def _statement_reads(self, node: ast.stmt) -> frozenset[str]:
+        cache: dict[int, frozenset[str]] = self.__dict__.setdefault("_reads_cache", {})
+        reads = cache.get(id(node))
+        if reads is None:
+            reads = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+            cache[id(node)] = reads
+        return reads
+
+
+def _stable(test: ast.expr) -> bool:
+    """A test that gives the same answer each time it is evaluated while its names hold the same values."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name not in STABLE_CALLS or not all(isinstance(a, ast.Constant) for a in node.args):
+                return False
+        elif isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda, ast.ListComp,
+                               ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return False
+    return True
