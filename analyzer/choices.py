@@ -45,13 +45,13 @@ Tag = tuple[Choice, bool]
 Tags = frozenset  # frozenset[Tag]
 NO_TAGS: frozenset = frozenset()
 
-#: the possibilities that carry tags: devices, tensors, library layers and device strings (not instances of the
-#: project's classes: the heap knows them by identity)
+#: the possibilities that carry tags: devices, tensors, library layers, device strings and flags (not instances
+#: of the project's classes: the heap knows them by identity)
 TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TensorAtom, DeviceAtom)
 
 
 def taggable(atom: Atom) -> bool:
-    return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, str))
+    return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool)))
 
 
 def tags_of(atom: object) -> frozenset:

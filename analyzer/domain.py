@@ -225,7 +225,7 @@ class Const(Atom):
 
     value: Any
     tname: str
-    tags: frozenset = frozenset()  # a device string's undecided choices (:mod:`analyzer.choices`)
+    tags: frozenset = frozenset()  # a device string's or a flag's undecided choices (:mod:`analyzer.choices`)
 
     def truthy(self) -> bool | None:
         return bool(self.value)

@@ -10,7 +10,8 @@ assigns carries that way's tag: ``a + b`` after two ``if use_cuda:`` moves pairs
 the CPU ``a`` with the CPU ``b`` only. The branches of a later ``if`` on the same
 test see only their own way's possibilities.
 
-Bounded: no new choice inside a loop (one test, many outcomes) and at most
+Bounded: no new choice inside a loop on a test whose names the loop assigns
+(one test, many outcomes), and at most
 :data:`MAX_SPLIT` choices split per statement (others keep both ways, as
 before). Tags stay in the frame that made them: they are dropped on the way
 into a callee, out of it, and into the heap; dropping a tag only pairs more.
@@ -22,7 +23,8 @@ import ast
 import itertools
 from collections.abc import Callable
 
-from ..choices import Choice, alternatives, restricted, tag_except, tagged
+from ..choices import Choice, alternatives, restricted, stripped, tag_except, tagged, tags_of
+from ..domain import Value
 from .flow_state import Frame, State, join_states
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
@@ -38,7 +40,7 @@ class Relational:
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
         ``flag``'s choice, true its false way); None: not a test whose ways can be told apart."""
-        if fr.loops or st.dead or not _stable(test):
+        if st.dead or not _stable(test) or (fr.loops and not self._loop_invariant(test, fr)):
             return None
         way = True
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -46,7 +48,10 @@ class Relational:
         value = self.eval(test, st.copy(), fr, quiet=True)
         if len(value.truthiness()) < 2 and value.truthiness() != {None}:
             return None
-        return Choice(fr.ctx.id, f"{ast.unparse(test)}#{hash(value)}"), way
+        decided = _decided_by(value)
+        if decided is not None:  # a flag an earlier test of it tagged: that test's choice
+            return decided[0], decided[1] == way
+        return Choice(fr.ctx.id, f"{ast.unparse(test)}#{hash(stripped(value))}"), way
 
     @staticmethod
     def restrict_state(st: State, choice: Choice, way: bool) -> None:
@@ -96,6 +101,19 @@ class Relational:
             outs.append(out)
         return join_states(outs)
 
+    def _loop_invariant(self, test: ast.expr, fr: Frame) -> bool:
+        """No name ``test`` reads is assigned in a loop around it (one test, one answer in every iteration)."""
+        cache: dict[int, bool] = self.__dict__.setdefault("_invariant_cache", {})
+        known = cache.get(id(test))
+        if known is None:
+            scope = fr.func.node if fr.func is not None else fr.module.source.tree
+            reads = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+            known = scope is not None and not any(
+                reads & _assigned(loop) for loop in ast.walk(scope)
+                if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and _contains(loop, test))
+            cache[id(test)] = known
+        return known
+
     def _statement_reads(self, node: ast.stmt) -> frozenset[str]:
         cache: dict[int, frozenset[str]] = self.__dict__.setdefault("_reads_cache", {})
         reads = cache.get(id(node))
@@ -103,6 +121,41 @@ class Relational:
             reads = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
             cache[id(node)] = reads
         return reads
+
+
+def _decided_by(value: Value) -> tuple[Choice, bool] | None:
+    """The choice whose ways a flag's possibilities are (its way when true), if one is."""
+    if value.top or not value.atoms:
+        return None
+    common: set | None = None
+    for atom in value.atoms:
+        truth = atom.truthy()
+        if truth is None:
+            return None
+        tags = {(choice, way == truth) for choice, way in tags_of(atom)}  # the way that makes the test true
+        common = tags if common is None else common & tags
+    if not common:
+        return None
+    return min(common)
+
+
+def _contains(tree: ast.AST, node: ast.AST) -> bool:
+    return any(inner is node for inner in ast.walk(tree))
+
+
+def _assigned(loop: ast.AST) -> set[str]:
+    """The names a loop (its target and body) binds or changes an attribute or element of."""
+    out: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+    return out
 
 
 def _stable(test: ast.expr) -> bool:
