@@ -263,6 +263,7 @@ class Expressions:
         st.vars, st.dead = merged.vars, merged.dead
         if choice is not None and not true.dead and not false.dead and body != orelse:
             common = body.atoms & orelse.atoms
+            self.choices_made = True
             body = tag_except(body, common, frozenset({(choice[0], choice[1])}))
             orelse = tag_except(orelse, common, frozenset({(choice[0], not choice[1])}))
         return body.join(orelse)

@@ -37,6 +37,8 @@ SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Retu
 class Relational:
     """Choice tags on undecided branches, and statements run per way of a choice."""
 
+    choices_made = False  # (no statement is split before a branch has tagged something)
+
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
         ``flag``'s choice, true its false way); None: not a test whose ways can be told apart."""
@@ -63,8 +65,7 @@ class Relational:
             if kept is not value:
                 st.vars[name] = kept
 
-    @staticmethod
-    def tag_branches(choice: Choice, way: bool, true: State, false: State) -> None:
+    def tag_branches(self, choice: Choice, way: bool, true: State, false: State) -> None:
         """Before the join: what differs between the branches carries the way it came from (``way``: the
         true branch's)."""
         if true.dead or false.dead:
@@ -74,12 +75,13 @@ class Relational:
             if mine is theirs or mine == theirs:
                 continue
             common = mine.atoms & theirs.atoms
+            self.choices_made = True
             true.vars[name] = tag_except(mine, common, frozenset({(choice, way)}))
             false.vars[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
 
     def run_split(self, node: ast.stmt, st: State, fr: Frame, run: Callable[[ast.stmt, State, Frame], State]) -> State:
         """Run a simple statement once per way of the choices the values it reads hold both ways of."""
-        if st.dead or not isinstance(node, SPLIT_STATEMENTS):
+        if not self.choices_made or st.dead or not isinstance(node, SPLIT_STATEMENTS):
             return run(node, st, fr)
         reads = self._statement_reads(node)
         values = [v for name, v in st.vars.items() if name.partition(".")[0] in reads]
