@@ -246,7 +246,12 @@ class Expressions:
 
     def expr_IfExp(self, node: ast.IfExp, st: State, fr: Frame) -> Value:
         # the value of an assignment (not a comprehension's element: one test, many outcomes) tags its ways
-        choice = self.choice(node.test, st, fr) if node is getattr(self, "assigned_choice", None) else None
+        forced = self.forced_way(node)
+        if forced is not None:
+            taken = self._forced_branch(node, forced, st, fr)
+            if taken is not None:
+                return taken
+        choice = self.choice(node.test, st, fr) if self.statement_choice(node) else None
         true, false = self.branch(node.test, st, fr)
         if choice is not None:
             self.restrict_state(true, choice[0], choice[1])
@@ -267,6 +272,22 @@ class Expressions:
             body = tag_except(body, common, frozenset({(choice[0], choice[1])}))
             orelse = tag_except(orelse, common, frozenset({(choice[0], not choice[1])}))
         return body.join(orelse)
+
+    def _forced_branch(self, node: ast.IfExp, forced: bool, st: State, fr: Frame) -> Value | None:
+        """The branch a split run of the statement takes (None: it cannot be taken here; both are joined)."""
+        true, false = self.branch(node.test, st, fr)
+        taken, other = (true, false) if forced else (false, true)
+        if taken.dead:
+            return None
+        value = self.eval(node.body if forced else node.orelse, taken, fr)
+        if self.cuda_world is not None and not other.dead:
+            # the world's answer to an unknown device choice (:meth:`world_device_choice`) rules this way out
+            rest = self.eval(node.orelse if forced else node.body, other.copy(), fr, quiet=True)
+            if self.world_device_choice(value, rest) is False:
+                st.dead = True
+                return BOTTOM
+        st.vars, st.dead = taken.vars, taken.dead
+        return value
 
     def expr_BoolOp(self, node: ast.BoolOp, st: State, fr: Frame) -> Value:
         """``a or b`` / ``a and b``: each operand evaluated where the previous ones decided to go on."""

@@ -38,6 +38,8 @@ class Relational:
     """Choice tags on undecided branches, and statements run per way of a choice."""
 
     choices_made = False  # (no statement is split before a branch has tagged something)
+    _statement_ifexps: frozenset[int] = frozenset()
+    _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
 
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
@@ -79,29 +81,61 @@ class Relational:
             true.vars[name] = tag_except(mine, common, frozenset({(choice, way)}))
             false.vars[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
 
+    def statement_choice(self, node: ast.IfExp) -> bool:
+        """Whether a conditional expression is one choice: evaluated once per run of its statement (not the
+        element of a comprehension, not a lambda's body)."""
+        return id(node) in self._statement_ifexps
+
+    def forced_way(self, node: ast.IfExp) -> bool | None:
+        """The branch a conditional expression takes in this run of its statement (None: not split on it)."""
+        return self._forced.get(id(node))
+
     def run_split(self, node: ast.stmt, st: State, fr: Frame, run: Callable[[ast.stmt, State, Frame], State]) -> State:
-        """Run a simple statement once per way of the choices the values it reads hold both ways of."""
-        if not self.choices_made or st.dead or not isinstance(node, SPLIT_STATEMENTS):
+        """Run a simple statement once per way of the choices the values it reads hold both ways of, and of
+        the undecided conditional expressions in it (``torch.device("cuda" if flag else "cpu")``: each run
+        takes one branch, so what is made from it carries that way)."""
+        if st.dead or not isinstance(node, SPLIT_STATEMENTS):
             return run(node, st, fr)
-        reads = self._statement_reads(node)
-        values = [v for name, v in st.vars.items() if name.partition(".")[0] in reads]
-        choices = sorted(c for c, ways in alternatives(values).items() if len(ways) == 2)[:MAX_SPLIT]
-        if not choices:
-            return run(node, st, fr)
-        outs: list[State] = []
-        for ways in itertools.product((True, False), repeat=len(choices)):
-            part = st.copy()
-            for choice, way in zip(choices, ways, strict=True):
-                self.restrict_state(part, choice, way)
-            before = dict(part.vars)
-            out = run(node, part, fr)
-            if not out.dead:
-                tags = frozenset(zip(choices, ways, strict=True))
-                for name, value in out.vars.items():
-                    if before.get(name) is not value:
-                        out.vars[name] = tagged(value, tags)
-            outs.append(out)
-        return join_states(outs)
+        cache: dict[int, tuple[frozenset[int], tuple[ast.IfExp, ...]]] = self.__dict__.setdefault("_once_cache", {})
+        once = cache.get(id(node))
+        if once is None:
+            once = cache[id(node)] = _once_ifexps(node)
+        saved = self._statement_ifexps, self._forced
+        self._statement_ifexps, self._forced = once[0], {}
+        try:
+            found: set[Choice] = set()
+            if self.choices_made:
+                reads = self._statement_reads(node)
+                values = [v for name, v in st.vars.items() if name.partition(".")[0] in reads]
+                found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
+            forcing: list[tuple[int, Choice, bool]] = []
+            for ifexp in once[1]:
+                made = self.choice(ifexp.test, st, fr)
+                if made is not None:
+                    forcing.append((id(ifexp), *made))
+                    found.add(made[0])
+            choices = sorted(found)[:MAX_SPLIT]
+            if not choices:
+                return run(node, st, fr)
+            self.choices_made = True
+            outs: list[State] = []
+            for ways in itertools.product((True, False), repeat=len(choices)):
+                chosen = dict(zip(choices, ways, strict=True))
+                self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
+                part = st.copy()
+                for choice, way in chosen.items():
+                    self.restrict_state(part, choice, way)
+                before = dict(part.vars)
+                out = run(node, part, fr)
+                if not out.dead:
+                    tags = frozenset(chosen.items())
+                    for name, value in out.vars.items():
+                        if before.get(name) is not value:
+                            out.vars[name] = tagged(value, tags)
+                outs.append(out)
+            return join_states(outs)
+        finally:
+            self._statement_ifexps, self._forced = saved
 
     def _loop_invariant(self, test: ast.expr, fr: Frame) -> bool:
         """No name ``test`` reads is assigned in a loop around it (one test, one answer in every iteration)."""
@@ -123,6 +157,28 @@ class Relational:
             reads = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
             cache[id(node)] = reads
         return reads
+
+
+_MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def _once_ifexps(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ...]]:
+    """The conditional expressions of a simple statement that run once per run of it (their ids), and the
+    outermost of them (a nested one is tested where the outer one went)."""
+    ids: set[int] = set()
+    outermost: list[ast.IfExp] = []
+    pending: list[tuple[ast.AST, bool]] = [(node, False)]
+    while pending:
+        current, inside = pending.pop()
+        if isinstance(current, _MANY_TIMES):
+            continue
+        if isinstance(current, ast.IfExp):
+            ids.add(id(current))
+            if not inside:
+                outermost.append(current)
+            inside = True
+        pending.extend((child, inside) for child in ast.iter_child_nodes(current))
+    return frozenset(ids), tuple(outermost)
 
 
 def _decided_by(value: Value) -> tuple[Choice, bool] | None:

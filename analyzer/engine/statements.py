@@ -45,7 +45,6 @@ class Statements:
     def stmt_Assign(self, node: ast.Assign, st: State, fr: Frame) -> State:
         path = self._target(node.value, st)
         moved = self.self_move(node, st, fr)  # ``self.x = self.x.to(d)``: what ``self.x`` held before
-        self.assigned_choice = node.value  # ``dev = "cuda" if flag else "cpu"``: its ways are tagged
         value = self.eval(node.value, st, fr)
         if value.is_bottom:
             st.dead = True  # the value raises on every path (a property that always fails, an empty index)
