@@ -24,7 +24,7 @@ import itertools
 from collections.abc import Callable
 
 from ..choices import Choice, alternatives, restricted, stripped, tag_except, tagged, tags_of
-from ..domain import Value
+from ..domain import Const, Value, const
 from .flow_state import Frame, State, join_states
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
@@ -114,6 +114,8 @@ class Relational:
                 if made is not None:
                     forcing.append((id(ifexp), *made))
                     found.add(made[0])
+            flags = self._flag_arguments(node, st, fr)
+            found.update(flags.values())
             choices = sorted(found)[:MAX_SPLIT]
             if not choices:
                 return run(node, st, fr)
@@ -125,6 +127,10 @@ class Relational:
                 part = st.copy()
                 for choice, way in chosen.items():
                     self.restrict_state(part, choice, way)
+                for name, choice in flags.items():
+                    if choice in chosen:  # ``to_device(t, use_cuda)``: the callee sees one answer
+                        way = chosen[choice]
+                        part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
                 before = dict(part.vars)
                 out = run(node, part, fr)
                 if not out.dead:
@@ -136,6 +142,26 @@ class Relational:
             return join_states(outs)
         finally:
             self._statement_ifexps, self._forced = saved
+
+    def _flag_arguments(self, node: ast.stmt, st: State, fr: Frame) -> dict[str, Choice]:
+        """The names passed straight to a call in ``node`` that hold an undecided ``True``/``False`` (a flag
+        handed to a helper that tests it), with the choice an ``if`` on the name would make."""
+        cache: dict[int, tuple[ast.Name, ...]] = self.__dict__.setdefault("_flag_cache", {})
+        names = cache.get(id(node))
+        if names is None:
+            names = cache[id(node)] = tuple(
+                arg for call in ast.walk(node) if isinstance(call, ast.Call)
+                for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name))
+        out: dict[str, Choice] = {}
+        for arg in names:
+            value = st.vars.get(arg.id)
+            if value is None or value.top or len(value.atoms) != 2 or any(
+                    not (isinstance(a, Const) and type(a.value) is bool) or tags_of(a) for a in value.atoms):
+                continue
+            made = self.choice(arg, st, fr)
+            if made is not None and made[1]:
+                out[arg.id] = made[0]
+        return out
 
     def _loop_invariant(self, test: ast.expr, fr: Frame) -> bool:
         """No name ``test`` reads is assigned in a loop around it (one test, one answer in every iteration)."""

@@ -186,3 +186,20 @@ def test_runtime_shim_operands_follow_one_flag() -> None:
         c = Tensor.ones([2], Device.flex())
         print((a + c).to_list())
         """, select="MV1") == [(13, "MV105")]
+
+
+def test_a_flag_handed_to_a_helper_is_one_answer_per_run() -> None:
+    assert findings("""
+        import os
+        import torch
+        def to_device(t, use_cuda):
+            if use_cuda:
+                return t.cuda()
+            return t
+        use_cuda = os.environ.get("GPU") == "1" and torch.cuda.is_available()
+        a = to_device(torch.ones(3), use_cuda)
+        b = to_device(torch.zeros(3), use_cuda)
+        c = to_device(torch.zeros(3), not use_cuda)
+        print(a + b)
+        print(a + c)
+        """) == [(14, "MV201")]
