@@ -202,4 +202,4 @@ def test_a_flag_handed_to_a_helper_is_one_answer_per_run() -> None:
         c = to_device(torch.zeros(3), not use_cuda)
         print(a + b)
         print(a + c)
-        """) == [(14, "MV201")]
+        """) == [(13, "MV201")]
