@@ -31,6 +31,8 @@ from .flow_state import Frame, State, join_states
 MAX_SPLIT = 2
 #: calls whose result a test may read twice and get the same answer (environment and availability probes)
 STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists"})
+#: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
+KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
@@ -248,7 +250,8 @@ def _stable(test: ast.expr) -> bool:
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name not in STABLE_CALLS or not all(isinstance(a, ast.Constant) for a in node.args):
+            if name not in STABLE_CALLS or not all(isinstance(a, ast.Constant) for a in node.args) or (
+                    name in KEYED_CALLS and not node.args) or node.keywords:
                 return False
         elif isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda, ast.ListComp,
                                ast.SetComp, ast.DictComp, ast.GeneratorExp)):
