@@ -6,7 +6,7 @@ import ast
 import operator
 
 from .. import lift
-from ..choices import tag_except
+from ..choices import tag_except, taggable
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -251,8 +251,10 @@ class Expressions:
             taken = self._forced_branch(node, forced, st, fr)
             if taken is not None:
                 return taken
-        choice = self.choice(node.test, st, fr) if self.statement_choice(node) else None
         true, false = self.branch(node.test, st, fr)
+        once = self.statement_choice(node) and not (true.dead or false.dead)
+        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
+        choice = self.choice(node.test, st, fr) if once and self.choices_made else None
         if choice is not None:
             self.restrict_state(true, choice[0], choice[1])
             self.restrict_state(false, choice[0], not choice[1])
@@ -264,6 +266,9 @@ class Expressions:
                 taken = true if chosen else false
                 st.vars, st.dead = taken.vars, taken.dead
                 return body if chosen else orelse
+        if once and choice is None and body != orelse and any(
+                taggable(a) or isinstance(a, Instance) for a in body.atoms ^ orelse.atoms):
+            choice = self.choice(node.test, st, fr)
         merged = join_states([true, false])
         st.vars, st.dead = merged.vars, merged.dead
         if choice is not None and not true.dead and not false.dead and body != orelse:

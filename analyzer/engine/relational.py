@@ -23,8 +23,9 @@ import ast
 import itertools
 from collections.abc import Callable
 
-from ..choices import Choice, alternatives, restricted, stripped, tag_except, tagged, tags_of
-from ..domain import Const, Value, const
+from ..choices import Choice, alternatives, restricted, stripped, tag_except, taggable, tagged, tags_of
+from ..domain import Const, Instance, Value, const
+from ..tree_walk import child_nodes
 from .flow_state import Frame, State, join_states
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
@@ -46,18 +47,22 @@ class Relational:
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
         ``flag``'s choice, true its false way); None: not a test whose ways can be told apart."""
-        if st.dead or not _stable(test) or (fr.loops and not self._loop_invariant(test, fr)):
+        if st.dead:
             return None
-        way = True
-        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, way = test.operand, not way
-        value = self.eval(test, st.copy(), fr, quiet=True)
-        if len(value.truthiness()) < 2 and value.truthiness() != {None}:
+        facts = _test_facts(test)
+        if facts is None or (fr.loops and not self._loop_invariant(test, facts[2], fr)):
+            return None
+        inner, way, text = facts[0], facts[1], facts[3]
+        value = st.vars.get(inner.id) if isinstance(inner, ast.Name) else None
+        if value is None:
+            value = self.eval(inner, st.copy(), fr, quiet=True)
+        truth = value.truthiness()
+        if len(truth) < 2 and truth != {None}:
             return None
         decided = _decided_by(value)
         if decided is not None:  # a flag an earlier test of it tagged: that test's choice
             return decided[0], decided[1] == way
-        return Choice(fr.ctx.id, f"{ast.unparse(test)}#{hash(stripped(value))}"), way
+        return Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}"), way
 
     @staticmethod
     def restrict_state(st: State, choice: Choice, way: bool) -> None:
@@ -68,6 +73,19 @@ class Relational:
             kept = restricted(value, choice, way)
             if kept is not value:
                 st.vars[name] = kept
+
+    @staticmethod
+    def differ_in_taggables(true: State, false: State) -> bool:
+        """Whether the branches leave some name holding a possibility that can carry a tag the other lacks."""
+        if true.dead or false.dead:
+            return False
+        for name, mine in true.vars.items():
+            theirs = false.vars.get(name)
+            if theirs is None or mine is theirs:
+                continue
+            if any(taggable(a) or isinstance(a, Instance) for a in mine.atoms ^ theirs.atoms):
+                return True
+        return False
 
     def tag_branches(self, choice: Choice, way: bool, true: State, false: State) -> None:
         """Before the join: what differs between the branches carries the way it came from (``way``: the
@@ -98,17 +116,15 @@ class Relational:
         takes one branch, so what is made from it carries that way)."""
         if st.dead or not isinstance(node, SPLIT_STATEMENTS):
             return run(node, st, fr)
-        cache: dict[int, tuple[frozenset[int], tuple[ast.IfExp, ...]]] = self.__dict__.setdefault("_once_cache", {})
-        once = cache.get(id(node))
-        if once is None:
-            once = cache[id(node)] = _once_ifexps(node)
+        once = _statement_info(node)
         saved = self._statement_ifexps, self._forced
         self._statement_ifexps, self._forced = once[0], {}
         try:
             found: set[Choice] = set()
             if self.choices_made:
-                reads = self._statement_reads(node)
-                values = [v for name, v in st.vars.items() if name.partition(".")[0] in reads]
+                variables = st.vars
+                values = [variables[name] for name in once[3] if name in variables]
+                values.extend(v for key, v in variables.items() if "." in key and key.partition(".")[0] in once[3])
                 found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
             forcing: list[tuple[int, Choice, bool]] = []
             for ifexp in once[1]:
@@ -116,7 +132,7 @@ class Relational:
                 if made is not None:
                     forcing.append((id(ifexp), *made))
                     found.add(made[0])
-            flags = self._flag_arguments(node, st, fr)
+            flags = self._flag_arguments(once[2], st, fr) if once[2] else {}
             found.update(flags.values())
             choices = sorted(found)[:MAX_SPLIT]
             if not choices:
@@ -145,15 +161,9 @@ class Relational:
         finally:
             self._statement_ifexps, self._forced = saved
 
-    def _flag_arguments(self, node: ast.stmt, st: State, fr: Frame) -> dict[str, Choice]:
-        """The names passed straight to a call in ``node`` that hold an undecided ``True``/``False`` (a flag
-        handed to a helper that tests it), with the choice an ``if`` on the name would make."""
-        cache: dict[int, tuple[ast.Name, ...]] = self.__dict__.setdefault("_flag_cache", {})
-        names = cache.get(id(node))
-        if names is None:
-            names = cache[id(node)] = tuple(
-                arg for call in ast.walk(node) if isinstance(call, ast.Call)
-                for arg in (*call.args, *(k.value for k in call.keywords)) if isinstance(arg, ast.Name))
+    def _flag_arguments(self, names: tuple[ast.Name, ...], st: State, fr: Frame) -> dict[str, Choice]:
+        """Of the names passed straight to a call (``names``), those that hold an undecided ``True``/``False``
+        (a flag handed to a helper that tests it), with the choice an ``if`` on the name would make."""
         out: dict[str, Choice] = {}
         for arg in names:
             value = st.vars.get(arg.id)
@@ -165,48 +175,70 @@ class Relational:
                 out[arg.id] = made[0]
         return out
 
-    def _loop_invariant(self, test: ast.expr, fr: Frame) -> bool:
+    @staticmethod
+    def _loop_invariant(test: ast.expr, names: frozenset[str], fr: Frame) -> bool:
         """No name ``test`` reads is assigned in a loop around it (one test, one answer in every iteration)."""
-        cache: dict[int, bool] = self.__dict__.setdefault("_invariant_cache", {})
-        known = cache.get(id(test))
+        known = getattr(test, "_devicelint_invariant", None)
         if known is None:
             scope = fr.func.node if fr.func is not None else fr.module.source.tree
-            reads = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
             known = scope is not None and not any(
-                reads & _assigned(loop) for loop in ast.walk(scope)
-                if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and _contains(loop, test))
-            cache[id(test)] = known
+                names & assigned for inside, assigned in _loops(scope) if id(test) in inside)
+            test._devicelint_invariant = known  # type: ignore[attr-defined]
         return known
 
-    def _statement_reads(self, node: ast.stmt) -> frozenset[str]:
-        cache: dict[int, frozenset[str]] = self.__dict__.setdefault("_reads_cache", {})
-        reads = cache.get(id(node))
-        if reads is None:
-            reads = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-            cache[id(node)] = reads
-        return reads
 
 
 _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
-def _once_ifexps(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ...]]:
-    """The conditional expressions of a simple statement that run once per run of it (their ids), and the
-    outermost of them (a nested one is tested where the outer one went)."""
+def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ...], tuple[ast.Name, ...],
+                                               frozenset[str]]:
+    """What splitting a simple statement looks at, found once per statement (kept on the node): the
+    conditional expressions that run once per run of it (their ids) and the outermost of them (a nested one
+    is tested where the outer one went), the names passed straight to a call, and the names it reads."""
+    info = getattr(node, "_devicelint_split", None)
+    if info is not None:
+        return info
     ids: set[int] = set()
     outermost: list[ast.IfExp] = []
-    pending: list[tuple[ast.AST, bool]] = [(node, False)]
+    direct = getattr(node, "value", None)
+    arguments: list[ast.Name] = []
+    reads: set[str] = set()
+    pending: list[tuple[ast.AST, bool, bool]] = [(node, False, False)]  # (node, inside an IfExp, run many times)
     while pending:
-        current, inside = pending.pop()
-        if isinstance(current, _MANY_TIMES):
+        current, inside, many = pending.pop()
+        if isinstance(current, ast.Name):
+            reads.add(current.id)
             continue
-        if isinstance(current, ast.IfExp):
+        many = many or isinstance(current, _MANY_TIMES)
+        if isinstance(current, ast.IfExp) and not many:
             ids.add(id(current))
-            if not inside:
-                outermost.append(current)
+            if not inside and current is not direct and (_device_like(current.body) or _device_like(current.orelse)):
+                outermost.append(current)  # (the statement's own value is tagged as it is: no run per way)
             inside = True
-        pending.extend((child, inside) for child in ast.iter_child_nodes(current))
-    return frozenset(ids), tuple(outermost)
+        if isinstance(current, ast.Call):
+            given = (*current.args, *(k.value for k in current.keywords))
+            arguments.extend(a for a in given if isinstance(a, ast.Name))
+        pending.extend((child, inside, many) for child in child_nodes(current))
+    info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
+    node._devicelint_split = info  # type: ignore[attr-defined]
+    return info
+
+
+#: words of names and attributes that make a conditional expression's branches worth a run each
+_DEVICE_WORDS = ("dev", "cuda", "cpu", "gpu", "mps")
+
+
+def _device_like(expr: ast.expr) -> bool:
+    """Whether a branch of a conditional expression may give a device or move a tensor (a string, a name or
+    attribute about devices, a ``.to()``/``.cuda()`` call): the ones worth running a statement once per way."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return True
+        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if word is not None and (word == "to" or any(w in word.lower() for w in _DEVICE_WORDS)):
+            return True
+    return False
 
 
 def _decided_by(value: Value) -> tuple[Choice, bool] | None:
@@ -225,8 +257,31 @@ def _decided_by(value: Value) -> tuple[Choice, bool] | None:
     return min(common)
 
 
-def _contains(tree: ast.AST, node: ast.AST) -> bool:
-    return any(inner is node for inner in ast.walk(tree))
+def _test_facts(test: ast.expr) -> tuple[ast.expr, bool, frozenset[str], str] | None:
+    """A test without its ``not``s, the way that makes it true, the names it reads and its text (None: not
+    a stable test), found once per test (kept on the node)."""
+    facts = getattr(test, "_devicelint_test", False)
+    if facts is False:
+        facts = None
+        if _stable(test):
+            inner, way = test, True
+            while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+                inner, way = inner.operand, not way
+            names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
+            facts = (inner, way, names, ast.unparse(inner))
+        test._devicelint_test = facts  # type: ignore[attr-defined]
+    return facts
+
+
+def _loops(scope: ast.AST) -> list[tuple[frozenset[int], set[str]]]:
+    """The loops of a function or module body: the ids of the nodes in each, and the names each assigns
+    (kept on the scope's node)."""
+    loops = getattr(scope, "_devicelint_loops", None)
+    if loops is None:
+        loops = [(frozenset(id(n) for n in ast.walk(loop)), _assigned(loop)) for loop in ast.walk(scope)
+                 if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))]
+        scope._devicelint_loops = loops  # type: ignore[attr-defined]
+    return loops
 
 
 def _assigned(loop: ast.AST) -> set[str]:
