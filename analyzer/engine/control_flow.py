@@ -20,7 +20,7 @@ class ControlFlow:
         true, false = self.branch(node.test, st, fr)
         undecided = not true.dead and not false.dead
         # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
-        choice = self.choice(node.test, st, fr) if undecided and self.choices_made else None
+        choice = self.choice(node.test, st, fr) if undecided and fr.tagged else None
         if choice is not None:  # each branch sees its own way of an earlier test of the same value
             self.restrict_state(true, choice[0], choice[1])
             self.restrict_state(false, choice[0], not choice[1])
@@ -35,7 +35,7 @@ class ControlFlow:
         if undecided and choice is None and self.differ_in_taggables(true, false):
             choice = self.choice(node.test, st, fr)
         if choice is not None:
-            self.tag_branches(choice[0], choice[1], true, false)
+            self.tag_branches(choice[0], choice[1], true, false, fr)
         return join_states([true, false])
 
     def stmt_While(self, node: ast.While, st: State, fr: Frame) -> State:

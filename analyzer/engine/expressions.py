@@ -254,7 +254,7 @@ class Expressions:
         true, false = self.branch(node.test, st, fr)
         once = self.statement_choice(node) and not (true.dead or false.dead)
         # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
-        choice = self.choice(node.test, st, fr) if once and self.choices_made else None
+        choice = self.choice(node.test, st, fr) if once and fr.tagged else None
         if choice is not None:
             self.restrict_state(true, choice[0], choice[1])
             self.restrict_state(false, choice[0], not choice[1])
@@ -273,7 +273,7 @@ class Expressions:
         st.vars, st.dead = merged.vars, merged.dead
         if choice is not None and not true.dead and not false.dead and body != orelse:
             common = body.atoms & orelse.atoms
-            self.choices_made = True
+            fr.tagged = True
             body = tag_except(body, common, frozenset({(choice[0], choice[1])}))
             orelse = tag_except(orelse, common, frozenset({(choice[0], not choice[1])}))
         return body.join(orelse)

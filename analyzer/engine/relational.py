@@ -40,7 +40,6 @@ SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Retu
 class Relational:
     """Choice tags on undecided branches, and statements run per way of a choice."""
 
-    choices_made = False  # (no statement is split before a branch has tagged something)
     _statement_ifexps: frozenset[int] = frozenset()
     _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
 
@@ -87,7 +86,8 @@ class Relational:
                 return True
         return False
 
-    def tag_branches(self, choice: Choice, way: bool, true: State, false: State) -> None:
+    @staticmethod
+    def tag_branches(choice: Choice, way: bool, true: State, false: State, fr: Frame) -> None:
         """Before the join: what differs between the branches carries the way it came from (``way``: the
         true branch's)."""
         if true.dead or false.dead:
@@ -97,7 +97,7 @@ class Relational:
             if mine is theirs or mine == theirs:
                 continue
             common = mine.atoms & theirs.atoms
-            self.choices_made = True
+            fr.tagged = True
             true.vars[name] = tag_except(mine, common, frozenset({(choice, way)}))
             false.vars[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
 
@@ -117,14 +117,15 @@ class Relational:
         if st.dead or not isinstance(node, SPLIT_STATEMENTS):
             return run(node, st, fr)
         once = _statement_info(node)
+        if not once[0] and not once[2] and not fr.tagged:
+            return run(node, st, fr)  # (no conditional expression, no name handed to a call, nothing tagged)
         saved = self._statement_ifexps, self._forced
         self._statement_ifexps, self._forced = once[0], {}
         try:
             found: set[Choice] = set()
-            if self.choices_made:
+            if fr.tagged:
                 variables = st.vars
                 values = [variables[name] for name in once[3] if name in variables]
-                values.extend(v for key, v in variables.items() if "." in key and key.partition(".")[0] in once[3])
                 found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
             forcing: list[tuple[int, Choice, bool]] = []
             for ifexp in once[1]:
@@ -137,7 +138,7 @@ class Relational:
             choices = sorted(found)[:MAX_SPLIT]
             if not choices:
                 return run(node, st, fr)
-            self.choices_made = True
+            fr.tagged = True
             outs: list[State] = []
             for ways in itertools.product((True, False), repeat=len(choices)):
                 chosen = dict(zip(choices, ways, strict=True))
