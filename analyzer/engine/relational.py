@@ -167,6 +167,8 @@ class Relational:
         (a flag handed to a helper that tests it), with the choice an ``if`` on the name would make."""
         out: dict[str, Choice] = {}
         for arg in names:
+            if not any(word in arg.id.lower() for word in _FLAG_WORDS):
+                continue  # (``verbose``: a run per answer would only multiply the callee's contexts)
             value = st.vars.get(arg.id)
             if value is None or value.top or len(value.atoms) != 2 or any(
                     not (isinstance(a, Const) and type(a.value) is bool) or tags_of(a) for a in value.atoms):
@@ -226,6 +228,8 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
     return info
 
 
+#: words of a flag's name that make handing it to a call worth a run per answer (``use_cuda``, ``on_gpu``)
+_FLAG_WORDS = ("cuda", "gpu", "cpu", "dev", "mps", "xpu", "tpu", "accel")
 #: words of names and attributes that make a conditional expression's branches worth a run each
 _DEVICE_WORDS = ("dev", "cuda", "cpu", "gpu", "mps")
 
