@@ -23,8 +23,19 @@ import ast
 import itertools
 from collections.abc import Callable
 
-from ..choices import Choice, alternatives, restricted, stripped, tag_except, taggable, tagged, tags_of
-from ..domain import Const, Instance, Value, const
+from ..choices import (
+    Choice,
+    alternatives,
+    restricted,
+    stripped,
+    tag_except,
+    taggable,
+    tagged,
+    tags_of,
+    with_tags,
+)
+from ..domain import Atom, Const, Instance, Value, const
+from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, State, join_states
 
@@ -106,6 +117,33 @@ class Relational:
         element of a comprehension, not a lambda's body)."""
         return id(node) in self._statement_ifexps
 
+    def _one_value_one_device(self, node: ast.stmt, reads: frozenset[str], st: State, fr: Frame) -> None:
+        """A name the statement reads that holds one value on one of two devices, not yet told apart (a
+        parameter given a CPU or a CUDA tensor, what a helper returned: ``get_device()``): its possibilities
+        are tagged by device, a choice of this statement, so what the statement and later ones make from it
+        (``torch.ones(n, device=x.device)``, ``x.clone()``) stays with the same device."""
+        variables = st.vars
+        for name in reads:
+            value = variables.get(name)
+            if value is None or len(value.atoms) < 2:
+                continue
+            keys = _device_keys(value)
+            if keys is None:
+                continue
+            if fr.loops and not self._name_loop_invariant(node, name, fr):
+                continue  # (a loop that rebinds it: one statement, a new value each time)
+            choice = Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}")
+            first = min(keys.values(), key=repr)
+            atoms = frozenset(with_tags(a, frozenset({(choice, keys[a] == first)})) for a in value.atoms)
+            variables[name] = Value(atoms, value.top)
+            fr.tagged = True
+
+    @staticmethod
+    def _name_loop_invariant(node: ast.stmt, name: str, fr: Frame) -> bool:
+        scope = fr.func.node if fr.func is not None else fr.module.source.tree
+        return scope is not None and not any(
+            name in assigned for inside, assigned in _loops(scope) if id(node) in inside)
+
     def forced_way(self, node: ast.IfExp) -> bool | None:
         """The branch a conditional expression takes in this run of its statement (None: not split on it)."""
         return self._forced.get(id(node))
@@ -117,6 +155,7 @@ class Relational:
         if st.dead or not isinstance(node, SPLIT_STATEMENTS):
             return run(node, st, fr)
         once = _statement_info(node)
+        self._one_value_one_device(node, once[3], st, fr)
         if not once[0] and not once[2] and not fr.tagged:
             return run(node, st, fr)  # (no conditional expression, no name handed to a call, nothing tagged)
         saved = self._statement_ifexps, self._forced
@@ -226,6 +265,23 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
     info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
     node._devicelint_split = info  # type: ignore[attr-defined]
     return info
+
+
+def _device_keys(value: Value) -> dict[Atom, object] | None:
+    """Each possibility's device, when every possibility can carry a tag, none does yet, and they are on
+    exactly two devices (None otherwise)."""
+    out: dict[Atom, object] = {}
+    for atom in value.atoms:
+        if tags_of(atom) or not taggable(atom):
+            return None
+        if isinstance(atom, Const) and not (isinstance(atom.value, str) and atom.value.partition(":")[0] in
+                                            DEVICE_TYPES):
+            return None  # (a flag or another string: not a device)
+        key = atom.value if isinstance(atom, Const) else getattr(atom, "dev", None)
+        if key is None:
+            return None
+        out[atom] = key
+    return out if len(set(out.values())) == 2 else None
 
 
 #: words of a flag's name that make handing it to a call worth a run per answer (``use_cuda``, ``on_gpu``)

@@ -203,3 +203,36 @@ def test_a_flag_handed_to_a_helper_is_one_answer_per_run() -> None:
         print(a + b)
         print(a + c)
         """) == [(13, "MV201")]
+
+
+def test_a_value_on_one_of_two_devices_is_one_value() -> None:
+    # the helper's answer and a parameter given either device: read twice, one device
+    assert findings("""
+        import sys
+        import torch
+        def get_device():
+            return torch.device("cuda" if "--gpu" in sys.argv else "cpu")
+        def add_bias(x):
+            bias = torch.zeros(x.shape[-1], device=x.device)
+            return x + bias
+        device = get_device()
+        a = torch.zeros(3, device=device)
+        b = torch.ones(3, device=device)
+        print(a + b, add_bias(a), a - a.clone())
+        labels = torch.arange(3)
+        print(a + labels)
+        """) == [(14, "MV201")]
+
+
+def test_a_name_a_loop_rebinds_is_a_new_value_each_time() -> None:
+    assert findings("""
+        import sys
+        import torch
+        def pick(i):
+            return torch.ones(3, device="cuda" if f"--gpu{i}" in sys.argv else "cpu")
+        kept = []
+        for i in range(int(sys.argv[1])):
+            t = pick(i)
+            kept.append(t.clone())
+        print(kept[0] + kept[1])
+        """) == [(10, "MV201")]
