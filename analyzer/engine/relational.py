@@ -4,17 +4,20 @@ An ``if`` whose test the analysis cannot decide joins two states; the
 possibilities that only one branch made carry a tag naming the test (a
 :class:`~analyzer.choices.Choice`: the frame's context, the test's text and
 its abstract value, so the same flag tested twice is one choice) and the way
-it went. A simple statement that reads values holding both ways of a choice
-runs once per way, on the state where the choice went that way, and what it
-assigns carries that way's tag: ``a + b`` after two ``if use_cuda:`` moves pairs
-the CPU ``a`` with the CPU ``b`` only. The branches of a later ``if`` on the same
-test see only their own way's possibilities.
+it went. A simple statement that reads values holding both ways of a choice,
+holds an undecided conditional expression about devices, or hands a device
+flag to a call, runs once per way, on the state where the choice went that
+way, and what it assigns carries that way's tag: ``a + b`` after two
+``if use_cuda:`` moves pairs the CPU ``a`` with the CPU ``b`` only. The branches
+of a later ``if`` on the same test see only their own way's possibilities. A
+name that holds one value on one of two devices (a parameter, a helper's
+result) is tagged by device where a statement reads it.
 
-Bounded: no new choice inside a loop on a test whose names the loop assigns
-(one test, many outcomes), and at most
-:data:`MAX_SPLIT` choices split per statement (others keep both ways, as
-before). Tags stay in the frame that made them: they are dropped on the way
-into a callee, out of it, and into the heap; dropping a tag only pairs more.
+Bounded: no new choice inside a loop on a test (or a value) whose names the
+loop assigns (one test, many outcomes), and at most :data:`MAX_SPLIT` choices
+split per statement (others keep both ways, as before). Tags stay in the frame
+that made them: they are dropped on the way into a callee, out of it, and into
+the heap; dropping a tag only pairs more.
 """
 
 from __future__ import annotations
