@@ -8,6 +8,7 @@ nothing else; they never resolve names or infer states.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +45,13 @@ class Possibility:
     message: str  # Burn's failure text, rendered as the runtime renders it ("" when ok)
     row: str  # id of the deciding row of the semantics table
     redirected_from: str | None = None  # a Redirect row that was followed (e.g. "move.3")
+
+    def __post_init__(self) -> None:
+        # which undecided choice an operand came from is not part of what the site saw
+        if any(getattr(atom, "tags", None) for _role, atom in self.operands):
+            object.__setattr__(self, "operands", tuple(
+                (role, dataclasses.replace(atom, tags=frozenset()) if getattr(atom, "tags", None) else atom)
+                for role, atom in self.operands))
 
     @property
     def failed(self) -> bool:

@@ -35,6 +35,7 @@ from runtime_shim.semantics import (
 )
 
 from . import shim_api
+from .choices import consistent
 from .domain import (
     BOTTOM,
     NONE,
@@ -228,8 +229,13 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
     out = Lifted().given(lhs=lhs, rhs=rhs)
     _unknown_if(out, lhs, rhs)
     burn_name = S.CHECKED_OPS.get(spec.name)
+    # operands of one undecided choice's two ways never meet (:mod:`analyzer.choices`)
+    together = [(left, right) for left in lhs.tensors() for right in rhs.tensors()]
+    kept = {(left, right) for left, right in together if consistent(left.tags, right.tags)} or set(together)
     for left in lhs.tensors():
         for right in rhs.tensors():
+            if (left, right) not in kept:
+                continue
             if spec.operands == "same" and (left.kind == "float") != (right.kind == "float"):
                 continue  # the runtime raises TypeError: not a dispatch failure
             if spec.operands == "mask":
@@ -335,7 +341,9 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
     if count > MAX_COMBINATIONS:
         out.unknown = True
         return out.finish()
-    for combo in itertools.product(*pools):
+    combos = list(itertools.product(*pools))
+    combos = [c for c in combos if consistent(c[0].tags, *(t.tags for _n, t in c[1:]))] or combos
+    for combo in combos:
         head: TensorAtom = combo[0]
         rest: list[tuple[str, TensorAtom]] = list(combo[1:])
         if op == "mask_where":

@@ -10,6 +10,7 @@ from typing import Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
+from ..choices import stripped
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -31,6 +32,7 @@ from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FU
 from .modules import ModuleLoading
 from .narrowing import Narrowing
 from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
@@ -59,7 +61,7 @@ class WrittenElsewhere:
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
     Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, Copies, PassReuse,
-    DemandSweep, ArgparseModel,
+    DemandSweep, ArgparseModel, Relational,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
@@ -279,6 +281,7 @@ class Engine(
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:
+        value = stripped(value)  # an attribute outlives the activation whose choices tagged it
         old = self.heap.get(key)
         if old != value:
             if key in self.heap_reads:

@@ -118,6 +118,7 @@ class Frame:
         self.collectors: list[list[State]] = []
         self.returns: Value = BOTTOM
         self.yields: Value = BOTTOM  # a generator: the join of the values it yields
+        self.tagged = False  # a branch of this activation tagged something (:mod:`.relational`): statements split
 
     @property
     def file(self) -> str:

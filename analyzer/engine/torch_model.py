@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from runtime_shim import torch_semantics as T
 
+from ..choices import consistent, joined, tags_of
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -286,7 +287,10 @@ class TorchModel:
         grads = self.grad_modes(st)
         possibilities: list[Possibility] = []
         results: set[Atom] = set()
-        combos = itertools.product(*(tensors for _r, tensors, _i, _o in roles))
+        combos = list(itertools.islice(itertools.product(*(tensors for _r, tensors, _i, _o in roles)),
+                                       MAX_COMBINATIONS + 1))
+        # operands of one undecided choice's two ways never meet (:mod:`analyzer.choices`)
+        combos = [c for c in combos if consistent(*(tags_of(a) for a in c))] or combos
         for count, combo in enumerate(combos):
             if count >= MAX_COMBINATIONS:
                 partial = True
@@ -312,9 +316,10 @@ class TorchModel:
                 and op not in COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
+            tags = joined(tags_of(a) for a in combo)
             for enabled in grads:
                 results.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                            origin=self.origin(node, fr, f"{api} result")))
+                                            origin=self.origin(node, fr, f"{api} result"), tags=tags))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
