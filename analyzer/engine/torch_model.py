@@ -112,6 +112,14 @@ _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 
 
+def _written_bare(dev: TorchDev, written: object) -> bool:
+    """Is ``torch.device(written)`` a device without an index (``"cuda"``, or a copy of such a device)?"""
+    if isinstance(written, TorchDeviceAtom):
+        return written.bare
+    text = written.value if isinstance(written, Const) else None
+    return isinstance(text, str) and ":" not in text and dev.type not in ("cpu", "meta")
+
+
 def torch_tensors(value: Value) -> list[TorchTensorAtom]:
     return [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
 
@@ -514,8 +522,8 @@ class TorchModel:
         devices = self.devices_of(value, st)
         if devices is None:
             return TOP
-        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"))
-                               for dev, _a in devices))
+        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"),
+                                               _written_bare(dev, atom)) for dev, atom in devices))
 
     @staticmethod
     def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
