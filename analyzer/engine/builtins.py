@@ -21,6 +21,7 @@ from ..domain import (
     seq,
     seq_of,
 )
+from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .python_values import splice_items
@@ -73,6 +74,8 @@ class Builtins:
         if name == "setattr" and len(args) == 3 and not kwargs:
             self._setattr(args[0], args[1], args[2], node, st, fr)
             return NONE
+        if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
+            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
             if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):

@@ -28,7 +28,7 @@ BUILTIN_NAMES = frozenset({
     "property", "staticmethod", "classmethod", "getattr", "hasattr", "setattr", "sorted", "reversed", "min",
     "max", "sum", "abs", "int", "float", "str", "bool", "iter", "next", "repr", "type", "id", "round",
     "any", "all", "map", "filter", "Exception", "RuntimeError", "ValueError", "TypeError", "KeyError",
-    "NotImplementedError", "AssertionError", "StopIteration", "object", "open", "format", "hash", "callable",
+    "NotImplementedError", "AssertionError", "StopIteration", "object", "open", "format", "hash", "callable", "vars",
 })
 
 def fold_constants(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
