@@ -25,8 +25,8 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   namespace unseen (``self.args.device = ...``, ``setattr(args, ...)``: a store whose object is not a plain
   variable), while ``self.device = ...`` in a method stores on an instance and leaves the default alone;
 * ``vars(args)`` is a dict of the options and stored attributes, with unknown keys besides (options added
-  through argument groups or helpers are not recorded); ``types.SimpleNamespace(...)`` and ``argparse.Namespace(...)`` with keywords are
-  namespaces holding exactly those attributes.
+  through argument groups or helpers are not recorded); ``types.SimpleNamespace(...)`` and
+  ``argparse.Namespace(...)`` with keywords are namespaces holding exactly those attributes.
 """
 
 from __future__ import annotations
