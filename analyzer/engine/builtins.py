@@ -23,6 +23,7 @@ from ..domain import (
 )
 from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
+from .narrowing import isinstance_outcome
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .python_values import splice_items
 
@@ -64,7 +65,8 @@ class Builtins:
         if name == "len" and args:
             return self._length(args[0])
         if name == "isinstance":
-            return BOOL
+            outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None
+            return BOOL if outcome is None else V(const(outcome))
         if name == "type" and len(args) == 1 and not kwargs:
             # ``type(self).DEVICE``: the instance's own class (class attributes through its MRO)
             classes = [ClassRef(a.cls) for a in args[0].atoms if isinstance(a, Instance)]

@@ -254,6 +254,14 @@ def _abc_types(expr: ast.expr, tree: ast.Module | None) -> tuple[type, ...] | No
     return tuple(out)
 
 
+def isinstance_outcome(value: Value, types: Value) -> bool | None:
+    """``isinstance(value, types)`` on any expression (a subscript, an attribute, a call's result): the
+    answer when every possibility agrees and the types are builtins or ``torch.Tensor``/``nn.Module``/
+    ``torch.device``; ``None`` otherwise. Narrowing a variable's own possibilities is :class:`Narrowing`'s."""
+    names = Narrowing._builtin_types(types)
+    return None if names is None or value.is_bottom else _is_instance(value, names)
+
+
 def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:
     """Whether every possibility is (or none is) an instance of ``types``; ``None`` when it depends or is
     not known (an instance of the analysed code may subclass a builtin, a numpy scalar is a float)."""
