@@ -23,8 +23,8 @@ from ..domain import (
 )
 from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
-from .narrowing import isinstance_outcome
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
+from .narrowing import isinstance_outcome
 from .python_values import splice_items
 
 
