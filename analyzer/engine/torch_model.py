@@ -282,11 +282,13 @@ class TorchModel:
         roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
         unknown = False
         partial = False  # an operand that may be a tensor the combinations below leave out, or combinations not judged
+        absent = False  # an operand known only as unknown (it may be a tensor on any device)
         for role, value, is_index, owned in operands:
             tensors = torch_tensors(value)
             vague = value.top or any(isinstance(a, (Instance, BoundShim)) for a in value.atoms)
             unknown = unknown or vague
             partial = partial or (vague and bool(tensors))
+            absent = absent or (vague and not tensors)
             if tensors:
                 roles.append((role, tensors, is_index, owned))
         if not roles:
@@ -315,6 +317,8 @@ class TorchModel:
                 continue
             possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
+            if absent and all(a.dev == CPU and a.zero_dim is not False for a in data) and T.scalar_exempt(op):
+                continue  # a CPU scalar with an unknown operand: the result is where that operand is (unknown)
             device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
             needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
                 and op not in COMPARISONS
