@@ -21,11 +21,13 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..torch_domain import TorchDeviceAtom
 from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .narrowing import isinstance_outcome
 from .python_values import splice_items
+from .torch_api import device_str
 
 
 class Builtins:
@@ -64,6 +66,10 @@ class Builtins:
             return self.iter_element(args[0])  # one of the elements (which one: not followed)
         if name == "len" and args:
             return self._length(args[0])
+        if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
+                and args[0].only(TorchDeviceAtom):
+            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
+                                   for a in args[0].atoms))
         if name == "isinstance":
             outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None
             return BOOL if outcome is None else V(const(outcome))

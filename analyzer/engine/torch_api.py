@@ -148,3 +148,8 @@ def devices_equal(a: tuple[str, int | None, bool], b: tuple[str, int | None, boo
     if a[2] or b[2]:
         return a[2] == b[2]
     return None if a[1] is None or b[1] is None else a[1] == b[1]
+
+
+def device_str(kind: str, index: int | None, bare: bool) -> str:
+    """``str(torch.device(...))``: ``"cuda:0"``, ``"cpu"``; a device written without an index has none."""
+    return kind if bare or index is None else f"{kind}:{index}"

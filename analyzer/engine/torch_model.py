@@ -841,6 +841,10 @@ class TorchModel:
             return self.torch_export("numpy", "Tensor.numpy", receiver, node, st, fr, V(ArrayAtom("float")))
         if name == "__dlpack__":
             return self.torch_export("dlpack", "Tensor.__dlpack__", receiver, node, st, fr)
+        if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
+                and receiver.only(TorchTensorAtom):
+            # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
+            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
                     "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP

@@ -1138,3 +1138,18 @@ def test_a_module_that_moves_itself_in_init_is_the_moved_module() -> None:
     """
     assert findings(source.format(where="device=device")) == []
     assert findings(source.format(where="")) == [(11, "MV201", "warning")]
+
+
+def test_device_text_and_index_are_known() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        x, y = torch.randn(3, 4), torch.randn(3, 4)
+        if str(model.weight.device) != "cpu":
+            x = x.to(model.weight.device)
+        if model.weight.get_device() >= 0:
+            y = y.cuda()
+        print(model(x), model(y))
+    """) == []
