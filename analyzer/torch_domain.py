@@ -55,6 +55,9 @@ class TorchDeviceAtom(Atom):
     dev: TorchDev
     origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+    #: written without an index (``torch.device("cuda")``): its index is ``None`` at run time, so it never
+    #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
+    bare: bool = False
 
     def reveal(self) -> str:
         return f"torch.device('{self.dev.text}')"

@@ -341,6 +341,11 @@ class Calls:
         else:
             end = self.exec_block(fn.node.body, state, frame)
             result = frame.returns if end.dead else frame.returns.join(NONE)
+            if fn.name == "__init__" and fn.cls is not None and fn.positional and not end.dead \
+                    and frame.returns.is_bottom:
+                # what ``self`` is when ``__init__`` ends: an nn.Module that moved itself in place
+                # (``self.to(device)``) is the moved one (:meth:`Instances.instantiate` gives it to the caller)
+                result = end.vars.get(fn.positional[0], NONE)
         if fn.is_generator:
             if isinstance(fn.node, ast.AsyncFunctionDef):
                 return TOP  # a coroutine or an async generator

@@ -113,6 +113,14 @@ _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 
 
+def _written_bare(dev: TorchDev, written: object) -> bool:
+    """Is ``torch.device(written)`` a device without an index (``"cuda"``, or a copy of such a device)?"""
+    if isinstance(written, TorchDeviceAtom):
+        return written.bare
+    text = written.value if isinstance(written, Const) else None
+    return isinstance(text, str) and ":" not in text and dev.type not in ("cpu", "meta")
+
+
 def torch_tensors(value: Value) -> list[TorchTensorAtom]:
     return [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
 
@@ -275,11 +283,13 @@ class TorchModel:
         roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
         unknown = False
         partial = False  # an operand that may be a tensor the combinations below leave out, or combinations not judged
+        absent = False  # an operand known only as unknown (it may be a tensor on any device)
         for role, value, is_index, owned in operands:
             tensors = torch_tensors(value)
             vague = value.top or any(isinstance(a, (Instance, BoundShim)) for a in value.atoms)
             unknown = unknown or vague
             partial = partial or (vague and bool(tensors))
+            absent = absent or (vague and not tensors)
             if tensors:
                 roles.append((role, tensors, is_index, owned))
         if not roles:
@@ -311,6 +321,8 @@ class TorchModel:
                 continue
             possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
+            if absent and all(a.dev == CPU and a.zero_dim is not False for a in data) and T.scalar_exempt(op):
+                continue  # a CPU scalar with an unknown operand: the result is where that operand is (unknown)
             device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
             needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
                 and op not in COMPARISONS
@@ -519,8 +531,8 @@ class TorchModel:
         devices = self.devices_of(value, st)
         if devices is None:
             return TOP
-        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"))
-                               for dev, _a in devices))
+        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"),
+                                               _written_bare(dev, atom)) for dev, atom in devices))
 
     @staticmethod
     def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
@@ -834,6 +846,10 @@ class TorchModel:
             return self.torch_export("numpy", "Tensor.numpy", receiver, node, st, fr, V(ArrayAtom("float")))
         if name == "__dlpack__":
             return self.torch_export("dlpack", "Tensor.__dlpack__", receiver, node, st, fr)
+        if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
+                and receiver.only(TorchTensorAtom):
+            # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
+            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
                     "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
