@@ -532,7 +532,7 @@ class TorchModel:
         if devices is None:
             return TOP
         return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"),
-                                               _written_bare(dev, atom)) for dev, atom in devices))
+                                               bare=_written_bare(dev, atom)) for dev, atom in devices))
 
     @staticmethod
     def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
