@@ -116,6 +116,9 @@ class Frame:
         self.cls = cls
         self.loops: list[tuple[list[State], list[State]]] = []
         self.collectors: list[list[State]] = []
+        # enclosing ``try`` blocks with handlers (and suppressing ``with`` blocks) of this activation: a call
+        # that fails on every path inside one ends the path there, as the program goes on in the handler
+        self.catching = 0
         self.returns: Value = BOTTOM
         self.yields: Value = BOTTOM  # a generator: the join of the values it yields
 
@@ -123,6 +126,19 @@ class Frame:
     def file(self) -> str:
         return self.module.file
 
+
+
+def past_failure(intended: Value, st: State, fr: Frame) -> Value:
+    """The value a call that fails on every path (already reported) leaves to the code after it.
+
+    Where a handler of this activation may catch the failure (``try``/``except``, a suppressing ``with``), the
+    program goes on in the handler: the path ends here (``BOTTOM``, the state dead). Elsewhere the failure would
+    end the program, hiding every bug after it: the analysis goes on with ``intended``, the result the user meant
+    the call to have, so those bugs are reported in the same run."""
+    if fr.catching:
+        st.dead = True
+        return BOTTOM
+    return widen_if_large(intended)
 
 
 def widen_if_large(value: Value) -> Value:
