@@ -186,12 +186,12 @@ class ControlFlow:
         returns_before = fr.returns
         jumps_before = [(len(breaks), len(continues)) for breaks, continues in fr.loops]
         fr.collectors.append(collector)
-        fr.catching += bool(node.handlers)
+        self.catching += bool(node.handlers)
         try:
             body_end = self.exec_block(node.body, st, fr)
         finally:
             fr.collectors.pop()
-            fr.catching -= bool(node.handlers)
+            self.catching -= bool(node.handlers)
         if fr.collectors:
             for snapshot in collector:
                 for outer in fr.collectors:
@@ -260,14 +260,14 @@ class ControlFlow:
         collector: list[State] = [st.copy()]
         if suppressing:
             fr.collectors.append(collector)
-            fr.catching += 1
+            self.catching += 1
         try:
             end = self.exec_block(node.body, st, fr)
         finally:
             fr.profile = saved_profile
             if suppressing:
                 fr.collectors.pop()
-                fr.catching -= 1
+                self.catching -= 1
         for saved in reversed(restores):
             for state in (end, *collector):
                 self.torch_mode_exit(saved, state)

@@ -116,9 +116,6 @@ class Frame:
         self.cls = cls
         self.loops: list[tuple[list[State], list[State]]] = []
         self.collectors: list[list[State]] = []
-        # enclosing ``try`` blocks with handlers (and suppressing ``with`` blocks) of this activation: a call
-        # that fails on every path inside one ends the path there, as the program goes on in the handler
-        self.catching = 0
         self.returns: Value = BOTTOM
         self.yields: Value = BOTTOM  # a generator: the join of the values it yields
 
@@ -128,14 +125,14 @@ class Frame:
 
 
 
-def past_failure(intended: Value, st: State, fr: Frame) -> Value:
+def past_failure(intended: Value, st: State, catching: int) -> Value:
     """The value a call that fails on every path (already reported) leaves to the code after it.
 
-    Where a handler of this activation may catch the failure (``try``/``except``, a suppressing ``with``), the
-    program goes on in the handler: the path ends here (``BOTTOM``, the state dead). Elsewhere the failure would
-    end the program, hiding every bug after it: the analysis goes on with ``intended``, the result the user meant
-    the call to have, so those bugs are reported in the same run."""
-    if fr.catching:
+    Inside a ``try`` body with handlers or a suppressing ``with`` (``catching``: how many are in progress, in this
+    activation or a caller's), the program goes on in the handler: the path ends here (``BOTTOM``, the state
+    dead). Elsewhere the failure would end the program, hiding every bug after it: the analysis goes on with
+    ``intended``, the result the user meant the call to have, so those bugs are reported in the same run."""
+    if catching:
         st.dead = True
         return BOTTOM
     return widen_if_large(intended)

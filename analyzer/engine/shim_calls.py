@@ -56,7 +56,7 @@ class ShimCalls:
         if not lifted.possibilities and not lifted.unknown:
             return TOP  # no tensor or device reached the call (None, a str ...): not a dispatch question
         if lifted.always_fails:
-            return past_failure(lifted.continued, st, fr)
+            return past_failure(lifted.continued, st, self.catching)
         return widen_if_large(lifted.results)
 
     def call_shim_function(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,

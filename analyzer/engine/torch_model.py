@@ -265,7 +265,7 @@ class TorchModel:
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if raises and possibilities and not unknown and all(p.failed for p in possibilities):
             meant = intended if intended is not None and not intended.is_bottom else result
-            return past_failure(TOP if meant.is_bottom else meant, st, fr)
+            return past_failure(TOP if meant.is_bottom else meant, st, self.catching)
         return widen_if_large(result.join(TOP) if unknown else result)
 
     # --- device checks over combinations -----------------------------------------------------------------
