@@ -196,3 +196,25 @@ def test_a_handled_failure_still_ends_its_path(tmp_path: Path, capsys: pytest.Ca
         """
     # the program goes on in the handler: the code after the failing call in the try body never runs
     assert lint(tmp_path, capsys, {"fallback.py": program}) == ["fallback.py:6: MV201 [error]"]
+
+
+def test_a_failure_in_a_callee_inside_a_try_ends_the_path(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import torch
+
+
+        def normalise(x, mean, std):
+            return (x - mean) / std
+
+
+        x = torch.randn(4, device="cuda")
+        try:
+            print(normalise(x, torch.zeros(4), torch.ones(4)))
+        except RuntimeError:
+            print(normalise(x, torch.zeros(4, device="cuda"), torch.ones(4, device="cuda")))
+        """
+    # in the try, the subtraction's failure goes to the handler: the division never runs with the CPU std
+    # (outside any try, the analysis would go on to the division and report it too)
+    assert lint(tmp_path, capsys, {"norm.py": program}) == ["norm.py:5: MV201 [warning]"]
+    outside = program.replace("try:", "if True:").replace("except RuntimeError:", "if True:")
+    assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:5: MV201 [warning]"] * 2
