@@ -49,7 +49,7 @@ class ShimCalls:
         the path goes on with the result the user meant it to have (``Lifted.continued``), so the bugs after it
         are found in the same run."""
         fact = self.facts.site(site, fr.ctx)
-        fact.possibilities.update(lifted.possibilities)
+        fact.record(lifted.possibilities, st.past_failure)
         fact.unknown = fact.unknown or lifted.unknown
         for role, value in lifted.operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value

@@ -259,7 +259,7 @@ class TorchModel:
         the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
         empty, else unknown), so the bugs after it are found in the same run."""
         fact = self.facts.site(site, fr.ctx)
-        fact.possibilities.update(possibilities)
+        fact.record(possibilities, st.past_failure)
         fact.unknown = fact.unknown or unknown
         for role, value in operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
