@@ -218,3 +218,19 @@ def test_a_failure_in_a_callee_inside_a_try_ends_the_path(tmp_path: Path, capsys
     assert lint(tmp_path, capsys, {"norm.py": program}) == ["norm.py:5: MV201 [warning]"]
     outside = program.replace("try:", "if True:").replace("except RuntimeError:", "if True:")
     assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:5: MV201 [warning]"] * 2
+
+
+def test_a_later_iteration_past_the_failure_does_not_make_it_a_warning(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import torch
+        from torch import nn
+
+        layers = [nn.Linear(4, 4), nn.Linear(4, 4)]
+        x = torch.randn(2, 4).cuda()
+        for layer in layers:
+            x = layer(x)
+        """
+    # the first iteration fails on every path; the second runs only past that failure (with the CPU output
+    # the layer was meant to give) and would pass: the site is still an error
+    assert lint(tmp_path, capsys, {"loop.py": program}) == ["loop.py:7: MV202 [error]"]
