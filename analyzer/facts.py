@@ -160,6 +160,28 @@ class SiteFact:
     possibilities: set[Possibility] = field(default_factory=set)
     unknown: bool = False  # some operand state is unknown (no verdict for that part)
     operands: dict[str, Value] = field(default_factory=dict)  # each operand's abstract value, by role
+    # reached on a path that has not passed a call failing on every path (see ``State.past_failure``)
+    real: bool = False
+    # some combination succeeded on a path past such a failure (kept out of ``possibilities``: a hypothetical
+    # success does not turn a failure on every real path into a warning)
+    passed_past_failure: bool = False
+
+    def record(self, possibilities: Iterable[Possibility], past_failure: bool) -> None:
+        """Add one visit's combinations; on a path past a failure, only the failing ones count."""
+        if not past_failure:
+            self.real = True
+            self.possibilities.update(possibilities)
+            return
+        for p in possibilities:
+            if p.failed:
+                self.possibilities.add(p)
+            else:
+                self.passed_past_failure = True
+
+    @property
+    def hypothetical_pass(self) -> bool:
+        """Reached only past failures, where some combination succeeded: not a failure on every path."""
+        return self.passed_past_failure and not self.real
 
 
 @dataclass(slots=True)

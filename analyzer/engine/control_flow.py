@@ -196,8 +196,12 @@ class ControlFlow:
         returns_before = fr.returns
         jumps_before = [(len(breaks), len(continues)) for breaks, continues in fr.loops]
         fr.collectors.append(collector)
-        body_end = self.exec_block(node.body, st, fr)
-        fr.collectors.pop()
+        self.catching += bool(node.handlers)
+        try:
+            body_end = self.exec_block(node.body, st, fr)
+        finally:
+            fr.collectors.pop()
+            self.catching -= bool(node.handlers)
         if fr.collectors:
             for snapshot in collector:
                 for outer in fr.collectors:
@@ -266,12 +270,14 @@ class ControlFlow:
         collector: list[State] = [st.copy()]
         if suppressing:
             fr.collectors.append(collector)
+            self.catching += 1
         try:
             end = self.exec_block(node.body, st, fr)
         finally:
             fr.profile = saved_profile
             if suppressing:
                 fr.collectors.pop()
+                self.catching -= 1
         for saved in reversed(restores):
             for state in (end, *collector):
                 self.torch_mode_exit(saved, state)

@@ -67,7 +67,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .flow_state import Frame, State, rebind_call_receiver, stored, widen_if_large
+from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
@@ -262,15 +262,19 @@ class TorchModel:
     # --- recording --------------------------------------------------------------------------------------
 
     def torch_record(self, site: Site, possibilities: list[Possibility], unknown: bool, result: Value,
-                     st: State, fr: Frame, raises: bool = True, **operands: Value) -> Value:
+                     st: State, fr: Frame, raises: bool = True, intended: Value | None = None,
+                     **operands: Value) -> Value:
+        """Store the facts of one call and return its result. A call that raises on every path is reported and
+        the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
+        empty, else unknown), so the bugs after it are found in the same run."""
         fact = self.facts.site(site, fr.ctx)
-        fact.possibilities.update(possibilities)
+        fact.record(possibilities, st.past_failure)
         fact.unknown = fact.unknown or unknown
         for role, value in operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if raises and possibilities and not unknown and all(p.failed for p in possibilities):
-            st.dead = True
-            return BOTTOM
+            meant = intended if intended is not None and not intended.is_bottom else result
+            return past_failure(TOP if meant.is_bottom else meant, st, self.catching)
         return widen_if_large(result.join(TOP) if unknown else result)
 
     # --- device checks over combinations -----------------------------------------------------------------
@@ -297,6 +301,7 @@ class TorchModel:
         grads = self.grad_modes(st)
         possibilities: list[Possibility] = []
         results: set[Atom] = set()
+        intended: set[Atom] = set()  # the failing combinations' results, as if they had succeeded
         combos = list(itertools.islice(itertools.product(*(tensors for _r, tensors, _i, _o in roles)),
                                        MAX_COMBINATIONS + 1))
         # operands of one undecided choice's two ways never meet (:mod:`analyzer.choices`)
@@ -315,29 +320,33 @@ class TorchModel:
                 partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
             code = T.mismatch_code(semantic, op)
+            data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
                 possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
-                continue
-            possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
-            data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
-            if absent and all(a.dev == CPU and a.zero_dim is not False for a in data) and T.scalar_exempt(op):
-                continue  # a CPU scalar with an unknown operand: the result is where that operand is (unknown)
-            device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
+                device = data[0].dev  # what the user meant: the first operand's device
+                target = intended
+            else:
+                possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
+                if absent and all(a.dev == CPU and a.zero_dim is not False for a in data) and T.scalar_exempt(op):
+                    continue  # a CPU scalar with an unknown operand: the result is where that operand is (unknown)
+                device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
+                target = results
             needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
                 and op not in COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
             tags = joined(tags_of(a) for a in combo)
             for enabled in grads:
-                results.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                            origin=self.origin(node, fr, f"{api} result"), tags=tags))
+                target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
+                                           origin=self.origin(node, fr, f"{api} result"), tags=tags))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
             unknown = False
         site = self.site(node, api, fr)
-        return self.torch_record(site, possibilities, unknown or partial, Value(frozenset(results)), st, fr)
+        return self.torch_record(site, possibilities, unknown or partial, Value(frozenset(results)), st, fr,
+                                 intended=Value(frozenset(intended)))
 
     def same_device_result(self, receiver: Value, node: ast.AST, st: State, fr: Frame, zero_dim: bool | None,
                            detach: bool = False, api: str = "") -> Value:
