@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
+from .budget import Limits
 from .discovery import DiscoveryOptions, glob_regex, normalize_to
 
 _SELECTOR = re.compile(r"ALL|MV\d{0,3}")
@@ -84,6 +85,14 @@ class Settings:
     discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
     cache_dir: str | None = None  # None: no cache (the library's default; the CLI turns it on)
     jobs: int = 1  # worker processes (1: in this process)
+    # what one component's analysis may take before its findings become unknown (a note says so):
+    # memory the process grows by (``max-worker-memory``), wall time, statements analysed; None: no limit
+    max_worker_memory: int | None = 1 << 30
+    max_component_seconds: float | None = 120.0
+    max_component_steps: int | None = 3_000_000
+
+    def limits(self) -> Limits:
+        return Limits(self.max_component_steps, self.max_component_seconds, self.max_worker_memory)
 
     def validate(self) -> Settings:
         if self.profile not in PROFILE_NAMES:
@@ -102,6 +111,10 @@ class Settings:
                 check_selector(selector)
         if self.jobs < 1:
             raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
+        for name in ("max_worker_memory", "max_component_seconds", "max_component_steps"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise SettingsError(f"{name.replace('_', '-')} must be positive, not {value!r}")
         return self
 
     def cli_selection(self) -> RuleSelection:
