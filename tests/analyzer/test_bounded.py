@@ -290,7 +290,8 @@ def test_a_worker_that_dies_loses_only_its_component(tmp_path: Path, monkeypatch
 
 
 def test_failed_components_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = project(tmp_path / "src", files=1) if (tmp_path / "src").mkdir() is None else tmp_path
+    (tmp_path / "src").mkdir()
+    root = project(tmp_path / "src", files=1)
     settings = Settings(cache_dir=str(tmp_path / "cache"))
     with monkeypatch.context() as patched:
         fail_in_range(patched)
