@@ -4,7 +4,8 @@ Every bound of :mod:`.limits` keeps one construct finite; these keep their produ
 active budget once per statement it runs (:meth:`Budget.tick`); every :data:`CHECK_EVERY` ticks the clock and the
 process's resident memory are read. Past a limit :class:`OverBudget` (or a ``MemoryError`` of the interpreter)
 ends the component's analysis: the runner reports nothing for its files (unknown, as for any state the analysis
-cannot follow) and leaves a note (``devicelint check --verbose``), never failing the run.
+cannot follow) and leaves a note (``devicelint check --verbose``), never failing the run. One function's run
+past its own budget (:class:`FunctionOverBudget`) only makes that run's result unknown and drops its facts.
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ class Limits:
     steps: int | None = 3_000_000  # statements run, over every world and pass
     seconds: float | None = 120.0  # wall time
     memory: int | None = 1 << 30  # bytes the process grows by (``max-worker-memory``)
+    # statements one run of a function in one calling context may take, what it calls included: past it
+    # that run's result is unknown and its facts are dropped (the rest of the component goes on)
+    function_steps: int | None = 400_000
+
+
+class FunctionOverBudget(Exception):
+    """One function's run (calling context ``ctx_id``) reached :attr:`Limits.function_steps`."""
+
+    def __init__(self, ctx_id: int) -> None:
+        super().__init__(ctx_id)
+        self.ctx_id = ctx_id
 
 
 class OverBudget(Exception):
@@ -52,7 +64,7 @@ def resident_bytes() -> int:
 class Budget:
     """The budget of the component being analysed in this thread."""
 
-    __slots__ = ("limits", "steps", "left", "started", "baseline")
+    __slots__ = ("limits", "steps", "left", "started", "baseline", "runs", "stopped")
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -60,6 +72,15 @@ class Budget:
         self.left = CHECK_EVERY
         self.started = time.monotonic()
         self.baseline = resident_bytes() if limits.memory is not None else 0
+        self.runs: list[list[int]] = []  # [context id, statements when its run began] of the runs in progress
+        self.stopped: list[tuple[str, int, str]] = []  # (file, line, function) of the runs stopped at their budget
+
+    def enter(self, ctx_id: int) -> None:
+        """A function's run in context ``ctx_id`` begins (its statements count against its budget too)."""
+        self.runs.append([ctx_id, self.steps + CHECK_EVERY - self.left])
+
+    def leave(self) -> None:
+        self.runs.pop()
 
     def tick(self) -> None:
         self.left -= 1
@@ -78,6 +99,15 @@ class Budget:
             grown = resident_bytes() - self.baseline
             if grown > limits.memory:
                 raise OverBudget(f"more than {limits.memory / MIB:g} MiB of memory")
+        if limits.function_steps is not None and self.runs:
+            # the innermost run over its budget is the one stopped; the runs around it start counting afresh (else
+            # each would be stopped in turn, up to the outermost)
+            for index in range(len(self.runs) - 1, -1, -1):
+                ctx_id, began = self.runs[index]
+                if self.steps - began > limits.function_steps:
+                    for run in self.runs[:index]:
+                        run[1] = self.steps
+                    raise FunctionOverBudget(ctx_id)
 
 
 class _Unlimited(Budget):
@@ -86,8 +116,14 @@ class _Unlimited(Budget):
     def tick(self) -> None:
         return None
 
+    def enter(self, ctx_id: int) -> None:
+        return None
 
-_UNLIMITED = _Unlimited(Limits(None, None, None))
+    def leave(self) -> None:
+        return None
+
+
+_UNLIMITED = _Unlimited(Limits(None, None, None, None))
 _local = threading.local()
 
 

@@ -339,7 +339,7 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
-            with budgeted(limits):
+            with budgeted(limits) as budget:
                 run_worlds(parsed, facts, profile, backends, project_modules)
         except RecursionError as error:  # a bound, not a bug: the program nests deeper than the stack allows
             raise OverBudget("nesting too deep to analyse") from error
@@ -349,6 +349,8 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
     # without ``fixes`` (an editor's per-keystroke pass: fixes parse the file again, with libcst) none are built
     diagnostics = [d for rule in all_rules() for d in rule.check(facts, texts if fixes else None)]
     diagnostics.extend(reveal_notes(facts))
+    if parsed:
+        diagnostics.extend(function_budget_notes(budget.stopped))
     by_file = {s.path: s for s in sources}
     if expressions is not None:
         _expression_spans(facts, by_file, expressions)
@@ -368,6 +370,17 @@ def budget_note(sources: list[frontend.SourceFile], what: str) -> Diagnostic:
         if len(sources) > 1 else ""
     return Diagnostic("", BUDGET_NOTE, Severity.NOTE,
                       f"the analysis of this file{others} {what}: its findings are unknown", first, 1, 1, 1, 1)
+
+
+def function_budget_notes(stopped: list[tuple[str, int, str]]) -> list[Diagnostic]:
+    """A note per function whose run stopped at its budget (its result in that context unknown)."""
+    counts: dict[tuple[str, int, str], int] = {}
+    for where in stopped:
+        counts[where] = counts.get(where, 0) + 1
+    return [Diagnostic("", BUDGET_NOTE, Severity.NOTE,
+                       f"the analysis of `{name}` stopped at its budget ({count} run{'s' if count > 1 else ''}): "
+                       "its results there are unknown", path, line, 1, line, 1)
+            for (path, line, name), count in sorted(counts.items())]
 
 
 def failed_component(sources: list[frontend.SourceFile], error: BaseException) -> list[Diagnostic]:

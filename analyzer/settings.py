@@ -90,9 +90,11 @@ class Settings:
     max_worker_memory: int | None = 1 << 30
     max_component_seconds: float | None = 120.0
     max_component_steps: int | None = 3_000_000
+    max_function_steps: int | None = 400_000  # one function's run in one context (what it calls included)
 
     def limits(self) -> Limits:
-        return Limits(self.max_component_steps, self.max_component_seconds, self.max_worker_memory)
+        return Limits(self.max_component_steps, self.max_component_seconds, self.max_worker_memory,
+                      self.max_function_steps)
 
     def validate(self) -> Settings:
         if self.profile not in PROFILE_NAMES:
@@ -111,7 +113,7 @@ class Settings:
                 check_selector(selector)
         if self.jobs < 1:
             raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
-        for name in ("max_worker_memory", "max_component_seconds", "max_component_steps"):
+        for name in ("max_worker_memory", "max_component_seconds", "max_component_steps", "max_function_steps"):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise SettingsError(f"{name.replace('_', '-')} must be positive, not {value!r}")

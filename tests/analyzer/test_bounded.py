@@ -297,3 +297,17 @@ def test_failed_components_are_not_cached(tmp_path: Path, monkeypatch: pytest.Mo
         fail_in_range(patched)
         assert any(d.code == "MV903" for d in check([str(root)], settings).findings)
     assert not any(d.code == "MV903" for d in check([str(root)], Settings(cache_dir=str(tmp_path / "cache"))).findings)
+
+
+def test_a_function_past_its_budget_is_unknown_and_the_rest_is_analysed() -> None:
+    body = "".join(f"    y{i} = x + 1\n" for i in range(3000))
+    source = (f'import torch\nx = torch.zeros(3, device="cuda")\n\n\ndef heavy(x):\n{body}'
+              "    return x\n\n\ndef light(x):\n    return x + torch.zeros(3)\n\n\n"
+              "heavy(x)\nlight(x)\n")
+    light_row = source.splitlines().index("def light(x):") + 2
+    report = check_source(source, "heavy.py", Settings(max_function_steps=1000))
+    assert [d.row for d in report.findings] == [light_row]
+    (note,) = report.notes
+    assert note.name == parallel.BUDGET_NOTE and "`heavy`" in note.message and note.row == 5
+    default = check_source(source, "heavy.py")
+    assert [d.row for d in default.findings] == [light_row] and not default.notes
