@@ -311,3 +311,12 @@ def test_a_function_past_its_budget_is_unknown_and_the_rest_is_analysed() -> Non
     assert note.name == parallel.BUDGET_NOTE and "`heavy`" in note.message and note.row == 5
     default = check_source(source, "heavy.py")
     assert [d.row for d in default.findings] == [light_row] and not default.notes
+
+
+def test_a_stopped_function_run_reports_nothing_it_saw_before_stopping() -> None:
+    body = "".join(f"    y{i} = x + 1\n" for i in range(3000))
+    source = (f'import os\nimport torch\nx = torch.zeros(3, device="cuda")\n\n\ndef heavy(x):\n'
+              f'    if os.environ.get("A"):\n        w = x + torch.zeros(3)\n{body}    return x\n\n\nheavy(x)\n')
+    assert [d.row for d in check_source(source, "heavy.py").findings] == [8]
+    stopped = check_source(source, "heavy.py", Settings(max_function_steps=1000))
+    assert not stopped.findings and len(stopped.notes) == 1  # what it recorded before the stop was partial
