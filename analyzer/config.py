@@ -18,6 +18,7 @@ errors that name the file, the key and the value (exit code 2).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +100,22 @@ def _output_format(key: str, value: Any) -> str:
     return value
 
 
+_UNITS = {"": 1 << 20, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000 ** 2, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1000 ** 3, "gib": 1 << 30}
+
+
+def memory_size(key: str, value: Any) -> int:
+    """A size in bytes: an integer of MiB, or a string with a unit (``"512MiB"``, ``"2GiB"``, ``"1500MB"``)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value << 20
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", value) if isinstance(value, str) else None
+    unit = _UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None or float(match.group(1)) <= 0:
+        raise SettingsError(f"`{key}` must be a size such as 512MiB or 2GiB (an integer: MiB), "
+                            f"not {_describe(value)}")
+    return int(float(match.group(1)) * unit)
+
+
 KEYS: dict[str, Callable[[str, Any], Any]] = {
     "select": _selectors,
     "extend-select": _selectors,
@@ -116,6 +133,7 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     # run analyses a file with the innermost one holding it (analyzer.projects)
     "roots": _globs,
     "max-file-size": parse_size,  # bytes, or "10MB"; larger files are skipped with a note (0: no limit)
+    "max-worker-memory": memory_size,
     "output-format": _output_format,
     # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
     # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win
