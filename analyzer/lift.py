@@ -443,7 +443,8 @@ def grad_replace(profile: str, tensor: Value, gradient: Value, origin: Origin) -
         for g in gradient.tensors():
             operands = (("tensor", t), ("gradient", g))
             row, outcome = S.cell("grad_replace", profile, route=S.route_of(g.cls),
-                                  same_backend=g.dev.backend == t.dev.backend)
+                                  same_backend=g.dev.backend == t.dev.backend,
+                                  arm=t.dev.backend not in S.GRAD_REPLACE_NO_ARM)
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, lhs=t.kind_debug(), rhs=g.kind_debug())
                 continue

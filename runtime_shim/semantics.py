@@ -182,6 +182,9 @@ MSG_FIRST_ORDER = "Only first-order autodiff is supported"
 MSG_NOT_ENABLED = "Autodiff is not enabled on this device"
 MSG_REQUIRES_AD = "Requires autodiff tensor."
 MSG_NON_LEAF = "Can't convert a non leaf tensor into a tracked tensor"
+# burn-autodiff runtime/server.rs (`Option::expect` in `backward`): the root has no step registered.
+MSG_NO_STEP = ("Node should have a step registered, did you forget to call "
+               "`Tensor::register_grad` on the tensor where you need gradients?")
 MSG_DEVICE_MISMATCH = (
     "=== Tensor Operation Error ===\n  Operation: '{op}'\n  Reason:\n"
     "    1. The provided tensors are not on the same device. "
@@ -199,6 +202,8 @@ MSG_CAT_EXPECTED_AD = "Expected autodiff-wrapped float tensor for backend {backe
 MSG_CAT_AD_WRONG_BACKEND = "Autodiff float tensor is on the wrong backend (expected {backend})."
 MSG_CAT_WRONG_BACKEND = "Tensor is on the wrong backend (expected {backend})."
 MSG_BACKEND_UNAVAILABLE = "Backend {backend} is not available on this machine{reason}"
+# burn-dispatch device.rs `DispatchDevice::default` (the `_` arm of the BURN_DEVICE match).
+MSG_UNKNOWN_BURN_DEVICE = "Unknown BURN_DEVICE override: '{value}'."
 
 # How Rust prints each failure (the prefix that ``panic!``-style macros add).
 PANIC_PREFIX = {
@@ -379,8 +384,10 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
     _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
     _row("api.no_grad-other", Ok(), call="no_grad"),
-    _row("api.detach-af-untracked", Ok(role=Role.UNTRACKED), call="detach", cls=AF, role=Role.UNTRACKED),
-    _row("api.detach-af", Ok(role=Role.TRACKED), call="detach", cls=AF),
+    # burn-autodiff ops/tensor.rs float_detach keeps `float_is_require_grad`, which is true for
+    # `Requirement::Grad` (a tracked leaf) only: a detached non-leaf is an untracked leaf.
+    _row("api.detach-af-tracked", Ok(role=Role.TRACKED), call="detach", cls=AF, role=Role.TRACKED),
+    _row("api.detach-af", Ok(role=Role.UNTRACKED), call="detach", cls=AF),
     _row("api.detach-other", Ok(), call="detach"),
     _row("api.require_grad-nonleaf", Fail("MV111", MSG_NON_LEAF), call="require_grad", cls=AF, role=Role.NON_LEAF),
     _row("api.require_grad-leaf", Ok(role=Role.TRACKED), call="require_grad", cls=AF),
@@ -391,14 +398,21 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.with_strategy-float", Ok(result=PF_STAR, strategy="arg"), call="with_strategy", cls=_FLOATS_NOT_AD),
     _row("api.with_strategy-int", Ok(result=PI_STAR, strategy="arg"), call="with_strategy", cls=PLAIN_INTS),
     _row("api.with_strategy-capture", Ok(strategy="arg"), call="with_strategy", cls=CAPTURE_CLASSES),
+    # An untracked Af has no step on the tape (only `require_grad` and ops on tracked inputs
+    # register one), so burn-autodiff's server panics in `backward`.
+    _row("api.backward-untracked", Fail("MV108", MSG_NO_STEP), call="backward", cls=AF, role=Role.UNTRACKED),
     _row("api.grads-af", Ok(result=PF_STAR, strategy="keep"), call=("backward", "grad", "grad_remove",
                                                                      "grad_replace"), cls=AF),
     _row("api.grads-other", Fail("MV108", MSG_REQUIRES_AD), call=("backward", "grad", "grad_remove",
                                                                   "grad_replace")),
 )
 
-# grad_replace's replacement gradient. Key: route, same_backend.
+# grad_replace's replacement gradient. Key: route, same_backend, arm (burn-dispatch backend.rs
+# `grad_replace` has a match arm for the tensor's backend: every backend but LibTorch, whose
+# tensors fall through to the `(t, g)` arm and its "not on the same backend" panic).
+GRAD_REPLACE_NO_ARM = frozenset({"LibTorch"})
 GRAD_REPLACE_ROWS: tuple[Row, ...] = (
+    _row("replace.no-arm", Fail("MV106", MSG_BACKEND_MISMATCH), arm=False),
     _row("replace.plain-same", Ok(), route=Route.FLOAT, same_backend=True),
     _row("replace.other", Fail("MV106", MSG_BACKEND_MISMATCH)),
 )
@@ -441,7 +455,7 @@ TABLES: Mapping[str, tuple[tuple[Row, ...], tuple[str, ...]]] = {
     "unary": (UNARY_ROWS, ("op", "cls")),
     "capture_use": (CAPTURE_USE_ROWS, ("scope",)),
     "autodiff": (AUTODIFF_ROWS, ("call", "cls", "role")),
-    "grad_replace": (GRAD_REPLACE_ROWS, ("route", "same_backend")),
+    "grad_replace": (GRAD_REPLACE_ROWS, ("route", "same_backend", "arm")),
     "device": (DEVICE_ROWS, ("call", "ad")),
 }
 
@@ -464,7 +478,7 @@ def keys_of(table: str) -> Iterator[dict]:
                   "same_backend": _ANY_BOOL},
         "unary": {"op": ("unary", "to_int", "to_float"), "cls": ALL_CLASSES},
         "capture_use": {"scope": _ANY_BOOL},
-        "grad_replace": {"route": tuple(Route), "same_backend": _ANY_BOOL},
+        "grad_replace": {"route": tuple(Route), "same_backend": _ANY_BOOL, "arm": _ANY_BOOL},
         "device": {"call": ("autodiff", "gradient_checkpointing", "gradient_checkpointing_strategy", "inner"),
                    "ad": _ANY_BOOL},
     }
@@ -652,6 +666,11 @@ def route_of(cls: TensorClass) -> Route:
     if cls is AF:
         return Route.AUTODIFF
     return Route.INT if cls in INT_CLASSES else Route.FLOAT
+
+
+def is_require_grad(cls: TensorClass, role: Role | None) -> bool:
+    """Burn's ``is_require_grad``: a tracked leaf only (``matches!(requirement, Requirement::Grad)``)."""
+    return cls is AF and role is Role.TRACKED
 
 
 def reports_autodiff(cls: TensorClass) -> bool:

@@ -38,6 +38,7 @@ from .semantics import (
     CHECKED_OPS,
     CI,
     CI_INT,
+    GRAD_REPLACE_NO_ARM,
     MSG_BACKEND_UNAVAILABLE,
     MSG_STRATEGY_MISMATCH,
     PF,
@@ -54,6 +55,7 @@ from .semantics import (
     binary_kind,
     cell,
     class_of,
+    is_require_grad,
     move_outcome,
     operands_accepted,
     route_of,
@@ -836,7 +838,8 @@ class Tensor:
         return self._new_leaf(Role.UNTRACKED) if self._cls is AF else self
 
     def is_require_grad(self) -> bool:
-        return self._cls is AF and self._role is not Role.UNTRACKED
+        """True for a tracked leaf only: a non-leaf is not ``require_grad`` in Burn."""
+        return is_require_grad(self._cls, self._role)
 
     def with_gradient_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Tensor:
         if not isinstance(strategy, CheckpointingStrategy):
@@ -876,7 +879,8 @@ class Tensor:
         check.check_tensor("Tensor.grad_replace", "gradient", gradient)
         self._api("grad_replace", record=False)  # one line per call: recorded once both checks pass
         _row, outcome = cell("grad_replace", SETTINGS.profile, route=route_of(gradient._cls),
-                             same_backend=gradient._dev._backend == self._dev._backend)
+                             same_backend=gradient._dev._backend == self._dev._backend,
+                             arm=self._dev._backend not in GRAD_REPLACE_NO_ARM)
         if isinstance(outcome, Fail):
             _fail("Tensor.grad_replace", outcome, lhs=_kind_debug(self), rhs=_kind_debug(gradient))
         if recording.ACTIVE:
