@@ -327,8 +327,12 @@ BACKEND_ROWS: tuple[Row, ...] = (
     _row("backend.autodiff", Ok(), lhs=Route.AUTODIFF, rhs=(Route.AUTODIFF, Route.INT), same_backend=True),
     _row("backend.ad-int-other", Fail("MV106", MSG_BACKEND_MISMATCH_SHORT), lhs=Route.AUTODIFF, rhs=Route.INT,
          same_backend=False),
-    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT),
-    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=(Route.FLOAT, Route.INT), rhs=Route.AUTODIFF),
+    # Autodiff and plain floats of one backend (another backend: backend.other, the same panic).
+    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT,
+         same_backend=True),
+    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.FLOAT, rhs=Route.AUTODIFF,
+         same_backend=True),
+    _row("backend.mixed-rev-int", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.INT, rhs=Route.AUTODIFF),
     _row("backend.other", Fail("MV106", MSG_BACKEND_MISMATCH), same_backend=False),
 )
 
@@ -375,12 +379,14 @@ _FLOATS_NOT_AD = (PF, PF_STAR)
 _AF_ROLES = tuple(Role)
 AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.inner-af", Ok(result=PF, strategy="clear"), call="inner", cls=AF),
-    _row("api.inner-int", Ok(), call="inner", cls=(PI, PI_STAR, CI_INT, CC_INT)),
+    _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
+    _row("api.inner-int", Ok(), call="inner", cls=(PI, CI_INT, CC_INT)),
     _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
     _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
     _row("api.from_inner-float", Ok(result=AF, strategy="disabled-if-none", role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
-    _row("api.from_inner-int", Ok(), call="from_inner", cls=(PI, PI_STAR)),
+    _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
+    _row("api.from_inner-int", Ok(), call="from_inner", cls=PI_STAR),
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
     _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
     _row("api.no_grad-other", Ok(), call="no_grad"),
@@ -603,6 +609,22 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
     "burn-2026-08": {},
     # v0.21.x (before #5036): a plain float bound for an autodiff device hit the (b) arm.
     "burn-0.21": {"move.3": Fail("MV102", MSG_AD_MISMATCH)},
+    # d16f7ba2ed, the DispatchAutodiffContext era: every dispatch tensor carries `autodiff:
+    # Disabled | Enabled(strategy)`. Its to_device arms (burn-dispatch macros.rs: the (b) panic at
+    # :338, the (a) panic at :371) decide every move cell as burn-2026-08 does; the cells below are
+    # the ones burn-dispatch backend.rs's tests of that era assert differently.
+    "burn-2026-09": {
+        # disabled_and_enabled_float_contexts_merge_in_both_orders: Disabled merges with
+        # Enabled(s) into Enabled(s); the plain float is lifted into an untracked autodiff leaf.
+        "backend.mixed": Ok(result=AF, note="the plain float joins as an untracked autodiff leaf"),
+        "backend.mixed-rev": Ok(result=AF, note="the plain float joins as an untracked autodiff leaf"),
+        # gradients_are_inner_backend_tensors: a gradient's context is Disabled (no strategy).
+        "api.grads-af": Ok(result=PF, strategy="clear"),
+        # inner_transitions_clear_and_restore_context: int_inner clears the association,
+        # int_from_inner restores it as Enabled(Disabled).
+        "api.inner-int-ad": Ok(result=PI, strategy="clear"),
+        "api.from_inner-int-plain": Ok(result=PI_STAR, strategy="disabled-if-none"),
+    },
 }
 if tuple(PROFILES) != PROFILE_NAMES:
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")

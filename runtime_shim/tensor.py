@@ -41,12 +41,11 @@ from .semantics import (
     GRAD_REPLACE_NO_ARM,
     MSG_BACKEND_UNAVAILABLE,
     MSG_STRATEGY_MISMATCH,
-    PF,
-    PF_STAR,
     PI_STAR,
     UNARY_OPS,
     CheckpointingStrategy,
     Fail,
+    Ok,
     Place,
     Role,
     Route,
@@ -147,28 +146,31 @@ def _kind_debug(t: Tensor) -> str:
 _UNARY_OUTCOMES: dict[tuple, Any] = {}
 # Table call names that differ from the API method's name.
 _PUBLIC_NAMES = {"unrequire_grad": "set_require_grad", "with_strategy": "with_gradient_checkpointing_strategy"}
-_BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]] = {}
+_BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None, bool]] = {}
 
 
 def _decide_binary(op: str, lcls: TensorClass, rcls: TensorClass, lstrat: CheckpointingStrategy | None,
                    rstrat: CheckpointingStrategy | None, same_device: bool, same_backend: bool,
-                   profile: str) -> tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]:
+                   profile: str) -> tuple[tuple[str, Fail] | None, CheckpointingStrategy | None, bool]:
     """The table's verdict on a two-input op, in Burn's order: device check, strategy, backend.
 
-    Returns the first failing stage and its outcome (or None) and the validated strategy;
-    memoised per key by the caller, since the verdict depends on nothing else.
+    Returns the first failing stage and its outcome (or None), the validated strategy and
+    whether the op runs on the autodiff route (the lhs is autodiff, or the backend cell merges
+    a plain float into autodiff); memoised per key by the caller, since the verdict depends on
+    nothing else.
     """
     if op in CHECKED_OPS:
         _row, outcome = cell("device_check", profile, same_device=same_device)
         if isinstance(outcome, Fail):
-            return ("device_check", outcome), None
+            return ("device_check", outcome), None, False
     _row, outcome = cell("strategy", profile, lhs=lstrat, rhs=rstrat)
     if isinstance(outcome, Fail):
-        return ("strategy", outcome), None
+        return ("strategy", outcome), None, False
     _row, outcome = cell("backend", profile, lhs=route_of(lcls), rhs=route_of(rcls), same_backend=same_backend)
     if isinstance(outcome, Fail):
-        return ("backend", outcome), None
-    return None, lstrat if lstrat is not None else rstrat
+        return ("backend", outcome), None, False
+    autodiff_route = lcls is AF or outcome.result is AF
+    return None, lstrat if lstrat is not None else rstrat, autodiff_route
 
 
 def _capture_scope_open(t: Tensor) -> bool:
@@ -527,7 +529,7 @@ class Tensor:
         decision = _BINARY_DECISIONS.get(key)
         if decision is None:
             decision = _BINARY_DECISIONS[key] = _decide_binary(*key)
-        failed_check, strategy = decision
+        failed_check, strategy, autodiff_route = decision
         if failed_check is not None:
             stage, outcome = failed_check
             if stage == "device_check":
@@ -542,7 +544,7 @@ class Tensor:
             check.check_matmul(full_op, lshape, rshape)
         elif lshape != rshape:
             check.broadcast_shape(full_op, lshape, rshape)
-        result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
+        result = lhs._apply(full_op, (lhs, rhs), autodiff_route, strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:
             recording.record_ok(full_op)
@@ -807,7 +809,8 @@ class Tensor:
         outcome = tensor._api("from_inner")
         if outcome.result is None:
             return tensor
-        return tensor._with(AF, tensor._strategy or CheckpointingStrategy.DISABLED, Role.UNTRACKED)
+        role = Role.UNTRACKED if outcome.result is AF else None
+        return tensor._with(outcome.result, tensor._strategy or CheckpointingStrategy.DISABLED, role)
 
     def no_grad(self) -> Tensor:
         outcome = self._api("no_grad")
@@ -856,22 +859,24 @@ class Tensor:
         seed = self._exec.ones(self.shape, self.dtype)
         return autodiff.backward(self._node, seed)
 
-    def _grad_tensor(self, entry: tuple[Any, Executor] | None) -> Tensor | None:
+    def _grad_tensor(self, outcome: Ok, entry: tuple[Any, Executor] | None) -> Tensor | None:
+        """A gradient on the inner backend: a plain float carrying this tensor's strategy or none."""
         if entry is None:
             return None
         prim, exec_ = entry
-        return Tensor._make(prim, exec_, self._dev, PF_STAR if self._strategy else PF, self._strategy, "float")
+        strategy = None if outcome.strategy == "clear" else self._strategy
+        return Tensor._make(prim, exec_, self._dev, class_of("float", False, strategy is not None), strategy, "float")
 
     def grad(self, grads: autodiff.Gradients) -> Tensor | None:
         """This tensor's gradient on the inner backend, carrying its strategy (Pf*), or None."""
         check.check_gradients("Tensor.grad", grads)
-        self._api("grad")
-        return self._grad_tensor(grads.get(self._node.id) if self._node is not None else None)
+        outcome = self._api("grad")
+        return self._grad_tensor(outcome, grads.get(self._node.id) if self._node is not None else None)
 
     def grad_remove(self, grads: autodiff.Gradients) -> Tensor | None:
         check.check_gradients("Tensor.grad_remove", grads)
-        self._api("grad_remove")
-        return self._grad_tensor(grads.pop(self._node.id) if self._node is not None else None)
+        outcome = self._api("grad_remove")
+        return self._grad_tensor(outcome, grads.pop(self._node.id) if self._node is not None else None)
 
     def grad_replace(self, grads: autodiff.Gradients, gradient: Tensor) -> None:
         """Replace this tensor's gradient with ``gradient`` (a plain float of the same backend)."""

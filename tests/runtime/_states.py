@@ -73,6 +73,9 @@ MSG = {
     "not_enabled": "Autodiff is not enabled on this device",
     "requires_ad": "Requires autodiff tensor.",
     "non_leaf": "Can't convert a non leaf tensor into a tracked tensor",
+    # burn-autodiff src/runtime/server.rs:69-72 (`backward`'s `expect` on the root's step)
+    "no_step": "Node should have a step registered, did you forget to call `Tensor::register_grad` on the tensor "
+               "where you need gradients?",
     "backend_short": "The provided tensors are not on the same backend.",
     "unreachable": "internal error: entered unreachable code",
 }
