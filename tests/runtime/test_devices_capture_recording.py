@@ -104,20 +104,29 @@ def test_default_honours_burn_device(monkeypatch: pytest.MonkeyPatch, value: str
 
 
 def test_unknown_burn_device_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BURN_DEVICE", "tpu")
-    with pytest.raises(rs.UnknownDevice, match="tpu"):
-        Device.default()
-    with pytest.raises(ValueError):
-        Tensor.ones((1,))
+    """burn-dispatch src/device.rs:355 (2c06be35): `_ => panic!("Unknown BURN_DEVICE override: '{}'.")`,
+    with the value as it was set (the match lower-cases a copy)."""
+    for value in ("tpu", "TPU", ""):  # set but empty is `Ok("")` in Rust: unknown too
+        monkeypatch.setenv("BURN_DEVICE", value)
+        with pytest.raises(rs.UnknownDevice) as info:
+            Device.default()
+        assert str(info.value) == f"Unknown BURN_DEVICE override: '{value}'."
+        assert isinstance(info.value, rs.DispatchError) and info.value.code == "MV112"
+        with pytest.raises(ValueError):  # still a ValueError, as before
+            Tensor.ones((1,))
 
 
-def test_default_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_is_flex_in_burns_default_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Burn's priority list (burn-dispatch src/device.rs:358-394) ranges over the enabled backends, and
+    the default features enable Flex only (burn-dispatch Cargo.toml `flex = [] # default`), so
+    `Device::default()` is Flex wherever it runs, whatever the machine has."""
     monkeypatch.delenv("BURN_DEVICE", raising=False)
-    with rs.virtual_devices():  # everything exists: cuda comes first
-        assert repr(Device.default()) == "Cuda(0)"
-    with rs.virtual_devices(False):
-        expected = "Cuda(0)" if real_cuda_count() else "Cpu" if HAS_TORCH else "Flex"
-        assert repr(Device.default()) == expected
+    for virtual in (True, False):
+        with rs.virtual_devices(virtual):
+            assert repr(Device.default()) == "Flex"
+            assert reveal_device(Tensor.zeros((2,))) == "Flex float"
+            mixed = Tensor.ones((2,)) + Tensor.ones((2,), Device.flex())  # one device: no MV105
+            assert mixed.to_list() == [2.0, 2.0]
 
 
 # --- availability: declared backends ----------------------------------------------------------
@@ -174,7 +183,7 @@ def test_modes_and_profiles() -> None:
         assert rs.current_profile() == "burn-0.21"
     with pytest.raises(ValueError):
         rs.set_profile("burn-1.0")
-    assert set(rs.PROFILES) == {"burn-2026-08", "burn-0.21"}
+    assert set(rs.PROFILES) == {"burn-2026-08", "burn-0.21", "burn-2026-09"}
 
 
 # --- creation (section 4) ---------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_profile_overrides_name_existing_rows(profile: str) -> None:
 
 def test_profiles() -> None:
     assert S.DEFAULT_PROFILE == "burn-2026-08"
-    assert set(S.PROFILES) == {"burn-2026-08", "burn-0.21"}
+    assert set(S.PROFILES) == {"burn-2026-08", "burn-0.21", "burn-2026-09"}
     assert dict(S.PROFILES["burn-2026-08"]) == {}
     assert profiles.PROFILE_NAMES == tuple(S.PROFILES) == tuple(profiles.PROFILE_DOCS)
     with pytest.raises(profiles.UnknownProfile):
