@@ -356,7 +356,7 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
             row, outcome = S.cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
                                   same_backend=head.dev.backend == other.dev.backend)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, name=name, backend=repr(head.dev.runtime_device()))
+                out.fail(outcome, operands, row.id, name=name, backend=head.dev.backend)
                 verdict = None
                 break
             verdict = (row, outcome)

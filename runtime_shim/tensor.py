@@ -559,7 +559,7 @@ class Tensor:
             _row, outcome = cell("multi", SETTINGS.profile, family=family, first=first,
                                  other=route_of(other._cls), same_backend=self._dev._backend == other._dev._backend)
             if isinstance(outcome, Fail):
-                _fail(full_op, outcome, name=name, backend=repr(self._dev))
+                _fail(full_op, outcome, name=name, backend=self._dev._backend)  # stringify!($Backend): the variant name
         return self._strategy
 
     # --- arithmetic ------------------------------------------------------------------------
