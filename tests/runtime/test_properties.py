@@ -209,7 +209,7 @@ def expect_multi(profile: str, family: str, first: Abstract, others: list[tuple[
         _row, outcome = sem.cell("multi", profile, family=family, first=first.route(), other=other.route(),
                                  same_backend=first.backend == other.backend)
         if isinstance(outcome, Fail):
-            return failing(outcome, name=name, backend=first.plain_text)
+            return failing(outcome, name=name, backend=first.backend)  # stringify!($Backend)
     ad = first.cls is AF
     role = derived_role(first, *(o for _n, o in others)) if ad else None
     return Expect(state=result_state(first.kind, ad, first.strategy, first.dev, role))
