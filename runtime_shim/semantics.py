@@ -173,6 +173,7 @@ Outcome = Ok | Fail | Redirect
 MSG_AD_CROSS_BACKEND = "Autodiff tensor cannot be moved between backends."
 MSG_AD_MISMATCH = "Cannot move between autodiff and non-autodiff instances."
 MSG_CAPTURE_NO_SCOPE = "capture tensor operations must run inside CaptureDevice::capture_scope"
+MSG_CAPTURE_COMPLETE = "capture scope is already complete"
 MSG_CAPTURE_NO_VALUE = "capture tensor {id} has no initialized value"
 MSG_CAPTURE_MOVE = "Cannot move a tensor from a capture device"
 MSG_CAPTURE_AUTODIFF = "Capture tensors do not support autodiff"
@@ -371,7 +372,9 @@ UNARY_ROWS: tuple[Row, ...] = (
 # Capture tensors used by an operation need an active scope on their device.
 CAPTURE_USE_ROWS: tuple[Row, ...] = (
     _row("capture.in-scope", Ok(), scope=True),
-    _row("capture.no-scope", Fail("MV104", MSG_CAPTURE_NO_SCOPE), scope=False),
+    # Every capture tensor comes from a scope, so outside it means after it: burn-capture's
+    # `CaptureState::assert_open` (src/capture.rs:427) in the closed session's client.
+    _row("capture.no-scope", Fail("MV104", MSG_CAPTURE_COMPLETE), scope=False),
 )
 
 # Section 6: the autodiff API. Key: call, cls, role (Role for Af, None otherwise).

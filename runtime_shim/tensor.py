@@ -233,7 +233,7 @@ class Tensor:
         strategy = device._strategy if outcome.strategy == "target" else None
         if scope is not None:
             value = array if array is not None else exec_.to_numpy(make(exec_))
-            value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+            value_id = scope.add_initializer(value)
             ref = _CaptureRef(scope, value_id, tuple(value.shape), str(value.dtype))
             t = cls._make(value, exec_, plain, outcome.result, strategy, kind, cap=ref)
         else:
@@ -412,7 +412,10 @@ class Tensor:
             return self
         if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
             value = self._host("Tensor.to_device")
-            value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+            if outcome.transfer is Transfer.CAPTURE_INIT:  # `B2::float_from_data` on the capture device
+                value_id = scope.add_initializer(value)
+            else:
+                value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
             ref = _CaptureRef(scope, value_id, tuple(value.shape), str(value.dtype))
             return Tensor._make(value, executor_for(plain), plain, tcls, strategy, self._kind, cap=ref)
         dst = executor_for(plain)

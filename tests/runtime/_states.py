@@ -235,7 +235,7 @@ def build_capture(state: State, cap: Device, scope: rs.Scope) -> tuple[Tensor, i
         t = initializer.bool_not()
     if state.strategy is not None:
         t = t.with_gradient_checkpointing_strategy(state.strategy)
-    return t, scope.graph.values[-1].id
+    return t, next(reversed(scope.all_values))  # the computed value (not in graph.values)
 
 
 def in_scope(cap: Device, body):  # noqa: ANN001, ANN201
