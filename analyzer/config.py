@@ -23,8 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .discovery import GlobError, check_glob
-from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends, parse_size
+from .settings import (
+    PerFileIgnore,
+    RuleSelection,
+    SettingsError,
+    check_pattern,
+    check_selector,
+    parse_backends,
+    parse_size,
+)
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "devicelint")
@@ -43,15 +50,8 @@ def _string_list(key: str, value: Any) -> tuple[str, ...]:
 def _globs(key: str, value: Any) -> tuple[str, ...]:
     patterns = _string_list(key, value)
     for pattern in patterns:
-        _glob(key, pattern)
+        check_pattern(pattern, key)
     return patterns
-
-
-def _glob(key: str, pattern: str) -> None:
-    try:
-        check_glob(pattern.removeprefix("!"))
-    except GlobError as error:
-        raise SettingsError(f"`{key}`: {error}") from None
 
 
 def _selectors(key: str, value: Any) -> tuple[str, ...]:
@@ -87,7 +87,7 @@ def _per_file(key: str, value: Any) -> dict[str, tuple[str, ...]]:
     if not isinstance(value, dict):
         raise SettingsError(f"`{key}` must be a table of glob = [codes], not {_describe(value)}")
     for pattern in value:
-        _glob(key, pattern)
+        check_pattern(pattern, key)
     return {pattern: _selectors(f"{key}.{pattern}", codes) for pattern, codes in value.items()}
 
 

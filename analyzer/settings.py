@@ -114,7 +114,7 @@ class Settings:
             for selector in (*(layer.select or ()), *layer.extend_select, *layer.ignore):
                 check_selector(selector)
         for entry in self.per_file_ignores:
-            check_per_file_pattern(entry.pattern, "per-file-ignores")
+            check_pattern(entry.pattern, "per-file-ignores")
             for selector in entry.codes:
                 check_selector(selector)
         try:
@@ -195,8 +195,8 @@ def check_selector(selector: str) -> str:
     return code
 
 
-def check_per_file_pattern(pattern: str, key: str) -> str:
-    """A per-file-ignores glob (a leading ``!`` negates it) that compiles, else :class:`SettingsError`."""
+def check_pattern(pattern: str, key: str) -> str:
+    """A glob of ``key`` (a leading ``!`` negates it) that compiles, else :class:`SettingsError` naming the key."""
     try:
         check_glob(pattern.removeprefix("!"))
     except GlobError as error:
@@ -246,4 +246,4 @@ def parse_per_file_ignores(value: str, root: str) -> PerFileIgnore:
     pattern, sep, codes = value.rpartition(":")
     if not sep or not pattern.strip():
         raise SettingsError(f"invalid per-file ignore {value!r} (expected PATTERN:CODE[,CODE...])")
-    return PerFileIgnore(check_per_file_pattern(pattern.strip(), "--per-file-ignores"), parse_codes(codes), root)
+    return PerFileIgnore(check_pattern(pattern.strip(), "--per-file-ignores"), parse_codes(codes), root)
