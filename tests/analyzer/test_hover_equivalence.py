@@ -1,17 +1,21 @@
 """One analysis, whatever asks: the editor's run (expressions recorded for hover, which also turns pass reuse off)
-reports exactly the findings of the command line's run."""
+reports exactly the findings of the command line's run, on the fixtures and on generated programs
+(bench/generated_programs.py)."""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
 
-from analyzer.runner import check
+from analyzer.runner import check, check_source
 from analyzer.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from bench.generated_programs import generate_seeded  # noqa: E402
 
 
 def findings(paths: list[str], settings: Settings) -> list[dict]:
@@ -25,3 +29,13 @@ def test_recording_expressions_changes_no_finding(folder: str) -> None:
     editor = findings([str(REPO / folder)], dataclasses.replace(settings, record_expressions=True))
     assert editor == normal
     assert normal  # the comparison is about real findings
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_recording_expressions_changes_no_finding_on_generated_programs(seed: int) -> None:
+    source = generate_seeded(seed, max_statements=30)
+    settings = Settings(jobs=1, select=("ALL",))
+    normal = [d.to_json() for d in check_source(source, "generated.py", settings).diagnostics]
+    editor = [d.to_json() for d in check_source(source, "generated.py",
+                                                 dataclasses.replace(settings, record_expressions=True)).diagnostics]
+    assert editor == normal
