@@ -99,8 +99,10 @@ class Definitions:
         for base in node.bases:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
+            # (a LightningModule, whose library is not analysed, is an nn.Module too)
             info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
-                                                     for atom in value.atoms)
+                                                     for atom in value.atoms) \
+                or (value.top and self.entry_points.is_lightning_class(info))  # type: ignore[attr-defined]
             info.autograd_base = info.autograd_base or any(
                 isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
         info.set_bases(bases)
