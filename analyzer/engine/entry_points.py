@@ -70,6 +70,9 @@ class Entry:
     framework: str  # "cli", "hydra", "lightning", "pytest", "fixture"
     defaults: dict[str, ast.expr | None] = field(default_factory=dict)  # command-line defaults (None: unknown)
     cases: list[dict[str, ast.expr]] = field(default_factory=list)  # pytest parametrize: one dict a call
+    # the decorator replaces the function with an object that runs it as the framework does (a click command,
+    # a hydra main): calling the name runs the entry point, not the function with the caller's arguments
+    wrapped: bool = False
 
 
 @dataclass
@@ -192,6 +195,11 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                 and _framework(_path(node.value.func, aliases)) in ("typer", "click"):
             command_objects.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                (_path(d.func if isinstance(d, ast.Call) else d, aliases) or "").endswith(".group")
+                for d in node.decorator_list):
+            command_objects.add(node.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
     fire_targets: list[ast.expr] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -236,14 +244,18 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
             continue
         deco_paths = [_path(d.func if isinstance(d, ast.Call) else d, aliases) for d in node.decorator_list]
         if "hydra.main" in deco_paths:
-            out.entries[id(node)] = Entry("hydra")
+            out.entries[id(node)] = Entry("hydra", wrapped=True)
         if "pytest.fixture" in deco_paths:
             out.fixtures[node.name] = node
             out.entries[id(node)] = Entry("fixture")
         elif test_file and node.name.startswith("test") and node in tree.body:
             out.entries.setdefault(id(node), Entry("pytest", cases=_cases(node, aliases)))
         if _is_command(node, deco_paths, command_objects):
-            entry = Entry("cli", _typer_defaults(node, aliases))
+            click_group = [d for d in node.decorator_list if isinstance(d, ast.Call)
+                           and isinstance(d.func, ast.Attribute) and isinstance(d.func.value, ast.Name)
+                           and isinstance(top.get(d.func.value.id), (ast.FunctionDef, ast.AsyncFunctionDef))]
+            wrapped = bool(click_group) or any(_framework(p) == "click" for p in deco_paths)
+            entry = Entry("cli", _typer_defaults(node, aliases), wrapped=wrapped)
             for deco in node.decorator_list:
                 if isinstance(deco, ast.Call):
                     kind = (_path(deco.func, aliases) or "").rpartition(".")[2]
@@ -279,6 +291,28 @@ def _is_command(fn: ast.FunctionDef | ast.AsyncFunctionDef, deco_paths: list[str
     return False
 
 
+def fixture_links(paths: list[str]) -> list[tuple[int, int]]:
+    """(test module, ``conftest.py``) index pairs: pytest gives a test module the fixtures of the ``conftest.py``
+    files of its folder and the folders above it, so they are analysed together (nothing imports them)."""
+    conftests: dict[str, int] = {os.path.dirname(os.path.abspath(p)): i for i, p in enumerate(paths)
+                                 if p and os.path.basename(p) == "conftest.py"}
+    links: list[tuple[int, int]] = []
+    if not conftests:
+        return links
+    for i, path in enumerate(paths):
+        if not path or not _is_test_file(path) or os.path.basename(path) == "conftest.py":
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        while True:
+            if folder in conftests:
+                links.append((i, conftests[folder]))
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return links
+
+
 def is_lightning_base(node: ast.expr, tree: ast.Module) -> bool:
     """Is ``node`` (a class's base) a Lightning ``LightningModule`` (an ``nn.Module`` to the analysis)?"""
     return _path(node, _aliases(tree)) in _LIGHTNING_BASES
@@ -308,6 +342,12 @@ class EntryPoints:
                 and any(self.is_lightning_class(c) for c in fn.cls.mro()):
             found = Entry("lightning")
         return found
+
+    def wrapped(self, node: ast.AST, module: ModuleInfo) -> bool:
+        """Does a decorator of the ``def`` at ``node`` replace the function by a framework's command object?"""
+        scan = self.scans.get(module.file or "")
+        entry = scan.entries.get(id(node)) if scan is not None else None
+        return entry is not None and entry.wrapped
 
     def is_lightning_class(self, cls: object) -> bool:
         node = getattr(cls, "node", None)
