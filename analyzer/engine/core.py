@@ -24,8 +24,8 @@ from .control_flow import ControlFlow
 from .copies import Copies
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
-from .expressions import Expressions
 from .entry_points import EntryPoints
+from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..domain import TOP, SeqAtom, V, Value, const
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
@@ -321,7 +321,7 @@ def is_lightning_base(node: ast.expr, tree: ast.Module) -> bool:
 class EntryPoints:
     """The engine's entry points: what a framework passes to a function nothing in the program calls."""
 
-    def __init__(self, engine: object, modules: list[ModuleInfo]) -> None:
+    def __init__(self, engine: Any, modules: list[ModuleInfo]) -> None:
         self.engine = engine
         self.scans: dict[str, ModuleEntries] = {}
         for module in modules:
@@ -396,10 +396,10 @@ class EntryPoints:
         if dev is None:
             return None
         engine = self.engine
-        instances = sorted(getattr(engine, "instances").get(fn.cls) or (), key=_order)
-        moved_from = getattr(engine, "__dict__").get("_moved_to", {})
+        instances = sorted(engine.instances.get(fn.cls) or (), key=_order)
+        moved_from = engine.__dict__.get("_moved_to", {})
         own = [i for i in instances if i not in moved_from]  # constructed by the program, not a moved copy
-        receiver = V(*(getattr(engine, "move_module")(i, dev) for i in own)) if own else TOP
+        receiver = V(*(engine.move_module(i, dev) for i in own)) if own else TOP
         if fn.name not in _BATCH_HOOKS:
             return [([receiver], {})]
         batch = V(TorchTensorAtom(dev, NO_GRAD, None))  # its elements and fields: tensors on the device
@@ -417,30 +417,30 @@ class EntryPoints:
             if name in ("self", "cls", "request") or name in given:
                 continue
             node = (scan.fixtures.get(name) if scan else None) or self.conftest_fixtures.get(name)
-            if node is None or node is fn.node or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+            if node is None or node is fn.node or _yields(node):
                 continue  # a builtin fixture, or a yield fixture: unknown
             values[name] = self._fixture(node, frame, depth)
         return values
 
     def _fixture(self, node: ast.FunctionDef, frame: Frame, depth: int) -> Value:
         engine = self.engine
-        functions = getattr(engine, "functions")
+        functions = engine.functions
         info = functions.get(id(node))
-        fref = getattr(engine, "defined").get(info) if info is not None else None
+        fref = engine.defined.get(info) if info is not None else None
         if fref is None:
             return TOP
         kwargs = self._fixture_values(info, frame, set(), depth + 1)
-        return getattr(engine, "call_function")(fref, [], kwargs, None, frame)
+        return engine.call_function(fref, [], kwargs, None, frame)
 
     def _value(self, expr: ast.expr | None, frame: Frame) -> Value:
         if expr is None:
             return TOP
         if isinstance(expr, ast.Constant):
             return V(const(expr.value))
-        return getattr(self.engine, "eval")(expr, State({}), frame, quiet=True)
+        return self.engine.eval(expr, State({}), frame, quiet=True)
 
 
-def spawn_call(engine: object, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                fr: Frame) -> Value:
     """``torch.multiprocessing.spawn(fn, args=(...))``: ``fn(rank, *args)`` in each process (the rank unknown);
     ``Process(target=fn, args=(...), kwargs={...})``: ``fn(*args, **kwargs)``."""
@@ -453,12 +453,16 @@ def spawn_call(engine: object, path: str, args: list[Value], kwargs: dict[str, V
     if given is not None:
         seqs = [a for a in given.atoms if isinstance(a, SeqAtom)]
         items = list(seqs[0].items) if not given.top and len(seqs) == 1 and seqs[0].items is not None else None
-    call = getattr(engine, "call")
+    call = engine.call
     if items is None:
         call(fn, [], {}, node, st.copy(), fr, True)
     else:
         call(fn, items if process else [TOP, *items], {}, node, st.copy(), fr)
     return TOP
+
+
+def _yields(node: ast.FunctionDef) -> bool:
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
 
 
 def _order(instance: object) -> tuple:
