@@ -55,7 +55,7 @@ _BATCH_HOOKS = frozenset({"training_step", "validation_step", "test_step", "pred
 #: hooks Lightning calls with the module on its device and nothing else known
 _MODULE_HOOKS = frozenset({"forward", "configure_optimizers", "on_train_start", "on_validation_start",
                            "on_train_epoch_end", "on_validation_epoch_end", "on_test_epoch_end"})
-_ACCELERATORS = {"gpu": "cuda", "cuda": "cuda", "cpu": "cpu"}
+_ACCELERATORS = {"gpu": "cuda", "cuda": "cuda", "cpu": "cpu", "auto": "auto"}
 _CLI_DECORATORS = frozenset({"command", "group", "callback"})
 _MAX_PARAMETRIZED = 4  # calls of one test per ``parametrize`` value (more: one call with unknown arguments)
 _MAX_FIXTURE_DEPTH = 4
@@ -79,7 +79,7 @@ class Entry:
 class ModuleEntries:
     entries: dict[int, Entry] = field(default_factory=dict)  # id(def node) -> how it is called
     fixtures: dict[str, ast.FunctionDef] = field(default_factory=dict)
-    accelerators: set[str | None] = field(default_factory=set)  # the Trainer(accelerator=...) the module names
+    accelerators: set[str] = field(default_factory=set)  # what each Trainer(...) of the module runs on
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
 
 
@@ -215,11 +215,7 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
             elif target is not None:
                 fire_targets.append(target)
         elif path in _TRAINERS:
-            accelerator = _keyword(node, "accelerator")
-            if accelerator is None and _keyword(node, "gpus") is not None:
-                accelerator = ast.Constant(value="gpu")  # the older spelling
-            text = accelerator.value if isinstance(accelerator, ast.Constant) else None
-            out.accelerators.add(_ACCELERATORS.get(text) if isinstance(text, str) else None)
+            out.accelerators.add(_accelerator(node))
     for target in fire_targets:
         defined = top.get(target.id) if isinstance(target, ast.Name) else None
         if isinstance(defined, ast.ClassDef):
@@ -279,6 +275,20 @@ def _cases(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) 
     return cases
 
 
+def _accelerator(trainer: ast.Call) -> str:
+    """What a ``Trainer(...)`` runs on: ``"cuda"``, ``"cpu"``, ``"auto"`` (CUDA where it is available) or
+    ``"other"`` (another accelerator, or one the source does not fix)."""
+    accelerator = _keyword(trainer, "accelerator")
+    gpus = _keyword(trainer, "gpus")  # the older spelling: a count or a list of GPUs
+    if accelerator is None and gpus is not None:
+        none = isinstance(gpus, ast.Constant) and gpus.value in (0, None)
+        return "auto" if none else "cuda"
+    if accelerator is None:
+        return "auto"
+    text = accelerator.value if isinstance(accelerator, ast.Constant) else None
+    return _ACCELERATORS.get(text, "other") if isinstance(text, str) else "other"
+
+
 def _is_command(fn: ast.FunctionDef | ast.AsyncFunctionDef, deco_paths: list[str | None],
                 command_objects: set[str]) -> bool:
     for deco, path in zip(fn.decorator_list, deco_paths, strict=True):
@@ -333,7 +343,8 @@ class EntryPoints:
             if os.path.basename(file) == "conftest.py":
                 self.conftest_fixtures.update(scan.fixtures)
         accelerators = {a for scan in self.scans.values() for a in scan.accelerators}
-        self.accelerator = accelerators.pop() if len(accelerators) == 1 else None
+        # one accelerator for every Trainer (none built here: Lightning's default, "auto"); several: unknown
+        self.accelerator = accelerators.pop() if len(accelerators) == 1 else "auto" if not accelerators else "other"
 
     def entry(self, fn: FunctionInfo) -> Entry | None:
         scan = self.scans.get(fn.module.file or "")
@@ -386,10 +397,12 @@ class EntryPoints:
         """The Lightning Trainer's device: its accelerator's, else the CUDA world's (unknown outside one)."""
         if self.accelerator == "cpu":
             return CPU
-        world = getattr(self.engine, "cuda_world", None)
-        if self.accelerator == "cuda" or world:
+        if self.accelerator == "cuda":
             return TorchDev("cuda", 0)
-        return CPU if world is False else None
+        world = getattr(self.engine, "cuda_world", None)
+        if self.accelerator != "auto" or world is None:
+            return None
+        return TorchDev("cuda", 0) if world else CPU
 
     def _lightning(self, fn: FunctionInfo, frame: Frame) -> list[tuple[list[Value], dict[str, Value]]] | None:
         dev = self.device()

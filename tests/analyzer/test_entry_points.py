@@ -209,6 +209,13 @@ def test_lightning_hooks_on_a_cpu_trainer_are_silent() -> None:
     assert findings(LIGHTNING.replace("ACCELERATOR", 'accelerator="cpu",')) == []
 
 
+def test_lightning_other_or_several_accelerators_leave_the_device_unknown() -> None:
+    assert findings(LIGHTNING.replace("ACCELERATOR", 'accelerator="mps",')) == []
+    several = LIGHTNING.replace("ACCELERATOR", 'accelerator="gpu",') + \
+        '    pl.Trainer(accelerator="cpu").test(Classifier())\n'
+    assert findings(several) == []
+
+
 def test_lightning_auto_accelerator_fails_where_cuda_is_available() -> None:
     found = findings(LIGHTNING.replace("ACCELERATOR", ""))
     assert found == [(18, "MV201", "warning")]
@@ -232,6 +239,34 @@ def test_lightning_from_lightning_pytorch_and_no_instance() -> None:
                 return inputs + torch.zeros(1, device=inputs.device)
     """
     assert findings(source.replace("LightningModule)", "LightningModule)")) == [(9, "MV201", "warning")]
+
+
+def test_lightning_moves_parameters_and_buffers_not_plain_tensor_attributes() -> None:
+    source = """\
+import lightning.pytorch as L
+import torch
+from torch import nn
+
+
+class Denoiser(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        self.scale = torch.linspace(0.1, 1.0, 8)
+        self.register_buffer("shift", torch.zeros(8))
+
+    def training_step(self, batch, batch_idx):
+        clean = batch
+        noisy = clean * self.scale
+        return ((self.net(noisy + self.shift) - clean) ** 2).mean()
+
+
+trainer = L.Trainer(accelerator="gpu")
+trainer.fit(Denoiser())
+"""
+    assert findings(source) == [(15, "MV201", "error")]
+    assert findings(source.replace("self.scale = torch.linspace(0.1, 1.0, 8)",
+                                   'self.register_buffer("scale", torch.linspace(0.1, 1.0, 8))')) == []
 
 
 def test_pytest_tests_get_their_fixtures(tmp_path: Path) -> None:
