@@ -430,8 +430,8 @@ class EntryPoints:
             if name in ("self", "cls", "request") or name in given:
                 continue
             node = (scan.fixtures.get(name) if scan else None) or self.conftest_fixtures.get(name)
-            if node is None or node is fn.node or _yields(node):
-                continue  # a builtin fixture, or a yield fixture: unknown
+            if node is None or node is fn.node:
+                continue  # a builtin fixture: unknown
             values[name] = self._fixture(node, frame, depth)
         return values
 
@@ -443,7 +443,8 @@ class EntryPoints:
         if fref is None:
             return TOP
         kwargs = self._fixture_values(info, frame, set(), depth + 1)
-        return engine.call_function(fref, [], kwargs, None, frame)
+        value = engine.call_function(fref, [], kwargs, None, frame)
+        return engine.iter_element(value) if _yields(node) else value  # a yield fixture: what it yields
 
     def _value(self, expr: ast.expr | None, frame: Frame) -> Value:
         if expr is None:

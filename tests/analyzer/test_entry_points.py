@@ -279,6 +279,13 @@ def test_pytest_tests_get_their_fixtures(tmp_path: Path) -> None:
         @pytest.fixture
         def device():
             return torch.device("cuda")
+
+
+        @pytest.fixture
+        def weights(device):
+            tensor = torch.ones(3, device=device)
+            yield tensor
+            del tensor
     """))
     (tmp_path / "test_model.py").write_text(textwrap.dedent("""\
         import torch
@@ -292,9 +299,14 @@ def test_pytest_tests_get_their_fixtures(tmp_path: Path) -> None:
         def test_add_same_device(device):
             weights = torch.ones(3, device=device)
             assert (weights + torch.ones(3, device=device)).sum() == 6
+
+
+        def test_yielded(weights):
+            assert (weights * torch.arange(3)).sum() == 3
     """))
     report = check([str(tmp_path)], Settings(select=("MV2",)))
-    assert sorted((Path(d.file).name, d.row, d.code) for d in report.diagnostics) == [("test_model.py", 6, "MV201")]
+    assert sorted((Path(d.file).name, d.row, d.code) for d in report.diagnostics) == [
+        ("test_model.py", 6, "MV201"), ("test_model.py", 15, "MV201")]
 
 
 def test_pytest_parametrize_calls_once_per_value() -> None:
