@@ -416,9 +416,9 @@ class EntryPoints:
         if fn.name not in _BATCH_HOOKS:
             return [([receiver], {})]
         batch = V(TorchTensorAtom(dev, NO_GRAD, None))  # its elements and fields: tensors on the device
-        positional = fn.positional[1:]
-        args: list[Value] = [receiver, batch] + [TOP] * max(0, min(len(positional), 3) - 1)
-        return [(args[:len(fn.positional)] if len(positional) < 3 else args, {})]
+        # (self, batch, batch_idx): a dataloader index only where the hook takes one (its default otherwise)
+        args: list[Value] = [receiver, batch, TOP]
+        return [(args if fn.vararg else args[:len(fn.positional)], {})]
 
     def _fixture_values(self, fn: FunctionInfo, frame: Frame, given: set[str], depth: int) -> dict[str, Value]:
         """The values of the fixtures ``fn``'s parameters name (unknown for those not found or not followed)."""
