@@ -224,8 +224,9 @@ class Engine(
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
                 framework = self.entry_points.calls(fn, receivers, frame)
                 if framework is not None:
+                    caller = self.entry_points.caller(fn)
                     for args, kwargs in framework:
-                        self.call_function(fref, args, kwargs, None, frame)
+                        self.call_function(fref, args, kwargs, None, frame, entry=caller)
                     continue
                 for args in receivers:
                     self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)

@@ -73,6 +73,7 @@ class Entry:
     # the decorator replaces the function with an object that runs it as the framework does (a click command,
     # a hydra main): calling the name runs the entry point, not the function with the caller's arguments
     wrapped: bool = False
+    caller: str = ""  # who calls it, for messages ("pytest", "fire.Fire")
 
 
 @dataclass
@@ -200,7 +201,7 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
                 (_path(d.func if isinstance(d, ast.Call) else d, aliases) or "").endswith(".group")
                 for d in node.decorator_list):
             command_objects.add(node.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
-    fire_targets: list[ast.expr] = []
+    fire_targets: list[tuple[ast.expr, str]] = []  # (what is run, by what)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -208,23 +209,23 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
         if path in ("fire.Fire", "typer.run"):
             target = node.args[0] if node.args else _keyword(node, "component")
             if target is None and path == "fire.Fire":
-                fire_targets.extend(ast.Name(id=name) for name, d in top.items()
+                fire_targets.extend((ast.Name(id=name), path) for name, d in top.items()
                                     if not name.startswith("_") and not isinstance(d, ast.ClassDef))
             elif isinstance(target, ast.Dict):
-                fire_targets.extend(v for v in target.values if v is not None)
+                fire_targets.extend((v, path) for v in target.values if v is not None)
             elif target is not None:
-                fire_targets.append(target)
+                fire_targets.append((target, path))
         elif path in _TRAINERS:
             out.accelerators.add(_accelerator(node))
-    for target in fire_targets:
+    for target, runner in fire_targets:
         defined = top.get(target.id) if isinstance(target, ast.Name) else None
         if isinstance(defined, ast.ClassDef):
             for item in defined.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                         and (item.name == "__init__" or not item.name.startswith("_")):
-                    out.entries[id(item)] = Entry("cli")
+                    out.entries[id(item)] = Entry("cli", caller=runner)
         elif defined is not None:
-            out.entries[id(defined)] = Entry("cli")
+            out.entries[id(defined)] = Entry("cli", caller=runner)
     test_file = _is_test_file(file) or "pytest" in frameworks  # a module of tests: named so, or importing pytest
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -234,24 +235,25 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
             if test_file and node.name.startswith("Test"):
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                        out.entries.setdefault(id(item), Entry("pytest", cases=_cases(item, aliases)))
+                        out.entries.setdefault(id(item), Entry("pytest", cases=_cases(item, aliases), caller="pytest"))
             continue
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         deco_paths = [_path(d.func if isinstance(d, ast.Call) else d, aliases) for d in node.decorator_list]
         if "hydra.main" in deco_paths:
-            out.entries[id(node)] = Entry("hydra", wrapped=True)
+            out.entries[id(node)] = Entry("hydra", wrapped=True, caller="hydra")
         if "pytest.fixture" in deco_paths:
             out.fixtures[node.name] = node
-            out.entries[id(node)] = Entry("fixture")
+            out.entries[id(node)] = Entry("fixture", caller="pytest")
         elif test_file and node.name.startswith("test") and node in tree.body:
-            out.entries.setdefault(id(node), Entry("pytest", cases=_cases(node, aliases)))
+            out.entries.setdefault(id(node), Entry("pytest", cases=_cases(node, aliases), caller="pytest"))
         if _is_command(node, deco_paths, command_objects):
             click_group = [d for d in node.decorator_list if isinstance(d, ast.Call)
                            and isinstance(d.func, ast.Attribute) and isinstance(d.func.value, ast.Name)
                            and isinstance(top.get(d.func.value.id), (ast.FunctionDef, ast.AsyncFunctionDef))]
             wrapped = bool(click_group) or any(_framework(p) == "click" for p in deco_paths)
-            entry = Entry("cli", _typer_defaults(node, aliases), wrapped=wrapped)
+            entry = Entry("cli", _typer_defaults(node, aliases), wrapped=wrapped,
+                          caller="click" if wrapped else "typer")
             for deco in node.decorator_list:
                 if isinstance(deco, ast.Call):
                     kind = (_path(deco.func, aliases) or "").rpartition(".")[2]
@@ -351,8 +353,12 @@ class EntryPoints:
         found = scan.entries.get(id(fn.node)) if scan is not None else None
         if found is None and fn.cls is not None and fn.name in _BATCH_HOOKS | _MODULE_HOOKS \
                 and any(self.is_lightning_class(c) for c in fn.cls.mro()):
-            found = Entry("lightning")
+            found = Entry("lightning", caller="Lightning")
         return found
+
+    def caller(self, fn: FunctionInfo) -> str:
+        entry = self.entry(fn)
+        return entry.caller if entry is not None else ""
 
     def wrapped(self, node: ast.AST, module: ModuleInfo) -> bool:
         """Does a decorator of the ``def`` at ``node`` replace the function by a framework's command object?"""

@@ -44,7 +44,7 @@ def _fire(call: str, body: str = TRAIN) -> str:
 def test_fire_function_is_called_with_its_defaults() -> None:
     source = _fire('if __name__ == "__main__":\n    fire.Fire(train)')
     assert findings(source) == [(9, "MV202", "warning")]
-    assert "when the command line gives no options" in messages(source)[0]
+    assert "in `train` (called by fire.Fire) when the command line gives no options" in messages(source)[0]
 
 
 def test_fire_dict_and_bare_fire() -> None:
@@ -219,7 +219,9 @@ def test_lightning_other_or_several_accelerators_leave_the_device_unknown() -> N
 def test_lightning_auto_accelerator_fails_where_cuda_is_available() -> None:
     found = findings(LIGHTNING.replace("ACCELERATOR", ""))
     assert found == [(18, "MV201", "warning")]
-    assert "torch.cuda.is_available() is True" in messages(LIGHTNING.replace("ACCELERATOR", ""))[0]
+    message = messages(LIGHTNING.replace("ACCELERATOR", ""))[0]
+    assert "fails in `Classifier.training_step` (called by Lightning) when torch.cuda.is_available() is True" \
+        in message
 
 
 def test_lightning_from_lightning_pytorch_and_no_instance() -> None:
