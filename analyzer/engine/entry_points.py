@@ -16,7 +16,8 @@ framework fixes some of them, and where they live decides whether the code fails
 * pytest: ``test_*`` functions (and ``Test*`` methods) of ``test_*.py``/``*_test.py`` files and their
   fixtures get the values of the fixtures they name (fixtures of the file and of ``conftest.py``
   files; ``@pytest.mark.parametrize`` over literal values: one call per value);
-* ``torch.multiprocessing.spawn(fn, args=(...))`` calls ``fn(rank, *args)`` with an unknown rank, and
+* ``torch.multiprocessing.spawn(fn, args=(...), nprocs=N)`` calls ``fn(rank, *args)`` for each rank (an
+  unknown one where ``N`` is not a small constant), and
   ``torch.multiprocessing.Process(target=fn, args=(...), kwargs={...})`` calls ``fn(*args, **kwargs)``,
   at the call (:func:`spawn_call`).
 
@@ -31,7 +32,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..domain import TOP, SeqAtom, V, Value, const
+from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
 from .flow_state import Frame, State
 
@@ -59,6 +60,7 @@ _ACCELERATORS = {"gpu": "cuda", "cuda": "cuda", "cpu": "cpu", "auto": "auto"}
 _CLI_DECORATORS = frozenset({"command", "group", "callback"})
 _MAX_PARAMETRIZED = 4  # calls of one test per ``parametrize`` value (more: one call with unknown arguments)
 _MAX_FIXTURE_DEPTH = 4
+_MAX_RANKS = 4  # ``spawn(..., nprocs=N)``: one call per rank up to this many (more: one call, rank unknown)
 SPAWN_PATHS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
                          "torch.multiprocessing.Process", "torch.multiprocessing.spawn.spawn"})
 
@@ -462,12 +464,36 @@ class EntryPoints:
 
 def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                fr: Frame) -> Value:
-    """``torch.multiprocessing.spawn(fn, args=(...))``: ``fn(rank, *args)`` in each process (the rank unknown);
-    ``Process(target=fn, args=(...), kwargs={...})``: ``fn(*args, **kwargs)``."""
+    """``torch.multiprocessing.spawn(fn, args=(...), nprocs=N)``: ``fn(rank, *args)`` in each process (each rank
+    when ``N`` is a small constant, 1 by default; else an unknown rank); ``Process(target=fn, args=(...),
+    kwargs={...})``: ``fn(*args, **kwargs)``."""
     process = path.endswith("Process")
     fn = kwargs.get("target") if process else (args[0] if args else kwargs.get("fn"))
     if fn is None or fn.top:
         return TOP
+    given = kwargs.get("args", args[1] if len(args) > 1 and not process else None)
+    items: list[Value] | None = []
+    if given is not None:
+        seqs = [a for a in given.atoms if isinstance(a, SeqAtom)]
+        items = list(seqs[0].items) if not given.top and len(seqs) == 1 and seqs[0].items is not None else None
+    named: dict[str, Value] | None = {}
+    if process and "kwargs" in kwargs:
+        dicts = [a for a in kwargs["kwargs"].atoms if isinstance(a, DictAtom)]
+        named = dict(dicts[0].items) if not kwargs["kwargs"].top and len(dicts) == 1 \
+            and dicts[0].rest is None and all(isinstance(k, str) for k, _v in dicts[0].items) else None
+    if items is None or named is None:
+        engine.call(fn, [], {}, node, st.copy(), fr, True)  # arguments not known: as the sweep calls it
+        return TOP
+    if process:
+        engine.call(fn, items, named, node, st.copy(), fr)
+        return TOP
+    count = kwargs.get("nprocs", args[2] if len(args) > 2 else V(const(1)))
+    counts = count.consts() if not count.top else None
+    ranks = [V(const(r)) for r in range(counts[0])] \
+        if counts and len(counts) == 1 and isinstance(counts[0], int) and 0 < counts[0] <= _MAX_RANKS else [TOP]
+    for rank in ranks:
+        engine.call(fn, [rank, *items], {}, node, st.copy(), fr)
+    return TOP
     given = kwargs.get("args", args[1] if len(args) > 1 and not process else None)
     items: list[Value] | None = []
     if given is not None:

@@ -355,6 +355,35 @@ def test_spawn_passes_rank_and_args() -> None:
     assert findings(source.replace("WORKER", "worker_moves")) == []
 
 
+def test_spawn_calls_each_rank_of_a_small_constant_count() -> None:
+    source = """\
+import torch
+import torch.multiprocessing as mp
+from torch import nn
+
+
+def run(rank, world_size):
+    model = nn.Linear(4, 2).to(rank)
+    inputs = torch.randn(8, 4, device="cuda")
+    return model(inputs)
+
+
+def run_ok(rank, world_size):
+    device = torch.device("cuda", rank)
+    model = nn.Linear(4, 2).to(device)
+    return model(torch.randn(8, 4, device=device))
+
+
+if __name__ == "__main__":
+    mp.spawn(run, args=(2,), nprocs=2, join=True)
+    mp.spawn(run_ok, args=(2,), nprocs=2, join=True)
+"""
+    found = findings(source)
+    assert found == [(9, "MV202", "warning")]
+    assert "cuda:0 and cuda:1" in messages(source)[0]
+    assert findings(source.replace("nprocs=2", "nprocs=1")) == []
+
+
 def test_process_target_gets_its_args() -> None:
     source = """\
         import torch
@@ -369,5 +398,7 @@ def test_process_target_gets_its_args() -> None:
             process = mp.Process(target=consume, args=(4, torch.ones(3, device="cuda")))
             process.start()
             process.join()
+            other = mp.Process(target=consume, args=(4,), kwargs={"weights": torch.ones(3)})
+            other.start()
     """
-    assert findings(source) == [(6, "MV201", "error")]
+    assert findings(source) == [(6, "MV201", "warning")]
