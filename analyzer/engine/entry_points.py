@@ -459,7 +459,8 @@ class EntryPoints:
             return TOP
         if isinstance(expr, ast.Constant):
             return V(const(expr.value))
-        return self.engine.eval(expr, State({}), frame, quiet=True)
+        # (a default naming a module constant: read from the module's namespace, as the decorator ran there)
+        return self.engine.eval(expr, State(dict(frame.module.namespace)), frame, quiet=True)
 
 
 def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,

@@ -103,6 +103,27 @@ def test_click_options_give_their_defaults() -> None:
     assert findings(fixed) == []
 
 
+def test_click_default_naming_a_module_constant() -> None:
+    source = """\
+        import click
+        import torch
+
+        DEFAULT_DEVICE = "cuda"
+
+
+        @click.command()
+        @click.option("--device", default=DEFAULT_DEVICE)
+        @click.option("--size", default=3, type=int)
+        def main(device, size):
+            return torch.ones(size, device=device) + torch.zeros(size)
+
+
+        if __name__ == "__main__":
+            main()
+    """
+    assert findings(source) == [(11, "MV201", "warning")]
+
+
 def test_click_group_commands() -> None:
     source = """\
         import click
