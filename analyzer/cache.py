@@ -229,6 +229,26 @@ class Cache:
                     handle.write(text)
 
 
+def usable_dir(directory: str) -> str | None:
+    """Why a cache directory the user named cannot be used (it cannot be created, or is not a
+    directory one can write in), or None. Creates it, as the run would."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except FileExistsError:
+        return "it exists and is not a directory"
+    except OSError as error:
+        return f"cannot create it: {error.strerror or error}"
+    if not os.path.isdir(directory):
+        return "it is not a directory"
+    try:  # os.access says yes to root everywhere: a real write is the only honest test
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as error:
+        return f"cannot write in it: {error.strerror or error}"
+    return None
+
+
 def _fresh(entry: Any, oldest: int) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("seen"), int) and entry["seen"] >= oldest
 

@@ -22,6 +22,7 @@ from typing import IO
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from . import __version__, config
+from .diagnostics import printable
 from .discovery import DiscoveryOptions, PathError, is_force_excluded
 from .fixes.summary import fixable_hint, fixed_listing
 from .output import FORMATS, MACHINE_FORMATS, display_path, render, statistics
@@ -34,6 +35,7 @@ from .settings import (
     parse_backends,
     parse_codes,
     parse_per_file_ignores,
+    parse_size,
 )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -92,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     check_cmd.add_argument("--cache-dir", default=None, help="the cache directory (default: .devicelint_cache "
                                                               "in the project root)")
+    check_cmd.add_argument("--max-file-size", default=None, metavar="SIZE",
+                           help="skip files larger than this, with a note (bytes, or e.g. 10MB; 0: no limit; "
+                                "default: 10MiB)")
     check_cmd.add_argument("--config", action="append", default=None, metavar="PATH | KEY=VALUE",
                            help="a configuration file, or a `KEY = VALUE` override of [tool.devicelint]")
     check_cmd.add_argument("--isolated", action="store_true", help="read no configuration file")
@@ -318,11 +323,23 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
         roots=found.roots(),
     )
     if not args.no_cache:
-        from .cache import default_dir
+        from .cache import default_dir, usable_dir
 
-        settings.cache_dir = os.path.abspath(args.cache_dir) if args.cache_dir else (
-            found.cache_dir() or default_dir(found.root))
+        environment = os.environ.get("DEVICELINT_CACHE_DIR")
+        named = os.path.abspath(args.cache_dir) if args.cache_dir else found.cache_dir() or (
+            os.path.abspath(environment) if environment else None)
+        if named is not None:  # one the user named must work (the default one is skipped when it cannot)
+            problem = usable_dir(named)
+            if problem is not None:
+                key = "--cache-dir" if args.cache_dir else f"{found.path or '--config'}: `cache-dir`" \
+                    if found.cache_dir() else "DEVICELINT_CACHE_DIR"
+                raise SettingsError(f"{key}: cannot use {named}: {problem}")
+        settings.cache_dir = named or default_dir(found.root)
     settings.jobs = _cpus()
+    if args.max_file_size is not None:
+        settings.max_file_size = parse_size("--max-file-size", args.max_file_size)
+    elif found.get("max-file-size") is not None:
+        settings.max_file_size = found.get("max-file-size")
     settings.analyze_everything = args.analyze_all
     return settings.validate()
 
@@ -362,7 +379,7 @@ def _check_paths(args: argparse.Namespace) -> int:
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         for path in missing:
-            _error(f"{path}: No such file or directory")
+            _error(f"{display_path(path)}: No such file or directory")
         return EXIT_ERROR
     first = paths[0] if paths else args.stdin_filename
     try:
@@ -376,10 +393,14 @@ def _check_paths(args: argparse.Namespace) -> int:
         from .discovery import discover
 
         for path in sorted(discover(paths, settings.discovery)):
-            print(os.path.abspath(path))
+            print(printable(os.path.abspath(path)))
         return EXIT_CLEAN
     if reads_stdin:
-        stdin = (args.stdin_filename or "<stdin>.py", sys.stdin.buffer.read())
+        data = _read_stdin()
+        if data is None:
+            _error("'-' reads the file from stdin, but stdin is closed")
+            return EXIT_ERROR
+        stdin = (args.stdin_filename or "<stdin>.py", data)
     try:
         runs = _runs(args, found, settings, paths, stdin)
     except PathError as error:
@@ -392,6 +413,9 @@ def _check_paths(args: argparse.Namespace) -> int:
     if _RETAINED is not None:
         _RETAINED.append(report)
     quiet = args.quiet or args.silent
+    if not quiet:
+        for path, why in report.skipped:
+            print(f"devicelint: warning: {display_path(path)}: {why}", file=sys.stderr)
     if report.files_seen == 0 and not quiet:
         print("devicelint: warning: No Python files found under the given path(s)", file=sys.stderr)
     fixing = _FixOptions.of(args, found)
@@ -544,14 +568,26 @@ def _apply_fixes(runs: list[_Run], fixing: _FixOptions, stdin_name: str | None,
             if not args.quiet:
                 print(would_fix(applied).rstrip("\n"), file=sys.stderr)
         return report, applied
+    written: list[str] = []
+    not_written: list[str] = []
     for path, fixed in sorted(changed.items()):
         if path == stdin_name:
             continue
         try:
             fix_files.write(fixed)
+        except fix_files.NotWritten as why:
+            _error(f"{display_path(path)}: not fixed: {why} (the file is unchanged)")
+            not_written.append(path)
         except OSError as error:
             _error(f"cannot write {display_path(path)}: {error.strerror or error} (the file is unchanged)")
-            return EXIT_ERROR
+            not_written.append(path)
+        else:
+            written.append(path)
+    if not_written:  # say exactly what happened to every file (each write is atomic, the run is not)
+        _error(f"fixes written to {len(written)} file(s){': ' if written else ''}"
+               f"{', '.join(display_path(p) for p in written)}; not written to {len(not_written)} file(s): "
+               f"{', '.join(display_path(p) for p in not_written)}")
+        return EXIT_ERROR
     if stdin_name is not None and stdin_name in report.sources:
         fix_files.print_text(changed.get(stdin_name), report.sources[stdin_name])
     if fixing.only and not args.silent:
@@ -576,8 +612,22 @@ def _summary(findings: list, fixed: int | None = None) -> str:
             f"({errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}).\n")
 
 
+def _read_stdin() -> bytes | None:
+    """The bytes of stdin, or None when there is no stdin to read (closed, or not readable)."""
+    stream = sys.stdin
+    if stream is None:  # the process started with descriptor 0 closed
+        return None
+    try:
+        return stream.buffer.read()
+    except (OSError, ValueError, AttributeError):  # a closed descriptor or stream
+        return None
+
+
 def _write(text: str, output_file: str | None, to_stderr: bool = False) -> None:
-    """To ``output_file``, else stdout (stderr when stdout carries the fixed source of ``--fix -``)."""
+    """To ``output_file``, else stdout (stderr when stdout carries the fixed source of ``--fix -``).
+
+    Text that cannot be encoded (a file name that is not UTF-8, in a message) is written escaped."""
+    text = printable(text)
     if output_file is None:
         stream = sys.stderr if to_stderr else sys.stdout
         stream.write(text)

@@ -10,8 +10,9 @@ without that table is read at its top level, like a ``ruff.toml``); ``--config "
 working directory when there is none): relative ``exclude``, ``per-file-ignores``
 and ``cache-dir`` paths start there.
 
-Unknown keys and values of the wrong type are errors that name the key and the
-file (exit code 2).
+Unknown keys, values of the wrong type, globs that do not compile, values nested
+too deeply for the TOML parser and a ``pyproject.toml`` that cannot be read are
+errors that name the file, the key and the value (exit code 2).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends
+from .discovery import GlobError, check_glob
+from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends, parse_size
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "devicelint")
@@ -35,6 +37,20 @@ def _string_list(key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise SettingsError(f"`{key}` must be a list of strings, not {_describe(value)}")
     return tuple(value)
+
+
+def _globs(key: str, value: Any) -> tuple[str, ...]:
+    patterns = _string_list(key, value)
+    for pattern in patterns:
+        _glob(key, pattern)
+    return patterns
+
+
+def _glob(key: str, pattern: str) -> None:
+    try:
+        check_glob(pattern.removeprefix("!"))
+    except GlobError as error:
+        raise SettingsError(f"`{key}`: {error}") from None
 
 
 def _selectors(key: str, value: Any) -> tuple[str, ...]:
@@ -69,6 +85,8 @@ def _backends(key: str, value: Any) -> frozenset[str]:
 def _per_file(key: str, value: Any) -> dict[str, tuple[str, ...]]:
     if not isinstance(value, dict):
         raise SettingsError(f"`{key}` must be a table of glob = [codes], not {_describe(value)}")
+    for pattern in value:
+        _glob(key, pattern)
     return {pattern: _selectors(f"{key}.{pattern}", codes) for pattern, codes in value.items()}
 
 
@@ -87,8 +105,8 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "ignore": _selectors,
     "per-file-ignores": _per_file,
     "extend-per-file-ignores": _per_file,
-    "exclude": _string_list,
-    "extend-exclude": _string_list,
+    "exclude": _globs,
+    "extend-exclude": _globs,
     "respect-gitignore": _bool,
     "force-exclude": _bool,
     "profile": _profile,
@@ -96,7 +114,8 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "cache-dir": _string,
     # directories (globs) that each hold a project of their own, inside this configuration's project: a file
     # run analyses a file with the innermost one holding it (analyzer.projects)
-    "roots": _string_list,
+    "roots": _globs,
+    "max-file-size": parse_size,  # bytes, or "10MB"; larger files are skipped with a note (0: no limit)
     "output-format": _output_format,
     # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
     # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win
@@ -190,6 +209,8 @@ def read_toml(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({error.reason})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: values nested too deeply") from None
 
 
 def _table(document: dict[str, Any]) -> dict[str, Any] | None:
@@ -228,12 +249,13 @@ def find(start: str) -> str | None:
 
 def _mentions_us(path: str) -> bool:
     """A cheap look before parsing: a file that never says "devicelint" has no table for us (and a
-    broken pyproject.toml of another tool is not our error)."""
+    broken pyproject.toml of another tool is not our error). One that cannot be read is an error: it
+    may hold the configuration, and running without it would be silently wrong."""
     try:
         with open(path, "rb") as handle:
             return b"devicelint" in handle.read()
-    except OSError:
-        return False
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the configuration: {error.strerror or error}") from None
 
 
 def discover(first_path: str | None) -> Config:
@@ -257,4 +279,6 @@ def parse_override(text: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"--config {text!r}: neither a file nor a valid `KEY = VALUE` TOML override ({error})") \
             from None
+    except RecursionError:
+        raise ConfigError(f"--config {text[:60]!r}: values nested too deeply") from None
     return validate(document, f"--config {text!r}")

@@ -33,6 +33,17 @@ class Severity(enum.StrEnum):
         return self.value
 
 
+def printable(text: str) -> str:
+    """``text`` with the bytes of a file name that is not valid UTF-8 (held as lone surrogates, Python's
+    ``surrogateescape``) written as ``\\xNN`` escapes: every output format can be encoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") \
+            .encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 @dataclass(frozen=True)
 class Related:
     """A location that explains a diagnostic (where a state was created, a call site of the context)."""
@@ -151,13 +162,13 @@ class Diagnostic:
             "name": self.name,
             "message": self.message,
             "severity": self.severity.value,
-            "filename": self.file,
+            "filename": printable(self.file),
             "location": {"row": self.row, "column": self.column},
             "end_location": {"row": self.end_row, "column": self.end_column},
             "fix": self.fix.to_json() if self.fix is not None else None,
             "url": url,
             "related": [
-                {"filename": r.file, "location": {"row": r.row, "column": r.column}, "message": r.message}
+                {"filename": printable(r.file), "location": {"row": r.row, "column": r.column}, "message": r.message}
                 for r in self.related
             ],
         }

@@ -3,7 +3,10 @@
 * **exclude / extend-exclude** follow ruff: a pattern is a glob (globset syntax,
   where ``*`` also crosses ``/``); a pattern without ``/`` matches a file or
   directory name at any depth; every pattern, made absolute against the project
-  root, also matches the absolute path. The default list is ruff's, plus
+  root (taken literally), also matches the absolute path. ``**`` as a whole
+  component matches zero or more directories; a pattern that does not compile
+  (``[z-a]``, an unclosed ``[`` or ``{``) is a :class:`GlobError` (a
+  configuration error, exit 2). The default list is ruff's, plus
   ``__pycache__`` and ``.devicelint_cache``. Excluded directories are not entered.
 * **respect-gitignore** (default on): ``.gitignore`` files from the repository's
   root down to each directory, ``.git/info/exclude`` and the global excludes
@@ -12,6 +15,9 @@
   The matcher is native (no ``git`` process): it handles negation, directory-only
   patterns, anchoring, ``*``, ``?``, ``[...]`` and ``**`` as git does, and the
   tests compare it with ``git check-ignore`` on a set of patterns.
+* Only regular files are returned (a symbolic link only when it leads to one):
+  FIFOs, devices, sockets and broken links named ``*.py`` are reported as skipped.
+  Python files are ``.py``, ``.pyi`` and notebooks (``.ipynb``, read cell by cell).
 * Paths given explicitly are always analysed, unless **force-exclude** is on:
   then the exclude patterns apply to them and to their directories under the
   project root too (what pre-commit needs, since it passes files one by one).
@@ -25,7 +31,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are analysed cell by cell (analyzer.notebook)
 
 # ruff's default `exclude`, plus what only devicelint creates or never wants
 DEFAULT_EXCLUDE: tuple[str, ...] = (
@@ -43,30 +49,48 @@ class PathError(Exception):
 # --------------------------------------------------------------------------- globs (globset semantics)
 
 
+class GlobError(ValueError):
+    """A glob that cannot be compiled (an inverted range like ``[z-a]``): a configuration error."""
+
+
+def check_glob(pattern: str) -> str:
+    """``pattern`` when it compiles, else :class:`GlobError` naming it and why."""
+    glob_regex(pattern)
+    return pattern
+
+
 @functools.lru_cache(maxsize=4096)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A compiled regex for a globset pattern (``literal_separator`` off: ``*`` matches ``/`` too)."""
+    """A compiled regex for a globset pattern (``literal_separator`` off: ``*`` matches ``/`` too).
+
+    ``**`` as a whole path component matches zero or more directories (``**/a.py`` matches
+    ``a.py``, ``x/**/a.py`` matches ``x/a.py``, ``x/**`` everything under ``x``), as in globset."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "*":
+            start = i
             while i + 1 < n and pattern[i + 1] == "*":
                 i += 1
+            whole = i > start and (start == 0 or pattern[start - 1] == "/")
+            if whole and i + 1 < n and pattern[i + 1] == "/":
+                out.append("(?:.*/)?")  # "**/": zero or more directories
+                i += 2
+                continue
             out.append(".*")
         elif c == "?":
             out.append(".")
         elif c == "[":
             end, cls = _char_class(pattern, i, slash=True)
             if end < 0:
-                out.append(re.escape(c))
-            else:
-                out.append(cls)
-                i = end
+                raise GlobError(f"invalid glob {pattern!r}: unclosed character class `[`")
+            out.append(cls)
+            i = end
         elif c == "{":
             end = pattern.find("}", i)
-            if end < 0:
-                out.append(re.escape(c))
+            if end < 0 or "{" in pattern[i + 1:end]:
+                raise GlobError(f"invalid glob {pattern!r}: unclosed or nested alternation `{{`")
             else:
                 alternatives = pattern[i + 1:end].split(",")
                 out.append("(?:" + "|".join(_glob_body(a) for a in alternatives) + ")")
@@ -77,7 +101,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile(_wrap("".join(out)))
+    try:
+        return re.compile(_wrap("".join(out)))
+    except re.error as error:
+        raise GlobError(f"invalid glob {pattern!r}: {error.msg}") from None
 
 
 _GLOB_SYNTAX = frozenset("*?[{\\")  # characters that make a pattern more than a literal name
@@ -122,12 +149,17 @@ def _char_class(pattern: str, start: int, slash: bool) -> tuple[int, str]:
 def normalize_to(pattern: str, root: str) -> str:
     """``pattern`` made absolute against ``root`` and normalised lexically (ruff's ``normalize_path_to``)."""
     path = os.path.expanduser(pattern)
-    if not os.path.isabs(path):
-        path = os.path.join(root, path)
+    if not os.path.isabs(path):  # the root is a literal path: its "[" or "*" are no glob syntax
+        path = os.path.join(escape_glob(root), path)
     normalized = os.path.normpath(path)
     if pattern.endswith(("/", os.sep)) and not normalized.endswith(os.sep):
         normalized += os.sep  # keep a trailing separator: "build/" only matches what is under build
     return normalized
+
+
+def escape_glob(path: str) -> str:
+    """``path`` with its glob syntax escaped (matched literally)."""
+    return re.sub(r"([*?\[\]{}\\])", r"\\\1", path)
 
 
 @dataclass(frozen=True)
@@ -436,6 +468,17 @@ class DiscoveryOptions:
     # the configuration's `roots` (absolute directories): each a project of its own (analyzer.projects)
     roots: tuple[str, ...] = ()
 
+    def validate(self) -> None:
+        """Every pattern compiles (:class:`GlobError` naming its key and the pattern otherwise)."""
+        for key, patterns in (("exclude", self.exclude), ("extend-exclude", self.extend_exclude),
+                              ("--exclude", self.cli_exclude), ("--extend-exclude", self.cli_extend_exclude)):
+            for pattern in patterns or ():
+                try:
+                    check_glob(pattern)
+                except GlobError as error:
+                    raise GlobError(f"`{key}`: {error}") from None
+        self.patterns()  # the combined regexes (and the patterns made absolute) compile too
+
     def patterns(self) -> PatternSet:
         root = os.path.abspath(self.root or os.getcwd())
         cwd = os.getcwd()
@@ -467,10 +510,18 @@ def is_force_excluded(path: str, options: DiscoveryOptions, patterns: PatternSet
         current = parent
 
 
-def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[str]:
-    """Python files under ``paths`` (files as given, directories recursively), unique, in a stable order."""
+NOT_REGULAR = "not a regular file (a FIFO, device, socket, or a link to one): skipped"
+
+
+def discover(paths: list[str], options: DiscoveryOptions | None = None,
+             skipped: list[tuple[str, str]] | None = None) -> list[str]:
+    """Python files under ``paths`` (files as given, directories recursively), unique, in a stable order.
+
+    Only regular files (symbolic links followed to regular files only): a FIFO would block the run, a
+    device never end. Those are left out, with (path, why) appended to ``skipped``."""
     options = options or DiscoveryOptions()
     patterns = options.patterns()
+    notes: list[tuple[str, str]] = [] if skipped is None else skipped
     found: list[str] = []
     seen: set[str] = set()
     for path in paths:
@@ -481,7 +532,10 @@ def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[
         elif os.path.isdir(path):
             if options.force_exclude and is_force_excluded(path, options, patterns):
                 continue
-            candidates = _walk(path, patterns, options.respect_gitignore)
+            candidates = _walk(path, patterns, options.respect_gitignore, notes)
+        elif os.path.exists(path):
+            notes.append((path, NOT_REGULAR))
+            continue
         else:
             raise PathError(path)
         for candidate in candidates:
@@ -492,7 +546,7 @@ def discover(paths: list[str], options: DiscoveryOptions | None = None) -> list[
     return found
 
 
-def _walk(top: str, patterns: PatternSet, gitignore: bool) -> Iterator[str]:
+def _walk(top: str, patterns: PatternSet, gitignore: bool, notes: list[tuple[str, str]]) -> Iterator[str]:
     stack0 = IgnoreStack.for_directory(top) if gitignore else IgnoreStack()
     pending: list[tuple[str, IgnoreStack]] = [(top, stack0)]
     while pending:
@@ -522,6 +576,14 @@ def _walk(top: str, patterns: PatternSet, gitignore: bool) -> Iterator[str]:
                 subdirs.append(entry.path)
             elif entry.name.endswith(PYTHON_SUFFIXES):
                 if gitignore and ignores.files and ignores.ignored(absolute, False):
+                    continue
+                try:
+                    regular = entry.is_file()  # follows a link; the type from the directory entry otherwise
+                except OSError:
+                    regular = False
+                if not regular:
+                    broken = entry.is_symlink() and not os.path.exists(entry.path)
+                    notes.append((entry.path, "a broken symbolic link: skipped" if broken else NOT_REGULAR))
                     continue
                 yield entry.path
         # depth-first, in name order: files of a directory before those of its subdirectories

@@ -154,6 +154,7 @@ class DeviceAtom(Atom):
     ad: bool = False
     strategy: CheckpointingStrategy | None = None
     origin: Origin | None = None
+    tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
 
     def reveal(self) -> str:
         return device_text(self.dev, self.ad, self.strategy)
@@ -174,6 +175,7 @@ class TensorAtom(Atom):
     role: Role | None = None  # for Af: untracked / tracked / non-leaf
     scope: ScopeId | None = None  # for capture tensors: the scope that made them
     origin: Origin | None = None
+    tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
 
     def truthy(self) -> bool | None:
         return None  # __len__ is the first dimension
@@ -223,6 +225,7 @@ class Const(Atom):
 
     value: Any
     tname: str
+    tags: frozenset = frozenset()  # a device string's or a flag's undecided choices (:mod:`analyzer.choices`)
 
     def truthy(self) -> bool | None:
         return bool(self.value)
@@ -415,11 +418,15 @@ class RngAtom(Atom):
 class Value:
     """A set of possibilities; ``top`` adds "and anything the analysis does not know"."""
 
-    __slots__ = ("atoms", "top", "_hash", "_depth")
+    __slots__ = ("atoms", "top", "notes", "_hash", "_depth")
 
-    def __init__(self, atoms: Iterable[Atom] = (), top: bool = False) -> None:
+    def __init__(self, atoms: Iterable[Atom] = (), top: bool = False,
+                 notes: dict[Atom, frozenset] | None = None) -> None:
         self.atoms: frozenset[Atom] = atoms if isinstance(atoms, frozenset) else frozenset(atoms)
         self.top = top
+        # the choice tags of possibilities that cannot carry their own (instances: the heap knows them by
+        # identity), atom -> the tag sets it came with (any one of them); not part of equality (:mod:`.choices`)
+        self.notes = notes or None
         self._hash: int | None = None
         self._depth: int | None = None
 
@@ -466,14 +473,19 @@ class Value:
             return other
         atoms = self.atoms | other.atoms
         top = self.top or other.top
-        if top == self.top and len(atoms) == len(self.atoms):
-            return self
-        return Value(atoms, top)
+        if self.notes is None and other.notes is None:
+            if top == self.top and len(atoms) == len(self.atoms):
+                return self
+            return Value(atoms, top)
+        return Value(atoms, top, _joined_notes(self, other))
 
     def filter(self, keep: Any) -> Value:
         """The atoms for which ``keep(atom)`` holds; ``top`` is kept."""
         atoms = frozenset(a for a in self.atoms if keep(a))
-        return self if len(atoms) == len(self.atoms) else Value(atoms, self.top)
+        if len(atoms) == len(self.atoms):
+            return self
+        notes = {a: n for a, n in self.notes.items() if a in atoms} if self.notes else None
+        return Value(atoms, self.top, notes)
 
     def of_type(self, *types: type) -> list:
         return [a for a in self.atoms if isinstance(a, types)]
@@ -499,6 +511,20 @@ class Value:
         if self.top:
             out.add(None)
         return out
+
+
+def _joined_notes(first: Value, second: Value) -> dict[Atom, frozenset] | None:
+    """The notes of a join: a possibility one side has without a note has none (it came from every way)."""
+    out: dict[Atom, frozenset] = {}
+    for atom, notes in (first.notes or {}).items():
+        if atom not in second.atoms:
+            out[atom] = notes
+        elif second.notes and atom in second.notes:
+            out[atom] = notes | second.notes[atom]
+    for atom, notes in (second.notes or {}).items():
+        if atom not in first.atoms:
+            out[atom] = notes
+    return out or None
 
 
 _SHALLOW = (Const, DeviceAtom, TensorAtom, ShimRef, ShimModule, ModuleRef, BuiltinRef, ClassRef, Instance,

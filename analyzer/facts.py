@@ -8,6 +8,7 @@ nothing else; they never resolve names or infer states.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +45,13 @@ class Possibility:
     message: str  # Burn's failure text, rendered as the runtime renders it ("" when ok)
     row: str  # id of the deciding row of the semantics table
     redirected_from: str | None = None  # a Redirect row that was followed (e.g. "move.3")
+
+    def __post_init__(self) -> None:
+        # which undecided choice an operand came from is not part of what the site saw
+        if any(getattr(atom, "tags", None) for _role, atom in self.operands):
+            object.__setattr__(self, "operands", tuple(
+                (role, dataclasses.replace(atom, tags=frozenset()) if getattr(atom, "tags", None) else atom)
+                for role, atom in self.operands))
 
     @property
     def failed(self) -> bool:
@@ -155,6 +163,28 @@ class SiteFact:
     possibilities: set[Possibility] = field(default_factory=set)
     unknown: bool = False  # some operand state is unknown (no verdict for that part)
     operands: dict[str, Value] = field(default_factory=dict)  # each operand's abstract value, by role
+    # reached on a path that has not passed a call failing on every path (see ``State.past_failure``)
+    real: bool = False
+    # some combination succeeded on a path past such a failure (kept out of ``possibilities``: a hypothetical
+    # success does not turn a failure on every real path into a warning)
+    passed_past_failure: bool = False
+
+    def record(self, possibilities: Iterable[Possibility], past_failure: bool) -> None:
+        """Add one visit's combinations; on a path past a failure, only the failing ones count."""
+        if not past_failure:
+            self.real = True
+            self.possibilities.update(possibilities)
+            return
+        for p in possibilities:
+            if p.failed:
+                self.possibilities.add(p)
+            else:
+                self.passed_past_failure = True
+
+    @property
+    def hypothetical_pass(self) -> bool:
+        """Reached only past failures, where some combination succeeded: not a failure on every path."""
+        return self.passed_past_failure and not self.real
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ import ast
 import io
 import os
 import re
+import stat
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -23,8 +24,9 @@ from functools import lru_cache
 from . import discovery
 from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
 from .failures import FileFailure
+from .notebook import CellMap, NotebookError, is_notebook, to_program
 
-__all__ = ["PathError", "SourceFile", "discover", "load", "module_name", "parse", "relevant"]
+__all__ = ["PathError", "SourceFile", "Skipped", "discover", "load", "module_name", "parse", "read_regular", "relevant"]
 
 SHIM = b"runtime_shim"
 TORCH = b"torch"
@@ -43,6 +45,7 @@ class SourceFile:
     tree: ast.Module | None = None
     lines: list[str] = field(default_factory=list)
     failure: FileFailure | None = None  # set when the file cannot even be read
+    cells: CellMap | None = None  # a notebook: where each code cell is in ``data`` (its joined code cells)
 
     @property
     def package(self) -> str:
@@ -80,26 +83,73 @@ def _package_parts(directory: str) -> tuple[str, ...]:
     return (*_package_parts(parent), package)
 
 
-def load(paths: list[str], stdin: tuple[str, bytes] | None = None) -> list[SourceFile]:
-    """Read every file (bytes only); ``stdin`` is (filename, data) for ``check -``."""
+#: Files larger than this are skipped with a note (``max-file-size``): a generated or data file, never
+#: hand-written code whose device moves matter, and reading it whole could exhaust memory.
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+
+
+class Skipped(Exception):
+    """A file left out of the analysis, with the reason (a note, not a finding)."""
+
+
+def read_regular(path: str, max_size: int | None) -> bytes:
+    """The bytes of a regular file of at most ``max_size`` bytes (None: no limit); :class:`Skipped` otherwise.
+
+    Opened without blocking and checked on the open descriptor: a path that became a FIFO or a device
+    after discovery cannot hang the run or fill the memory."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb", closefd=True) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Skipped(discovery.NOT_REGULAR)
+        if max_size is not None and info.st_size > max_size:
+            raise Skipped(too_large(info.st_size, max_size))
+        data = handle.read() if max_size is None else handle.read(max_size + 1)
+    if max_size is not None and len(data) > max_size:  # it grew while being read
+        raise Skipped(too_large(len(data), max_size))
+    return data
+
+
+def too_large(size: int, max_size: int) -> str:
+    return f"{size} bytes, over `max-file-size` ({max_size} bytes): skipped"
+
+
+def load(paths: list[str], stdin: tuple[str, bytes] | None = None, max_size: int | None = DEFAULT_MAX_FILE_SIZE,
+         skipped: list[tuple[str, str]] | None = None) -> list[SourceFile]:
+    """Read every file (bytes only); ``stdin`` is (filename, data) for ``check -``. Files that are not regular
+    or are larger than ``max_size`` bytes (None: no limit) are left out, with (path, why) in ``skipped``."""
     _package_parts.cache_clear()  # per run: a long-lived process (the LSP server) sees new packages
     files = []
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(path, max_size)
+        except Skipped as why:
+            if skipped is not None:
+                skipped.append((path, str(why)))
+            continue
         except OSError as error:
             name, is_package = module_name(path)
             failure = FileFailure(path, 1, 0, f"cannot read file: {error.strerror or error}")
             files.append(SourceFile(path, name, is_package, b"", failure=failure))
             continue
-        name, is_package = module_name(path)
-        files.append(SourceFile(path, name, is_package, data))
+        files.append(source_of(path, data))
     if stdin is not None:
-        filename, data = stdin
-        name, is_package = module_name(filename)
-        files.append(SourceFile(filename, name, is_package, data))
+        files.append(source_of(*stdin))
     return files
+
+
+def source_of(path: str, data: bytes) -> SourceFile:
+    """A file's source; a notebook's is its code cells joined (:mod:`analyzer.notebook`)."""
+    name, is_package = module_name(path)
+    if not is_notebook(path):
+        return SourceFile(path, name, is_package, data)
+    name += "-ipynb"  # no module can import a notebook: a name no import can spell (train.py keeps `train`)
+    try:
+        program, cells = to_program(data)
+    except NotebookError as error:
+        failure = FileFailure(path, 1, 0, f"cannot read notebook: {error}")
+        return SourceFile(path, name, is_package, b"", failure=failure)
+    return SourceFile(path, name, is_package, program, cells=cells)
 
 
 _WORD = re.compile(rb"\w+")

@@ -35,6 +35,7 @@ from runtime_shim.semantics import (
 )
 
 from . import shim_api
+from .choices import consistent
 from .domain import (
     BOTTOM,
     NONE,
@@ -64,6 +65,7 @@ class Lifted:
     """The outcome of one call over sets: results, per-combination outcomes, unknown parts."""
 
     results: Value = BOTTOM
+    intended: Value = BOTTOM  # what the failing combinations would have given had they succeeded
     possibilities: list[Possibility] = field(default_factory=list)
     unknown: bool = False
     operands: dict[str, Value] = field(default_factory=dict)  # the operands' values, by role
@@ -78,13 +80,21 @@ class Lifted:
         self.results = self.results.join(result if isinstance(result, Value) else V(result))
 
     def fail(self, outcome: Fail, operands: tuple, row: str, redirected: str | None = None,
-             **values: object) -> None:
+             intended: Atom | Value = TOP, **values: object) -> None:
+        """A failing combination; ``intended``: the state the user meant the call to give (the analysis goes on
+        with it past a call that fails on every path; ``TOP`` where nothing is sensible)."""
         self.possibilities.append(Possibility(operands, outcome.code, outcome.render(**values), row, redirected))
+        self.intended = self.intended.join(intended if isinstance(intended, Value) else V(intended))
 
     def finish(self) -> Lifted:
         if self.unknown:
             self.results = self.results.join(TOP)
         return self
+
+    @property
+    def continued(self) -> Value:
+        """The result the analysis goes on with after a call that fails on every path: the intended state."""
+        return self.intended if not self.intended.is_bottom else TOP
 
     @property
     def always_fails(self) -> bool:
@@ -164,10 +174,21 @@ def move(profile: str, tensor: Value, device: Value, scopes: frozenset[ScopeId],
                 out.unknown = True
                 continue
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row_id, redirected, id="?")
+                out.fail(outcome, operands, row_id, redirected, _intended_move(t, d, origin), id="?")
                 continue
             out.ok(_moved(t, outcome, d, scope, origin, redirected), operands, row_id, redirected)
     return out.finish()
+
+
+def _intended_move(t: TensorAtom, d: DeviceAtom, origin: Origin) -> TensorAtom:
+    """A move that failed, as if it had succeeded: the tensor on the target, in the target's class."""
+    if d.dev.is_capture:
+        cls = CC if t.kind == "float" else CC_INT
+        return TensorAtom(t.kind, d.dev, cls, d.strategy, None, None, origin)
+    cls = S.class_of(t.kind, d.ad and t.kind == "float", d.strategy is not None)
+    role = (t.role or Role.UNTRACKED) if cls is AF else None
+    return TensorAtom(t.kind, d.dev, cls, d.strategy if cls is AF else None, role, None,
+                      Origin(origin.file, origin.line, origin.col, f"moved to {d.reveal()} (the move fails)"))
 
 
 def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, origin: Origin,
@@ -204,7 +225,14 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                                   scope=scope is not None)
             operands = (("device", d),)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id)
+                made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()} (the call fails)")
+                if plain.is_capture:
+                    meant = TensorAtom(kind, plain, CC if kind == "float" else CC_INT, None, None, None, made)
+                else:
+                    cls = S.class_of(kind, d.ad and kind == "float", d.strategy is not None)
+                    meant = TensorAtom(kind, plain, cls, d.strategy if cls is AF else None,
+                                       Role.UNTRACKED if cls is AF else None, None, made)
+                out.fail(outcome, operands, row.id, intended=meant)
                 continue
             strategy = d.strategy if outcome.strategy == "target" else None
             made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()}")
@@ -228,8 +256,13 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
     out = Lifted().given(lhs=lhs, rhs=rhs)
     _unknown_if(out, lhs, rhs)
     burn_name = S.CHECKED_OPS.get(spec.name)
+    # operands of one undecided choice's two ways never meet (:mod:`analyzer.choices`)
+    together = [(left, right) for left in lhs.tensors() for right in rhs.tensors()]
+    kept = {(left, right) for left, right in together if consistent(left.tags, right.tags)} or set(together)
     for left in lhs.tensors():
         for right in rhs.tensors():
+            if (left, right) not in kept:
+                continue
             if spec.operands == "same" and (left.kind == "float") != (right.kind == "float"):
                 continue  # the runtime raises TypeError: not a dispatch failure
             if spec.operands == "mask":
@@ -240,9 +273,12 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
                 kinds = {shim_api.binary_kind(spec.name, left.kind, right.kind)}
             kinds.discard(None)  # the executor raises TypeError (arithmetic on bool) after the checks below
             operands = (("lhs", left), ("rhs", right))
+            # the result the op would have had: the first operand's device, class and strategy
+            meant = V(*(_apply((left, right), left, left.cls is AF, left.strategy, kind, spec.backward,
+                               _op_origin(origin, spec.name)) for kind in sorted(kinds))) if kinds else TOP
             failed = _capture_use(profile, (left, right), scopes)
             if failed is not None:
-                out.fail(failed[1], operands, failed[0].id)
+                out.fail(failed[1], operands, failed[0].id, intended=meant)
                 continue
             if burn_name is not None:
                 same = same_device(left.dev, right.dev)
@@ -251,19 +287,20 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
                     continue
                 row, outcome = S.cell("device_check", profile, same_device=same)
                 if isinstance(outcome, Fail):
-                    out.fail(outcome, operands, row.id, op=burn_name, lhs=left.reported_device().reveal(),
+                    out.fail(outcome, operands, row.id, intended=meant, op=burn_name,
+                             lhs=left.reported_device().reveal(),
                              rhs=right.reported_device().reveal())
                     continue
             row, outcome = S.cell("strategy", profile, lhs=left.strategy, rhs=right.strategy)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, lhs=left.strategy, rhs=right.strategy)
+                out.fail(outcome, operands, row.id, intended=meant, lhs=left.strategy, rhs=right.strategy)
                 continue
             strategy = {"clear": None, "lhs": left.strategy, "rhs": right.strategy}.get(
                 outcome.strategy, S.strategy_result(left.strategy, right.strategy))
             row, outcome = S.cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
                                   same_backend=left.dev.backend == right.dev.backend)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, lhs=left.kind_debug(), rhs=right.kind_debug())
+                out.fail(outcome, operands, row.id, intended=meant, lhs=left.kind_debug(), rhs=right.kind_debug())
                 continue
             if not kinds:
                 continue  # passes every dispatch check, then the executor raises TypeError
@@ -304,13 +341,14 @@ def _unary_one(out: Lifted, profile: str, cast: str, name: str, t: TensorAtom, k
                scopes: frozenset[ScopeId], origin: Origin) -> None:
     """One tensor through a unary op; ``kind`` ``None``: the executor raises TypeError after the checks."""
     operands = (("tensor", t),)
+    meant = t if kind is None or kind == t.kind else t.replace(kind=kind, origin=_op_origin(origin, name))
     failed = _capture_use(profile, (t,), scopes)
     if failed is not None:
-        out.fail(failed[1], operands, failed[0].id)
+        out.fail(failed[1], operands, failed[0].id, intended=meant)
         return
     row, outcome = S.cell("unary", profile, op=cast, cls=t.cls)
     if isinstance(outcome, Fail):
-        out.fail(outcome, operands, row.id)
+        out.fail(outcome, operands, row.id, intended=meant)
         return
     if cast == "to_float" and t.kind == "float":
         out.ok(t, operands, row.id)  # ``float()`` of a float is the tensor itself
@@ -335,7 +373,9 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
     if count > MAX_COMBINATIONS:
         out.unknown = True
         return out.finish()
-    for combo in itertools.product(*pools):
+    combos = list(itertools.product(*pools))
+    combos = [c for c in combos if consistent(c[0].tags, *(t.tags for _n, t in c[1:]))] or combos
+    for combo in combos:
         head: TensorAtom = combo[0]
         rest: list[tuple[str, TensorAtom]] = list(combo[1:])
         if op == "mask_where":
@@ -345,9 +385,12 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
         elif op == "cat" and any(t.kind != head.kind for _n, t in rest):
             continue  # Burn's cat takes tensors of one kind: TypeError before any dispatch check
         operands = (("tensor" if family == "input" else "tensors[0]", head), *rest)
+        data = [head, *(t for n, t in rest if n != "mask")]
+        meant = _apply((head, *(t for _n, t in rest)), head, head.cls is AF, head.strategy,
+                       shim_api.promote(*(t.kind for t in data)), True, _op_origin(origin, op))
         failed = _capture_use(profile, (head, *(t for _n, t in rest)), scopes)
         if failed is not None:
-            out.fail(failed[1], operands, failed[0].id)
+            out.fail(failed[1], operands, failed[0].id, intended=meant)
             continue
         route = S.route_of(head.cls)
         verdict: tuple[S.Row, S.Outcome] | None = None
@@ -355,17 +398,13 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
             row, outcome = S.cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
                                   same_backend=head.dev.backend == other.dev.backend)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, name=name, backend=repr(head.dev.runtime_device()))
+                out.fail(outcome, operands, row.id, intended=meant, name=name,
+                         backend=repr(head.dev.runtime_device()))
                 verdict = None
                 break
             verdict = (row, outcome)
         else:
-            strategy = head.strategy  # "first": routed on the first input, no validation
-            tensors = (head, *(t for _n, t in rest))
-            data = [head, *(t for n, t in rest if n != "mask")]
-            kind = shim_api.promote(*(t.kind for t in data))
-            result = _apply(tensors, head, head.cls is AF, strategy, kind, True, _op_origin(origin, op))
-            out.ok(result, operands, verdict[0].id if verdict else "multi.single")
+            out.ok(meant, operands, verdict[0].id if verdict else "multi.single")
     return out.finish()
 
 
@@ -387,10 +426,19 @@ def autodiff(profile: str, call: str, value: Value, origin: Origin,
         row, outcome = _api_cell(profile, call, t)
         operands = (("tensor", t),)
         if isinstance(outcome, Fail):
-            out.fail(outcome, operands, row.id)
+            out.fail(outcome, operands, row.id, intended=_api_intended(call, t, here))
             continue
         out.ok(_api_result(call, t, outcome, here, strategies, out), operands, row.id)
     return out.finish()
+
+
+def _api_intended(call: str, t: TensorAtom, origin: Origin) -> Value:
+    """An autodiff API call that failed, as if it had succeeded (unknown where the class is a guess)."""
+    if call == "backward":
+        return V(GradsAtom(origin))
+    if call in ("detach", "require_grad", "unrequire_grad"):
+        return V(t)
+    return TOP
 
 
 def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strategies: Value | None,
@@ -438,14 +486,14 @@ def grad_replace(profile: str, tensor: Value, gradient: Value, origin: Origin) -
     for t in tensor.tensors():
         row, outcome = _api_cell(profile, "grad_replace", t)
         if isinstance(outcome, Fail):
-            out.fail(outcome, (("tensor", t),), row.id)
+            out.fail(outcome, (("tensor", t),), row.id, intended=NONE)
             continue
         for g in gradient.tensors():
             operands = (("tensor", t), ("gradient", g))
             row, outcome = S.cell("grad_replace", profile, route=S.route_of(g.cls),
                                   same_backend=g.dev.backend == t.dev.backend)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, lhs=t.kind_debug(), rhs=g.kind_debug())
+                out.fail(outcome, operands, row.id, intended=NONE, lhs=t.kind_debug(), rhs=g.kind_debug())
                 continue
             out.ok(NONE, operands, row.id)
     return out.finish()
@@ -461,10 +509,14 @@ def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted
     for d in value.devices():
         row, outcome = S.cell("device", profile, call=call, ad=d.ad)
         operands = (("device", d),)
-        if isinstance(outcome, Fail):
-            out.fail(outcome, operands, row.id)
-            continue
         here = Origin(origin.file, origin.line, origin.col, f"{d.reveal()}.{call}()")
+        if isinstance(outcome, Fail):
+            meant = {"autodiff": CheckpointingStrategy.DISABLED,
+                     "gradient_checkpointing": CheckpointingStrategy.BALANCED}
+            strategy = meant.get(call)
+            out.fail(outcome, operands, row.id, intended=TOP if strategy is None else V(DeviceAtom(
+                d.dev, True, d.strategy or strategy, here)))
+            continue
         if call == "autodiff":
             out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.DISABLED, here), operands, row.id)
         elif call == "gradient_checkpointing":
@@ -483,7 +535,8 @@ def device_create(dev: PlainDev, available: frozenset[str] | None, origin: Origi
     if available is not None and not dev.is_capture and dev.backend not in available:
         label = f"{dev.backend}({dev.sub})" if dev.sub else dev.backend
         reason = f": not among the target's backends ({', '.join(sorted(available)) or 'none'})"
-        out.fail(Fail("MV112", S.MSG_BACKEND_UNAVAILABLE), operands, "backends", backend=label, reason=reason)
+        out.fail(Fail("MV112", S.MSG_BACKEND_UNAVAILABLE), operands, "backends", intended=atom, backend=label,
+                 reason=reason)
         return out.finish()
     out.ok(atom, operands, "backends")
     return out.finish()

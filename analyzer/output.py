@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from . import __version__
-from .diagnostics import Diagnostic, Severity, rule_url
+from .diagnostics import Diagnostic, Severity, printable, rule_url
 from .frontend import SourceFile
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -46,11 +46,39 @@ def display_path(path: str) -> str:
     try:
         relative = os.path.relpath(path)
     except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
+        return printable(path)
+    return printable(path if relative.startswith("..") else relative)
 
 
 _display = display_path  # the name other modules used
+
+
+def cell_of(path: str, row: int, sources: dict[str, SourceFile]) -> tuple[int | None, int]:
+    """(cell number, row inside the cell) for a notebook's row, else (None, row)."""
+    source = sources.get(path)
+    if source is None or source.cells is None:
+        return None, row
+    return source.cells.locate(row)
+
+
+def _position(path: str, row: int, column: int, sources: dict[str, SourceFile]) -> str:
+    """``path:row:col``, or ``path:cell N:row:col`` in a notebook (ruff's spelling)."""
+    cell, row = cell_of(path, row, sources)
+    return f"{display_path(path)}:{'' if cell is None else f'cell {cell}:'}{row}:{column}"
+
+
+def _json(d: Diagnostic, sources: dict[str, SourceFile]) -> dict:
+    item = d.to_json(_url(d))
+    cell, row = cell_of(d.file, d.row, sources)
+    if cell is not None:  # ruff's shape for notebooks: rows inside the cell, and the cell's number
+        item["cell"] = cell
+        item["location"]["row"] = row
+        item["end_location"]["row"] = cell_of(d.file, d.end_row, sources)[1]
+    for r, out in zip(d.related, item["related"], strict=True):
+        r_cell, r_row = cell_of(r.file, r.row, sources)
+        if r_cell is not None:
+            out["cell"], out["location"]["row"] = r_cell, r_row
+    return item
 
 
 def _url(d: Diagnostic) -> str | None:
@@ -68,7 +96,7 @@ def concise(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], unsaf
     lines = []
     for d in diagnostics:
         label = _label(d, unsafe_fixes)
-        lines.append(f"{display_path(d.file)}:{d.row}:{d.column}: {label} {_flat(d.message)}")
+        lines.append(f"{_position(d.file, d.row, d.column, sources)}: {label} {_flat(d.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -76,18 +104,19 @@ def full(diagnostics: list[Diagnostic], sources: dict[str, SourceFile], unsafe_f
     blocks = []
     for d in diagnostics:
         label = _label(d, unsafe_fixes)
-        block = [f"{display_path(d.file)}:{d.row}:{d.column}: {label} {d.name}"]
+        block = [f"{_position(d.file, d.row, d.column, sources)}: {label} {d.name}"]
         block.extend("  " + line if line else "" for line in d.message.strip().splitlines())
         source = sources.get(d.file)
         if source is not None and 1 <= d.row <= len(source.lines):
             text = source.lines[d.row - 1]
-            width = len(str(d.row))
+            shown = cell_of(d.file, d.row, sources)[1]
+            width = len(str(shown))
             block.append(f"{' ' * width} |")
-            block.append(f"{d.row} | {text}")
+            block.append(f"{shown} | {text}")
             end = d.end_column if d.end_row == d.row else len(text) + 1
             block.append(f"{' ' * width} | {' ' * (d.column - 1)}{'^' * max(1, end - d.column)}")
         for r in d.related:
-            block.append(f"  = related: {display_path(r.file)}:{r.row}:{r.column}: {r.message}")
+            block.append(f"  = related: {_position(r.file, r.row, r.column, sources)}: {r.message}")
         if d.fix is not None:
             hint = "" if d.fix.applies(unsafe_fixes) else " (unsafe: enable with `--unsafe-fixes`)"
             block.append(f"  = help: {d.fix.message}{hint}")
@@ -100,11 +129,11 @@ def as_json(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> st
     times slower on large outputs)."""
     if not diagnostics:
         return "[]\n"
-    return "[\n" + ",\n".join("  " + json.dumps(d.to_json(_url(d))) for d in diagnostics) + "\n]\n"
+    return "[\n" + ",\n".join("  " + json.dumps(_json(d, sources)) for d in diagnostics) + "\n]\n"
 
 
 def json_lines(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
-    return "".join(json.dumps(d.to_json(_url(d))) + "\n" for d in diagnostics)
+    return "".join(json.dumps(_json(d, sources)) + "\n" for d in diagnostics)
 
 
 # --------------------------------------------------------------------------- GitHub Actions
@@ -122,7 +151,8 @@ def repo_path(path: str, root: str) -> str:
     """``path`` relative to the repository's root (what GitHub matches annotations against, whatever
     directory the job ran in); as displayed when the file is outside it."""
     absolute = os.path.abspath(path)
-    return os.path.relpath(absolute, root).replace(os.sep, "/") if _under(absolute, root) else display_path(path)
+    return printable(os.path.relpath(absolute, root).replace(os.sep, "/")) if _under(absolute, root) \
+        else display_path(path)
 
 
 def github(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
@@ -134,6 +164,9 @@ def github(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str
         properties = (f"title={_escape_property(title)},file={_escape_property(repo_path(d.file, root))},"
                       f"line={d.row},col={d.column},endLine={d.end_row},endColumn={d.end_column}")
         text = f"{d.code} {_flat(d.message)}" if d.code else _flat(d.message)
+        cell, row = cell_of(d.file, d.row, sources)
+        if cell is not None:  # an annotation on a notebook: the cell and the row inside it, in the text
+            text = f"cell {cell}, line {row}: {text}"
         lines.append(f"::{command} {properties}::{_escape_data(text)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -155,7 +188,7 @@ def sarif_root() -> str:
 
 
 def _file_uri(path: str, directory: bool = False) -> str:
-    uri = "file://" + urllib.parse.quote(os.path.abspath(path).replace(os.sep, "/"))
+    uri = "file://" + urllib.parse.quote(os.fsencode(os.path.abspath(path).replace(os.sep, "/")))
     if not uri.startswith("file:///"):  # Windows: file:///C:/...
         uri = "file:///" + uri[len("file://"):]
     return uri + ("/" if directory and not uri.endswith("/") else "")
@@ -166,7 +199,8 @@ def _artifact(path: str, root: str) -> dict:
     relative = os.path.relpath(absolute, root) if _under(absolute, root) else None
     if relative is None:
         return {"uri": _file_uri(absolute)}
-    return {"uri": urllib.parse.quote(relative.replace(os.sep, "/")), "uriBaseId": SARIF_ROOT}
+    # a URI holds the name's bytes percent-encoded (a name that is not UTF-8 included)
+    return {"uri": urllib.parse.quote(os.fsencode(relative.replace(os.sep, "/"))), "uriBaseId": SARIF_ROOT}
 
 
 def _under(path: str, root: str) -> bool:
@@ -246,6 +280,11 @@ def _fingerprint(d: Diagnostic, uri: str, sources: dict[str, SourceFile], seen: 
     return hashlib.sha256(f"{base}\0{seen[base]}".encode()).hexdigest()[:32]
 
 
+def _cell_prefix(d: Diagnostic, sources: dict[str, SourceFile]) -> str:
+    cell, row = cell_of(d.file, d.row, sources)
+    return "" if cell is None else f"cell {cell}, line {row}: "
+
+
 def sarif(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
     root = sarif_root()
     rules = sarif_rules()
@@ -261,7 +300,7 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
         result = {
             "ruleId": d.code,
             "level": "error" if d.severity is Severity.ERROR else "warning",
-            "message": {"text": _flat(d.message)},
+            "message": {"text": _cell_prefix(d, sources) + _flat(d.message)},
             "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": region}}],
             "partialFingerprints": {"devicelint/v1": _fingerprint(d, artifact["uri"], sources, seen)},
         }

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import discovery, frontend, parallel
+from .notebook import is_notebook
 from .runner import Report, analyze_project
 from .settings import Settings
 
@@ -129,6 +130,8 @@ class Project:
         self.relative = relative
         self._paths: list[str] | None = None
         self._disk: dict[str, _DiskFile] = {}
+        self.skipped: dict[str, str] = {}  # path -> why it was left out (not a regular file, over the size cap)
+        self.named_skipped: list[tuple[str, str]] = []  # of the files named explicitly, in the last sources()
         self._modules: dict[str, tuple[str, bool]] = {}
         self._infos: dict[str, tuple[str, parallel.FileInfo]] = {}  # path -> (digest, info)
 
@@ -185,9 +188,11 @@ class Project:
         known = self._disk.get(path)
         if known is not None and known.stamp == stamp:
             return known.data
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+        try:  # a regular file within the size cap only: a FIFO or a device must not block the server
+            data = frontend.read_regular(path, self.settings.max_file_size or None)
+        except frontend.Skipped as why:
+            self.skipped[path] = str(why)
+            return None
         except OSError:
             return None
         self._disk[path] = _DiskFile(stamp, data)
@@ -222,10 +227,12 @@ class Project:
         """Every project file, an open buffer's contents (keyed by absolute path) standing in for the file's
         bytes; ``extra``: files to include although discovery leaves them out (named explicitly)."""
         extra = tuple(extra)
+        self.named_skipped = []
         paths = list(self._discover())
         known = {os.path.abspath(p) for p in paths}
         named = {os.path.abspath(p) for p in extra}
-        for path in [*buffers, *extra]:
+        # an editor shows a notebook as a notebook document, whose cells this server does not speak to
+        for path in [*(b for b in buffers if not is_notebook(b)), *extra]:
             absolute = os.path.abspath(path)
             if absolute not in known and (absolute in named or self.contains(absolute)):
                 known.add(absolute)
@@ -233,13 +240,21 @@ class Project:
         out = []
         for path in paths:
             contents = buffers.get(os.path.abspath(path))
-            data = contents.encode("utf-8") if isinstance(contents, str) else contents
+            # an editor buffer holding a lone surrogate keeps it as bytes that are not UTF-8: that file alone
+            # fails to decode (MV901 on it), as a file on disk with such bytes would
+            data = contents.encode("utf-8", "surrogatepass") if isinstance(contents, str) else contents
             if data is None:
                 data = self._read(path)
             if data is None:
+                if path in self.skipped and os.path.abspath(path) in named:  # not a regular file, or too large
+                    self.named_skipped.append((path, self.skipped[path]))
+                    continue
                 if os.path.abspath(path) in named:  # named but unreadable: its MV901
                     out.extend(frontend.load([path]))
                 continue  # deleted since discovery
+            if is_notebook(path):  # its code cells joined into one program
+                out.append(frontend.source_of(path, data))
+                continue
             module, is_package = self._module(path)
             out.append(frontend.SourceFile(path, module, is_package, data))
         return out
@@ -257,6 +272,7 @@ class Project:
         unsaved = {s.path for s in sources if os.path.abspath(s.path) in buffers}
         report = analyze_project(sources, settings, fixes=detail if fixes is None else fixes, targets=targets,
                                  file_info=self._info, unsaved=frozenset(unsaved))
+        report.skipped.extend(self.named_skipped)
         covered = report.covered if report.covered is not None else frozenset(report.sources)
         paths = frozenset(os.path.abspath(p) for p in covered)
         texts = {p: buffers[p] for p in paths if isinstance(buffers.get(p), str)}
@@ -316,5 +332,6 @@ def merge(reports: list[Report]) -> Report:
         out.components += report.components
         out.cache_hits += report.cache_hits
         out.cache_misses += report.cache_misses
+        out.skipped.extend(report.skipped)
     out.diagnostics.sort(key=Diagnostic.sort_key)
     return out

@@ -15,8 +15,10 @@ This is the library entry point (the CLI is a thin layer over :func:`check`):
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
+import re
 import tokenize
 from collections import defaultdict
 from collections.abc import Callable, Collection
@@ -26,7 +28,8 @@ from typing import TYPE_CHECKING
 from . import discovery, frontend, noqa, parallel
 from .diagnostics import Diagnostic
 from .failures import FileFailure
-from .settings import Settings
+from .notebook import CellMap
+from .settings import ALWAYS_REPORTED, Settings
 
 if TYPE_CHECKING:  # the engine's modules stay out of a cached run
     from .facts import FactStore
@@ -56,6 +59,8 @@ class Report:
     # the paths whose diagnostics the report holds: every file, or (a run with targets) the members of the
     # components holding the targets and the targets themselves
     covered: frozenset[str] | None = None
+    # files left out (not regular, over `max-file-size`): (path, why), shown as notes
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Diagnostic]:
@@ -65,7 +70,8 @@ class Report:
 def check(paths: list[str], settings: Settings | None = None, stdin: tuple[str, bytes] | None = None) -> Report:
     """Analyse ``paths`` (files and directories) and, optionally, one file read from stdin."""
     settings = (settings or Settings()).validate()
-    files = discovery.discover(paths, settings.discovery)
+    skipped: list[tuple[str, str]] = []
+    files = discovery.discover(paths, settings.discovery, skipped)
     stdin_name = None
     if stdin is not None:
         stdin_path = os.path.abspath(stdin[0])
@@ -74,8 +80,10 @@ def check(paths: list[str], settings: Settings | None = None, stdin: tuple[str, 
             stdin = None  # --force-exclude applies to --stdin-filename too
         else:
             stdin_name = stdin[0]
-    sources = frontend.load(files, stdin)
-    return analyze_project(sources, settings, stdin_name=stdin_name)
+    sources = frontend.load(files, stdin, settings.max_file_size or None, skipped)
+    report = analyze_project(sources, settings, stdin_name=stdin_name)
+    report.skipped = skipped
+    return report
 
 
 def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | None = None) -> Report:
@@ -204,12 +212,40 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     directives = {source.path: info.directives for source, info in zip(parsed, infos, strict=True)
                   if covered is None or source.path in covered}
     diagnostics = suppress(diagnostics, settings, directives, report.sources)
+    if any(s.cells is not None for s in sources):
+        diagnostics = _for_notebooks(diagnostics, {s.path: s for s in sources if s.cells is not None})
     report.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
     for path in {d.file for d in report.diagnostics}:
         source = report.sources.get(path)
         if source is not None:
             ensure_lines(source)
     return report
+
+
+def _for_notebooks(diagnostics: list[Diagnostic], notebooks: dict[str, frontend.SourceFile]) -> list[Diagnostic]:
+    """Notebook findings: no fix (one is never written into a notebook's JSON), and the ``file:row`` places
+    their messages name given as ``file:cell N:row`` (the rows themselves are mapped by the output)."""
+    out = []
+    for d in diagnostics:
+        if d.file in notebooks:
+            d = dataclasses.replace(d, fix=None, message=_cell_places(d.message, notebooks))
+        out.append(d)
+    return out
+
+
+def _cell_places(message: str, notebooks: dict[str, frontend.SourceFile]) -> str:
+    for path, source in notebooks.items():
+        names = sorted({re.escape(path), re.escape(os.path.basename(path))}, key=len, reverse=True)
+        pattern = re.compile(rf"(?<![\w./-])({'|'.join(names)}):(\d+)\b")
+        cells = source.cells
+        assert cells is not None
+
+        def place(match: re.Match[str], cells: CellMap = cells) -> str:
+            cell, row = cells.locate(int(match.group(2)))
+            return f"{match.group(1)}:cell {cell}:{row}"
+
+        message = pattern.sub(place, message)
+    return message
 
 
 def _project_names(modules: frozenset[str]) -> list[str]:
@@ -241,14 +277,15 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
             ignored[(path, code)] = settings.ignored_in(path, code)
         return ignored[(path, code)]
 
-    kept = [d for d in diagnostics if not d.is_finding or (enabled(d.code) and not per_file(d.file, d.code))]
+    kept = [d for d in diagnostics if not d.is_finding or d.code in ALWAYS_REPORTED
+            or (enabled(d.code) and not per_file(d.file, d.code))]
     if not settings.respect_noqa:
         return kept
     parsed: dict[str, noqa.Suppressions] = {path: noqa.Suppressions(list(ds)) for path, ds in directives.items()}
     used: dict[noqa.Directive, set[str]] = defaultdict(set)
     out = []
     for d in kept:
-        if not d.is_finding:
+        if not d.is_finding or d.code in ALWAYS_REPORTED:
             out.append(d)
             continue
         suppressions = parsed.get(d.file)

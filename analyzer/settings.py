@@ -20,9 +20,13 @@ from dataclasses import dataclass, field
 
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
-from .discovery import DiscoveryOptions, glob_regex, normalize_to
+from .discovery import DiscoveryOptions, GlobError, check_glob, glob_regex, normalize_to
 
 _SELECTOR = re.compile(r"ALL|MV\d{0,3}")
+
+#: Reported whatever the selection, per-file ignores or ``noqa`` say: a file that cannot be parsed is a file
+#: nothing was checked in (ruff reports syntax errors the same way).
+ALWAYS_REPORTED = frozenset({"MV901"})
 
 
 class SettingsError(ValueError):
@@ -84,6 +88,7 @@ class Settings:
     discovery: DiscoveryOptions = field(default_factory=DiscoveryOptions)
     cache_dir: str | None = None  # None: no cache (the library's default; the CLI turns it on)
     jobs: int = 1  # worker processes (1: in this process)
+    max_file_size: int = 10 * 1024 * 1024  # bytes; larger files are skipped with a note (0: no limit)
 
     def validate(self) -> Settings:
         if self.profile not in PROFILE_NAMES:
@@ -98,8 +103,16 @@ class Settings:
             for selector in (*(layer.select or ()), *layer.extend_select, *layer.ignore):
                 check_selector(selector)
         for entry in self.per_file_ignores:
+            check_per_file_pattern(entry.pattern, "per-file-ignores")
             for selector in entry.codes:
                 check_selector(selector)
+        try:
+            self.discovery.validate()
+        except GlobError as error:
+            raise SettingsError(str(error)) from None
+        if isinstance(self.max_file_size, bool) or not isinstance(self.max_file_size, int) \
+                or self.max_file_size < 0:
+            raise SettingsError(f"`max-file-size` must be a number of bytes (0: no limit), not {self.max_file_size!r}")
         if self.jobs < 1:
             raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
         return self
@@ -167,6 +180,15 @@ def check_selector(selector: str) -> str:
     return code
 
 
+def check_per_file_pattern(pattern: str, key: str) -> str:
+    """A per-file-ignores glob (a leading ``!`` negates it) that compiles, else :class:`SettingsError`."""
+    try:
+        check_glob(pattern.removeprefix("!"))
+    except GlobError as error:
+        raise SettingsError(f"`{key}`: {error}") from None
+    return pattern
+
+
 def parse_codes(value: str) -> tuple[str, ...]:
     return tuple(check_selector(part) for part in value.split(",") if part.strip())
 
@@ -188,9 +210,25 @@ def parse_backends(value: str | list[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+_SIZE = re.compile(r"(\d+)\s*(b|kb|kib|mb|mib|gb|gib)?", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "kb": 1000, "kib": 1024, "mb": 1000 ** 2, "mib": 1024 ** 2, "gb": 1000 ** 3,
+          "gib": 1024 ** 3}
+
+
+def parse_size(key: str, value: object) -> int:
+    """A size in bytes: an integer, or a string like ``"10MB"``, ``"512 KiB"`` (0: no limit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(f"`{key}` must be a size in bytes like 10000000 or \"10MB\" (0: no limit), "
+                            f"not {value!r}")
+    return int(match.group(1)) * _UNITS[(match.group(2) or "").lower()]
+
+
 def parse_per_file_ignores(value: str, root: str) -> PerFileIgnore:
     """The command line's ``"GLOB:CODE,CODE"`` (ruff's spelling)."""
     pattern, sep, codes = value.rpartition(":")
     if not sep or not pattern.strip():
         raise SettingsError(f"invalid per-file ignore {value!r} (expected PATTERN:CODE[,CODE...])")
-    return PerFileIgnore(pattern.strip(), parse_codes(codes), root)
+    return PerFileIgnore(check_per_file_pattern(pattern.strip(), "--per-file-ignores"), parse_codes(codes), root)

@@ -54,6 +54,10 @@ class TorchDeviceAtom(Atom):
 
     dev: TorchDev
     origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
+    tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+    #: written without an index (``torch.device("cuda")``): its index is ``None`` at run time, so it never
+    #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
+    bare: bool = False
 
     def reveal(self) -> str:
         return f"torch.device('{self.dev.text}')"
@@ -73,6 +77,7 @@ class TorchTensorAtom(Atom):
     owned: bool = False  # a parameter or buffer of a module
     moved_from: TorchDev | None = None  # a requires-grad leaf moved here from this device (a non-leaf now)
     origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
+    tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
 
     def truthy(self) -> bool | None:
         return None
@@ -112,6 +117,7 @@ class TorchLayerAtom(Atom):
     # where it was created: part of the value (unlike a tensor's origin), since a module is an object that moves
     # in place, known by where it was made (two layers built alike stay two values when joined)
     origin: Origin | None = None
+    tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
 
     def reveal(self) -> str:
         where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""

@@ -173,7 +173,7 @@ class OutcomeRule(Rule):
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
         everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities) and not any(
-            f.unknown for f in site_facts)
+            f.unknown or f.hypothetical_pass for f in site_facts)
         first = failing[0][1]
         text = f"{first.message.strip()} [{site.api}: {first.describe_operands()}]"
         if len(failing) > 1:
@@ -189,7 +189,8 @@ class OutcomeRule(Rule):
             severity = Severity.WARNING
             failing_facts = _unique_facts(f for f, _p in failing)
             passing_contexts = [f for f in site_facts if f not in failing_facts]
-            partial = [f for f in failing_facts if any(p.code != self.code for p in f.possibilities) or f.unknown]
+            partial = [f for f in failing_facts
+                       if any(p.code != self.code for p in f.possibilities) or f.unknown or f.hypothetical_pass]
             # name the arguments that tell the failing contexts from the passing ones
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()

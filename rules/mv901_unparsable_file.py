@@ -37,6 +37,11 @@ class UnparsableFile(Rule):
         return Device.flex()
     ```
 
+    ## Always reported
+    Like ruff's syntax errors, this finding cannot be turned off: `select`, `ignore`,
+    `per-file-ignores` and `# noqa` comments do not hide it (`select = ["MV2"]` still
+    reports a broken file), since nothing in such a file was checked.
+
     ## Fix safety
     Not fixable automatically.
     """

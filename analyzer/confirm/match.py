@@ -15,7 +15,11 @@ Then, per site and rule code ``C``:
 * each ``reveal_device`` at run time: **agree** when its text is one of the states the
   analyzer revealed there, else a **reveal mismatch** (also when it revealed nothing).
 
-Predictions at sites that never executed are listed as *not reached* and judge nothing.
+* the analyzer reports ``C`` at a site that never executed: **not reached**. The analysis
+  goes on past a call that fails on every path, so it reports the bugs after the first one;
+  the run stops at that first failure and never reaches them. Not reached judges nothing:
+  it is never a false alarm (a torch observer's site is "executed" only when it failed,
+  so a PyTorch finding that ran without failing is also not reached).
 
 PyTorch programs' sites (the torch observer's records) are judged by the same rules; the
 observer records failures only, so their executions are their failures, and a prediction
@@ -31,14 +35,14 @@ from dataclasses import dataclass, field
 from .reveal import reveal_matches
 from .sites import TORCH_PROFILE_PREFIX, Lines, Moved, Observed, Predicted, Span
 
-AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH = (
-    "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch")
+AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH, NOT_REACHED = (
+    "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch", "not reached")
 PROBLEMS = (MISS, FALSE_ALARM, REVEAL_MISMATCH)
 
 
 @dataclass
 class Verdict:
-    kind: str  # AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH
+    kind: str  # AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH, NOT_REACHED
     code: str  # the rule code; "" for a reveal
     detail: str
 
@@ -117,9 +121,14 @@ def _times(n: int) -> str:
 
 
 def judge(site: Site, profile: str | None = None) -> None:
-    """Fill ``site.verdicts`` (nothing for a site that never executed); ``profile``: the analysis's."""
+    """Fill ``site.verdicts`` (a finding at a site that never executed: not reached); ``profile``: the
+    analysis's."""
     seen, said = site.observed, site.predicted or Predicted()
     if seen is None or seen.executions == 0:
+        for code in sorted(set(said.errors) | set(said.warnings)):
+            kind = "error" if code in said.errors else "warning"
+            site.verdicts.append(Verdict(NOT_REACHED, code, f"{kind}; the run never executed this site (it ended "
+                                                            f"at an earlier failure, or took another path)"))
         return
     n = seen.executions
     codes = sorted(set(seen.failures) | set(said.errors) | set(said.warnings))

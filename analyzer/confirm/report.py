@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from .match import AGREE, FALSE_ALARM, MISS, REVEAL_MISMATCH, UNCONFIRMED
+from .match import AGREE, FALSE_ALARM, MISS, NOT_REACHED, REVEAL_MISMATCH, UNCONFIRMED
 from .programs import TORCH_RUNTIME, display
 from .session import Group, Result
 
-COLUMNS = ("executed", AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH)
-_DETAIL_ORDER = (MISS, FALSE_ALARM, REVEAL_MISMATCH, UNCONFIRMED)
+COLUMNS = ("executed", AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH, NOT_REACHED)
+_DETAIL_ORDER = (MISS, FALSE_ALARM, REVEAL_MISMATCH, UNCONFIRMED, NOT_REACHED)
 
 
 def _where(file: str, span: tuple[int, int, int, int]) -> str:
@@ -38,7 +38,8 @@ def summary(result: Result) -> str:
     verdict = "confirmed" if result.ok else "NOT confirmed"
     return (f"sites executed: {result.executed}, agreements: {result.count(AGREE)}, misses: {result.count(MISS)}, "
             f"false alarms: {result.count(FALSE_ALARM)}, unconfirmed warnings: {result.count(UNCONFIRMED)}, "
-            f"reveal mismatches: {result.count(REVEAL_MISMATCH)}; programs: {len(result.runs)}, "
+            f"reveal mismatches: {result.count(REVEAL_MISMATCH)}, not reached: {result.count(NOT_REACHED)}; "
+            f"programs: {len(result.runs)}, "
             f"not run to their end: {len(problems)} -> {verdict}")
 
 
@@ -54,7 +55,7 @@ def text(result: Result) -> str:
     lines = [header, ""]
     table = per_file(result)
     width = max([len("file"), *(len(display(f)) for f in table)])
-    titles = ("executed", "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch")
+    titles = ("executed", "agree", "miss", "false alarm", "unconfirmed", "reveal mismatch", "not reached")
     lines.append("  ".join([f"{'file':<{width}}", *titles]))
     for file, row in table.items():
         cells = [f"{row[c]:>{len(t)}}" for c, t in zip(COLUMNS, titles, strict=True)]
@@ -111,7 +112,8 @@ def to_json(result: Result) -> str:
     counts = {
         "sites_executed": result.executed, "agreements": result.count(AGREE), "misses": result.count(MISS),
         "false_alarms": result.count(FALSE_ALARM), "unconfirmed_warnings": result.count(UNCONFIRMED),
-        "reveal_mismatches": result.count(REVEAL_MISMATCH), "programs": len(result.runs),
+        "reveal_mismatches": result.count(REVEAL_MISMATCH), "not_reached": result.count(NOT_REACHED),
+        "programs": len(result.runs),
         "programs_not_run_to_end": len(result.failed_programs), "confirmed": result.ok,
     }
     files = [{"filename": display(f), **{c.replace(" ", "_"): n for c, n in row.items()}}

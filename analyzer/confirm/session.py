@@ -10,6 +10,7 @@ from runtime_shim.profiles import DEFAULT_PROFILE
 
 from .. import frontend
 from ..discovery import DiscoveryOptions, PathError, discover
+from ..notebook import is_notebook
 from ..settings import Settings
 from . import DEFAULT_TIMEOUT
 from .analysis import SettingsKey, analyze, machine_backends
@@ -88,7 +89,8 @@ def collect(options: Options) -> tuple[list[Program], list[str]]:
     if missing:
         raise ConfirmError(f"{missing[0]}: No such file or directory")
     try:
-        files = [_real(f) for f in discover(options.paths, options.discovery)]
+        # notebooks are analysed by `check`, never run here
+        files = [_real(f) for f in discover(options.paths, options.discovery) if not is_notebook(f)]
     except PathError as error:
         raise ConfirmError(f"{error}: No such file or directory") from None
     try:

@@ -18,8 +18,15 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   command line: the world's answer), or with ``[]`` (the defaults, in every world); anything else, or
   ``namespace=``, gives a namespace of unknown options;
 * a required option, or a positional one without ``nargs="?"``/``"*"``, is unknown (no run can leave it
-  out); so is an option whose name is ever assigned as an attribute anywhere in the component
-  (``args.device = torch.device(args.device)``: the analysis does not follow stores on the namespace).
+  out);
+* attributes stored on the namespace through the variable that holds it (``args.cuda = not args.no_cuda and
+  torch.cuda.is_available()``, ``args.device = torch.device(...)``) travel with it, into every function it is
+  passed to, in both runs; an option's default is dropped (unknown) where some other store could reach a
+  namespace unseen (``self.args.device = ...``, ``setattr(args, ...)``: a store whose object is not a plain
+  variable), while ``self.device = ...`` in a method stores on an instance and leaves the default alone;
+* ``vars(args)`` is a dict of the options and stored attributes, with unknown keys besides (options added
+  through argument groups or helpers are not recorded); ``types.SimpleNamespace(...)`` and
+  ``argparse.Namespace(...)`` with keywords are namespaces holding exactly those attributes.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import TOP, Atom, BuiltinRef, SeqAtom, V, Value, const, seq
+from ..domain import TOP, Atom, BuiltinRef, DictAtom, SeqAtom, V, Value, const, seq
 from .flow_state import Frame, State, rebind_call_receiver
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
@@ -42,6 +49,8 @@ PARSER_METHODS = frozenset({"add_argument", "set_defaults", *_PARSE_METHODS})
 _ACTION_DEFAULTS: dict[str, Any] = {"store": None, "store_const": None, "store_true": False, "store_false": True,
                                     "append": None, "append_const": None, "extend": None, "count": None}
 _CONVERTERS = {"int": int, "float": float, "str": str}
+#: classes whose instances are plain attribute holders: ``SimpleNamespace(device="cuda", hidden=8)``
+NAMESPACE_TYPES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +81,15 @@ class NamespaceAtom(Atom):
 
     options: tuple[tuple[str, Value | None], ...]
     defaults: bool
+    #: attributes stored on it after the parse (or given to ``SimpleNamespace(...)``), the last store last
+    assigned: tuple[tuple[str, Value], ...] = ()
 
     def reveal(self) -> str:
         return "argparse namespace"
+
+    def with_attribute(self, attr: str, value: Value) -> NamespaceAtom:
+        kept = tuple(item for item in self.assigned if item[0] != attr)
+        return NamespaceAtom(self.options, self.defaults, (*kept, (attr, value)))
 
 
 def _const_str(value: Value | None) -> str | None:
@@ -127,6 +142,8 @@ class ArgparseModel:
 
     def argparse_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                       fr: Frame) -> Value:
+        if path in NAMESPACE_TYPES and not args:
+            return V(NamespaceAtom((), False, tuple(kwargs.items())))
         if path != "argparse.ArgumentParser" or node is None:
             return TOP
         # ``parents`` is ArgumentParser's fifth positional parameter, ``argument_default`` its ninth
@@ -165,28 +182,76 @@ class ArgparseModel:
         return V(seq("tuple", (namespace, TOP))) if "known" in name else namespace
 
     def namespace_attribute(self, atom: NamespaceAtom, attr: str) -> Value:
+        stored = [value for name, value in atom.assigned if name == attr]
+        if stored:
+            return stored[-1]
         assigned = self.attributes_assigned()
         if not atom.defaults or attr in assigned or "*" in assigned:
             return TOP
         found = [default for dest, default in atom.options if dest == attr]
         return found[-1] if found and found[-1] is not None else TOP
 
+    @staticmethod
+    def namespace_store(obj: Value, attr: str, value: Value) -> Value | None:
+        """``args.attr = value`` on a variable holding a namespace: the namespace it now holds (``None``: it
+        holds none)."""
+        if not any(isinstance(a, NamespaceAtom) for a in obj.atoms):
+            return None
+        return Value(frozenset(a.with_attribute(attr, value) if isinstance(a, NamespaceAtom) else a
+                               for a in obj.atoms), obj.top)
+
+    def namespace_dict(self, atom: NamespaceAtom) -> Value:
+        """``vars(args)``: the options and stored attributes by name; other keys are unknown (options added
+        where the parser's variable does not see them: argument groups, helpers)."""
+        names = dict.fromkeys([dest for dest, _d in atom.options] + [name for name, _v in atom.assigned])
+        items = tuple((name, self.namespace_attribute(atom, name)) for name in names)
+        return V(DictAtom(items, TOP))
+
     def attributes_assigned(self) -> frozenset[str]:
-        """Every attribute name some statement of the component assigns or deletes (``x.name = ...``,
-        ``setattr(x, "name", ...)``; ``"*"`` for a computed ``setattr``)."""
+        """The attribute names a store the analysis does not follow on a namespace could assign or delete:
+        ``del x.name``, ``setattr(x, "name", ...)`` (``"*"`` for a computed name), and ``obj.name = ...``
+        unless ``obj`` is a variable the same scope binds by assignment (followed where it runs:
+        :meth:`namespace_store`) or the ``self`` of a method (an instance). A store through a parameter,
+        a global or an attribute (``def setup(opt): opt.device = ...``, ``self.args.device = ...``) may reach
+        a namespace that other variables also hold."""
         found = getattr(self, "_attributes_assigned", None)
         if found is None:
             names: set[str] = set()
             for module in self.modules:  # type: ignore[attr-defined]
-                tree = module.source.tree
-                for node in ast.walk(tree) if tree is not None else ():
-                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                        names.add(node.attr)
-                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                            and node.func.id == "setattr" and len(node.args) >= 2:
-                        name = node.args[1]
-                        names.add(name.value if isinstance(name, ast.Constant) and isinstance(name.value, str)
-                                  else "*")
+                if module.source.tree is not None:
+                    _unfollowed_stores(module.source.tree, frozenset(), names)
             found = self._attributes_assigned = frozenset(names)
         return found
 
+
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of one scope (not those of nested functions and classes, which are scopes of their own)."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _unfollowed_stores(scope: ast.AST, instances: frozenset[str], names: set[str]) -> None:
+    nodes = _scope_nodes(scope)
+    declared = {n for node in nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    bound = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    local = (bound - declared) | instances
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if not (isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id in local):
+                names.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and len(node.args) >= 2:
+            name = node.args[1]
+            names.add(name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "*")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(scope, ast.ClassDef):
+            params = node.args.posonlyargs + node.args.args
+            static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+            _unfollowed_stores(node, frozenset({params[0].arg} if params and not static else ()), names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            _unfollowed_stores(node, frozenset(), names)

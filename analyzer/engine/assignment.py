@@ -51,6 +51,10 @@ class Assignment:
             self.store_attribute(obj, target.attr, value, fr)
             if target.attr in ("requires_grad", "data"):
                 self.torch_tensor_state_store(target, obj, value, st, fr)
+            if isinstance(target.value, ast.Name) and target.value.id in st.vars:
+                namespace = self.namespace_store(obj, target.attr, widen_if_large(value))
+                if namespace is not None:  # ``args.cuda = ...``: the namespace carries it into calls
+                    st.vars[target.value.id] = namespace
             if isinstance(target.value, ast.Name) and not obj.is_bottom:
                 st.vars[f"{target.value.id}.{target.attr}"] = widen_if_large(value)
                 st.kill_aliases(f"{target.value.id}.{target.attr}")

@@ -21,9 +21,13 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..torch_domain import TorchDeviceAtom
+from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
+from .narrowing import isinstance_outcome
 from .python_values import splice_items
+from .torch_api import device_str
 
 
 class Builtins:
@@ -62,8 +66,13 @@ class Builtins:
             return self.iter_element(args[0])  # one of the elements (which one: not followed)
         if name == "len" and args:
             return self._length(args[0])
+        if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
+                and args[0].only(TorchDeviceAtom):
+            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
+                                   for a in args[0].atoms))
         if name == "isinstance":
-            return BOOL
+            outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None
+            return BOOL if outcome is None else V(const(outcome))
         if name == "type" and len(args) == 1 and not kwargs:
             # ``type(self).DEVICE``: the instance's own class (class attributes through its MRO)
             classes = [ClassRef(a.cls) for a in args[0].atoms if isinstance(a, Instance)]
@@ -73,6 +82,8 @@ class Builtins:
         if name == "setattr" and len(args) == 3 and not kwargs:
             self._setattr(args[0], args[1], args[2], node, st, fr)
             return NONE
+        if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
+            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
             if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):

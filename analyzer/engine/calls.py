@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ..choices import stripped
 from ..domain import (
     BOTTOM,
     NONE,
@@ -235,7 +236,8 @@ class Calls:
         fn: FunctionInfo = fref.fn
         if st is not None:
             st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
-        bound = self._bind(fn, fref, args, kwargs, star_unknown)
+        # a callee runs once per way of the caller's choices (the statement is split): no tag crosses a call
+        bound = {name: stripped(value) for name, value in self._bind(fn, fref, args, kwargs, star_unknown).items()}
         if self.active_functions.get(fn):
             # a recursive call: constants that change at each level (counters, depths) would make a new
             # context per level, so they become unknown; tensors and devices keep their states
@@ -310,7 +312,7 @@ class Calls:
         try:
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
-                result = widen_if_large(self._run_function(fn, fref, ctx, bound, scopes, profile, modes))
+                result = widen_if_large(stripped(self._run_function(fn, fref, ctx, bound, scopes, profile, modes)))
                 if ctx_id not in self.recursive_hits or result == self.in_progress[ctx_id]:
                     break
                 self.in_progress[ctx_id] = self.in_progress[ctx_id].join(result)
@@ -339,6 +341,11 @@ class Calls:
         else:
             end = self.exec_block(fn.node.body, state, frame)
             result = frame.returns if end.dead else frame.returns.join(NONE)
+            if fn.name == "__init__" and fn.cls is not None and fn.positional and not end.dead \
+                    and frame.returns.is_bottom:
+                # what ``self`` is when ``__init__`` ends: an nn.Module that moved itself in place
+                # (``self.to(device)``) is the moved one (:meth:`Instances.instantiate` gives it to the caller)
+                result = end.vars.get(fn.positional[0], NONE)
         if fn.is_generator:
             if isinstance(fn.node, ast.AsyncFunctionDef):
                 return TOP  # a coroutine or an async generator

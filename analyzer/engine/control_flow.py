@@ -18,6 +18,12 @@ class ControlFlow:
 
     def stmt_If(self, node: ast.If, st: State, fr: Frame) -> State:
         true, false = self.branch(node.test, st, fr)
+        undecided = not true.dead and not false.dead
+        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
+        choice = self.choice(node.test, st, fr) if undecided and fr.tagged else None
+        if choice is not None:  # each branch sees its own way of an earlier test of the same value
+            self.restrict_state(true, choice[0], choice[1])
+            self.restrict_state(false, choice[0], not choice[1])
         if not true.dead:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:
@@ -26,6 +32,10 @@ class ControlFlow:
             chosen = self.world_branch(true, false)
             if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
                 return true if chosen else false
+        if undecided and choice is None and self.differ_in_taggables(true, false):
+            choice = self.choice(node.test, st, fr)
+        if choice is not None:
+            self.tag_branches(choice[0], choice[1], true, false, fr)
         return join_states([true, false])
 
     def stmt_While(self, node: ast.While, st: State, fr: Frame) -> State:
@@ -186,8 +196,12 @@ class ControlFlow:
         returns_before = fr.returns
         jumps_before = [(len(breaks), len(continues)) for breaks, continues in fr.loops]
         fr.collectors.append(collector)
-        body_end = self.exec_block(node.body, st, fr)
-        fr.collectors.pop()
+        self.catching += bool(node.handlers)
+        try:
+            body_end = self.exec_block(node.body, st, fr)
+        finally:
+            fr.collectors.pop()
+            self.catching -= bool(node.handlers)
         if fr.collectors:
             for snapshot in collector:
                 for outer in fr.collectors:
@@ -256,12 +270,14 @@ class ControlFlow:
         collector: list[State] = [st.copy()]
         if suppressing:
             fr.collectors.append(collector)
+            self.catching += 1
         try:
             end = self.exec_block(node.body, st, fr)
         finally:
             fr.profile = saved_profile
             if suppressing:
                 fr.collectors.pop()
+                self.catching -= 1
         for saved in reversed(restores):
             for state in (end, *collector):
                 self.torch_mode_exit(saved, state)

@@ -10,6 +10,7 @@ from typing import Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
+from ..choices import stripped
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -32,6 +33,7 @@ from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FU
 from .modules import ModuleLoading
 from .narrowing import Narrowing
 from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
@@ -60,7 +62,7 @@ class WrittenElsewhere:
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
     Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, Copies, PassReuse,
-    DemandSweep, ArgparseModel,
+    DemandSweep, ArgparseModel, Relational,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
@@ -100,6 +102,9 @@ class Engine(
         self.recursive_hits: set[int] = set()
         self.active_functions: dict[FunctionInfo, int] = {}
         self.depth = 0
+        # ``try`` bodies with handlers (and suppressing ``with`` bodies) in progress, in this activation or a
+        # caller's: a call that fails on every path inside one ends the path (the program goes on in the handler)
+        self.catching = 0
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
@@ -289,6 +294,7 @@ class Engine(
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:
+        value = stripped(value)  # an attribute outlives the activation whose choices tagged it
         old = self.heap.get(key)
         if old != value:
             if key in self.heap_reads:

@@ -34,6 +34,7 @@ def merge_lifted(into: lift.Lifted, part: lift.Lifted) -> None:
     into.given(**part.operands)
     into.possibilities.extend(part.possibilities)
     into.results = into.results.join(part.results)
+    into.intended = into.intended.join(part.intended)
     into.unknown = into.unknown or part.unknown
 
 

@@ -6,6 +6,7 @@ import ast
 import operator
 
 from .. import lift
+from ..choices import tag_except, taggable
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -244,7 +245,19 @@ class Expressions:
         return value
 
     def expr_IfExp(self, node: ast.IfExp, st: State, fr: Frame) -> Value:
+        # the value of an assignment (not a comprehension's element: one test, many outcomes) tags its ways
+        forced = self.forced_way(node)
+        if forced is not None:
+            taken = self._forced_branch(node, forced, st, fr)
+            if taken is not None:
+                return taken
         true, false = self.branch(node.test, st, fr)
+        once = self.statement_choice(node) and not (true.dead or false.dead)
+        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
+        choice = self.choice(node.test, st, fr) if once and fr.tagged else None
+        if choice is not None:
+            self.restrict_state(true, choice[0], choice[1])
+            self.restrict_state(false, choice[0], not choice[1])
         body = self.eval(node.body, true, fr) if not true.dead else BOTTOM
         orelse = self.eval(node.orelse, false, fr) if not false.dead else BOTTOM
         if not true.dead and not false.dead:
@@ -253,9 +266,33 @@ class Expressions:
                 taken = true if chosen else false
                 st.vars, st.dead = taken.vars, taken.dead
                 return body if chosen else orelse
+        if once and choice is None and body != orelse and any(
+                taggable(a) or isinstance(a, Instance) for a in body.atoms ^ orelse.atoms):
+            choice = self.choice(node.test, st, fr)
         merged = join_states([true, false])
         st.vars, st.dead = merged.vars, merged.dead
+        if choice is not None and not true.dead and not false.dead and body != orelse:
+            common = body.atoms & orelse.atoms
+            fr.tagged = True
+            body = tag_except(body, common, frozenset({(choice[0], choice[1])}))
+            orelse = tag_except(orelse, common, frozenset({(choice[0], not choice[1])}))
         return body.join(orelse)
+
+    def _forced_branch(self, node: ast.IfExp, forced: bool, st: State, fr: Frame) -> Value | None:
+        """The branch a split run of the statement takes (None: it cannot be taken here; both are joined)."""
+        true, false = self.branch(node.test, st, fr)
+        taken, other = (true, false) if forced else (false, true)
+        if taken.dead:
+            return None
+        value = self.eval(node.body if forced else node.orelse, taken, fr)
+        if self.cuda_world is not None and not other.dead:
+            # the world's answer to an unknown device choice (:meth:`world_device_choice`) rules this way out
+            rest = self.eval(node.orelse if forced else node.body, other.copy(), fr, quiet=True)
+            if self.world_device_choice(value, rest) is False:
+                st.dead = True
+                return BOTTOM
+        st.vars, st.dead = taken.vars, taken.dead
+        return value
 
     def expr_BoolOp(self, node: ast.BoolOp, st: State, fr: Frame) -> Value:
         """``a or b`` / ``a and b``: each operand evaluated where the previous ones decided to go on."""

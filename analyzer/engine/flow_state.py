@@ -21,21 +21,25 @@ ELEMENT_ALIAS = "[]"
 class State:
     """Variables (and ``name.attr`` overlays of instance attributes) on one program point."""
 
-    __slots__ = ("vars", "dead", "aliases")
+    __slots__ = ("vars", "dead", "aliases", "past_failure")
 
     def __init__(self, variables: dict[str, Value] | None = None, dead: bool = False,
-                 aliases: dict[str, Alias] | None = None) -> None:
+                 aliases: dict[str, Alias] | None = None, past_failure: bool = False) -> None:
         self.vars: dict[str, Value] = variables if variables is not None else {}
         self.dead = dead
+        # every path to here went on past a call that fails on every path (with the result it was meant to have):
+        # what succeeds here succeeds only in that hypothetical, so it does not make a failure a warning
+        self.past_failure = past_failure
         # ``b = t.device().backend``: b holds what that path gives (until b or t changes), so narrowing
         # b narrows t too; name -> (the narrowable key, the steps from it)
         self.aliases: dict[str, Alias] = aliases if aliases is not None else {}
 
     def copy(self) -> State:
-        return State(dict(self.vars), self.dead, dict(self.aliases))
+        return State(dict(self.vars), self.dead, dict(self.aliases), self.past_failure)
 
     def same(self, other: State) -> bool:
-        return self.dead == other.dead and self.vars == other.vars and self.aliases == other.aliases
+        return self.dead == other.dead and self.vars == other.vars and self.aliases == other.aliases \
+            and self.past_failure == other.past_failure
 
     def kill_aliases(self, name: str) -> None:
         """``name`` (a variable or a ``base.attr`` overlay) changes: aliases of it or through it end."""
@@ -96,7 +100,7 @@ def join_states(states: Iterable[State]) -> State:
                 out[key] = value
     aliases = {a: path for a, path in live[0].aliases.items()
                if all(other.aliases.get(a) == path for other in live[1:])}
-    return State(out, aliases=aliases)
+    return State(out, aliases=aliases, past_failure=all(s.past_failure for s in live))
 
 
 
@@ -118,11 +122,26 @@ class Frame:
         self.collectors: list[list[State]] = []
         self.returns: Value = BOTTOM
         self.yields: Value = BOTTOM  # a generator: the join of the values it yields
+        self.tagged = False  # a branch of this activation tagged something (:mod:`.relational`): statements split
 
     @property
     def file(self) -> str:
         return self.module.file
 
+
+
+def past_failure(intended: Value, st: State, catching: int) -> Value:
+    """The value a call that fails on every path (already reported) leaves to the code after it.
+
+    Inside a ``try`` body with handlers or a suppressing ``with`` (``catching``: how many are in progress, in this
+    activation or a caller's), the program goes on in the handler: the path ends here (``BOTTOM``, the state
+    dead). Elsewhere the failure would end the program, hiding every bug after it: the analysis goes on with
+    ``intended``, the result the user meant the call to have, so those bugs are reported in the same run."""
+    if catching:
+        st.dead = True
+        return BOTTOM
+    st.past_failure = True
+    return widen_if_large(intended)
 
 
 def widen_if_large(value: Value) -> Value:

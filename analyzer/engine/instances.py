@@ -25,17 +25,22 @@ class Instances:
                                      for name in ("__init__", "__post_init__")):
             return V(instance)  # an ``__init__`` replaced from outside the class (a decorator's): not followed
         init = cls.lookup("__init__")
+        made = V(instance)
         if init is not None:
+            ends = BOTTOM
             for atom in init.atoms:
                 if isinstance(atom, FuncRef):
                     bound = FuncRef(atom.fn, atom.closure, atom.defaults, atom.kw_defaults, instance)
-                    self.call_function(bound, args, kwargs, node, fr, st=st, star_unknown=star_unknown)
+                    ends = ends.join(self.call_function(bound, args, kwargs, node, fr, st=st,
+                                                        star_unknown=star_unknown))
+            if ends.atoms and not ends.top and all(isinstance(a, Instance) and a.cls is cls for a in ends.atoms):
+                made = ends  # ``self.to(device)`` in ``__init__``: the instance as its ``__init__`` left it
         elif cls.dataclass_fields is not None:
             self._dataclass_init(cls, instance, args, kwargs, node, st, fr)
         post_init = cls.lookup("__post_init__")
         if post_init is not None and init is None and cls.dataclass_fields is not None:
             self.call(self._bind_class_attr(post_init, instance, node, st, fr), [], {}, node, st, fr)
-        return V(instance)
+        return made
 
     def _dataclass_init(self, cls: ClassInfo, instance: Instance, args: list[Value], kwargs: dict[str, Value],
                         node: ast.AST | None, st: State, fr: Frame) -> None:

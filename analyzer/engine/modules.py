@@ -18,7 +18,7 @@ from ..imports import (
     shim_public_names,
 )
 from ..torch_domain import TorchRef
-from .argparse_model import ArgparseRef
+from .argparse_model import NAMESPACE_TYPES, ArgparseRef
 from .flow_state import Frame, State
 from .program import ModuleInfo
 from .reuse import public_names
@@ -116,7 +116,8 @@ class ModuleLoading:
             return V(NumpyRef(target.what))
         if isinstance(target, UnknownTarget) and (target.what == "torch" or target.what.startswith("torch.")):
             return V(TorchRef(_torch_path(target.what)))
-        if isinstance(target, UnknownTarget) and target.what.split(".")[0] == "argparse":
+        if isinstance(target, UnknownTarget) and (target.what.split(".")[0] == "argparse"
+                                                  or target.what in ("types", *NAMESPACE_TYPES)):
             return V(ArgparseRef(target.what))
         return TOP
 

@@ -69,7 +69,33 @@ class Narrowing:
             true.dead = True
         for key, pred in self._narrowings(test, st, fr):
             self._narrow(key, pred, true, false, fr)
+        item = self._item_narrowing(test, st, fr)
+        if item is not None:
+            _narrow_item(*item, true, false)
         return true, false
+
+    def _item_narrowing(self, test: ast.expr, st: State,
+                        fr: Frame) -> tuple[str, object, Callable[[Value], bool | None]] | None:
+        """``batch["mask"] is not None``, ``isinstance(outputs[0], torch.Tensor)``: a test on one item of a
+        variable's dict, list or tuple, by a constant key (the variable, the key, the test on the item)."""
+        subject: ast.expr | None = None
+        pred: Callable[[Value], bool | None] | None = None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            subject = test.left
+            wanted = isinstance(test.ops[0], ast.Is)
+            pred = (lambda v: is_none_value(v)) if wanted else (lambda v: negate(is_none_value(v)))
+        elif isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords \
+                and self.eval(test.func, st.copy(), fr, quiet=True) == V(BuiltinRef("isinstance")):
+            types = _abc_types(test.args[1], fr.module.source.tree) or self._builtin_types(
+                self.eval(test.args[1], st.copy(), fr, quiet=True))
+            if types is not None:
+                subject = test.args[0]
+                pred = lambda v, t=types: _is_instance(v, t)  # noqa: E731
+        if not (isinstance(subject, ast.Subscript) and isinstance(subject.value, ast.Name)
+                and isinstance(subject.slice, ast.Constant) and pred is not None):
+            return None
+        return subject.value.id, subject.slice.value, pred
 
     def _narrow(self, key: str, pred: Callable[[Atom], bool | None], true: State, false: State, fr: Frame) -> None:
         for state, wanted in ((true, True), (false, False)):
@@ -232,6 +258,39 @@ class Narrowing:
         return out.join(TOP) if value.top else out
 
 
+def _narrow_item(name: str, key: object, pred: Callable[[Value], bool | None], true: State, false: State) -> None:
+    """Keep, in each branch, the possibilities of ``name[key]`` the test allows; a container whose item allows
+    none is not a possibility there (the branch is dead when none is left)."""
+    for state, wanted in ((true, True), (false, False)):
+        container = state.vars.get(name)
+        if state.dead or container is None:
+            continue
+        atoms: set[Atom] = set()
+        for atom in container.atoms:
+            if isinstance(atom, DictAtom) and isinstance(key, str):
+                item = atom.get(key)
+                if item is None:
+                    atoms.add(atom)
+                    continue
+                kept = item.filter(lambda a, w=wanted: pred(V(a)) in (w, None))
+                if kept.atoms or kept.top:
+                    atoms.add(DictAtom(tuple((k, kept if k == key else v) for k, v in atom.items), atom.rest))
+            elif isinstance(atom, SeqAtom) and atom.items is not None and type(key) is int \
+                    and -len(atom.items) <= key < len(atom.items):
+                item = atom.items[key]
+                kept = item.filter(lambda a, w=wanted: pred(V(a)) in (w, None))
+                if kept.atoms or kept.top:
+                    items = list(atom.items)
+                    items[key] = kept
+                    atoms.add(SeqAtom(atom.kind, tuple(items), atom.elem))
+            else:
+                atoms.add(atom)
+        if not atoms and not container.top:
+            state.dead = True
+        elif atoms != container.atoms:
+            state.vars[name] = Value(frozenset(atoms), container.top)
+
+
 _BUILTIN_TYPES: dict[str, type] = {t.__name__: t for t in (list, tuple, dict, set, str, int, float, bool)}
 _TORCH_TYPES = {"torch.Tensor": "tensor", "torch.nn.Module": "module", "torch.device": "device"}
 #: The abstract containers of ``collections.abc`` (and ``typing``) an ``isinstance`` test may name, as the
@@ -252,6 +311,14 @@ def _abc_types(expr: ast.expr, tree: ast.Module | None) -> tuple[type, ...] | No
             return None
         out.extend(found)
     return tuple(out)
+
+
+def isinstance_outcome(value: Value, types: Value) -> bool | None:
+    """``isinstance(value, types)`` on any expression (a subscript, an attribute, a call's result): the
+    answer when every possibility agrees and the types are builtins or ``torch.Tensor``/``nn.Module``/
+    ``torch.device``; ``None`` otherwise. Narrowing a variable's own possibilities is :class:`Narrowing`'s."""
+    names = Narrowing._builtin_types(types)
+    return None if names is None or value.is_bottom else _is_instance(value, names)
 
 
 def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:

@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, SeqAtom, Value, same_device
+from ..torch_domain import TorchDeviceAtom
 from .flow_state import State
+from .torch_api import devices_equal
 
 CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
@@ -26,7 +28,7 @@ BUILTIN_NAMES = frozenset({
     "property", "staticmethod", "classmethod", "getattr", "hasattr", "setattr", "sorted", "reversed", "min",
     "max", "sum", "abs", "int", "float", "str", "bool", "iter", "next", "repr", "type", "id", "round",
     "any", "all", "map", "filter", "Exception", "RuntimeError", "ValueError", "TypeError", "KeyError",
-    "NotImplementedError", "AssertionError", "StopIteration", "object", "open", "format", "hash", "callable",
+    "NotImplementedError", "AssertionError", "StopIteration", "object", "open", "format", "hash", "callable", "vars",
 })
 
 def fold_constants(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
@@ -128,6 +130,11 @@ def compare_atoms(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool 
         if same is None:
             return None
         return same if compare is operator.eq else not same
+    if isinstance(a, TorchDeviceAtom) and isinstance(b, TorchDeviceAtom):
+        if compare not in (operator.eq, operator.ne):
+            return None
+        equal = devices_equal((a.dev.type, a.dev.index, a.bare), (b.dev.type, b.dev.index, b.bare))
+        return None if equal is None else equal is (compare is operator.eq)
     if isinstance(a, Const) and isinstance(b, Const):
         try:
             return bool(compare(a.value, b.value))

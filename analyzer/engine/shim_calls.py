@@ -30,7 +30,7 @@ from ..domain import (
 from ..facts import Site
 from ..shim_api import AUTODIFF_METHODS, BINARY, CREATORS, DEVICE_CHECKED, DEVICE_CTORS, MASK_FILL, UNARY, BinarySpec
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
-from .flow_state import Frame, State, widen_if_large
+from .flow_state import Frame, State, past_failure, widen_if_large
 from .numpy_model import array_method, rng_method
 
 
@@ -45,17 +45,18 @@ class ShimCalls:
         return Origin(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what)
 
     def record(self, site: Site, lifted: lift.Lifted, st: State, fr: Frame) -> Value:
-        """Store the facts of one call and return its result (``BOTTOM``: it raises on every path)."""
+        """Store the facts of one call and return its result. A call that raises on every path is reported and
+        the path goes on with the result the user meant it to have (``Lifted.continued``), so the bugs after it
+        are found in the same run."""
         fact = self.facts.site(site, fr.ctx)
-        fact.possibilities.update(lifted.possibilities)
+        fact.record(lifted.possibilities, st.past_failure)
         fact.unknown = fact.unknown or lifted.unknown
         for role, value in lifted.operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if not lifted.possibilities and not lifted.unknown:
             return TOP  # no tensor or device reached the call (None, a str ...): not a dispatch question
         if lifted.always_fails:
-            st.dead = True  # the call raises on every path that reaches it
-            return BOTTOM
+            return past_failure(lifted.continued, st, self.catching)
         return widen_if_large(lifted.results)
 
     def call_shim_function(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,

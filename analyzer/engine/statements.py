@@ -35,7 +35,7 @@ class Statements:
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             return st
-        return method(node, st, fr)
+        return self.run_split(node, st, fr, method)
 
     def stmt_Expr(self, node: ast.Expr, st: State, fr: Frame) -> State:
         self.discarded_call = node.value  # a call whose result is thrown away (MV206 asks)

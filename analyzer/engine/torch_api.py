@@ -133,3 +133,23 @@ COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
 LEAF_IDENTITIES = frozenset({"contiguous", "float"})
 #: Layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights).
 TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})
+
+
+
+def devices_equal(a: tuple[str, int | None, bool], b: tuple[str, int | None, bool]) -> bool | None:
+    """``torch.device.__eq__`` on two known devices, each (type, index the model gives it, written without an
+    index); ``None`` where the model cannot tell. A device written without an index (``torch.device("cuda")``)
+    has index ``None`` at run time: it equals only another such device of its type, never a tensor's
+    ``.device`` (always indexed); devices of different types are never equal."""
+    if a[0] != b[0]:
+        return False
+    if a[0] in ("cpu", "meta"):
+        return True
+    if a[2] or b[2]:
+        return a[2] == b[2]
+    return None if a[1] is None or b[1] is None else a[1] == b[1]
+
+
+def device_str(kind: str, index: int | None, bare: bool) -> str:
+    """``str(torch.device(...))``: ``"cuda:0"``, ``"cpu"``; a device written without an index has none."""
+    return kind if bare or index is None else f"{kind}:{index}"

@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from runtime_shim import torch_semantics as T
 
+from ..choices import consistent, joined, tags_of
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -67,7 +68,7 @@ from ..torch_domain import (
     TorchTensorAtom,
 )
 from .entry_points import SPAWN_PATHS, spawn_call
-from .flow_state import Frame, State, rebind_call_receiver, stored, widen_if_large
+from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
@@ -111,6 +112,14 @@ _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) ->
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
+
+
+def _written_bare(dev: TorchDev, written: object) -> bool:
+    """Is ``torch.device(written)`` a device without an index (``"cuda"``, or a copy of such a device)?"""
+    if isinstance(written, TorchDeviceAtom):
+        return written.bare
+    text = written.value if isinstance(written, Const) else None
+    return isinstance(text, str) and ":" not in text and dev.type not in ("cpu", "meta")
 
 
 def torch_tensors(value: Value) -> list[TorchTensorAtom]:
@@ -254,15 +263,19 @@ class TorchModel:
     # --- recording --------------------------------------------------------------------------------------
 
     def torch_record(self, site: Site, possibilities: list[Possibility], unknown: bool, result: Value,
-                     st: State, fr: Frame, raises: bool = True, **operands: Value) -> Value:
+                     st: State, fr: Frame, raises: bool = True, intended: Value | None = None,
+                     **operands: Value) -> Value:
+        """Store the facts of one call and return its result. A call that raises on every path is reported and
+        the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
+        empty, else unknown), so the bugs after it are found in the same run."""
         fact = self.facts.site(site, fr.ctx)
-        fact.possibilities.update(possibilities)
+        fact.record(possibilities, st.past_failure)
         fact.unknown = fact.unknown or unknown
         for role, value in operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if raises and possibilities and not unknown and all(p.failed for p in possibilities):
-            st.dead = True
-            return BOTTOM
+            meant = intended if intended is not None and not intended.is_bottom else result
+            return past_failure(TOP if meant.is_bottom else meant, st, self.catching)
         return widen_if_large(result.join(TOP) if unknown else result)
 
     # --- device checks over combinations -----------------------------------------------------------------
@@ -275,11 +288,13 @@ class TorchModel:
         roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
         unknown = False
         partial = False  # an operand that may be a tensor the combinations below leave out, or combinations not judged
+        absent = False  # an operand known only as unknown (it may be a tensor on any device)
         for role, value, is_index, owned in operands:
             tensors = torch_tensors(value)
             vague = value.top or any(isinstance(a, (Instance, BoundShim)) for a in value.atoms)
             unknown = unknown or vague
             partial = partial or (vague and bool(tensors))
+            absent = absent or (vague and not tensors)
             if tensors:
                 roles.append((role, tensors, is_index, owned))
         if not roles:
@@ -287,7 +302,11 @@ class TorchModel:
         grads = self.grad_modes(st)
         possibilities: list[Possibility] = []
         results: set[Atom] = set()
-        combos = itertools.product(*(tensors for _r, tensors, _i, _o in roles))
+        intended: set[Atom] = set()  # the failing combinations' results, as if they had succeeded
+        combos = list(itertools.islice(itertools.product(*(tensors for _r, tensors, _i, _o in roles)),
+                                       MAX_COMBINATIONS + 1))
+        # operands of one undecided choice's two ways never meet (:mod:`analyzer.choices`)
+        combos = [c for c in combos if consistent(*(tags_of(a) for a in c))] or combos
         for count, combo in enumerate(combos):
             if count >= MAX_COMBINATIONS:
                 partial = True
@@ -302,26 +321,33 @@ class TorchModel:
                 partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
             code = T.mismatch_code(semantic, op)
+            data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
                 possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
-                continue
-            possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
-            data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
-            device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
+                device = data[0].dev  # what the user meant: the first operand's device
+                target = intended
+            else:
+                possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
+                if absent and all(a.dev == CPU and a.zero_dim is not False for a in data) and T.scalar_exempt(op):
+                    continue  # a CPU scalar with an unknown operand: the result is where that operand is (unknown)
+                device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
+                target = results
             needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
                 and op not in COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
+            tags = joined(tags_of(a) for a in combo)
             for enabled in grads:
-                results.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                            origin=self.origin(node, fr, f"{api} result")))
+                target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
+                                           origin=self.origin(node, fr, f"{api} result"), tags=tags))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
             unknown = False
         site = self.site(node, api, fr)
-        return self.torch_record(site, possibilities, unknown or partial, Value(frozenset(results)), st, fr)
+        return self.torch_record(site, possibilities, unknown or partial, Value(frozenset(results)), st, fr,
+                                 intended=Value(frozenset(intended)))
 
     def same_device_result(self, receiver: Value, node: ast.AST, st: State, fr: Frame, zero_dim: bool | None,
                            detach: bool = False, api: str = "") -> Value:
@@ -517,8 +543,8 @@ class TorchModel:
         devices = self.devices_of(value, st)
         if devices is None:
             return TOP
-        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"))
-                               for dev, _a in devices))
+        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"),
+                                               bare=_written_bare(dev, atom)) for dev, atom in devices))
 
     @staticmethod
     def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
@@ -832,6 +858,10 @@ class TorchModel:
             return self.torch_export("numpy", "Tensor.numpy", receiver, node, st, fr, V(ArrayAtom("float")))
         if name == "__dlpack__":
             return self.torch_export("dlpack", "Tensor.__dlpack__", receiver, node, st, fr)
+        if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
+                and receiver.only(TorchTensorAtom):
+            # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
+            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
                     "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP

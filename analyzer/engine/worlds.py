@@ -96,7 +96,7 @@ def _signature(fact: SiteFact | RevealFact) -> tuple:
 def _content(fact: SiteFact | RevealFact) -> tuple:
     if isinstance(fact, RevealFact):
         return (frozenset(fact.texts),)
-    return (frozenset(fact.possibilities), fact.unknown)
+    return (frozenset(fact.possibilities), fact.unknown, fact.real, fact.passed_past_failure)
 
 
 def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WORLD_OFFSET,

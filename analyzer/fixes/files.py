@@ -114,7 +114,8 @@ def _sources(report: object, files: dict[str, FileFix]) -> list[SourceFile]:
     out = []
     for source in report.sources.values():  # type: ignore[attr-defined]
         data = files[source.path].encoded() if source.path in files else source.data
-        out.append(SourceFile(source.path, source.module, source.is_package, data, failure=source.failure))
+        out.append(SourceFile(source.path, source.module, source.is_package, data, failure=source.failure,
+                              cells=source.cells))
     return out
 
 
@@ -128,15 +129,26 @@ def unified_diff(fix: FileFix, name: str) -> str:
     return "".join(out)
 
 
+class NotWritten(Exception):
+    """A fixed file that was deliberately left as it is (read-only, or changed since it was read)."""
+
+
 def write(fix: FileFix) -> None:
-    """Write the fixed file atomically: a temporary file in the same directory replaces it."""
-    write_atomic(fix.path, fix.encoded())
+    """Write the fixed file atomically: a temporary file in the same directory replaces it, only if the
+    file is still the bytes that were analysed (:class:`NotWritten` otherwise, or when it is read-only)."""
+    write_atomic(fix.path, fix.encoded(), expected=fix.original)
 
 
-def write_atomic(path: str, data: bytes) -> None:
+def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
+    """Replace ``path``'s content with ``data``; with ``expected``, only while the file still holds those
+    bytes (a line the user saved during the run is never lost). A file without write permission for the
+    user (its own mode bits: the rename would bypass them, even for root) is not replaced."""
     target = os.path.realpath(path)  # a symlink stays a symlink: its target is rewritten
     directory = os.path.dirname(target) or "."
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    info = os.stat(target)
+    mode = stat.S_IMODE(info.st_mode)
+    if not _may_write(info) or not os.access(target, os.W_OK):
+        raise NotWritten("the file is read-only")
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
@@ -144,11 +156,36 @@ def write_atomic(path: str, data: bytes) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.chmod(temporary, mode)
+        if expected is not None and _current(target) != expected:  # as late as possible: right before the rename
+            raise NotWritten("it changed during the run")
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _may_write(info: os.stat_result) -> bool:
+    """Whether the file's own mode bits let this user write it (for root, who may write anything: whether
+    anyone may, so a 0444 file stays read-only). ``os.access`` then covers ACLs and read-only mounts."""
+    if not hasattr(os, "geteuid"):  # Windows: the read-only attribute is the owner's write bit
+        return bool(info.st_mode & stat.S_IWUSR)
+    uid = os.geteuid()
+    if uid == info.st_uid:
+        return bool(info.st_mode & stat.S_IWUSR)
+    if uid == 0:
+        return bool(info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    if info.st_gid in (os.getegid(), *os.getgroups()):
+        return bool(info.st_mode & stat.S_IWGRP)
+    return bool(info.st_mode & stat.S_IWOTH)
+
+
+def _current(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def print_text(fix: FileFix | None, source: SourceFile) -> None:

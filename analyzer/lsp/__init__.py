@@ -1,9 +1,11 @@
 """``devicelint lsp``: the language server (stdio; pygls 2 and lsprotocol, the ``lsp`` extra).
 
 Modules: :mod:`.positions` (columns ↔ LSP code units), :mod:`.options` (settings),
-:mod:`.project` (what an edit re-analyses), :mod:`.convert` (lsprotocol types),
+:mod:`analyzer.projects` (what an edit re-analyses), :mod:`.convert` (lsprotocol types),
 :mod:`.actions` (code actions), :mod:`.server` (state, debouncing, crash reports),
-:mod:`.features` (the LSP methods). Importing this package imports no pygls: the CLI
+:mod:`.features` (the LSP methods), :mod:`.framing` (cutting stdin into messages), :mod:`.transport`
+(the stdio loop), :mod:`.protocol` (what each message may do when), :mod:`.config_report` (configuration
+errors as diagnostics). Importing this package imports no pygls: the CLI
 imports it only for ``devicelint lsp``.
 """
 
@@ -21,7 +23,7 @@ MISSING = "`devicelint lsp` needs pygls and lsprotocol: pip install 'devicelint[
 
 
 def main() -> int:
-    """Serve over stdin/stdout until the client says exit; 2 when pygls is missing."""
+    """Serve over stdin/stdout until the client says exit: 0 after shutdown, else 1; 2 when pygls is missing."""
     try:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
@@ -40,5 +42,4 @@ def main() -> int:
     # (the CLI raises them too); what is loaded by now lives as long as the server.
     gc.set_threshold(100_000, 50, 100)
     gc.freeze()
-    server.start_io()
-    return 0
+    return server.serve()

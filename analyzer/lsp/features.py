@@ -69,6 +69,7 @@ def register(server: DeviceLintServer) -> DeviceLintServer:
             return
         if os.path.basename(path) == "pyproject.toml":
             ls.reset_projects()
+            ls.project_for(path)  # re-read now: its error diagnostic goes (or comes) even with no module open
             ls.schedule(ls.open_documents(), 0)
             return
         ls.project_for(path).forget_files()
@@ -87,7 +88,9 @@ def register(server: DeviceLintServer) -> DeviceLintServer:
                                params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
         path = _path(params.text_document.uri)
         items = []
-        if path is not None:
+        if path is not None and path in ls.config_problems:
+            items = [ls.config_problems[path]]
+        elif path is not None:
             await ls.fresh(path)
             items = ls.lsp_diagnostics(path)
         return types.RelatedFullDocumentDiagnosticReport(items=items)

@@ -97,6 +97,7 @@ def build_settings(found: config.Config, client: ClientOptions) -> Settings:
     settings.ignore = client.ignore
     settings.per_file_ignores = found.per_file_ignores()
     settings.respect_noqa = not client.ignore_noqa
+    settings.max_file_size = found.get("max-file-size", settings.max_file_size)
     settings.discovery = DiscoveryOptions(
         root=found.root,
         exclude=found.get("exclude"),

@@ -13,6 +13,7 @@ import contextlib
 import gc
 import logging
 import os
+import sys
 import threading
 import traceback
 from collections.abc import Iterable, Iterator
@@ -27,10 +28,14 @@ from .. import __version__, config
 from ..diagnostics import Diagnostic
 from ..projects import Analysis, Project, find_root
 from ..runner import Report
-from ..settings import SettingsError
-from .convert import LinesOf, to_lsp
+from ..settings import Settings, SettingsError
+from . import config_report
+from .config_report import check_globs, file_of
+from .convert import LinesOf, to_lsp, uri_of
 from .options import ClientOptions, build_settings, find_config, parse_client_options
 from .positions import UTF16, split_lines
+from .protocol import DeviceLintProtocol
+from .transport import serve_stdio
 
 log = logging.getLogger("devicelint.lsp")
 ANALYSIS_STACK = 256 * 1024 * 1024  # the engine recurses deeply (the CLI raises the recursion limit too)
@@ -77,7 +82,8 @@ class FileResult:
 
 class DeviceLintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("devicelint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("devicelint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=DeviceLintProtocol)
         self.client_options = ClientOptions()
         self.init_options: object = None
         self.encoding = UTF16
@@ -91,16 +97,19 @@ class DeviceLintServer(LanguageServer):
         self._pending: asyncio.Task | None = None
         self._lock: asyncio.Lock | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self.config_problems: dict[str, types.Diagnostic] = {}  # configuration file -> its error, as published
         self.configured = asyncio.Event()  # set once the client's settings are read (analyses wait for it)
 
     # ------------------------------------------------------------------ documents and projects
 
     def open_documents(self) -> dict[str, tuple[str, int | None, str]]:
-        """path -> (uri, version, text) of every open ``file:`` document."""
+        """path -> (uri, version, text) of every open ``file:`` Python document (a ``.py``/``.pyi`` file, or
+        one the client calls ``python``: a configuration file open beside them is neither analysed nor
+        a stand-in for a module)."""
         out = {}
         for uri, document in list(self.workspace.text_documents.items()):
             path = to_fs_path(uri) if uri.startswith("file:") else None
-            if path is not None:
+            if path is not None and (path.endswith((".py", ".pyi")) or document.language_id == "python"):
                 out[os.path.abspath(path)] = (uri, document.version, document.source)
         return out
 
@@ -135,26 +144,55 @@ class DeviceLintServer(LanguageServer):
         directory = os.path.dirname(path)
         key = self._project_keys.get(directory)
         if key is None or key not in self.projects:
+            problem: Exception | None = None
             try:
                 found = find_config(path)
             except config.ConfigError as error:
-                self.show_error(f"devicelint: {error} (using the default settings)")
-                found = None
+                problem, found = error, None
             base = found or config.Config(None, directory, {})
             # the project `devicelint check FILE` analyses the file with (analyzer.projects.find_root)
             root = find_root(path, base.roots(), fallback=self.workspace_root(path))
             key = (root.directory, found.path if found is not None else None)
             if key not in self.projects:
-                if found is None:
-                    base = config.Config(None, root.directory, {})
-                try:
-                    settings = build_settings(base, self.client_options)
-                except (SettingsError, config.ConfigError) as error:
-                    self.show_error(f"devicelint: {error} (using the default settings)")
-                    settings = build_settings(config.Config(None, root.directory, {}), ClientOptions())
+                settings = None
+                if found is not None:
+                    try:
+                        check_globs(found)
+                        settings = build_settings(found, self.client_options)
+                    except (SettingsError, config.ConfigError) as error:
+                        problem = error
+                if settings is None:
+                    settings = self._default_settings(root.directory)
+                self.report_config(found.path if found is not None else file_of(problem) if problem else None,
+                                   problem)
                 self.projects[key] = Project(root, settings)
             self._project_keys[directory] = key
         return self.projects[key]
+
+    def _default_settings(self, root: str) -> Settings:
+        try:
+            return build_settings(config.Config(None, root, {}), self.client_options)
+        except (SettingsError, config.ConfigError):
+            return build_settings(config.Config(None, root, {}), ClientOptions())
+
+    def report_config(self, path: str | None, problem: Exception | None) -> None:
+        """A configuration error shown (and as a diagnostic on the file), or the file's old error cleared."""
+        if problem is not None:
+            message = str(problem) if path is None or str(problem).startswith(path) else f"{path}: {problem}"
+            self.show_error(f"devicelint: {message} (using the default settings)")
+        if path is None:
+            return
+        if problem is not None:
+            self.config_problems[path] = config_report.diagnostic(path, str(problem), self.encoding)
+            items = [self.config_problems[path]]
+        elif self.config_problems.pop(path, None) is not None:
+            items = []
+        else:
+            return
+        if self.push:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri_of(path), diagnostics=items))
+        elif self.refresh:
+            self.workspace_diagnostic_refresh(None)  # a pulling client asks again (pyproject.toml's answer changed)
 
     def reset_projects(self) -> None:
         """Settings changed (client or ``pyproject.toml``): rebuild every project on the next analysis."""
@@ -343,11 +381,20 @@ class DeviceLintServer(LanguageServer):
         """A closed document: its diagnostics cleared; the modules analysed with it re-read it from disk."""
         self.results.pop(path, None)
         others = self.members.pop(path, frozenset()) - {path}
-        if self.push:
+        if self.push and path not in self.config_problems:  # a configuration error stays until it is fixed
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         documents = self.open_documents()
         if any(p in documents for p in others):
             self.schedule([p for p in others if p in documents], 0)
+
+    def serve(self) -> int:
+        """Serve over stdin/stdout (a reader that survives malformed messages); the exit status."""
+        assert isinstance(self.protocol, DeviceLintProtocol)
+        self._stop_event = threading.Event()
+        try:
+            return serve_stdio(self.protocol, sys.stdin.buffer, sys.stdout.buffer)
+        finally:
+            self.shutdown()
 
     def shutdown(self) -> None:
         if self._executor is not None:

@@ -55,9 +55,39 @@ def test_an_empty_command_line_is_the_defaults_on_every_path() -> None:
     assert findings("[]") == [("MV202", "error")]
 
 
-def test_an_option_assigned_anywhere_is_not_read_as_its_default() -> None:
-    assert findings(extra="args.device = 'cpu'\n") == []
+def test_an_option_stored_on_the_namespace_is_read_as_stored_from_there_on() -> None:
+    before_use = SCRIPT.replace("model = nn", "args.device = 'cpu'\nmodel = nn")
+    assert check_source(before_use.format(line="", extra=""), "script.py", Settings(jobs=1)).findings == []
+    # stored after the use: the use still reads the default
+    assert findings(extra="args.device = 'cpu'\n") == [("MV202", "warning")]
     assert findings("['--device', 'cpu']") == []  # a command line the model does not parse: unknown
+
+
+def test_stored_attributes_travel_with_the_namespace_into_functions() -> None:
+    script = SCRIPT.replace("model = nn.Linear(3, 3).to(args.device)\nprint(model(torch.randn(2, 3)))",
+                            "args.device = 'cpu'\n\ndef run(opts):\n    model = nn.Linear(3, 3).to(opts.device)\n"
+                            "    print(model(torch.randn(2, 3)))\n\nrun(args)")
+    assert check_source(script.format(line="", extra=""), "script.py", Settings(jobs=1)).findings == []
+
+
+def test_a_store_the_analysis_does_not_follow_drops_the_default() -> None:
+    # through a parameter or an attribute: other variables holding the namespace would not see it
+    assert findings(extra="def fix(opts):\n    opts.device = 'cpu'\n") == []
+    assert findings(extra="class Run:\n    def __init__(self, a):\n        self.args = a\n"
+                          "        self.args.device = 'cpu'\n") == []
+    # ``self.device = ...`` in a method stores on an instance: the option keeps its default
+    assert findings(extra="class Log:\n    def __init__(self):\n        self.device = 'cpu'\n") \
+        == [("MV202", "warning")]
+
+
+def test_simple_namespaces_hold_their_keywords() -> None:
+    script = ("import types\nimport torch\nfrom torch import nn\n"
+              "cfg = types.SimpleNamespace(device='cuda', width=3)\n"
+              "model = nn.Linear(3, cfg.width).to(cfg.device)\nprint(model(torch.randn(2, 3)))\n")
+    report = check_source(script, "script.py", Settings(jobs=1))
+    assert [d.code for d in report.findings] == ["MV202"]
+    spliced = script.replace("cfg.device)", "vars(cfg)['device'])")
+    assert [d.code for d in check_source(spliced, "script.py", Settings(jobs=1)).findings] == ["MV202"]
 
 
 def test_a_parser_with_positional_parents_reads_every_option_as_unknown() -> None:

@@ -153,10 +153,24 @@ def test_config_keys_and_flag_precedence(tmp_path: Path, capsys: pytest.CaptureF
     ('[tool.devicelint]\nbackends = ["Tpu"]\n', "unknown backend"),
     ('[tool.devicelint]\nper-file-ignores = ["x"]\n', "must be a table"),
     ('[tool.devicelint\nselect = []\n', "invalid TOML"),
+    # every user-supplied pattern and value: the key and the bad value, never "internal error"
+    ('[tool.devicelint]\nexclude = ["[z-a]"]\n', "`exclude`: invalid glob '[z-a]'"),
+    ('[tool.devicelint]\nextend-exclude = ["src/[abc"]\n', "`extend-exclude`: invalid glob 'src/[abc'"),
+    ('[tool.devicelint]\nextend-exclude = ["{a,b"]\n', "`extend-exclude`: invalid glob '{a,b'"),
+    ('[tool.devicelint]\nper-file-ignores = { "[z-a]/*" = ["MV1"] }\n', "`per-file-ignores`: invalid glob"),
+    ('[tool.devicelint]\nextend-per-file-ignores = { "!x[" = ["MV1"] }\n', "`extend-per-file-ignores`: "
+     "invalid glob"),
+    ('[tool.devicelint]\nexclude = "build"\n', "`exclude` must be a list of strings"),
+    ('[tool.devicelint]\nmax-file-size = "lots"\n', "`max-file-size` must be a size in bytes"),
+    ('[tool.devicelint]\nmax-file-size = -1\n', "`max-file-size` must be a size in bytes"),
+    ('[tool.devicelint]\ncache-dir = 3\n', "`cache-dir` must be a string"),
+    ('[tool.devicelint]\ncache-dir = "taken/cache"\n', "`cache-dir`: cannot use"),
+    ("[tool.devicelint]\nexclude = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
 ])
 def test_bad_configuration_is_one_line_and_exit_2(tmp_path: Path, text: str, message: str) -> None:
     write(tmp_path, "pyproject.toml", text)
     write(tmp_path, "train.py", FAILING)
+    write(tmp_path, "taken", "a file where the cache directory's parent should be")
     proc = subprocess.run([sys.executable, "-m", "analyzer", "check", str(tmp_path / "train.py")],
                           capture_output=True, text=True, cwd=tmp_path, env=_env())
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -331,3 +345,141 @@ def test_gitignore_matcher_agrees_with_git(tmp_path: Path) -> None:
     assert ours == ignored_by_git
     assert "sub/gen_ok.py" not in ours and "keep.log.py" not in ours  # re-included by `!`
     assert "data/keep/k.py" in ours  # ... but not under an ignored directory
+
+
+# --------------------------------------------------------------------------- configuration errors
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--exclude", "[z-a]"], "`--exclude`: invalid glob '[z-a]'"),
+    (["--extend-exclude", "ok,[z-a]"], "`--extend-exclude`: invalid glob '[z-a]'"),
+    (["--per-file-ignores", "[z-a]:MV1"], "`--per-file-ignores`: invalid glob '[z-a]'"),
+    (["--extend-per-file-ignores", "a/{b:MV1"], "`--per-file-ignores`: invalid glob 'a/{b'"),
+    (["--select", "MV9999"], "invalid rule selector 'MV9999'"),
+    (["--max-file-size", "ten"], "`--max-file-size` must be a size in bytes"),
+    (["--cache-dir", "taken"], "--cache-dir: cannot use"),
+    (["--config", "exclude = " + "[" * 5000 + "]" * 5000], "nested too deeply"),
+    (["--config", 'exclude = ["[z-a]"]'], "`exclude`: invalid glob '[z-a]'"),
+])
+def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+    write(tmp_path, "train.py", FAILING)
+    write(tmp_path, "taken", "a file, not a directory")
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", *argv, "train.py"],
+                          capture_output=True, text=True, cwd=tmp_path, env=_env())
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreadable_pyproject_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """One that cannot be read may hold the configuration: running without it would be silently wrong.
+    (Simulated: root reads a file of mode 000.)"""
+    from analyzer import config
+
+    write(tmp_path, "pyproject.toml", "[tool.devicelint]\nignore = ['MV102']\n")
+    write(tmp_path, "train.py", FAILING)
+    monkeypatch.chdir(tmp_path)
+    real_open = open
+
+    def denying_open(path, *args, **kwargs):
+        if str(path).endswith("pyproject.toml"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(config, "open", denying_open, raising=False)
+    code, out, err = run(capsys, "check", "train.py")
+    assert code == 2 and out == ""
+    assert "pyproject.toml: cannot read the configuration: Permission denied" in err
+
+
+def test_a_cache_dir_that_cannot_be_used_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "train.py", FAILING)
+    write(tmp_path, "blocker", "a file")
+    monkeypatch.chdir(tmp_path)
+    code, _out, err = run(capsys, "check", "--cache-dir", "blocker/cache", "train.py")
+    assert code == 2 and "--cache-dir: cannot use" in err and "blocker" in err
+    # a usable one is created and used; --no-cache never looks at it
+    assert run(capsys, "check", "--cache-dir", "fresh/cache", "train.py")[0] == 1
+    assert (tmp_path / "fresh" / "cache").is_dir()
+    assert run(capsys, "check", "--no-cache", "--cache-dir", "blocker/cache", "train.py")[0] == 1
+    monkeypatch.setenv("DEVICELINT_CACHE_DIR", str(tmp_path / "blocker" / "env-cache"))
+    code, _out, err = run(capsys, "check", "train.py")
+    assert code == 2 and "DEVICELINT_CACHE_DIR: cannot use" in err
+
+
+# --------------------------------------------------------------------------- ruff's glob semantics
+
+# the cases of ruff's documentation (`exclude`, `per-file-ignores`) and of globset's, which ruff matches
+# with (`*` crosses `/` there: ruff builds its globs without `literal_separator`)
+GLOB_CASES = [
+    (".mypy_cache", ".mypy_cache", True),
+    ("foo.py", "foo.py", True),
+    ("foo_*.py", "foo_bar.py", True),
+    ("foo_*.py", "bar_foo.py", False),
+    ("directory/foo.py", "directory/foo.py", True),
+    ("directory/*.py", "directory/a.py", True),
+    ("directory/*.py", "directory/sub/a.py", True),  # `*` crosses `/`
+    ("directory/*.py", "other/a.py", False),
+    ("**/{tests,docs,tools}/*", "tests/test_a.py", True),
+    ("**/{tests,docs,tools}/*", "pkg/docs/conf.py", True),
+    ("**/{tests,docs,tools}/*", "pkg/src/a.py", False),
+    ("**/foo", "foo", True),  # `**/` matches zero directories
+    ("**/foo", "bar/foo", True),
+    ("**/foo", "a/b/foo", True),
+    ("**/foo", "foo/bar", False),
+    ("foo/**", "foo/a", True),
+    ("foo/**", "foo/a/b", True),
+    ("foo/**", "foo", False),
+    ("foo/**/bar", "foo/bar", True),
+    ("foo/**/bar", "foo/a/bar", True),
+    ("foo/**/bar", "foo/a/b/bar", True),
+    ("foo/**/bar", "foo/barx", False),
+    ("?.py", "a.py", True),
+    ("?.py", "ab.py", False),
+    ("[ab].py", "b.py", True),
+    ("[ab].py", "c.py", False),
+    ("[!ab].py", "c.py", True),
+    ("[^ab].py", "a.py", False),
+    ("[a-c].py", "b.py", True),
+    ("[]].py", "].py", True),
+    ("{a,b}.py", "b.py", True),
+    ("{a,b}.py", "c.py", False),
+    (r"\*.py", "*.py", True),
+    (r"\*.py", "a.py", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), GLOB_CASES)
+def test_globs_follow_ruff(pattern: str, path: str, expected: bool) -> None:
+    assert bool(discovery.glob_regex(pattern).match(path)) is expected
+
+
+@pytest.mark.parametrize("pattern", ["[z-a]", "[abc", "a{b,c", "{a,{b,c}}"])
+def test_invalid_globs_are_rejected(pattern: str) -> None:
+    with pytest.raises(discovery.GlobError, match="invalid glob"):
+        discovery.check_glob(pattern)
+
+
+def test_double_star_excludes_zero_directories(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.devicelint]\nextend-exclude = ["**/sub/a.py"]\n')
+    write(tmp_path, "sub/a.py", FAILING)
+    write(tmp_path, "deep/er/sub/a.py", FAILING)
+    kept = write(tmp_path, "sub/b.py", FAILING)
+    monkeypatch.chdir(tmp_path)
+    found = discover(["."], DiscoveryOptions(root=str(tmp_path), extend_exclude=("**/sub/a.py",)))
+    assert [os.path.abspath(p) for p in found] == [str(kept)]
+    code, out, _err = run(capsys, "check", ".")
+    assert code == 1 and "sub/b.py" in out and "sub/a.py" not in out
+
+
+def test_a_project_root_with_glob_characters_is_literal(tmp_path: Path) -> None:
+    root = tmp_path / "proj[1]"
+    write(root, "build/gen.py", FAILING)
+    kept = write(root, "src/a.py", FAILING)
+    found = discover([str(root)], DiscoveryOptions(root=str(root), exclude=("build",)))
+    assert found == [str(kept)]
+    found = discover([str(root)], DiscoveryOptions(root=str(root), exclude=("src/*.py",)))
+    assert found == [str(root / "build" / "gen.py")]

@@ -183,11 +183,25 @@ def test_try_handlers_see_every_state() -> None:
     """)
 
 
-def test_a_definite_failure_ends_the_path() -> None:
+def test_a_definite_failure_is_reported_and_the_path_goes_on() -> None:
+    # the bugs after it are found in the same run (``inner()`` of a plain tensor)
     assert_markers(HEADER + """
     w = Tensor.ones([2], Device.flex().autodiff())
     w.to_device(Device.ndarray())  # expect: MV102
-    w.inner().inner()
+    w.inner().inner()  # expect: MV108
+    """)
+
+
+def test_a_caught_definite_failure_ends_the_path() -> None:
+    # the program goes on in the handler: the rest of the try body never runs
+    assert_markers(HEADER + """
+    from runtime_shim import DispatchError
+    w = Tensor.ones([2], Device.flex().autodiff())
+    try:
+        w.to_device(Device.ndarray())  # expect: MV102
+        w.inner().inner()
+    except DispatchError:
+        pass
     """)
 
 

@@ -1055,3 +1055,102 @@ def test_a_stored_element_changes_the_container_it_was_read_from() -> None:
     for source in (start + appended, start + tensor):
         recorded = check_source(source, "prog.py", Settings(select=("MV2",), record_expressions=True))
         assert sorted((d.row, d.code, d.severity.value) for d in recorded.diagnostics) == findings(source)
+
+
+# --- conditions and results that no longer invent a device ----------------------------------------------
+
+
+def test_device_equality_follows_torch_device_eq() -> None:
+    from analyzer.engine.torch_api import devices_equal
+    assert devices_equal(("cpu", None, False), ("cuda", 0, False)) is False
+    assert devices_equal(("cpu", None, False), ("cpu", None, False)) is True
+    assert devices_equal(("cuda", 0, False), ("cuda", 1, False)) is False
+    assert devices_equal(("cuda", 0, True), ("cuda", 0, False)) is False  # torch.device("cuda") vs t.device
+    assert devices_equal(("cuda", 0, True), ("cuda", 0, True)) is True
+
+
+def test_device_comparisons_decide_the_branch() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        x = torch.randn(3, 4)
+        if x.device != model.weight.device:
+            x = x.to(model.weight.device)
+        print(model(x))
+        y = torch.randn(3, 4)
+        if model.weight.device == torch.device("cuda"):
+            y = y.cuda()  # never: an unindexed device is not a tensor's device
+        print(model(y.to(device)))
+    """) == []
+    # the wrong move after a correct comparison is still found
+    assert findings("""
+        import torch
+        from torch import nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        x = torch.randn(3, 4, device=device)
+        if x.device == model.weight.device:
+            x = x.cpu()
+        print(model(x))
+    """) == [(9, "MV202", "warning")]
+
+
+def test_isinstance_of_an_item_or_attribute_is_decided() -> None:
+    source = """
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        def weights(cfg):
+            if isinstance(cfg["w"], {kind}):
+                return torch.full((2,), 1.0)
+            return cfg["w"]
+        print(torch.ones(2, device=device) * weights({{"w": torch.ones(2, device=device)}}))
+    """
+    assert findings(source.format(kind="float")) == []
+    assert findings(source.format(kind="torch.Tensor")) == [(8, "MV201", "warning")]
+
+
+def test_an_unknown_operand_with_a_cpu_scalar_stays_unknown() -> None:
+    source = """
+        import torch
+        import somelib
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        scaled = somelib.logits() * torch.tensor({value})
+        print(torch.cat([scaled, torch.zeros(2, 3, device=device)]))
+    """
+    assert findings(source.format(value="0.5")) == []
+    # a 1-dim CPU operand: where the product succeeds it is on the CPU
+    assert findings(source.format(value="[0.5, 2.0, 1.0]")) == [(6, "MV201", "warning")]
+
+
+def test_a_module_that_moves_itself_in_init_is_the_moved_module() -> None:
+    source = """
+        import torch
+        from torch import nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.to(device)
+        net = Net()
+        print(net.fc.weight @ torch.ones(4, {where}))
+    """
+    assert findings(source.format(where="device=device")) == []
+    assert findings(source.format(where="")) == [(11, "MV201", "warning")]
+
+
+def test_device_text_and_index_are_known() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        x, y = torch.randn(3, 4), torch.randn(3, 4)
+        if str(model.weight.device) != "cpu":
+            x = x.to(model.weight.device)
+        if model.weight.get_device() >= 0:
+            y = y.cuda()
+        print(model(x), model(y))
+    """) == []

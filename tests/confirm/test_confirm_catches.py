@@ -327,3 +327,36 @@ def test_fresh_interpreters_judge_the_same(tmp_path: Path, wrong: tuple[int, dic
         assert _verdicts(fresh, name) == _verdicts(preloaded, name), name
     assert {Path(p["program"]).name: p["status"] for p in fresh["programs"]} == {
         "wrong_state.py": "ok", "crash.py": "crashed", "advisory.py": "ok"}
+
+
+NOT_REACHED_PROGRAM = """\
+    # expect-failure: MV102 at line 10
+    from runtime_shim import Device, Tensor
+
+
+    def export(t):
+        return t.to_device(Device.ndarray().autodiff())
+
+
+    weights = Tensor.random([2], Device.flex().autodiff()).require_grad()
+    moved = weights.to_device(Device.ndarray())
+    print(export(moved.inner()).to_list())
+    print((moved + Tensor.ones([2], Device.flex())).to_list())
+    """
+
+
+def test_findings_after_the_failure_that_ended_the_run_are_not_reached(tmp_path: Path) -> None:
+    """The analysis goes on past the failure at line 10 and reports the two bugs after it (``inner()`` of the plain
+    tensor the move was meant to give, then backends mixed); the run stops at line 10: they are "not reached",
+    never false alarms."""
+    _write(tmp_path / "p", {"stops.py": NOT_REACHED_PROGRAM})
+    status, doc = _confirm(tmp_path / "p")
+    assert status == 0, doc["summary"]
+    verdicts = _verdicts(doc, "stops.py")
+    assert (10, 9, "agree", "MV102") in verdicts
+    assert {(row, code) for row, _c, kind, code in verdicts if kind == "not reached"} == {(11, "MV108"),
+                                                                                         (12, "MV105")}
+    summary = doc["summary"]
+    assert (summary["false_alarms"], summary["misses"], summary["not_reached"]) == (0, 0, 2)
+    [row] = doc["files"]
+    assert row["not_reached"] == 2

@@ -24,7 +24,7 @@ pytest.importorskip("torch")
 
 from analyzer.cli import main  # noqa: E402
 from analyzer.confirm.launch import Run, missing_cuda, run_programs  # noqa: E402
-from analyzer.confirm.match import AGREE, MISS, compare  # noqa: E402
+from analyzer.confirm.match import AGREE, MISS, NOT_REACHED, compare  # noqa: E402
 from analyzer.confirm.programs import (  # noqa: E402
     SHIM_RUNTIME,
     TORCH_RUNTIME,
@@ -142,9 +142,9 @@ def test_torch_program_runs_under_the_observer_and_matches(tmp_path: Path, prelo
         (6, 9, AGREE, "MV201"), (9, 3, AGREE, "MV206")}
     # nothing predicted: both recorded failures are misses
     assert judged() == {(6, 9, MISS, "MV201"), (9, 1, MISS, "MV206")}
-    # another code on the same line does not pair by line (the call it names may never have run)
+    # another code on the same line does not pair by line (the call it names may never have run): not reached
     assert judged(_diagnostic(path, "MV203", Severity.ERROR, (6, 13, 6, 14))) == {
-        (6, 9, MISS, "MV201"), (9, 1, MISS, "MV206")}
+        (6, 9, MISS, "MV201"), (9, 1, MISS, "MV206"), (6, 13, NOT_REACHED, "MV203")}
     # an error at the failing call with another code: the call ran and did not fail with it
     assert ("false alarm", "MV207") in {(kind, code) for _r, _c, kind, code in
                                         judged(_diagnostic(path, "MV207", Severity.ERROR, ADD))}

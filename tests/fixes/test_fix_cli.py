@@ -198,3 +198,55 @@ def test_the_cache_keeps_fixes(project: Path, capsys: pytest.CaptureFixture) -> 
     warm = json.loads(run(capsys, "--output-format", "json", ".")[1])
     assert any((project / ".cache").rglob("*.json"))
     assert cold == warm and warm[0]["fix"]["edits"][0]["content"] == ".inner()"
+
+
+def test_a_read_only_file_is_not_replaced(project: Path, capsys: pytest.CaptureFixture) -> None:
+    """Mode 0444 is respected even by root (the rename would bypass it): the file's own bits decide."""
+    for name in ("a.py", "b.py", "c.py"):
+        (project / name).write_text(MV102, encoding="utf-8")
+    os.chmod(project / "b.py", 0o444)
+    code, _out, err = run(capsys, "--fix", "--no-cache", ".")
+    assert code == 2 and "b.py: not fixed: the file is read-only (the file is unchanged)" in err
+    assert (project / "b.py").read_text(encoding="utf-8") == MV102
+    assert stat.S_IMODE(os.stat(project / "b.py").st_mode) == 0o444
+    assert (project / "a.py").read_text(encoding="utf-8") == MV102_FIXED
+    assert (project / "c.py").read_text(encoding="utf-8") == MV102_FIXED
+    # exactly which files were written and which were not
+    assert "fixes written to 2 file(s): a.py, c.py; not written to 1 file(s): b.py" in err
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_file_changed_during_the_run_is_not_fixed(project: Path, capsys: pytest.CaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user saves a line while the analysis runs: the fix (computed from the old bytes) is not written."""
+    from analyzer.fixes import files as fix_files
+
+    (project / "a.py").write_text(MV102, encoding="utf-8")
+    (project / "b.py").write_text(MV102, encoding="utf-8")
+    saved = MV102 + "print('saved during the run')\n"
+    real_fix_report = fix_files.fix_report
+
+    def edit_then_fix(*args, **kwargs):  # the edit lands after the analysis read the file
+        outcome = real_fix_report(*args, **kwargs)
+        (project / "a.py").write_text(saved, encoding="utf-8")
+        return outcome
+
+    monkeypatch.setattr(fix_files, "fix_report", edit_then_fix)
+    code, _out, err = run(capsys, "--fix", "--no-cache", ".")
+    assert code == 2 and "a.py: not fixed: it changed during the run (the file is unchanged)" in err
+    assert (project / "a.py").read_text(encoding="utf-8") == saved  # the user's line is kept
+    assert (project / "b.py").read_text(encoding="utf-8") == MV102_FIXED
+    assert "fixes written to 1 file(s): b.py; not written to 1 file(s): a.py" in err
+    assert sorted(p.name for p in project.iterdir() if p.is_file()) == ["a.py", "b.py"]  # no temporary left
+
+
+def test_write_atomic_compares_right_before_the_rename(tmp_path: Path) -> None:
+    from analyzer.fixes.files import NotWritten, write_atomic
+
+    target = tmp_path / "x.py"
+    target.write_bytes(b"new content\n")
+    with pytest.raises(NotWritten, match="changed during the run"):
+        write_atomic(str(target), b"fixed\n", expected=b"old content\n")
+    assert target.read_bytes() == b"new content\n"
+    write_atomic(str(target), b"fixed\n", expected=b"new content\n")
+    assert target.read_bytes() == b"fixed\n"

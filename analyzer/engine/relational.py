@@ -1,0 +1,378 @@
+"""One value, one device: undecided branches tag what they leave behind, and statements run per alternative.
+
+An ``if`` whose test the analysis cannot decide joins two states; the
+possibilities that only one branch made carry a tag naming the test (a
+:class:`~analyzer.choices.Choice`: the frame's context, the test's text and
+its abstract value, so the same flag tested twice is one choice) and the way
+it went. A simple statement that reads values holding both ways of a choice,
+holds an undecided conditional expression about devices, or hands a device
+flag to a call, runs once per way, on the state where the choice went that
+way, and what it assigns carries that way's tag: ``a + b`` after two
+``if use_cuda:`` moves pairs the CPU ``a`` with the CPU ``b`` only. The branches
+of a later ``if`` on the same test see only their own way's possibilities. A
+name that holds one value on one of two devices (a parameter, a helper's
+result) is tagged by device where a statement reads it.
+
+Bounded: no new choice inside a loop on a test (or a value) whose names the
+loop assigns (one test, many outcomes), and at most :data:`MAX_SPLIT` choices
+split per statement (others keep both ways, as before). Tags stay in the frame
+that made them: they are dropped on the way into a callee, out of it, and into
+the heap; dropping a tag only pairs more.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Callable
+
+from ..choices import (
+    Choice,
+    alternatives,
+    restricted,
+    stripped,
+    tag_except,
+    taggable,
+    tagged,
+    tags_of,
+    with_tags,
+)
+from ..domain import Atom, Const, Instance, Value, const
+from ..torch_domain import DEVICE_TYPES
+from ..tree_walk import child_nodes
+from .flow_state import Frame, State, join_states
+
+#: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
+MAX_SPLIT = 2
+#: calls whose result a test may read twice and get the same answer (environment and availability probes)
+STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists"})
+#: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
+KEYED_CALLS = frozenset({"get", "getenv", "exists"})
+SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+
+
+class Relational:
+    """Choice tags on undecided branches, and statements run per way of a choice."""
+
+    _statement_ifexps: frozenset[int] = frozenset()
+    _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
+
+    def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
+        """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
+        ``flag``'s choice, true its false way); None: not a test whose ways can be told apart."""
+        if st.dead:
+            return None
+        facts = _test_facts(test)
+        if facts is None or (fr.loops and not self._loop_invariant(test, facts[2], fr)):
+            return None
+        inner, way, text = facts[0], facts[1], facts[3]
+        value = st.vars.get(inner.id) if isinstance(inner, ast.Name) else None
+        if value is None:
+            value = self.eval(inner, st.copy(), fr, quiet=True)
+        truth = value.truthiness()
+        if len(truth) < 2 and truth != {None}:
+            return None
+        decided = _decided_by(value)
+        if decided is not None:  # a flag an earlier test of it tagged: that test's choice
+            return decided[0], decided[1] == way
+        return Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}"), way
+
+    @staticmethod
+    def restrict_state(st: State, choice: Choice, way: bool) -> None:
+        """Leave out of ``st`` the possibilities of ``choice``'s other way."""
+        if st.dead:
+            return
+        for name, value in list(st.vars.items()):
+            kept = restricted(value, choice, way)
+            if kept is not value:
+                st.vars[name] = kept
+
+    @staticmethod
+    def differ_in_taggables(true: State, false: State) -> bool:
+        """Whether the branches leave some name holding a possibility that can carry a tag the other lacks."""
+        if true.dead or false.dead:
+            return False
+        for name, mine in true.vars.items():
+            theirs = false.vars.get(name)
+            if theirs is None or mine is theirs:
+                continue
+            if any(taggable(a) or isinstance(a, Instance) for a in mine.atoms ^ theirs.atoms):
+                return True
+        return False
+
+    @staticmethod
+    def tag_branches(choice: Choice, way: bool, true: State, false: State, fr: Frame) -> None:
+        """Before the join: what differs between the branches carries the way it came from (``way``: the
+        true branch's)."""
+        if true.dead or false.dead:
+            return
+        for name in true.vars.keys() & false.vars.keys():
+            mine, theirs = true.vars[name], false.vars[name]
+            if mine is theirs or mine == theirs:
+                continue
+            common = mine.atoms & theirs.atoms
+            fr.tagged = True
+            true.vars[name] = tag_except(mine, common, frozenset({(choice, way)}))
+            false.vars[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
+
+    def statement_choice(self, node: ast.IfExp) -> bool:
+        """Whether a conditional expression is one choice: evaluated once per run of its statement (not the
+        element of a comprehension, not a lambda's body)."""
+        return id(node) in self._statement_ifexps
+
+    def _one_value_one_device(self, node: ast.stmt, reads: frozenset[str], st: State, fr: Frame) -> None:
+        """A name the statement reads that holds one value on one of two devices, not yet told apart (a
+        parameter given a CPU or a CUDA tensor, what a helper returned: ``get_device()``): its possibilities
+        are tagged by device, a choice of this statement, so what the statement and later ones make from it
+        (``torch.ones(n, device=x.device)``, ``x.clone()``) stays with the same device."""
+        variables = st.vars
+        for name in reads:
+            value = variables.get(name)
+            if value is None or len(value.atoms) < 2:
+                continue
+            keys = _device_keys(value)
+            if keys is None:
+                continue
+            if fr.loops and not self._name_loop_invariant(node, name, fr):
+                continue  # (a loop that rebinds it: one statement, a new value each time)
+            choice = Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}")
+            first = min(keys.values(), key=repr)
+            atoms = frozenset(with_tags(a, frozenset({(choice, keys[a] == first)})) for a in value.atoms)
+            variables[name] = Value(atoms, value.top)
+            fr.tagged = True
+
+    @staticmethod
+    def _name_loop_invariant(node: ast.stmt, name: str, fr: Frame) -> bool:
+        scope = fr.func.node if fr.func is not None else fr.module.source.tree
+        return scope is not None and not any(
+            name in assigned for inside, assigned in _loops(scope) if id(node) in inside)
+
+    def forced_way(self, node: ast.IfExp) -> bool | None:
+        """The branch a conditional expression takes in this run of its statement (None: not split on it)."""
+        return self._forced.get(id(node))
+
+    def run_split(self, node: ast.stmt, st: State, fr: Frame, run: Callable[[ast.stmt, State, Frame], State]) -> State:
+        """Run a simple statement once per way of the choices the values it reads hold both ways of, and of
+        the undecided conditional expressions in it (``torch.device("cuda" if flag else "cpu")``: each run
+        takes one branch, so what is made from it carries that way)."""
+        if st.dead or not isinstance(node, SPLIT_STATEMENTS):
+            return run(node, st, fr)
+        once = _statement_info(node)
+        self._one_value_one_device(node, once[3], st, fr)
+        if not once[0] and not once[2] and not fr.tagged:
+            return run(node, st, fr)  # (no conditional expression, no name handed to a call, nothing tagged)
+        saved = self._statement_ifexps, self._forced
+        self._statement_ifexps, self._forced = once[0], {}
+        try:
+            found: set[Choice] = set()
+            if fr.tagged:
+                variables = st.vars
+                values = [variables[name] for name in once[3] if name in variables]
+                found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
+            forcing: list[tuple[int, Choice, bool]] = []
+            for ifexp in once[1]:
+                made = self.choice(ifexp.test, st, fr)
+                if made is not None:
+                    forcing.append((id(ifexp), *made))
+                    found.add(made[0])
+            flags = self._flag_arguments(once[2], st, fr) if once[2] else {}
+            found.update(flags.values())
+            choices = sorted(found)[:MAX_SPLIT]
+            if not choices:
+                return run(node, st, fr)
+            fr.tagged = True
+            outs: list[State] = []
+            for ways in itertools.product((True, False), repeat=len(choices)):
+                chosen = dict(zip(choices, ways, strict=True))
+                self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
+                part = st.copy()
+                for choice, way in chosen.items():
+                    self.restrict_state(part, choice, way)
+                for name, choice in flags.items():
+                    if choice in chosen:  # ``to_device(t, use_cuda)``: the callee sees one answer
+                        way = chosen[choice]
+                        part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
+                before = dict(part.vars)
+                out = run(node, part, fr)
+                if not out.dead:
+                    tags = frozenset(chosen.items())
+                    for name, value in out.vars.items():
+                        if before.get(name) is not value:
+                            out.vars[name] = tagged(value, tags)
+                outs.append(out)
+            return join_states(outs)
+        finally:
+            self._statement_ifexps, self._forced = saved
+
+    def _flag_arguments(self, names: tuple[ast.Name, ...], st: State, fr: Frame) -> dict[str, Choice]:
+        """Of the names passed straight to a call (``names``), those that hold an undecided ``True``/``False``
+        (a flag handed to a helper that tests it), with the choice an ``if`` on the name would make."""
+        out: dict[str, Choice] = {}
+        for arg in names:
+            if not any(word in arg.id.lower() for word in _FLAG_WORDS):
+                continue  # (``verbose``: a run per answer would only multiply the callee's contexts)
+            value = st.vars.get(arg.id)
+            if value is None or value.top or len(value.atoms) != 2 or any(
+                    not (isinstance(a, Const) and type(a.value) is bool) or tags_of(a) for a in value.atoms):
+                continue
+            made = self.choice(arg, st, fr)
+            if made is not None and made[1]:
+                out[arg.id] = made[0]
+        return out
+
+    @staticmethod
+    def _loop_invariant(test: ast.expr, names: frozenset[str], fr: Frame) -> bool:
+        """No name ``test`` reads is assigned in a loop around it (one test, one answer in every iteration)."""
+        known = getattr(test, "_devicelint_invariant", None)
+        if known is None:
+            scope = fr.func.node if fr.func is not None else fr.module.source.tree
+            known = scope is not None and not any(
+                names & assigned for inside, assigned in _loops(scope) if id(test) in inside)
+            test._devicelint_invariant = known  # type: ignore[attr-defined]
+        return known
+
+
+
+_MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ...], tuple[ast.Name, ...],
+                                               frozenset[str]]:
+    """What splitting a simple statement looks at, found once per statement (kept on the node): the
+    conditional expressions that run once per run of it (their ids) and the outermost of them (a nested one
+    is tested where the outer one went), the names passed straight to a call, and the names it reads."""
+    info = getattr(node, "_devicelint_split", None)
+    if info is not None:
+        return info
+    ids: set[int] = set()
+    outermost: list[ast.IfExp] = []
+    direct = getattr(node, "value", None)
+    arguments: list[ast.Name] = []
+    reads: set[str] = set()
+    pending: list[tuple[ast.AST, bool, bool]] = [(node, False, False)]  # (node, inside an IfExp, run many times)
+    while pending:
+        current, inside, many = pending.pop()
+        if isinstance(current, ast.Name):
+            reads.add(current.id)
+            continue
+        many = many or isinstance(current, _MANY_TIMES)
+        if isinstance(current, ast.IfExp) and not many:
+            ids.add(id(current))
+            if not inside and current is not direct and (_device_like(current.body) or _device_like(current.orelse)):
+                outermost.append(current)  # (the statement's own value is tagged as it is: no run per way)
+            inside = True
+        if isinstance(current, ast.Call):
+            given = (*current.args, *(k.value for k in current.keywords))
+            arguments.extend(a for a in given if isinstance(a, ast.Name))
+        pending.extend((child, inside, many) for child in child_nodes(current))
+    info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
+    node._devicelint_split = info  # type: ignore[attr-defined]
+    return info
+
+
+def _device_keys(value: Value) -> dict[Atom, object] | None:
+    """Each possibility's device, when every possibility can carry a tag, none does yet, and they are on
+    exactly two devices (None otherwise)."""
+    out: dict[Atom, object] = {}
+    for atom in value.atoms:
+        if tags_of(atom) or not taggable(atom):
+            return None
+        if isinstance(atom, Const) and not (isinstance(atom.value, str) and atom.value.partition(":")[0] in
+                                            DEVICE_TYPES):
+            return None  # (a flag or another string: not a device)
+        key = atom.value if isinstance(atom, Const) else getattr(atom, "dev", None)
+        if key is None:
+            return None
+        out[atom] = key
+    return out if len(set(out.values())) == 2 else None
+
+
+#: words of a flag's name that make handing it to a call worth a run per answer (``use_cuda``, ``on_gpu``)
+_FLAG_WORDS = ("cuda", "gpu", "cpu", "dev", "mps", "xpu", "tpu", "accel")
+#: words of names and attributes that make a conditional expression's branches worth a run each
+_DEVICE_WORDS = ("dev", "cuda", "cpu", "gpu", "mps")
+
+
+def _device_like(expr: ast.expr) -> bool:
+    """Whether a branch of a conditional expression may give a device or move a tensor (a string, a name or
+    attribute about devices, a ``.to()``/``.cuda()`` call): the ones worth running a statement once per way."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return True
+        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if word is not None and (word == "to" or any(w in word.lower() for w in _DEVICE_WORDS)):
+            return True
+    return False
+
+
+def _decided_by(value: Value) -> tuple[Choice, bool] | None:
+    """The choice whose ways a flag's possibilities are (its way when true), if one is."""
+    if value.top or not value.atoms:
+        return None
+    common: set | None = None
+    for atom in value.atoms:
+        truth = atom.truthy()
+        if truth is None:
+            return None
+        tags = {(choice, way == truth) for choice, way in tags_of(atom)}  # the way that makes the test true
+        common = tags if common is None else common & tags
+    if not common:
+        return None
+    return min(common)
+
+
+def _test_facts(test: ast.expr) -> tuple[ast.expr, bool, frozenset[str], str] | None:
+    """A test without its ``not``s, the way that makes it true, the names it reads and its text (None: not
+    a stable test), found once per test (kept on the node)."""
+    facts = getattr(test, "_devicelint_test", False)
+    if facts is False:
+        facts = None
+        if _stable(test):
+            inner, way = test, True
+            while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+                inner, way = inner.operand, not way
+            names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
+            facts = (inner, way, names, ast.unparse(inner))
+        test._devicelint_test = facts  # type: ignore[attr-defined]
+    return facts
+
+
+def _loops(scope: ast.AST) -> list[tuple[frozenset[int], set[str]]]:
+    """The loops of a function or module body: the ids of the nodes in each, and the names each assigns
+    (kept on the scope's node)."""
+    loops = getattr(scope, "_devicelint_loops", None)
+    if loops is None:
+        loops = [(frozenset(id(n) for n in ast.walk(loop)), _assigned(loop)) for loop in ast.walk(scope)
+                 if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))]
+        scope._devicelint_loops = loops  # type: ignore[attr-defined]
+    return loops
+
+
+def _assigned(loop: ast.AST) -> set[str]:
+    """The names a loop (its target and body) binds or changes an attribute or element of."""
+    out: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+    return out
+
+
+def _stable(test: ast.expr) -> bool:
+    """A test that gives the same answer each time it is evaluated while its names hold the same values."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name not in STABLE_CALLS or not all(isinstance(a, ast.Constant) for a in node.args) or (
+                    name in KEYED_CALLS and not node.args) or node.keywords:
+                return False
+        elif isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda, ast.ListComp,
+                               ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return False
+    return True

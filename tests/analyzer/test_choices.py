@@ -1,0 +1,238 @@
+"""Choice tags: one value read several times is on one device, whichever way an undecided test went."""
+
+from __future__ import annotations
+
+import textwrap
+
+from analyzer.choices import (
+    MAX_TAGS,
+    Choice,
+    alternatives,
+    consistent,
+    restricted,
+    stripped,
+    tag_except,
+    tagged,
+    tags_of,
+)
+from analyzer.domain import Instance, V, Value, const, seq
+from analyzer.runner import check_source
+from analyzer.settings import Settings
+from analyzer.torch_domain import CPU, TorchDev, TorchTensorAtom
+
+CUDA = TorchDev("cuda", 0)
+FLAG = Choice(1, "use_cuda#0")
+OTHER = Choice(1, "move_b#0")
+
+
+def findings(source: str, select: str = "MV2") -> list[tuple[int, str]]:
+    report = check_source(textwrap.dedent(source), "prog.py", Settings(select=(select,)))
+    return sorted((d.row, d.code) for d in report.diagnostics)
+
+
+# --- the domain -----------------------------------------------------------------------------------------
+
+
+def test_contradicting_ways_are_inconsistent() -> None:
+    assert consistent(frozenset({(FLAG, True)}), frozenset({(FLAG, True), (OTHER, False)}))
+    assert not consistent(frozenset({(FLAG, True)}), frozenset({(FLAG, False)}))
+    assert consistent(frozenset(), frozenset({(FLAG, False)}))  # untagged: every way
+
+
+def test_restricting_keeps_one_way_and_untagged_possibilities() -> None:
+    cpu, cuda = TorchTensorAtom(CPU), TorchTensorAtom(CUDA)
+    value = V(*tagged(V(cpu), frozenset({(FLAG, False)})).atoms, *tagged(V(cuda), frozenset({(FLAG, True)})).atoms)
+    assert alternatives([value]) == {FLAG: {True, False}}
+    only_true = restricted(value, FLAG, True)
+    assert [a.dev for a in only_true.atoms] == [CUDA]  # type: ignore[attr-defined]
+    mixed = value.join(V(cpu))
+    assert {a.dev for a in restricted(mixed, FLAG, True).atoms} == {CUDA, CPU}  # the untagged cpu stays
+    # a tag the analysis got wrong never empties a value
+    assert restricted(tagged(V(cpu), frozenset({(FLAG, False)})), FLAG, True).atoms
+
+
+def test_tags_inside_sequences_are_restricted_and_stripped() -> None:
+    a = tagged(V(TorchTensorAtom(CPU)), frozenset({(FLAG, False)}))
+    b = tagged(V(TorchTensorAtom(CUDA)), frozenset({(FLAG, True)}))
+    pair = V(seq("list", [a.join(b)]))
+    assert alternatives([pair]) == {FLAG: {True, False}}
+    (kept,) = restricted(pair, FLAG, False).atoms
+    assert [t.dev for t in kept.items[0].atoms] == [CPU]  # type: ignore[attr-defined]
+    assert not alternatives([stripped(pair)])
+
+
+def test_the_cap_drops_a_tag_instead_of_growing() -> None:
+    atom = TorchTensorAtom(CPU)
+    for i in range(MAX_TAGS + 2):
+        atom = next(iter(tagged(V(atom), frozenset({(Choice(1, f"c{i}#0"), True)})).atoms))
+    assert len(tags_of(atom)) == MAX_TAGS
+
+
+def test_instances_carry_their_ways_in_notes_and_a_join_with_an_untagged_one_drops_them() -> None:
+    before = Instance(object(), "m.py", 1, 0, 0)
+    moved = Instance(object(), "m.py", 1, 0, -1)
+    model = tag_except(V(before), frozenset(), frozenset({(FLAG, False)})).join(
+        tag_except(V(moved), frozenset(), frozenset({(FLAG, True)})))
+    assert restricted(model, FLAG, True).atoms == {moved}
+    assert restricted(model.join(V(moved)), FLAG, False).atoms == {before, moved}
+    assert not stripped(model).notes
+
+
+def test_flags_and_device_strings_take_tags_other_constants_do_not() -> None:
+    tags = frozenset({(FLAG, True)})
+    assert tags_of(next(iter(tagged(V(const("cuda")), tags).atoms))) == tags
+    assert tags_of(next(iter(tagged(V(const(True)), tags).atoms))) == tags
+    assert not tags_of(next(iter(tagged(V(const(3)), tags).atoms)))
+    assert tagged(Value(), tags).is_bottom
+
+
+# --- the engine ------------------------------------------------------------------------------------------
+
+
+def test_one_flag_tested_per_tensor_pairs_the_same_way() -> None:
+    assert findings("""
+        import os
+        import torch
+        use_cuda = torch.cuda.is_available() and os.environ.get("GPU") == "1"
+        a, b = torch.ones(3), torch.zeros(3)
+        if use_cuda:
+            a = a.cuda()
+        if not use_cuda:
+            pass
+        else:
+            b = b.cuda()
+        print(a + b)
+        """) == []
+
+
+def test_a_device_string_and_a_device_read_twice() -> None:
+    assert findings("""
+        import os
+        import torch
+        dev = "cuda:0" if os.environ.get("GPU") == "1" else "cpu"
+        a = torch.zeros(3, device=dev)
+        b = torch.ones(3, device=dev)
+        x = torch.randn(3)
+        if os.environ.get("GPU"):
+            x = x.cuda()
+        m = torch.ones(3, device=x.device)
+        n = torch.ones(3, device=x.device)
+        print(a + b, x * m + n, x - x.clone())
+        """) == []
+
+
+def test_two_flags_and_an_unconditional_move_still_fail() -> None:
+    assert findings("""
+        import os
+        import torch
+        move_a = torch.cuda.is_available() and os.environ.get("A") == "1"
+        move_b = torch.cuda.is_available() and os.environ.get("B") == "1"
+        a, b, c = torch.ones(3), torch.zeros(3), torch.zeros(3)
+        if move_a:
+            a = a.cuda()
+        if move_b:
+            b = b.cuda()
+        c = c.cpu()
+        print(a + b)
+        print(a + c)
+        """) == [(12, "MV201"), (13, "MV201")]
+
+
+def test_a_test_whose_names_a_loop_reassigns_is_no_choice() -> None:
+    # each iteration tests a new value: the first and the last element may be on two devices
+    assert findings("""
+        import sys
+        import torch
+        moved = []
+        for name in sys.argv[1:]:
+            flag = name == "gpu" and torch.cuda.is_available()
+            t = torch.ones(3)
+            if flag:
+                t = t.cuda()
+            moved.append(t)
+        print(moved[0] + moved[-1])
+        """) == [(11, "MV201")]
+
+
+def test_a_loop_invariant_flag_tested_for_every_batch() -> None:
+    assert findings("""
+        import os
+        import torch
+        from torch import nn
+        use_cuda = torch.cuda.is_available() and os.environ.get("GPU") == "1"
+        model = nn.Linear(4, 2)
+        if use_cuda:
+            model.cuda()
+        for _ in range(3):
+            batch = torch.randn(2, 4)
+            if use_cuda:
+                batch = batch.cuda()
+            print(model(batch))
+        """) == []
+
+
+def test_runtime_shim_operands_follow_one_flag() -> None:
+    assert findings("""
+        import os
+        from runtime_shim import Device, Tensor
+        on_ndarray = os.environ.get("BACKEND") == "ndarray"
+        a = Tensor.ones([2], Device.flex())
+        b = Tensor.ones([2], Device.flex())
+        if on_ndarray:
+            a = a.to_device(Device.ndarray())
+        if on_ndarray:
+            b = b.to_device(Device.ndarray())
+        print((a + b).to_list())
+        c = Tensor.ones([2], Device.flex())
+        print((a + c).to_list())
+        """, select="MV1") == [(13, "MV105")]
+
+
+def test_a_flag_handed_to_a_helper_is_one_answer_per_run() -> None:
+    assert findings("""
+        import os
+        import torch
+        def to_device(t, use_cuda):
+            if use_cuda:
+                return t.cuda()
+            return t
+        use_cuda = os.environ.get("GPU") == "1" and torch.cuda.is_available()
+        a = to_device(torch.ones(3), use_cuda)
+        b = to_device(torch.zeros(3), use_cuda)
+        c = to_device(torch.zeros(3), not use_cuda)
+        print(a + b)
+        print(a + c)
+        """) == [(13, "MV201")]
+
+
+def test_a_value_on_one_of_two_devices_is_one_value() -> None:
+    # the helper's answer and a parameter given either device: read twice, one device
+    assert findings("""
+        import sys
+        import torch
+        def get_device():
+            return torch.device("cuda" if "--gpu" in sys.argv else "cpu")
+        def add_bias(x):
+            bias = torch.zeros(x.shape[-1], device=x.device)
+            return x + bias
+        device = get_device()
+        a = torch.zeros(3, device=device)
+        b = torch.ones(3, device=device)
+        print(a + b, add_bias(a), a - a.clone())
+        labels = torch.arange(3)
+        print(a + labels)
+        """) == [(14, "MV201")]
+
+
+def test_a_name_a_loop_rebinds_is_a_new_value_each_time() -> None:
+    assert findings("""
+        import sys
+        import torch
+        def pick(i):
+            return torch.ones(3, device="cuda" if f"--gpu{i}" in sys.argv else "cpu")
+        kept = []
+        for i in range(int(sys.argv[1])):
+            t = pick(i)
+            kept.append(t.clone())
+        print(kept[0] + kept[1])
+        """) == [(10, "MV201")]

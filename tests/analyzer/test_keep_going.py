@@ -1,0 +1,236 @@
+"""The analysis goes on past a call that fails on every path: the bugs after it are reported in the same run.
+
+A failing call is reported, then the path continues with the result the user meant it to have (an op's
+result on its first operand's device, a move's result on its target), so an error in one function does not
+hide the bugs of the functions that run after it, and ``# noqa`` on the first finding silences that line only.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEVICELINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def lint(root: Path, capsys: pytest.CaptureFixture, files: dict[str, str], *targets: str) -> list[str]:
+    """``check`` on the files written under ``root``: the findings as ``file:row: code [severity]``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    main(["check", "--no-cache", "--output-format", "concise", "-q",
+          *(str(root / t) for t in targets or [""])])
+    out = capsys.readouterr().out
+    found = []
+    for line in out.splitlines():
+        where, _, rest = line.partition(": ")
+        file, row = Path(where.rsplit(":", 2)[0]).name, where.rsplit(":", 2)[1]
+        code, severity = rest.split(" ")[:2]
+        found.append(f"{file}:{row}: {code} {severity}")
+    return sorted(found, key=lambda f: (f.split(":")[0], int(f.split(":")[1])))
+
+
+TORCH_ONE_PATH = """\
+    import torch
+
+
+    def main():
+        weights = torch.randn(4, 4, device="cuda")
+        batch = torch.randn(8, 4)
+        hidden = batch @ weights{noqa}
+        scale = torch.ones(4)
+        scaled = hidden * scale.cuda()
+        bias = torch.zeros(4)
+        out = scaled.cuda() + bias
+        return out.sum()
+
+
+    main()
+    """
+
+
+def test_torch_bugs_after_an_error_in_one_path(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    found = lint(tmp_path, capsys, {"train.py": TORCH_ONE_PATH.format(noqa="")})
+    # the matmul result is on the batch's device (cpu): the product with a cuda scale fails too
+    assert found == ["train.py:7: MV201 [error]", "train.py:9: MV201 [error]", "train.py:11: MV201 [error]"]
+
+
+def test_torch_noqa_silences_its_line_only(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    found = lint(tmp_path, capsys, {"train.py": TORCH_ONE_PATH.format(noqa="  # noqa: MV201")})
+    assert found == ["train.py:9: MV201 [error]", "train.py:11: MV201 [error]"]
+
+
+TORCH_FUNCTIONS = """\
+    import torch
+    import torch.nn as nn
+
+
+    def encode(model, batch):
+        return model(batch)  # noqa: MV202
+
+
+    def loss_of(features, labels):
+        return nn.functional.cross_entropy(features, labels.cuda())
+
+
+    def report(loss):
+        grad_norm = torch.zeros(1, device="cuda")
+        return (loss + torch.ones(1)).item(), grad_norm.numpy()
+
+
+    model = nn.Linear(4, 3).cuda()
+    features = encode(model, torch.randn(2, 4))
+    loss = loss_of(features, torch.tensor([0, 1]).cpu())
+    print(report(loss))
+    """
+
+
+def test_torch_bugs_in_later_functions(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    found = lint(tmp_path, capsys, {"train.py": TORCH_FUNCTIONS})
+    # the first bug is silenced; the functions that run after it are still analysed with cuda features
+    assert found == ["train.py:15: MV201 [error]", "train.py:15: MV203 [error]"]
+
+
+def test_torch_bugs_across_modules(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    files = {
+        "proj/pyproject.toml": "[project]\nname = 'proj'\n",
+        "proj/steps.py": """\
+            import torch
+
+
+            def embed(table, ids):
+                return table[ids]
+
+
+            def pool(vectors):
+                mask = torch.ones(vectors.shape[0])
+                return (vectors * mask[:, None]).sum(0)
+            """,
+        "proj/main.py": """\
+            import torch
+
+            from steps import embed, pool
+
+            table = torch.randn(10, 4, device="cuda")
+            ids = torch.tensor([1, 2, 3], device="cuda")
+            vectors = embed(table, ids) + torch.zeros(3, 4)  # noqa: MV201
+            pooled = pool(vectors)
+            print(pooled.numpy())
+            """,
+    }
+    found = lint(tmp_path, capsys, files, "proj")
+    assert found == ["main.py:9: MV203 [error]", "steps.py:10: MV201 [error]"]
+
+
+SHIM_PROGRAM = """\
+    from runtime_shim import Device, Tensor
+
+
+    def features(x, device):
+        return x.to_device(device){noqa}
+
+
+    def head(h):
+        bias = Tensor.zeros([3], Device.flex())
+        return h + bias
+
+
+    def export(h):
+        return h.inner().to_device(Device.ndarray().autodiff()).to_list()
+
+
+    trained = Tensor.random([3], Device.flex().autodiff()).require_grad()
+    h = features(trained * 2.0, Device.ndarray())
+    out = head(h)
+    export(out)
+    """
+
+
+def test_shim_bugs_after_an_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    found = lint(tmp_path, capsys, {"run.py": SHIM_PROGRAM.format(noqa="")})
+    assert found == ["run.py:5: MV102 [error]", "run.py:10: MV105 [error]", "run.py:14: MV108 [error]"]
+    found = lint(tmp_path, capsys, {"run.py": SHIM_PROGRAM.format(noqa="  # noqa")})
+    assert found == ["run.py:10: MV105 [error]", "run.py:14: MV108 [error]"]
+
+
+def test_a_later_site_is_judged_on_the_paths_past_the_failure(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import sys
+
+        import torch
+
+
+        x = torch.randn(4)
+        w = torch.randn(4, device="cuda")
+        y = x * w
+        z = torch.ones(4, device="cuda") if len(sys.argv) > 1 else torch.ones(4)
+        a = y + torch.ones(4, device="cuda")
+        b = y + z
+        """
+    found = lint(tmp_path, capsys, {"paths.py": program})
+    # y is on the cpu on every path past the failing product: an error there; with z, some paths only
+    assert found == ["paths.py:8: MV201 [error]", "paths.py:10: MV201 [error]", "paths.py:11: MV201 [warning]"]
+
+
+def test_a_handled_failure_still_ends_its_path(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import torch
+
+
+        x = torch.randn(4)
+        try:
+            y = x.cuda() + x
+            z = y + torch.ones(4)
+        except RuntimeError:
+            y = x
+        print((y + torch.ones(4)).sum())
+        """
+    # the program goes on in the handler: the code after the failing call in the try body never runs
+    assert lint(tmp_path, capsys, {"fallback.py": program}) == ["fallback.py:6: MV201 [error]"]
+
+
+def test_a_failure_in_a_callee_inside_a_try_ends_the_path(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import torch
+
+
+        def normalise(x, mean, std):
+            return (x - mean) / std
+
+
+        x = torch.randn(4, device="cuda")
+        try:
+            print(normalise(x, torch.zeros(4), torch.ones(4)))
+        except RuntimeError:
+            print(normalise(x, torch.zeros(4, device="cuda"), torch.ones(4, device="cuda")))
+        """
+    # in the try, the subtraction's failure goes to the handler: the division never runs with the CPU std
+    # (outside any try, the analysis would go on to the division and report it too)
+    assert lint(tmp_path, capsys, {"norm.py": program}) == ["norm.py:5: MV201 [warning]"]
+    outside = program.replace("try:", "if True:").replace("except RuntimeError:", "if True:")
+    assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:5: MV201 [warning]"] * 2
+
+
+def test_a_later_iteration_past_the_failure_does_not_make_it_a_warning(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import torch
+        from torch import nn
+
+        layers = [nn.Linear(4, 4), nn.Linear(4, 4)]
+        x = torch.randn(2, 4).cuda()
+        for layer in layers:
+            x = layer(x)
+        """
+    # the first iteration fails on every path; the second runs only past that failure (with the CPU output
+    # the layer was meant to give) and would pass: the site is still an error
+    assert lint(tmp_path, capsys, {"loop.py": program}) == ["loop.py:7: MV202 [error]"]
