@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--analyze-all", action="store_true",
                            help="analyse every file, also those that never mention runtime_shim or a project module "
                                 "that does (by default they are skipped unparsed: they cannot fail a dispatch)")
+    check_cmd.add_argument("-v", "--verbose", action="store_true",
+                           help="also print notes about the run: components whose analysis stopped at a work "
+                                "budget (their findings unknown) and the tracebacks of MV903 findings")
+    check_cmd.add_argument("--max-worker-memory", default=None, metavar="SIZE",
+                           help="memory one component's analysis may grow a process by before its findings "
+                                "become unknown (default 1GiB; e.g. 512MiB, 2GiB)")
     check_cmd.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check_cmd.add_argument("-s", "--silent", action="store_true", help="print nothing (the exit status tells)")
     check_cmd.add_argument("--fix", action=argparse.BooleanOptionalAction, default=None,
@@ -341,7 +347,21 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
     elif found.get("max-file-size") is not None:
         settings.max_file_size = found.get("max-file-size")
     settings.analyze_everything = args.analyze_all
+    if args.max_worker_memory is not None:
+        settings.max_worker_memory = config.memory_size("--max-worker-memory", args.max_worker_memory)
+    elif found.get("max-worker-memory") is not None:
+        settings.max_worker_memory = found.get("max-worker-memory")
     return settings.validate()
+
+
+def _print_notes(report: Report) -> None:
+    """``--verbose``: what stopped or failed, on stderr (the findings' output stays as it is)."""
+    for note in report.notes:
+        if note.name == "analysis-traceback":
+            print(f"devicelint: traceback of MV903 at {display_path(note.file)}:{note.row}:\n{note.message}",
+                  file=sys.stderr)
+        else:
+            print(f"devicelint: note: {display_path(note.file)}: {note.message}", file=sys.stderr)
 
 
 def _cpus() -> int:
@@ -429,7 +449,9 @@ def _check_paths(args: argparse.Namespace) -> int:
         if fixing.diff or fixing.only:
             return EXIT_FINDINGS if fixing.diff and applied else EXIT_CLEAN
     findings = report.findings
-    text = statistics(report.diagnostics, output_format, fixing.unsafe) if args.statistics \
+    if args.verbose and not args.silent:
+        _print_notes(report)
+    text = statistics(report.diagnostics, output_format, fixing.unsafe, report.notes) if args.statistics \
         else render(output_format, report.diagnostics, report.sources, fixing.unsafe)
     if not quiet and output_format not in MACHINE_FORMATS:
         text += _summary(findings, len(applied) if fixing.active else None)

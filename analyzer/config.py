@@ -18,12 +18,20 @@ errors that name the file, the key and the value (exit code 2).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .discovery import GlobError, check_glob
-from .settings import PerFileIgnore, RuleSelection, SettingsError, check_selector, parse_backends, parse_size
+from .settings import (
+    PerFileIgnore,
+    RuleSelection,
+    SettingsError,
+    check_pattern,
+    check_selector,
+    parse_backends,
+    parse_size,
+)
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "devicelint")
@@ -42,15 +50,8 @@ def _string_list(key: str, value: Any) -> tuple[str, ...]:
 def _globs(key: str, value: Any) -> tuple[str, ...]:
     patterns = _string_list(key, value)
     for pattern in patterns:
-        _glob(key, pattern)
+        check_pattern(pattern, key)
     return patterns
-
-
-def _glob(key: str, pattern: str) -> None:
-    try:
-        check_glob(pattern.removeprefix("!"))
-    except GlobError as error:
-        raise SettingsError(f"`{key}`: {error}") from None
 
 
 def _selectors(key: str, value: Any) -> tuple[str, ...]:
@@ -86,7 +87,7 @@ def _per_file(key: str, value: Any) -> dict[str, tuple[str, ...]]:
     if not isinstance(value, dict):
         raise SettingsError(f"`{key}` must be a table of glob = [codes], not {_describe(value)}")
     for pattern in value:
-        _glob(key, pattern)
+        check_pattern(pattern, key)
     return {pattern: _selectors(f"{key}.{pattern}", codes) for pattern, codes in value.items()}
 
 
@@ -97,6 +98,22 @@ def _output_format(key: str, value: Any) -> str:
     if value not in FORMATS:
         raise SettingsError(f"`{key}`: unknown output format {value!r}; known: {', '.join(sorted(FORMATS))}")
     return value
+
+
+_UNITS = {"": 1 << 20, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000 ** 2, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1000 ** 3, "gib": 1 << 30}
+
+
+def memory_size(key: str, value: Any) -> int:
+    """A size in bytes: an integer of MiB, or a string with a unit (``"512MiB"``, ``"2GiB"``, ``"1500MB"``)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value << 20
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", value) if isinstance(value, str) else None
+    unit = _UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None or float(match.group(1)) <= 0:
+        raise SettingsError(f"`{key}` must be a size such as 512MiB or 2GiB (an integer: MiB), "
+                            f"not {_describe(value)}")
+    return int(float(match.group(1)) * unit)
 
 
 KEYS: dict[str, Callable[[str, Any], Any]] = {
@@ -116,6 +133,7 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     # run analyses a file with the innermost one holding it (analyzer.projects)
     "roots": _globs,
     "max-file-size": parse_size,  # bytes, or "10MB"; larger files are skipped with a note (0: no limit)
+    "max-worker-memory": memory_size,
     "output-format": _output_format,
     # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
     # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win

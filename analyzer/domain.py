@@ -44,6 +44,9 @@ from runtime_shim.semantics import (
     reports_autodiff,
 )
 
+#: the most possibilities a value holds (a join beyond it: :func:`bounded`); the engine's ``limits`` name it too
+MAX_ATOMS = 64
+
 # --- provenance -------------------------------------------------------------------
 
 
@@ -476,7 +479,11 @@ class Value:
         if self.notes is None and other.notes is None:
             if top == self.top and len(atoms) == len(self.atoms):
                 return self
+            if len(atoms) > MAX_ATOMS:
+                return bounded(atoms, top)
             return Value(atoms, top)
+        if len(atoms) > MAX_ATOMS:
+            return bounded(atoms, top)  # (past-failure notes are dropped with the widened atoms)
         return Value(atoms, top, _joined_notes(self, other))
 
     def filter(self, keep: Any) -> Value:
@@ -579,10 +586,49 @@ def map_elements(atom: SeqAtom | DictAtom, fn: Callable[[Value], Value], kind: s
 
 
 def join_all(values: Iterable[Value]) -> Value:
-    out = BOTTOM
+    """The join of ``values``, in one union (joining them one by one copies a growing set per value)."""
+    atoms: set[Atom] = set()
+    top = False
+    first: Value | None = None
+    count = 0
     for v in values:
-        out = out.join(v)
-    return out
+        if v.is_bottom:
+            continue
+        count += 1
+        if first is None:
+            first = v
+        atoms.update(v.atoms)
+        top = top or v.top
+    if first is None:
+        return BOTTOM
+    if count == 1 or (top == first.top and len(atoms) == len(first.atoms)):
+        return first
+    return bounded(atoms, top) if len(atoms) > MAX_ATOMS else Value(frozenset(atoms), top)
+
+
+def bounded(atoms: Iterable[Atom], top: bool) -> Value:
+    """A value of more than :data:`MAX_ATOMS` possibilities, made small again: the lists (tuples, sets) of one
+    kind become one list whose elements are any of theirs, the dicts one dict whose entries are any of theirs
+    (both hold everything the parts held); if that is still too many, unknown. Every join goes through here,
+    so no value grows past the limit (a list appended to on some paths of each of n iterations would otherwise
+    be 2**n lists)."""
+    kept: list[Atom] = []
+    elems: dict[str, list[Value]] = {}
+    dict_values: list[Value] = []
+    for atom in atoms:
+        if isinstance(atom, SeqAtom):
+            elems.setdefault(atom.kind, []).append(atom.elem)
+        elif isinstance(atom, DictAtom):
+            dict_values.append(atom.unknown_keys())
+            dict_values.extend(v for _k, v in atom.items)
+        else:
+            kept.append(atom)
+    kept.extend(seq_of(kind, join_all(parts)) for kind, parts in elems.items())
+    if dict_values:
+        kept.append(DictAtom((), join_all(dict_values)))
+    if len(kept) > MAX_ATOMS:
+        return TOP
+    return Value(frozenset(kept), top)
 
 
 def reveal_text(value: Value) -> str:

@@ -304,7 +304,8 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
                 continue
             if not kinds:
                 continue  # passes every dispatch check, then the executor raises TypeError
-            results = V(*(_apply((left, right), left, left.cls is AF, strategy, kind, spec.backward,
+            route_ad = left.cls is AF or outcome.result is AF  # a backend cell may merge into autodiff
+            results = V(*(_apply((left, right), left, route_ad, strategy, kind, spec.backward,
                                  _op_origin(origin, spec.name)) for kind in sorted(kinds)))
             out.ok(results, operands, row.id)
     return out.finish()
@@ -398,8 +399,7 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
             row, outcome = S.cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
                                   same_backend=head.dev.backend == other.dev.backend)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, intended=meant, name=name,
-                         backend=repr(head.dev.runtime_device()))
+                out.fail(outcome, operands, row.id, intended=meant, name=name, backend=head.dev.backend)
                 verdict = None
                 break
             verdict = (row, outcome)
@@ -451,8 +451,8 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
     if call == "from_inner":
         if outcome.result is None:
             return V(t)
-        return V(t.replace(cls=AF, strategy=t.strategy or CheckpointingStrategy.DISABLED, role=Role.UNTRACKED,
-                           origin=origin))
+        return V(t.replace(cls=outcome.result, strategy=t.strategy or CheckpointingStrategy.DISABLED,
+                           role=Role.UNTRACKED if outcome.result is AF else None, origin=origin))
     if call == "detach":
         return V(t.replace(role=outcome.role)) if t.cls is AF else V(t)
     if call == "require_grad":
@@ -474,9 +474,10 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
     if call in ("grad", "grad_remove"):
         if t.role is Role.UNTRACKED:
             return NONE  # no tape node: never a gradient
-        cls = S.class_of("float", False, t.strategy is not None)
+        strategy = None if outcome.strategy == "clear" else t.strategy
+        cls = S.class_of("float", False, strategy is not None)
         grad_origin = Origin(origin.file, origin.line, origin.col, f"gradient from {call}()")
-        return V(TensorAtom("float", t.dev, cls, t.strategy, None, None, grad_origin), const(None))
+        return V(TensorAtom("float", t.dev, cls, strategy, None, None, grad_origin), const(None))
     raise ValueError(f"unknown autodiff call {call!r}")
 
 
@@ -491,7 +492,8 @@ def grad_replace(profile: str, tensor: Value, gradient: Value, origin: Origin) -
         for g in gradient.tensors():
             operands = (("tensor", t), ("gradient", g))
             row, outcome = S.cell("grad_replace", profile, route=S.route_of(g.cls),
-                                  same_backend=g.dev.backend == t.dev.backend)
+                                  same_backend=g.dev.backend == t.dev.backend,
+                                  arm=t.dev.backend not in S.GRAD_REPLACE_NO_ARM)
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, intended=NONE, lhs=t.kind_debug(), rhs=g.kind_debug())
                 continue

@@ -344,11 +344,14 @@ MACHINE_FORMATS = frozenset({"json", "json-lines", "github", "sarif"})  # no sum
 # --------------------------------------------------------------------------- --statistics
 
 
-def statistics(diagnostics: list[Diagnostic], output_format: str, unsafe_fixes: bool = False) -> str:
+def statistics(diagnostics: list[Diagnostic], output_format: str, unsafe_fixes: bool = False,
+               notes: list[Diagnostic] | None = None) -> str:
     """Findings counted per code (ruff's ``--statistics``): a table, or JSON for the JSON formats.
 
     ``fixable``: the rule has an autofix; ``fixable_count``: findings ``--fix`` would fix (with
-    ``unsafe_fixes``, unsafe fixes count too); the table marks those codes ``[*]``."""
+    ``unsafe_fixes``, unsafe fixes count too); the table marks those codes ``[*]``. The JSON also counts the
+    run's ``notes`` by name, with an empty code (``analysis-budget``: components whose analysis stopped at a
+    work budget, their findings unknown)."""
     from rules import rule_by_code
 
     counts: Counter = Counter()
@@ -365,8 +368,11 @@ def statistics(diagnostics: list[Diagnostic], output_format: str, unsafe_fixes: 
             rule = rule_by_code(code)
             return rule is not None and rule.fixable()
 
+        noted = Counter(note.name for note in notes or ())
         return json.dumps([{"code": code, "name": names[code], "count": count, "fixable": has_fix(code),
-                            "fixable_count": fixable[code]} for code, count in rows], indent=2) + "\n"
+                            "fixable_count": fixable[code]} for code, count in rows]
+                          + [{"code": "", "name": name, "count": count, "fixable": False, "fixable_count": 0}
+                             for name, count in sorted(noted.items())], indent=2) + "\n"
     if not rows:
         return ""
     count_width = max(len(str(count)) for _code, count in rows)

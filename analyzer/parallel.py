@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import frontend, noqa
+from .budget import Limits, OverBudget
 from .diagnostics import Diagnostic, Related, Severity
 from .failures import FileFailure
 
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 MIN_PARALLEL_FILES = 8  # fewer files to analyse than this: one process (a pool costs more than it saves)
 CHUNKS_PER_WORKER = 4  # components are packed into about this many tasks per worker (load balance)
 RECURSION_LIMIT = 20000
+DEFAULT_LIMITS = Limits()
 
 
 class AnalysisError(Exception):
@@ -299,12 +301,31 @@ def import_tops(sources: list[frontend.SourceFile], infos: list[FileInfo]) -> se
 def analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
                       backends: frozenset[str] | None,
                       expressions: dict[str, list[tuple[int, int, int, int, str]]] | None = None,
-                      fixes: bool = True) -> list[Diagnostic]:
+                      fixes: bool = True, limits: Limits | None = DEFAULT_LIMITS) -> list[Diagnostic]:
     """Every rule's diagnostics (and the reveal notes) for one component, columns in characters.
 
-    ``expressions``, when given, receives each file's expression states (see ``Report.expressions``)."""
+    ``expressions``, when given, receives each file's expression states (see ``Report.expressions``). Past a work
+    budget (``limits``) the component's files get no finding and a note (:data:`BUDGET_NOTE`); an exception
+    inside the analysis is an MV903 finding where it happened, with a note holding the traceback: never an
+    error of the whole run."""
+    try:
+        return _analyze_component(sources, project_modules, profile, backends, expressions, fixes, limits)
+    except OverBudget as error:
+        return [budget_note(sources, f"stopped at its budget ({error.reason})")]
+    except MemoryError:
+        gc.collect()
+        return [budget_note(sources, "ran out of memory")]
+    except Exception as error:  # noqa: BLE001 - every bug becomes MV903 on the component, never a lost run
+        return failed_component(sources, error)
+
+
+def _analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
+                       backends: frozenset[str] | None,
+                       expressions: dict[str, list[tuple[int, int, int, int, str]]] | None,
+                       fixes: bool, limits: Limits | None) -> list[Diagnostic]:
     from rules import all_rules
 
+    from .budget import budgeted
     from .engine.worlds import run_worlds
     from .facts import FactStore
 
@@ -321,21 +342,84 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
-            run_worlds(parsed, facts, profile, backends, project_modules)
-        except RecursionError as error:
-            raise AnalysisError(f"nesting too deep to analyse: {error}") from error
-        except Exception as error:  # noqa: BLE001 - reported as an internal error, never a traceback
-            raise AnalysisError(f"{type(error).__name__}: {error}") from error
+            with budgeted(limits) as budget:
+                run_worlds(parsed, facts, profile, backends, project_modules)
+        except RecursionError as error:  # a bound, not a bug: the program nests deeper than the stack allows
+            raise OverBudget("nesting too deep to analyse") from error
         finally:
             sys.setrecursionlimit(limit)
     texts = {s.path: s.text for s in parsed if s.text is not None}  # where rules find their fixes' spans
     # without ``fixes`` (an editor's per-keystroke pass: fixes parse the file again, with libcst) none are built
     diagnostics = [d for rule in all_rules() for d in rule.check(facts, texts if fixes else None)]
     diagnostics.extend(reveal_notes(facts))
+    if parsed:
+        diagnostics.extend(function_budget_notes(budget.stopped))
     by_file = {s.path: s for s in sources}
     if expressions is not None:
         _expression_spans(facts, by_file, expressions)
     return [finish(d, by_file) for d in diagnostics]
+
+
+#: the name of the notes about a component whose analysis stopped or failed (shown by ``check --verbose``)
+BUDGET_NOTE = "analysis-budget"
+TRACEBACK_NOTE = "analysis-traceback"
+RUN_NOTES = frozenset({BUDGET_NOTE, TRACEBACK_NOTE})  # about the run, not the program: kept out of the findings
+
+
+def budget_note(sources: list[frontend.SourceFile], what: str) -> Diagnostic:
+    """The note on a component whose analysis stopped: its files' findings are unknown."""
+    first = sources[0].path if sources else "<unknown>"
+    others = f" and {len(sources) - 1} file{'s' if len(sources) > 2 else ''} it imports or is imported by" \
+        if len(sources) > 1 else ""
+    return Diagnostic("", BUDGET_NOTE, Severity.NOTE,
+                      f"the analysis of this file{others} {what}: its findings are unknown", first, 1, 1, 1, 1)
+
+
+def function_budget_notes(stopped: list[tuple[str, int, str]]) -> list[Diagnostic]:
+    """A note per function whose run stopped at its budget (its result in that context unknown)."""
+    counts: dict[tuple[str, int, str], int] = {}
+    for where in stopped:
+        counts[where] = counts.get(where, 0) + 1
+    return [Diagnostic("", BUDGET_NOTE, Severity.NOTE,
+                       f"the analysis of `{name}` stopped at its budget ({count} run{'s' if count > 1 else ''}): "
+                       "its results there are unknown", path, line, 1, line, 1)
+            for (path, line, name), count in sorted(counts.items())]
+
+
+def failed_component(sources: list[frontend.SourceFile], error: BaseException) -> list[Diagnostic]:
+    """MV903 where the analysis of a component raised ``error`` (the statement it had reached, when the
+    traceback names one of the component's files), and a note with the traceback."""
+    import traceback
+
+    from rules import rule_by_code
+
+    cause = error.__cause__ if isinstance(error, AnalysisError) and error.__cause__ is not None else error
+    where = _failure_site(cause, {s.path for s in sources})
+    path, row, column = where if where is not None else (sources[0].path if sources else "<unknown>", 1, 1)
+    first_line = (str(cause).strip().splitlines() or [""])[0][:300]
+    what = f"{type(cause).__name__}: {first_line}" if first_line else type(cause).__name__
+    trace = getattr(error, "trace", "") or "".join(traceback.format_exception(cause))
+    rule = rule_by_code("MV903")
+    assert rule is not None
+    by_file = {s.path: s for s in sources}
+    found = finish(rule.failed(path, row, column, what), by_file)  # type: ignore[attr-defined]
+    note = Diagnostic("", TRACEBACK_NOTE, Severity.NOTE, trace[-8000:], path, row, found.column, row, found.column)
+    return [found, note]
+
+
+def _failure_site(error: BaseException, paths: set[str]) -> tuple[str, int, int] | None:
+    """The innermost statement of the analysed files the engine was at when ``error`` was raised: a frame
+    with a ``node`` (an ast node with a position) and a ``fr`` (the engine's frame, naming the file)."""
+    tb = error.__traceback__
+    found = None
+    while tb is not None:
+        local = tb.tb_frame.f_locals
+        node, frame = local.get("node"), local.get("fr")
+        path = getattr(frame, "file", None)
+        if path in paths and isinstance(getattr(node, "lineno", None), int):
+            found = (path, node.lineno, node.col_offset + 1)
+        tb = tb.tb_next
+    return found
 
 
 def _expression_spans(facts: FactStore, by_file: dict[str, frontend.SourceFile],
@@ -430,33 +514,29 @@ def _context() -> tuple[Any, bool]:
 
 
 def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool, bytes]]] | None,
-                project_modules: frozenset[str], profile: str,
-                backends: frozenset[str] | None) -> list[tuple[str, Any]]:
-    """In a worker: each group's diagnostics, or the error that stopped it."""
-    results: list[tuple[str, Any]] = []
+                project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
+                limits: Limits | None = DEFAULT_LIMITS) -> list[list[Diagnostic]]:
+    """In a worker: each group's diagnostics (a failure in one is its own MV903: :func:`analyze_component`)."""
+    results: list[list[Diagnostic]] = []
     for n, group in enumerate(groups):
         if payload is None:
             sources = [_SHARED[i] for i in group]
         else:
             sources = [frontend.SourceFile(path, module, is_package, data)
                        for path, module, is_package, data in payload[n]]
-        try:
-            results.append(("ok", analyze_component(sources, project_modules, profile, backends)))
-        except AnalysisError as error:
-            cause = error.__cause__ or error
-            import traceback
-
-            results.append(("error", (str(error), "".join(traceback.format_exception(cause))[-4000:])))
+        results.append(analyze_component(sources, project_modules, profile, backends, limits=limits))
     return results
 
 
 def run(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str], profile: str,
-        backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
+        backends: frozenset[str] | None, jobs: int, limits: Limits | None = DEFAULT_LIMITS) -> list[list[Diagnostic]]:
     """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays."""
     files = sum(len(g) for g in groups)
     if jobs <= 1 or len(groups) < 2 or files < MIN_PARALLEL_FILES:
-        return [analyze_component([sources[i] for i in g], project_modules, profile, backends) for g in groups]
-    return _run_parallel(sources, groups, project_modules, profile, backends, jobs)
+        return [analyze_component([sources[i] for i in g], project_modules, profile, backends, limits=limits)
+                for g in groups]
+    with _POOL_LOCK:
+        return _run_pool(sources, groups, project_modules, profile, backends, jobs, limits)
 
 
 def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int) -> list[list[int]]:
@@ -472,17 +552,11 @@ def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int
     return [t for t in tasks if t]
 
 
-def _run_parallel(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
-                  profile: str, backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
-    with _POOL_LOCK:
-        return _run_pool(sources, groups, project_modules, profile, backends, jobs)
-
-
 def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
-              profile: str, backends: frozenset[str] | None, jobs: int) -> list[list[Diagnostic]]:
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
+              profile: str, backends: frozenset[str] | None, jobs: int,
+              limits: Limits | None) -> list[list[Diagnostic]]:
+    """The groups in worker processes. A worker that dies (killed) loses only the tasks not finished: each of
+    their groups runs again alone, and one whose worker dies again is an MV903 on its files."""
     global _SHARED
     context, shared = _context()
     workers = min(jobs, len(groups))
@@ -492,26 +566,55 @@ def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], proje
     if shared:
         gc.freeze()  # forked workers must not walk (and so copy) the parent's objects in each collection
     try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = []
-            for task in tasks:
-                task_groups = [groups[g] for g in task]
-                payload = None
-                if not shared:  # spawned workers do not share memory: send the bytes
-                    payload = [[(sources[i].path, sources[i].module, sources[i].is_package, sources[i].data)
-                                for i in group] for group in task_groups]
-                futures.append((task, pool.submit(_run_groups, task_groups, payload, project_modules, profile,
-                                                  backends)))
-            for task, future in futures:
-                for g, (status, value) in zip(task, future.result(), strict=True):
-                    if status == "error":
-                        message, trace = value
-                        raise AnalysisError(message, trace)
-                    results[g] = value
-    except BrokenProcessPool as error:
-        raise AnalysisError(f"a worker process died ({error})") from error
+        retry = _in_pool(context, workers, tasks, sources, groups,
+                         shared, results, project_modules, profile, backends, limits)
+        for g in retry:  # each alone, in a fresh worker: a second death names the component
+            if _in_pool(context, 1, [[g]], sources, groups, shared, results, project_modules, profile, backends,
+                        limits):
+                results[g] = worker_died([sources[i] for i in groups[g]])
     finally:
         _SHARED = []
         if shared:
             gc.unfreeze()
     return [r if r is not None else [] for r in results]
+
+
+def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[frontend.SourceFile],
+             groups: list[list[int]], shared: bool, results: list[list[Diagnostic] | None],
+             project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
+             limits: Limits | None) -> list[int]:
+    """Run ``tasks`` (lists of group indexes) into ``results``; the groups whose worker died."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    lost: list[int] = []
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = []
+        for task in tasks:
+            task_groups = [groups[g] for g in task]
+            payload = None
+            if not shared:  # spawned workers do not share memory: send the bytes
+                payload = [[(sources[i].path, sources[i].module, sources[i].is_package, sources[i].data)
+                            for i in group] for group in task_groups]
+            futures.append((task, pool.submit(_run_groups, task_groups, payload, project_modules, profile,
+                                              backends, limits)))
+        for task, future in futures:
+            try:
+                done = future.result()
+            except BrokenProcessPool:
+                lost.extend(task)
+                continue
+            for g, diagnostics in zip(task, done, strict=True):
+                results[g] = diagnostics
+    return lost
+
+
+def worker_died(sources: list[frontend.SourceFile]) -> list[Diagnostic]:
+    """MV903 on a component whose worker process died while analysing it (killed: out of memory, a signal)."""
+    from rules import rule_by_code
+
+    rule = rule_by_code("MV903")
+    assert rule is not None
+    path = sources[0].path if sources else "<unknown>"
+    return [rule.failed(path, 1, 1, "the process analysing it died "  # type: ignore[attr-defined]
+                        "(killed, for example out of memory)")]

@@ -333,5 +333,6 @@ def merge(reports: list[Report]) -> Report:
         out.cache_hits += report.cache_hits
         out.cache_misses += report.cache_misses
         out.skipped.extend(report.skipped)
+        out.notes.extend(report.notes)
     out.diagnostics.sort(key=Diagnostic.sort_key)
     return out

@@ -61,6 +61,9 @@ class Report:
     covered: frozenset[str] | None = None
     # files left out (not regular, over `max-file-size`): (path, why), shown as notes
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # components whose analysis stopped at a work budget (their files' findings are unknown) and the tracebacks
+    # of MV903 findings: shown by ``check --verbose``, counted in the JSON statistics
+    notes: list[Diagnostic] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Diagnostic]:
@@ -180,24 +183,23 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if all(parsed[i].path != stdin_name and parsed[i].path not in unsaved for i in group):
                 keys[n] = (slot, key)
         todo.append(n)
-    try:
-        if settings.record_expressions or not fixes:
-            computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
-                                                   settings.profile, settings.backends,
-                                                   expressions=report.expressions if settings.record_expressions
-                                                   else None, fixes=fixes) for n in todo]
-        else:
-            computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
-                                    settings.backends, settings.jobs)
-    except parallel.AnalysisError as error:
-        import traceback
-
-        cause = error.__cause__
-        trace = error.trace or ("".join(traceback.format_exception(cause)) if cause is not None else "")
-        raise InternalError(str(error), trace) from error
+    limits = settings.limits()
+    if settings.record_expressions or not fixes:
+        computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
+                                               settings.profile, settings.backends,
+                                               expressions=report.expressions if settings.record_expressions
+                                               else None, fixes=fixes, limits=limits) for n in todo]
+    else:
+        computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
+                                settings.backends, settings.jobs, limits)
     for n, diagnostics in zip(todo, computed, strict=True):
-        results[n] = diagnostics
-        if cache is not None and n in keys:
+        notes = [d for d in diagnostics if d.name in parallel.RUN_NOTES]
+        results[n] = [d for d in diagnostics if d.name not in parallel.RUN_NOTES]
+        report.notes.extend(notes)
+        # a component stopped by a budget or failed is not cached: another run (more memory, a fixed
+        # analyzer) may do better
+        stopped = notes or any(d.code == "MV903" for d in diagnostics)
+        if cache is not None and n in keys and not stopped:
             cache.put_component(*keys[n], diagnostics)
     if cache is not None:
         report.cache_hits, report.cache_misses = cache.hits, len(todo)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
+from .budget import Limits
 from .discovery import DiscoveryOptions, GlobError, check_glob, glob_regex, normalize_to
 
 _SELECTOR = re.compile(r"ALL|MV\d{0,3}")
@@ -89,6 +90,16 @@ class Settings:
     cache_dir: str | None = None  # None: no cache (the library's default; the CLI turns it on)
     jobs: int = 1  # worker processes (1: in this process)
     max_file_size: int = 10 * 1024 * 1024  # bytes; larger files are skipped with a note (0: no limit)
+    # what one component's analysis may take before its findings become unknown (a note says so):
+    # memory the process grows by (``max-worker-memory``), wall time, statements analysed; None: no limit
+    max_worker_memory: int | None = 1 << 30
+    max_component_seconds: float | None = 120.0
+    max_component_steps: int | None = 3_000_000
+    max_function_steps: int | None = 400_000  # one function's run in one context (what it calls included)
+
+    def limits(self) -> Limits:
+        return Limits(self.max_component_steps, self.max_component_seconds, self.max_worker_memory,
+                      self.max_function_steps)
 
     def validate(self) -> Settings:
         if self.profile not in PROFILE_NAMES:
@@ -103,7 +114,7 @@ class Settings:
             for selector in (*(layer.select or ()), *layer.extend_select, *layer.ignore):
                 check_selector(selector)
         for entry in self.per_file_ignores:
-            check_per_file_pattern(entry.pattern, "per-file-ignores")
+            check_pattern(entry.pattern, "per-file-ignores")
             for selector in entry.codes:
                 check_selector(selector)
         try:
@@ -115,6 +126,10 @@ class Settings:
             raise SettingsError(f"`max-file-size` must be a number of bytes (0: no limit), not {self.max_file_size!r}")
         if self.jobs < 1:
             raise SettingsError(f"jobs must be at least 1, not {self.jobs}")
+        for name in ("max_worker_memory", "max_component_seconds", "max_component_steps", "max_function_steps"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise SettingsError(f"{name.replace('_', '-')} must be positive, not {value!r}")
         return self
 
     def cli_selection(self) -> RuleSelection:
@@ -180,8 +195,8 @@ def check_selector(selector: str) -> str:
     return code
 
 
-def check_per_file_pattern(pattern: str, key: str) -> str:
-    """A per-file-ignores glob (a leading ``!`` negates it) that compiles, else :class:`SettingsError`."""
+def check_pattern(pattern: str, key: str) -> str:
+    """A glob of ``key`` (a leading ``!`` negates it) that compiles, else :class:`SettingsError` naming the key."""
     try:
         check_glob(pattern.removeprefix("!"))
     except GlobError as error:
@@ -231,4 +246,4 @@ def parse_per_file_ignores(value: str, root: str) -> PerFileIgnore:
     pattern, sep, codes = value.rpartition(":")
     if not sep or not pattern.strip():
         raise SettingsError(f"invalid per-file ignore {value!r} (expected PATTERN:CODE[,CODE...])")
-    return PerFileIgnore(check_per_file_pattern(pattern.strip(), "--per-file-ignores"), parse_codes(codes), root)
+    return PerFileIgnore(check_pattern(pattern.strip(), "--per-file-ignores"), parse_codes(codes), root)

@@ -85,6 +85,11 @@ DEVICE_CTORS: dict[str, DeviceCtor] = {
     )
 }
 
+#: The constructor ``Device.default()`` (and a creation with ``device=None``) amounts to: Burn's
+#: default build enables Flex only, so its priority list ends at Flex on every machine. The
+#: program's ``BURN_DEVICE`` is its run-time environment, which the analysis does not see.
+DEFAULT_DEVICE_CTOR = "flex"
+
 #: Every backend name the runtime knows (for ``--backends``).
 BACKEND_NAMES = ("Cpu", "Cuda", "Rocm", "Wgpu", "Vulkan", "Metal", "WebGpu", "Flex", "NdArray", "LibTorch", "Capture")
 

@@ -35,6 +35,16 @@ Reproduce
     python bench/robustness.py --quick                                  # the first 300 stdlib files
     python bench/robustness.py --no-force-analyze                       # only the files it would pick itself
     python bench/robustness.py --limit 2000 --jobs 1
+    python bench/robustness.py --generated 10000 --json bench-results/robustness-generated.json
+
+Generated programs
+    ``--generated N`` analyses N device-heavy programs of ``bench/generated_programs.py`` (seeds from
+    ``--seed``, ``--statements`` each) instead, each alone, and reports crashes (an exception or an MV903),
+    programs stopped at a work budget, the time per program and the peak of the memory it allocated
+    (tracemalloc).
+
+A crash is also an MV903 finding (the analyzer reports a component it failed on and goes on), and a component
+stopped at its work budget is counted under "stopped".
 """
 
 from __future__ import annotations
@@ -137,8 +147,8 @@ def init_worker(force: bool) -> None:
 
     original = getattr(frontend.relevant, "__wrapped__", frontend.relevant)
 
-    def relevant(files: list[Any]) -> list[Any]:
-        chosen = list(files) if _FORCE else original(files)
+    def relevant(files: list[Any], *args: Any, **kwargs: Any) -> list[Any]:
+        chosen = list(files) if _FORCE else original(files, *args, **kwargs)
         _CHOSEN.append(len(chosen))
         return chosen
 
@@ -191,10 +201,18 @@ def analyse(paths: list[str]) -> dict[str, Any]:
     output.FORMATS["json"](report.diagnostics, report.sources)
     mv901 = [(d.file, d.row, " ".join(d.message.split())[:200]) for d in report.diagnostics if d.code == "MV901"]
     others = [(d.code or str(d.severity), d.file, d.row, " ".join(d.message.split())[:200])
-              for d in report.diagnostics if d.code != "MV901"]
+              for d in report.diagnostics if d.code not in ("MV901", "MV903")]
+    notes = getattr(report, "notes", [])
+    traces = {(n.file, n.row): n.message for n in notes if n.name == "analysis-traceback"}
+    # MV903: the analyzer failed on a component and said so (the run went on): a crash all the same
+    failed = [{"file": d.file, "kind": "MV903", "exception": " ".join(d.message.split())[:300],
+               "frame": None, "traceback": traces.get((d.file, d.row), "")[-6000:] or None}
+              for d in report.diagnostics if d.code == "MV903"]
+    stopped = [(n.file, n.message) for n in notes if n.name == "analysis-budget"]
     chosen = report.files_seen if getattr(options, "analyze_everything", False) else sum(_CHOSEN)
     return {"files": len(paths), "seen": report.files_seen, "chosen": chosen, "analysed": report.files_analyzed,
-            "lines": sum(count_lines(s.data) for s in report.sources.values()), "mv901": mv901, "diagnostics": others}
+            "lines": sum(count_lines(s.data) for s in report.sources.values()), "mv901": mv901, "diagnostics": others,
+            "failed": failed, "stopped": stopped}
 
 
 def analyzer_frame(error: BaseException) -> str | None:
@@ -229,8 +247,9 @@ def analyse_chunk(label: str, paths: list[str], timeout: float) -> dict[str, Any
     result: dict[str, Any] = {"source": label, "paths": paths, "crashes": [], "first": paths[0]}
     if status == "ok":
         result.update(value)
+        result["crashes"].extend(result.pop("failed"))
     else:
-        result.update(files=len(paths), seen=0, chosen=0, analysed=0, lines=0, mv901=[], diagnostics=[])
+        result.update(files=len(paths), seen=0, chosen=0, analysed=0, lines=0, mv901=[], diagnostics=[], stopped=[])
         single_timeout = max(30.0, timeout / 4)
         blamed = False
         for path in paths:
@@ -240,6 +259,8 @@ def analyse_chunk(label: str, paths: list[str], timeout: float) -> dict[str, Any
                     result[key] += one[key]
                 result["mv901"] += one["mv901"]
                 result["diagnostics"] += one["diagnostics"]
+                result["stopped"] += one["stopped"]
+                result["crashes"] += one["failed"]
                 continue
             blamed = True
             result["crashes"].append(crash_record(path, one_status, one, single_timeout))
@@ -264,7 +285,7 @@ def crash_record(path: str | None, status: str, error: BaseException | None, tim
 def worker_died(label: str, paths: list[str], error: BaseException) -> dict[str, Any]:
     return {"source": label, "paths": paths, "first": paths[0], "files": len(paths), "seen": 0, "chosen": 0,
             "analysed": 0,
-            "lines": 0, "mv901": [], "diagnostics": [], "seconds": 0.0,
+            "lines": 0, "mv901": [], "diagnostics": [], "stopped": [], "seconds": 0.0,
             "crashes": [{"file": None, "files": paths, "kind": "worker died",
                          "exception": f"{type(error).__name__}: {error}"[:300], "frame": None, "traceback": None}]}
 
@@ -303,6 +324,86 @@ def run_all(work: list[tuple[str, list[str]]], jobs: int, force: bool, timeout: 
     return results
 
 
+# ---------------------------------------------------------------- generated programs
+
+
+def analyse_generated(seeds: list[int], statements: int, timeout: float) -> list[dict[str, Any]]:
+    """In a worker: each seed's program (bench/generated_programs.py) analysed alone, in a big-stack thread:
+    its outcome, seconds, and the peak of the memory it allocated (tracemalloc)."""
+    import tracemalloc
+
+    from analyzer.runner import check_source
+    from bench.generated_programs import generate_seeded
+
+    out = []
+    for seed in seeds:
+        source = generate_seeded(seed, statements)
+        start = time.perf_counter()
+        tracemalloc.start()
+        status, value = in_thread(lambda text=source, n=seed: check_source(text, f"generated_{n}.py"), timeout)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        record: dict[str, Any] = {"seed": seed, "seconds": time.perf_counter() - start, "peak_bytes": peak,
+                                  "lines": source.count("\n"), "crash": None, "stopped": None}
+        if status == "ok":
+            failed = [d for d in value.diagnostics if d.code == "MV903"]
+            notes = getattr(value, "notes", [])
+            if failed:
+                trace = next((n.message for n in notes if n.name == "analysis-traceback"), "")
+                record["crash"] = {"kind": "MV903", "exception": failed[0].message[:300], "traceback": trace[-6000:]}
+            record["stopped"] = next((n.message for n in notes if n.name == "analysis-budget"), None)
+        elif status == "error":
+            record["crash"] = describe(value)
+        else:
+            record["crash"] = crash_record(None, status, None, timeout)
+        out.append(record)
+    return out
+
+
+def init_generated() -> None:
+    threading.stack_size(THREAD_STACK)
+
+
+def run_generated(count: int, seed: int, statements: int, jobs: int,
+                  timeout: float) -> tuple[list[dict[str, Any]], float]:
+    """``--generated N``: N generated programs (seeds ``seed`` ...), crashes, budget stops, time, peak memory."""
+    seeds = list(range(seed, seed + count))
+    size = max(1, min(50, count // max(1, jobs * 4)))
+    batches = [seeds[i:i + size] for i in range(0, len(seeds), size)]
+    print(f"# devicelint robustness: {count} generated programs (seeds {seed}..{seed + count - 1}, "
+          f"{statements} statements each), {jobs} job{'s' if jobs != 1 else ''}")
+    start = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    if jobs <= 1:
+        init_generated()
+        for batch in batches:
+            records += analyse_generated(batch, statements, timeout)
+    else:
+        with ProcessPoolExecutor(jobs, initializer=init_generated) as pool:
+            for done in pool.map(analyse_generated, batches, [statements] * len(batches),
+                                 [timeout] * len(batches)):
+                records += done
+    wall = time.perf_counter() - start
+    crashes = [r for r in records if r["crash"]]
+    stopped = [r for r in records if r["stopped"]]
+    seconds = sorted(r["seconds"] for r in records)
+    peak = max((r["peak_bytes"] for r in records), default=0)
+    print(markdown_table(["programs", "lines", "crashes", "stopped at a budget", "median s", "max s",
+                          "peak MiB (max)"],
+                         [[len(records), sum(r["lines"] for r in records), len(crashes), len(stopped),
+                           f"{seconds[len(seconds) // 2]:.2f}" if seconds else "-",
+                           f"{seconds[-1]:.2f}" if seconds else "-", f"{peak / 2 ** 20:.1f}"]]))
+    for record in crashes:
+        print(f"- seed {record['seed']}: {record['crash']['kind']}: {record['crash']['exception']}")
+    for record in stopped:
+        print(f"- seed {record['seed']}: {record['stopped']}")
+    slowest = sorted(records, key=lambda r: -r["seconds"])[:5]
+    print("Slowest: " + "; ".join(f"seed {r['seed']} {r['seconds']:.2f} s" for r in slowest))
+    print(f"robustness: {len(records)} generated programs, {len(crashes)} crashes, {len(stopped)} stopped at a "
+          f"budget, peak {peak / 2 ** 20:.1f} MiB, in {wall:.0f} s")
+    return records, wall
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -315,7 +416,8 @@ def totals(results: list[dict[str, Any]], label: str | None) -> dict[str, Any]:
                                   for r in chosen),
             "skipped": sum(max(0, r["seen"] - r["chosen"]) for r in chosen),
             "mv901": sum(len(r["mv901"]) for r in chosen), "diagnostics": sum(len(r["diagnostics"]) for r in chosen),
-            "crashes": sum(c["kind"] in ("exception", "internal error", "worker died") for c in crashes),
+            "crashes": sum(c["kind"] in ("exception", "internal error", "worker died", "MV903") for c in crashes),
+            "stopped": sum(len(r.get("stopped", ())) for r in chosen),
             "timeouts": sum(c["kind"] == "timeout" for c in crashes),
             "chunk_seconds": sum(r["seconds"] for r in chosen)}
 
@@ -332,6 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per chunk before it is interrupted")
     parser.add_argument("--show", type=int, default=20, help="MV901 files and diagnostics listed (default 20)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument("--generated", type=int, default=None, metavar="N",
+                        help="analyse N generated device-heavy programs instead of the installed files")
+    parser.add_argument("--seed", type=int, default=0, help="the first generated program's seed (default 0)")
+    parser.add_argument("--statements", type=int, default=40, help="statements per generated program (default 40)")
     args = parser.parse_args(argv)
     if args.chunk < 1:
         parser.error("--chunk must be at least 1")
@@ -340,6 +446,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:  # noqa: BLE001
         print("robustness: the analyzer cannot be imported:\n" + traceback.format_exc(), file=sys.stderr)
         return 2
+
+    if args.generated is not None:
+        records, wall = run_generated(args.generated, args.seed, args.statements, args.jobs, args.timeout)
+        write_json(args.json, {"benchmark": "robustness-generated", "environment": environment(),
+                               "seed": args.seed, "statements": args.statements, "jobs": args.jobs, "wall_s": wall,
+                               "programs": records})
+        return 1 if any(r["crash"] for r in records) else 0
 
     files = collect(args.quick, args.limit)
     work = chunks(files, args.chunk)

@@ -13,12 +13,17 @@ class RequiresAutodiff(OutcomeRule):
 
     ## What it does
     Reports `inner()`, `backward()`, `grad()`, `grad_remove()` and
-    `grad_replace()` whose tensor is a plain float (or a plain capture float).
+    `grad_replace()` whose tensor is a plain float (or a plain capture float),
+    and `backward()` from an autodiff float that nothing tracked flows into.
 
     ## Why it fails
     These calls unwrap the autodiff primitive; a plain float has none:
     `Requires autodiff tensor.` A frequent cause is a tensor created on the
     plain device, or one already taken off the tape with `inner()`/`no_grad()`.
+    An untracked autodiff float (never `require_grad()`, or a non-leaf cut off
+    with `detach()`) has no step on the tape, and Burn's autodiff server panics
+    in `backward()`: `Node should have a step registered, did you forget to call
+    `Tensor::register_grad` on the tensor where you need gradients?`
 
     ## Example
     ```python

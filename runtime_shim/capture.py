@@ -48,7 +48,11 @@ class GraphOp:
 
 @dataclass
 class Graph:
-    """What a scope captured."""
+    """What a scope captured.
+
+    ``values`` holds the initializers only, as burn-capture's ``CapturedGraph::values`` holds
+    the data of initialized tensors; computed values appear as op outputs.
+    """
 
     device: Device
     values: list[GraphValue] = field(default_factory=list)
@@ -68,10 +72,25 @@ class Scope:
         self.graph = Graph(device)
         self.open = True
         self._completed: Graph | None = None
+        self.all_values: dict[int, GraphValue] = {}  # initializers and computed values, by id
 
     def add_value(self, kind: str, shape: tuple[int, ...], dtype: str, value: Any = None) -> int:
         value_id = next(_value_ids)
-        self.graph.values.append(GraphValue(value_id, kind, shape, dtype, value))
+        entry = GraphValue(value_id, kind, shape, dtype, value)
+        self.all_values[value_id] = entry
+        if kind == "initializer":
+            self.graph.values.append(entry)
+        return value_id
+
+    def add_initializer(self, value: Any) -> int:
+        """A tensor initialized from data: its value, and an ``Init`` op in the graph.
+
+        burn-capture records the router's ``OperationIr::Init`` for every tensor registered
+        from data (``escaped_tensors_cannot_record_after_their_scope_completes`` asserts it):
+        creations on the capture device and host copies moved onto it alike.
+        """
+        value_id = self.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+        self.add_op("Init", (), value_id)
         return value_id
 
     def add_op(self, name: str, inputs: Sequence[int], output: int) -> None:

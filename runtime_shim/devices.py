@@ -16,7 +16,7 @@ from functools import cache
 from . import recorder as recording
 from .errors import BackendUnavailable, error_for
 from .modes import SETTINGS
-from .semantics import MSG_BACKEND_UNAVAILABLE, CheckpointingStrategy, Fail, cell
+from .semantics import MSG_BACKEND_UNAVAILABLE, MSG_UNKNOWN_BURN_DEVICE, CheckpointingStrategy, Fail, cell
 from .validation import check_device_index, type_name
 
 
@@ -54,8 +54,8 @@ TORCH_INSTALL_HINT = "install torch (pip install 'devicelint[torch]', CPU build:
 _capture_ids = itertools.count(1)
 
 
-class UnknownDevice(ValueError):
-    """``BURN_DEVICE`` names no backend."""
+class UnknownDevice(BackendUnavailable, ValueError):
+    """``BURN_DEVICE`` names no backend: Burn panics, and no backend can run (MV112)."""
 
 
 @cache
@@ -183,16 +183,18 @@ class Device:
 
     @classmethod
     def default(cls) -> Device:
-        """``BURN_DEVICE`` if set, else the first available in Burn's priority order."""
+        """``BURN_DEVICE`` if set (burn-dispatch device.rs ``Default``), else Flex.
+
+        Burn's priority list (cuda > metal > ... > flex) ranges over the backends a build
+        enables, and Burn's default features enable Flex only, so a default build picks Flex
+        on every machine (device.rs ``#[cfg(any(feature = "flex", default_backend))]``).
+        """
         wanted = os.environ.get("BURN_DEVICE")
-        if wanted:
+        if wanted is not None:  # set, even to "": Burn matches `Ok(device_str)`
             factory = DEFAULT_NAMES.get(wanted.lower())
             if factory is None:
-                raise UnknownDevice(f"BURN_DEVICE={wanted!r} names no backend; known: {', '.join(DEFAULT_NAMES)}")
+                raise UnknownDevice(MSG_UNKNOWN_BURN_DEVICE.format(value=wanted))
             return factory()
-        for backend, sub in DEFAULT_PRIORITY:
-            if availability_problem(backend, sub, 0, SETTINGS.virtual) is None:
-                return cls(backend, 0, sub)
         return cls.flex()
 
     # --- autodiff wrapper -------------------------------------------------------
@@ -283,8 +285,6 @@ DEFAULT_NAMES = {
     "webgpu": Device.webgpu, "wgpu": Device.wgpu, "cpu": Device.cpu, "tch": Device.libtorch,
     "libtorch": Device.libtorch, "flex": Device.flex, "ndarray": Device.ndarray,
 }
-DEFAULT_PRIORITY = (("Cuda", None), ("Metal", None), ("Rocm", None), ("Vulkan", None), ("WebGpu", None),
-                    ("Wgpu", None), ("Cpu", None), ("LibTorch", "Cpu"), ("Flex", None), ("NdArray", None))
 
 
 def executor_place(device: Device, virtual: bool) -> tuple[str, str]:

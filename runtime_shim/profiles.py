@@ -14,6 +14,8 @@ DEFAULT_PROFILE = "burn-2026-08"
 PROFILE_DOCS: Mapping[str, str] = {
     "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
     "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
+    "burn-2026-09": "Burn at d16f7ba2ed (2026-09-05), the seeds' pinned commit: as burn-2026-08, but autodiff and "
+                    "plain floats merge, gradients carry no strategy, int inner/from_inner move the association",
 }
 
 #: The profiles' names, in the order they are listed.

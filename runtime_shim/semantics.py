@@ -173,6 +173,7 @@ Outcome = Ok | Fail | Redirect
 MSG_AD_CROSS_BACKEND = "Autodiff tensor cannot be moved between backends."
 MSG_AD_MISMATCH = "Cannot move between autodiff and non-autodiff instances."
 MSG_CAPTURE_NO_SCOPE = "capture tensor operations must run inside CaptureDevice::capture_scope"
+MSG_CAPTURE_COMPLETE = "capture scope is already complete"
 MSG_CAPTURE_NO_VALUE = "capture tensor {id} has no initialized value"
 MSG_CAPTURE_MOVE = "Cannot move a tensor from a capture device"
 MSG_CAPTURE_AUTODIFF = "Capture tensors do not support autodiff"
@@ -182,6 +183,9 @@ MSG_FIRST_ORDER = "Only first-order autodiff is supported"
 MSG_NOT_ENABLED = "Autodiff is not enabled on this device"
 MSG_REQUIRES_AD = "Requires autodiff tensor."
 MSG_NON_LEAF = "Can't convert a non leaf tensor into a tracked tensor"
+# burn-autodiff runtime/server.rs (`Option::expect` in `backward`): the root has no step registered.
+MSG_NO_STEP = ("Node should have a step registered, did you forget to call "
+               "`Tensor::register_grad` on the tensor where you need gradients?")
 MSG_DEVICE_MISMATCH = (
     "=== Tensor Operation Error ===\n  Operation: '{op}'\n  Reason:\n"
     "    1. The provided tensors are not on the same device. "
@@ -199,6 +203,8 @@ MSG_CAT_EXPECTED_AD = "Expected autodiff-wrapped float tensor for backend {backe
 MSG_CAT_AD_WRONG_BACKEND = "Autodiff float tensor is on the wrong backend (expected {backend})."
 MSG_CAT_WRONG_BACKEND = "Tensor is on the wrong backend (expected {backend})."
 MSG_BACKEND_UNAVAILABLE = "Backend {backend} is not available on this machine{reason}"
+# burn-dispatch device.rs `DispatchDevice::default` (the `_` arm of the BURN_DEVICE match).
+MSG_UNKNOWN_BURN_DEVICE = "Unknown BURN_DEVICE override: '{value}'."
 
 # How Rust prints each failure (the prefix that ``panic!``-style macros add).
 PANIC_PREFIX = {
@@ -322,8 +328,12 @@ BACKEND_ROWS: tuple[Row, ...] = (
     _row("backend.autodiff", Ok(), lhs=Route.AUTODIFF, rhs=(Route.AUTODIFF, Route.INT), same_backend=True),
     _row("backend.ad-int-other", Fail("MV106", MSG_BACKEND_MISMATCH_SHORT), lhs=Route.AUTODIFF, rhs=Route.INT,
          same_backend=False),
-    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT),
-    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=(Route.FLOAT, Route.INT), rhs=Route.AUTODIFF),
+    # Autodiff and plain floats of one backend (another backend: backend.other, the same panic).
+    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT,
+         same_backend=True),
+    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.FLOAT, rhs=Route.AUTODIFF,
+         same_backend=True),
+    _row("backend.mixed-rev-int", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.INT, rhs=Route.AUTODIFF),
     _row("backend.other", Fail("MV106", MSG_BACKEND_MISMATCH), same_backend=False),
 )
 
@@ -362,7 +372,9 @@ UNARY_ROWS: tuple[Row, ...] = (
 # Capture tensors used by an operation need an active scope on their device.
 CAPTURE_USE_ROWS: tuple[Row, ...] = (
     _row("capture.in-scope", Ok(), scope=True),
-    _row("capture.no-scope", Fail("MV104", MSG_CAPTURE_NO_SCOPE), scope=False),
+    # Every capture tensor comes from a scope, so outside it means after it: burn-capture's
+    # `CaptureState::assert_open` (src/capture.rs:427) in the closed session's client.
+    _row("capture.no-scope", Fail("MV104", MSG_CAPTURE_COMPLETE), scope=False),
 )
 
 # Section 6: the autodiff API. Key: call, cls, role (Role for Af, None otherwise).
@@ -370,17 +382,21 @@ _FLOATS_NOT_AD = (PF, PF_STAR)
 _AF_ROLES = tuple(Role)
 AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.inner-af", Ok(result=PF, strategy="clear"), call="inner", cls=AF),
-    _row("api.inner-int", Ok(), call="inner", cls=(PI, PI_STAR, CI_INT, CC_INT)),
+    _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
+    _row("api.inner-int", Ok(), call="inner", cls=(PI, CI_INT, CC_INT)),
     _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
     _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
     _row("api.from_inner-float", Ok(result=AF, strategy="disabled-if-none", role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
-    _row("api.from_inner-int", Ok(), call="from_inner", cls=(PI, PI_STAR)),
+    _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
+    _row("api.from_inner-int", Ok(), call="from_inner", cls=PI_STAR),
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
     _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
     _row("api.no_grad-other", Ok(), call="no_grad"),
-    _row("api.detach-af-untracked", Ok(role=Role.UNTRACKED), call="detach", cls=AF, role=Role.UNTRACKED),
-    _row("api.detach-af", Ok(role=Role.TRACKED), call="detach", cls=AF),
+    # burn-autodiff ops/tensor.rs float_detach keeps `float_is_require_grad`, which is true for
+    # `Requirement::Grad` (a tracked leaf) only: a detached non-leaf is an untracked leaf.
+    _row("api.detach-af-tracked", Ok(role=Role.TRACKED), call="detach", cls=AF, role=Role.TRACKED),
+    _row("api.detach-af", Ok(role=Role.UNTRACKED), call="detach", cls=AF),
     _row("api.detach-other", Ok(), call="detach"),
     _row("api.require_grad-nonleaf", Fail("MV111", MSG_NON_LEAF), call="require_grad", cls=AF, role=Role.NON_LEAF),
     _row("api.require_grad-leaf", Ok(role=Role.TRACKED), call="require_grad", cls=AF),
@@ -391,14 +407,21 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.with_strategy-float", Ok(result=PF_STAR, strategy="arg"), call="with_strategy", cls=_FLOATS_NOT_AD),
     _row("api.with_strategy-int", Ok(result=PI_STAR, strategy="arg"), call="with_strategy", cls=PLAIN_INTS),
     _row("api.with_strategy-capture", Ok(strategy="arg"), call="with_strategy", cls=CAPTURE_CLASSES),
+    # An untracked Af has no step on the tape (only `require_grad` and ops on tracked inputs
+    # register one), so burn-autodiff's server panics in `backward`.
+    _row("api.backward-untracked", Fail("MV108", MSG_NO_STEP), call="backward", cls=AF, role=Role.UNTRACKED),
     _row("api.grads-af", Ok(result=PF_STAR, strategy="keep"), call=("backward", "grad", "grad_remove",
                                                                      "grad_replace"), cls=AF),
     _row("api.grads-other", Fail("MV108", MSG_REQUIRES_AD), call=("backward", "grad", "grad_remove",
                                                                   "grad_replace")),
 )
 
-# grad_replace's replacement gradient. Key: route, same_backend.
+# grad_replace's replacement gradient. Key: route, same_backend, arm (burn-dispatch backend.rs
+# `grad_replace` has a match arm for the tensor's backend: every backend but LibTorch, whose
+# tensors fall through to the `(t, g)` arm and its "not on the same backend" panic).
+GRAD_REPLACE_NO_ARM = frozenset({"LibTorch"})
 GRAD_REPLACE_ROWS: tuple[Row, ...] = (
+    _row("replace.no-arm", Fail("MV106", MSG_BACKEND_MISMATCH), arm=False),
     _row("replace.plain-same", Ok(), route=Route.FLOAT, same_backend=True),
     _row("replace.other", Fail("MV106", MSG_BACKEND_MISMATCH)),
 )
@@ -441,7 +464,7 @@ TABLES: Mapping[str, tuple[tuple[Row, ...], tuple[str, ...]]] = {
     "unary": (UNARY_ROWS, ("op", "cls")),
     "capture_use": (CAPTURE_USE_ROWS, ("scope",)),
     "autodiff": (AUTODIFF_ROWS, ("call", "cls", "role")),
-    "grad_replace": (GRAD_REPLACE_ROWS, ("route", "same_backend")),
+    "grad_replace": (GRAD_REPLACE_ROWS, ("route", "same_backend", "arm")),
     "device": (DEVICE_ROWS, ("call", "ad")),
 }
 
@@ -464,7 +487,7 @@ def keys_of(table: str) -> Iterator[dict]:
                   "same_backend": _ANY_BOOL},
         "unary": {"op": ("unary", "to_int", "to_float"), "cls": ALL_CLASSES},
         "capture_use": {"scope": _ANY_BOOL},
-        "grad_replace": {"route": tuple(Route), "same_backend": _ANY_BOOL},
+        "grad_replace": {"route": tuple(Route), "same_backend": _ANY_BOOL, "arm": _ANY_BOOL},
         "device": {"call": ("autodiff", "gradient_checkpointing", "gradient_checkpointing_strategy", "inner"),
                    "ad": _ANY_BOOL},
     }
@@ -589,6 +612,22 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
     "burn-2026-08": {},
     # v0.21.x (before #5036): a plain float bound for an autodiff device hit the (b) arm.
     "burn-0.21": {"move.3": Fail("MV102", MSG_AD_MISMATCH)},
+    # d16f7ba2ed, the DispatchAutodiffContext era: every dispatch tensor carries `autodiff:
+    # Disabled | Enabled(strategy)`. Its to_device arms (burn-dispatch macros.rs: the (b) panic at
+    # :338, the (a) panic at :371) decide every move cell as burn-2026-08 does; the cells below are
+    # the ones burn-dispatch backend.rs's tests of that era assert differently.
+    "burn-2026-09": {
+        # disabled_and_enabled_float_contexts_merge_in_both_orders: Disabled merges with
+        # Enabled(s) into Enabled(s); the plain float is lifted into an untracked autodiff leaf.
+        "backend.mixed": Ok(result=AF, note="the plain float joins as an untracked autodiff leaf"),
+        "backend.mixed-rev": Ok(result=AF, note="the plain float joins as an untracked autodiff leaf"),
+        # gradients_are_inner_backend_tensors: a gradient's context is Disabled (no strategy).
+        "api.grads-af": Ok(result=PF, strategy="clear"),
+        # inner_transitions_clear_and_restore_context: int_inner clears the association,
+        # int_from_inner restores it as Enabled(Disabled).
+        "api.inner-int-ad": Ok(result=PI, strategy="clear"),
+        "api.from_inner-int-plain": Ok(result=PI_STAR, strategy="disabled-if-none"),
+    },
 }
 if tuple(PROFILES) != PROFILE_NAMES:
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
@@ -652,6 +691,11 @@ def route_of(cls: TensorClass) -> Route:
     if cls is AF:
         return Route.AUTODIFF
     return Route.INT if cls in INT_CLASSES else Route.FLOAT
+
+
+def is_require_grad(cls: TensorClass, role: Role | None) -> bool:
+    """Burn's ``is_require_grad``: a tracked leaf only (``matches!(requirement, Requirement::Grad)``)."""
+    return cls is AF and role is Role.TRACKED
 
 
 def reports_autodiff(cls: TensorClass) -> bool:

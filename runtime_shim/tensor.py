@@ -38,14 +38,14 @@ from .semantics import (
     CHECKED_OPS,
     CI,
     CI_INT,
+    GRAD_REPLACE_NO_ARM,
     MSG_BACKEND_UNAVAILABLE,
     MSG_STRATEGY_MISMATCH,
-    PF,
-    PF_STAR,
     PI_STAR,
     UNARY_OPS,
     CheckpointingStrategy,
     Fail,
+    Ok,
     Place,
     Role,
     Route,
@@ -54,6 +54,7 @@ from .semantics import (
     binary_kind,
     cell,
     class_of,
+    is_require_grad,
     move_outcome,
     operands_accepted,
     route_of,
@@ -145,28 +146,31 @@ def _kind_debug(t: Tensor) -> str:
 _UNARY_OUTCOMES: dict[tuple, Any] = {}
 # Table call names that differ from the API method's name.
 _PUBLIC_NAMES = {"unrequire_grad": "set_require_grad", "with_strategy": "with_gradient_checkpointing_strategy"}
-_BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]] = {}
+_BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None, bool]] = {}
 
 
 def _decide_binary(op: str, lcls: TensorClass, rcls: TensorClass, lstrat: CheckpointingStrategy | None,
                    rstrat: CheckpointingStrategy | None, same_device: bool, same_backend: bool,
-                   profile: str) -> tuple[tuple[str, Fail] | None, CheckpointingStrategy | None]:
+                   profile: str) -> tuple[tuple[str, Fail] | None, CheckpointingStrategy | None, bool]:
     """The table's verdict on a two-input op, in Burn's order: device check, strategy, backend.
 
-    Returns the first failing stage and its outcome (or None) and the validated strategy;
-    memoised per key by the caller, since the verdict depends on nothing else.
+    Returns the first failing stage and its outcome (or None), the validated strategy and
+    whether the op runs on the autodiff route (the lhs is autodiff, or the backend cell merges
+    a plain float into autodiff); memoised per key by the caller, since the verdict depends on
+    nothing else.
     """
     if op in CHECKED_OPS:
         _row, outcome = cell("device_check", profile, same_device=same_device)
         if isinstance(outcome, Fail):
-            return ("device_check", outcome), None
+            return ("device_check", outcome), None, False
     _row, outcome = cell("strategy", profile, lhs=lstrat, rhs=rstrat)
     if isinstance(outcome, Fail):
-        return ("strategy", outcome), None
+        return ("strategy", outcome), None, False
     _row, outcome = cell("backend", profile, lhs=route_of(lcls), rhs=route_of(rcls), same_backend=same_backend)
     if isinstance(outcome, Fail):
-        return ("backend", outcome), None
-    return None, lstrat if lstrat is not None else rstrat
+        return ("backend", outcome), None, False
+    autodiff_route = lcls is AF or outcome.result is AF
+    return None, lstrat if lstrat is not None else rstrat, autodiff_route
 
 
 def _capture_scope_open(t: Tensor) -> bool:
@@ -229,7 +233,7 @@ class Tensor:
         strategy = device._strategy if outcome.strategy == "target" else None
         if scope is not None:
             value = array if array is not None else exec_.to_numpy(make(exec_))
-            value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+            value_id = scope.add_initializer(value)
             ref = _CaptureRef(scope, value_id, tuple(value.shape), str(value.dtype))
             t = cls._make(value, exec_, plain, outcome.result, strategy, kind, cap=ref)
         else:
@@ -408,7 +412,10 @@ class Tensor:
             return self
         if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
             value = self._host("Tensor.to_device")
-            value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
+            if outcome.transfer is Transfer.CAPTURE_INIT:  # `B2::float_from_data` on the capture device
+                value_id = scope.add_initializer(value)
+            else:
+                value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
             ref = _CaptureRef(scope, value_id, tuple(value.shape), str(value.dtype))
             return Tensor._make(value, executor_for(plain), plain, tcls, strategy, self._kind, cap=ref)
         dst = executor_for(plain)
@@ -525,7 +532,7 @@ class Tensor:
         decision = _BINARY_DECISIONS.get(key)
         if decision is None:
             decision = _BINARY_DECISIONS[key] = _decide_binary(*key)
-        failed_check, strategy = decision
+        failed_check, strategy, autodiff_route = decision
         if failed_check is not None:
             stage, outcome = failed_check
             if stage == "device_check":
@@ -540,7 +547,7 @@ class Tensor:
             check.check_matmul(full_op, lshape, rshape)
         elif lshape != rshape:
             check.broadcast_shape(full_op, lshape, rshape)
-        result = lhs._apply(full_op, (lhs, rhs), lhs._cls is AF, strategy, fwd, bwd, needs_inputs,
+        result = lhs._apply(full_op, (lhs, rhs), autodiff_route, strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:
             recording.record_ok(full_op)
@@ -555,7 +562,7 @@ class Tensor:
             _row, outcome = cell("multi", SETTINGS.profile, family=family, first=first,
                                  other=route_of(other._cls), same_backend=self._dev._backend == other._dev._backend)
             if isinstance(outcome, Fail):
-                _fail(full_op, outcome, name=name, backend=repr(self._dev))
+                _fail(full_op, outcome, name=name, backend=self._dev._backend)  # stringify!($Backend): the variant name
         return self._strategy
 
     # --- arithmetic ------------------------------------------------------------------------
@@ -805,7 +812,8 @@ class Tensor:
         outcome = tensor._api("from_inner")
         if outcome.result is None:
             return tensor
-        return tensor._with(AF, tensor._strategy or CheckpointingStrategy.DISABLED, Role.UNTRACKED)
+        role = Role.UNTRACKED if outcome.result is AF else None
+        return tensor._with(outcome.result, tensor._strategy or CheckpointingStrategy.DISABLED, role)
 
     def no_grad(self) -> Tensor:
         outcome = self._api("no_grad")
@@ -836,7 +844,8 @@ class Tensor:
         return self._new_leaf(Role.UNTRACKED) if self._cls is AF else self
 
     def is_require_grad(self) -> bool:
-        return self._cls is AF and self._role is not Role.UNTRACKED
+        """True for a tracked leaf only: a non-leaf is not ``require_grad`` in Burn."""
+        return is_require_grad(self._cls, self._role)
 
     def with_gradient_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Tensor:
         if not isinstance(strategy, CheckpointingStrategy):
@@ -853,22 +862,24 @@ class Tensor:
         seed = self._exec.ones(self.shape, self.dtype)
         return autodiff.backward(self._node, seed)
 
-    def _grad_tensor(self, entry: tuple[Any, Executor] | None) -> Tensor | None:
+    def _grad_tensor(self, outcome: Ok, entry: tuple[Any, Executor] | None) -> Tensor | None:
+        """A gradient on the inner backend: a plain float carrying this tensor's strategy or none."""
         if entry is None:
             return None
         prim, exec_ = entry
-        return Tensor._make(prim, exec_, self._dev, PF_STAR if self._strategy else PF, self._strategy, "float")
+        strategy = None if outcome.strategy == "clear" else self._strategy
+        return Tensor._make(prim, exec_, self._dev, class_of("float", False, strategy is not None), strategy, "float")
 
     def grad(self, grads: autodiff.Gradients) -> Tensor | None:
         """This tensor's gradient on the inner backend, carrying its strategy (Pf*), or None."""
         check.check_gradients("Tensor.grad", grads)
-        self._api("grad")
-        return self._grad_tensor(grads.get(self._node.id) if self._node is not None else None)
+        outcome = self._api("grad")
+        return self._grad_tensor(outcome, grads.get(self._node.id) if self._node is not None else None)
 
     def grad_remove(self, grads: autodiff.Gradients) -> Tensor | None:
         check.check_gradients("Tensor.grad_remove", grads)
-        self._api("grad_remove")
-        return self._grad_tensor(grads.pop(self._node.id) if self._node is not None else None)
+        outcome = self._api("grad_remove")
+        return self._grad_tensor(outcome, grads.pop(self._node.id) if self._node is not None else None)
 
     def grad_replace(self, grads: autodiff.Gradients, gradient: Tensor) -> None:
         """Replace this tensor's gradient with ``gradient`` (a plain float of the same backend)."""
@@ -876,7 +887,8 @@ class Tensor:
         check.check_tensor("Tensor.grad_replace", "gradient", gradient)
         self._api("grad_replace", record=False)  # one line per call: recorded once both checks pass
         _row, outcome = cell("grad_replace", SETTINGS.profile, route=route_of(gradient._cls),
-                             same_backend=gradient._dev._backend == self._dev._backend)
+                             same_backend=gradient._dev._backend == self._dev._backend,
+                             arm=self._dev._backend not in GRAD_REPLACE_NO_ARM)
         if isinstance(outcome, Fail):
             _fail("Tensor.grad_replace", outcome, lhs=_kind_debug(self), rhs=_kind_debug(gradient))
         if recording.ACTIVE:

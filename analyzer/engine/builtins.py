@@ -147,7 +147,8 @@ class Builtins:
             numbers = [b[0] for b in bounds]  # type: ignore[index]
             if len(numbers) < 3 or numbers[2] != 0:
                 values = range(*numbers)
-                if len(values) <= MAX_UNROLL:
+                # (``len`` of a range longer than sys.maxsize raises OverflowError: compare without it)
+                if _range_length(values) <= MAX_UNROLL:
                     return V(seq("list", [V(const(i)) for i in values]))
         return V(seq_of("list", TOP))
 
@@ -208,3 +209,9 @@ class Builtins:
             else:
                 out = out.join(TOP)
         return out
+
+
+def _range_length(values: range) -> int:
+    """``len(values)`` without its OverflowError beyond ``sys.maxsize`` (``range(10 ** 20)`` is valid code)."""
+    step = values.step
+    return max(0, (values.stop - values.start + step - (1 if step > 0 else -1)) // step)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ..budget import FunctionOverBudget
 from ..choices import stripped
 from ..domain import (
     BOTTOM,
@@ -309,6 +310,8 @@ class Calls:
         self.module_code_depth += module_code
         record = None if quiet else self.start_record(ctx_id, fn, fref, globals_key, bound_key)
         result = None
+        stopped = False
+        self.budget.enter(ctx_id)
         try:
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
@@ -318,17 +321,33 @@ class Calls:
                 self.in_progress[ctx_id] = self.in_progress[ctx_id].join(result)
             else:
                 result = TOP
+        except FunctionOverBudget as over:
+            # this run, or one inside it, took more than a function's budget: what it recorded is partial
+            self.forget_context(ctx_id)
+            if over.ctx_id != ctx_id:
+                raise
+            stopped, result = True, TOP
+            self.budget.stopped.append((fn.module.file, getattr(fn.node, "lineno", 1), fn.qualname))
         finally:
+            self.budget.leave()
             self.depth -= 1
             self.active_functions[fn] -= 1
             self.module_code_depth -= module_code
             del self.in_progress[ctx_id]
             if record is not None:
-                self.finish_record(ctx_id, record, result)
+                self.finish_record(ctx_id, record, None if stopped else result)  # (a stopped run is not kept)
         if not quiet:
             self.set_summary(ctx_id, result)
             self.note_callee(ctx_id, result)
         return result
+
+    def forget_context(self, ctx_id: int) -> None:
+        """Drop the facts a run of ``ctx_id`` recorded (it stopped before its end: they are partial)."""
+        store = self.fact_store
+        for facts in (store.sites, store.reveals):
+            for key in [key for key in facts if key[1] == ctx_id]:
+                del facts[key]
+        store._grouped = None
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
                       scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None, None)) -> Value:

@@ -10,6 +10,7 @@ from typing import Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
+from ..budget import active as active_budget
 from ..choices import stripped
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
@@ -71,6 +72,7 @@ class Engine(
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
                  gpu_count: int | None = None, argparse_defaults: bool | None = None) -> None:
         self.facts = facts
+        self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
         self.gpu_count = gpu_count  # what torch.cuda.device_count() returns (None: not known)

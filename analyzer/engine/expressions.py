@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from typing import Any
 
 from .. import lift
 from ..choices import tag_except, taggable
@@ -191,7 +192,9 @@ class Expressions:
     expr_Set = expr_Tuple
 
     def expr_Dict(self, node: ast.Dict, st: State, fr: Frame) -> Value:
-        items = []
+        # keyed by (type, key): ``1`` and ``True`` stay apart, as the analysis keeps them; a later key replaces
+        # the value in place, as Python does (one dict, not a rebuilt list per key: linear in the literal)
+        items: dict[tuple[type, Any], tuple[Any, Value]] = {}
         known = True
         for key_node, value_node in zip(node.keys, node.values, strict=True):
             value = self.eval(value_node, st, fr)
@@ -199,21 +202,19 @@ class Expressions:
                 # ``{**base, "eval": d}``: a splatted dict with known keys keeps them
                 splat = next(iter(value.atoms)) if len(value.atoms) == 1 and not value.top else None
                 if isinstance(splat, DictAtom) and splat.rest is None:
-                    items = [(k, v) for k, v in items if all(k != sk or type(k) is not type(sk)
-                                                             for sk, _v in splat.items)]
-                    items.extend(splat.items)
+                    for k, v in splat.items:
+                        items[(type(k), k)] = (k, v)
                 else:
                     known = False
                 continue
             keys = self.eval(key_node, st, fr).consts()
             if keys and len(keys) == 1:
-                items = [(k, v) for k, v in items if k != keys[0] or type(k) is not type(keys[0])]  # a later key wins
-                items.append((keys[0], value))
+                items[(type(keys[0]), keys[0])] = (keys[0], value)
             else:
                 known = False
         if st.dead:
             return BOTTOM
-        return V(DictAtom(tuple(items))) if known else TOP
+        return V(DictAtom(tuple(items.values()))) if known else TOP
 
     def expr_JoinedStr(self, node: ast.JoinedStr, st: State, fr: Frame) -> Value:
         """An f-string: its text when every part is a known int or str (``f"cuda:{rank}"`` with ``rank = 1``)."""

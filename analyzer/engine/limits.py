@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..domain import MAX_ATOMS as MAX_ATOMS  # a value with more possibilities is made small (domain.bounded)
+
 MAX_LOOP_ITERATIONS = 12  # a loop that has not converged by then is cut (its changing names become unknown)
 
 WIDEN_AFTER = 4  # iterations before names that keep changing are widened to unknown
@@ -11,8 +13,6 @@ MAX_CALL_DEPTH = 24
 MAX_CONTEXTS_PER_FUNCTION = 24  # beyond this, a function is analysed with unknown arguments
 
 MAX_PASSES = 4  # whole-program passes while the heap of instance attributes grows
-
-MAX_ATOMS = 64  # a value with more possibilities is widened to unknown
 
 MAX_DEPTH = 6  # lists of lists of ... deeper than this are widened to unknown
 

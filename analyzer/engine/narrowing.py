@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from runtime_shim.semantics import AF, Role
+from runtime_shim import semantics as S
 
 from .. import lift
 from ..domain import (
@@ -236,7 +236,7 @@ class Narrowing:
                 if kind == "call" and name == "device":
                     out = out.join(V(atom.reported_device()))
                 elif kind == "call" and name == "is_require_grad":
-                    out = out.join(V(const(atom.cls is AF and atom.role is not Role.UNTRACKED)))
+                    out = out.join(V(const(S.is_require_grad(atom.cls, atom.role))))
                 elif kind == "attr" and name == "kind":
                     out = out.join(V(const(atom.kind)))
                 else:

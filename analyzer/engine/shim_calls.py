@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from runtime_shim import semantics as S
 from runtime_shim.capture import CaptureError
-from runtime_shim.semantics import AF, Role
 
 from .. import lift
 from ..domain import (
@@ -28,7 +28,17 @@ from ..domain import (
     reveal_text,
 )
 from ..facts import Site
-from ..shim_api import AUTODIFF_METHODS, BINARY, CREATORS, DEVICE_CHECKED, DEVICE_CTORS, MASK_FILL, UNARY, BinarySpec
+from ..shim_api import (
+    AUTODIFF_METHODS,
+    BINARY,
+    CREATORS,
+    DEFAULT_DEVICE_CTOR,
+    DEVICE_CHECKED,
+    DEVICE_CTORS,
+    MASK_FILL,
+    UNARY,
+    BinarySpec,
+)
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
 from .numpy_model import array_method, rng_method
@@ -108,7 +118,7 @@ class ShimCalls:
 
     def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value:
-        spec = DEVICE_CTORS.get(name)
+        spec = DEVICE_CTORS.get(DEFAULT_DEVICE_CTOR if name == "default" else name)
         if spec is not None:
             index: int | None = 0
             if spec.indexed:
@@ -123,15 +133,17 @@ class ShimCalls:
             capture = CaptureId(fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore[attr-defined]
             return V(DeviceAtom(PlainDev("Capture", None, capture), False, None,
                                 self.origin(node, fr, "Device.capture()")))
-        return TOP  # Device.default(): depends on the environment
+        return TOP
 
     def tensor_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value:
         creator = CREATORS.get(name)
         if creator is not None:
             device = args[creator.device_pos] if len(args) > creator.device_pos else kwargs.get("device")
-            if device is None:
-                return TOP  # Device.default()
+            if device is None:  # Device.default(): Burn's default device, no call site of its own
+                spec = DEVICE_CTORS[DEFAULT_DEVICE_CTOR]
+                device = V(DeviceAtom(PlainDev(spec.backend, spec.sub, 0), False, None,
+                                      self.origin(node, fr, "Device.default()")))
             kinds = created_kinds(creator, args, kwargs)
             site = self.site(node, f"Tensor.{name}", fr)
             if kinds is None:
@@ -212,7 +224,7 @@ class ShimCalls:
                 merge_lifted(lifted, lift.autodiff(profile, "unrequire_grad", receiver, origin))
             return self.record(self.site(node, "Tensor.require_grad", fr), lifted.finish(), st, fr)
         if name == "is_require_grad":
-            return Value(frozenset(const(t.cls is AF and t.role is not Role.UNTRACKED) for t in receiver.tensors()),
+            return Value(frozenset(const(S.is_require_grad(t.cls, t.role)) for t in receiver.tensors()),
                          receiver.top)
         if name == "device":
             return Value(frozenset(t.reported_device() for t in receiver.tensors()), receiver.top)

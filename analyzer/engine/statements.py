@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ..budget import Budget
 from ..domain import NONE
 from .flow_state import ELEMENT_ALIAS, Frame, State, dead
 from .python_values import as_load
@@ -11,6 +12,8 @@ from .python_values import as_load
 
 class Statements:
     """Simple statements."""
+
+    budget: Budget
 
     def exec_block(self, body: list[ast.stmt], st: State, fr: Frame) -> State:
         for stmt in body:
@@ -32,6 +35,7 @@ class Statements:
             collector.append(snapshot)
 
     def exec_stmt(self, node: ast.stmt, st: State, fr: Frame) -> State:
+        self.budget.tick()  # past the component's budget: OverBudget ends its analysis
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             return st

@@ -26,6 +26,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__, config
 from ..diagnostics import Diagnostic
+from ..parallel import TRACEBACK_NOTE
 from ..projects import Analysis, Project, find_root
 from ..runner import Report
 from ..settings import Settings, SettingsError
@@ -234,6 +235,20 @@ class DeviceLintServer(LanguageServer):
             message=f"devicelint: internal error while analysing {names}: {type(error).__name__}: {error} "
                     "(the traceback is in the log; please report it)"))
 
+    def report_failed_components(self, report: Report) -> None:
+        """MV903 findings (the analysis failed on a component, the rest went on): their tracebacks logged and
+        each shown in one line, as an exception escaping the analysis would be."""
+        for note in report.notes:
+            if note.name != TRACEBACK_NOTE:
+                continue
+            name = os.path.basename(note.file)
+            last = (note.message.strip().splitlines() or [""])[-1]
+            self.log(types.MessageType.Error, f"devicelint: analysing {name} failed:\n{note.message}")
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error,
+                message=f"devicelint: internal error while analysing {name}: {last} "
+                        "(the traceback is in the log; please report it)"))
+
     def publish(self, path: str, uri: str, version: int | None, diagnostics: list[Diagnostic],
                 report: Report | None) -> None:
         if not self.push:
@@ -307,6 +322,9 @@ class DeviceLintServer(LanguageServer):
                 except Exception as error:  # noqa: BLE001 - reported; the request gets no answer, the server goes on
                     self.report_failure(error, [path])
                     return None
+            if any(d.code == "MV903" for d in analysis.report.diagnostics):
+                self.report_failed_components(analysis.report)
+                return None  # what it failed on has no detail to give
             if analysis.texts.get(path) == result.text:
                 result.detail = analysis.report
         return result if result.detail is not None else None
@@ -353,6 +371,7 @@ class DeviceLintServer(LanguageServer):
                 except Exception as error:  # noqa: BLE001 - a failing analysis must not take the server down
                     self.report_failure(error, project_targets)
                     continue
+                self.report_failed_components(analysis.report)
                 self._store(analysis, documents)
 
     def _store(self, analysis: Analysis, documents: dict[str, tuple[str, int | None, str]]) -> None:

@@ -956,3 +956,43 @@ def test_a_finally_that_always_raises_voids_the_returns_inside() -> None:
         finally:
             d.gradient_checkpointing()  # expect: MV110
     """)
+
+
+def test_default_device_is_burns_default_build_flex() -> None:
+    """burn-dispatch src/device.rs:386-387: the default build enables Flex only, so `Device::default()`
+    (and a creation without a device) is Flex: mixing it with `Device.flex()` is fine, and autodiff
+    programs on it are checked like any other."""
+    assert_markers(HEADER + """
+    d = Device.default()
+    reveal_device(d)  # reveal: Flex
+    x = Tensor.zeros([2])
+    reveal_device(x)  # reveal: Flex float
+    y = x + Tensor.ones([2], Device.flex())
+    w = Tensor.ones([2], Device.default().autodiff()).require_grad()
+    try:
+        w.to_device(Device.ndarray().autodiff())  # expect: MV101
+    except DispatchError:
+        pass
+    try:
+        w + x  # expect: MV106
+    except DispatchError:
+        pass
+    """)
+
+
+def test_detached_non_leaf_and_untracked_backward() -> None:
+    """burn-autodiff src/ops/tensor.rs:2040-2067 and src/runtime/server.rs:69-72, as the runtime."""
+    assert_markers(HEADER + """
+    w = Tensor.ones([2], Device.flex().autodiff()).require_grad()
+    h = (w * 2.0).detach()
+    reveal_device(h)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked
+    if h.is_require_grad():
+        reveal_device(h)  # nothing: a detached non-leaf is never require_grad
+    if (w * 2.0).is_require_grad():
+        reveal_device(w)  # nothing: neither is a non-leaf
+    try:
+        h.sum().backward()  # expect: MV108
+    except DispatchError:
+        pass
+    grads = (h * w).sum().backward()
+    """)

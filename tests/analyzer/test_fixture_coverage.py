@@ -19,7 +19,7 @@ EXEMPT: dict[tuple[str, str], str] = {}
 
 def test_every_rule_meets_every_flow_construct_in_some_fixture() -> None:
     table = matrix()
-    codes = [rule.code for rule in all_rules() if rule.code not in ("MV901", "MV902")]
+    codes = [rule.code for rule in all_rules() if not rule.code.startswith("MV9")]
     missing = [f"{code} × {construct}" for code in codes for construct in CONSTRUCTS
                if not table[code].get(construct) and (code, construct) not in EXEMPT]
     assert not missing, f"{len(missing)} rule × construct cells have no fixture:\n" + "\n".join(missing)

@@ -74,7 +74,7 @@ TORCH_FUNCTIONS = """\
 
 
     def encode(model, batch):
-        return model(batch)  # noqa: MV202
+        return model(batch)
 
 
     def loss_of(features, labels):
@@ -87,7 +87,7 @@ TORCH_FUNCTIONS = """\
 
 
     model = nn.Linear(4, 3).cuda()
-    features = encode(model, torch.randn(2, 4))
+    features = encode(model, torch.randn(2, 4))  # noqa: MV202
     loss = loss_of(features, torch.tensor([0, 1]).cpu())
     print(report(loss))
     """
@@ -213,11 +213,13 @@ def test_a_failure_in_a_callee_inside_a_try_ends_the_path(tmp_path: Path, capsys
         except RuntimeError:
             print(normalise(x, torch.zeros(4, device="cuda"), torch.ones(4, device="cuda")))
         """
-    # in the try, the subtraction's failure goes to the handler: the division never runs with the CPU std
-    # (outside any try, the analysis would go on to the division and report it too)
-    assert lint(tmp_path, capsys, {"norm.py": program}) == ["norm.py:5: MV201 [warning]"]
+    # in the try, the subtraction's failure goes to the handler: the division never runs with the CPU std; the
+    # subtraction's operands both come from the call, where it is reported
+    assert lint(tmp_path, capsys, {"norm.py": program}) == ["norm.py:10: MV201 [error]"]
+    # outside any try, the analysis goes on to the division, which fails too (with the subtraction's intended
+    # result, made inside the function: reported there, for the call that passes the CPU std)
     outside = program.replace("try:", "if True:").replace("except RuntimeError:", "if True:")
-    assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:5: MV201 [warning]"] * 2
+    assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:5: MV201 [warning]", "norm.py:10: MV201 [error]"]
 
 
 def test_a_later_iteration_past_the_failure_does_not_make_it_a_warning(tmp_path: Path,

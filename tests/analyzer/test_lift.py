@@ -61,6 +61,7 @@ def _tensors() -> dict[str, Tensor]:
         "Af flex balanced": Tensor.ones([2, 2], d["ad-flex-balanced"]).require_grad(),
         "Af ndarray": Tensor.ones([2, 2], d["ad-ndarray"]).require_grad(),
         "Af rocm1": Tensor.ones([2, 2], d["ad-rocm1"]),
+        "Af libtorch": Tensor.ones([2, 2], Device.libtorch().autodiff()).require_grad(),
         "Pi flex": Tensor.from_ints(ints, d["flex"]),
         "Pi ndarray": Tensor.from_ints(ints, d["ndarray"]),
         "Pi* flex": Tensor.from_ints(ints, d["ad-flex"]),
@@ -70,6 +71,13 @@ def _tensors() -> dict[str, Tensor]:
         "bool* flex": Tensor.from_bools(bools, d["ad-flex"]),
         "bool* flex balanced": Tensor.from_bools(bools, d["ad-flex-balanced"]),
     }
+
+
+@pytest.fixture(autouse=True, params=sorted(PROFILES))
+def profile(request) -> str:
+    """Every comparison runs under each profile: the runtime and the lift read the same cells."""
+    with rs.profile(request.param):
+        yield request.param
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +123,9 @@ def agree(runtime, lifted, what: str, compare_values: bool = True) -> None:
         assert text == ltext, f"{what}: result states differ: runtime {text!r} vs lift {ltext!r}"
 
 
-@pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_move_matches_runtime(grid, profile: str) -> None:
     tensors, devices = grid
-    with rs.virtual_devices(), rs.profile(profile):
+    with rs.virtual_devices():
         for (tname, t), (dname, d) in itertools.product(tensors.items(), devices.items()):
             lifted = lift.move(profile, V(tensor_atom(t)), V(device_atom(d)), NO_SCOPES, ORIGIN)
             agree(run_runtime(lambda t=t, d=d: t.to_device(d)), run_lifted(lifted), f"{tname} -> {dname}")

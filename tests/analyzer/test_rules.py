@@ -78,7 +78,9 @@ def test_docstring_sections(rule) -> None:
     assert code_blocks(doc, "## Example") and code_blocks(doc, "## Use instead")
 
 
-@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+# MV903 reports a bug of the analyzer itself: no valid program triggers it (tests/analyzer/test_bounded.py makes
+# the engine fail to check it)
+@pytest.mark.parametrize("rule", [r for r in all_rules() if r.code != "MV903"], ids=lambda r: r.code)
 def test_documented_example_is_reported(rule) -> None:
     example = code_blocks(rule.doc(), "## Example")[0]
     report = check_source(example, "example.py", settings_for(rule.code, example))

@@ -73,6 +73,9 @@ MSG = {
     "not_enabled": "Autodiff is not enabled on this device",
     "requires_ad": "Requires autodiff tensor.",
     "non_leaf": "Can't convert a non leaf tensor into a tracked tensor",
+    # burn-autodiff src/runtime/server.rs:69-72 (`backward`'s `expect` on the root's step)
+    "no_step": "Node should have a step registered, did you forget to call `Tensor::register_grad` on the tensor "
+               "where you need gradients?",
     "backend_short": "The provided tensors are not on the same backend.",
     "unreachable": "internal error: entered unreachable code",
 }
@@ -232,7 +235,7 @@ def build_capture(state: State, cap: Device, scope: rs.Scope) -> tuple[Tensor, i
         t = initializer.bool_not()
     if state.strategy is not None:
         t = t.with_gradient_checkpointing_strategy(state.strategy)
-    return t, scope.graph.values[-1].id
+    return t, next(reversed(scope.all_values))  # the computed value (not in graph.values)
 
 
 def in_scope(cap: Device, body):  # noqa: ANN001, ANN201

@@ -137,7 +137,7 @@ def _expected_text(case: ApiCase, outcome: Ok, device_text: str) -> str:
 
 
 def _run_api_case(case: ApiCase, tensor: Tensor, ctx: dict, device_text: str) -> None:
-    _row, outcome = cell("autodiff", **case.key)
+    row, outcome = cell("autodiff", **case.key)
     call = CALLS[case.call]
     before = snapshot(tensor)
     if isinstance(outcome, Fail):
@@ -145,7 +145,9 @@ def _run_api_case(case: ApiCase, tensor: Tensor, ctx: dict, device_text: str) ->
             call(tensor, ctx)
         assert type(info.value) is ERROR_CLASS[outcome.code]
         assert info.value.code == outcome.code
-        assert str(info.value) == {
+        untracked_backward = case.call == "backward" and case.state.role is Role.UNTRACKED
+        assert untracked_backward is (row.id == "api.backward-untracked")
+        assert str(info.value) == MSG["no_step"] if untracked_backward else str(info.value) == {
             "MV108": MSG["requires_ad"], "MV109": MSG["double_wrap_tensor"], "MV102": MSG["capture_autodiff"],
             "MV111": MSG["non_leaf"]}[outcome.code]
         assert snapshot(tensor) == before
@@ -154,8 +156,7 @@ def _run_api_case(case: ApiCase, tensor: Tensor, ctx: dict, device_text: str) ->
     assert snapshot(tensor) == before  # the API never changes its receiver
     if case.call == "backward":
         assert isinstance(result, rs.Gradients)
-        # an untracked tensor has no graph; a tracked one gives gradients for its tracked leaves
-        assert len(result) == (0 if case.state.role is Role.UNTRACKED else 1)
+        assert len(result) == 1  # an untracked tensor has no graph: it panics above
         return
     if case.call in ("grad", "grad_remove", "grad_replace"):
         assert result is None  # the tensor is not part of ctx's graph
@@ -165,7 +166,8 @@ def _run_api_case(case: ApiCase, tensor: Tensor, ctx: dict, device_text: str) ->
     if result.state not in (CC, CC_INT):
         _text, dtype, shape, data = before
         assert_bits(result, np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape))
-    assert result.is_require_grad() is (result.state is AF and result.role is not Role.UNTRACKED)
+    # burn-autodiff src/ops/tensor.rs:2066-2067: `matches!(requirement, Requirement::Grad)`, a tracked leaf only
+    assert result.is_require_grad() is (result.state is AF and result.role is Role.TRACKED)
 
 
 @pytest.mark.parametrize("case", API_CASES, ids=str)
@@ -234,15 +236,18 @@ def test_grad_remove_and_grad_replace() -> None:
     assert_bits(g, np.float32([7.0, 8.0, 9.0]))
 
 
-REPLACEMENT_DEVICES = {True: "flex", False: "ndarray"}
+# (the tensor's backend has a grad_replace arm) -> (the tensor's device, the same backend, another backend)
+REPLACEMENT_DEVICES = {True: ("flex", "flex", "ndarray"), False: ("libtorch", "libtorch", "flex")}
 
 
 @pytest.mark.parametrize("key", list(keys_of("grad_replace")),
-                         ids=lambda k: f"{k['route'].name}-{'same' if k['same_backend'] else 'other'}-backend")
+                         ids=lambda k: f"{k['route'].name}-{'same' if k['same_backend'] else 'other'}-backend"
+                                       f"{'' if k['arm'] else '-libtorch'}")
 def test_grad_replace_replacement_cell(key: dict) -> None:
-    x = _tracked()
+    source, same, other = REPLACEMENT_DEVICES[key["arm"]]
+    x = Tensor.from_floats([1.0, 2.0, 3.0], device(source).autodiff()).require_grad()
     grads = (x * 3.0).sum().backward()
-    name = REPLACEMENT_DEVICES[key["same_backend"]]
+    name = same if key["same_backend"] else other
     dev = device(name)
     replacement = {
         Route.FLOAT: lambda: Tensor.from_floats([4.0, 5.0, 6.0], dev),
@@ -255,11 +260,22 @@ def test_grad_replace_replacement_cell(key: dict) -> None:
         with pytest.raises(rs.BackendMismatch) as info:
             x.grad_replace(grads, replacement)
         assert info.value.code == "MV106"
-        assert str(info.value) == backend_mismatch("Autodiff(Flex)", rhs)
+        assert str(info.value) == backend_mismatch(f"Autodiff({DEVICE_TEXT[source]})", rhs)
         assert_bits(x.grad(grads), np.float32([3.0, 3.0, 3.0]))  # untouched
     else:
         x.grad_replace(grads, replacement)
         assert_bits(x.grad(grads), np.float32([4.0, 5.0, 6.0]))
+
+
+def test_grad_replace_on_libtorch_panics() -> None:
+    """burn-dispatch src/backend.rs:492-539 (2c06be35): `grad_replace` matches Cpu, Cuda, Metal, Rocm,
+    Vulkan, Wgpu, WebGpu, Flex, NdArray and Remote; a LibTorch tensor falls to the `(t, g)` arm."""
+    x = Tensor.from_floats([1.0, 2.0], device("libtorch").autodiff()).require_grad()
+    grads = (x * 2.0).sum().backward()
+    with pytest.raises(rs.BackendMismatch) as info:
+        x.grad_replace(grads, Tensor.from_floats([5.0, 6.0], device("libtorch")))
+    assert str(info.value) == backend_mismatch("Autodiff(LibTorch(Cpu))", "LibTorch(Cpu)")
+    assert_bits(x.grad(grads), np.float32([2.0, 2.0]))
 
 
 def test_gradient_of_a_moved_tensor_returns_to_the_source_device() -> None:
@@ -277,16 +293,47 @@ def test_gradient_of_a_moved_tensor_returns_to_the_source_device() -> None:
     assert y.grad(grads) is None
 
 
-def test_detach_cuts_the_history_and_keeps_the_flag() -> None:
+def test_detach_cuts_the_history_and_keeps_the_flag_of_a_tracked_leaf() -> None:
+    """burn-autodiff src/ops/tensor.rs:2040-2055 (2c06be35): `float_detach` builds a new leaf and calls
+    `require_grad` on it iff `float_is_require_grad` (:2066-2067) held, i.e. for a tracked leaf only."""
     x = _tracked()
-    y = x * 2.0
-    d = y.detach()
+    d = x.detach()
     assert reveal_device(d) == "Autodiff { device: Flex, checkpointing: Disabled } float tracked"
+    assert d.is_require_grad()
     grads = (d * 3.0).sum().backward()
-    assert x.grad(grads) is None
+    assert x.grad(grads) is None  # the history is cut: x is another leaf
     assert_bits(d.grad(grads), np.float32([3.0, 3.0, 3.0]))
     u = Tensor.from_floats([1.0], device("flex").autodiff()).detach()
     assert not u.is_require_grad()
+
+
+def test_detach_of_a_non_leaf_is_an_untracked_leaf() -> None:
+    """Truncated backprop (`h = h.detach()`): in Burn a non-leaf's `Requirement` is `GradInBackward`, so
+    `float_is_require_grad` is false (burn-autodiff src/ops/tensor.rs:2066-2067) and the detached tensor is
+    an untracked leaf (:2040-2051): no gradient ever reaches it, and `backward` from it panics
+    (burn-autodiff src/runtime/server.rs:69-72)."""
+    x = _tracked()
+    y = x * 2.0
+    assert not y.is_require_grad()  # a non-leaf
+    d = y.detach()
+    assert reveal_device(d) == "Autodiff { device: Flex, checkpointing: Disabled } float untracked"
+    assert not d.is_require_grad()
+    with pytest.raises(rs.RequiresAutodiff) as info:
+        (d * 3.0).sum().backward()
+    assert str(info.value) == MSG["no_step"]
+    grads = (d * x).sum().backward()  # x is still tracked: d is a constant of its graph
+    assert d.grad(grads) is None
+    assert_bits(x.grad(grads), np.float32([2.0, 4.0, 6.0]))
+
+
+def test_backward_of_an_untracked_tensor_panics() -> None:
+    """burn-autodiff src/runtime/server.rs:69-72: the root node has no step registered."""
+    u = Tensor.from_floats([1.0, 2.0], device("flex").autodiff())
+    for root in (u, (u * 2.0).sum()):
+        with pytest.raises(rs.RequiresAutodiff) as info:
+            root.backward()
+        assert info.value.code == "MV108"
+        assert str(info.value) == MSG["no_step"]
 
 
 def test_require_grad_rules() -> None:
@@ -296,6 +343,7 @@ def test_require_grad_rules() -> None:
     assert t.is_require_grad()
     assert reveal_device(t) == "Autodiff { device: Flex, checkpointing: Disabled } float tracked"
     y = t * t
+    assert not y.is_require_grad()  # burn-autodiff src/ops/tensor.rs:2066-2067: Requirement::Grad only
     with pytest.raises(rs.NonLeafRequireGrad) as info:
         y.require_grad()
     assert info.value.code == "MV111"
@@ -304,7 +352,8 @@ def test_require_grad_rules() -> None:
         y.set_require_grad(True)
     z = y.set_require_grad(False)  # a new untracked leaf
     assert reveal_device(z) == "Autodiff { device: Flex, checkpointing: Disabled } float untracked"
-    assert len(z.backward()) == 0
+    with pytest.raises(rs.RequiresAutodiff, match="Node should have a step registered"):
+        z.backward()  # burn-autodiff src/runtime/server.rs:69-72
     p = Tensor.from_floats([1.0], device("flex"))
     assert not p.require_grad().is_require_grad()  # no-op on a plain float
     assert not Tensor.from_ints([1], device("flex").autodiff()).is_require_grad()

@@ -104,20 +104,29 @@ def test_default_honours_burn_device(monkeypatch: pytest.MonkeyPatch, value: str
 
 
 def test_unknown_burn_device_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BURN_DEVICE", "tpu")
-    with pytest.raises(rs.UnknownDevice, match="tpu"):
-        Device.default()
-    with pytest.raises(ValueError):
-        Tensor.ones((1,))
+    """burn-dispatch src/device.rs:355 (2c06be35): `_ => panic!("Unknown BURN_DEVICE override: '{}'.")`,
+    with the value as it was set (the match lower-cases a copy)."""
+    for value in ("tpu", "TPU", ""):  # set but empty is `Ok("")` in Rust: unknown too
+        monkeypatch.setenv("BURN_DEVICE", value)
+        with pytest.raises(rs.UnknownDevice) as info:
+            Device.default()
+        assert str(info.value) == f"Unknown BURN_DEVICE override: '{value}'."
+        assert isinstance(info.value, rs.DispatchError) and info.value.code == "MV112"
+        with pytest.raises(ValueError):  # still a ValueError, as before
+            Tensor.ones((1,))
 
 
-def test_default_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_is_flex_in_burns_default_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Burn's priority list (burn-dispatch src/device.rs:358-394) ranges over the enabled backends, and
+    the default features enable Flex only (burn-dispatch Cargo.toml `flex = [] # default`), so
+    `Device::default()` is Flex wherever it runs, whatever the machine has."""
     monkeypatch.delenv("BURN_DEVICE", raising=False)
-    with rs.virtual_devices():  # everything exists: cuda comes first
-        assert repr(Device.default()) == "Cuda(0)"
-    with rs.virtual_devices(False):
-        expected = "Cuda(0)" if real_cuda_count() else "Cpu" if HAS_TORCH else "Flex"
-        assert repr(Device.default()) == expected
+    for virtual in (True, False):
+        with rs.virtual_devices(virtual):
+            assert repr(Device.default()) == "Flex"
+            assert reveal_device(Tensor.zeros((2,))) == "Flex float"
+            mixed = Tensor.ones((2,)) + Tensor.ones((2,), Device.flex())  # one device: no MV105
+            assert mixed.to_list() == [2.0, 2.0]
 
 
 # --- availability: declared backends ----------------------------------------------------------
@@ -174,7 +183,7 @@ def test_modes_and_profiles() -> None:
         assert rs.current_profile() == "burn-0.21"
     with pytest.raises(ValueError):
         rs.set_profile("burn-1.0")
-    assert set(rs.PROFILES) == {"burn-2026-08", "burn-0.21"}
+    assert set(rs.PROFILES) == {"burn-2026-08", "burn-0.21", "burn-2026-09"}
 
 
 # --- creation (section 4) ---------------------------------------------------------------------
@@ -296,20 +305,36 @@ def test_capture_scope_returns_the_graph() -> None:
     graph = cap.capture_scope(body)
     assert isinstance(graph, rs.Graph)
     assert graph.device == cap
-    kinds = [v.kind for v in graph.values]
-    assert kinds == ["initializer", "initializer", "computed", "computed", "computed", "computed"]
-    x_value = graph.values[0]
+    # burn-capture src/capture.rs: `CapturedGraph::values` holds initialized data only (:612 asserts two
+    # values for two from_data and an add), and each from_data records an `Init` op (:696)
+    assert [v.kind for v in graph.values] == ["initializer", "initializer"]
+    x_value, i_value = graph.values
     assert x_value.shape == (1, 2) and x_value.dtype == "float32"
     assert_bits(Tensor.from_data(x_value.value, device("flex")), np.float32([[1.0, 2.0]]))
-    assert all(v.value is None for v in graph.values if v.kind == "computed")
-    assert len(graph.operations) == 4
-    ids = [v.id for v in graph.values]
-    for op in graph.operations:
-        assert op.output in ids and all(i in ids for i in op.inputs)
-    assert graph.operations[0].inputs == (graph.values[0].id,)  # x * 2.0
-    assert graph.operations[1].inputs == (graph.values[2].id, graph.values[0].id)  # (x * 2.0) + x
-    assert graph.inputs == (graph.values[0].id, graph.values[1].id)
-    assert graph.outputs == (graph.values[4].id, graph.values[5].id)
+    names = [op.name for op in graph.operations]
+    assert names[:2] == ["Init", "Init"] and len(names) == 6
+    assert graph.operations[0].inputs == () and graph.operations[0].output == x_value.id
+    assert graph.operations[1].output == i_value.id
+    mul, add = graph.operations[2], graph.operations[3]
+    assert mul.inputs == (x_value.id,)  # x * 2.0
+    assert add.inputs == (mul.output, x_value.id)  # (x * 2.0) + x
+    outputs = {op.output for op in graph.operations}
+    assert graph.inputs == (x_value.id, i_value.id)
+    assert set(graph.outputs) <= outputs and len(graph.outputs) == 2
+
+
+def test_moving_onto_a_capture_device_records_an_init() -> None:
+    """A host copy onto a capture device is `B2::float_from_data` there (burn-dispatch macros.rs capture arm)."""
+    cap = Device.capture()
+
+    def body(scope: rs.Scope) -> rs.Graph:
+        x = Tensor.from_floats([1.0, 2.0], device("flex")).to_device(cap)
+        y = x * 3.0
+        return scope.complete([x], [y])
+
+    graph = cap.capture_scope(body)
+    assert [op.name for op in graph.operations][0] == "Init"
+    assert [v.kind for v in graph.values] == ["initializer"]
 
 
 def test_scope_closes_when_the_function_raises() -> None:
@@ -344,9 +369,11 @@ def test_capture_tensors_used_after_their_scope_fail(use: str) -> None:
     with pytest.raises(rs.CaptureOutsideScope) as info:
         call()
     assert info.value.code == "MV104"
-    assert str(info.value) == "capture tensor operations must run inside CaptureDevice::capture_scope"
+    # burn-capture src/capture.rs:427 (`assert_open` of the completed session)
+    assert str(info.value) == "capture scope is already complete"
     # a new scope on the same device does not revive the old scope's tensors
-    with pytest.raises(rs.CaptureOutsideScope):
+    # (escaped_tensors_cannot_record_after_their_scope_completes)
+    with pytest.raises(rs.CaptureOutsideScope, match="capture scope is already complete"):
         in_scope(cap, call)
     _row, outcome = cell("capture_use", scope=False)
     assert outcome.code == "MV104"

@@ -331,8 +331,9 @@ def test_computed_capture_tensor_never_leaves_its_device() -> None:
     def body(scope: rs.Scope) -> None:
         x = Tensor.from_floats([1.0, 2.0], cap)
         y = x * 2.0
-        value_id = scope.graph.values[-1].id
-        assert scope.graph.values[-1].kind == "computed"
+        value_id = next(reversed(scope.all_values))
+        assert scope.all_values[value_id].kind == "computed"
+        assert all(v.kind == "initializer" for v in scope.graph.values)
 
         def inner() -> None:
             with pytest.raises(rs.CaptureMove) as info:

@@ -436,7 +436,8 @@ def test_multi_input_op(case: MultiCase) -> None:
         return
     _row, outcome = cell("multi", family=case.family, first=case.first, other=case.other, same_backend=case.same)
     if isinstance(outcome, Fail):
-        backend = DEVICE_TEXT[fname]
+        # burn-dispatch src/macros.rs `unwrap_vec!`: `stringify!($Backend)`, the variant name (`Cuda`, not `Cuda(0)`)
+        backend = BACKEND_NAME[fname]
         message = {
             "Input tensor {name} is on the wrong device": f"Input tensor {name} is on the wrong device",
             "internal error: entered unreachable code": "internal error: entered unreachable code",
@@ -615,3 +616,16 @@ def test_capture_tensors_keep_their_strategy_through_ops() -> None:
             disabled.mask_fill(promoted.greater(0.0), 1.0)
 
     assert isinstance(cap.capture_scope(body), rs.Graph)
+
+
+def test_cat_names_the_backend_not_the_device() -> None:
+    """burn-dispatch src/macros.rs `unwrap_vec!` (d16f7ba2ed and 2c06be35): `stringify!($Backend)`."""
+    with rs.virtual_devices():
+        first = Tensor.ones([2], Device.cuda(1))
+        with pytest.raises(rs.BackendMismatch) as info:
+            Tensor.cat([first, Tensor.ones([2], Device.flex())], 0)
+        assert str(info.value) == "Tensor is on the wrong backend (expected Cuda)."
+        tracked = Tensor.ones([2], Device.cuda(1).autodiff()).require_grad()
+        with pytest.raises(rs.BackendMismatch) as info:
+            Tensor.cat([tracked, Tensor.ones([2], Device.flex().autodiff())], 0)
+        assert str(info.value) == "Autodiff float tensor is on the wrong backend (expected Cuda)."

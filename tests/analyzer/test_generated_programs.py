@@ -1,0 +1,67 @@
+"""Generated device-heavy programs (bench/generated_programs.py): the analyzer never crashes on them and its work
+stays bounded (statements analysed under a budget far above what they need, memory allocated measured by
+tracemalloc: counts, not wall-clock time).
+
+A few dozen examples run in the normal suite; the ``slow`` test (``pytest -m slow``) draws many more, and larger
+programs.
+"""
+
+from __future__ import annotations
+
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analyzer.runner import check_source
+from analyzer.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.generated_programs import generate, generate_seeded, hypothesis_chooser  # noqa: E402
+
+# a 40-statement program needs about a thousand statements analysed (every world, pass and unrolled iteration)
+STEPS = 40_000
+PEAK_BYTES = 96 << 20
+BOUNDED = Settings(max_component_steps=STEPS, max_component_seconds=None, max_worker_memory=None)
+HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+def analyse_bounded(source: str) -> None:
+    tracemalloc.start()
+    try:
+        report = check_source(source, "generated.py", BOUNDED)
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    crashed = [d for d in report.findings if d.code == "MV903"]
+    traces = [n.message for n in report.notes if n.name == "analysis-traceback"]
+    assert not crashed, f"{crashed[0].message}\n{traces}\n{source}"
+    assert not report.notes, f"{[n.message for n in report.notes]}\n{source}"
+    assert peak < PEAK_BYTES, f"{peak >> 20} MiB allocated at the peak\n{source}"
+
+
+@given(st.data())
+@settings(max_examples=30, deadline=None, suppress_health_check=HEALTH, derandomize=True)
+def test_generated_programs_analyse_within_bounds(data: st.DataObject) -> None:
+    analyse_bounded(generate(hypothesis_chooser(data.draw), max_statements=30))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("'slow' not in config.getoption('markexpr', '')", reason="many programs: run with -m slow")
+@given(st.data())
+@settings(max_examples=400, deadline=None, suppress_health_check=HEALTH)
+def test_many_generated_programs_analyse_within_bounds(data: st.DataObject) -> None:
+    analyse_bounded(generate(hypothesis_chooser(data.draw), max_statements=80))
+
+
+def test_the_generator_is_deterministic_and_valid() -> None:
+    assert generate_seeded(7) == generate_seeded(7)
+    programs = {generate_seeded(seed) for seed in range(50)}
+    assert len(programs) == 50
+    text = "\n".join(programs)
+    for construct in ("try:", "except", "continue", "for ", "class ", "def ", "match ", ":=", "@", "return",
+                      "rows.append", "10 ** 20", ".to(", ".cuda()", "while "):
+        assert construct in text, construct
