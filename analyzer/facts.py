@@ -99,6 +99,7 @@ class Context:
     args: tuple[tuple[str, str], ...] = ()  # (parameter, short state text) for the description
     callers: list[CallerLink] = field(default_factory=list)
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
+    entry: str = ""  # the framework that calls it where nothing in the project does ("pytest")
     world: str = ""  # the assumption this context was analysed under ("torch.cuda.is_available() is True")
     # the function's first and last line (0, 0 for a module's top level): which failing operands it made itself
     span: tuple[int, int] = (0, 0)
@@ -120,6 +121,8 @@ class Context:
     def _describe(self, depth: int, hide: frozenset[tuple[str, str]]) -> str:
         if self.function is None:
             return f"at the top level of {os.path.basename(self.file)}"
+        if self.entry and not self.callers:
+            return f"in `{self.function}` (called by {self.entry})"
         if self.uncalled or not self.callers:
             return f"in `{self.function}` (not called in the analyzed code)"
         link = self.callers[0]

@@ -259,6 +259,8 @@ def edges(sources: list[frontend.SourceFile], infos: list[FileInfo],
 def components(sources: list[frontend.SourceFile], infos: list[FileInfo],
                project_modules: Iterable[str]) -> list[list[int]]:
     """The files connected through imports (either direction), each list in the files' order."""
+    from .engine.entry_points import fixture_links  # (the engine is imported only where it runs)
+
     parent = list(range(len(sources)))
 
     def find(i: int) -> int:
@@ -267,11 +269,12 @@ def components(sources: list[frontend.SourceFile], infos: list[FileInfo],
             i = parent[i]
         return i
 
-    for i, reached in enumerate(edges(sources, infos, project_modules)):
-        for j in reached:
-            a, b = find(i), find(j)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
+    links = [(i, j) for i, reached in enumerate(edges(sources, infos, project_modules)) for j in reached]
+    links += fixture_links([source.path or "" for source in sources])  # pytest's conftest.py fixtures
+    for i, j in links:
+        a, b = find(i), find(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
     groups: dict[int, list[int]] = {}
     for i in range(len(sources)):
         groups.setdefault(find(i), []).append(i)

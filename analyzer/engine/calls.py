@@ -233,7 +233,7 @@ class Calls:
 
     def call_function(self, fref: FuncRef, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                       fr: Frame, *, st: State | None = None, star_unknown: bool = False, uncalled: bool = False,
-                      scopes: frozenset[ScopeId] | None = None) -> Value:
+                      scopes: frozenset[ScopeId] | None = None, entry: str = "") -> Value:
         fn: FunctionInfo = fref.fn
         if st is not None:
             st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
@@ -271,7 +271,7 @@ class Calls:
         ctx = self.contexts.get(ctx_id)
         if ctx is None:
             ctx = self.contexts[ctx_id] = Context(ctx_id, fn.qualname, fn.module.file,
-                                                   describe_args(fn, bound), uncalled=uncalled,
+                                                   describe_args(fn, bound), uncalled=uncalled, entry=entry,
                                                    span=(fn.node.lineno, fn.node.end_lineno or fn.node.lineno),
                                                    arg_origins=argument_origins(bound))
             ctx.allocation = allocation

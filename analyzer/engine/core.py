@@ -26,6 +26,7 @@ from .control_flow import ControlFlow
 from .copies import Copies
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
+from .entry_points import EntryPoints
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
@@ -128,6 +129,7 @@ class Engine(
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
+        self.entry_points = EntryPoints(self, self.modules)  # what frameworks pass to the functions they call
         self.init_reuse()
         self.init_demand(len(sources))
         self.index_writes()
@@ -205,7 +207,8 @@ class Engine(
             for fn, _fref in pending:
                 # what the skipped ones may change first: the analysed ones then read it unknown from the start
                 # (not stale reads that make the next pass run them again)
-                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn):
+                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn) \
+                        and self.entry_points.entry(fn) is None:
                     self.analysed.add(fn)
                     self.skip_uncalled(fn)
             for fn, fref in pending:
@@ -225,6 +228,13 @@ class Engine(
                         receivers = [[Value(frozenset(instances), top=not instances)]]
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
+                # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
+                framework = self.entry_points.calls(fn, receivers, frame)
+                if framework is not None:
+                    caller = self.entry_points.caller(fn)
+                    for args, kwargs in framework:
+                        self.call_function(fref, args, kwargs, None, frame, entry=caller)
+                    continue
                 for args in receivers:
                     self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
 

@@ -24,7 +24,10 @@ class Definitions:
             if fr.kind == "class" and fr.cls is not None and any(call_name(d) == "setter" for d in node.decorator_list):
                 fr.cls.setters[node.name] = V(self.make_function(node, st, fr))  # called on ``obj.x = v``
             return st  # ``@x.setter``: the property object stays
-        st.vars[node.name] = V(self.make_function(node, st, fr))
+        function = V(self.make_function(node, st, fr))
+        # a click command or hydra main: the name holds an object that runs the function as the framework does
+        wrapped = node.decorator_list and self.entry_points.wrapped(node, fr.module)  # type: ignore[attr-defined]
+        st.vars[node.name] = TOP if wrapped else function
         st.kill_aliases(node.name)
         st.drop_overlays(node.name)
         return st
@@ -99,8 +102,10 @@ class Definitions:
         for base in node.bases:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
+            # (a LightningModule, whose library is not analysed, is an nn.Module too)
             info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
-                                                     for atom in value.atoms)
+                                                     for atom in value.atoms) \
+                or (value.top and self.entry_points.is_lightning_class(info))  # type: ignore[attr-defined]
             info.autograd_base = info.autograd_base or any(
                 isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
         info.set_bases(bases)

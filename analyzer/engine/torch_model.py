@@ -67,6 +67,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
+from .entry_points import SPAWN_PATHS, spawn_call
 from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from .program import ClassInfo
 from .torch_api import (
@@ -371,6 +372,8 @@ class TorchModel:
                    fr: Frame) -> Value:
         if node is None:
             return TOP
+        if path in SPAWN_PATHS:  # a process entry point: called with the arguments it is given
+            return spawn_call(self, path, args, kwargs, node, st, fr)
         module, _, name = path.rpartition(".")
         if module == "torch" and name in CREATORS:
             return self._create(name, args, kwargs, node, st, fr)

@@ -26,15 +26,16 @@ from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
 from .argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
 from .core import Engine
+from .entry_points import CLI_QUESTIONS, LIGHTNING_QUESTIONS
 
 # the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
-QUESTIONS = (b"cuda.is_available", b"cuda.device_count")
+QUESTIONS = (b"cuda.is_available", b"cuda.device_count", *LIGHTNING_QUESTIONS)
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
 WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones
 ARGPARSE_OFFSET = 1 << 48  # the same for the argparse split, around the CUDA one: apart from both
 #: a program that parses its command line is analysed with no options and with options given (:mod:`.argparse_model`)
-ARGPARSE_QUESTIONS = (b"parse_args", b"parse_known_args", b"parse_intermixed_args")
+ARGPARSE_QUESTIONS = (b"parse_args", b"parse_known_args", b"parse_intermixed_args", *CLI_QUESTIONS)
 COUNT_QUESTION = b"cuda.device_count"
 # (is_available(), device_count() or None where not asked, the assumption named in a diagnostic)
 WORLDS = ((True, None, "torch.cuda.is_available() is True"), (False, 0, "torch.cuda.is_available() is False"))
