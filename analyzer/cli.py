@@ -125,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--show-fixes", action=argparse.BooleanOptionalAction, default=None,
                            help="list the fixes that were applied")
 
-    commands.add_parser("rules", help="list the rules")
+    rules_cmd = commands.add_parser("rules", help="list the rules")
+    rules_cmd.add_argument("--markdown", action="store_true",
+                           help="print the rules reference page (docs/rules.md) instead")
     explain = commands.add_parser("explain", help="show a rule's documentation")
     explain.add_argument("code")
     clean = commands.add_parser("clean", help="remove the cache directory")
@@ -216,7 +218,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"devicelint {__version__}")
         return EXIT_CLEAN
     if args.command == "rules":
-        return _rules()
+        return _rules(markdown=args.markdown)
     if args.command == "explain":
         return _explain(args.code)
     if args.command == "clean":
@@ -235,10 +237,16 @@ def _main(argv: Sequence[str] | None) -> int:
     return EXIT_ERROR
 
 
-def _rules() -> int:
-    """One line per rule; ``[*]`` marks the rules with an autofix (``devicelint explain`` says how safe)."""
+def _rules(markdown: bool = False) -> int:
+    """One line per rule; ``[*]`` marks the rules with an autofix (``devicelint explain`` says how safe).
+    With ``markdown``, the whole reference page."""
     from rules import all_rules
 
+    if markdown:
+        from .rules_doc import render
+
+        sys.stdout.write(render())
+        return EXIT_CLEAN
     for rule in all_rules():
         print(f"{rule.code}  {rule.name:<30} {'[*]' if rule.fixable() else '   '} {rule.summary()}")
     return EXIT_CLEAN

@@ -12,16 +12,35 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-# Where each rule's documentation lives: one page, one anchor per rule ("## MV102 (autodiff-mismatch-move)"
-# gives "#mv102-autodiff-mismatch-move"). The host is a placeholder until the project has a public home.
-RULES_DOCS = "https://devicelint.invalid/docs/rules.md"
+# Where each rule's documentation lives: one page, generated from the rules' docstrings by
+# analyzer.rules_doc, one heading per rule ("## MV102 (autodiff-mismatch-move)" has the anchor
+# "#mv102-autodiff-mismatch-move"). A relative reference: the page is in the repository, there is no
+# public host; protocols that need an absolute URI resolve it with rules_page_uri().
+RULES_DOCS = "docs/rules.md"
+_RULES_PAGE = Path(__file__).resolve().parents[1] / RULES_DOCS
+
+
+def rule_anchor(code: str, name: str) -> str:
+    """The anchor of rule ``code``'s heading on the rules page."""
+    return f"{code.lower()}-{name}"
 
 
 def rule_url(code: str, name: str) -> str:
-    """The documentation of rule ``code`` (the page itself when ``code`` is empty)."""
-    return f"{RULES_DOCS}#{code.lower()}-{name}" if code else RULES_DOCS
+    """The documentation of rule ``code``, relative to the repository's root (the page itself when
+    ``code`` is empty)."""
+    return f"{RULES_DOCS}#{rule_anchor(code, name)}" if code else RULES_DOCS
+
+
+def rules_page_uri(code: str, name: str) -> str | None:
+    """An absolute ``file:`` URI of rule ``code``'s documentation when the page is installed next to the
+    analyzer (a source checkout or an editable install), else None."""
+    if not _RULES_PAGE.is_file():
+        return None
+    page = _RULES_PAGE.as_uri()
+    return f"{page}#{rule_anchor(code, name)}" if code else page
 
 
 class Severity(enum.StrEnum):

@@ -34,7 +34,6 @@ from .frontend import SourceFile
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_ROOT = "%SRCROOT%"
-INFORMATION_URI = rule_url("", "").split("#")[0]
 
 
 def _flat(message: str) -> str:
@@ -319,8 +318,10 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
+            # no informationUri: SARIF wants an absolute URI there and the project has no public host;
+            # each rule's helpUri is a relative reference to the rules page (a valid URI reference)
             "tool": {"driver": {"name": "devicelint", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
+                                "rules": rules}},
             "originalUriBaseIds": {SARIF_ROOT: {"uri": _file_uri(root, directory=True)}},
             "columnKind": "unicodeCodePoints",
             "results": results,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..diagnostics import Diagnostic, Edit, Severity, rule_url
+from ..diagnostics import Diagnostic, Edit, Severity, rules_page_uri
 from .positions import UTF16, lsp_position
 
 SOURCE = "devicelint"
@@ -31,6 +31,13 @@ def lsp_range(lines: list[str], row: int, column: int, end_row: int, end_column:
     return types.Range(types.Position(*start), types.Position(*end))
 
 
+def _code_description(d: Diagnostic) -> types.CodeDescription | None:
+    """A link to the rule's documentation: LSP wants an absolute URI, so the installed page's ``file:`` URI
+    (none when the docs are not installed next to the analyzer)."""
+    href = rules_page_uri(d.code, d.name) if d.code else None
+    return types.CodeDescription(href=href) if href else None
+
+
 def to_lsp(d: Diagnostic, lines_of: LinesOf, encoding: str = UTF16) -> types.Diagnostic:
     """One diagnostic; its related locations (where each state came from) as related information."""
     lines = lines_of(d.file)
@@ -44,7 +51,7 @@ def to_lsp(d: Diagnostic, lines_of: LinesOf, encoding: str = UTF16) -> types.Dia
         message=d.message,
         severity=_SEVERITY[d.severity],
         code=d.code or None,
-        code_description=types.CodeDescription(href=rule_url(d.code, d.name)) if d.code else None,
+        code_description=_code_description(d),
         source=SOURCE,
         related_information=related or None,
     )

@@ -132,7 +132,7 @@ SARIF_SUBSET = {
                                        "properties": {
                                            "id": {"type": "string"}, "name": {"type": "string"},
                                            "shortDescription": _TEXT, "fullDescription": _TEXT, "help": _TEXT,
-                                           "helpUri": {"type": "string", "pattern": "^https?://"},
+                                           "helpUri": {"type": "string", "pattern": "^docs/rules\\.md#mv\\d{3}-"},
                                            "defaultConfiguration": {
                                                "type": "object", "additionalProperties": False,
                                                "properties": {"level": {"enum": ["none", "note", "warning",

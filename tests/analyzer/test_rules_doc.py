@@ -1,0 +1,54 @@
+"""docs/rules.md is generated from the rules' docstrings and is up to date; every diagnostic's URL points at a
+heading of that page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.diagnostics import rule_url
+from analyzer.rules_doc import PAGE, render
+from analyzer.rules_doc import main as rules_doc_main
+from rules import all_rules
+
+
+def _github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation but ``-``/``_`` dropped, spaces to ``-``."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_page_is_up_to_date() -> None:
+    assert PAGE.read_text(encoding="utf-8") == render(), "run `python -m analyzer.rules_doc`"
+    assert rules_doc_main(["--check"]) == 0
+
+
+def test_every_rule_url_names_a_heading_of_the_page() -> None:
+    anchors = {_github_anchor(line[3:]) for line in render().splitlines() if line.startswith("## ")}
+    for rule in all_rules():
+        page, anchor = rule_url(rule.code, rule.name).split("#")
+        assert page == "docs/rules.md" and anchor in anchors, rule.code
+
+
+def test_each_rule_has_its_documentation_on_the_page() -> None:
+    text = render()
+    for rule in all_rules():
+        assert f"## {rule.code} ({rule.name})" in text
+        assert rule.summary() in text
+    assert "\n## What it does" not in text  # a rule's own sections are subsections of its heading
+
+
+def test_rules_markdown_prints_the_page(capsys: pytest.CaptureFixture) -> None:
+    assert main(["rules", "--markdown"]) == 0
+    assert capsys.readouterr().out == render()
+
+
+def test_check_reports_a_stale_page(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    stale = tmp_path / "rules.md"
+    stale.write_text("# Rules\n", encoding="utf-8")
+    monkeypatch.setattr("analyzer.rules_doc.PAGE", stale)
+    assert rules_doc_main(["--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert rules_doc_main([]) == 0 and stale.read_text(encoding="utf-8") == render()
+    assert rules_doc_main(["--bogus"]) == 2
