@@ -503,7 +503,7 @@ def test_super_to_in_an_override_is_nn_modules() -> None:
     """) == [(16, "MV202", "warning")]  # the unmoved one fails (its layer), the moved one does not
 
 
-# --- autograd state from the bug-report probes (fourth session) ----------------------------------------------
+# --- autograd state, from bug-report probes ------------------------------------------------------------------
 
 
 def test_integer_and_boolean_results_never_require_grad() -> None:
