@@ -1007,7 +1007,7 @@ def test_functools_partial_calls_its_function_with_the_bound_arguments() -> None
 
 def test_sum_with_a_start_stops_at_the_addition_that_always_fails() -> None:
     """``sum(terms, torch.zeros(1))`` over known CUDA terms: the first addition fails on every run, so the
-    ones after it never run (they used to make the site look mixed: a warning)."""
+    ones after it never run (counting them would make the site look mixed: a warning)."""
     assert findings("""
         import torch
         terms = [torch.tensor(1.0, device="cuda"), torch.tensor(2.0, device="cuda")]
@@ -1057,7 +1057,7 @@ def test_a_stored_element_changes_the_container_it_was_read_from() -> None:
         assert sorted((d.row, d.code, d.severity.value) for d in recorded.diagnostics) == findings(source)
 
 
-# --- conditions and results that no longer invent a device ----------------------------------------------
+# --- conditions and results that invent no device --------------------------------------------------------
 
 
 def test_device_equality_follows_torch_device_eq() -> None:
