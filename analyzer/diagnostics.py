@@ -20,7 +20,7 @@ from typing import Any
 # "#mv102-autodiff-mismatch-move"). A relative reference: the page is in the repository, there is no
 # public host; protocols that need an absolute URI resolve it with rules_page_uri().
 RULES_DOCS = "docs/rules.md"
-_RULES_PAGE = Path(__file__).resolve().parents[1] / RULES_DOCS
+RULES_PAGE = Path(__file__).resolve().parents[1] / RULES_DOCS
 
 
 def rule_anchor(code: str, name: str) -> str:
@@ -37,9 +37,9 @@ def rule_url(code: str, name: str) -> str:
 def rules_page_uri(code: str, name: str) -> str | None:
     """An absolute ``file:`` URI of rule ``code``'s documentation when the page is installed next to the
     analyzer (a source checkout or an editable install), else None."""
-    if not _RULES_PAGE.is_file():
+    if not RULES_PAGE.is_file():
         return None
-    page = _RULES_PAGE.as_uri()
+    page = RULES_PAGE.as_uri()
     return f"{page}#{rule_anchor(code, name)}" if code else page
 
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from .diagnostics import RULES_PAGE as PAGE
 from .diagnostics import rule_anchor
-
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 _HEADER = """\
 # Rules
