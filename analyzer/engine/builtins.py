@@ -105,7 +105,7 @@ class Builtins:
     def _setattr(self, obj: Value, attr: Value, value: Value, node: ast.AST | None, st: State, fr: Frame) -> None:
         """``setattr(obj, name, value)``: a store of each name it may be; a name not known makes every attribute
         of the instances it may reach partly unknown (modules and classes: not followed)."""
-        names = attr.consts()
+        names = attr.consts() or []  # (None: some possibility is not a constant, e.g. a function's __name__)
         holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
         if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr):
             # ``obj.name = value`` itself (setters, buffers, the ``obj.name`` overlay: Assignment.assign)

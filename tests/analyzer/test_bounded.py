@@ -320,3 +320,20 @@ def test_a_stopped_function_run_reports_nothing_it_saw_before_stopping() -> None
     assert [d.row for d in check_source(source, "heavy.py").findings] == [8]
     stopped = check_source(source, "heavy.py", Settings(max_function_steps=1000))
     assert not stopped.findings and len(stopped.notes) == 1  # what it recorded before the stop was partial
+
+
+def test_setattr_with_a_name_that_is_not_a_constant() -> None:
+    # found by bench/robustness.py in torch.distributed: the attribute's name is a function's __name__
+    report = check_source(textwrap.dedent("""\
+        import sys
+        import torch
+
+        def wrap(fn):
+            def wrapper(*args):
+                return fn(*args)
+            setattr(sys.modules[__name__], fn.__name__, wrapper)
+            return wrapper
+
+        wrap(torch.zeros)
+        """), "wrapping.py", Settings())
+    assert not [d for d in report.diagnostics if d.code == "MV903"]
