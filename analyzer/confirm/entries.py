@@ -77,33 +77,52 @@ def _has_main_guard(path: str) -> bool:
     return False
 
 
-def entry_points(project: Project, analysed: Iterable[str]) -> list[str]:
-    """How each entry point of the project would be named in ``entries`` (scripts, then modules, then files)."""
-    found = sorted(project.scripts)
+def entry_points(project: Project, analysed: Iterable[str]) -> list[tuple[str, frozenset[str]]]:
+    """Each entry point of the project (scripts, then files in path order): how ``entries`` would name
+    it, and every target that runs it (its name, its file or directory, its module)."""
+    found: list[tuple[str, frozenset[str]]] = [(name, frozenset({name, target}))
+                                               for name, target in sorted(project.scripts.items())]
     files = sorted(f for f in analysed if f.startswith(project.root + os.sep))
     for path in files:
         directory, name = os.path.split(path)
+        in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
         if name == "__main__.py":
-            found.append(module_name(os.path.join(directory, "__init__.py"))[0]
-                         if os.path.isfile(os.path.join(directory, "__init__.py")) else _relative(directory, project))
+            if in_package:
+                module = module_name(os.path.join(directory, "__init__.py"))[0]
+                found.append((module, frozenset({module, directory})))
+            else:
+                found.append((_relative(directory, project), frozenset({directory})))
         elif _has_main_guard(path):
-            in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
-            found.append(module_name(path)[0] if in_package else _relative(path, project))
-    return list(dict.fromkeys(found))
+            if in_package:
+                module = module_name(path)[0]
+                found.append((module, frozenset({module, path})))
+            else:
+                found.append((_relative(path, project), frozenset({path})))
+    return found
 
 
 def _relative(path: str, project: Project) -> str:
     return os.path.relpath(path, project.root)
 
 
-def words(entry: str) -> list[str]:
+def words(entry: str, label: str = "entry") -> list[str]:
     try:
         split = shlex.split(entry)
     except ValueError as error:
-        raise ProgramError(f"entry {entry!r}: {error}") from None
+        raise ProgramError(f"{label} {entry}: {error}") from None
     if not split:
-        raise ProgramError("an empty entry (want a script, file, directory or module, then its arguments)")
+        raise ProgramError(f"{label}: empty (want a script, file, directory or module, then its arguments)")
     return split
+
+
+def _importable(name: str) -> bool:
+    """An installed module of that top-level name exists (found, not imported: nothing runs)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name.split(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _module_files(name: str, roots: Sequence[str], analysed: set[str]) -> list[str]:
@@ -121,17 +140,18 @@ def _module_files(name: str, roots: Sequence[str], analysed: set[str]) -> list[s
 
 
 def resolve(entry: str, analysed: Iterable[str], base: str, roots: Sequence[str],
-            scripts: Mapping[str, str]) -> Program:
-    """The program an entry names; ``base``: where relative paths start; ``roots``: where modules import from."""
+            scripts: Mapping[str, str], label: str = "--entry") -> Program:
+    """The program an entry names; ``base``: where relative paths start; ``roots``: where modules import
+    from; ``label``: where the entry was given (for errors)."""
     analysed_set = {os.path.abspath(f) for f in analysed}
-    first, *args = words(entry)
+    first, *args = words(entry, label)
     path = os.path.abspath(os.path.join(base, first))
     if os.path.isfile(path):
         program = Program(display(path), "path", path, os.path.dirname(path), [path])
     elif os.path.isdir(path):
         found = _directory_program(path, analysed_set)
         if found is None:
-            raise ProgramError(f"entry {first}: a directory without __main__.py (or a package main.py)")
+            raise ProgramError(f"{label} {entry}: a directory without __main__.py (or a package main.py)")
         program = found
     elif first in scripts:
         target = _SCRIPT.fullmatch(scripts[first])
@@ -140,10 +160,12 @@ def resolve(entry: str, analysed: Iterable[str], base: str, roots: Sequence[str]
         program = Program(first, "call", f"{module}:{target.group(2)}", os.getcwd(),
                           _module_files(module, roots, analysed_set))
     elif _MODULE.fullmatch(first):
-        program = Program(first, "module", first, os.getcwd(), _module_files(first, [*roots, os.getcwd()],
-                                                                           analysed_set))
+        files = _module_files(first, [*roots, os.getcwd()], analysed_set)
+        if not files and not _importable(first):
+            raise ProgramError(f"{label} {entry}: no such script, file, directory or module ({first})")
+        program = Program(first, "module", first, os.getcwd(), files)
     else:
-        raise ProgramError(f"entry {first}: no such script, file or directory, and not a module name")
+        raise ProgramError(f"{label} {entry}: no such script, file or directory, and not a module name")
     program.args = args
     if args:
         program.name = " ".join([program.name, *(shlex.quote(a) for a in args)])

@@ -103,17 +103,21 @@ def _entries(options: Options, files: list[str]) -> tuple[list[Program] | None, 
     roots = [r for p in projects for r in p.import_roots]
     scripts = {k: v for p in reversed(projects) for k, v in p.scripts.items()}
     if options.entries:
-        named = [(e, os.getcwd()) for e in options.entries]
+        named = [(e, os.getcwd(), "--entry") for e in options.entries]
     else:
-        named = [(e, options.config_root or os.getcwd()) for e in options.config_entries]
-    programs = [resolve(e, files, base, roots, scripts) for e, base in named]
+        named = [(e, options.config_root or os.getcwd(), "[tool.devicelint.confirm] entries:")
+                 for e in options.config_entries]
+    programs = [resolve(e, files, base, roots, scripts, label) for e, base, label in named]
     for program in programs:
         program.paths = list(roots)
-    found = [name for p in projects for name in entry_points(p, files)]
     if not projects:
         return (programs or None), []
-    ran = {words(e)[0] for e, _base in named} | {p.target for p in programs}
-    not_run = [name for name in found if name not in ran and name.replace(os.sep, ".") not in ran]
+    points = [point for p in projects for point in entry_points(p, files)]
+    found = [name for name, _targets in points]
+    # what each program runs as: its entry's first word, its file or module, a script's module:function
+    ran = {words(e)[0] for e, _base, _label in named} | {p.target for p in programs}
+    ran |= {p.target.rpartition(".")[0] for p in programs if p.kind == "module" and p.target.endswith(".__main__")}
+    not_run = [name for name, targets in points if not targets & ran]
     if not programs:
         listed = ", ".join(found) if found else "none found"
         raise ConfirmError(f"no entries to run in the project {display(projects[0].root)}: name them in "
