@@ -76,10 +76,10 @@ class Program:
 
     def command(self) -> str:
         """The equivalent command line (for reports)."""
-        if self.kind == "call":
-            base = self.name
+        if self.kind == "call":  # the script's name (``name`` also shows the arguments)
+            base = self.name.split(" ", 1)[0]
         else:
-            base = f"python -m {self.target}" if self.kind == "module" else f"python {self.name}"
+            base = f"python -m {self.target}" if self.kind == "module" else f"python {display(self.target)}"
         return " ".join([base, *(shlex.quote(a) for a in self.args)])
 
 

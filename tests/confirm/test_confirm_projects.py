@@ -132,6 +132,7 @@ def test_configured_entries_run_with_arguments_and_the_others_are_only_listed(pr
     assert status == 0, report
     assert [p["program"] for p in report["programs"]] == [f"trainer.train --steps 2 --out {out}"]
     assert report["programs"][0]["args"] == ["--steps", "2", "--out", str(out)]
+    assert report["programs"][0]["command"] == f"python -m trainer.train --steps 2 --out {out}"
     assert report["programs"][0]["status"] == "ok"
     assert out.read_text(encoding="utf-8") == "steps=2"
     # found, never run: scripts have side effects
@@ -219,3 +220,18 @@ def test_a_missing_compiler_for_the_fake_cuda_guard_is_one_line(
     assert len(err.splitlines()) == 1, err
     assert err.startswith("devicelint: error: cannot run PyTorch programs with fake CUDA: no C++ compiler")
     assert "install a C++ compiler (Debian: apt-get install g++) or set CXX" in err
+
+
+def test_an_entrys_command_line_shows_its_arguments_once(project: Path) -> None:
+    from analyzer.confirm.entries import load_project, resolve
+
+    loaded = load_project(str(project))
+    files = [str(p) for p in project.rglob("*.py")]
+    script = resolve("trainer-cli --fast 'a b'", files, str(project), loaded.import_roots, loaded.scripts)
+    assert (script.kind, script.target, script.args) == ("call", "trainer.cli:main", ["--fast", "a b"])
+    assert script.command() == "trainer-cli --fast 'a b'"
+    path = resolve("scripts/evaluate.py out.txt", files, str(project), loaded.import_roots, loaded.scripts)
+    assert path.command().endswith("scripts/evaluate.py out.txt") and path.args == ["out.txt"]
+    module = resolve("trainer.train --steps 1", files, str(project), loaded.import_roots, loaded.scripts)
+    assert module.command() == "python -m trainer.train --steps 1"
+    assert str(project / "trainer" / "model.py") in module.files  # its package: judged as the program's own
