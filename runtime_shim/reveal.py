@@ -30,11 +30,12 @@ def reveal_device(x: Any) -> str:
 
     A PyTorch tensor, module or device gets the text the analyzer's static reveal gives it
     (:func:`torch_reveal_text`: device, and whether it requires grad as a leaf or a non-leaf),
-    printed to standard error as ``typing.reveal_type`` does, and returned (not recorded: the
-    torch observer records failures only)."""
+    printed to standard error as ``typing.reveal_type`` does, returned, and recorded like any reveal."""
     torch_text = torch_reveal_text(x)
     if torch_text is not None:
         print(f"reveal_device: {torch_text}", file=sys.stderr, flush=True)
+        if recording.ACTIVE:  # under confirm: compared with the analyzer's reveal at this call
+            recording.record_ok("reveal_device", reveal=torch_text)
         return torch_text
     text = reveal_text(x)
     if recording.ACTIVE:
@@ -84,9 +85,5 @@ def torch_reveal_text(x: Any) -> str | None:
         return ", ".join(parts)
     if isinstance(x, torch.nn.Module):
         devices = sorted({str(t.device) for t in (*x.parameters(), *x.buffers())})
-        grads = [p.requires_grad for p in x.parameters()]
-        where = f" on {', '.join(devices)}" if devices else ""
-        grad = "" if not grads else (", requires grad" if all(grads) else
-                                     ", requires grad (some parameters)" if any(grads) else ", no grad")
-        return f"nn.{type(x).__name__}{where}{grad}"
+        return f"nn.{type(x).__name__}" + (f" on {', '.join(devices)}" if devices else "")
     return None

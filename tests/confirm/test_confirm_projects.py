@@ -107,7 +107,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def _confirm(root: Path, *args: str) -> tuple[int, dict]:
-    out = root / "confirm.json"
+    out = (root if root.is_dir() else root.parent) / "confirm.json"
     status = main(["confirm", "--no-cache", "--timeout", "120", "--output-format", "json", "-o", str(out),
                    str(root), *args])
     return status, json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
@@ -235,3 +235,27 @@ def test_an_entrys_command_line_shows_its_arguments_once(project: Path) -> None:
     module = resolve("trainer.train --steps 1", files, str(project), loaded.import_roots, loaded.scripts)
     assert module.command() == "python -m trainer.train --steps 1"
     assert str(project / "trainer" / "model.py") in module.files  # its package: judged as the program's own
+
+
+def test_reveal_device_on_torch_values_is_judged_against_the_analysis(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, {"reveals.py": """\
+        import torch
+
+        from analyzer import reveal_device
+
+        x = torch.ones(2, device="cuda", requires_grad=True)
+        y = x * 2
+        reveal_device(x)
+        reveal_device(y)
+        reveal_device(y.detach().to("cpu"))
+        reveal_device(torch.nn.Linear(2, 2).to("cuda:1"))
+        """})
+    monkeypatch.chdir(tmp_path)
+    status, report = _confirm(tmp_path / "reveals.py")
+    verdicts = sorted((s["location"]["row"], v["kind"]) for s in report["sites"] for v in s["verdicts"])
+    assert verdicts == [(7, "agree"), (8, "agree"), (9, "agree"), (10, "agree")], report["sites"]
+    assert [s["runtime"]["reveals"] for s in sorted(report["sites"], key=lambda s: s["location"]["row"])] == [
+        ["cuda:0 tensor, requires grad (leaf)"], ["cuda:0 tensor, requires grad (non-leaf)"], ["cpu tensor"],
+        ["nn.Linear on cuda:1"]]
+    assert status == 0
