@@ -8,3 +8,14 @@ Pipeline: :mod:`~analyzer.frontend` (find, skip, decode, parse) → :mod:`~analy
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``from analyzer import reveal_device``: the run-time reveal (runtime_shim's, which also takes
+    PyTorch tensors and modules), imported only when asked for so that the analyzer itself loads no
+    runtime."""
+    if name == "reveal_device":
+        from runtime_shim.reveal import reveal_device
+
+        return reveal_device
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -116,6 +116,20 @@ def memory_size(key: str, value: Any) -> int:
     return int(float(match.group(1)) * unit)
 
 
+def _confirm(key: str, value: Any) -> dict[str, Any]:
+    """``[tool.devicelint.confirm]``: ``entries``, the programs ``confirm`` runs (shell words: the
+    entry, then its arguments)."""
+    if not isinstance(value, dict):
+        raise SettingsError(f"`{key}` must be a table, not {_describe(value)}")
+    unknown = sorted(set(value) - {"entries"})
+    if unknown:
+        raise SettingsError(f"unknown key `{unknown[0]}` in [tool.devicelint.confirm]; known keys: entries")
+    entries = value.get("entries", [])
+    if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() for e in entries):
+        raise SettingsError(f"`{key}.entries` must be a list of non-empty strings, not {_describe(entries)}")
+    return {"entries": list(entries)}
+
+
 KEYS: dict[str, Callable[[str, Any], Any]] = {
     "select": _selectors,
     "extend-select": _selectors,
@@ -135,6 +149,7 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "max-file-size": parse_size,  # bytes, or "10MB"; larger files are skipped with a note (0: no limit)
     "max-worker-memory": memory_size,
     "output-format": _output_format,
+    "confirm": _confirm,
     # autofixes (ruff's keys): `fix = true` applies safe fixes on every `check`, `unsafe-fixes = true`
     # unsafe ones too, `show-fixes = true` lists what was fixed; the flags win
     "fix": _bool,

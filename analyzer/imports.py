@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 SHIM = "runtime_shim"
+#: This tool's own package, whose ``reveal_device`` is runtime_shim's (``analyzer/__init__.py``).
+TOOL_PACKAGE = "analyzer"
 
 
 @lru_cache(maxsize=1)
@@ -145,6 +147,8 @@ class Resolver:
                     bound.append((name, ShimNameTarget(alias.name)))
                 else:
                     bound.append((name, self.module_target(f"{base}.{alias.name}")))
+            elif base == TOOL_PACKAGE and alias.name == "reveal_device":  # re-exported runtime_shim.reveal_device
+                bound.append((name, ShimNameTarget(alias.name)))
             elif self.is_project(base):
                 bound.append((name, ProjectNameTarget(base, alias.name)))
             else:

@@ -12,9 +12,11 @@ of magnitude faster. runtime_shim itself is never preloaded, so each program
 imports it fresh and reads its environment (record file, mode, profile).
 
 A request: ``kind`` ("path": ``runpy.run_path``, as ``python FILE`` or ``python DIR``;
-"module": ``runpy.run_module``, as ``python -m``), ``target``, ``path0`` (sys.path[0]),
-``cwd``, ``env`` (set), ``unset`` (removed), ``prelude`` (Python run first, in the program's
-process: the torch observer's ``session.PRELUDE`` for a PyTorch program; empty otherwise),
+"module": ``runpy.run_module``, as ``python -m``; "call": a console script's ``module:function``,
+called), ``target``, ``path0`` (sys.path[0]), ``paths`` (put after it: the project root),
+``args`` (the program's command-line arguments), ``cwd``, ``env`` (set), ``unset`` (removed),
+``prelude`` (Python run first, in the program's process: the torch observer's ``session.PRELUDE``
+for a PyTorch program; empty otherwise),
 ``result`` (where the child writes how the program ended), ``stdout``/``stderr`` (files, forked
 children only). An exception the torch observer tagged (``runtime_shim_code``) is a dispatch
 failure with that code, as a ``runtime_shim`` ``DispatchError`` is.
@@ -84,8 +86,11 @@ def run_child(request):
         os.environ.pop(name, None)
     os.chdir(request["cwd"])
     sys.path[0] = request["path0"]
+    # the project root (and its src/), as an installed project would find its packages
+    sys.path[1:1] = [p for p in request.get("paths", ()) if p not in sys.path]
     target = request["target"]
-    sys.argv = [target]  # run_module replaces it with the module's file, as python -m does
+    # run_module replaces argv[0] with the module's file, as python -m does
+    sys.argv = [target, *request.get("args", ())]
 
     def write(result):
         with open(request["result"], "w", encoding="utf-8") as f:
@@ -97,6 +102,14 @@ def run_child(request):
             exec(compile(request["prelude"], "<devicelint-confirm-prelude>", "exec"), {"__name__": "__prelude__"})
         if request["kind"] == "module":
             runpy.run_module(target, run_name="__main__", alter_sys=True)
+        elif request["kind"] == "call":  # a console script, module:function, as its wrapper runs it
+            import importlib
+            module, _, function = target.partition(":")
+            sys.argv[0] = module.rsplit(".", 1)[-1]
+            entry = importlib.import_module(module)
+            for part in function.split("."):
+                entry = getattr(entry, part)
+            sys.exit(entry())
         else:
             runpy.run_path(target, run_name="__main__")
     except SystemExit as exc:
@@ -118,7 +131,7 @@ def run_child(request):
         if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
             file, line, col = os.path.abspath(exc.filename), exc.lineno, (exc.offset or 1) - 1
         else:
-            own = os.path.abspath(request["path0"] if request["kind"] == "module" else target)
+            own = os.path.abspath(request["path0"] if request["kind"] in ("module", "call") else target)
             file, line, col = _location(exc.__traceback__, own)
         write({"status": "exception", "type": type(exc).__module__ + "." + type(exc).__qualname__,
                "dispatch": dispatch, "code": code if dispatch else None,

@@ -32,8 +32,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                                               "observer) and check the analysis against them")
     cmd.add_argument("paths", nargs="*", help="files or directories with programs (default: .)")
     cmd.add_argument("--entry", action="append", default=None, metavar="ENTRY",
-                     help="run this program instead of discovering them (a file, a directory with __main__.py, "
-                          "or a module run as python -m); repeatable; PATHS are then only analysed")
+                     help="run this program instead of discovering them: a [project.scripts] name, a file, a "
+                          "directory with __main__.py, or a module run as python -m, then its arguments "
+                          "(\"mypkg.train --epochs 1\"); repeatable; PATHS are then only analysed")
     cmd.add_argument("--real", action="store_true",
                      help="run on this machine's real devices (default: virtual devices; for PyTorch programs, "
                           "fake CUDA)")
@@ -83,7 +84,8 @@ def options_from(args: argparse.Namespace) -> Options:
     return Options(paths=paths, entries=list(args.entry or ()), real=args.real,
                    profile=args.profile or found.get("profile", DEFAULT_PROFILE), timeout=args.timeout,
                    jobs=args.jobs or cpus, preload=args.preload, discovery=discovery, cache_dir=cache_dir,
-                   analysis_jobs=cpus)
+                   analysis_jobs=cpus, config_entries=(found.get("confirm") or {}).get("entries", []),
+                   config_root=found.root if found.path is not None else None)
 
 
 def run(args: argparse.Namespace) -> int:

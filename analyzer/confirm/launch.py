@@ -33,6 +33,8 @@ from .programs import SHIM_RUNTIME, TORCH_RUNTIME, Program
 #: Environment the torch observer reads as machine settings (kept for every program, not removed).
 KEPT_VARIABLES = ("RUNTIME_SHIM_TORCH_CUDA_DEVICES", "RUNTIME_SHIM_TORCH_EXT_DIR")
 MIN_PRELOAD_PROGRAMS = 8
+#: The exception the observer's prelude raises when it cannot build its fake CUDA guard (by name: no torch import).
+GUARD_UNAVAILABLE = "torch_observer.guard_ext.GuardUnavailable"
 OUTPUT_TAIL = 4000  # characters of a program's stdout/stderr kept for the report
 _GPU_MISSING = re.compile(r"cuda:(\d+) does not exist \(torch sees (\d+) CUDA device")
 # What PyTorch raises for a CUDA device this machine (or this torch build) lacks
@@ -58,6 +60,7 @@ class Run:
     stderr: str = ""
     seconds: float = 0.0
     fallback: str | None = None  # why a --real program ran with virtual devices
+    setup_error: str | None = None  # the torch observer could not start (no C++ compiler for its guard)
 
     @property
     def problem(self) -> bool:
@@ -96,6 +99,7 @@ def run_one(program: Program, *, profile: str, real: bool, timeout: float,
     with tempfile.TemporaryDirectory(prefix="devicelint_confirm_") as tmp:
         env, unset = child_env(os.path.join(tmp, "record.jsonl"), profile, real, program.runtime)
         request = {"kind": program.kind, "target": program.target, "path0": program.path0, "cwd": os.getcwd(),
+                   "args": program.args, "paths": program.paths,
                    "env": env, "unset": unset, "result": os.path.join(tmp, "result.json"),
                    "stdout": os.path.join(tmp, "stdout"), "stderr": os.path.join(tmp, "stderr"),
                    "prelude": torch_session.PRELUDE if program.runtime == TORCH_RUNTIME else ""}
@@ -114,6 +118,8 @@ def run_one(program: Program, *, profile: str, real: bool, timeout: float,
         except (OSError, json.JSONDecodeError):
             result = None
     _classify(run, result, status, timed_out, timeout)
+    if result is not None and str(result.get("type", "")).endswith(GUARD_UNAVAILABLE):
+        run.setup_error = str(result.get("message"))
     return run
 
 

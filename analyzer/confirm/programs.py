@@ -6,7 +6,8 @@ A *program* is what ``python`` would run:
 * a directory with a ``__main__.py``: ``python -m PKG`` when it is a package (it has an
   ``__init__.py``; ``PKG`` is its dotted name), else ``python DIR``;
 * a package without ``__main__.py`` that has a ``main.py``: ``python -m PKG.main``;
-* an explicit ``--entry`` (a file, a directory, or a dotted module name run as ``python -m``).
+* an entry (``--entry``, or ``entries`` in ``[tool.devicelint.confirm]``): see :mod:`.entries`, which
+  also decides when a PATH is a project (whose scripts are listed, never run unnamed).
 
 Directories are searched recursively; the modules of a package without an entry point are
 library code (analysed, run only through the programs that import them). Each program is
@@ -25,6 +26,7 @@ import ast
 import io
 import os
 import re
+import shlex
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,17 +61,26 @@ class Program:
     backends: frozenset[str] | None = None
     header_backends: bool = False  # the header set backends (possibly to None: never)
     runtime: str = SHIM_RUNTIME  # SHIM_RUNTIME or TORCH_RUNTIME (see runtime_of)
+    args: list[str] = field(default_factory=list)  # its command-line arguments (an entry's words after the first)
+    paths: list[str] = field(default_factory=list)  # put on sys.path after path0: the project root
 
     @property
     def entry_file(self) -> str | None:
         """The file that declarations (``# expect-failure:``) are read from."""
         if self.kind == "path":
             return os.path.join(self.target, "__main__.py") if os.path.isdir(self.target) else self.target
+        if self.kind == "call":  # the console script's module
+            tail = os.sep + os.path.join(*self.target.partition(":")[0].split("."))
+            return next((f for f in self.files if f.endswith((tail + ".py", tail + os.sep + "__init__.py"))), None)
         return next((f for f in self.files if f.endswith(("__main__.py", "main.py"))), None)
 
     def command(self) -> str:
         """The equivalent command line (for reports)."""
-        return f"python -m {self.target}" if self.kind == "module" else f"python {self.name}"
+        if self.kind == "call":  # the script's name (``name`` also shows the arguments)
+            base = self.name.split(" ", 1)[0]
+        else:
+            base = f"python -m {self.target}" if self.kind == "module" else f"python {display(self.target)}"
+        return " ".join([base, *(shlex.quote(a) for a in self.args)])
 
 
 def imports_torch(data: bytes) -> bool:
@@ -181,35 +192,6 @@ def find_programs(paths: Sequence[str], analysed: Iterable[str]) -> list[Program
             else:
                 _search(path, analysed_set, found)
     return _unique(found)
-
-
-def entry_programs(entries: Sequence[str], analysed: Iterable[str]) -> list[Program]:
-    """Programs given with ``--entry``: a file, a directory, or a dotted module name."""
-    analysed_set = {os.path.abspath(f) for f in analysed}
-    found: list[Program] = []
-    for entry in entries:
-        path = os.path.abspath(entry)
-        if os.path.isfile(path):
-            found.append(Program(display(path), "path", path, os.path.dirname(path), [path]))
-        elif os.path.isdir(path):
-            program = _directory_program(path, analysed_set)
-            if program is None:
-                raise ProgramError(f"--entry {entry}: a directory without __main__.py (or a package main.py)")
-            found.append(program)
-        elif re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", entry):
-            found.append(Program(entry, "module", entry, os.getcwd(), _module_files(entry, analysed_set)))
-        else:
-            raise ProgramError(f"--entry {entry}: no such file or directory, and not a module name")
-    return _unique(found)
-
-
-def _module_files(name: str, analysed: set[str]) -> list[str]:
-    """The analysed files of a ``-m`` module run from the working directory (its package, if any)."""
-    base = os.path.join(os.getcwd(), *name.split("."))
-    top = os.path.join(os.getcwd(), name.split(".")[0])
-    if os.path.isdir(top):
-        return _files_under(top, analysed)
-    return [f for f in (base + ".py",) if f in analysed]
 
 
 def _unique(programs: list[Program]) -> list[Program]:

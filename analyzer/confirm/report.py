@@ -12,6 +12,15 @@ from .session import Group, Result
 
 COLUMNS = ("executed", AGREE, MISS, FALSE_ALARM, UNCONFIRMED, REVEAL_MISMATCH, NOT_REACHED)
 _DETAIL_ORDER = (MISS, FALSE_ALARM, REVEAL_MISMATCH, UNCONFIRMED, NOT_REACHED)
+#: Runs whose stderr tail the text output shows (a dispatch failure's detail already names its call).
+STDERR_SHOWN = ("crashed", "exit", "timeout")
+STDERR_LINES = 12
+
+
+def stderr_tail(stderr: str, lines: int = STDERR_LINES) -> list[str]:
+    """The last ``lines`` non-blank lines of a program's standard error."""
+    kept = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+    return kept[-lines:]
 
 
 def _where(file: str, span: tuple[int, int, int, int]) -> str:
@@ -74,11 +83,15 @@ def text(result: Result) -> str:
     for run in runs:
         if run.problem:
             notes.append(f"{run.program.name}: {run.status}: {run.detail}")
+            if run.status in STDERR_SHOWN:
+                notes.extend(f"    | {line}" for line in stderr_tail(run.stderr))
         elif run.status == "expected":
             notes.append(f"{run.program.name}: failed as declared: {run.detail}")
         if run.fallback:
             how = "virtual devices (fake CUDA)" if run.program.runtime == TORCH_RUNTIME else "virtual devices"
             notes.append(f"{run.program.name}: ran with {how}: {run.fallback}")
+    if result.not_run:
+        notes.append(f"not run: name them in entries: {', '.join(result.not_run)}")
     if notes:
         lines.append("")
         lines.extend(notes)
@@ -104,8 +117,8 @@ def to_json(result: Result) -> str:
                 "errors": said.errors, "warnings": said.warnings, "reveals": said.reveals},
             "verdicts": [{"kind": v.kind, "code": v.code or None, "detail": v.detail} for v in site.verdicts],
         })
-    programs = [{"program": r.program.name, "command": r.program.command(), "runtime": r.program.runtime,
-                 "mode": r.mode, "profile": r.profile,
+    programs = [{"program": r.program.name, "command": r.program.command(), "args": r.program.args,
+                 "runtime": r.program.runtime, "mode": r.mode, "profile": r.profile,
                  "status": r.status, "detail": r.detail or None, "fallback": r.fallback,
                  "seconds": round(r.seconds, 3), "records": len(r.records),
                  "stderr_tail": r.stderr[-1000:] if r.problem else None} for r in result.runs]
@@ -118,5 +131,5 @@ def to_json(result: Result) -> str:
     }
     files = [{"filename": display(f), **{c.replace(" ", "_"): n for c, n in row.items()}}
              for f, row in per_file(result).items()]
-    document = {"summary": counts, "files": files, "programs": programs, "sites": sites}
+    document = {"summary": counts, "files": files, "programs": programs, "not_run": result.not_run, "sites": sites}
     return json.dumps(document, indent=2) + "\n"

@@ -78,6 +78,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     import torch  # after the usage checks: importing torch takes seconds
 
+    from . import guard_ext
+
+    if not args.real and guard_ext.needed():
+        try:  # once here, so that a missing compiler is one error, not one crash per program
+            guard_ext.build()
+        except guard_ext.GuardUnavailable as error:
+            print(f"{parser.prog}: error: {error}", file=sys.stderr)
+            return 2
     mode, profile = ("real" if args.real else "fake"), f"torch-{torch.__version__}"
     print(f"torch observer: mode: {mode}, {profile}, timeout: {args.timeout:g} s, "
           f"{len(programs)} program{'s' if len(programs) != 1 else ''}", file=out, flush=True)

@@ -14,7 +14,6 @@ import contextlib
 import gc
 import os
 import types
-import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -147,12 +146,9 @@ class FakeCuda:
 
     @contextlib.contextmanager
     def active(self) -> Iterator[FakeCuda]:
-        try:
-            guard_ext.load()
-        except guard_ext.GuardUnavailable as error:
-            # Still useful: everything but autograd, .cuda() and indexing on CUDA tensors works without it.
-            warnings.warn(f"runtime_shim.torch_observer: {error}; autograd on fake CUDA tensors will abort",
-                          RuntimeWarning, stacklevel=2)
+        # Without the guard the first autograd op on a fake CUDA tensor aborts the process (a C++
+        # terminate, no traceback): stop first, with the one-line GuardUnavailable saying what to install.
+        guard_ext.load()
         for name, value in self._cuda_api().items():
             self._patch(torch.cuda, name, value)
         self._patch(torch.utils, "swap_tensors", self._swap_tensors(torch.utils.swap_tensors))
