@@ -637,6 +637,8 @@ class TorchModel:
         origin = self.origin(node, fr, "optimizer")
         untracked = V(TorchOptimizerAtom(origin, frozenset(), "", frozenset()))
         first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if unknown and elements and _project_parameters(first, st):
+            unknown = False  # what is not seen of a project module moves with it: its seen parameters decide
         if unknown or not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
                            and first.func.attr == "parameters" and not first.args and not first.keywords
                            and isinstance(first.func.value, ast.Name) and first.func.value.id in st.vars):
@@ -1767,6 +1769,17 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.is_torch_module():
         return atom
     return None
+
+
+def _project_parameters(expr: ast.AST | None, st: State) -> bool:
+    """Is ``expr`` ``model.parameters()`` with ``model`` a name holding project modules (the parameters the
+    analysis sees are theirs; the rest, unknown, move with them)?"""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "parameters"
+            and not expr.args and not expr.keywords and isinstance(expr.func.value, ast.Name)):
+        return False
+    modules = st.vars.get(expr.func.value.id)
+    return modules is not None and not modules.top and bool(modules.atoms) and all(
+        isinstance(a, Instance) and a.cls.is_torch_module() for a in modules.atoms)
 
 
 def _registers_dynamically(cls: ClassInfo) -> bool:
