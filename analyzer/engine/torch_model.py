@@ -1377,7 +1377,7 @@ class TorchModel:
             return BOTTOM if not atom.weights else TOP
         if isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
             self.note_heap_scan()  # every attribute of the instance
-            out = TOP
+            out = BOTTOM
             for attr, value in self.heap_attributes(atom):
                 if not attr.startswith("@"):
                     self.heap_reads.add((atom, attr))
@@ -1386,7 +1386,11 @@ class TorchModel:
                             out = out.join(V(inner))
                         elif isinstance(inner, (TorchLayerAtom, Instance)):
                             out = out.join(self._weights(inner, seen | {atom}))
-            return out
+            # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
+            moved_to = self.__dict__.get("_moved_to", {}).get(atom)
+            whole = moved_to is not None and bool(out.atoms) and not out.top and all(
+                isinstance(a, TorchTensorAtom) and a.dev.text == moved_to for a in out.atoms)
+            return out if whole else out.join(TOP)
         return TOP
 
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
