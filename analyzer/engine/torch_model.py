@@ -782,6 +782,24 @@ class TorchModel:
                 out = out.join(TOP)
         return out
 
+    def torch_grad_flag_check(self, obj: Value, flag: Value, method: bool, node: ast.AST, st: State,
+                              fr: Frame) -> Value:
+        """``t.requires_grad = flag`` / ``t.requires_grad_(flag)``: a non-leaf (a moved requires-grad leaf) refuses
+        the change (MV205). Silent where the tensor or the flag is not known."""
+        truth = flag.truthiness()
+        tensors = torch_tensors(obj)
+        if not tensors or None in truth:
+            return NONE
+        possibilities = []
+        for atom in tensors:
+            for value in sorted(t for t in truth if t is not None):
+                outcome = T.grad_flag_outcome(atom.grad != NON_LEAF, value, method)
+                code, message = outcome if outcome is not None else (None, "")
+                possibilities.append(Possibility((("tensor", atom),), code, message, "torch.grad"))
+        unknown = obj.top or not obj.only(TorchTensorAtom)
+        api = "Tensor.requires_grad_" if method else "Tensor.requires_grad"
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, NONE, st, fr, tensor=obj)
+
     def torch_grad_read(self, obj: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         possibilities = []
         out = TOP if obj.top else BOTTOM
@@ -874,6 +892,8 @@ class TorchModel:
             return result
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            if self.torch_grad_flag_check(receiver, flag, True, node, st, fr).is_bottom:
+                return BOTTOM
             for atom in torch_tensors(receiver):
                 self._note_grad_flag(atom, flag, set())
             result = self._grad_flag_set(receiver, flag)
@@ -981,6 +1001,8 @@ class TorchModel:
         """``w.requires_grad = flag`` and ``w.data = t`` change the tensor ``w`` names in place: its grad flag,
         or its device (its autograd role stays). ``layer.weight.requires_grad = False`` freezes the layer's weights
         (a layer's parameters share its grad flag)."""
+        if target.attr == "requires_grad":
+            self.torch_grad_flag_check(obj, value, False, target, st, fr)
         if target.attr == "requires_grad" and isinstance(target.value, ast.Attribute):
             for atom in torch_tensors(obj):
                 if atom.owned:
