@@ -1064,7 +1064,7 @@ class TorchModel:
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
                 return self._cast(receiver, args[0] if args else kwargs.get("dtype", TOP), node, st, fr)
-        discarded = node is getattr(self, "discarded_call", None)
+        discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
@@ -1080,11 +1080,12 @@ class TorchModel:
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
                             " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF and tracked
                             else ""))))
-                if discarded:
-                    possibilities.append(Possibility((("tensor", atom),), "MV206",
-                                                     T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
+            if discarded:  # thrown away wherever it goes (a device or a dtype the analysis does not know)
+                possibilities.append(Possibility((("tensor", atom),), "MV206",
+                                                 T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
         if discarded and possibilities:
-            self.torch_record(self.site(node, f"Tensor.{name}", fr), possibilities, unknown, TOP, st, fr,
+            not_tensor = receiver.top or not receiver.only(TorchTensorAtom)  # where it goes does not matter
+            self.torch_record(self.site(node, f"Tensor.{name}", fr), possibilities, not_tensor, TOP, st, fr,
                               raises=False, tensor=receiver)
         if targets is None:
             return TOP
@@ -1795,6 +1796,15 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.is_torch_module():
         return atom
     return None
+
+
+def _maybe_cast(node: ast.AST) -> bool:
+    """``t.to(x)`` with ``x`` unknown, named like a dtype (``t.to(dtype)``, ``t.to(self.compute_dtype)``): maybe a
+    cast, which the observer does not count as a discarded move."""
+    if not isinstance(node, ast.Call) or any(k.arg == "device" for k in node.keywords) or len(node.args) != 1:
+        return False
+    dotted = _dotted(node.args[0])
+    return dotted is not None and "type" in dotted.rpartition(".")[2].lower()
 
 
 def _project_parameters(expr: ast.AST | None, st: State) -> bool:

@@ -1237,3 +1237,19 @@ def test_optimizer_state_over_a_project_module() -> None:
     load, move = "optimizer.load_state_dict(state)", "model.cuda()"
     assert findings(source.format(first=load, second=move)) == [(21, "MV201", "error")]
     assert findings(source.format(first=move, second=load)) == []
+
+
+def test_discarded_move_whatever_the_device() -> None:
+    assert findings("""
+        import sys
+        import torch
+
+        def go(x, d, dtype):
+            x.to(d)
+            x.to(dtype)
+            x.to(d, torch.float16)
+            x.cuda(d)
+            y = x.to(d)
+
+        go(torch.randn(3), sys.argv[1], sys.argv[2])
+        """) == [(6, "MV206", "error"), (8, "MV206", "error"), (9, "MV206", "error")]
