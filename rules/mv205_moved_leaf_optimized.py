@@ -15,7 +15,9 @@ class MovedLeafOptimized(OutcomeRule):
 
     ## What it does
     Reports optimizers built from a parameter list that holds a non-leaf
-    tensor, and `.grad` reads of a non-leaf. The usual cause:
+    tensor, `.grad` reads of a non-leaf, and changes of a non-leaf's
+    requires-grad flag (`t.requires_grad = flag`, `t.requires_grad_(False)`).
+    The usual cause:
     `torch.ones(1, requires_grad=True).to(device)` / `.cuda()`: the leaf is
     the CPU tensor, what the name holds is the result of the move.
 
@@ -24,7 +26,9 @@ class MovedLeafOptimized(OutcomeRule):
     refuses it (`ValueError: can't optimize a non-leaf Tensor`), and its
     `.grad` is never populated (`None`, with a `UserWarning: The .grad
     attribute of a Tensor that is not a leaf Tensor is being accessed`): the
-    training silently does not update it.
+    training silently does not update it. Freezing or unfreezing it raises
+    `RuntimeError: you can only change requires_grad flags of leaf variables.`
+    (`requires_grad_(True)` on it does nothing: it requires grad already).
 
     ## Example
     ```python

@@ -17,7 +17,9 @@ class MoveResultDiscarded(OutcomeRule):
     Reports expression statements `x.to(device)`, `x.to(other_tensor)`,
     `x.cuda()` and `x.cpu()` whose receiver is a tensor. (`model.to(device)` on
     an `nn.Module` is fine: modules move in place. `x.to(torch.float16)` is a
-    cast, not a move.)
+    cast, not a move.) The target need not be known: `x.to(device)` with a
+    device from the environment is reported too (but not `x.to(dtype)` with an
+    unknown argument named like a dtype, maybe a cast).
 
     ## Why it fails
     Tensors do not move in place: the call returns a new tensor on the target

@@ -40,6 +40,7 @@ NUMPY_GRAD_MESSAGE = "Can't call numpy() on Tensor that requires grad. Use tenso
 NON_LEAF_OPTIMIZED_MESSAGE = "can't optimize a non-leaf Tensor"
 NON_LEAF_GRAD_MESSAGE = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                          "attribute won't be populated during autograd.backward().")
+GRAD_FLAG_MESSAGE = "you can only change requires_grad flags of leaf variables."
 DLPACK_GRAD_MESSAGE = "Can't export tensors that require gradient, use tensor.detach()"
 DISCARDED_MOVE_MESSAGE = ("the result of Tensor.{op}() is discarded: a tensor does not move in place "
                           "(assign it: x = x.{op}(...))")
@@ -147,6 +148,12 @@ def optimize_outcome(requires_grad: bool, is_leaf: bool) -> tuple[str, str] | No
 def grad_read_outcome(requires_grad: bool, is_leaf: bool) -> tuple[str, str] | None:
     """Reading ``t.grad``: a non-leaf's stays ``None`` (PyTorch warns)."""
     return ("MV205", NON_LEAF_GRAD_MESSAGE) if requires_grad and not is_leaf else None
+
+
+def grad_flag_outcome(is_leaf: bool, flag: bool, method: bool) -> tuple[str, str] | None:
+    """``t.requires_grad = flag`` (``method`` False) refuses any non-leaf; ``t.requires_grad_(flag)`` only
+    ``False`` (``True`` on a non-leaf, which requires grad already, does nothing)."""
+    return ("MV205", GRAD_FLAG_MESSAGE) if not is_leaf and (not method or not flag) else None
 
 
 def move_keeps_leaf(source: str, target: str) -> bool:

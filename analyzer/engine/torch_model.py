@@ -637,6 +637,8 @@ class TorchModel:
         origin = self.origin(node, fr, "optimizer")
         untracked = V(TorchOptimizerAtom(origin, frozenset(), "", frozenset()))
         first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if unknown and elements and _project_parameters(first, st):
+            unknown = False  # what is not seen of a project module moves with it: its seen parameters decide
         if unknown or not (isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute)
                            and first.func.attr == "parameters" and not first.args and not first.keywords
                            and isinstance(first.func.value, ast.Name) and first.func.value.id in st.vars):
@@ -780,6 +782,24 @@ class TorchModel:
                 out = out.join(TOP)
         return out
 
+    def torch_grad_flag_check(self, obj: Value, flag: Value, method: bool, node: ast.AST, st: State,
+                              fr: Frame) -> Value:
+        """``t.requires_grad = flag`` / ``t.requires_grad_(flag)``: a non-leaf (a moved requires-grad leaf) refuses
+        the change (MV205). Silent where the tensor or the flag is not known."""
+        truth = flag.truthiness()
+        tensors = torch_tensors(obj)
+        if not tensors or None in truth:
+            return NONE
+        possibilities = []
+        for atom in tensors:
+            for value in sorted(t for t in truth if t is not None):
+                outcome = T.grad_flag_outcome(atom.grad != NON_LEAF, value, method)
+                code, message = outcome if outcome is not None else (None, "")
+                possibilities.append(Possibility((("tensor", atom),), code, message, "torch.grad"))
+        unknown = obj.top or not obj.only(TorchTensorAtom)
+        api = "Tensor.requires_grad_" if method else "Tensor.requires_grad"
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, NONE, st, fr, tensor=obj)
+
     def torch_grad_read(self, obj: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         possibilities = []
         out = TOP if obj.top else BOTTOM
@@ -872,6 +892,8 @@ class TorchModel:
             return result
         if name == "requires_grad_":
             flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            if self.torch_grad_flag_check(receiver, flag, True, node, st, fr).is_bottom:
+                return BOTTOM
             for atom in torch_tensors(receiver):
                 self._note_grad_flag(atom, flag, set())
             result = self._grad_flag_set(receiver, flag)
@@ -979,6 +1001,8 @@ class TorchModel:
         """``w.requires_grad = flag`` and ``w.data = t`` change the tensor ``w`` names in place: its grad flag,
         or its device (its autograd role stays). ``layer.weight.requires_grad = False`` freezes the layer's weights
         (a layer's parameters share its grad flag)."""
+        if target.attr == "requires_grad":
+            self.torch_grad_flag_check(obj, value, False, target, st, fr)
         if target.attr == "requires_grad" and isinstance(target.value, ast.Attribute):
             for atom in torch_tensors(obj):
                 if atom.owned:
@@ -1040,7 +1064,7 @@ class TorchModel:
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
                 return self._cast(receiver, args[0] if args else kwargs.get("dtype", TOP), node, st, fr)
-        discarded = node is getattr(self, "discarded_call", None)
+        discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
@@ -1056,11 +1080,12 @@ class TorchModel:
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
                             " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF and tracked
                             else ""))))
-                if discarded:
-                    possibilities.append(Possibility((("tensor", atom),), "MV206",
-                                                     T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
+            if discarded:  # thrown away wherever it goes (a device or a dtype the analysis does not know)
+                possibilities.append(Possibility((("tensor", atom),), "MV206",
+                                                 T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
         if discarded and possibilities:
-            self.torch_record(self.site(node, f"Tensor.{name}", fr), possibilities, unknown, TOP, st, fr,
+            not_tensor = receiver.top or not receiver.only(TorchTensorAtom)  # where it goes does not matter
+            self.torch_record(self.site(node, f"Tensor.{name}", fr), possibilities, not_tensor, TOP, st, fr,
                               raises=False, tensor=receiver)
         if targets is None:
             return TOP
@@ -1375,7 +1400,7 @@ class TorchModel:
             return BOTTOM if not atom.weights else TOP
         if isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
             self.note_heap_scan()  # every attribute of the instance
-            out = TOP
+            out = BOTTOM
             for attr, value in self.heap_attributes(atom):
                 if not attr.startswith("@"):
                     self.heap_reads.add((atom, attr))
@@ -1384,7 +1409,11 @@ class TorchModel:
                             out = out.join(V(inner))
                         elif isinstance(inner, (TorchLayerAtom, Instance)):
                             out = out.join(self._weights(inner, seen | {atom}))
-            return out
+            # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
+            moved_to = self.__dict__.get("_moved_to", {}).get(atom)
+            whole = moved_to is not None and bool(out.atoms) and not out.top and all(
+                isinstance(a, TorchTensorAtom) and a.dev.text == moved_to for a in out.atoms)
+            return out if whole else out.join(TOP)
         return TOP
 
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
@@ -1767,6 +1796,26 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.is_torch_module():
         return atom
     return None
+
+
+def _maybe_cast(node: ast.AST) -> bool:
+    """``t.to(x)`` with ``x`` unknown, named like a dtype (``t.to(dtype)``, ``t.to(self.compute_dtype)``): maybe a
+    cast, which the observer does not count as a discarded move."""
+    if not isinstance(node, ast.Call) or any(k.arg == "device" for k in node.keywords) or len(node.args) != 1:
+        return False
+    dotted = _dotted(node.args[0])
+    return dotted is not None and "type" in dotted.rpartition(".")[2].lower()
+
+
+def _project_parameters(expr: ast.AST | None, st: State) -> bool:
+    """Is ``expr`` ``model.parameters()`` with ``model`` a name holding project modules (the parameters the
+    analysis sees are theirs; the rest, unknown, move with them)?"""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "parameters"
+            and not expr.args and not expr.keywords and isinstance(expr.func.value, ast.Name)):
+        return False
+    modules = st.vars.get(expr.func.value.id)
+    return modules is not None and not modules.top and bool(modules.atoms) and all(
+        isinstance(a, Instance) and a.cls.is_torch_module() for a in modules.atoms)
 
 
 def _registers_dynamically(cls: ClassInfo) -> bool:

@@ -27,6 +27,7 @@ _NUMPY_DEVICE = re.compile(r"can't convert \S+ device type tensor to numpy")
 _NUMPY_GRAD = re.compile(r"Can't call numpy\(\) on Tensor that requires grad")
 _NON_LEAF_OPTIMIZED = re.compile(r"can't optimize a non-leaf Tensor")
 _NON_LEAF_GRAD = re.compile(r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed")
+_GRAD_FLAG = re.compile(r"you can only change requires_grad flags of leaf variables")
 _DLPACK_GRAD = re.compile(r"Can't export tensors that require gradient")
 
 _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -35,6 +36,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_NUMPY_GRAD, "MV204"),
     (_NON_LEAF_OPTIMIZED, "MV205"),
     (_NON_LEAF_GRAD, "MV205"),
+    (_GRAD_FLAG, "MV205"),
     (_DLPACK_GRAD, "MV208"),
 )
 

@@ -1154,3 +1154,102 @@ def test_device_text_and_index_are_known() -> None:
             y = y.cuda()
         print(model(x), model(y))
     """) == []
+
+
+# --- project modules, their parameters' device, requires-grad flags -------------------------------------------
+
+
+def test_grad_flag_outcome_table() -> None:
+    assert T.grad_flag_outcome(is_leaf=False, flag=True, method=False) is not None  # `t.requires_grad = True`
+    assert T.grad_flag_outcome(is_leaf=False, flag=False, method=True) is not None
+    assert T.grad_flag_outcome(is_leaf=False, flag=True, method=True) is None  # requires grad already
+    assert T.grad_flag_outcome(is_leaf=True, flag=False, method=False) is None
+
+
+def test_requires_grad_flag_of_a_moved_leaf() -> None:
+    assert findings("""
+        import torch
+        v = torch.randn(3, requires_grad=True).cuda()
+        v.requires_grad_()
+        v.requires_grad = True
+        """) == [(5, "MV205", "error")]
+    assert findings("""
+        import torch
+        v = torch.randn(3, requires_grad=True).cuda()
+        v.requires_grad_(False)
+        """) == [(4, "MV205", "error")]
+    assert findings("""
+        import torch
+        w = torch.randn(3).cuda()
+        w.requires_grad = True
+        u = torch.randn(3, requires_grad=True, device="cuda")
+        u.requires_grad_(False)
+        u.requires_grad = True
+        def f(flag):
+            v = torch.randn(3, requires_grad=True).cuda()
+            v.requires_grad_(flag)
+        """) == []
+
+
+PROJECT_MODEL = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            self.head = nn.Linear(4, 2)
+
+        @property
+        def device(self):
+            return next(self.parameters()).device
+    """
+
+
+def test_device_of_a_project_module_moved_as_a_whole() -> None:
+    assert findings(PROJECT_MODEL + """
+    model = Net().cuda()
+    x = torch.randn(3, 4)
+    ok = model.head(model.body(x.to(model.device)))
+    bad = ok + torch.randn(3, 2)
+    """) == [(18, "MV201", "error")]
+    # not moved as a whole: the parameters not seen may be anywhere (the known ones stay alternatives)
+    assert findings(PROJECT_MODEL + """
+    model = Net()
+    model.head.cuda()
+    y = torch.randn(3, 4).to(model.device) + torch.randn(3, 4)
+    """) == []
+
+
+def test_optimizer_state_over_a_project_module() -> None:
+    source = PROJECT_MODEL + """
+    def resume(state):
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        {first}
+        {second}
+        model.head(model.body(torch.randn(3, 4, device="cuda"))).sum().backward()
+        optimizer.step()
+
+    resume({{}})
+    """
+    load, move = "optimizer.load_state_dict(state)", "model.cuda()"
+    assert findings(source.format(first=load, second=move)) == [(21, "MV201", "error")]
+    assert findings(source.format(first=move, second=load)) == []
+
+
+def test_discarded_move_whatever_the_device() -> None:
+    assert findings("""
+        import sys
+        import torch
+
+        def go(x, d, dtype):
+            x.to(d)
+            x.to(dtype)
+            x.to(d, torch.float16)
+            x.cuda(d)
+            y = x.to(d)
+
+        go(torch.randn(3), sys.argv[1], sys.argv[2])
+        """) == [(6, "MV206", "error"), (8, "MV206", "error"), (9, "MV206", "error")]

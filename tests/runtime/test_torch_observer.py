@@ -124,6 +124,9 @@ CUDA_MISMATCH = ("Expected all tensors to be on the same device, but got mat1 is
     ("can't optimize a non-leaf Tensor", "MV205"),
     ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
      "populated during autograd.backward().", "MV205"),
+    ("you can only change requires_grad flags of leaf variables.", "MV205"),
+    ("you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+     "subgraph that doesn't require differentiation use var_no_grad = var.detach().", "MV205"),
     ("indices should be either on cpu or on the same device as the indexed tensor (cpu)", "MV207"),
     ("Can't export tensors that require gradient, use tensor.detach()", "MV208"),
     ("mat1 and mat2 shapes cannot be multiplied (4x3 and 4x2)", None),
