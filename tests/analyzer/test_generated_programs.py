@@ -1,6 +1,6 @@
-"""Generated device-heavy programs (bench/generated_programs.py): the analyzer never crashes on them and its work
-stays bounded (statements analysed under a budget far above what they need, memory allocated measured by
-tracemalloc: counts, not wall-clock time).
+"""Generated device-heavy programs (bench/generated_programs.py), and any valid Python (hypothesmith's grammar and
+syntax-tree programs): the analyzer never crashes on them and its work stays bounded (statements analysed under
+a budget far above what they need, memory allocated measured by tracemalloc: counts, not wall-clock time).
 
 A few dozen examples run in the normal suite; the ``slow`` test (``pytest -m slow``) draws many more, and larger
 programs.
@@ -8,10 +8,13 @@ programs.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tracemalloc
+import warnings
 from pathlib import Path
 
+import hypothesmith
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -55,6 +58,33 @@ def test_generated_programs_analyse_within_bounds(data: st.DataObject) -> None:
 @settings(max_examples=400, deadline=None, suppress_health_check=HEALTH)
 def test_many_generated_programs_analyse_within_bounds(data: st.DataObject) -> None:
     analyse_bounded(generate(hypothesis_chooser(data.draw), max_statements=80))
+
+
+def analyse_any(source: str) -> None:
+    """Any valid Python (hypothesmith's grammar programs): no crash, work bounded; the relevance skip is off so
+    that every program is analysed, whatever it mentions."""
+    try:
+        with warnings.catch_warnings():  # (grammar programs call strings: CPython warns, they still compile)
+            warnings.simplefilter("ignore", SyntaxWarning)
+            compile(source, "grammar.py", "exec")
+    except (SyntaxError, ValueError, RecursionError):  # valid for the grammar, not for CPython's compiler
+        return
+    report = check_source(source, "grammar.py", dataclasses.replace(BOUNDED, analyze_everything=True))
+    crashed = [d for d in report.findings if d.code == "MV903"]
+    assert not crashed, f"{crashed[0].message}\n{source}"
+    assert not report.notes, f"{[n.message for n in report.notes]}\n{source}"
+
+
+@given(hypothesmith.from_grammar())
+@settings(max_examples=60, deadline=None, suppress_health_check=HEALTH, derandomize=True)
+def test_grammar_programs_analyse_within_bounds(source: str) -> None:
+    analyse_any(source)
+
+
+@given(hypothesmith.from_node())
+@settings(max_examples=40, deadline=None, suppress_health_check=HEALTH, derandomize=True)
+def test_syntax_tree_programs_analyse_within_bounds(source: str) -> None:
+    analyse_any(source)
 
 
 def test_the_generator_is_deterministic_and_valid() -> None:
