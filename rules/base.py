@@ -91,6 +91,12 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
     return sorted(out, key=lambda r: (r.file, r.row, r.column, r.message))
 
 
+def world_notes(site: Site, failing: Iterable[SiteFact]) -> list[Related]:
+    """A note naming every assumption of the failing worlds where the message names only the first of one."""
+    worlds = sorted({f.context.world for f in failing if len(f.context.conditions) > 1})
+    return [Related(site.file, site.line, site.col + 1, f"fails when {world}") for world in worlds]
+
+
 def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset()) -> str:
     phrases: list[str] = []
     for fact in facts:
@@ -153,7 +159,7 @@ class OutcomeRule(Rule):
                 f"{'s' if len(first.operands) > 1 else ''}")
         if len(sites) > 1:
             text += f" (and fails at {len(sites) - 1} more call{'s' if len(sites) > 2 else ''} inside)"
-        worlds = sorted({f.context.world for f, _p in failing if f.context.world})
+        worlds = sorted({f.context.condition for f, _p in failing if f.context.condition})
         if not everywhere and worlds:
             text += " when " + " and when ".join(worlds)
         elif not everywhere:
@@ -161,7 +167,8 @@ class OutcomeRule(Rule):
         site = Site(anchor.file, anchor.line, anchor.col, anchor.end_line, anchor.end_col, inner_site.api)
         inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
                         f"the call that fails, inside `{function}`")
-        related = [inner, *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
+        related = [inner, *world_notes(site, (f for f, _p in failing)),
+                   *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
                    *(r for r in related_for(failing) if (r.file, r.row) != (anchor.file, anchor.line))]
         diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, text, related)
         diagnostic.inner = inner
@@ -196,13 +203,14 @@ class OutcomeRule(Rule):
                 if passing_contexts else frozenset()
             where = _context_phrase(failing_facts, same_elsewhere)
             text += f"; fails on some paths {where}" if partial else f"; fails {where}"
-            worlds = {f.context.world for f in passing_contexts}
+            worlds = {f.context.condition for f in passing_contexts}
             if passing_contexts and all(worlds):
                 text += "; ok when " + " and when ".join(sorted(worlds))  # the other answer of a world split
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
-        return self.diagnostic(site, severity, text, related_for(failing))
+        return self.diagnostic(site, severity, text,
+                               [*world_notes(site, (f for f, _p in failing)), *related_for(failing)])
 
 
 def _passes_through(context: Context, anchor: Anchor, depth: int = 0) -> bool:

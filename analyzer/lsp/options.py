@@ -90,6 +90,7 @@ def build_settings(found: config.Config, client: ClientOptions) -> Settings:
     """Settings for one project: the configuration file's, then the client's on top (like CLI flags)."""
     settings = Settings(profile=client.profile or found.get("profile", DEFAULT_PROFILE))
     settings.backends = client.backends if client.backends is not None else found.get("backends")
+    settings.target_device = found.get("target-device", "auto")
     layer = found.selection()
     settings.selections = (layer,) if layer is not None else ()
     settings.select = client.select
