@@ -114,6 +114,8 @@ class OutcomeRule(Rule):
     #: A failure of this rule whose operands all came through arguments is reported at the call that passed
     #: them (:mod:`rules.anchors`): the operands' devices disagree, and the caller chose them.
     reported_at_caller: bool = False
+    #: how to fix it, in a few words, appended to the message ("" for none)
+    hint: str = ""
 
     def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         codes = facts.codes_by_site()
@@ -170,9 +172,13 @@ class OutcomeRule(Rule):
         related = [inner, *world_notes(site, (f for f, _p in failing)),
                    *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
                    *(r for r in related_for(failing) if (r.file, r.row) != (anchor.file, anchor.line))]
-        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, text, related)
+        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, self.hinted(text),
+                                     related)
         diagnostic.inner = inner
         return diagnostic
+
+    def hinted(self, text: str) -> str:
+        return f"{text}; {self.hint}" if self.hint else text
 
     def judge(self, site: Site, site_facts: list[SiteFact]) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
@@ -209,7 +215,7 @@ class OutcomeRule(Rule):
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
-        return self.diagnostic(site, severity, text,
+        return self.diagnostic(site, severity, self.hinted(text),
                                [*world_notes(site, (f for f, _p in failing)), *related_for(failing)])
 
 

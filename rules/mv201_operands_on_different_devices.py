@@ -48,4 +48,5 @@ class OperandsOnDifferentDevices(OutcomeRule):
 
     code = "MV201"
     reported_at_caller = True
+    hint = "move one operand to the other's device: `.to(x.device)`"
     name = "operands-on-different-devices"

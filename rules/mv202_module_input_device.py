@@ -51,4 +51,5 @@ class ModuleInputOnOtherDevice(OutcomeRule):
 
     code = "MV202"
     reported_at_caller = True
+    hint = "move the batch to the model's device, or register a plain tensor attribute as a buffer"
     name = "module-and-input-on-different-devices"

@@ -44,4 +44,5 @@ class IndexOnOtherDevice(OutcomeRule):
 
     code = "MV207"
     reported_at_caller = True
+    hint = "create the index on the data's device, or move it: `.to(x.device)`"
     name = "index-on-other-device"

@@ -118,7 +118,7 @@ def test_cuda_is_available_is_two_worlds_not_a_join() -> None:
         loss = (y.sum(dim=1) - labels).pow(2).mean()
         """
     assert findings(source) == [(9, "MV201", "warning")]  # the moved pair agrees in both worlds
-    assert "when torch.cuda.is_available() is True" in messages(source)[0]
+    assert "when CUDA is available" in messages(source)[0]
 
 
 def test_device_count_splits_the_cuda_world_into_one_gpu_and_several() -> None:
@@ -134,7 +134,7 @@ def test_device_count_splits_the_cuda_world_into_one_gpu_and_several() -> None:
     # the pair placed by the same answer agrees in every world; cuda:1 meets cuda:0 with several GPUs only
     assert findings(source) == [(8, "MV201", "warning")]
     message = messages(source)[0]
-    assert "when torch.cuda.device_count() > 1" in message and "ok when torch.cuda.device_count() is 1" in message
+    assert "when several GPUs are available" in message and "ok when one GPU is available" in message
 
 
 def test_the_current_cuda_device_follows_set_device_at_the_top_level_and_device_blocks() -> None:
