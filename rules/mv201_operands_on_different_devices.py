@@ -44,6 +44,7 @@ class OperandsOnDifferentDevices(OutcomeRule):
     ## Fix safety
     No automatic fix: which operand should move (and whether the copy belongs
     in the data pipeline instead) is a decision about where the work runs.
+    The message ends with the usual fix (`.to(x.device)` on one operand).
     """
 
     code = "MV201"

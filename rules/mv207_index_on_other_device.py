@@ -40,6 +40,7 @@ class IndexOnOtherDevice(OutcomeRule):
     ## Fix safety
     No automatic fix: the index is usually built where it should be created on
     the right device.
+    The message ends with the usual fix (create the index on the data's device, or `.to(x.device)`).
     """
 
     code = "MV207"

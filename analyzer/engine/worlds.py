@@ -5,9 +5,9 @@ value depend on one answer: a non-relational join of both answers would pair
 a CUDA model with a CPU batch (a mismatch no run can reach). So a component that
 asks is analysed twice, with the answer fixed, and the facts of both runs are
 merged: a fact both worlds agree on is kept once, as it is; a fact that differs
-is kept per world, its context naming the world ("... when
-torch.cuda.is_available() is True"), so a site that fails in one world only is
-a failure on some paths (a warning), in both an error.
+is kept per world, its context naming the world ("... when CUDA is available"),
+so a site that fails in one world only is a failure on some paths (a warning),
+in both an error. A named target device (``target-device``) runs its world only.
 
 A program that asks ``torch.cuda.device_count()`` picks devices by it (``"cuda:1" if
 torch.cuda.device_count() > 1 else "cuda:0"``): the CUDA world is then split in two, one GPU and
