@@ -209,6 +209,7 @@ class FactStore:
         self.reveals: dict[tuple[Site, int], RevealFact] = {}
         self.file_failures: list[FileFailure] = []
         self.profile: str = ""
+        self.target: str = "auto"  # the ``target-device`` the facts were found for (``auto``: both worlds)
         # each file's function definitions, (first line, last line): what code a module's top level runs itself
         self.function_spans: dict[str, list[tuple[int, int]]] = {}
         # (file, line, col, end_line, end_col) -> reveal texts of the expression there (every context);

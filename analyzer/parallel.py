@@ -337,6 +337,7 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
         parsed.append(source)
     facts = FactStore()
     facts.profile = profile
+    facts.target = target
     if expressions is not None:
         facts.expressions = {}
     if parsed:

@@ -114,10 +114,12 @@ class OutcomeRule(Rule):
     #: A failure of this rule whose operands all came through arguments is reported at the call that passed
     #: them (:mod:`rules.anchors`): the operands' devices disagree, and the caller chose them.
     reported_at_caller: bool = False
+    short: bool = False  # the run names its target device: mismatch messages in a short sentence
     #: how to fix it, in a few words, appended to the message ("" for none)
     hint: str = ""
 
     def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
+        self.short = getattr(facts, "target", "auto") != "auto"
         codes = facts.codes_by_site()
         spans = facts.function_spans
         moved: dict[Anchor, list[tuple[Site, SiteFact]]] = {}
@@ -156,8 +158,8 @@ class OutcomeRule(Rule):
                    if (f.context.file, f.context.function) == inner_function and _passes_through(f.context, anchor)}
         everywhere = entered <= failed
         function = first_fact.context.function
-        text = (f"{first.message.strip()} [{inner_site.api} in `{function}` at {inner_site.where}: "
-                f"{first.describe_operands()}]; this call passes the failing operand"
+        failure = self.what_fails(inner_site.api, first, anchor.file, f" in `{function}` at {inner_site.where}")
+        text = (f"{failure}; this call passes the failing operand"
                 f"{'s' if len(first.operands) > 1 else ''}")
         if len(sites) > 1:
             text += f" (and fails at {len(sites) - 1} more call{'s' if len(sites) > 2 else ''} inside)"
@@ -180,6 +182,13 @@ class OutcomeRule(Rule):
     def hinted(self, text: str) -> str:
         return f"{text}; {self.hint}" if self.hint else text
 
+    def what_fails(self, api: str, failing: Possibility, file: str, where: str = "") -> str:
+        """The failure and its operands. With a named target device, a device mismatch (a rule with a hint) is one
+        short sentence naming each operand's device and where it came from; otherwise PyTorch's own words."""
+        if self.short and self.hint:
+            return f"`{api}`{where} mixes devices: {short_operands(failing, file)}"
+        return f"{failing.message.strip()} [{api}{where}: {failing.describe_operands()}]"
+
     def judge(self, site: Site, site_facts: list[SiteFact]) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
@@ -188,7 +197,7 @@ class OutcomeRule(Rule):
         everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities) and not any(
             f.unknown or f.hypothetical_pass for f in site_facts)
         first = failing[0][1]
-        text = f"{first.message.strip()} [{site.api}: {first.describe_operands()}]"
+        text = self.what_fails(site.api, first, site.file)
         if len(failing) > 1:
             others = len({(p.message, p.states()) for _f, p in failing}) - 1
             if others:
@@ -217,6 +226,22 @@ class OutcomeRule(Rule):
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
         return self.diagnostic(site, severity, self.hinted(text),
                                [*world_notes(site, (f for f, _p in failing)), *related_for(failing)])
+
+
+def short_operands(failing: Possibility, file: str) -> str:
+    """Each operand as its device and origin: "arg0 cuda:0 tensor (nn.Linear output, line 25), arg1 ..."; an
+    origin in another file than ``file`` (where the finding is) names it."""
+    parts = []
+    for role, atom in failing.operands:
+        text = atom.reveal() if hasattr(atom, "reveal") else repr(atom)
+        origin = getattr(atom, "origin", None)
+        if origin is not None:
+            brief = origin.brief()
+            if origin.file == file:
+                brief = brief.removesuffix(f" at {origin.where}") + f", line {origin.line}"
+            text = f"{text.split(',')[0]} ({brief})"
+        parts.append(f"{role} {text.split(',')[0] if origin is None else text}")
+    return ", ".join(parts)
 
 
 def _passes_through(context: Context, anchor: Anchor, depth: int = 0) -> bool:

@@ -53,5 +53,5 @@ class ModuleInputOnOtherDevice(OutcomeRule):
 
     code = "MV202"
     reported_at_caller = True
-    hint = "move the batch to the model's device, or register a plain tensor attribute as a buffer"
+    hint = "move the batch to the model's device (a tensor attribute: register it as a buffer)"
     name = "module-and-input-on-different-devices"

@@ -161,9 +161,13 @@ def test_verdicts_error_warning_and_silence() -> None:
 
 # fixtures whose findings depend on the worlds (CUDA available or not, command-line options, GPU count)
 WORLD_FIXTURES = ("gpu_flag_moves_one_operand.py", "namespace_flag_target_forgotten.py",
-                  "script_device_flag_default.py", "recursive_refiner_stages.py", "examples_device_flags.py")
-# the mismatch message quotes PyTorch's error and describes both operands with their origins: long, but bounded
+                  "script_device_flag_default.py", "recursive_refiner_stages.py", "examples_device_flags.py",
+                  "dataloader_batch_not_moved.py", "model_cuda_input_cpu.py", "eval_helper_batch_not_moved.py")
+# in `auto` the mismatch message quotes PyTorch's error and describes every operand with its origin, and a warning
+# names the failing calling contexts: long, but bounded
 MAX_MESSAGE = 800
+# with a target device, a mismatch that fails on every path is one sentence (two devices, their origins) and a hint
+MAX_TARGET_ERROR = 320
 WORLD_WORDS = ("CUDA is available", "CUDA is not available", "one GPU is available", "several GPUs are available")
 
 
@@ -179,6 +183,10 @@ def test_world_messages_name_one_short_condition(target: str) -> None:
             assert " and the command line" not in d.message, d.message
             if target != "auto":
                 assert not any(world in d.message for world in WORLD_WORDS), d.message
+            if target != "auto" and d.code in ("MV201", "MV202", "MV207"):
+                assert "mixes devices: " in d.message, d.message
+                if d.severity is Severity.ERROR:
+                    assert len(d.message) <= MAX_TARGET_ERROR, d.message
 
 
 def test_a_combined_world_is_named_in_a_few_words_and_in_full_in_a_note() -> None:
