@@ -216,6 +216,16 @@ def test_target_device_flag_is_validated_in_one_line(tmp_path: Path, capsys: pyt
     assert run(capsys, "check", "--no-cache", "--target-device", "cpu", str(path))[0] == 0
 
 
+def test_the_cache_keeps_each_target_device_apart(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "train.py", 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n'
+                                       "model = torch.nn.Linear(4, 2).to(device)\nmodel(torch.randn(3, 4))\n")
+    cache = str(tmp_path / "cache")
+    for target, expected in (("cuda", "[error]"), ("cpu", None), ("auto", "[warning]"), ("cuda", "[error]")):
+        code, out, _err = run(capsys, "check", "--cache-dir", cache, "--output-format", "concise",
+                              "--target-device", target, str(path))
+        assert (code, expected is None or expected in out) == ((0, True) if expected is None else (1, True)), out
+
+
 def test_unparsable_and_undecodable_files_are_mv901(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     broken = write(tmp_path, "broken.py", "import runtime_shim\ndef f(:\n    pass\n")
     code, out, err = run(capsys, "check", "--output-format", "json", str(broken))
