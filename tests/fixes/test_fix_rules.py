@@ -162,6 +162,17 @@ CASES = [
         logits = torch.randn(8, 4, device="cuda")
         loss = F.cross_entropy(logits, (torch.randint(0, 4, (8,)) + 1).to(logits.device))  # shifted labels
         """), torch=True),
+    Case("mv207-move-the-index", "MV207", "unsafe", _dedent("""
+        import torch
+
+        table = torch.randn(100, 16, device="cuda")
+        rows = table.index_select(0, torch.tensor([3, 14, 15]))
+        """), _dedent("""
+        import torch
+
+        table = torch.randn(100, 16, device="cuda")
+        rows = table.index_select(0, torch.tensor([3, 14, 15]).to(table.device))
+        """), torch=True),
     Case("mv203-method-chain", "MV203", "safe", _dedent("""
         import torch
 
