@@ -56,6 +56,9 @@ class OperandsOnDifferentDevices(OutcomeRule):
     """
 
     code = "MV201"
+    reported_at_caller = True
+    hint = "move one operand to the other's device: `.to(x.device)`"
+    name = "operands-on-different-devices"
 
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         return move_to_gpu_operand(site, site_facts, source, self.code)
