@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"Burn semantics to check against (default: {DEFAULT_PROFILE})")
     check_cmd.add_argument("--backends", default=None,
                            help="backends the target machine has (for MV112), e.g. Cpu,Flex")
+    check_cmd.add_argument("--target-device", default=None, metavar="{cuda,cpu,auto}",
+                           help="where the PyTorch code runs: cuda or cpu analyses that machine only and reports "
+                                "its failures as errors; auto (the default) both answers of "
+                                "torch.cuda.is_available()")
     check_cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check_cmd.add_argument("--statistics", action="store_true", help="count the findings per rule")
     check_cmd.add_argument("--stdin-filename", default=None, help="the name of the file read from stdin")
@@ -313,6 +317,7 @@ def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
     settings = Settings(profile=args.profile or found.get("profile", DEFAULT_PROFILE))
     backends = parse_backends(args.backends) if args.backends is not None else found.get("backends")
     settings.backends = backends
+    settings.target_device = args.target_device or found.get("target-device", "auto")
     layer = found.selection()
     settings.selections = (layer,) if layer is not None else ()
     select = _split(args.select)

@@ -29,6 +29,7 @@ from .settings import (
     SettingsError,
     check_pattern,
     check_selector,
+    check_target_device,
     parse_backends,
     parse_size,
 )
@@ -81,6 +82,10 @@ def _profile(key: str, value: Any) -> str:
 
 def _backends(key: str, value: Any) -> frozenset[str]:
     return parse_backends(list(_string_list(key, value)))
+
+
+def _target_device(key: str, value: Any) -> str:
+    return check_target_device(_string(key, value), key)
 
 
 def _per_file(key: str, value: Any) -> dict[str, tuple[str, ...]]:
@@ -142,6 +147,7 @@ KEYS: dict[str, Callable[[str, Any], Any]] = {
     "force-exclude": _bool,
     "profile": _profile,
     "backends": _backends,
+    "target-device": _target_device,  # "cuda" / "cpu": where the code runs (one world); "auto": both
     "cache-dir": _string,
     # directories (globs) that each hold a project of their own, inside this configuration's project: a file
     # run analyses a file with the innermost one holding it (analyzer.projects)

@@ -100,7 +100,9 @@ class Context:
     callers: list[CallerLink] = field(default_factory=list)
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     entry: str = ""  # the framework that calls it where nothing in the project does ("pytest")
-    world: str = ""  # the assumption this context was analysed under ("torch.cuda.is_available() is True")
+    world: str = ""  # the assumptions this context was analysed under ("CUDA is available and ...")
+    # the same, one per split (the CUDA world first): a message names the first, a note the others
+    conditions: tuple[str, ...] = ()
     # the function's first and last line (0, 0 for a module's top level): which failing operands it made itself
     span: tuple[int, int] = (0, 0)
     # where the states its arguments hold were made ((file, line, col) of their origins): what came in through them
@@ -116,7 +118,12 @@ class Context:
         """A phrase naming the path into this context, e.g. "when `export` is called from main.py:31 with
         t=Autodiff { ... } float tracked". Arguments in ``hide`` (the same in passing contexts) are left out."""
         text = self._describe(depth, hide)
-        return f"{text} when {self.world}" if self.world else text
+        return f"{text} when {self.condition}" if self.condition else text
+
+    @property
+    def condition(self) -> str:
+        """The world in a few words: its first assumption (the others go to a note, :func:`rules.base.related_for`)."""
+        return self.conditions[0] if self.conditions else self.world
 
     def _describe(self, depth: int, hide: frozenset[tuple[str, str]]) -> str:
         if self.function is None:
@@ -202,6 +209,7 @@ class FactStore:
         self.reveals: dict[tuple[Site, int], RevealFact] = {}
         self.file_failures: list[FileFailure] = []
         self.profile: str = ""
+        self.target: str = "auto"  # the ``target-device`` the facts were found for (``auto``: both worlds)
         # each file's function definitions, (first line, last line): what code a module's top level runs itself
         self.function_spans: dict[str, list[tuple[int, int]]] = {}
         # (file, line, col, end_line, end_col) -> reveal texts of the expression there (every context);

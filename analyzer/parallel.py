@@ -301,7 +301,8 @@ def import_tops(sources: list[frontend.SourceFile], infos: list[FileInfo]) -> se
 def analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
                       backends: frozenset[str] | None,
                       expressions: dict[str, list[tuple[int, int, int, int, str]]] | None = None,
-                      fixes: bool = True, limits: Limits | None = DEFAULT_LIMITS) -> list[Diagnostic]:
+                      fixes: bool = True, limits: Limits | None = DEFAULT_LIMITS,
+                      target: str = "auto") -> list[Diagnostic]:
     """Every rule's diagnostics (and the reveal notes) for one component, columns in characters.
 
     ``expressions``, when given, receives each file's expression states (see ``Report.expressions``). Past a work
@@ -309,7 +310,7 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
     inside the analysis is an MV903 finding where it happened, with a note holding the traceback: never an
     error of the whole run."""
     try:
-        return _analyze_component(sources, project_modules, profile, backends, expressions, fixes, limits)
+        return _analyze_component(sources, project_modules, profile, backends, expressions, fixes, limits, target)
     except OverBudget as error:
         return [budget_note(sources, f"stopped at its budget ({error.reason})")]
     except MemoryError:
@@ -322,7 +323,7 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
 def _analyze_component(sources: list[frontend.SourceFile], project_modules: frozenset[str], profile: str,
                        backends: frozenset[str] | None,
                        expressions: dict[str, list[tuple[int, int, int, int, str]]] | None,
-                       fixes: bool, limits: Limits | None) -> list[Diagnostic]:
+                       fixes: bool, limits: Limits | None, target: str = "auto") -> list[Diagnostic]:
     from rules import all_rules
 
     from .budget import budgeted
@@ -336,6 +337,7 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
         parsed.append(source)
     facts = FactStore()
     facts.profile = profile
+    facts.target = target
     if expressions is not None:
         facts.expressions = {}
     if parsed:
@@ -343,7 +345,7 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
             with budgeted(limits) as budget:
-                run_worlds(parsed, facts, profile, backends, project_modules)
+                run_worlds(parsed, facts, profile, backends, project_modules, target)
         except RecursionError as error:  # a bound, not a bug: the program nests deeper than the stack allows
             raise OverBudget("nesting too deep to analyse") from error
         finally:
@@ -515,7 +517,7 @@ def _context() -> tuple[Any, bool]:
 
 def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool, bytes]]] | None,
                 project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
-                limits: Limits | None = DEFAULT_LIMITS) -> list[list[Diagnostic]]:
+                limits: Limits | None = DEFAULT_LIMITS, target: str = "auto") -> list[list[Diagnostic]]:
     """In a worker: each group's diagnostics (a failure in one is its own MV903: :func:`analyze_component`)."""
     results: list[list[Diagnostic]] = []
     for n, group in enumerate(groups):
@@ -524,19 +526,20 @@ def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool
         else:
             sources = [frontend.SourceFile(path, module, is_package, data)
                        for path, module, is_package, data in payload[n]]
-        results.append(analyze_component(sources, project_modules, profile, backends, limits=limits))
+        results.append(analyze_component(sources, project_modules, profile, backends, limits=limits, target=target))
     return results
 
 
 def run(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str], profile: str,
-        backends: frozenset[str] | None, jobs: int, limits: Limits | None = DEFAULT_LIMITS) -> list[list[Diagnostic]]:
+        backends: frozenset[str] | None, jobs: int, limits: Limits | None = DEFAULT_LIMITS,
+        target: str = "auto") -> list[list[Diagnostic]]:
     """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays."""
     files = sum(len(g) for g in groups)
     if jobs <= 1 or len(groups) < 2 or files < MIN_PARALLEL_FILES:
-        return [analyze_component([sources[i] for i in g], project_modules, profile, backends, limits=limits)
-                for g in groups]
+        return [analyze_component([sources[i] for i in g], project_modules, profile, backends, limits=limits,
+                                  target=target) for g in groups]
     with _POOL_LOCK:
-        return _run_pool(sources, groups, project_modules, profile, backends, jobs, limits)
+        return _run_pool(sources, groups, project_modules, profile, backends, jobs, limits, target)
 
 
 def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int) -> list[list[int]]:
@@ -554,7 +557,7 @@ def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int
 
 def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
               profile: str, backends: frozenset[str] | None, jobs: int,
-              limits: Limits | None) -> list[list[Diagnostic]]:
+              limits: Limits | None, target: str = "auto") -> list[list[Diagnostic]]:
     """The groups in worker processes. A worker that dies (killed) loses only the tasks not finished: each of
     their groups runs again alone, and one whose worker dies again is an MV903 on its files."""
     global _SHARED
@@ -567,10 +570,10 @@ def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], proje
         gc.freeze()  # forked workers must not walk (and so copy) the parent's objects in each collection
     try:
         retry = _in_pool(context, workers, tasks, sources, groups,
-                         shared, results, project_modules, profile, backends, limits)
+                         shared, results, project_modules, profile, backends, limits, target)
         for g in retry:  # each alone, in a fresh worker: a second death names the component
             if _in_pool(context, 1, [[g]], sources, groups, shared, results, project_modules, profile, backends,
-                        limits):
+                        limits, target):
                 results[g] = worker_died([sources[i] for i in groups[g]])
     finally:
         _SHARED = []
@@ -582,7 +585,7 @@ def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], proje
 def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[frontend.SourceFile],
              groups: list[list[int]], shared: bool, results: list[list[Diagnostic] | None],
              project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
-             limits: Limits | None) -> list[int]:
+             limits: Limits | None, target: str = "auto") -> list[int]:
     """Run ``tasks`` (lists of group indexes) into ``results``; the groups whose worker died."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -597,7 +600,7 @@ def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[f
                 payload = [[(sources[i].path, sources[i].module, sources[i].is_package, sources[i].data)
                             for i in group] for group in task_groups]
             futures.append((task, pool.submit(_run_groups, task_groups, payload, project_modules, profile,
-                                              backends, limits)))
+                                              backends, limits, target)))
         for task, future in futures:
             try:
                 done = future.result()

@@ -188,10 +188,11 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
                                                settings.profile, settings.backends,
                                                expressions=report.expressions if settings.record_expressions
-                                               else None, fixes=fixes, limits=limits) for n in todo]
+                                               else None, fixes=fixes, limits=limits,
+                                               target=settings.target_device) for n in todo]
     else:
         computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
-                                settings.backends, settings.jobs, limits)
+                                settings.backends, settings.jobs, limits, settings.target_device)
     for n, diagnostics in zip(todo, computed, strict=True):
         notes = [d for d in diagnostics if d.name in parallel.RUN_NOTES]
         results[n] = [d for d in diagnostics if d.name not in parallel.RUN_NOTES]

@@ -83,6 +83,8 @@ class Settings:
     selections: tuple[RuleSelection, ...] = ()  # the layers below the flags (the configuration file)
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
     backends: frozenset[str] | None = None  # the target machine's backends (MV112); None: all of them
+    # where the PyTorch code runs: "cuda" or "cpu" analyses that world only; "auto" both answers of is_available()
+    target_device: str = "auto"
     respect_noqa: bool = True
     analyze_everything: bool = False  # skip the relevance check (robustness runs over arbitrary code)
     record_expressions: bool = False  # keep each expression's inferred state (editors' hover); no cache
@@ -110,6 +112,7 @@ class Settings:
             unknown = sorted(set(self.backends) - set(BACKEND_NAMES))
             if unknown:
                 raise SettingsError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKEND_NAMES)}")
+        check_target_device(self.target_device)
         for layer in (*self.selections, self.cli_selection()):
             for selector in (*(layer.select or ()), *layer.extend_select, *layer.ignore):
                 check_selector(selector)
@@ -170,7 +173,7 @@ class Settings:
     def engine_key(self) -> tuple:
         """What the analysis itself depends on (the cache's key; selection is applied afterwards)."""
         return (self.profile, tuple(sorted(self.backends)) if self.backends is not None else None,
-                self.analyze_everything)
+                self.analyze_everything, self.target_device)
 
 
 def _specificity(selector: str) -> int:
@@ -193,6 +196,17 @@ def check_selector(selector: str) -> str:
     if code != "ALL" and not any(known.startswith(code) for known in rule_codes()):
         raise SettingsError(f"rule selector {selector!r} matches no rule (see `devicelint rules`)")
     return code
+
+
+#: ``target-device``: where the analysed PyTorch code runs ("auto": wherever ``torch.cuda.is_available()`` says)
+TARGET_DEVICES = ("auto", "cuda", "cpu")
+
+
+def check_target_device(value: object, key: str = "target-device") -> str:
+    """A ``target-device`` value (``auto``, ``cuda`` or ``cpu``), else :class:`SettingsError` naming ``key``."""
+    if not isinstance(value, str) or value not in TARGET_DEVICES:
+        raise SettingsError(f"`{key}` must be one of {', '.join(TARGET_DEVICES)}, not {value!r}")
+    return value
 
 
 def check_pattern(pattern: str, key: str) -> str:

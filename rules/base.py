@@ -91,6 +91,12 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
     return sorted(out, key=lambda r: (r.file, r.row, r.column, r.message))
 
 
+def world_notes(site: Site, failing: Iterable[SiteFact]) -> list[Related]:
+    """A note naming every assumption of the failing worlds where the message names only the first of one."""
+    worlds = sorted({f.context.world for f in failing if len(f.context.conditions) > 1})
+    return [Related(site.file, site.line, site.col + 1, f"fails when {world}") for world in worlds]
+
+
 def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset()) -> str:
     phrases: list[str] = []
     for fact in facts:
@@ -108,8 +114,12 @@ class OutcomeRule(Rule):
     #: A failure of this rule whose operands all came through arguments is reported at the call that passed
     #: them (:mod:`rules.anchors`): the operands' devices disagree, and the caller chose them.
     reported_at_caller: bool = False
+    short: bool = False  # the run names its target device: mismatch messages in a short sentence
+    #: how to fix it, in a few words, appended to the message ("" for none)
+    hint: str = ""
 
     def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
+        self.short = getattr(facts, "target", "auto") != "auto"
         codes = facts.codes_by_site()
         spans = facts.function_spans
         moved: dict[Anchor, list[tuple[Site, SiteFact]]] = {}
@@ -148,12 +158,12 @@ class OutcomeRule(Rule):
                    if (f.context.file, f.context.function) == inner_function and _passes_through(f.context, anchor)}
         everywhere = entered <= failed
         function = first_fact.context.function
-        text = (f"{first.message.strip()} [{inner_site.api} in `{function}` at {inner_site.where}: "
-                f"{first.describe_operands()}]; this call passes the failing operand"
+        failure = self.what_fails(inner_site.api, first, anchor.file, f" in `{function}` at {inner_site.where}")
+        text = (f"{failure}; this call passes the failing operand"
                 f"{'s' if len(first.operands) > 1 else ''}")
         if len(sites) > 1:
             text += f" (and fails at {len(sites) - 1} more call{'s' if len(sites) > 2 else ''} inside)"
-        worlds = sorted({f.context.world for f, _p in failing if f.context.world})
+        worlds = sorted({f.context.condition for f, _p in failing if f.context.condition})
         if not everywhere and worlds:
             text += " when " + " and when ".join(worlds)
         elif not everywhere:
@@ -161,11 +171,23 @@ class OutcomeRule(Rule):
         site = Site(anchor.file, anchor.line, anchor.col, anchor.end_line, anchor.end_col, inner_site.api)
         inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
                         f"the call that fails, inside `{function}`")
-        related = [inner, *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
+        related = [inner, *world_notes(site, (f for f, _p in failing)),
+                   *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
                    *(r for r in related_for(failing) if (r.file, r.row) != (anchor.file, anchor.line))]
-        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, text, related)
+        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, self.hinted(text),
+                                     related)
         diagnostic.inner = inner
         return diagnostic
+
+    def hinted(self, text: str) -> str:
+        return f"{text}; {self.hint}" if self.hint else text
+
+    def what_fails(self, api: str, failing: Possibility, file: str, where: str = "") -> str:
+        """The failure and its operands. With a named target device, a device mismatch (a rule with a hint) is one
+        short sentence naming each operand's device and where it came from; otherwise PyTorch's own words."""
+        if self.short and self.hint:
+            return f"`{api}`{where} mixes devices: {short_operands(failing, file)}"
+        return f"{failing.message.strip()} [{api}{where}: {failing.describe_operands()}]"
 
     def judge(self, site: Site, site_facts: list[SiteFact]) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
@@ -175,7 +197,7 @@ class OutcomeRule(Rule):
         everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities) and not any(
             f.unknown or f.hypothetical_pass for f in site_facts)
         first = failing[0][1]
-        text = f"{first.message.strip()} [{site.api}: {first.describe_operands()}]"
+        text = self.what_fails(site.api, first, site.file)
         if len(failing) > 1:
             others = len({(p.message, p.states()) for _f, p in failing}) - 1
             if others:
@@ -196,13 +218,30 @@ class OutcomeRule(Rule):
                 if passing_contexts else frozenset()
             where = _context_phrase(failing_facts, same_elsewhere)
             text += f"; fails on some paths {where}" if partial else f"; fails {where}"
-            worlds = {f.context.world for f in passing_contexts}
+            worlds = {f.context.condition for f in passing_contexts}
             if passing_contexts and all(worlds):
                 text += "; ok when " + " and when ".join(sorted(worlds))  # the other answer of a world split
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
-        return self.diagnostic(site, severity, text, related_for(failing))
+        return self.diagnostic(site, severity, self.hinted(text),
+                               [*world_notes(site, (f for f, _p in failing)), *related_for(failing)])
+
+
+def short_operands(failing: Possibility, file: str) -> str:
+    """Each operand as its device and origin: "arg0 cuda:0 tensor (nn.Linear output, line 25), arg1 ..."; an
+    origin in another file than ``file`` (where the finding is) names it."""
+    parts = []
+    for role, atom in failing.operands:
+        text = atom.reveal() if hasattr(atom, "reveal") else repr(atom)
+        origin = getattr(atom, "origin", None)
+        if origin is not None:
+            brief = origin.brief()
+            if origin.file == file:
+                brief = brief.removesuffix(f" at {origin.where}") + f", line {origin.line}"
+            text = f"{text.split(',')[0]} ({brief})"
+        parts.append(f"{role} {text.split(',')[0] if origin is None else text}")
+    return ", ".join(parts)
 
 
 def _passes_through(context: Context, anchor: Anchor, depth: int = 0) -> bool:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from analyzer.diagnostics import Fix
+from analyzer.facts import Site, SiteFact
+
 from .base import OutcomeRule
+from .move_fix import move_to_gpu_operand
 
 
 class OperandsOnDifferentDevices(OutcomeRule):
@@ -42,10 +46,19 @@ class OperandsOnDifferentDevices(OutcomeRule):
     ```
 
     ## Fix safety
-    No automatic fix: which operand should move (and whether the copy belongs
-    in the data pipeline instead) is a decision about where the work runs.
+    Unsafe, and offered only for a call of two tensors (`f(a, b)`, `a.f(b)`)
+    that fails on every path with one of them on the CPU and the other, a plain
+    name, on a GPU: the CPU one becomes `cpu.to(gpu.device)`. The copy changes what
+    the call reads (later in-place changes of the CPU tensor are not seen), and
+    whether the copy belongs in the data pipeline instead is a decision about
+    where the work runs.
+    The message ends with the usual fix (`.to(x.device)` on one operand).
     """
 
     code = "MV201"
     reported_at_caller = True
+    hint = "move one operand to the other's device: `.to(x.device)`"
     name = "operands-on-different-devices"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        return move_to_gpu_operand(site, site_facts, source, self.code)

@@ -47,8 +47,11 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     ## Fix safety
     No automatic fix: moving the input or the module are both plausible, and
     the input's move often belongs in the data loader.
+    The message ends with the usual fixes (move the batch to the model's device; register a plain
+    tensor attribute as a buffer so that `model.to()` moves it).
     """
 
     code = "MV202"
     reported_at_caller = True
+    hint = "move the batch to the model's device (a tensor attribute: register it as a buffer)"
     name = "module-and-input-on-different-devices"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from analyzer.diagnostics import Fix
+from analyzer.facts import Site, SiteFact
+
 from .base import OutcomeRule
+from .move_fix import move_to_gpu_operand
 
 
 class IndexOnOtherDevice(OutcomeRule):
@@ -38,10 +42,19 @@ class IndexOnOtherDevice(OutcomeRule):
     ```
 
     ## Fix safety
-    No automatic fix: the index is usually built where it should be created on
-    the right device.
+    Unsafe, and offered only for a call of the data and a CPU index that fails
+    on every path, the data a plain name on a GPU: the index becomes
+    `index.to(data.device)`. Creating the index on the data's device where it
+    is built saves the copy.
+    The message ends with the usual fix (create the index on the data's device, or `.to(x.device)`).
     """
 
     code = "MV207"
     reported_at_caller = True
+    hint = "create the index on the data's device, or move it: `.to(x.device)`"
     name = "index-on-other-device"
+
+    def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
+        # only the index moves (the data is `arg0` of a function, the receiver of a method)
+        return move_to_gpu_operand(site, site_facts, source, self.code,
+                                   frozenset(f"arg{n}" for n in range(1, 4)))

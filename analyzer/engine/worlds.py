@@ -5,9 +5,9 @@ value depend on one answer: a non-relational join of both answers would pair
 a CUDA model with a CPU batch (a mismatch no run can reach). So a component that
 asks is analysed twice, with the answer fixed, and the facts of both runs are
 merged: a fact both worlds agree on is kept once, as it is; a fact that differs
-is kept per world, its context naming the world ("... when
-torch.cuda.is_available() is True"), so a site that fails in one world only is
-a failure on some paths (a warning), in both an error.
+is kept per world, its context naming the world ("... when CUDA is available"),
+so a site that fails in one world only is a failure on some paths (a warning),
+in both an error. A named target device (``target-device``) runs its world only.
 
 A program that asks ``torch.cuda.device_count()`` picks devices by it (``"cuda:1" if
 torch.cuda.device_count() > 1 else "cuda:0"``): the CUDA world is then split in two, one GPU and
@@ -37,23 +37,25 @@ ARGPARSE_OFFSET = 1 << 48  # the same for the argparse split, around the CUDA on
 #: a program that parses its command line is analysed with no options and with options given (:mod:`.argparse_model`)
 ARGPARSE_QUESTIONS = (b"parse_args", b"parse_known_args", b"parse_intermixed_args", *CLI_QUESTIONS)
 COUNT_QUESTION = b"cuda.device_count"
-# (is_available(), device_count() or None where not asked, the assumption named in a diagnostic)
-WORLDS = ((True, None, "torch.cuda.is_available() is True"), (False, 0, "torch.cuda.is_available() is False"))
-WORLDS_BY_COUNT = ((True, 1, "torch.cuda.device_count() is 1"), (True, 2, "torch.cuda.device_count() > 1"),
-                   (False, 0, "torch.cuda.is_available() is False"))
+# (is_available(), device_count() or None where not asked, the assumption named in a diagnostic, in a few words)
+CUDA_WORLD = "CUDA is available"
+CPU_WORLD = "CUDA is not available"
+WORLDS = ((True, None, CUDA_WORLD), (False, 0, CPU_WORLD))
+WORLDS_BY_COUNT = ((True, 1, "one GPU is available"), (True, 2, "several GPUs are available"), (False, 0, CPU_WORLD))
 
 
 def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
-               project_modules: frozenset[str] | None) -> None:
-    """Run the engine over ``sources`` into ``facts`` (once, or once per world)."""
+               project_modules: frozenset[str] | None, target: str = "auto") -> None:
+    """Run the engine over ``sources`` into ``facts`` (once, or once per world). ``target`` (``cuda``/``cpu``,
+    the ``target-device`` setting) fixes the answer of ``torch.cuda.is_available()``: that world only."""
     small = len(sources) <= MAX_WORLD_FILES
     if not (small and any(question in s.data for s in sources for question in ARGPARSE_QUESTIONS)):
-        _run_cuda_worlds(sources, facts, profile, backends, project_modules, None)
+        _run_cuda_worlds(sources, facts, profile, backends, project_modules, None, target)
         return
     parts = []
     for defaults, label in ((True, DEFAULTS_WORLD), (False, GIVEN_WORLD)):
         part = _store_like(facts)
-        _run_cuda_worlds(sources, part, profile, backends, project_modules, defaults)
+        _run_cuda_worlds(sources, part, profile, backends, project_modules, defaults, target)
         parts.append((label, part))
     # with options given, what the defaults fix is unknown: a site failing with the defaults and not seen failing
     # or passing with options (its operands unknown there) may pass there (a warning that names the defaults)
@@ -67,16 +69,25 @@ def _store_like(facts: FactStore) -> FactStore:
 
 
 def _run_cuda_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
-                     project_modules: frozenset[str] | None, argparse_defaults: bool | None) -> None:
-    if len(sources) > MAX_WORLD_FILES or not any(question in s.data for s in sources for question in QUESTIONS):
-        engine = Engine(sources, facts, profile, backends, project_modules=project_modules,
-                        argparse_defaults=argparse_defaults)
+                     project_modules: frozenset[str] | None, argparse_defaults: bool | None,
+                     target: str = "auto") -> None:
+    counts = any(COUNT_QUESTION in s.data for s in sources)
+    worlds = WORLDS_BY_COUNT if counts else WORLDS
+    if target != "auto":  # the machine is named: its world only (several GPUs or one are still both CUDA)
+        worlds = tuple(w for w in worlds if w[0] == (target == "cuda"))
+        if len(sources) > MAX_WORLD_FILES:
+            worlds = worlds[:1]
+    elif len(sources) > MAX_WORLD_FILES or not any(question in s.data for s in sources for question in QUESTIONS):
+        worlds = ((None, None, ""),)
+    if len(worlds) == 1:  # one run: its facts are the program's, no world to name
+        cuda_world, gpus, _label = worlds[0]
+        engine = Engine(sources, facts, profile, backends, project_modules=project_modules, cuda_world=cuda_world,
+                        gpu_count=gpus, argparse_defaults=argparse_defaults)
         engine.run()
         engine.release()
         return
-    counts = any(COUNT_QUESTION in s.data for s in sources)
     parts = []
-    for world, gpus, label in (WORLDS_BY_COUNT if counts else WORLDS):
+    for world, gpus, label in worlds:
         part = _store_like(facts)
         engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world,
                         gpu_count=gpus, argparse_defaults=argparse_defaults)
@@ -112,7 +123,8 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WO
         if key not in relabelled:
             shift = (len(relabelled) + 1) * offset
             named = f"{context.world} and {world}" if context.world else world
-            relabelled[key] = dataclasses.replace(context, id=context.id + shift, world=named)
+            relabelled[key] = dataclasses.replace(context, id=context.id + shift, world=named,
+                                                  conditions=(*context.conditions, world))
         return relabelled[key]
 
     (first_world, first), others = parts[0], parts[1:]

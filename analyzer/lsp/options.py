@@ -3,7 +3,7 @@ section ``devicelint``) layered over the nearest ``[tool.devicelint]``, the clie
 command-line flags do.
 
 Client keys (camelCase, as editors spell settings): ``select``, ``extendSelect``,
-``ignore`` (lists of codes or prefixes), ``profile``, ``backends`` (list),
+``ignore`` (lists of codes or prefixes), ``profile``, ``backends`` (list), ``targetDevice``,
 ``ignoreNoqa`` (bool), ``debounceMs`` (delay before re-checking after an edit).
 """
 
@@ -17,10 +17,10 @@ from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 from .. import config
 from ..discovery import DiscoveryOptions
-from ..settings import Settings, SettingsError, check_selector, parse_backends
+from ..settings import Settings, SettingsError, check_selector, check_target_device, parse_backends
 
 DEFAULT_DEBOUNCE_MS = 200
-KEYS = ("select", "extendSelect", "ignore", "profile", "backends", "ignoreNoqa", "debounceMs")
+KEYS = ("select", "extendSelect", "ignore", "profile", "backends", "targetDevice", "ignoreNoqa", "debounceMs")
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class ClientOptions:
     ignore: tuple[str, ...] = ()
     profile: str | None = None
     backends: frozenset[str] | None = None
+    target_device: str | None = None  # None: the configuration file's (default auto)
     ignore_noqa: bool = False
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
     unknown: tuple[str, ...] = field(default=())  # keys we do not know (reported, not fatal)
@@ -67,6 +68,8 @@ def parse_client_options(raw: Any) -> ClientOptions:
         values["profile"] = profile
     if raw.get("backends") is not None:
         values["backends"] = parse_backends(raw["backends"])
+    if raw.get("targetDevice") is not None:
+        values["target_device"] = check_target_device(raw["targetDevice"], "targetDevice")
     if raw.get("ignoreNoqa") is not None:
         if not isinstance(raw["ignoreNoqa"], bool):
             raise SettingsError("`ignoreNoqa` must be true or false")
@@ -90,6 +93,7 @@ def build_settings(found: config.Config, client: ClientOptions) -> Settings:
     """Settings for one project: the configuration file's, then the client's on top (like CLI flags)."""
     settings = Settings(profile=client.profile or found.get("profile", DEFAULT_PROFILE))
     settings.backends = client.backends if client.backends is not None else found.get("backends")
+    settings.target_device = client.target_device or found.get("target-device", "auto")
     layer = found.selection()
     settings.selections = (layer,) if layer is not None else ()
     settings.select = client.select

@@ -67,6 +67,7 @@ def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
 def test_usage_errors_exit_2_without_traceback(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     for argv in (("check", str(tmp_path / "missing.py")), ("check", "--profile", "burn-1999", str(tmp_path)),
                  ("check", "--select", "E501", str(tmp_path)), ("check", "--backends", "Tpu", str(tmp_path)),
+                 ("check", "--target-device", "gpu", str(tmp_path)),
                  ("explain", "MV999"), ("frobnicate",), ()):
         code, _out, err = run(capsys, *argv)
         assert code == 2, argv
@@ -204,6 +205,25 @@ def test_backends_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert run(capsys, "check", str(path))[0] == 0
     code, out, _err = run(capsys, "check", "--backends", "flex,NdArray", str(path))
     assert code == 1 and "MV112 [error]" in out
+
+
+def test_target_device_flag_is_validated_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "train.py", "import torch\n")
+    code, _out, err = run(capsys, "check", "--target-device", "GPU", str(path))
+    assert code == 2 and "Traceback" not in err
+    assert "`target-device` must be one of auto, cuda, cpu, not 'GPU'" in err
+    assert len(err.strip().splitlines()) == 1
+    assert run(capsys, "check", "--no-cache", "--target-device", "cpu", str(path))[0] == 0
+
+
+def test_the_cache_keeps_each_target_device_apart(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "train.py", 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n'
+                                       "model = torch.nn.Linear(4, 2).to(device)\nmodel(torch.randn(3, 4))\n")
+    cache = str(tmp_path / "cache")
+    for target, expected in (("cuda", "[error]"), ("cpu", None), ("auto", "[warning]"), ("cuda", "[error]")):
+        code, out, _err = run(capsys, "check", "--cache-dir", cache, "--output-format", "concise",
+                              "--target-device", target, str(path))
+        assert (code, expected is None or expected in out) == ((0, True) if expected is None else (1, True)), out
 
 
 def test_unparsable_and_undecodable_files_are_mv901(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -151,6 +151,8 @@ def test_config_keys_and_flag_precedence(tmp_path: Path, capsys: pytest.CaptureF
     ('[tool.devicelint]\nselect = ["E501"]\n', "invalid rule selector 'E501'"),
     ('[tool.devicelint]\nprofile = "burn-1999"\n', "unknown profile"),
     ('[tool.devicelint]\nbackends = ["Tpu"]\n', "unknown backend"),
+    ('[tool.devicelint]\ntarget-device = "gpu"\n', "`target-device` must be one of auto, cuda, cpu, not 'gpu'"),
+    ('[tool.devicelint]\ntarget-device = true\n', "`target-device` must be a string"),
     ('[tool.devicelint]\nper-file-ignores = ["x"]\n', "must be a table"),
     ('[tool.devicelint\nselect = []\n', "invalid TOML"),
     # every user-supplied pattern and value: the key and the bad value, never "internal error"
@@ -483,3 +485,24 @@ def test_a_project_root_with_glob_characters_is_literal(tmp_path: Path) -> None:
     assert found == [str(kept)]
     found = discover([str(root)], DiscoveryOptions(root=str(root), exclude=("src/*.py",)))
     assert found == [str(root / "build" / "gen.py")]
+
+
+WORLD_MISMATCH = """import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(4, 2).to(device)
+prediction = model(torch.randn(3, 4))
+"""
+
+
+def test_target_device_from_the_file_the_override_and_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.devicelint]\ntarget-device = "cuda"\n')
+    write(tmp_path, "train.py", WORLD_MISMATCH)
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = run(capsys, "check", "--no-cache", "--output-format", "concise")
+    assert code == 1 and "MV202 [error]" in out  # the file's target: the CUDA world only
+    code, out, _err = run(capsys, "check", "--no-cache", "--output-format", "concise", "--target-device", "cpu")
+    assert code == 0, out  # the flag wins: on the CPU the model and its input agree
+    code, out, _err = run(capsys, "check", "--no-cache", "--output-format", "concise",
+                          "--config", 'target-device = "auto"')
+    assert code == 1 and "MV202 [warning]" in out  # an inline override beats the file: both worlds

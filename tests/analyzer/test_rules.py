@@ -157,3 +157,53 @@ def test_verdicts_error_warning_and_silence() -> None:
     assert list(rule.check(facts)) == []  # unknown states: nothing
     facts.sites[(site, 1)] = _fact(site, top, "MV105")
     assert list(rule.check(facts)) == []  # another rule's code
+
+
+# fixtures whose findings depend on the worlds (CUDA available or not, command-line options, GPU count)
+WORLD_FIXTURES = ("gpu_flag_moves_one_operand.py", "namespace_flag_target_forgotten.py",
+                  "script_device_flag_default.py", "recursive_refiner_stages.py", "examples_device_flags.py",
+                  "dataloader_batch_not_moved.py", "model_cuda_input_cpu.py", "eval_helper_batch_not_moved.py")
+# in `auto` the mismatch message quotes PyTorch's error and describes every operand with its origin, and a warning
+# names the failing calling contexts: long, but bounded
+MAX_MESSAGE = 800
+# with a target device, a mismatch that fails on every path is one sentence (two devices, their origins) and a hint
+MAX_TARGET_ERROR = 320
+WORLD_WORDS = ("CUDA is available", "CUDA is not available", "one GPU is available", "several GPUs are available")
+
+
+@pytest.mark.parametrize("target", ["auto", "cuda", "cpu"])
+def test_world_messages_name_one_short_condition(target: str) -> None:
+    for name in WORLD_FIXTURES:
+        path = REPO / "fixtures" / "torch" / name
+        report = check_source(path.read_text(), str(path), Settings(target_device=target))
+        for d in report.diagnostics:
+            assert len(d.message) <= MAX_MESSAGE, (name, d.message)
+            assert "is_available()" not in d.message and "device_count()" not in d.message, d.message
+            # the other conditions of a combined world go to a note, never into the message
+            assert " and the command line" not in d.message, d.message
+            if target != "auto":
+                assert not any(world in d.message for world in WORLD_WORDS), d.message
+            if target != "auto" and d.code in ("MV201", "MV202", "MV207"):
+                assert "mixes devices: " in d.message, d.message
+                if d.severity is Severity.ERROR:
+                    assert len(d.message) <= MAX_TARGET_ERROR, d.message
+
+
+def test_a_combined_world_is_named_in_a_few_words_and_in_full_in_a_note() -> None:
+    source = textwrap.dedent("""\
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+        args = parser.parse_args()
+        model = torch.nn.Linear(4, 2).to(args.device)
+        print(model(torch.randn(3, 4)))
+        """)
+    [finding] = check_source(source, "prog.py", Settings()).diagnostics
+    assert "when CUDA is available; ok when CUDA is not available" in finding.message
+    assert "command line" not in finding.message
+    notes = [r.message for r in finding.related if r.row == finding.row and r.message.startswith("fails when")]
+    assert notes == ["fails when CUDA is available and the command line gives no options"]
+    [target] = check_source(source, "prog.py", Settings(target_device="cuda")).diagnostics
+    # on CUDA only the command line is left to decide: with its defaults the model is on CUDA, the input not
+    assert "when the command line gives no options" in target.message and "CUDA is" not in target.message

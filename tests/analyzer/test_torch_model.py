@@ -118,7 +118,77 @@ def test_cuda_is_available_is_two_worlds_not_a_join() -> None:
         loss = (y.sum(dim=1) - labels).pow(2).mean()
         """
     assert findings(source) == [(9, "MV201", "warning")]  # the moved pair agrees in both worlds
-    assert "when torch.cuda.is_available() is True" in messages(source)[0]
+    assert "when CUDA is available" in messages(source)[0]
+
+
+def run_on(source: str, target: str) -> list[tuple[int, str, str]]:
+    settings = Settings(select=("MV2",), target_device=target)
+    report = check_source(textwrap.dedent(source), "prog.py", settings)
+    return sorted((d.row, d.code, d.severity.value) for d in report.diagnostics)
+
+
+WORLD_SOURCE = """
+    import torch
+    from torch import nn
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = nn.Linear(4, 2).to(device)
+    batch = torch.randn(3, 4)
+    prediction = model(batch)
+    weights = torch.ones(2, device=device)
+    scaled = prediction * weights
+    """
+
+
+def test_a_target_device_analyses_its_world_only() -> None:
+    # both answers: the unmoved batch fails where CUDA is available (a warning naming that world)
+    assert run_on(WORLD_SOURCE, "auto") == [(7, "MV202", "warning")]
+    # "this code trains on CUDA": the failing world is the only one, so it fails on every path
+    assert run_on(WORLD_SOURCE, "cuda") == [(7, "MV202", "error")]
+    # on the CPU the model and its batch agree
+    assert run_on(WORLD_SOURCE, "cpu") == []
+
+
+def test_a_target_device_picks_device_choices_on_unknown_flags() -> None:
+    source = """
+        import sys
+        import torch
+        use_gpu = len(sys.argv) > 1
+        device = torch.device("cuda" if use_gpu else "cpu")
+        x = torch.randn(3).to(device)
+        y = x + torch.randn(3)
+        """
+    assert run_on(source, "cuda") == [(7, "MV201", "error")]
+    assert run_on(source, "cpu") == []
+
+
+def test_target_messages_name_no_world_and_auto_messages_name_it_in_a_few_words() -> None:
+    settings = Settings(select=("MV2",), target_device="cuda")
+    [target] = check_source(textwrap.dedent(WORLD_SOURCE), "prog.py", settings).diagnostics
+    assert target.message == ("`nn.Linear` mixes devices: input cpu tensor (created, line 6), weight cuda:0 tensor "
+                              "(nn.Linear created, line 5); move the batch to the model's device "
+                              "(a tensor attribute: register it as a buffer)")
+    [auto] = messages(WORLD_SOURCE)
+    assert "when CUDA is available; ok when CUDA is not available" in auto
+    assert "is_available()" not in auto
+
+
+def test_mismatch_messages_carry_a_fix_hint() -> None:
+    source = """
+        import torch
+        logits = torch.randn(8, 4, device="cuda")
+        labels = torch.randint(0, 4, (8,))
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        table = torch.randn(100, 16, device="cuda")
+        rows = torch.index_select(table, 0, torch.tensor([3, 14]))
+        model = torch.nn.Linear(4, 2).cuda()
+        out = model(torch.randn(3, 4))
+        """
+    by_code = {}
+    for message, code in zip(messages(source), [c for _r, c, _s in findings(source)], strict=True):
+        by_code[code] = message
+    assert by_code["MV201"].endswith("`.to(x.device)`")
+    assert by_code["MV207"].endswith("`.to(x.device)`")
+    assert "move the batch to the model's device" in by_code["MV202"]
 
 
 def test_device_count_splits_the_cuda_world_into_one_gpu_and_several() -> None:
@@ -134,7 +204,8 @@ def test_device_count_splits_the_cuda_world_into_one_gpu_and_several() -> None:
     # the pair placed by the same answer agrees in every world; cuda:1 meets cuda:0 with several GPUs only
     assert findings(source) == [(8, "MV201", "warning")]
     message = messages(source)[0]
-    assert "when torch.cuda.device_count() > 1" in message and "ok when torch.cuda.device_count() is 1" in message
+    assert "fails at the top level of prog.py when several GPUs are available" in message
+    assert "ok when CUDA is not available and when one GPU is available" in message
 
 
 def test_the_current_cuda_device_follows_set_device_at_the_top_level_and_device_blocks() -> None:

@@ -149,6 +149,30 @@ CASES = [
         """)),
     # MV150 does not fail where it is reported: the first operation with a tracked tensor does (MV106)
     Case("mv150-adds-import", "MV150", "unsafe", _MV150_BEFORE, _MV150_AFTER, runtime_code="MV106"),
+    Case("mv201-move-the-cpu-argument", "MV201", "unsafe", _dedent("""
+        import torch
+        import torch.nn.functional as F
+
+        logits = torch.randn(8, 4, device="cuda")
+        loss = F.cross_entropy(logits, torch.randint(0, 4, (8,)) + 1)  # shifted labels
+        """), _dedent("""
+        import torch
+        import torch.nn.functional as F
+
+        logits = torch.randn(8, 4, device="cuda")
+        loss = F.cross_entropy(logits, (torch.randint(0, 4, (8,)) + 1).to(logits.device))  # shifted labels
+        """), torch=True),
+    Case("mv207-move-the-index", "MV207", "unsafe", _dedent("""
+        import torch
+
+        table = torch.randn(100, 16, device="cuda")
+        rows = table.index_select(0, torch.tensor([3, 14, 15]))
+        """), _dedent("""
+        import torch
+
+        table = torch.randn(100, 16, device="cuda")
+        rows = table.index_select(0, torch.tensor([3, 14, 15]).to(table.device))
+        """), torch=True),
     Case("mv203-method-chain", "MV203", "safe", _dedent("""
         import torch
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -55,9 +57,19 @@ def test_client_settings_are_validated() -> None:
                                                    "profile": "burn-0.21", "backends": ["flex"], "other": 1}})
     assert options.select == ("MV1",) and options.ignore == ("MV102",) and options.debounce_ms == 0
     assert options.backends == frozenset({"Flex"}) and options.unknown == ("other",)
-    for wrong in ({"select": ["NOPE"]}, {"profile": "burn-9"}, {"debounceMs": -1}, {"ignoreNoqa": "yes"}):
+    for wrong in ({"select": ["NOPE"]}, {"profile": "burn-9"}, {"debounceMs": -1}, {"ignoreNoqa": "yes"},
+                  {"targetDevice": "gpu"}, {"targetDevice": 1}):
         with pytest.raises(SettingsError):
             parse_client_options(wrong)
+
+
+def test_the_client_target_device_wins_over_the_file() -> None:
+    from analyzer import config
+    from analyzer.lsp.options import build_settings
+
+    found = config.Config(None, os.getcwd(), {"target-device": "cpu"})
+    assert build_settings(found, parse_client_options({})).target_device == "cpu"
+    assert build_settings(found, parse_client_options({"targetDevice": "cuda"})).target_device == "cuda"
 
 
 def test_the_cli_imports_no_pygls_and_says_what_to_install_without_it(monkeypatch, capsys) -> None:
