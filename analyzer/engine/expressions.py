@@ -20,6 +20,7 @@ from ..domain import (
     DeviceAtom,
     DictAtom,
     Instance,
+    NumberAtom,
     SeqAtom,
     TensorAtom,
     V,
@@ -529,7 +530,7 @@ def _repeat(sequence: Value, count: Value) -> Value | None:
     """``[batch] * n``: the same elements, element-wise when the count is a small known int (an unknown
     count is taken as an int: the elements are still these)."""
     counts = count.consts()
-    if counts is None and count.top and not count.atoms:
+    if counts is None and ((count.top and not count.atoms) or count.only(NumberAtom)):
         counts = [-1]
     if counts is None or not all(type(c) is int for c in counts):
         return None
