@@ -1154,3 +1154,69 @@ def test_device_text_and_index_are_known() -> None:
             y = y.cuda()
         print(model(x), model(y))
     """) == []
+
+
+# --- DataLoader worker processes and pinned batches (MV209: the observer runs no worker processes) ----------
+
+LOADER_HEADER = """
+    import torch
+    from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+    device = torch.device("cuda")
+
+
+    class Frames(Dataset):
+        def __init__(self, n):
+            self.frames = torch.randn(n, 3, 8, 8)
+            self.labels = torch.randint(0, 2, (n,))
+
+        def __len__(self):
+            return len(self.frames)
+
+        def __getitem__(self, index):
+            return self.frames[index].to(device), self.labels[index]
+
+
+    class HostFrames(Frames):
+        def __getitem__(self, index):
+            return {"image": self.frames[index], "label": int(self.labels[index])}
+
+
+    def to_gpu(items):
+        return {"image": torch.stack([i["image"] for i in items]).to(device),
+                "label": torch.tensor([i["label"] for i in items], device=device)}
+"""
+
+
+def test_cuda_items_in_forked_workers_are_reported() -> None:
+    assert findings(LOADER_HEADER + """
+    a = DataLoader(Frames(16), batch_size=4, num_workers=2)
+    g = DataLoader(TensorDataset(torch.randn(8, 2, device=device)), batch_size=2, num_workers=4)
+    """) == [(29, "MV209", "error"), (30, "MV209", "error")]
+
+
+def test_cuda_items_without_forked_workers_are_fine() -> None:
+    assert findings(LOADER_HEADER + """
+    b = DataLoader(Frames(16), batch_size=4, num_workers=0)
+    c = DataLoader(Frames(16), batch_size=4, num_workers=2, multiprocessing_context="spawn")
+    d = DataLoader(HostFrames(16), batch_size=4, num_workers=2, pin_memory=True)
+    f = DataLoader(HostFrames(16), batch_size=4, collate_fn=to_gpu)
+    for batch in DataLoader(HostFrames(16), batch_size=4, num_workers=2):
+        batch = {k: v.to(device) for k, v in batch.items()}
+    """) == []
+
+
+def test_pinning_batches_already_on_the_gpu_is_reported() -> None:
+    assert findings(LOADER_HEADER + """
+    e = DataLoader(HostFrames(16), batch_size=4, collate_fn=to_gpu, pin_memory=True)
+    h = DataLoader(Frames(16), batch_size=4, pin_memory=True)
+    """) == [(29, "MV209", "error"), (30, "MV209", "error")]
+
+
+def test_worker_count_or_items_unknown_stay_silent() -> None:
+    assert findings(LOADER_HEADER + """
+    import sys
+    workers = int(sys.argv[1])
+    a = DataLoader(Frames(16), batch_size=4, num_workers=workers)
+    b = DataLoader(sys.modules["data"].dataset, batch_size=4, num_workers=2, pin_memory=True)
+    """) == []
