@@ -14,8 +14,7 @@ class CudaInDataLoader(OutcomeRule):
     `.to(device)`, or indexes tensors kept on the GPU), and one with
     `pin_memory=True` whose batches (from the default collation or a
     `collate_fn`) are already on the GPU. A loader given a
-    `multiprocessing_context`, or made in a module that calls
-    `set_start_method(...)`, is left out of the first check (a `"spawn"`
+    `multiprocessing_context` is left out of the first check (a `"spawn"`
     worker may use CUDA).
 
     ## Why it fails

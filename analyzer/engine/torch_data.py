@@ -82,7 +82,7 @@ class TorchData:
             args[NUM_WORKERS_POSITION] if len(args) > NUM_WORKERS_POSITION else None)
         counts = workers.consts() if workers is not None else None
         forked = bool(counts) and all(type(n) is int and n > 0 for n in counts) \
-            and "multiprocessing_context" not in kwargs and not _start_method_set(fr)  # type: ignore[union-attr]
+            and "multiprocessing_context" not in kwargs  # type: ignore[union-attr]
         pin = kwargs.get("pin_memory") if "pin_memory" in kwargs else (
             args[PIN_MEMORY_POSITION] if len(args) > PIN_MEMORY_POSITION else None)
         pinned = pin is not None and pin.truthiness() == {True}
@@ -133,13 +133,6 @@ def _collated(item: Value, origin: Any) -> Value:
         else:
             out = out.join(TOP)
     return out
-
-
-def _start_method_set(fr: Frame) -> bool:
-    """Whether the loader's module chooses the start method of its processes (``mp.set_start_method("spawn")``,
-    wherever it is called: workers may then be spawned, and a spawned worker may use CUDA)."""
-    text = fr.module.source.text or ""
-    return "set_start_method(" in text or "set_start_method =" in text
 
 
 def _tensor_parts(value: Value, depth: int, parts: list[list[TorchTensorAtom]]) -> bool:

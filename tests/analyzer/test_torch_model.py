@@ -1220,17 +1220,3 @@ def test_worker_count_or_items_unknown_stay_silent() -> None:
     a = DataLoader(Frames(16), batch_size=4, num_workers=workers)
     b = DataLoader(sys.modules["data"].dataset, batch_size=4, num_workers=2, pin_memory=True)
     """) == []
-
-
-def test_a_start_method_chosen_in_the_module_silences_the_worker_check() -> None:
-    assert findings(LOADER_HEADER + """
-    import torch.multiprocessing as mp
-
-
-    def main():
-        mp.set_start_method("spawn", force=True)
-        return DataLoader(Frames(16), batch_size=4, num_workers=2)
-
-
-    loader = main()
-    """) == []
