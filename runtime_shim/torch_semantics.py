@@ -1,4 +1,4 @@
-"""PyTorch's device and autograd rules for MV201-MV209: one table the observer and the analyzer share.
+"""PyTorch's device and autograd rules for MV201-MV208: one table the observer and the analyzer share.
 
 Pure data and functions over plain values (no torch import): the observer
 (:mod:`runtime_shim.torch_observer`) classifies the failures real PyTorch
@@ -21,7 +21,6 @@ RULES: dict[str, str] = {
     "MV206": "move-result-discarded",
     "MV207": "index-on-other-device",
     "MV208": "dlpack-of-grad-tensor",
-    "MV209": "cuda-in-data-loader",
 }
 
 # --- PyTorch's texts ----------------------------------------------------------------------------------
@@ -138,26 +137,6 @@ def numpy_outcome(device: str, requires_grad: bool, grad_enabled: bool) -> tuple
 def dlpack_outcome(requires_grad: bool) -> tuple[str, str] | None:
     """``t.__dlpack__()`` (``np.from_dlpack(t)``, other libraries' ``from_dlpack``): refused under no_grad too."""
     return ("MV208", DLPACK_GRAD_MESSAGE) if requires_grad else None
-
-
-def worker_cuda_message() -> str:
-    return ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the "
-            "'spawn' start method")
-
-
-def pin_message(device: str) -> str:
-    return f"cannot pin '{device}' tensor: only dense CPU tensors can be pinned"
-
-
-def data_loader_outcome(device: str, in_worker: bool, pinned: bool) -> tuple[str, str] | None:
-    """A ``DataLoader`` item made in a forked worker process (``num_workers > 0``), or a batch its pin-memory
-    thread pins (``pin_memory=True``): a GPU tensor is refused in both (MV209, not part of the observer's table:
-    it does not run worker processes)."""
-    if device == "cpu":
-        return None
-    if in_worker:
-        return "MV209", worker_cuda_message()
-    return ("MV209", pin_message(device)) if pinned else None
 
 
 def optimize_outcome(requires_grad: bool, is_leaf: bool) -> tuple[str, str] | None:

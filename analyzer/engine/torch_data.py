@@ -20,19 +20,13 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from runtime_shim import torch_semantics as T
-
 from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
-from ..facts import Possibility
 from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
 from .flow_state import Frame, State, widen_if_large
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
-COLLATE_FN_POSITION = 6  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
-NUM_WORKERS_POSITION = 5  # pin_memory, ...)
-PIN_MEMORY_POSITION = 7
-MAX_DEPTH = 4  # how deep an item's tuples and dicts are searched for tensors
+COLLATE_FN_POSITION = 6  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn)
 _NUMBERS = frozenset({"int", "float", "bool"})
 
 
@@ -66,43 +60,12 @@ class TorchData:
         item = self._dataset_item(dataset, node, st, fr)
         if own_collate is not None and own_collate.consts() != [None]:
             if own_collate.top or not own_collate.atoms:
-                batch = TOP
-            else:  # the project's own collation, called on a list of items (as the loader does for each batch)
-                batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
-        else:
-            batch = _collated(item, self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
-        self._loader_processes(args, kwargs, item, batch, node, st, fr)
-        return V(seq_of("list", widen_if_large(batch)))
-
-    def _loader_processes(self, args: list[Value], kwargs: dict[str, Value], item: Value, batch: Value,
-                          node: ast.AST, st: State, fr: Frame) -> None:
-        """MV209: items made in forked worker processes (``num_workers > 0`` without a ``multiprocessing_context``)
-        or batches pinned (``pin_memory=True``) must be CPU tensors."""
-        workers = kwargs.get("num_workers") if "num_workers" in kwargs else (
-            args[NUM_WORKERS_POSITION] if len(args) > NUM_WORKERS_POSITION else None)
-        counts = workers.consts() if workers is not None else None
-        forked = bool(counts) and all(type(n) is int and n > 0 for n in counts) \
-            and "multiprocessing_context" not in kwargs  # type: ignore[union-attr]
-        pin = kwargs.get("pin_memory") if "pin_memory" in kwargs else (
-            args[PIN_MEMORY_POSITION] if len(args) > PIN_MEMORY_POSITION else None)
-        pinned = pin is not None and pin.truthiness() == {True}
-        checks = ([("item", item, True)] if forked else []) + ([("batch", batch, False)] if pinned else [])
-        for role, value, in_worker in checks:
-            parts: list[list[TorchTensorAtom]] = []
-            unknown = _tensor_parts(value, 0, parts)
-            # the parts of an item are all there at once: one that is on a GPU whatever happens decides
-            certain = [part for part in parts if all(atom.dev != CPU for atom in part)]
-            tensors = certain[0] if certain else [atom for part in parts for atom in part]
-            if not tensors:
-                continue
-            possibilities = []
-            for atom in tensors:
-                outcome = T.data_loader_outcome(atom.dev.text, in_worker, not in_worker)
-                code, message = outcome if outcome is not None else (None, "")
-                possibilities.append(Possibility(((role, atom),), code, message, "torch.data_loader"))
-            api = "DataLoader worker" if in_worker else "DataLoader pin_memory"
-            self.torch_record(self.site(node, api, fr), possibilities, unknown, TOP, st, fr,  # type: ignore[attr-defined]
-                              raises=False, **{role: Value(frozenset(tensors))})
+                return V(seq_of("list", TOP))
+            # the project's own collation, called on a list of items (as the loader does for each batch)
+            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
+            return V(seq_of("list", widen_if_large(batch)))
+        origin = self.origin(node, fr, "DataLoader batch")  # type: ignore[attr-defined]
+        return V(seq_of("list", widen_if_large(_collated(item, origin))))
 
     def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``dataset[i]``: a project dataset's ``__getitem__``; for anything else, what iterating it gives (a
@@ -133,19 +96,3 @@ def _collated(item: Value, origin: Any) -> Value:
         else:
             out = out.join(TOP)
     return out
-
-
-def _tensor_parts(value: Value, depth: int, parts: list[list[TorchTensorAtom]]) -> bool:
-    """Add the tensor possibilities of each part of an item or a batch (its tuples', lists' and dicts' entries)
-    to ``parts``; whether some part is unknown."""
-    unknown = value.top
-    here = [atom for atom in value.atoms if isinstance(atom, TorchTensorAtom)]
-    if here:
-        parts.append(here)
-    for atom in value.atoms:
-        if isinstance(atom, (SeqAtom, DictAtom)) and depth < MAX_DEPTH:
-            entries = ([v for _k, v in atom.items] + ([atom.rest] if atom.rest is not None else [])
-                       if isinstance(atom, DictAtom) else list(atom.items) if atom.items is not None else [atom.elem])
-            for entry in entries:
-                unknown = _tensor_parts(entry, depth + 1, parts) or unknown
-    return unknown
