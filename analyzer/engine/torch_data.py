@@ -11,8 +11,10 @@ A ``DataLoader`` is modelled as a list of batches, each the default collation of
 grad is a non-leaf), a number or a numpy array becomes a CPU tensor, a tuple or a list a list of collated
 elements, a dict a dict of collated values, a string a list of strings. The item is a row of each tensor of
 a ``TensorDataset`` (or of a tensor), an element of a list used as a dataset, or what a project dataset's
-``__getitem__`` returns (called with an unknown index). Anything else (a dict used as a dataset included), and
-a loader with its own ``collate_fn``, yields batches the analysis does not know (silent).
+``__getitem__`` returns (called with an unknown index; ``int(...)`` / ``float(...)`` there is a number, so its
+batch is a CPU tensor). A project ``collate_fn`` is called with a list of items and gives the batch. Anything
+else (a dict used as a dataset included, a library ``collate_fn``) yields batches the analysis does not know
+(silent).
 """
 
 from __future__ import annotations
