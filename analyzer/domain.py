@@ -239,6 +239,17 @@ def const(value: Any) -> Const:
 
 
 @dataclass(frozen=True, slots=True)
+class NumberAtom(Atom):
+    """A Python ``int`` or ``float`` whose value the analysis does not know (``int(t.item())``): enough to know
+    that ``default_collate`` makes a CPU tensor of it and that a tensor made of it alone has no dimension."""
+
+    tname: str  # "int" or "float"
+
+    def truthy(self) -> bool | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class ShimRef(Atom):
     """A public name of ``runtime_shim`` (``Device``, ``Tensor``, ``reveal_device`` ...)."""
 

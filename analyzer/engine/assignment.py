@@ -7,6 +7,7 @@ import ast
 from ..domain import (
     BOTTOM,
     TOP,
+    ArrayAtom,
     ClassRef,
     DictAtom,
     FuncRef,
@@ -24,6 +25,7 @@ from ..domain import (
 from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
+from .numpy_model import store_converts_array
 from .program import ModuleInfo
 
 
@@ -144,6 +146,9 @@ class Assignment:
         for atom in container.atoms:
             if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
                 self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
+        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+                and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
+            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)  # type: ignore[attr-defined]
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)

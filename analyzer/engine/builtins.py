@@ -13,6 +13,7 @@ from ..domain import (
     Const,
     DictAtom,
     Instance,
+    NumberAtom,
     SeqAtom,
     V,
     Value,
@@ -60,6 +61,8 @@ class Builtins:
             return V(seq(name, ()))
         if name == "print":
             return NONE
+        if name in ("int", "float"):
+            return self._number(name, args, kwargs)
         if name == "dict" and len(args) <= 1:
             return self._dict_call(args, kwargs)
         if name in ("min", "max") and len(args) == 1:
@@ -137,6 +140,20 @@ class Builtins:
         element = self.iter_element(iterable)
         once = element if zero else self.binop(ast.Add(), start, element, node, st.copy(), fr)
         return start.join(once).join(self.binop(ast.Add(), once, element, node, st.copy(), fr))
+
+    @staticmethod
+    def _number(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``int(x)`` / ``float(x)``: folded from constants, else a number of that type (it is one or it raises)."""
+        convert = int if name == "int" else float
+        if not args and not kwargs:
+            return V(const(convert()))
+        values = args[0].consts() if len(args) == 1 and not kwargs else None
+        if values is not None and all(isinstance(v, (int, float, bool, str)) for v in values):
+            try:
+                return Value(frozenset(const(convert(v)) for v in values))
+            except (ValueError, OverflowError):
+                pass  # the program raises here (or the value is out of reach): a number of unknown value
+        return V(NumberAtom(name))
 
     @staticmethod
     def _range(args: list[Value]) -> Value:

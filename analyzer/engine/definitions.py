@@ -15,9 +15,8 @@ class Definitions:
     """``def``, ``lambda`` and ``class`` statements."""
 
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, st: State, fr: Frame) -> State:
-        for deco in node.decorator_list:
-            self.eval(deco, st, fr)  # decorators are evaluated for their facts; staticmethod/classmethod/
-            # property are FunctionInfo.kind, and any other decorator is assumed to keep the behaviour
+        decorators = [self.eval(deco, st, fr) for deco in node.decorator_list]  # staticmethod/classmethod/
+        # property are FunctionInfo.kind; a project decorator is called with the function (outside class bodies)
         if st.dead:
             return st
         if is_setter(node) and node.name in st.vars:
@@ -27,12 +26,31 @@ class Definitions:
         function = V(self.make_function(node, st, fr))
         # a click command or hydra main: the name holds an object that runs the function as the framework does
         wrapped = node.decorator_list and self.entry_points.wrapped(node, fr.module)  # type: ignore[attr-defined]
+        if not wrapped and fr.kind != "class":
+            function = self._decorated_function(node, decorators, function, st, fr)
+            if st.dead:
+                return st
         st.vars[node.name] = TOP if wrapped else function
         st.kill_aliases(node.name)
         st.drop_overlays(node.name)
         return st
 
     stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def _decorated_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[Value],
+                            function: Value, st: State, fr: Frame) -> Value:
+        """What a function's project decorators return (a wrapper that converts or moves the arguments, a
+        registry's ``register`` that returns the function): each is called with the function, innermost first.
+        A library decorator, or a project one whose result is unknown, is taken to keep the function."""
+        decorated = function
+        for deco, decorator in reversed(list(zip(node.decorator_list, decorators, strict=True))):
+            if decorator.atoms and not decorator.top and decorator.only(FuncRef):
+                result = self.call(decorator, [decorated], {}, deco, st, fr)
+                if st.dead:
+                    return decorated
+                if result.atoms and not result.top and result.only(FuncRef):
+                    decorated = result
+        return decorated
 
     def make_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, st: State,
                       fr: Frame) -> FuncRef:

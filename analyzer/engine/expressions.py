@@ -20,6 +20,7 @@ from ..domain import (
     DeviceAtom,
     DictAtom,
     Instance,
+    NumberAtom,
     SeqAtom,
     TensorAtom,
     V,
@@ -46,6 +47,7 @@ from .python_values import (
     fold_constants,
     is_nonempty_sequence,
     keep_walrus_bindings,
+    number_arithmetic,
     splice_items,
 )
 from .torch_model import has_torch, torch_tensors
@@ -361,6 +363,8 @@ class Expressions:
             site = self.site(node, "Tensor.neg", fr)
             lifted = lift.unary(fr.profile, UNARY["neg"], operand, fr.scopes, self.origin(node, fr))
             return self.record(site, lifted, st, fr)
+        if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(NumberAtom):
+            return operand
         if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
             booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
             return TOP if booleans else operand  # numpy refuses to negate booleans
@@ -395,6 +399,9 @@ class Expressions:
             results = [fold_constants(fn, a, b) for a in lc for b in rc]
             if results and all(r is not None for r in results):
                 return Value(frozenset(const(r) for r in results))
+        numbers = number_arithmetic(op, left, right)
+        if numbers is not None:
+            return numbers
         if isinstance(op, ast.Add) and left.only(SeqAtom) and right.only(SeqAtom):
             return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))  # type: ignore[attr-defined]
         if isinstance(op, ast.Mult):
@@ -529,7 +536,7 @@ def _repeat(sequence: Value, count: Value) -> Value | None:
     """``[batch] * n``: the same elements, element-wise when the count is a small known int (an unknown
     count is taken as an int: the elements are still these)."""
     counts = count.consts()
-    if counts is None and count.top and not count.atoms:
+    if counts is None and ((count.top and not count.atoms) or count.only(NumberAtom)):
         counts = [-1]
     if counts is None or not all(type(c) is int for c in counts):
         return None

@@ -275,3 +275,15 @@ def array_compare(left: Value, right: Value) -> Value | None:
     if left.top or right.top or not all(_operand_kind(a) is not None for a in (*left.atoms, *right.atoms)):
         return TOP
     return V(ArrayAtom("bool"))
+
+
+def store_converts_array(key: ast.expr) -> bool:
+    """``arr[key] = value`` converts ``value`` with ``__array__`` (``Tensor.numpy()``: refused for a GPU tensor
+    or one that requires grad) when ``key`` selects more than one element: a slice or an Ellipsis, alone or in
+    a tuple. One element (``arr[i] = t``) is converted with ``float()`` instead, which a one-element tensor on any
+    device accepts; an integer key on a many-dimensional array selects a row, which the model cannot tell
+    apart (silent)."""
+    parts = key.elts if isinstance(key, ast.Tuple) else [key]
+    return any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
+               for part in parts)
+

@@ -7,7 +7,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, SeqAtom, Value, same_device
+from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, NumberAtom, SeqAtom, Value, same_device
 from ..torch_domain import TorchDeviceAtom
 from .flow_state import State
 from .torch_api import devices_equal
@@ -50,6 +50,21 @@ def fold_constants(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
         return a * b
     return None
 
+
+
+def number_arithmetic(op: ast.operator, left: Value, right: Value) -> Value | None:
+    """Arithmetic on a number of unknown value (``float(t) / 2``): a number again, a float where either side is
+    one or the operator is ``/`` (``**`` of ints may be either). None: not such an operation."""
+    sides = (*left.atoms, *right.atoms)
+    if left.top or right.top or type(op) not in ARITH_OPS or not any(isinstance(a, NumberAtom) for a in sides) \
+            or not all(isinstance(a, NumberAtom) or (isinstance(a, Const) and a.tname in ("int", "float", "bool"))
+                       for a in sides) or not left.atoms or not right.atoms:
+        return None
+    if isinstance(op, ast.Div) or any(a.tname == "float" for a in sides):  # type: ignore[attr-defined]
+        return Value((NumberAtom("float"),))
+    if isinstance(op, ast.Pow):
+        return Value((NumberAtom("int"), NumberAtom("float")))
+    return Value((NumberAtom("int"),))
 
 
 def is_nonempty_sequence(value: Value) -> bool:

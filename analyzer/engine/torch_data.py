@@ -11,8 +11,10 @@ A ``DataLoader`` is modelled as a list of batches, each the default collation of
 grad is a non-leaf), a number or a numpy array becomes a CPU tensor, a tuple or a list a list of collated
 elements, a dict a dict of collated values, a string a list of strings. The item is a row of each tensor of
 a ``TensorDataset`` (or of a tensor), an element of a list used as a dataset, or what a project dataset's
-``__getitem__`` returns (called with an unknown index). Anything else (a dict used as a dataset included), and
-a loader with its own ``collate_fn``, yields batches the analysis does not know (silent).
+``__getitem__`` returns (called with an unknown index; ``int(...)`` / ``float(...)`` there is a number, so its
+batch is a CPU tensor). A project ``collate_fn`` is called with a list of items and gives the batch. Anything
+else (a dict used as a dataset included, a library ``collate_fn``) yields batches the analysis does not know
+(silent).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, SeqAtom, V, Value, map_elements, seq, seq_of
+from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
 from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
 from .flow_state import Frame, State, widen_if_large
 
@@ -54,11 +56,16 @@ class TorchData:
         own_collate = kwargs.get("collate_fn") if "collate_fn" in kwargs else (
             args[COLLATE_FN_POSITION] if len(args) > COLLATE_FN_POSITION else None)
         batch_size = kwargs.get("batch_size") if "batch_size" in kwargs else (args[1] if len(args) > 1 else None)
-        if (own_collate is not None and own_collate.consts() != [None]) or (
-                batch_size is not None and batch_size.consts() == [None]):
-            return V(seq_of("list", TOP))  # its own collation, or items given one by one (converted, not collated)
+        if batch_size is not None and batch_size.consts() == [None]:
+            return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
         dataset = args[0] if args else kwargs.get("dataset", TOP)
         item = self._dataset_item(dataset, node, st, fr)
+        if own_collate is not None and own_collate.consts() != [None]:
+            if own_collate.top or not own_collate.atoms:
+                return V(seq_of("list", TOP))
+            # the project's own collation, called on a list of items (as the loader does for each batch)
+            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
+            return V(seq_of("list", widen_if_large(batch)))
         origin = self.origin(node, fr, "DataLoader batch")  # type: ignore[attr-defined]
         return V(seq_of("list", widen_if_large(_collated(item, origin))))
 
@@ -82,7 +89,7 @@ def _collated(item: Value, origin: Any) -> Value:
         if isinstance(atom, TorchTensorAtom):
             grad = NON_LEAF if atom.grad == LEAF else atom.grad
             out = out.join(V(atom.with_(grad=grad, zero_dim=False, owned=False, moved_from=None)))
-        elif isinstance(atom, ArrayAtom) or (isinstance(atom, Const) and atom.tname in _NUMBERS):
+        elif isinstance(atom, (ArrayAtom, NumberAtom)) or (isinstance(atom, Const) and atom.tname in _NUMBERS):
             out = out.join(V(TorchTensorAtom(CPU, NO_GRAD, False, origin=origin)))
         elif isinstance(atom, Const) and atom.tname == "str":
             out = out.join(V(seq_of("list", V(atom))))

@@ -42,6 +42,7 @@ from ..domain import (
     DictAtom,
     FuncRef,
     Instance,
+    NumberAtom,
     Origin,
     SeqAtom,
     V,
@@ -397,7 +398,10 @@ class TorchModel:
             self.torch_export("dlpack", path, args[0], node, st, fr)
             return BOTTOM if st.dead else self.same_device_result(args[0], node, st, fr, None, detach=True)
         if path == "torch.from_numpy":
-            return V(TorchTensorAtom(CPU, NO_GRAD, None, origin=self.origin(node, fr, "from numpy")))
+            # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
+            # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
+            made = args[0].only(ArrayAtom) if args else False
+            return V(TorchTensorAtom(CPU, NO_GRAD, False if made else None, origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
             return self._device_ctor(args, kwargs, node, st, fr)
         if module.startswith("torch.utils.data"):
@@ -478,7 +482,7 @@ class TorchModel:
         zero_dim: bool | None = False
         if name in ("tensor", "as_tensor", "scalar_tensor"):
             data = args[0] if args else kwargs.get("data", TOP)
-            if name == "scalar_tensor" or data.only(Const):
+            if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
             elif not data.only(SeqAtom):
                 zero_dim = None
