@@ -495,17 +495,6 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     for rank in ranks:
         engine.call(fn, [rank, *items], {}, node, st.copy(), fr)
     return TOP
-    given = kwargs.get("args", args[1] if len(args) > 1 and not process else None)
-    items: list[Value] | None = []
-    if given is not None:
-        seqs = [a for a in given.atoms if isinstance(a, SeqAtom)]
-        items = list(seqs[0].items) if not given.top and len(seqs) == 1 and seqs[0].items is not None else None
-    call = engine.call
-    if items is None:
-        call(fn, [], {}, node, st.copy(), fr, True)
-    else:
-        call(fn, items if process else [TOP, *items], {}, node, st.copy(), fr)
-    return TOP
 
 
 def _yields(node: ast.FunctionDef) -> bool:
