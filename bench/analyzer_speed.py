@@ -84,6 +84,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer without installing
 
 from bench.report import markdown_table, write_json  # noqa: E402
+from bench.tools import find_tool  # noqa: E402
 
 # pinned: runs stay comparable
 CORPORA = {"timm": "1.0.31", "transformers": "5.25.0", "torchvision": "0.29.1", "pytorch-lightning": "2.6.6"}
@@ -297,18 +298,17 @@ def ast_parse_all(corpus: Corpus) -> Run:
 
 
 def ruff_binary() -> list[str] | None:
-    """ruff as this environment installs it (next to ``sys.executable``: a venv's ``bin/`` need not be on PATH),
-    else the ruff package's binary, else one on PATH."""
-    beside = Path(sys.executable).parent / ("ruff.exe" if os.name == "nt" else "ruff")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside)]
+    """ruff as this environment installs it (:func:`bench.tools.find_tool`: next to ``sys.executable``, then on
+    PATH), else the ruff package's own binary."""
+    found = find_tool("ruff")
+    if found is not None:
+        return [found]
     try:
         from ruff.__main__ import find_ruff_bin  # the pip package's binary
 
         return [str(find_ruff_bin())]
     except (ImportError, FileNotFoundError):
-        found = shutil.which("ruff")
-        return [found] if found else None
+        return None
 
 
 def has_module(name: str) -> bool:

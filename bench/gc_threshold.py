@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
 from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402
+from bench.tools import find_tool  # noqa: E402
 
 CHILD = """
 import gc, json, resource, sys, time
@@ -45,7 +45,8 @@ print(json.dumps({{"seconds": time.perf_counter() - started,
 
 def run_once(directory: Path, setting: tuple[int, ...]) -> dict[str, float]:
     code = CHILD.format(root=str(ROOT), setting=list(setting), directory=str(directory))
-    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    taskset = find_tool("taskset")
+    pin = [taskset, "-c", "0"] if taskset else []
     done = subprocess.run([*pin, sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 

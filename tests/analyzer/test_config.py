@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from analyzer import discovery
 from analyzer.cli import main
 from analyzer.discovery import DiscoveryOptions, discover
 from analyzer.settings import PerFileIgnore, RuleSelection, Settings, SettingsError, parse_codes
+from bench.tools import find_tool
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -261,7 +261,7 @@ def _git(*args: str, cwd: Path) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+needs_git = pytest.mark.skipif(find_tool("git") is None, reason="git is not installed")
 
 
 @needs_git

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.tools import find_tool
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "analyzer/", "rules/", "runtime_shim/")
 
@@ -92,7 +94,7 @@ def _commit(project: Path, message: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_the_hook_blocks_a_failing_move_and_passes_the_fixed_file(tmp_path: Path) -> None:
-    if shutil.which("git") is None:
+    if find_tool("git") is None:
         pytest.fail("git is needed for pre-commit")
     hook_repo, project = tmp_path / "devicelint", tmp_path / "project"
     hook_repo.mkdir()

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bench.tools import find_tool
+
 pytest.importorskip("pygls", reason="`devicelint lsp` needs the `lsp` extra (pygls, lsprotocol)")
 
 ROOT = Path(__file__).resolve().parents[2]
-NVIM = shutil.which("nvim")
+NVIM = find_tool("nvim")
 PROGRAM = """\
 from runtime_shim import Device, Tensor
 
