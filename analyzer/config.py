@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .discovery import upwards
 from .settings import (
     PerFileIgnore,
     RuleSelection,
@@ -273,17 +274,11 @@ def load(path: str) -> Config:
 
 def find(start: str) -> str | None:
     """The closest ``pyproject.toml`` with a ``[tool.devicelint]`` table at or above ``start``."""
-    current = os.path.abspath(start)
-    if not os.path.isdir(current):
-        current = os.path.dirname(current)
-    while True:
-        candidate = os.path.join(current, PYPROJECT)
+    for directory in upwards(start):
+        candidate = os.path.join(directory, PYPROJECT)
         if os.path.isfile(candidate) and _mentions_us(candidate) and _table(read_toml(candidate)) is not None:
             return candidate
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    return None
 
 
 def _mentions_us(path: str) -> bool:

@@ -588,3 +588,16 @@ def _walk(top: str, patterns: PatternSet, gitignore: bool, notes: list[tuple[str
                 yield entry.path
         # depth-first, in name order: files of a directory before those of its subdirectories
         pending.extend((d, ignores) for d in reversed(subdirs))
+
+
+def upwards(start: str) -> Iterator[str]:
+    """``start`` (a directory, or a file's directory) and each directory above it, up to the root."""
+    current = os.path.abspath(start)
+    if not os.path.isdir(current):
+        current = os.path.dirname(current)
+    while True:
+        yield current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return
+        current = parent

@@ -58,14 +58,8 @@ def _is_under(path: str, directory: str) -> bool:
 
 def marker_root(start: str) -> str | None:
     """The nearest directory at or above ``start`` with a ``pyproject.toml``, ``setup.cfg`` or ``.git``."""
-    current = os.path.abspath(start)
-    while True:
-        if any(os.path.exists(os.path.join(current, marker)) for marker in MARKERS):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    return next((directory for directory in discovery.upwards(start)
+                 if any(os.path.exists(os.path.join(directory, marker)) for marker in MARKERS)), None)
 
 
 def import_root(path: str) -> str:

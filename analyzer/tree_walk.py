@@ -50,3 +50,21 @@ def store_targets(stmt: ast.AST) -> list[ast.expr]:
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
     return []
+
+
+_NEW_SCOPES: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def scope_nodes(scope: ast.AST, comprehensions: bool = True) -> list[ast.AST]:
+    """The nodes of one scope: not those of nested functions, lambdas and classes (scopes of their own), nor,
+    with ``comprehensions=False``, those inside comprehensions (whose names are their own too)."""
+    stop = _NEW_SCOPES if comprehensions else _NEW_SCOPES + _COMPREHENSIONS
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, stop):
+            todo.extend(ast.iter_child_nodes(node))
+    return out

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain import TOP, Atom, BuiltinRef, DictAtom, SeqAtom, V, Value, const, seq
+from ..tree_walk import scope_nodes
 from .flow_state import Frame, State, rebind_call_receiver
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
@@ -224,20 +225,8 @@ class ArgparseModel:
         return found
 
 
-def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of one scope (not those of nested functions and classes, which are scopes of their own)."""
-    out: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _unfollowed_stores(scope: ast.AST, instances: frozenset[str], names: set[str]) -> None:
-    nodes = _scope_nodes(scope)
+    nodes = scope_nodes(scope)
     declared = {n for node in nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
     bound = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     local = (bound - declared) | instances

@@ -6,6 +6,7 @@ import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
 from ..torch_domain import AUTOGRAD_FUNCTION, TorchRef
+from ..tree_walk import scope_nodes
 from .flow_state import Frame, State
 from .program import ClassInfo, FunctionInfo
 from .python_values import call_name, is_dataclass_decorator, is_setter
@@ -105,7 +106,7 @@ class Definitions:
         if found is None:
             after = inner.end_lineno or inner.lineno
             found = self._late_names[key] = frozenset(
-                node.id for node in _own_scope(enclosing)
+                node.id for node in scope_nodes(enclosing, comprehensions=False)
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno > after)
         return found
 
@@ -161,14 +162,3 @@ class Definitions:
         return st
 
 
-def _own_scope(function: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's own scope (nested functions, lambdas, classes and comprehensions left out)."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
-                                 ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
