@@ -12,6 +12,10 @@ class DeviceMismatch(OutcomeRule):
     Reports `add`, `sub`, `mul`, `div`, comparisons and `matmul` (and their
     operators) whose operands are on devices that differ by backend or by index.
 
+    Inside a function whose failing operands all came in through its arguments,
+    the finding is reported at the call that passed them (the outermost one that
+    did), with the failing call as its first related location.
+
     ## Why it fails
     These operations compare the two devices first (hardware identity: autodiff
     and checkpointing are ignored) and panic with

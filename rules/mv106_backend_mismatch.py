@@ -15,6 +15,10 @@ class BackendMismatch(OutcomeRule):
     match the first one's route, and `grad_replace` with a gradient that is not a
     plain float of the tensor's backend.
 
+    Inside a function whose failing operands all came in through its arguments,
+    the finding is reported at the call that passed them (the outermost one that
+    did), with the failing call as its first related location.
+
     ## Why it fails
     Dispatch matches the operands' kinds pairwise and has no arm for mixed kinds:
     `The provided tensors are not on the same backend. Got backends ...`.

@@ -14,6 +14,10 @@ class CheckpointingMismatch(OutcomeRule):
     tensors from differently configured devices, a gradient and another
     tensor's gradient, or an int mask made on another autodiff device.
 
+    Inside a function whose failing operands all came in through its arguments,
+    the finding is reported at the call that passed them (the outermost one that
+    did), with the failing call as its first related location.
+
     ## Why it fails
     Before routing, dispatch validates the strategies and asserts they are equal:
     ``assertion `left == right` failed: Gradient checkpointing strategy mismatch: ...``.

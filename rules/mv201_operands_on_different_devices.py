@@ -22,6 +22,10 @@ class OperandsOnDifferentDevices(OutcomeRule):
     (`torch.stack([cuda_loss, torch.tensor(0.0)])` fails), nor is a layer's
     input (MV202).
 
+    Inside a function whose failing operands all came in through its arguments,
+    the finding is reported at the call that passed them (the outermost one that
+    did), with the failing call as its first related location.
+
     ## Why it fails
     A kernel runs on one device and reads every input from there:
     `RuntimeError: Expected all tensors to be on the same device, but found at

@@ -17,6 +17,10 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     plain tensor attributes do not), `torch.set_default_device` and
     `with torch.device(...)` blocks.
 
+    Inside a function whose failing operands all came in through its arguments,
+    the finding is reported at the call that passed them (the outermost one that
+    did), with the failing call as its first related location.
+
     ## Why it fails
     The layer's kernel reads its weights and its input from one device:
     `RuntimeError: Expected all tensors to be on the same device, but found at

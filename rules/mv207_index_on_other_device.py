@@ -18,6 +18,10 @@ class IndexOnOtherDevice(OutcomeRule):
     Advanced indexing (`t[index]`, `t[index] = v`) accepts a CPU index on any
     device; a GPU index only on its own device.
 
+    Inside a function whose failing operands all came in through its arguments,
+    the finding is reported at the call that passed them (the outermost one that
+    did), with the failing call as its first related location.
+
     ## Why it fails
     The index is read by the kernel on the data's device:
     `RuntimeError: Expected all tensors to be on the same device, but found at
