@@ -25,7 +25,7 @@ from ..domain import (
 from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
-from .numpy_model import store_converts_array
+from ..models.numpy_model import store_converts_array
 from .program import ModuleInfo
 
 

@@ -45,10 +45,10 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
+from ..models.argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
 from .flow_state import Frame, State
 from .modules import _torch_path
-from .numpy_model import array_attribute
+from ..models.numpy_model import array_attribute
 from .program import ClassInfo, SuperRef
 
 

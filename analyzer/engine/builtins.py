@@ -23,12 +23,12 @@ from ..domain import (
     seq_of,
 )
 from ..torch_domain import TorchDeviceAtom
-from .argparse_model import NamespaceAtom
+from ..models.argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .narrowing import isinstance_outcome
 from .python_values import splice_items
-from .torch_api import device_str
+from ..models.torch_api import device_str
 
 
 class Builtins:

@@ -17,16 +17,16 @@ from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
 from ..tree_walk import store_targets
-from .argparse_model import ArgparseModel
+from ..models.argparse_model import ArgparseModel
 from .assignment import Assignment
 from .attributes import Attributes
 from .builtins import Builtins
 from .calls import Calls
 from .control_flow import ControlFlow
-from .copies import Copies
+from ..models.copies import Copies
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
-from .entry_points import EntryPoints
+from ..models.entry_points import EntryPoints
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
@@ -38,8 +38,8 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
-from .torch_data import TorchData
-from .torch_model import TorchModel
+from ..models.torch_data import TorchData
+from ..models.torch_model import TorchModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
 TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"

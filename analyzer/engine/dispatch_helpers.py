@@ -21,7 +21,7 @@ from ..domain import (
 from ..facts import FactStore
 from ..shim_api import scalar_kind
 from ..torch_domain import TorchLayerAtom, TorchTensorAtom
-from .numpy_model import array_kinds
+from ..models.numpy_model import array_kinds
 from .program import FunctionInfo
 
 

@@ -18,7 +18,7 @@ from ..imports import (
     shim_public_names,
 )
 from ..torch_domain import TorchRef
-from .argparse_model import NAMESPACE_TYPES, ArgparseRef
+from ..models.argparse_model import NAMESPACE_TYPES, ArgparseRef
 from .flow_state import Frame, State
 from .program import ModuleInfo
 from .reuse import public_names

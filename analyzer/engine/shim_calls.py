@@ -41,7 +41,7 @@ from ..shim_api import (
 )
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
-from .numpy_model import array_method, rng_method
+from ..models.numpy_model import array_method, rng_method
 
 
 class ShimCalls:

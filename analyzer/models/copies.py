@@ -14,7 +14,7 @@ import ast
 
 from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, map_elements
 from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
-from .flow_state import Frame
+from ..engine.flow_state import Frame
 
 
 class Copies:

@@ -69,8 +69,8 @@ from ..torch_domain import (
     TorchTensorAtom,
 )
 from .entry_points import SPAWN_PATHS, spawn_call
-from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
-from .program import ClassInfo
+from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
     COMPARISONS,

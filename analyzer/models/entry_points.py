@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
-from .flow_state import Frame, State
+from ..engine.flow_state import Frame, State
 
 if TYPE_CHECKING:
-    from .program import FunctionInfo, ModuleInfo
+    from ..engine.program import FunctionInfo, ModuleInfo
 
 #: what a ``from X import`` / ``import X`` of these binds is followed (other names are not entry points)
 _FRAMEWORKS = ("fire", "click", "typer", "hydra", "pytest", "pytorch_lightning", "lightning")
