@@ -22,10 +22,10 @@ from ..domain import (
     seq_of,
     with_entry,
 )
+from ..models.numpy_model import store_converts_array
 from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
-from ..models.numpy_model import store_converts_array
 from .program import ModuleInfo
 
 

@@ -34,6 +34,8 @@ from ..domain import (
     const,
 )
 from ..imports import shim_public_names, shim_submodules
+from ..models.argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
+from ..models.numpy_model import array_attribute
 from ..torch_domain import (
     AUTOGRAD_CONTEXT,
     DISTRIBUTION_METHODS,
@@ -45,10 +47,8 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from ..models.argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
 from .flow_state import Frame, State
 from .modules import _torch_path
-from ..models.numpy_model import array_attribute
 from .program import ClassInfo, SuperRef
 
 

@@ -22,13 +22,13 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..torch_domain import TorchDeviceAtom
 from ..models.argparse_model import NamespaceAtom
+from ..models.torch_api import device_str
+from ..torch_domain import TorchDeviceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .narrowing import isinstance_outcome
 from .python_values import splice_items
-from ..models.torch_api import device_str
 
 
 class Builtins:

@@ -34,12 +34,12 @@ from ..domain import (
     without_entry,
 )
 from ..facts import CallerLink, Context
-from ..torch_domain import TorchLayerAtom, TorchRef
 from ..models.argparse_model import ArgparseRef
+from ..models.numpy_model import numpy_call
+from ..torch_domain import TorchLayerAtom, TorchRef
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
-from ..models.numpy_model import numpy_call
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
 

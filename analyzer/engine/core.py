@@ -16,17 +16,19 @@ from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
-from ..tree_walk import store_targets
 from ..models.argparse_model import ArgparseModel
+from ..models.copies import Copies
+from ..models.entry_points import EntryPoints
+from ..models.torch_data import TorchData
+from ..models.torch_model import TorchModel
+from ..tree_walk import store_targets
 from .assignment import Assignment
 from .attributes import Attributes
 from .builtins import Builtins
 from .calls import Calls
 from .control_flow import ControlFlow
-from ..models.copies import Copies
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
-from ..models.entry_points import EntryPoints
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
@@ -38,8 +40,6 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
-from ..models.torch_data import TorchData
-from ..models.torch_model import TorchModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
 TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"

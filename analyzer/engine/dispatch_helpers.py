@@ -19,9 +19,9 @@ from ..domain import (
     Value,
 )
 from ..facts import FactStore
+from ..models.numpy_model import array_kinds
 from ..shim_api import scalar_kind
 from ..torch_domain import TorchLayerAtom, TorchTensorAtom
-from ..models.numpy_model import array_kinds
 from .program import FunctionInfo
 
 

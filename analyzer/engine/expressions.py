@@ -32,12 +32,13 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..models.numpy_model import array_binop, array_compare
+from ..models.torch_model import has_torch, torch_tensors
 from ..shim_api import BINARY, BINOPS, UNARY
 from ..torch_domain import NO_GRAD, REVEALABLE, TorchLayerAtom, TorchTensorAtom
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
-from ..models.numpy_model import array_binop, array_compare
 from .python_values import (
     ARITH_OPS,
     BUILTIN_NAMES,
@@ -50,7 +51,6 @@ from .python_values import (
     number_arithmetic,
     splice_items,
 )
-from ..models.torch_model import has_torch, torch_tensors
 
 # the expressions an editor's hover can point at
 _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)

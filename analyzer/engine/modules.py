@@ -17,8 +17,8 @@ from ..imports import (
     is_shim_module,
     shim_public_names,
 )
-from ..torch_domain import TorchRef
 from ..models.argparse_model import NAMESPACE_TYPES, ArgparseRef
+from ..torch_domain import TorchRef
 from .flow_state import Frame, State
 from .program import ModuleInfo
 from .reuse import public_names

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, NumberAtom, SeqAtom, Value, same_device
+from ..models.torch_api import devices_equal
 from ..torch_domain import TorchDeviceAtom
 from .flow_state import State
-from ..models.torch_api import devices_equal
 
 CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,

@@ -28,6 +28,7 @@ from ..domain import (
     reveal_text,
 )
 from ..facts import Site
+from ..models.numpy_model import array_method, rng_method
 from ..shim_api import (
     AUTODIFF_METHODS,
     BINARY,
@@ -41,7 +42,6 @@ from ..shim_api import (
 )
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
-from ..models.numpy_model import array_method, rng_method
 
 
 class ShimCalls:

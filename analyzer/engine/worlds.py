@@ -25,8 +25,8 @@ import dataclasses
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
 from ..models.argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
-from .core import Engine
 from ..models.entry_points import CLI_QUESTIONS, LIGHTNING_QUESTIONS
+from .core import Engine
 
 # the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
 QUESTIONS = (b"cuda.is_available", b"cuda.device_count", *LIGHTNING_QUESTIONS)

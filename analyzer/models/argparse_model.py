@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..domain import TOP, Atom, BuiltinRef, DictAtom, SeqAtom, V, Value, const, seq
-from ..tree_walk import scope_nodes
 from ..engine.flow_state import Frame, State, rebind_call_receiver
+from ..tree_walk import scope_nodes
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
 DEFAULTS_WORLD = "the command line gives no options"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, map_elements
-from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from ..engine.flow_state import Frame
+from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 
 
 class Copies:

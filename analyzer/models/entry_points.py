@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
-from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
 from ..engine.flow_state import Frame, State
+from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
 
 if TYPE_CHECKING:
     from ..engine.program import FunctionInfo, ModuleInfo

@@ -23,8 +23,8 @@ import ast
 from typing import Any
 
 from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
-from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
 from ..engine.flow_state import Frame, State, widen_if_large
+from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})

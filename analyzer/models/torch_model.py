@@ -52,6 +52,8 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.program import ClassInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
     CPU,
@@ -69,8 +71,6 @@ from ..torch_domain import (
     TorchTensorAtom,
 )
 from .entry_points import SPAWN_PATHS, spawn_call
-from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
-from ..engine.program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
     COMPARISONS,
