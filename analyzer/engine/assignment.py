@@ -7,7 +7,6 @@ import ast
 from ..domain import (
     BOTTOM,
     TOP,
-    ArrayAtom,
     ClassRef,
     DictAtom,
     FuncRef,
@@ -22,7 +21,6 @@ from ..domain import (
     seq_of,
     with_entry,
 )
-from ..models.numpy_model import store_converts_array
 from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
@@ -51,10 +49,9 @@ class Assignment:
             obj = self.eval(target.value, st, fr)
             obj = self._call_setters(obj, target, value, st, fr)
             self.store_attribute(obj, target.attr, value, fr)
-            if target.attr in ("requires_grad", "data"):
-                self.torch_tensor_state_store(target, obj, value, st, fr)
+            self.model_attribute_stored(target, obj, value, st, fr)
             if isinstance(target.value, ast.Name) and target.value.id in st.vars:
-                namespace = self.namespace_store(obj, target.attr, widen_if_large(value))
+                namespace = self.model_namespace_store(obj, target.attr, widen_if_large(value))
                 if namespace is not None:  # ``args.cuda = ...``: the namespace carries it into calls
                     st.vars[target.value.id] = namespace
             if isinstance(target.value, ast.Name) and not obj.is_bottom:
@@ -128,7 +125,7 @@ class Assignment:
             if isinstance(atom, Instance):
                 key = (atom, attr)
                 old = self.heap.get(key)
-                stored = self.torch_stored_attribute(atom, value, old)
+                stored = self.model_storing_attribute(atom, value, old)
                 self.heap_set(key, widen_if_large(stored if old is None else old.join(stored)))
             elif isinstance(atom, ClassRef) and (atom.cls, attr) not in self.class_stores:
                 self.class_stores.add((atom.cls, attr))  # unknown from now on (:meth:`class_lookup`)
@@ -143,12 +140,7 @@ class Assignment:
     def _store_subscript(self, target: ast.Subscript, value: Value, st: State, fr: Frame) -> None:
         container = self.eval(target.value, st, fr)
         key = self.eval(target.slice, st, fr)
-        for atom in container.atoms:
-            if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
-                self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
-        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
-                and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
-            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)  # type: ignore[attr-defined]
+        self.model_store_item(container, key, value, target, st, fr)  # ``t[idx] = v``: checked as ``t[idx]``
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)

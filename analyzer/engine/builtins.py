@@ -22,9 +22,6 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..models.argparse_model import NamespaceAtom
-from ..models.torch_api import device_str
-from ..torch_domain import TorchDeviceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .narrowing import isinstance_outcome
@@ -36,6 +33,9 @@ class Builtins:
 
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                      st: State, fr: Frame) -> Value:
+        modelled = self.model_builtin(name, args, kwargs)
+        if modelled is not None:
+            return modelled  # ``str(device)``, ``vars(args)``: a builtin over a library model's values
         if name == "range":
             return self._range(args)
         if name == "enumerate" and args:
@@ -69,10 +69,6 @@ class Builtins:
             return self.iter_element(args[0])  # one of the elements (which one: not followed)
         if name == "len" and args:
             return self._length(args[0])
-        if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
-                and args[0].only(TorchDeviceAtom):
-            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
-                                   for a in args[0].atoms))
         if name == "isinstance":
             outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None
             return BOOL if outcome is None else V(const(outcome))
@@ -85,8 +81,6 @@ class Builtins:
         if name == "setattr" and len(args) == 3 and not kwargs:
             self._setattr(args[0], args[1], args[2], node, st, fr)
             return NONE
-        if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
-            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
             if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):

@@ -19,7 +19,6 @@ from ..domain import (
     DictAtom,
     FuncRef,
     Instance,
-    NumpyRef,
     PartialRef,
     ScopeId,
     SeqAtom,
@@ -34,9 +33,7 @@ from ..domain import (
     without_entry,
 )
 from ..facts import CallerLink, Context
-from ..models.argparse_model import ArgparseRef
-from ..models.numpy_model import numpy_call
-from ..torch_domain import TorchLayerAtom, TorchRef
+from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
@@ -47,9 +44,6 @@ from .python_values import names_library_function, splice_items, splice_keywords
 LIST_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop"})
 DICT_MUTATORS = frozenset({"pop", "update", "setdefault"})
 CONTAINER_MUTATORS = LIST_MUTATORS | DICT_MUTATORS
-#: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
-#: device, any current device (``"cuda"`` is then unknown where the program changes it: ``TorchModel``)
-UNCALLED_MODES = (None, TOP, TOP)
 
 
 def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: bool) -> tuple[Value, Value]:
@@ -116,16 +110,12 @@ class Calls:
                 kwargs[keyword.arg] = value
         if st.dead:
             return BOTTOM
-        if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
-                and func == V(TorchRef("torch.nn.Sequential")):
-            result = self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
-                                                                          quiet=True)), node, st, fr)
+        special = self.model_call_expression(node, func, args, kwargs, star_unknown, st, fr)
+        if special is not None:
+            result = special  # a call a library model knows by its syntax (``copy.deepcopy(x)``)
         elif func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "dataclasses", "replace", fr.module.source.tree):
             result = self.dataclass_replace(args[0], kwargs, node, st, fr)
-        elif func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(
-                node.func, "copy", "deepcopy", fr.module.source.tree):
-            result = self.deep_copy(args[0], node, fr)
         elif func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "functools", "partial", fr.module.source.tree):
             result = V(PartialRef(args[0], tuple(args[1:]), tuple(kwargs.items())))
@@ -196,22 +186,10 @@ class Calls:
                                                st, fr, star_unknown))
             elif isinstance(atom, ShimRef):
                 result = result.join(self.call_shim_function(atom.name, args, kwargs, node, st, fr))
-            elif isinstance(atom, NumpyRef):
-                converted = None if star_unknown else self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
-                result = result.join(TOP if star_unknown else converted if converted is not None
-                                     else numpy_call(atom.path, args, kwargs))
-            elif isinstance(atom, ArgparseRef):
-                result = result.join(TOP if star_unknown else self.argparse_call(atom.path, args, kwargs, node, fr))
-            elif isinstance(atom, TorchRef):
-                result = result.join(TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr))
-            elif isinstance(atom, TorchLayerAtom):
-                result = result.join(TOP if star_unknown or node is None
-                                     or self.moved_elsewhere(atom, getattr(node, "func", None), fr)
-                                     else self.torch_layer_call(atom, args, kwargs, node, st, fr))
             elif isinstance(atom, BuiltinRef):
                 result = result.join(self.call_builtin(atom.name, args, kwargs, node, st, fr))
-            elif isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
-                result = result.join(TOP)  # a module moved in place elsewhere, seen through an older reference
+            elif (modelled := self.model_call(atom, args, kwargs, node, st, fr, star_unknown)) is not UNHANDLED:
+                result = result.join(modelled)  # a library name or object (``torch.ones``, a layer)
             elif isinstance(atom, Instance):
                 method = self.attribute_of(atom, "__call__", node, st, fr)
                 result = result.join(self.call(method, args, kwargs, node, st, fr, star_unknown)
@@ -248,7 +226,7 @@ class Calls:
         # the module globals it reads itself; what its callees read is checked when a summary is reused (below)
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
-        modes = UNCALLED_MODES if uncalled else self.torch_modes(st)
+        modes = self.model_context_key(st, uncalled)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
                     globals_key, uncalled, modes)
         ctx_id = self.ctx_ids.get(key)
@@ -350,11 +328,11 @@ class Calls:
         store._grouped = None
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
-                      scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None, None)) -> Value:
+                      scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
         state = State(dict(bound))
-        self.enter_torch_modes(state, modes, no_grad=fn.no_grad)
+        self.model_enter_function(state, self.model_context_key(None, False) if modes is None else modes, fn)
         if isinstance(fn.node, ast.Lambda):
             result = self.eval(fn.node.body, state, frame)
         else:

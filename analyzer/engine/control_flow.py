@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
@@ -29,7 +30,7 @@ class ControlFlow:
         if not false.dead:
             false = self.exec_block(node.orelse, false, fr)
         if not true.dead and not false.dead:
-            chosen = self.world_branch(true, false)
+            chosen = self.model_choose_branch(true, false)
             if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
                 return true if chosen else false
         if undecided and choice is None and self.differ_in_taggables(true, false):
@@ -235,7 +236,7 @@ class ControlFlow:
     def stmt_With(self, node: ast.With | ast.AsyncWith, st: State, fr: Frame) -> State:
         saved_profile = fr.profile
         exits: list[tuple[ast.expr, Value]] = []  # the ``__exit__`` methods to run on the way out
-        restores: list[dict] = []  # torch modes (no_grad, default device) to restore on the way out
+        restores: list[tuple[Any, Any]] = []  # (model, what it restores): library modes (``torch.no_grad()``)
         for item in node.items:
             value = self.eval(item.context_expr, st, fr)
             if st.dead:
@@ -259,9 +260,9 @@ class ControlFlow:
                 st.dead = True  # entering raises on every path
                 fr.profile = saved_profile
                 return st
-            saved = self.torch_mode_enter(value, st)
-            if saved is not None:
-                restores.append(saved)
+            saved = self.model_enter_with(value, st)
+            if saved:
+                restores.extend(saved)
                 entered = value
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, entered, st, fr)
@@ -278,9 +279,9 @@ class ControlFlow:
             if suppressing:
                 fr.collectors.pop()
                 self.catching -= 1
-        for saved in reversed(restores):
+        for model, saved in reversed(restores):
             for state in (end, *collector):
-                self.torch_mode_exit(saved, state)
+                model.exit_with(saved, state)
         # ``__exit__`` runs on the way out (on the raised path too: its facts count either way)
         for expr, leave in reversed(exits):
             if not end.dead:

@@ -6,7 +6,8 @@ import ast
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
@@ -16,11 +17,7 @@ from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
-from ..models.argparse_model import ArgparseModel
-from ..models.copies import Copies
-from ..models.entry_points import EntryPoints
-from ..models.torch_data import TorchData
-from ..models.torch_model import TorchModel
+from ..models.registry import default_models
 from ..tree_walk import store_targets
 from .assignment import Assignment
 from .attributes import Attributes
@@ -33,6 +30,7 @@ from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
+from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
 from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
@@ -40,6 +38,9 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
+
+if TYPE_CHECKING:
+    from ..models.base import LibraryModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
 TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"
@@ -62,15 +63,15 @@ class WrittenElsewhere:
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, Copies, PassReuse,
-    DemandSweep, ArgparseModel, Relational,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, ModelHooks, PassReuse, DemandSweep, Relational,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
-                 gpu_count: int | None = None, argparse_defaults: bool | None = None) -> None:
+                 gpu_count: int | None = None, argparse_defaults: bool | None = None,
+                 models: Sequence[type[LibraryModel]] | None = None) -> None:
         self.facts = facts
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
@@ -128,8 +129,8 @@ class Engine(
         self.analysed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
-        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
-        self.entry_points = EntryPoints(self, self.modules)  # what frameworks pass to the functions they call
+        # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
+        self.models: list[LibraryModel] = [model(self) for model in (default_models() if models is None else models)]
         self.init_reuse()
         self.init_demand(len(sources))
         self.index_writes()
@@ -208,7 +209,7 @@ class Engine(
                 # what the skipped ones may change first: the analysed ones then read it unknown from the start
                 # (not stale reads that make the next pass run them again)
                 if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn) \
-                        and self.entry_points.entry(fn) is None:
+                        and self.model_entry(fn) is None:
                     self.analysed.add(fn)
                     self.skip_uncalled(fn)
             for fn, fref in pending:
@@ -229,14 +230,16 @@ class Engine(
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
-                framework = self.entry_points.calls(fn, receivers, frame)
-                if framework is not None:
-                    caller = self.entry_points.caller(fn)
-                    for args, kwargs in framework:
-                        self.call_function(fref, args, kwargs, None, frame, entry=caller)
-                    continue
-                for args in receivers:
-                    self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+                for model in self.models:
+                    framework = model.entry_calls(fn, receivers, frame)
+                    if framework is not None:
+                        caller = model.entry_caller(fn)
+                        for args, kwargs in framework:
+                            self.call_function(fref, args, kwargs, None, frame, entry=caller)
+                        break
+                else:
+                    for args in receivers:
+                        self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
 
     def index_writes(self) -> None:
         """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls): found

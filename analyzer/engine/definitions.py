@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
-from ..torch_domain import AUTOGRAD_FUNCTION, TorchRef
 from ..tree_walk import scope_nodes
 from .flow_state import Frame, State
 from .program import ClassInfo, FunctionInfo
@@ -26,7 +25,7 @@ class Definitions:
             return st  # ``@x.setter``: the property object stays
         function = V(self.make_function(node, st, fr))
         # a click command or hydra main: the name holds an object that runs the function as the framework does
-        wrapped = node.decorator_list and self.entry_points.wrapped(node, fr.module)  # type: ignore[attr-defined]
+        wrapped = node.decorator_list and self.model_wrapped(node, fr.module)  # type: ignore[attr-defined]
         if not wrapped and fr.kind != "class":
             function = self._decorated_function(node, decorators, function, st, fr)
             if st.dead:
@@ -122,11 +121,10 @@ class Definitions:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             # (a LightningModule, whose library is not analysed, is an nn.Module too)
-            info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
-                                                     for atom in value.atoms) \
-                or (value.top and self.entry_points.is_lightning_class(info))  # type: ignore[attr-defined]
-            info.autograd_base = info.autograd_base or any(
-                isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
+            kinds = self.model_class_base(value)  # type: ignore[attr-defined]
+            info.torch_base = info.torch_base or "module" in kinds \
+                or (value.top and self.model_framework_class(info))  # type: ignore[attr-defined]
+            info.autograd_base = info.autograd_base or "autograd" in kinds
         info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)

@@ -35,9 +35,10 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import TOP, Atom, BuiltinRef, DictAtom, SeqAtom, V, Value, const, seq
+from ..domain import TOP, Atom, BoundShim, BuiltinRef, DictAtom, SeqAtom, V, Value, const, join_all, seq
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
+from .base import UNHANDLED, LibraryModel, Unhandled
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
 DEFAULTS_WORLD = "the command line gives no options"
@@ -136,8 +137,44 @@ def option_default(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, Va
         return dest, None  # argparse exits with a usage error
 
 
-class ArgparseModel:
+class ArgparseModel(LibraryModel):
     """The engine's ``argparse`` (mixed into the engine)."""
+
+    name = "argparse"
+
+    # --- the engine's hooks --------------------------------------------------------------------------
+    def import_ref(self, path: str) -> Value | None:
+        if path.split(".")[0] == "argparse" or path in ("types", *NAMESPACE_TYPES):
+            return V(ArgparseRef(path))
+        return None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+             fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if not isinstance(atom, ArgparseRef):
+            return UNHANDLED
+        return TOP if star_unknown else self.argparse_call(atom.path, args, kwargs, node, fr)
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+               node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind != "ArgParserAtom":
+            return UNHANDLED
+        return self.argparse_parser_method(name, receiver, args, kwargs, node, st)
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                  fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, ArgparseRef):
+            return V(ArgparseRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, ArgParserAtom):
+            return V(BoundShim(atom, attr)) if attr in PARSER_METHODS else TOP
+        if isinstance(atom, NamespaceAtom):
+            return self.namespace_attribute(atom, attr)
+        return UNHANDLED
+
+    def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
+            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
+        return None
+
 
     argparse_defaults: bool | None  # the world: parsed with no options (True), with options (False), not split
 

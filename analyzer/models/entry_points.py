@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
+from .base import LibraryModel
 
 if TYPE_CHECKING:
     from ..engine.program import FunctionInfo, ModuleInfo
@@ -332,11 +333,14 @@ def is_lightning_base(node: ast.expr, tree: ast.Module) -> bool:
     return _path(node, _aliases(tree)) in _LIGHTNING_BASES
 
 
-class EntryPoints:
+class EntryPoints(LibraryModel):
     """The engine's entry points: what a framework passes to a function nothing in the program calls."""
 
-    def __init__(self, engine: Any, modules: list[ModuleInfo]) -> None:
-        self.engine = engine
+    name = "entry_points"
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__(engine)
+        modules: list[ModuleInfo] = engine.modules
         self.scans: dict[str, ModuleEntries] = {}
         for module in modules:
             tree, file = module.source.tree, module.file or ""
@@ -373,6 +377,16 @@ class EntryPoints:
         module = getattr(cls, "module", None)
         scan = self.scans.get(getattr(module, "file", None) or "")
         return scan is not None and id(node) in scan.lightning_classes
+
+    def entry_caller(self, fn: FunctionInfo) -> str:
+        return self.caller(fn)
+
+    def framework_class(self, cls: object) -> bool:
+        return self.is_lightning_class(cls)
+
+    def entry_calls(self, fn: FunctionInfo, receivers: list[list[Value]], frame: Frame,
+                    ) -> list[tuple[list[Value], dict[str, Value]]] | None:
+        return self.calls(fn, receivers, frame)
 
     def calls(self, fn: FunctionInfo, receivers: list[list[Value]], frame: Frame,
               ) -> list[tuple[list[Value], dict[str, Value]]] | None:
@@ -418,9 +432,12 @@ class EntryPoints:
             return None
         engine = self.engine
         instances = sorted(engine.instances.get(fn.cls) or (), key=_order)
-        moved_from = engine.__dict__.get("_moved_to", {})
+        torch = engine.model_named("torch")
+        if torch is None:
+            return None  # modules are not followed without the torch model
+        moved_from = torch.__dict__.get("_moved_to", {})
         own = [i for i in instances if i not in moved_from]  # constructed by the program, not a moved copy
-        receiver = V(*(engine.move_module(i, dev) for i in own)) if own else TOP
+        receiver = V(*(torch.move_module(i, dev) for i in own)) if own else TOP
         if fn.name not in _BATCH_HOOKS:
             return [([receiver], {})]
         batch = V(TorchTensorAtom(dev, NO_GRAD, None))  # its elements and fields: tensors on the device

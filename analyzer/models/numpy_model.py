@@ -13,9 +13,14 @@ guesses a kind, so a tensor made from it has an unknown state.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-from ..domain import TOP, ArrayAtom, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
-from ..shim_api import promote, promote_scalar, scalar_kind
+from ..domain import TOP, ArrayAtom, Atom, BoundShim, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
+from ..shim_api import BINOPS, promote, promote_scalar, scalar_kind
+from .base import UNHANDLED, LibraryModel, Unhandled
+
+if TYPE_CHECKING:
+    from ..engine.flow_state import Frame, State
 
 #: numpy dtypes (as attribute names of the ``numpy`` module or as strings) and their tensor kind. Only the
 #: dtypes the runtime's executors accept are listed; any other dtype is unknown.
@@ -287,3 +292,50 @@ def store_converts_array(key: ast.expr) -> bool:
     return any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
                for part in parts)
 
+
+
+class NumpyModel(LibraryModel):
+    """numpy through the engine's hooks: its names, arrays and generators."""
+
+    name = "numpy"
+
+    def import_ref(self, path: str) -> Value | None:
+        return V(NumpyRef(path)) if path == "numpy" or path.startswith("numpy.") else None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+             fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if not isinstance(atom, NumpyRef):
+            return UNHANDLED
+        return TOP if star_unknown else numpy_call(atom.path, args, kwargs)
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+               node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind == "array":
+            return array_method(name, receiver, args, kwargs)
+        if kind == "rng":
+            return rng_method(name, args, kwargs)
+        return UNHANDLED
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                  fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, NumpyRef):
+            return V(NumpyRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, ArrayAtom):
+            return array_attribute(atom, attr) if attr == "T" or attr.startswith("_") else V(BoundShim(atom, attr))
+        if isinstance(atom, RngAtom):
+            return V(BoundShim(atom, attr))
+        return UNHANDLED
+
+    def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+              compare: bool) -> Value | None:
+        if compare:
+            return array_compare(left, right)
+        if BINOPS.get(type(op)) is not None and (left.tensors() or right.tensors()):
+            return None  # runtime_shim's tensor operators (the engine's)
+        return array_binop(op, left, right)  # type: ignore[arg-type]
+
+    def unary(self, op: ast.unaryop, operand: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
+            booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
+            return TOP if booleans else operand  # numpy refuses to negate booleans
+        return None

@@ -33,7 +33,7 @@ _NUMBERS = frozenset({"int", "float", "bool"})
 
 
 class TorchData:
-    """``DataLoader`` and ``TensorDataset`` (mixed into the engine)."""
+    """``DataLoader`` and ``TensorDataset`` (part of the torch model)."""
 
     def torch_data_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:

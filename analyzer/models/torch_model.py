@@ -26,6 +26,7 @@ import ast
 import itertools
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from runtime_shim import torch_semantics as T
 
@@ -43,6 +44,7 @@ from ..domain import (
     FuncRef,
     Instance,
     NumberAtom,
+    NumpyRef,
     Origin,
     SeqAtom,
     V,
@@ -53,14 +55,17 @@ from ..domain import (
     seq_of,
 )
 from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
-from ..engine.program import ClassInfo
+from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
+    AUTOGRAD_FUNCTION,
     CPU,
     DEVICE_TYPES,
+    DISTRIBUTION_METHODS,
     LEAF,
     NO_GRAD,
     NON_LEAF,
+    OPTIMIZER_METHODS,
     TorchDev,
     TorchDeviceAtom,
     TorchDistributionAtom,
@@ -70,7 +75,9 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
+from .base import UNHANDLED, LibraryModel, Unhandled
 from .entry_points import SPAWN_PATHS, spawn_call
+from .numpy_model import store_converts_array
 from .torch_api import (
     CHECKED_OPS,
     COMPARISONS,
@@ -97,7 +104,9 @@ from .torch_api import (
     VALUES_INDICES,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
+    device_str,
 )
+from .torch_data import TorchData
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
@@ -113,6 +122,20 @@ _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) ->
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
+#: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
+#: device, any current device (``"cuda"`` is then unknown where the program changes it)
+UNCALLED_MODES = (None, TOP, TOP)
+_TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
+                  "torch.optim.optimizer": "torch.optim"}
+
+
+def torch_path(path: str) -> str:
+    """``torch.nn.modules.linear.Linear`` is ``torch.nn.Linear``: the path the model knows a name by."""
+    for prefix, short in _TORCH_ALIASES.items():
+        if path.startswith(prefix + "."):
+            rest = path[len(prefix) + 1:].rpartition(".")[2]
+            return f"{short}.{rest}"
+    return path
 
 
 def _written_bare(dev: TorchDev, written: object) -> bool:
@@ -131,8 +154,175 @@ def has_torch(*values: Value) -> bool:
     return any(isinstance(a, (TorchTensorAtom, TorchLayerAtom)) for v in values for a in v.atoms)
 
 
-class TorchModel:
+class TorchModel(TorchData, LibraryModel):
     """PyTorch calls, attributes, operators and modes."""
+
+    name = "torch"
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__(engine)
+        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
+
+    # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
+
+    def import_ref(self, path: str) -> Value | None:
+        return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                   st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if isinstance(atom, TorchRef):
+            return TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr)
+        if isinstance(atom, TorchLayerAtom):
+            return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
+                else self.torch_layer_call(atom, args, kwargs, node, st, fr)
+        if isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
+            return TOP  # a module moved in place elsewhere, seen through an older reference
+        if isinstance(atom, NumpyRef) and not star_unknown:  # numpy of tensors (``np.asarray(t)``)
+            converted = self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
+            return UNHANDLED if converted is None else converted
+        return UNHANDLED
+
+    def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
+                        star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
+                and func == V(TorchRef("torch.nn.Sequential")):
+            return self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
+                                                                        quiet=True)), node, st, fr)
+        return None
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                    node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind == "torch_tensor":
+            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if kind in ("torch_module", "Instance"):
+            return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchDistributionAtom":
+            return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchOptimizerAtom":
+            return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
+        return UNHANDLED
+
+    def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
+                and args[0].only(TorchDeviceAtom):
+            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
+                                   for a in args[0].atoms))
+        return None
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                       fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, TorchRef):
+            return V(TorchRef(torch_path(f"{atom.path}.{attr}")))
+        if isinstance(atom, TorchTensorAtom):
+            return self.torch_tensor_attribute(atom, attr)
+        if isinstance(atom, TorchLayerAtom):
+            return self.torch_layer_attribute(atom, attr)
+        if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
+            return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
+            return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
+        if isinstance(atom, TorchDeviceAtom):
+            return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
+        return UNHANDLED
+
+    def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
+        if attr == "grad" and any(isinstance(a, TorchTensorAtom) for a in obj.atoms):
+            return self.torch_grad_read(obj, node, st, fr)
+        return None
+
+    def instance_attribute(self, instance: Atom, attr: str, node: ast.expr | None, st: State,
+                           fr: Frame) -> Value | None:
+        if isinstance(instance, Instance) and instance.cls.is_torch_module():
+            return self.torch_module_attribute(instance, attr, node, st, fr)
+        return None
+
+    def stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
+        return self.superseded(instance, attr, stored)  # type: ignore[arg-type]
+
+    def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
+        return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
+
+    def attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
+        if target.attr in ("requires_grad", "data"):
+            self.torch_tensor_state_store(target, obj, value, st, fr)
+
+    def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+               compare: bool) -> Value | None:
+        if not has_torch(left, right):
+            return None
+        if not compare:
+            return self.torch_binop(op, left, right, node, st, fr)  # type: ignore[arg-type]
+        if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            return None
+        value = self.torch_binop(op, left, right, node, st, fr)  # type: ignore[arg-type]  # a bool tensor
+        return Value(frozenset(a.with_(grad=NO_GRAD) if isinstance(a, TorchTensorAtom) else a
+                               for a in value.atoms), value.top)
+
+    def unary(self, op: ast.unaryop, operand: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(op, (ast.USub, ast.Invert)) and torch_tensors(operand):
+            return self.same_device_result(operand, node, st, fr, None)
+        return None
+
+    def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(atom, TorchTensorAtom):
+            return self.torch_index(atom, key, node, st, fr)
+        if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
+            keys = key.consts()
+            return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
+                and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+        return None
+
+    def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
+                   fr: Frame) -> None:
+        for atom in container.atoms:
+            if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
+                self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
+        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+                and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
+            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+
+    def element(self, atom: Atom) -> Value | None:
+        if isinstance(atom, TorchTensorAtom):
+            return V(atom.with_(zero_dim=None, owned=False))  # a row: same device, same graph
+        if isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
+            return self.container_modules(atom)  # ``for block in self.blocks``: its modules
+        return None
+
+    def enter_with(self, value: Value, st: State) -> Any:
+        return self.torch_mode_enter(value, st)
+
+    def exit_with(self, saved: Any, st: State) -> None:
+        self.torch_mode_exit(saved, st)
+
+    def choose_branch(self, true: State, false: State) -> bool | None:
+        return self.world_branch(true, false)
+
+    def decides_values(self) -> bool:
+        return self.cuda_world is not None
+
+    def choose_value(self, body: Value, orelse: Value) -> bool | None:
+        return self.world_device_choice(body, orelse)
+
+    def assignment(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
+        return self.self_move(node, st, fr)
+
+    def assigned(self, target: ast.expr, before: Value, after: Value, st: State, fr: Frame) -> None:
+        self.supersede_moved_attribute(target, before, after, st, fr)  # type: ignore[arg-type]
+
+    def context_key(self, st: State | None, uncalled: bool) -> Any:
+        return UNCALLED_MODES if uncalled else self.torch_modes(st)
+
+    def enter_function(self, state: State, key: Any, fn: FunctionInfo) -> None:
+        self.enter_torch_modes(state, key, no_grad=fn.no_grad)
+
+    def class_base(self, value: Value) -> frozenset[str]:
+        kinds = set()
+        for atom in value.atoms:
+            if isinstance(atom, TorchRef) and atom.path.startswith("torch.nn."):
+                kinds.add("module")
+            if isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION:
+                kinds.add("autograd")
+        return frozenset(kinds)
 
     # --- the two modes ---------------------------------------------------------------------------------
 
@@ -1553,7 +1743,7 @@ class TorchModel:
                 key = (atom, _SUPERSEDED + attr)
                 old = self.heap.get(key)
                 if old is None:
-                    self.heap_stale = True  # reads of ``attr`` so far did not look for it: run the pass again
+                    self.engine.heap_stale = True  # reads of ``attr`` so far did not look for it: run the pass again
                 self.heap_set(key, gone if old is None else old.join(gone))
                 self.superseded_names.add(attr)
 

@@ -1,0 +1,217 @@
+"""Where the engine asks the library models (:mod:`analyzer.models`): one method per hook of
+:class:`~analyzer.models.base.LibraryModel`, each a loop over the models that define that hook (the first
+answer wins). The engine names no library: with no model loaded, every hook says "not mine"."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..domain import Atom, Value
+from ..models.base import UNHANDLED, LibraryModel, Unhandled
+from .flow_state import Frame, State
+
+if TYPE_CHECKING:
+    from .program import ClassInfo, FunctionInfo, ModuleInfo
+
+
+class ModelHooks:
+    """The engine's side of the model boundary (mixed into the engine)."""
+
+    models: list[LibraryModel]
+
+    def hooked(self, hook: str) -> list[Callable[..., Any]]:
+        """The bound ``hook`` of every model that defines its own (cached per engine)."""
+        table: dict[str, list[Callable[..., Any]]] = self.__dict__.setdefault("_hook_table", {})
+        found = table.get(hook)
+        if found is None:
+            base = getattr(LibraryModel, hook)
+            found = table[hook] = [getattr(m, hook) for m in self.models if getattr(type(m), hook) is not base]
+        return found
+
+    def model_named(self, name: str) -> LibraryModel | None:
+        return next((m for m in self.models if m.name == name), None)
+
+    # -- names and calls -------------------------------------------------------------------------------
+    def model_import(self, path: str) -> Value | None:
+        for hook in self.hooked("import_ref"):
+            found = hook(path)
+            if found is not None:
+                return found
+        return None
+
+    def model_call(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                   st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        for hook in self.hooked("call_value"):
+            found = hook(atom, args, kwargs, node, st, fr, star_unknown)
+            if found is not UNHANDLED:
+                return found
+        return UNHANDLED
+
+    def model_call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
+                              star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        for hook in self.hooked("call_expression"):
+            found = hook(node, func, args, kwargs, star_unknown, st, fr)
+            if found is not None:
+                return found
+        return None
+
+    def model_method(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        for hook in self.hooked("method_call"):
+            found = hook(kind, name, receiver, args, kwargs, node, st, fr)
+            if found is not UNHANDLED:
+                return found
+        return UNHANDLED
+
+    def model_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        for hook in self.hooked("builtin"):
+            found = hook(name, args, kwargs)
+            if found is not None:
+                return found
+        return None
+
+    # -- attributes ----------------------------------------------------------------------------------
+    def model_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                        fr: Frame) -> Value | None | Unhandled:
+        for hook in self.hooked("read_attribute"):
+            found = hook(atom, attr, node, st, fr)
+            if found is not UNHANDLED:
+                return found
+        return UNHANDLED
+
+    def model_value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
+        for hook in self.hooked("value_attribute"):
+            found = hook(obj, attr, node, st, fr)
+            if found is not None:
+                return found
+        return None
+
+    def model_instance_attribute(self, instance: Atom, attr: str, node: ast.expr | None, st: State,
+                                 fr: Frame) -> Value | None:
+        for hook in self.hooked("instance_attribute"):
+            found = hook(instance, attr, node, st, fr)
+            if found is not None:
+                return found
+        return None
+
+    def model_stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
+        for hook in self.hooked("stored_attribute"):
+            stored = hook(instance, attr, stored)
+        return stored
+
+    def model_storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
+        for hook in self.hooked("storing_attribute"):
+            value = hook(instance, value, old)
+        return value
+
+    def model_attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State,
+                               fr: Frame) -> None:
+        for hook in self.hooked("attribute_stored"):
+            hook(target, obj, value, st, fr)
+
+    def model_namespace_store(self, obj: Value, attr: str, value: Value) -> Value | None:
+        for hook in self.hooked("namespace_store"):
+            found = hook(obj, attr, value)
+            if found is not None:
+                return found
+        return None
+
+    # -- operators -----------------------------------------------------------------------------------
+    def model_binop(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+                    compare: bool = False) -> Value | None:
+        for hook in self.hooked("binary"):
+            found = hook(op, left, right, node, st, fr, compare)
+            if found is not None:
+                return found
+        return None
+
+    def model_unary(self, op: ast.unaryop, operand: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        for hook in self.hooked("unary"):
+            found = hook(op, operand, node, st, fr)
+            if found is not None:
+                return found
+        return None
+
+    def model_index(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        for hook in self.hooked("item"):
+            found = hook(atom, key, node, st, fr)
+            if found is not None:
+                return found
+        return None
+
+    def model_store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
+                         fr: Frame) -> None:
+        for hook in self.hooked("store_item"):
+            hook(container, key, value, target, st, fr)
+
+    def model_iter_element(self, atom: Atom) -> Value | None:
+        for hook in self.hooked("element"):
+            found = hook(atom)
+            if found is not None:
+                return found
+        return None
+
+    # -- control flow ----------------------------------------------------------------------------------
+    def model_enter_with(self, value: Value, st: State) -> list[tuple[LibraryModel, Any]]:
+        """The models whose context ``value`` is, with what each restores on the way out."""
+        entered = []
+        for model in self.models:
+            if type(model).enter_with is not LibraryModel.enter_with:
+                saved = model.enter_with(value, st)
+                if saved is not None:
+                    entered.append((model, saved))
+        return entered
+
+    def model_choose_branch(self, true: State, false: State) -> bool | None:
+        for hook in self.hooked("choose_branch"):
+            found = hook(true, false)
+            if found is not None:
+                return found
+        return None
+
+    def model_choose_value(self, body: Value, orelse: Value) -> bool | None:
+        for hook in self.hooked("choose_value"):
+            found = hook(body, orelse)
+            if found is not None:
+                return found
+        return None
+
+    def model_assignment(self, node: ast.Assign, st: State, fr: Frame) -> list[tuple[Callable[..., Any], Value]]:
+        """What the models need after ``node`` (:meth:`model_assigned`)."""
+        notes = []
+        for model in self.models:
+            if type(model).assignment is not LibraryModel.assignment:
+                before = model.assignment(node, st, fr)
+                if before is not None:
+                    notes.append((model.assigned, before))
+        return notes
+
+    # -- calling contexts ------------------------------------------------------------------------------
+    def model_context_key(self, st: State | None, uncalled: bool) -> tuple:
+        return tuple(hook(st, uncalled) for hook in self.hooked("context_key"))
+
+    def model_enter_function(self, state: State, key: tuple, fn: FunctionInfo) -> None:
+        for hook, part in zip(self.hooked("context_key"), key, strict=True):
+            hook.__self__.enter_function(state, part, fn)
+
+    # -- definitions and entry points ------------------------------------------------------------------
+    def model_class_base(self, value: Value) -> frozenset[str]:
+        kinds: frozenset[str] = frozenset()
+        for hook in self.hooked("class_base"):
+            kinds |= hook(value)
+        return kinds
+
+    def model_framework_class(self, cls: ClassInfo) -> bool:
+        return any(hook(cls) for hook in self.hooked("framework_class"))
+
+    def model_wrapped(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo) -> bool:
+        return any(hook(node, module) for hook in self.hooked("wrapped"))
+
+    def model_entry(self, fn: FunctionInfo) -> Any:
+        for hook in self.hooked("entry"):
+            found = hook(fn)
+            if found is not None:
+                return found
+        return None
