@@ -1,0 +1,124 @@
+"""The library models sit behind one boundary (analyzer/models/base.py): the engine runs with none loaded."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from analyzer import frontend
+from analyzer.engine.core import Engine
+from analyzer.facts import FactStore
+from analyzer.models.base import LibraryModel
+from analyzer.models.registry import default_models
+from runtime_shim.semantics import DEFAULT_PROFILE
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+PLAIN = """
+import functools
+
+
+class Counter:
+    def __init__(self, start):
+        self.count = start
+
+    def bump(self, by=1):
+        self.count += by
+        return self
+
+
+def total(items, *, scale=1):
+    out = 0
+    for item in items:
+        out += item * scale
+    return out
+
+
+counter = Counter(0)
+for step in range(3):
+    counter.bump(step)
+double = functools.partial(total, scale=2)
+print(double([1, 2, 3]), {k: v for k, v in zip("ab", (1, 2))}, [x for x in range(4) if x % 2])
+"""
+
+TORCH = """
+import copy
+import argparse
+import numpy as np
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda")
+args = parser.parse_args()
+model = nn.Linear(4, 2).to("cuda" if args.device else "cpu")
+teacher = copy.deepcopy(model)
+x = torch.ones(3, 4)
+with torch.no_grad():
+    y = model(x)
+print(np.asarray(y), teacher(x.cuda()))
+"""
+
+
+def _analyse(tmp_path: Path, files: dict[str, str], models: tuple[type[LibraryModel], ...] | None) -> tuple[Engine, FactStore]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    sources = frontend.load(frontend.discover([str(tmp_path)]))
+    sources = [s for s in sources if frontend.parse(s) is None]
+    facts = FactStore()
+    engine = Engine(sources, facts, DEFAULT_PROFILE, None, project_modules=frozenset(s.module for s in sources),
+                    models=models)
+    engine.run()
+    return engine, facts
+
+
+def test_the_engine_analyses_plain_python_with_no_model(tmp_path: Path) -> None:
+    engine, facts = _analyse(tmp_path, {"plain.py": PLAIN}, models=())
+    assert engine.models == []
+    assert facts.file_failures == []
+    ran = {fn.name for fn in engine.functions.values()}
+    assert {"__init__", "bump", "total"} <= ran
+    assert len(engine.contexts) > 1
+
+
+def test_a_torch_program_yields_no_torch_facts_with_no_model(tmp_path: Path) -> None:
+    _engine, facts = _analyse(tmp_path, {"train.py": TORCH}, models=())
+    assert facts.file_failures == []
+    assert facts.sites == {}  # nothing the analysis knows is called: torch, numpy, argparse values are unknown
+    _engine, facts = _analyse(tmp_path, {"train.py": TORCH}, models=None)
+    assert facts.file_failures == []
+    assert any(site.api.startswith(("torch.", "Tensor.", "nn.")) for site, _ctx in facts.sites), \
+        sorted({site.api for site, _ctx in facts.sites})
+
+
+def test_the_runtime_shim_rules_need_no_library_model(tmp_path: Path) -> None:
+    """MV1xx sites come from the engine and :mod:`analyzer.lift`: the same with or without the models."""
+    text = (FIXTURES / "backend_mixing.py").read_text()
+    _engine, bare = _analyse(tmp_path, {"backend_mixing.py": text}, models=())
+    _engine, full = _analyse(tmp_path, {"backend_mixing.py": text}, models=None)
+    assert bare.sites and bare.file_failures == []
+    assert {(s.line, s.api) for s, _c in bare.sites} == {(s.line, s.api) for s, _c in full.sites}
+
+
+def test_every_registered_model_is_a_library_model_with_a_name() -> None:
+    models = default_models()
+    names = [model.name for model in models]
+    assert all(issubclass(model, LibraryModel) for model in models)
+    assert all(names) and len(set(names)) == len(names)
+
+
+def test_the_engine_names_no_library_model() -> None:
+    """The engine core imports no model module (leaf helpers of torch_api aside, listed here)."""
+    engine_dir = Path(__file__).resolve().parents[2] / "analyzer" / "engine"
+    allowed = {"analyzer.models.base", "analyzer.models.registry", "analyzer.models.torch_api",
+               "analyzer.models.numpy_model", "analyzer.models.argparse_model", "analyzer.models.entry_points"}
+    found: dict[str, set[str]] = {}
+    for path in engine_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("models") \
+                    and node.level == 2:
+                found.setdefault(f"analyzer.{node.module}", set()).add(path.name)
+    for module, users in found.items():
+        assert module in allowed, (module, users)
+    assert "analyzer.models.torch_model" not in found and "analyzer.models.copies" not in found
