@@ -78,6 +78,7 @@ from ..torch_domain import (
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .entry_points import SPAWN_PATHS, spawn_call
 from .numpy_model import store_converts_array
+from .signatures import bind, signature_of
 from .torch_api import (
     CHECKED_OPS,
     COMPARISONS,
@@ -121,6 +122,7 @@ _HOOKS = "@forward_hooks"
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
+_LIKE_SIGNATURE = signature_of("torch.zeros_like")  # every ``*_like`` creator binds its input and device alike
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
@@ -700,9 +702,11 @@ class TorchModel(TorchData, LibraryModel):
 
     def _create_like(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        source = args[0] if args else kwargs.get("input", TOP)
-        if "device" in kwargs:
-            devices = self.devices_of(kwargs["device"], st)
+        bound = bind(_LIKE_SIGNATURE, args, kwargs, lenient=True)
+        assert bound is not None  # (lenient)
+        source = bound.get("input", TOP)
+        if "device" in bound:
+            devices = self.devices_of(bound.arguments["device"], st)
         else:
             devices = self.devices_of(source, st, tensors_too=True) if source.only(TorchTensorAtom) else None
         if devices is None:

@@ -6,11 +6,15 @@ import ast
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from analyzer import frontend
+from analyzer.cli import main
 from analyzer.engine.core import Engine
 from analyzer.facts import FactStore
 from analyzer.models.base import LibraryModel
 from analyzer.models.registry import default_models
+from analyzer.models.signatures import SIGNATURES, bind, parse_signature, signature_of
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -61,7 +65,8 @@ print(np.asarray(y), teacher(x.cuda()))
 """
 
 
-def _analyse(tmp_path: Path, files: dict[str, str], models: tuple[type[LibraryModel], ...] | None) -> tuple[Engine, FactStore]:
+def _analyse(tmp_path: Path, files: dict[str, str],
+             models: tuple[type[LibraryModel], ...] | None) -> tuple[Engine, FactStore]:
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
     sources = frontend.load(frontend.discover([str(tmp_path)]))
@@ -122,3 +127,39 @@ def test_the_engine_names_no_library_model() -> None:
     for module, users in found.items():
         assert module in allowed, (module, users)
     assert "analyzer.models.torch_model" not in found and "analyzer.models.copies" not in found
+
+
+def test_devicelint_models_lists_the_signature_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    listed: dict[str, set[str]] = {}
+    model = ""
+    for line in out.splitlines():
+        if line.startswith("  "):
+            listed[model].add(line.strip())
+        else:
+            model = line.split(" (")[0]
+            listed[model] = set()
+    assert set(listed) == {m.name for m in default_models()}
+    assert sum(len(names) for names in listed.values()) > 20
+    for name, table in SIGNATURES.items():
+        assert name in listed, name  # every table belongs to a registered model
+        assert listed[name] == set(table)
+        for text in table.values():
+            parse_signature(text)  # every declared signature parses
+
+
+def test_bind_maps_arguments_as_python_does() -> None:
+    sig = signature_of("torch.zeros_like")
+    assert sig is not None
+    bound = bind(sig, ["t"], {"device": "cuda"})
+    assert bound is not None and bound.arguments == {"input": "t", "device": "cuda"}
+    assert bind(sig, ["t", "u"], {}) is None  # too many positionals: TypeError in Python
+    assert bind(sig, [], {"input": "t", "colour": 1}) is None  # an unknown keyword
+    lenient = bind(sig, ["t", "u"], {"colour": 1}, lenient=True)
+    assert lenient is not None and lenient.rest == ["u"] and lenient.extra == {"colour": 1}
+    star = bind("*size, out=None, device=None", [2, 3], {"device": "cpu"})
+    assert star is not None and star.rest == [2, 3] and star.arguments == {"device": "cpu"}
+    assert bind("x, /, y=1", [1], {"x": 2}) is None  # positional-only by keyword
+    with pytest.raises(ValueError):
+        parse_signature("x,, y")
