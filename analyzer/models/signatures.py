@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cache
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from ..domain import TOP
 
 T = TypeVar("T")
 
@@ -100,36 +102,74 @@ def bind(signature: Signature | str, args: list[T], kwargs: dict[str, T], *,
     return Bound(bound, rest, extra)
 
 
+@cache
 def signature_of(path: str) -> Signature | None:
-    """The declared signature of a qualified name (None: not declared)."""
+    """The declared signature of a qualified name, or of the longest ``prefix.*`` that covers it (None: not
+    declared)."""
     for table in SIGNATURES.values():
         text = table.get(path)
         if text is not None:
             return parse_signature(text)
+    module = path
+    while "." in module:
+        module = module.rpartition(".")[0]
+        for table in SIGNATURES.values():
+            text = table.get(f"{module}.*")
+            if text is not None:
+                return parse_signature(text)
     return None
 
 
-_CREATE = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False"
-_LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
+_ANYTHING = parse_signature("*args, **kwargs")
 
-#: model name -> qualified name -> its parameters (the modelled callables; ``devicelint models`` lists them)
+
+def bind_call(path: str, args: list[T], kwargs: dict[str, T]) -> Bound[T]:
+    """A call of ``path`` bound (leniently) to its declared parameters; an undeclared one binds no name."""
+    bound = bind(signature_of(path) or _ANYTHING, args, kwargs, lenient=True)
+    assert bound is not None  # lenient binding always binds
+    return bound
+
+
+def argument(path: str, args: list[T], kwargs: dict[str, T], name: str, default: Any = None) -> Any:
+    """One argument of a call of ``path`` by parameter name (``default``: not given; None: the analysis's
+    unknown, :data:`analyzer.domain.TOP`)."""
+    found = bind_call(path, args, kwargs).arguments.get(name)
+    if found is not None:
+        return found
+    return TOP if default is None else default
+
+
+_SIZE = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+_FACTORY = "out=None, dtype=None, layout=None, device=None, requires_grad=False"
+_LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
+_LEGACY = "*args, device=None"
+_NO_ARGUMENTS = ""
+_SEQUENCE = "tensors, dim=0, *, out=None"
+
+#: model name -> qualified name (or ``prefix.*``: every name under it) -> its parameters: the modelled
+#: callables, as ``devicelint models`` lists them
 SIGNATURES: dict[str, dict[str, str]] = {
     "torch": {
-        "torch.device": "type, index=None",
+        # creators: on ``device=`` (else the default device)
         "torch.tensor": "data, *, dtype=None, device=None, requires_grad=False, pin_memory=False",
         "torch.as_tensor": "data, dtype=None, device=None",
-        "torch.from_numpy": "ndarray",
-        "torch.zeros": _CREATE,
-        "torch.ones": _CREATE,
-        "torch.empty": _CREATE,
-        "torch.rand": _CREATE,
-        "torch.randn": _CREATE,
-        "torch.full": "size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
-        "torch.arange": "start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, "
-                        "requires_grad=False",
-        "torch.randint": "*args, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False",
-        "torch.linspace": "start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
-        "torch.eye": "n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        "torch.scalar_tensor": f"s, *, {_FACTORY}",
+        "torch.zeros": _SIZE,
+        "torch.ones": _SIZE,
+        "torch.empty": _SIZE,
+        "torch.rand": f"*size, generator=None, {_FACTORY}, pin_memory=False",
+        "torch.randn": f"*size, generator=None, {_FACTORY}, pin_memory=False",
+        "torch.full": f"size, fill_value, *, {_FACTORY}",
+        "torch.arange": f"start=0, end=None, step=1, *, {_FACTORY}",
+        "torch.linspace": f"start, end, steps, *, {_FACTORY}",
+        "torch.logspace": f"start, end, steps, base=10.0, *, {_FACTORY}",
+        "torch.eye": f"n, m=None, *, {_FACTORY}",
+        "torch.randint": f"*args, generator=None, {_FACTORY}",
+        "torch.randperm": f"n, *, generator=None, {_FACTORY}, pin_memory=False",
+        "torch.normal": f"mean, std=1.0, size=None, *, generator=None, {_FACTORY}",
+        "torch.bernoulli_like": f"input, *, generator=None, {_FACTORY}",
+        "torch.tril_indices": "row, col, offset=0, *, dtype=None, device=None, layout=None",
+        "torch.triu_indices": "row, col, offset=0, *, dtype=None, device=None, layout=None",
         "torch.zeros_like": _LIKE,
         "torch.ones_like": _LIKE,
         "torch.empty_like": _LIKE,
@@ -139,22 +179,64 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.randn_like": _LIKE,
         "torch.randint_like": "input, low=0, high=None, *, dtype=None, layout=None, device=None, "
                               "requires_grad=False, memory_format=None",
-        "torch.cat": "tensors, dim=0, *, out=None",
-        "torch.stack": "tensors, dim=0, *, out=None",
-        "torch.cuda.is_available": "",
-        "torch.cuda.device_count": "",
-        "torch.cuda.set_device": "device",
-        "torch.set_default_device": "device",
-        "torch.no_grad": "",
-        "torch.enable_grad": "",
-        "torch.inference_mode": "mode=True",
+        **{f"torch.{name}": _LEGACY for name in (
+            "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
+        "torch.from_numpy": "ndarray",
+        "torch.from_dlpack": "ext_tensor",
+        "torch.utils.dlpack.from_dlpack": "ext_tensor",
+        "torch.autograd.Variable": "data, requires_grad=False, volatile=False",
+        "torch.autograd.variable.Variable": "data, requires_grad=False, volatile=False",
         "torch.nn.Parameter": "data=None, requires_grad=True",
-        "torch.optim.*": "params, *args, **kwargs",
-        "torch.nn.*": "*args, **kwargs",
+        "torch.nn.parameter.Parameter": "data=None, requires_grad=True",
+        "torch.nn.Embedding.from_pretrained": "embeddings, freeze=True, padding_idx=None, max_norm=None, "
+                                              "norm_type=2.0, scale_grad_by_freq=False, sparse=False",
+        "torch.nn.EmbeddingBag.from_pretrained": "embeddings, freeze=True, max_norm=None, norm_type=2.0, "
+                                                 "scale_grad_by_freq=False, mode='mean', sparse=False, "
+                                                 "include_last_offset=False, padding_idx=None",
+        # devices and modes
+        "torch.device": "type, index=None",
+        "torch.set_default_device": "device",
+        "torch.set_default_tensor_type": "t",
+        "torch.cuda.is_available": _NO_ARGUMENTS,
+        "torch.cuda.device_count": _NO_ARGUMENTS,
+        "torch.cuda.current_device": _NO_ARGUMENTS,
+        "torch.cuda.set_device": "device",
+        "torch.cuda.device": "device",
+        "torch.backends.mps.is_available": _NO_ARGUMENTS,
+        "torch.no_grad": "orig_func=None",
+        "torch.enable_grad": "orig_func=None",
+        "torch.inference_mode": "mode=True",
+        "torch.set_grad_enabled": "mode",
+        # sequences of tensors
+        **{f"torch.{name}": _SEQUENCE for name in (
+            "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack")},
+        "torch.block_diag": "*tensors",
+        "torch.cartesian_prod": "*tensors",
+        "torch.broadcast_tensors": "*tensors",
+        "torch.meshgrid": "*tensors, indexing=None",
+        # processes
+        "torch.multiprocessing.spawn": "fn, args=(), nprocs=1, join=True, daemon=False, start_method='spawn'",
+        "torch.multiprocessing.spawn.spawn": "fn, args=(), nprocs=1, join=True, daemon=False, start_method='spawn'",
+        "torch.multiprocessing.start_processes": "fn, args=(), nprocs=1, join=True, daemon=False, "
+                                                 "start_method='spawn'",
+        "torch.multiprocessing.Process": "group=None, target=None, name=None, args=(), kwargs={}, *, daemon=None",
+        # data
         "torch.utils.data.DataLoader": "dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, "
                                        "num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, "
-                                       "**kwargs",
+                                       "timeout=0, worker_init_fn=None, multiprocessing_context=None, "
+                                       "generator=None, *, prefetch_factor=None, persistent_workers=False, "
+                                       "pin_memory_device=''",
         "torch.utils.data.TensorDataset": "*tensors",
+        # families: layers, losses, optimizers, distributions, functions (each handler reads what it models)
+        "torch.nn.*": "*args, **kwargs",
+        "torch.nn.modules.*": "*args, **kwargs",
+        "torch.optim.*": "params, *args, **kwargs",
+        "torch.distributions.*": "*args, **kwargs",
+        "torch.*": "*args, **kwargs",
+        "torch.nn.functional.*": "*args, **kwargs",
+        "torch.linalg.*": "*args, **kwargs",
+        "torch.special.*": "*args, **kwargs",
     },
     "numpy": {
         "numpy.array": "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, like=None",

@@ -76,13 +76,12 @@ from ..torch_domain import (
     TorchTensorAtom,
 )
 from .base import UNHANDLED, LibraryModel, Unhandled
-from .entry_points import SPAWN_PATHS, spawn_call
+from .entry_points import spawn_call
 from .numpy_model import store_converts_array
-from .signatures import bind, signature_of
+from .signatures import argument, bind_call
 from .torch_api import (
     CHECKED_OPS,
     COMPARISONS,
-    CREATORS,
     DEFAULT_FLOAT_DTYPES,
     DIM_KEYWORDS,
     DYNAMIC_REGISTRATION,
@@ -92,7 +91,6 @@ from .torch_api import (
     INTEGER_TENSOR_TYPES,
     LEAF_IDENTITIES,
     LEGACY_TENSOR_TYPES,
-    LIKE_CREATORS,
     MODULE_METHODS,
     MODULE_SELF_METHODS,
     NO_GRAD_RESULTS,
@@ -100,13 +98,13 @@ from .torch_api import (
     NUMPY_NO_CONVERSION,
     REDUCTIONS,
     SAME_DEVICE_OPS,
-    SEQUENCE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
     device_str,
 )
+from .torch_calls import torch_handlers
 from .torch_data import TorchData
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
@@ -122,7 +120,6 @@ _HOOKS = "@forward_hooks"
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
-_LIKE_SIGNATURE = signature_of("torch.zeros_like")  # every ``*_like`` creator binds its input and device alike
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
@@ -563,108 +560,173 @@ class TorchModel(TorchData, LibraryModel):
 
     def torch_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
                    fr: Frame) -> Value:
+        """A call of a qualified torch name: the handlers of :data:`.torch_calls.TORCH_CALLS` whose rules match
+        it, in order, until one answers."""
         if node is None:
             return TOP
-        if path in SPAWN_PATHS:  # a process entry point: called with the arguments it is given
-            return spawn_call(self, path, args, kwargs, node, st, fr)
-        module, _, name = path.rpartition(".")
-        if module == "torch" and name in CREATORS:
-            return self._create(name, args, kwargs, node, st, fr)
-        if module == "torch" and name in LIKE_CREATORS:
-            return self._create_like(args, kwargs, node, st, fr)
-        if module == "torch" and name in LEGACY_TENSOR_TYPES:  # always a CPU tensor (not the default device)
-            return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{name}")))
-        if path in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
-            return self._wrapped(args, kwargs, parameter=False)
-        if path == "torch.set_default_tensor_type":
-            kind = _legacy_type_device(args[0] if args else kwargs.get("t", TOP))
-            if kind == "cpu":
-                st.vars.pop(DEVICE_VAR, None)
-            else:
-                dev = self.parse_device("cuda", st) if kind == "cuda" else None
-                st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
-                    dev, self.origin(node, fr, "set_default_tensor_type")))
-            return NONE
-        if path in ("torch.from_dlpack", "torch.utils.dlpack.from_dlpack") and args and torch_tensors(args[0]):
-            # a tensor (not a capsule) is exported through its ``__dlpack__``: refused while it requires grad
-            self.torch_export("dlpack", path, args[0], node, st, fr)
-            return BOTTOM if st.dead else self.same_device_result(args[0], node, st, fr, None, detach=True)
-        if path == "torch.from_numpy":
-            # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
-            # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
-            made = args[0].only(ArrayAtom) if args else False
-            return V(TorchTensorAtom(CPU, NO_GRAD, False if made else None, origin=self.origin(node, fr, "from numpy")))
-        if path == "torch.device":
-            return self._device_ctor(args, kwargs, node, st, fr)
-        if module.startswith("torch.utils.data"):
-            found = self.torch_data_call(path, args, kwargs, node, st, fr)  # type: ignore[attr-defined]
+        for handler in torch_handlers(path):
+            found = getattr(self, handler)(path, args, kwargs, node, st, fr)
             if found is not None:
                 return found
-        if path == "torch.cuda.current_device":
-            current = self.current_cuda_index(st)
-            return TOP if current is None else V(const(current))
-        if path in ("torch.cuda.set_device", "torch.cuda.device"):
-            index = self._cuda_index(args[0] if args else kwargs.get("device", TOP), st)
-            if path == "torch.cuda.device":
-                return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
-            st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
-            return NONE
-        if path == "torch.cuda.is_available" and self.cuda_world is not None:
-            return V(const(self.cuda_world))
-        if path == "torch.cuda.device_count" and self.gpu_count is not None:
-            return V(const(self.gpu_count))  # the world's answer (:mod:`.worlds`); else how many: not known
-        if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
-            return BOOL
-        if module == "torch" and name in GRAD_MODES:
-            if args and isinstance(args[0].atoms and next(iter(args[0].atoms)), FuncRef):
-                return args[0]  # ``torch.no_grad()(fn)``: the function (its calls are analysed as usual)
-            return V(TorchModeAtom(grad=GRAD_MODES[name]))
-        if path == "torch.set_grad_enabled":
-            flag = args[0] if args else kwargs.get("mode", TOP)
-            truth = flag.truthiness()
-            grads = {t for t in truth if t is not None}
-            value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
-            st.vars[GRAD_VAR] = value
-            return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
-        if path == "torch.set_default_device":
-            value = args[0] if args else kwargs.get("device", TOP)
-            if value.consts() == [None]:
-                st.vars.pop(DEVICE_VAR, None)
-            else:
-                devices = self.devices_of(value, st)
-                st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
-                    TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
-            return NONE
-        if name == "from_pretrained" and module.rpartition(".")[2] in ("Embedding", "EmbeddingBag"):
-            # the layer's weight is a Parameter of the given tensor: on its device
-            table = args[0] if args else kwargs.get("embeddings", TOP)
-            tensors = torch_tensors(table)
-            origin = self.origin(node, fr, f"nn.{module.rpartition('.')[2]}.from_pretrained")
-            # the weight requires grad unless frozen, and ``freeze=True`` is the default
-            freeze = kwargs.get("freeze", args[1] if len(args) > 1 else V(const(True))).truthiness()
-            self._note_flag(origin, Value(frozenset(const(not t) for t in freeze if t is not None), None in freeze))
-            if table.top or not tensors or not table.only(TorchTensorAtom):
-                return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
-            return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
-                                   for a in tensors))
-        if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return self._wrapped(args, kwargs, parameter=True)
-        if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
-            return self._layer(name, args, kwargs, node, st, fr)
-        if module.startswith("torch.distributions") and name[:1].isupper():
-            return self._distribution(name, args, kwargs, st)
-        if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
-            return self._optimizer(name, args, kwargs, node, st, fr)
-        if module == "torch" and name in SEQUENCE_OPS:
-            if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
-                # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
-                result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
-                return V(seq("tuple", (result,) * len(args))) if name in ("meshgrid", "broadcast_tensors") \
-                    and not st.dead else result
-            return self._sequence_op(name, args[0] if args else kwargs.get("tensors", TOP), node, st, fr)
-        if module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special"):
-            return self._function_op(name, path, args, kwargs, node, st, fr, module)
         return TOP
+
+    # --- the call handlers (``(path, args, kwargs, node, st, fr)``; None: the next rule's) --------------------
+
+    def _call_spawn(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                    fr: Frame) -> Value | None:
+        return spawn_call(self, path, args, kwargs, node, st, fr)  # a process entry point: called with its args
+
+    def _call_create(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value | None:
+        return self._create(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        return self._create_like(path, args, kwargs, node, st, fr)
+
+    def _call_legacy_type(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        # always a CPU tensor (not the default device)
+        return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{path.rpartition('.')[2]}")))
+
+    def _call_variable(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                       fr: Frame) -> Value | None:
+        return self._wrapped(path, args, kwargs, parameter=False)
+
+    def _call_set_default_tensor_type(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                                      st: State, fr: Frame) -> Value | None:
+        kind = _legacy_type_device(argument(path, args, kwargs, "t"))
+        if kind == "cpu":
+            st.vars.pop(DEVICE_VAR, None)
+        else:
+            dev = self.parse_device("cuda", st) if kind == "cuda" else None
+            st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
+                dev, self.origin(node, fr, "set_default_tensor_type")))
+        return NONE
+
+    def _call_from_dlpack(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        if not (args and torch_tensors(args[0])):
+            return None  # a capsule: a torch function like any other
+        # a tensor (not a capsule) is exported through its ``__dlpack__``: refused while it requires grad
+        self.torch_export("dlpack", path, args[0], node, st, fr)
+        return BOTTOM if st.dead else self.same_device_result(args[0], node, st, fr, None, detach=True)
+
+    def _call_from_numpy(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
+        # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
+        made = args[0].only(ArrayAtom) if args else False
+        return V(TorchTensorAtom(CPU, NO_GRAD, False if made else None, origin=self.origin(node, fr, "from numpy")))
+
+    def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value | None:
+        return self._device_ctor(path, args, kwargs, node, st, fr)
+
+    def _call_data(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                   fr: Frame) -> Value | None:
+        return self.torch_data_call(path, args, kwargs, node, st, fr)
+
+    def _call_current_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                             st: State, fr: Frame) -> Value | None:
+        current = self.current_cuda_index(st)
+        return TOP if current is None else V(const(current))
+
+    def _call_set_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        index = self._cuda_index(argument(path, args, kwargs, "device"), st)
+        if path == "torch.cuda.device":
+            return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
+        st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
+        return NONE
+
+    def _call_is_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        return None if self.cuda_world is None else V(const(self.cuda_world))  # the world's answer
+
+    def _call_device_count(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        # the world's answer (:mod:`.worlds`); else how many: not known
+        return None if self.gpu_count is None else V(const(self.gpu_count))
+
+    def _call_unknown_bool(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        return BOOL
+
+    def _call_grad_mode(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        if args and isinstance(args[0].atoms and next(iter(args[0].atoms)), FuncRef):
+            return args[0]  # ``torch.no_grad()(fn)``: the function (its calls are analysed as usual)
+        return V(TorchModeAtom(grad=GRAD_MODES[path.rpartition(".")[2]]))
+
+    def _call_set_grad_enabled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                               st: State, fr: Frame) -> Value | None:
+        flag = argument(path, args, kwargs, "mode")
+        truth = flag.truthiness()
+        grads = {t for t in truth if t is not None}
+        value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
+        st.vars[GRAD_VAR] = value
+        return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
+
+    def _call_set_default_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                                 st: State, fr: Frame) -> Value | None:
+        value = argument(path, args, kwargs, "device")
+        if value.consts() == [None]:
+            st.vars.pop(DEVICE_VAR, None)
+        else:
+            devices = self.devices_of(value, st)
+            st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
+                TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
+        return NONE
+
+    def _call_from_pretrained(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                              st: State, fr: Frame) -> Value | None:
+        # the layer's weight is a Parameter of the given tensor: on its device
+        module = path.rpartition(".")[0]
+        bound = bind_call("torch.nn.Embedding.from_pretrained", args, kwargs)
+        table = bound.get("embeddings", TOP)
+        tensors = torch_tensors(table)
+        origin = self.origin(node, fr, f"nn.{module.rpartition('.')[2]}.from_pretrained")
+        # the weight requires grad unless frozen, and ``freeze=True`` is the default
+        freeze = bound.get("freeze", V(const(True))).truthiness()
+        self._note_flag(origin, Value(frozenset(const(not t) for t in freeze if t is not None), None in freeze))
+        if table.top or not tensors or not table.only(TorchTensorAtom):
+            return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
+        return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
+                               for a in tensors))
+
+    def _call_parameter(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self._wrapped(path, args, kwargs, parameter=True)
+
+    def _call_layer(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                    fr: Frame) -> Value | None:
+        return self._layer(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_distribution(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        return self._distribution(path.rpartition(".")[2], args, kwargs, st)
+
+    def _call_optimizer(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self._optimizer(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_sequence_op(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        name = path.rpartition(".")[2]
+        if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
+            # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
+            result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
+            return V(seq("tuple", (result,) * len(args))) if name in ("meshgrid", "broadcast_tensors") \
+                and not st.dead else result
+        bound = bind_call(path, args, kwargs)  # (the variadic ones given one sequence: ``torch.meshgrid([x, y])``)
+        tensors = bound.get("tensors", bound.rest[0] if bound.rest else bound.extra.get("tensors", TOP))
+        return self._sequence_op(name, tensors, node, st, fr)
+
+    def _call_function_op(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        module, _, name = path.rpartition(".")
+        return self._function_op(name, path, args, kwargs, node, st, fr, module)
 
     def _create(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                 fr: Frame) -> Value:
@@ -673,7 +735,7 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         zero_dim: bool | None = False
         if name in ("tensor", "as_tensor", "scalar_tensor"):
-            data = args[0] if args else kwargs.get("data", TOP)
+            data = argument(f"torch.{name}", args, kwargs, "data")
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
             elif not data.only(SeqAtom):
@@ -700,10 +762,9 @@ class TorchModel(TorchData, LibraryModel):
         truth = flag.truthiness()
         return set() if None in truth else {bool(t) for t in truth}
 
-    def _create_like(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+    def _create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        bound = bind(_LIKE_SIGNATURE, args, kwargs, lenient=True)
-        assert bound is not None  # (lenient)
+        bound = bind_call(path, args, kwargs)
         source = bound.get("input", TOP)
         if "device" in bound:
             devices = self.devices_of(bound.arguments["device"], st)
@@ -729,10 +790,10 @@ class TorchModel(TorchData, LibraryModel):
         index = indexes.pop()
         return index if isinstance(index, int) else -1
 
-    def _device_ctor(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+    def _device_ctor(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        value = args[0] if args else kwargs.get("type", TOP)
-        if len(args) == 2:
+        value = argument(path, args, kwargs, "type")
+        if len(args) == 2:  # ``torch.device("cuda", 1)``
             kinds, indexes = args[0].consts(), args[1].consts()
             if kinds and indexes and len(kinds) == len(indexes) == 1 and type(indexes[0]) is int:
                 value = V(const(f"{kinds[0]}:{indexes[0]}"))
@@ -745,11 +806,12 @@ class TorchModel(TorchData, LibraryModel):
                                                bare=_written_bare(dev, atom)) for dev, atom in devices))
 
     @staticmethod
-    def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
+    def _wrapped(path: str, args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
         """``nn.Parameter(t)``: a leaf the module owns (no grad with ``requires_grad=False``); ``Variable(t)``
         (the pre-0.4 wrapper): ``t`` itself, a requires-grad leaf with ``requires_grad=True``."""
-        data = args[0] if args else kwargs.get("data", TOP)
-        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(parameter)))
+        bound = bind_call(path, args, kwargs)
+        data = bound.get("data", TOP)
+        flag = bound.get("requires_grad", V(const(parameter)))
         truth = flag.truthiness()
         out: set[Atom] = set()
         for atom in torch_tensors(data):
