@@ -39,6 +39,7 @@ from ..domain import TOP, Atom, BoundShim, BuiltinRef, DictAtom, SeqAtom, V, Val
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
 from .base import UNHANDLED, LibraryModel, Unhandled
+from .signatures import bind_call
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
 DEFAULTS_WORLD = "the command line gives no options"
@@ -184,8 +185,9 @@ class ArgparseModel(LibraryModel):
             return V(NamespaceAtom((), False, tuple(kwargs.items())))
         if path != "argparse.ArgumentParser" or node is None:
             return TOP
-        # ``parents`` is ArgumentParser's fifth positional parameter, ``argument_default`` its ninth
-        complete = not any(k in kwargs for k in ("parents", "argument_default")) and len(args) < 5
+        # a parser whose options come partly from elsewhere: not known completely
+        bound = bind_call(path, args, kwargs)
+        complete = bound.get("parents") is None and bound.get("argument_default") is None
         return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))  # type: ignore[attr-defined]
 
     def argparse_parser_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
@@ -209,10 +211,11 @@ class ArgparseModel(LibraryModel):
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
-        line = args[0] if args else kwargs.get("args")
+        bound = bind_call(f"argparse.ArgumentParser.{name}", args, kwargs)
+        line = bound.get("args")
         empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)  # type: ignore[attr-defined]
         if not parser.complete or (line is not None and not empty and line.consts() != [None]) \
-                or len(args) > 1 or "namespace" in kwargs:
+                or bound.get("namespace") is not None:
             defaults = False
         else:
             defaults = empty or bool(self.argparse_defaults)

@@ -36,6 +36,7 @@ from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
 from .base import LibraryModel
+from .signatures import bind_call
 
 if TYPE_CHECKING:
     from ..engine.program import FunctionInfo, ModuleInfo
@@ -486,18 +487,20 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     when ``N`` is a small constant, 1 by default; else an unknown rank); ``Process(target=fn, args=(...),
     kwargs={...})``: ``fn(*args, **kwargs)``."""
     process = path.endswith("Process")
-    fn = kwargs.get("target") if process else (args[0] if args else kwargs.get("fn"))
+    bound = bind_call(path, args, kwargs)
+    fn = bound.get("target" if process else "fn")
     if fn is None or fn.top:
         return TOP
-    given = kwargs.get("args", args[1] if len(args) > 1 and not process else None)
+    given = bound.get("args")
     items: list[Value] | None = []
     if given is not None:
         seqs = [a for a in given.atoms if isinstance(a, SeqAtom)]
         items = list(seqs[0].items) if not given.top and len(seqs) == 1 and seqs[0].items is not None else None
     named: dict[str, Value] | None = {}
-    if process and "kwargs" in kwargs:
-        dicts = [a for a in kwargs["kwargs"].atoms if isinstance(a, DictAtom)]
-        named = dict(dicts[0].items) if not kwargs["kwargs"].top and len(dicts) == 1 \
+    given_kwargs = bound.get("kwargs") if process else None
+    if given_kwargs is not None:
+        dicts = [a for a in given_kwargs.atoms if isinstance(a, DictAtom)]
+        named = dict(dicts[0].items) if not given_kwargs.top and len(dicts) == 1 \
             and dicts[0].rest is None and all(isinstance(k, str) for k, _v in dicts[0].items) else None
     if items is None or named is None:
         engine.call(fn, [], {}, node, st.copy(), fr, True)  # arguments not known: as the sweep calls it
@@ -505,7 +508,7 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     if process:
         engine.call(fn, items, named, node, st.copy(), fr)
         return TOP
-    count = kwargs.get("nprocs", args[2] if len(args) > 2 else V(const(1)))
+    count = bound.get("nprocs", V(const(1)))
     counts = count.consts() if not count.top else None
     ranks = [V(const(r)) for r in range(counts[0])] \
         if counts and len(counts) == 1 and isinstance(counts[0], int) and 0 < counts[0] <= _MAX_RANKS else [TOP]

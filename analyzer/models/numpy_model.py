@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..domain import TOP, ArrayAtom, Atom, BoundShim, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
 from ..shim_api import BINOPS, promote, promote_scalar, scalar_kind
 from .base import UNHANDLED, LibraryModel, Unhandled
+from .signatures import argument
 
 if TYPE_CHECKING:
     from ..engine.flow_state import Frame, State
@@ -126,8 +127,9 @@ def _arrays(*kinds: str | None) -> Value:
     return Value(frozenset(ArrayAtom(kind) for kind in kinds))  # type: ignore[arg-type]
 
 
-def _arg(args: list[Value], kwargs: dict[str, Value], pos: int, name: str) -> Value | None:
-    return args[pos] if len(args) > pos else kwargs.get(name)
+def _arg(path: str, args: list[Value], kwargs: dict[str, Value], name: str) -> Value | None:
+    """The argument of parameter ``name`` of a call of ``path`` (its declared signature); None: not given."""
+    return argument(path, args, kwargs, name, None)
 
 
 def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -147,13 +149,13 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if name in _FLOAT_CREATORS:
         return _arrays("float")
     if name in _LIKE_CREATORS:
-        data = _arg(args, kwargs, 0, "a" if name.endswith("_like") else "object")
+        data = _arg(f"numpy.{name}", args, kwargs, "object" if name == "array" else "a")
         return _arrays(_one_array_kind(data)) if data is not None else TOP
     if name == "full":
-        fill = _arg(args, kwargs, 1, "fill_value")
+        fill = _arg(f"numpy.{name}", args, kwargs, "fill_value")
         return _arrays(_one_array_kind(fill)) if fill is not None else TOP
     if name == "full_like":
-        fill = _arg(args, kwargs, 1, "fill_value")
+        fill = _arg(f"numpy.{name}", args, kwargs, "fill_value")
         return _arrays(_one_array_kind(fill)) if fill is not None else TOP
     if name == "arange":
         bounds = [*args, *(v for k, v in kwargs.items() if k in ("start", "stop", "step"))]
@@ -163,15 +165,15 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         kinds = {scalar_kind(c) for group in consts for c in group}  # type: ignore[union-attr]
         return _arrays("float" if "float" in kinds else "int")
     if name in ("concatenate", "stack", "vstack", "hstack"):
-        data = _arg(args, kwargs, 0, "arrays")
+        data = _arg(f"numpy.{name}", args, kwargs, "tup" if name in ("vstack", "hstack") else "arrays")
         return _arrays(_one_array_kind(data)) if data is not None else TOP
     if name in ("sum", "cumsum", "prod", "max", "min", "abs", "clip", "round", "transpose", "reshape", "squeeze"):
-        data = _arg(args, kwargs, 0, "a")
+        data = _arg(f"numpy.{name}", args, kwargs, "x" if name == "abs" else "a")
         kind = _one_array_kind(data) if data is not None and data.only(ArrayAtom) else None
         widened = "int" if kind == "bool" and name in ("sum", "cumsum", "prod") else kind
         return _arrays(widened)
     if name in _FLOAT_FUNCTIONS:
-        data = _arg(args, kwargs, 0, "x")
+        data = _arg(f"numpy.{name}", args, kwargs, "a" if name in ("mean", "std", "var", "average") else "x")
         return _arrays("float") if data is not None and _one_array_kind(data) is not None else TOP
     return TOP
 
@@ -187,7 +189,7 @@ def _sample(name: str, dtype: Value | None) -> Value:
 def rng_method(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """``rng.<name>(...)`` on a ``numpy.random.Generator``."""
     if name == "permutation":
-        data = _arg(args, kwargs, 0, "x")
+        data = _arg("numpy.random.Generator.permutation", args, kwargs, "x")
         consts = data.consts() if data is not None else None
         if consts is not None and all(isinstance(c, int) and not isinstance(c, bool) for c in consts):
             return _arrays("int")
@@ -201,7 +203,7 @@ def array_method(name: str, receiver: Value, args: list[Value], kwargs: dict[str
     for atom in receiver.atoms:
         assert isinstance(atom, ArrayAtom)
         if name == "astype":
-            result = _arrays(dtype_kind(_arg(args, kwargs, 0, "dtype")))
+            result = _arrays(dtype_kind(_arg("numpy.ndarray.astype", args, kwargs, "dtype")))
         elif name in _SAME_KIND:
             result = _arrays(atom.kind)
         elif name in ("mean", "std", "var"):

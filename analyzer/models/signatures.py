@@ -130,13 +130,9 @@ def bind_call(path: str, args: list[T], kwargs: dict[str, T]) -> Bound[T]:
     return bound
 
 
-def argument(path: str, args: list[T], kwargs: dict[str, T], name: str, default: Any = None) -> Any:
-    """One argument of a call of ``path`` by parameter name (``default``: not given; None: the analysis's
-    unknown, :data:`analyzer.domain.TOP`)."""
-    found = bind_call(path, args, kwargs).arguments.get(name)
-    if found is not None:
-        return found
-    return TOP if default is None else default
+def argument(path: str, args: list[T], kwargs: dict[str, T], name: str, default: Any = TOP) -> Any:
+    """One argument of a call of ``path`` by parameter name (``default`` where it is not given)."""
+    return bind_call(path, args, kwargs).arguments.get(name, default)
 
 
 _SIZE = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
@@ -228,6 +224,32 @@ SIGNATURES: dict[str, dict[str, str]] = {
                                        "generator=None, *, prefetch_factor=None, persistent_workers=False, "
                                        "pin_memory_device=''",
         "torch.utils.data.TensorDataset": "*tensors",
+        # methods
+        "torch.Tensor.cuda": "device=None, non_blocking=False, memory_format=None",
+        "torch.Tensor.type": "dtype=None, non_blocking=False, **kwargs",
+        # (the cast overload: the device overloads are resolved by the torch model's ``_to_targets``)
+        "torch.Tensor.to": "dtype=None, non_blocking=False, copy=False, *args, memory_format=None, **kwargs",
+        "torch.Tensor.numpy": "*, force=False",
+        "torch.Tensor.requires_grad_": "requires_grad=True",
+        "torch.nn.Module.forward": "input, *args, **kwargs",
+        "torch.nn.Sequential.forward": "input",
+        "torch.nn.modules.loss._Loss.forward": "input, target, *args, **kwargs",
+        "torch.nn.Module.cuda": "device=None",
+        "torch.nn.Module.requires_grad_": "requires_grad=True",
+        "torch.nn.Module.state_dict": "*args, destination=None, prefix='', keep_vars=False",
+        "torch.nn.Module.register_forward_hook": "hook, *, prepend=False, with_kwargs=False, always_call=False",
+        "torch.optim.Optimizer.add_param_group": "param_group",
+        "torch.distributions.Distribution.log_prob": "value",
+        "torch.distributions.Distribution.cdf": "value",
+        "torch.distributions.Distribution.icdf": "value",
+        # losses with class weights (a buffer on the weights' device)
+        "torch.nn.CrossEntropyLoss": "weight=None, size_average=None, ignore_index=-100, reduce=None, "
+                                     "reduction='mean', label_smoothing=0.0",
+        "torch.nn.NLLLoss": "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+        "torch.nn.BCELoss": "weight=None, size_average=None, reduce=None, reduction='mean'",
+        "torch.nn.BCEWithLogitsLoss": "weight=None, size_average=None, reduce=None, reduction='mean', "
+                                      "pos_weight=None",
+        "torch.nn.MultiLabelSoftMarginLoss": "weight=None, size_average=None, reduce=None, reduction='mean'",
         # families: layers, losses, optimizers, distributions, functions (each handler reads what it models)
         "torch.nn.*": "*args, **kwargs",
         "torch.nn.modules.*": "*args, **kwargs",
@@ -239,14 +261,57 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.special.*": "*args, **kwargs",
     },
     "numpy": {
+        # arrays from data (the kind of the data unless ``dtype=`` says otherwise; a positional dtype is not
+        # followed)
         "numpy.array": "object, dtype=None, *, copy=True, order='K', subok=False, ndmin=0, like=None",
         "numpy.asarray": "a, dtype=None, order=None, *, device=None, copy=None, like=None",
-        "numpy.zeros": "shape, dtype=float, order='C', *, like=None",
-        "numpy.ones": "shape, dtype=None, order='C', *, like=None",
+        "numpy.asanyarray": "a, dtype=None, order=None, *, device=None, copy=None, like=None",
+        "numpy.ascontiguousarray": "a, dtype=None, *, like=None",
+        "numpy.copy": "a, order='K', subok=False",
+        "numpy.zeros_like": "a, dtype=None, order='K', subok=True, shape=None, *, device=None",
+        "numpy.ones_like": "a, dtype=None, order='K', subok=True, shape=None, *, device=None",
+        "numpy.empty_like": "a, dtype=None, order='K', subok=True, shape=None, *, device=None",
+        "numpy.full": "shape, fill_value, dtype=None, order='C', *, device=None, like=None",
+        "numpy.full_like": "a, fill_value, dtype=None, order='K', subok=True, shape=None, *, device=None",
+        # float arrays by default
+        "numpy.zeros": "shape, dtype=float, order='C', *, device=None, like=None",
+        "numpy.ones": "shape, dtype=None, order='C', *, device=None, like=None",
+        "numpy.empty": "shape, dtype=float, order='C', *, device=None, like=None",
+        "numpy.eye": "N, M=None, k=0, dtype=float, order='C', *, device=None, like=None",
+        "numpy.identity": "n, dtype=None, *, like=None",
+        "numpy.linspace": "start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None",
+        "numpy.logspace": "start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0",
+        "numpy.arange": "*args, dtype=None, device=None, like=None, **kwargs",
+        # joins and reductions: the kind of the input
+        "numpy.concatenate": "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
+        "numpy.stack": "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
+        "numpy.vstack": "tup, *, dtype=None, casting='same_kind'",
+        "numpy.hstack": "tup, *, dtype=None, casting='same_kind'",
+        **{f"numpy.{name}": "a, *args, **kwargs" for name in (
+            "sum", "cumsum", "prod", "max", "min", "clip", "round", "transpose", "reshape", "squeeze",
+            "mean", "std", "var", "average")},
+        **{f"numpy.{name}": "x, /, *args, **kwargs" for name in (
+            "abs", "sqrt", "exp", "log", "log1p", "expm1", "tanh", "sin", "cos")},
+        # generators and scalars
         "numpy.random.default_rng": "seed=None",
+        "numpy.random.Generator": "bit_generator",
+        "numpy.random.Generator.permutation": "x, axis=0",
+        "numpy.random.*": "*args, dtype=None, **kwargs",
+        "numpy.ndarray.astype": "dtype, order='K', casting='unsafe', subok=True, copy=True",
+        **{f"numpy.{name}": "value=0, /" for name in ("float16", "float32", "float64", "int8", "int16", "int32",
+                                                       "int64", "uint8", "bool_")},
     },
     "argparse": {
-        "argparse.ArgumentParser": "*args, **kwargs",
+        "argparse.ArgumentParser": "prog=None, usage=None, description=None, epilog=None, parents=[], "
+                                   "formatter_class=None, prefix_chars='-', fromfile_prefix_chars=None, "
+                                   "argument_default=None, conflict_handler='error', add_help=True, "
+                                   "allow_abbrev=True, exit_on_error=True",
+        "argparse.ArgumentParser.add_argument": "*name_or_flags, action=None, nargs=None, const=None, "
+                                                "default=None, type=None, choices=None, required=None, help=None, "
+                                                "metavar=None, dest=None, **kwargs",
+        "argparse.ArgumentParser.set_defaults": "**kwargs",
+        **{f"argparse.ArgumentParser.{name}": "args=None, namespace=None" for name in (
+            "parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args")},
         "argparse.Namespace": "**kwargs",
         "types.SimpleNamespace": "**kwargs",
     },

@@ -25,10 +25,10 @@ from typing import Any
 from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
 from ..engine.flow_state import Frame, State, widen_if_large
 from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
+from .signatures import bind_call
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
-COLLATE_FN_POSITION = 6  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn)
 _NUMBERS = frozenset({"int", "float", "bool"})
 
 
@@ -53,12 +53,12 @@ class TorchData:
 
     def _data_loader(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        own_collate = kwargs.get("collate_fn") if "collate_fn" in kwargs else (
-            args[COLLATE_FN_POSITION] if len(args) > COLLATE_FN_POSITION else None)
-        batch_size = kwargs.get("batch_size") if "batch_size" in kwargs else (args[1] if len(args) > 1 else None)
+        bound = bind_call("torch.utils.data.DataLoader", args, kwargs)
+        own_collate = bound.get("collate_fn")
+        batch_size = bound.get("batch_size")
         if batch_size is not None and batch_size.consts() == [None]:
             return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
-        dataset = args[0] if args else kwargs.get("dataset", TOP)
+        dataset = bound.get("dataset", TOP)
         item = self._dataset_item(dataset, node, st, fr)
         if own_collate is not None and own_collate.consts() != [None]:
             if own_collate.top or not own_collate.atoms:

@@ -440,12 +440,8 @@ class TorchModel(TorchData, LibraryModel):
             out.append((dev, atom))
         return out
 
-    def _device_argument(self, args: list[Value], kwargs: dict[str, Value], st: State,
-                         position: int | None = None) -> list[tuple[TorchDev, object]] | None:
-        """``device=`` (or the positional one), else the default device."""
-        value = kwargs.get("device")
-        if value is None and position is not None and len(args) > position:
-            value = args[position]
+    def _device_argument(self, value: Value | None, st: State) -> list[tuple[TorchDev, object]] | None:
+        """The devices of a ``device`` argument, else the default device's."""
         if value is None or value.consts() == [None]:
             return self.default_devices(st)
         return self.devices_of(value, st)
@@ -730,7 +726,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def _create(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                 fr: Frame) -> Value:
-        devices = self._device_argument(args, kwargs, st)
+        devices = self._device_argument(argument(f"torch.{name}", args, kwargs, "device", None), st)
         if devices is None:
             return TOP
         zero_dim: bool | None = False
@@ -865,7 +861,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def _optimizer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                    fr: Frame) -> Value:
-        params = args[0] if args else kwargs.get("params", TOP)
+        params = argument(f"torch.optim.{name}", args, kwargs, "params")
         elements, unknown = _parameter_elements(params)
         for item in _sequence_items(params) or ():
             # every parameter is checked: one that fails on every path decides (the others cannot save it)
@@ -917,8 +913,9 @@ class TorchModel(TorchData, LibraryModel):
         ``step()`` with the parameters elsewhere (the module moved in place since) fails like any op over
         tensors on two devices (MV201). Anything the analysis cannot place in time stops the following."""
         optimizers = [a for a in receiver.atoms if isinstance(a, TorchOptimizerAtom)]
-        if name == "add_param_group" and (args or "param_group" in kwargs):
-            self.torch_add_param_group(args[0] if args else kwargs["param_group"], node, st, fr)
+        group = argument("torch.optim.Optimizer.add_param_group", args, kwargs, "param_group", None)
+        if name == "add_param_group" and group is not None:
+            self.torch_add_param_group(group, node, st, fr)
             self._rebind_optimizer(node, TOP, st)  # parameters of other modules now: not followed
             return NONE
         if name not in ("step", "load_state_dict") or receiver.top or len(optimizers) != len(receiver.atoms) \
@@ -1033,8 +1030,9 @@ class TorchModel(TorchData, LibraryModel):
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("rsample", "entropy"):
                 out = out.join(V(params.with_(origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
-            elif name in ("log_prob", "cdf", "icdf") and (args or "value" in kwargs):
-                value = args[0] if args else kwargs["value"]
+            elif name in ("log_prob", "cdf", "icdf") \
+                    and (value := argument(f"torch.distributions.Distribution.{name}", args, kwargs, "value",
+                                           None)) is not None:
                 out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, False, False),
                                                                        ("parameters", V(params), False, False)],
                                                node, st, fr, op=name))
@@ -1132,7 +1130,7 @@ class TorchModel(TorchData, LibraryModel):
         if name in T.MOVE_METHODS:
             return self._tensor_move(name, receiver, args, kwargs, node, st, fr)
         if name == "numpy":
-            forced = kwargs.get("force")
+            forced = argument("torch.Tensor.numpy", args, kwargs, "force", None)
             if forced is not None and forced.truthiness() == {True}:
                 return V(ArrayAtom("float"))
             return self.torch_export("numpy", "Tensor.numpy", receiver, node, st, fr, V(ArrayAtom("float")))
@@ -1151,7 +1149,7 @@ class TorchModel(TorchData, LibraryModel):
                 self._rebind_receiver(node, result, st, fr, receiver)
             return result
         if name == "requires_grad_":
-            flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            flag = argument("torch.Tensor.requires_grad_", args, kwargs, "requires_grad", V(const(True)))
             if self.torch_grad_flag_check(receiver, flag, True, node, st, fr).is_bottom:
                 return BOTTOM
             for atom in torch_tensors(receiver):
@@ -1289,7 +1287,7 @@ class TorchModel(TorchData, LibraryModel):
                  fr: Frame) -> Value:
         """``t.type(torch.cuda.FloatTensor)`` moves to the GPU, ``t.type(torch.FloatTensor)`` to the CPU, and
         ``t.type(torch.float16)`` only casts; ``t.type()`` is the type's name (a string)."""
-        target = args[0] if args else kwargs.get("dtype")
+        target = argument("torch.Tensor.type", args, kwargs, "dtype", None)
         kind = None if target is None else _legacy_type_device(target)
         names = {a.path.rpartition(".")[2] for a in target.atoms if isinstance(a, TorchRef)} if target else set()
         # an integer or boolean type (``torch.LongTensor``, ``torch.long``): the result is out of the graph
@@ -1317,13 +1315,13 @@ class TorchModel(TorchData, LibraryModel):
         if name == "cpu":
             targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
         elif name == "cuda":
-            index = args[0] if args else kwargs.get("device")
+            index = argument("torch.Tensor.cuda", args, kwargs, "device", None)
             targets = self.devices_of(index, st) if index is not None and index.consts() != [None] \
                 else [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
         else:
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
-                return self._cast(receiver, args[0] if args else kwargs.get("dtype", TOP), node, st, fr)
+                return self._cast(receiver, argument("torch.Tensor.to", args, kwargs, "dtype"), node, st, fr)
         discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
@@ -1454,7 +1452,7 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         if name in T.LOSSES:
             return self._loss(name, args, kwargs, origin)
-        devices = self._device_argument([], kwargs, st) if weights else [(CPU, None)]
+        devices = self._device_argument(kwargs.get("device"), st) if weights else [(CPU, None)]
         if devices is None:
             return TOP
         return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
@@ -1473,8 +1471,8 @@ class TorchModel(TorchData, LibraryModel):
     @staticmethod
     def _loss(name: str, args: list[Value], kwargs: dict[str, Value], origin: Origin) -> Value:
         """A loss: with class weights (``CrossEntropyLoss(weight=w)``) it holds a buffer on their device."""
-        weights = [value for position, keyword in WEIGHTED_LOSSES.get(name, ())
-                   for value in [kwargs.get(keyword, args[position] if len(args) > position else None)]
+        weights = [value for _position, keyword in WEIGHTED_LOSSES.get(name, ())
+                   for value in [argument(f"torch.nn.{name}", args, kwargs, keyword, None)]
                    if value is not None and value.consts() != [None]]
         if not weights:
             return V(TorchLayerAtom(name, None, False, (), origin))
@@ -1497,7 +1495,7 @@ class TorchModel(TorchData, LibraryModel):
     def torch_layer_call(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                          st: State, fr: Frame) -> Value:
         if layer.name == "Sequential":
-            value = args[0] if args else TOP
+            value = argument("torch.nn.Sequential.forward", args, {}, "input")
             for i, child in enumerate(layer.children):
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
@@ -1512,9 +1510,9 @@ class TorchModel(TorchData, LibraryModel):
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, api: str) -> Value:
-        x = args[0] if args else kwargs.get("input", TOP)
+        x = argument("torch.nn.Module.forward", args, kwargs, "input")
         if layer.name in T.LOSSES:
-            target = args[1] if len(args) > 1 else kwargs.get("target", TOP)
+            target = argument("torch.nn.modules.loss._Loss.forward", args, kwargs, "target")
             operands = [("input", x, False, False), ("target", target, False, False)]
             if layer.weights:  # the class weights, a buffer of the loss
                 operands.append(("weight", TOP if layer.dev is None else V(TorchTensorAtom(
@@ -1557,7 +1555,7 @@ class TorchModel(TorchData, LibraryModel):
             if name == "cpu":
                 targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
             elif name == "cuda":
-                index = args[0] if args else kwargs.get("device")
+                index = argument("torch.nn.Module.cuda", args, kwargs, "device", None)
                 targets = self.devices_of(index, st) if index is not None else \
                     [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
             else:
@@ -1583,7 +1581,7 @@ class TorchModel(TorchData, LibraryModel):
                 st.drop_overlays(this)
             return moved
         if name == "requires_grad_":
-            flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            flag = argument("torch.nn.Module.requires_grad_", args, kwargs, "requires_grad", V(const(True)))
             for atom in receiver.atoms:
                 self._note_grad_flag(atom, flag, set())
             return receiver
@@ -1601,7 +1599,7 @@ class TorchModel(TorchData, LibraryModel):
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
-        keep_vars = kwargs.get("keep_vars", V(const(False))).consts()
+        keep_vars = argument("torch.nn.Module.state_dict", [], kwargs, "keep_vars", V(const(False))).consts()
         if name == "state_dict" and not args and set(kwargs) <= {"keep_vars"} and keep_vars in ([False], [True]):
             # detached snapshots of the weights where they are now: a later in-place move of the module replaces
             # its parameters' data, not theirs; ``keep_vars=True`` gives the parameters themselves. Through a
@@ -1616,7 +1614,7 @@ class TorchModel(TorchData, LibraryModel):
                 tensors = [a.with_(grad=NO_GRAD, owned=False, origin=origin) for a in tensors]
             return V(DictAtom((), Value(frozenset(tensors), True)))
         if name in ("register_forward_hook",):
-            hook = args[0] if args else kwargs.get("hook", TOP)
+            hook = argument("torch.nn.Module.register_forward_hook", args, kwargs, "hook")
             for atom in receiver.atoms:
                 if isinstance(atom, TorchLayerAtom) and atom.origin is not None:
                     key = (atom.origin, _HOOKS)
