@@ -115,7 +115,7 @@ class Assignment:
         new = module.namespace[name] = stored(old, value, strong)
         if old is None or not (new is old or new == old):
             self.module_stores += 1  # only a change can make a later call see something new
-            self.mutations += 1
+            self.changes.changed()
 
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:
         """``obj.attr = value``: instances get a weak update of the heap; a project module's namespace is
@@ -129,9 +129,10 @@ class Assignment:
                 self.heap_set(key, widen_if_large(stored if old is None else old.join(stored)))
             elif isinstance(atom, ClassRef) and (atom.cls, attr) not in self.class_stores:
                 self.class_stores.add((atom.cls, attr))  # unknown from now on (:meth:`class_lookup`)
-                self.mutations += 1
+                self.changes.changed()
                 if attr in self.class_names_read:
-                    self.heap_stale = self.havoc_grew = True  # read before: the next pass reads it unknown
+                    self.changes.read_went_stale()  # read before: the next pass reads it unknown
+                    self.changes.havoc_grew = True
             elif isinstance(atom, ModuleRef):
                 module = self.find_module(atom.name, atom.root)
                 if self.load_module(module) is not None:

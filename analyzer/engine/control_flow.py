@@ -46,7 +46,7 @@ class ControlFlow:
         exit_state, breaks = dead(), []
         reads = self.loop_reads(node, fr)
         for iteration in range(MAX_LOOP_ITERATIONS):
-            mutations = self.mutations
+            mutations = self.changes.count
             true, false = self.branch(node.test, head.copy(), fr)
             fr.loops.append(([], []))
             end = self.exec_block(node.body, true, fr) if not true.dead else true
@@ -83,7 +83,7 @@ class ControlFlow:
         reads = self.loop_reads(node, fr)
         if not element.is_bottom:
             for iteration in range(MAX_LOOP_ITERATIONS):
-                mutations = self.mutations
+                mutations = self.changes.count
                 ends: list[State] = []
                 breaks = []
                 for part in _unpacked_parts(node.target, element):
@@ -183,7 +183,7 @@ class ControlFlow:
         nothing outside the frame (``mutations``: the heap, a namespace, a module loaded, the havoc sets)."""
         if new_head.same(head):
             return True
-        if reads is None or self.mutations != mutations or head.dead != new_head.dead:
+        if reads is None or self.changes.count != mutations or head.dead != new_head.dead:
             return False
         old, new = head.vars, new_head.vars
         for key in old.keys() | new.keys():

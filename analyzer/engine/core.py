@@ -23,6 +23,7 @@ from .assignment import Assignment
 from .attributes import Attributes
 from .builtins import Builtins
 from .calls import Calls
+from .changes import PassChanges
 from .control_flow import ControlFlow
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
@@ -112,11 +113,9 @@ class Engine(
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
         self.heap_reads: set = set()  # heap keys read in this pass
-        self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again
         self.module_stores = 0  # stores that changed a module global (reused summaries are checked when it moved)
-        # every change a later evaluation could read (the heap, module and class namespaces, a module loaded,
-        # the havoc sets): a loop whose iteration changed none can stop early (ControlFlow.loop_converged)
-        self.mutations = 0
+        # every change a later evaluation could read, and whether a read of this pass went stale
+        self.changes = PassChanges()
         self.class_stores: set[tuple[ClassInfo, str]] = set()  # attributes stored on a class outside its body
         self.class_names_read: set[str] = set()  # attribute names looked up on classes
         self.defined: dict[FunctionInfo, FuncRef] = {}
@@ -153,7 +152,6 @@ class Engine(
             self.module_stores = 0
             self.function_runs = 0
             self.heap_reads.clear()
-            self.heap_stale = False
             for module in self.modules:
                 module.state = "new"
                 module.namespace = {}
@@ -169,7 +167,7 @@ class Engine(
                       f"{self.skipped_uncalled} uncalled skipped, "
                       f"{len(self.ran_this_pass)} contexts run, {len(self.kept_this_pass)} kept, "
                       f"{len(self.modules_kept)} modules kept", file=sys.stderr)
-            if (self.heap == before and not self.havoc_grew) or not self.heap_stale:
+            if (self.heap == before and not self.changes.havoc_grew) or not self.changes.stale:
                 break  # no attribute was read before it changed: another pass would compute the same
         spans: dict[str, set[tuple[int, int]]] = {}
         for fn in self.functions.values():
@@ -303,11 +301,11 @@ class Engine(
         old = self.heap.get(key)
         if old != value:
             if key in self.heap_reads:
-                self.heap_stale = True
+                self.changes.read_went_stale()
             if old is None:
                 self.heap_owners.setdefault(key[0], []).append(key[1])
             self.heap[key] = value
-            self.mutations += 1
+            self.changes.changed()
 
     def heap_attributes(self, owner: Any) -> list[tuple[str, Value]]:
         """Every heap attribute of ``owner`` (an instance's, for the scans of a module's whole state: a move,

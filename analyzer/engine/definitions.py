@@ -132,7 +132,7 @@ class Definitions:
         info.setters = {}
         body_state = self.exec_block(node.body, body_state, body_frame)
         info.namespace = body_state.vars
-        self.mutations += 1
+        self.changes.changed()
         info.dataclass_fields = None
         if any(is_dataclass_decorator(d) for d in node.decorator_list):
             info.dataclass_fields = [

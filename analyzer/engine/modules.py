@@ -48,7 +48,7 @@ class ModuleLoading:
             return module.namespace
         module.state = "loading"
         self.module_loads += 1  # a function run that loads a module is not kept for the next pass
-        self.mutations += 1
+        self.changes.changed()
         tree = module.source.tree
         assert tree is not None
         ctx = self.module_context(module)

@@ -1807,7 +1807,7 @@ class TorchModel(TorchData, LibraryModel):
                 key = (atom, _SUPERSEDED + attr)
                 old = self.heap.get(key)
                 if old is None:
-                    self.engine.heap_stale = True  # reads of ``attr`` so far did not look for it: run the pass again
+                    self.changes.read_went_stale()  # reads of ``attr`` so far did not look for it: run the pass again
                 self.heap_set(key, gone if old is None else old.join(gone))
                 self.superseded_names.add(attr)
 

@@ -163,3 +163,35 @@ def test_bind_maps_arguments_as_python_does() -> None:
     assert bind("x, /, y=1", [1], {"x": 2}) is None  # positional-only by keyword
     with pytest.raises(ValueError):
         parse_signature("x,, y")
+
+
+def test_the_torch_call_table_and_the_signatures_agree() -> None:
+    """Every name the torch call table routes has its parameters declared, and every declared torch function
+    (not a method or a family) is routed to a handler."""
+    from analyzer.models.torch_calls import TORCH_CALLS, modelled_names, torch_handlers
+
+    for rule in TORCH_CALLS:
+        for name in rule.listed():
+            if not name.endswith(".*"):
+                assert name in SIGNATURES["torch"], name
+    methods = ("torch.Tensor.", "torch.nn.Module.", "torch.optim.Optimizer.", "torch.distributions.Distribution.",
+               "torch.nn.Sequential.", "torch.nn.modules.loss.")
+    for name in SIGNATURES["torch"]:
+        if name.endswith(".*") or name.startswith(methods):
+            continue
+        assert torch_handlers(name), name
+    assert "torch.nn.*" in modelled_names() or "torch.nn.modules.*" in modelled_names()
+
+
+def test_the_torch_call_rules_keep_their_order() -> None:
+    from analyzer.models.torch_calls import torch_handlers
+
+    assert torch_handlers("torch.zeros") == ("_call_create", "_call_function_op")
+    assert torch_handlers("torch.cuda.is_available") == ("_call_is_available", "_call_unknown_bool")
+    assert torch_handlers("torch.nn.Linear") == ("_call_layer",)
+    assert torch_handlers("torch.nn.Parameter")[0] == "_call_parameter"
+    assert torch_handlers("torch.optim.lr_scheduler.StepLR") == ()
+    assert torch_handlers("torch.optim.AdamW") == ("_call_optimizer",)
+    assert torch_handlers("torch.nn.modules.sparse.Embedding.from_pretrained")[0] == "_call_from_pretrained"
+    assert torch_handlers("torch.utils.data.DataLoader") == ("_call_data",)
+    assert torch_handlers("numpy.zeros") == ()
