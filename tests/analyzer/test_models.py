@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from analyzer import frontend
 from analyzer.cli import main
+from analyzer.domain import Atom, BoundShim, V, Value, const
 from analyzer.engine.core import Engine
+from analyzer.engine.flow_state import Frame, State
 from analyzer.facts import FactStore
-from analyzer.models.base import LibraryModel
+from analyzer.models.base import UNHANDLED, LibraryModel, Unhandled
 from analyzer.models.registry import default_models
 from analyzer.models.signatures import SIGNATURES, bind, parse_signature, signature_of
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -195,3 +198,68 @@ def test_the_torch_call_rules_keep_their_order() -> None:
     assert torch_handlers("torch.nn.modules.sparse.Embedding.from_pretrained")[0] == "_call_from_pretrained"
     assert torch_handlers("torch.utils.data.DataLoader") == ("_call_data",)
     assert torch_handlers("numpy.zeros") == ()
+
+
+class _Answer(Atom):
+    """The toy library's object."""
+
+    def reveal(self) -> str:
+        return "answer"
+
+
+@dataclass(frozen=True)
+class _ToyRef(Atom):
+    path: str
+
+    def reveal(self) -> str:
+        return self.path
+
+
+class _ToyModel(LibraryModel):
+    """A library model written the way a new one is: its names, calls, methods and attributes, no engine
+    change (``toylib.answer()`` is an object whose ``.value`` is 42 and whose ``.double()`` is 84)."""
+
+    name = "toylib"
+
+    def import_ref(self, path: str) -> Value | None:
+        return V(_ToyRef(path)) if path.split(".")[0] == "toylib" else None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                   st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if isinstance(atom, _ToyRef) and atom.path == "toylib.answer":
+            return V(_Answer())
+        return UNHANDLED
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                       fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, _ToyRef):
+            return V(_ToyRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, _Answer):
+            return V(const(42)) if attr == "value" else V(BoundShim(atom, attr))
+        return UNHANDLED
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                    node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind == "_Answer" and name == "double":
+            return V(const(84))
+        return UNHANDLED
+
+
+TOY = """
+import toylib
+from toylib import answer
+
+a = toylib.answer()
+value = a.value
+doubled = answer().double()
+"""
+
+
+def test_a_new_model_plugs_in_with_no_engine_change(tmp_path: Path) -> None:
+    engine, facts = _analyse(tmp_path, {"toy.py": TOY}, models=(*default_models(), _ToyModel))
+    namespace = engine.modules[0].namespace
+    assert facts.file_failures == []
+    assert namespace["value"] == V(const(42))
+    assert namespace["doubled"] == V(const(84))
+    engine, _facts = _analyse(tmp_path, {"toy.py": TOY}, models=default_models())
+    assert engine.modules[0].namespace["value"].top  # without it: unknown
