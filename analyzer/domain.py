@@ -150,6 +150,18 @@ class Atom:
         """Python truthiness, ``None`` when it depends on what the analysis does not know."""
         return True
 
+    def library_type(self) -> str | None:
+        """The library class this value is an instance of (``"torch.Tensor"``), for ``isinstance``."""
+        return None
+
+    def names_type(self) -> str | None:
+        """The library class this value names (``torch.Tensor`` itself), as ``isinstance``'s second argument."""
+        return None
+
+    def type_predicate(self) -> str | None:
+        """The library class a one-argument test function checks for (``torch.is_tensor``)."""
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceAtom(Atom):

@@ -41,6 +41,17 @@ class TorchRef(Atom):
 
     path: str
 
+    def names_type(self) -> str | None:
+        return self.path if self.path in LIBRARY_TYPES else None
+
+    def type_predicate(self) -> str | None:
+        return TENSOR_TYPE if self.path == "torch.is_tensor" else None
+
+
+#: the torch classes an ``isinstance`` test is answered for
+TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE = "torch.Tensor", "torch.nn.Module", "torch.device"
+LIBRARY_TYPES = frozenset({TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE})
+
 
 #: ``torch.autograd.Function`` as a base class, however it is spelled.
 AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
@@ -58,6 +69,9 @@ class TorchDeviceAtom(Atom):
     #: written without an index (``torch.device("cuda")``): its index is ``None`` at run time, so it never
     #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
     bare: bool = False
+
+    def library_type(self) -> str | None:
+        return DEVICE_TYPE
 
     def reveal(self) -> str:
         return f"torch.device('{self.dev.text}')"
@@ -85,6 +99,9 @@ class TorchTensorAtom(Atom):
     @property
     def requires_grad(self) -> bool:
         return self.grad != NO_GRAD
+
+    def library_type(self) -> str | None:
+        return TENSOR_TYPE
 
     def reveal(self) -> str:
         parts = [f"{self.dev.text} tensor"]
@@ -118,6 +135,9 @@ class TorchLayerAtom(Atom):
     # in place, known by where it was made (two layers built alike stay two values when joined)
     origin: Origin | None = None
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+
+    def library_type(self) -> str | None:
+        return MODULE_TYPE
 
     def reveal(self) -> str:
         where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""

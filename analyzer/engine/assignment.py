@@ -21,7 +21,6 @@ from ..domain import (
     seq_of,
     with_entry,
 )
-from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
 from .program import ModuleInfo
@@ -95,9 +94,8 @@ class Assignment:
             elif isinstance(atom, SeqAtom):
                 for i in range(n):
                     parts[i] = parts[i].join(V(seq_of("list", atom.elem)) if i == star else atom.elem)
-            elif isinstance(atom, TorchTensorAtom) and star is None:
-                row = V(atom.with_(zero_dim=None, owned=False))  # ``x, y = batch``: rows, as iterating it gives
-                parts = [part.join(row) for part in parts]
+            elif star is None and (row := self.model_element(atom, "unpack")) is not None:
+                parts = [part.join(row) for part in parts]  # ``x, y = batch``: a library object's items
             else:
                 unknown = True
         for i, target in enumerate(targets):

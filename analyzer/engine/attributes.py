@@ -32,11 +32,8 @@ from ..domain import (
 )
 from ..imports import shim_public_names, shim_submodules
 from ..models.base import UNHANDLED
-from ..torch_domain import (
-    AUTOGRAD_CONTEXT,
-)
 from .flow_state import Frame, State
-from .program import ClassInfo, SuperRef
+from .program import SuperRef
 
 
 class Attributes:
@@ -111,8 +108,10 @@ class Attributes:
             return self._bind_class_attr(found, atom.instance, node, st, fr)
         if isinstance(atom, ClassRef):
             found = self.class_lookup(atom.cls, attr)
-            if found is None and attr == "apply" and atom.cls.is_autograd_function():
-                return self._autograd_apply(atom.cls)
+            if found is None:
+                inherited = self.model_class_attribute(atom.cls, attr)
+                if inherited is not None:
+                    return inherited  # ``MyFunction.apply``: the library base's classmethod
             if found is None:
                 return None
             out = BOTTOM
@@ -125,17 +124,6 @@ class Attributes:
         if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
             return V(BoundShim(atom, attr))
         return None
-
-    def _autograd_apply(self, cls: ClassInfo) -> Value | None:
-        """``MyFunction.apply``: its ``forward`` staticmethod with autograd's context object bound first."""
-        forward = self.class_lookup(cls, "forward")
-        if forward is None:
-            return None
-        out = BOTTOM
-        for item in forward.atoms:
-            out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, AUTOGRAD_CONTEXT))
-                           if isinstance(item, FuncRef) else TOP)
-        return out.join(TOP) if forward.top else out
 
     def _instance_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                             fr: Frame) -> Value | None:

@@ -284,8 +284,7 @@ class Calls:
         self.function_runs += 1
         self.depth += 1
         self.active_functions[fn] = self.active_functions.get(fn, 0) + 1
-        module_code = fn.cls is not None and fn.cls.is_torch_module()
-        self.module_code_depth += module_code
+        entered = self.model_enter_call(fn)  # (a model that follows which library code is running)
         record = None if quiet else self.start_record(ctx_id, fn, fref, globals_key, bound_key)
         result = None
         stopped = False
@@ -310,7 +309,8 @@ class Calls:
             self.budget.leave()
             self.depth -= 1
             self.active_functions[fn] -= 1
-            self.module_code_depth -= module_code
+            for hook in entered:
+                hook.__self__.exit_call(fn)
             del self.in_progress[ctx_id]
             if record is not None:
                 self.finish_record(ctx_id, record, None if stopped else result)  # (a stopped run is not kept)

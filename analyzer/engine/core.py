@@ -109,7 +109,6 @@ class Engine(
         # ``try`` bodies with handlers (and suppressing ``with`` bodies) in progress, in this activation or a
         # caller's: a call that fails on every path inside one ends the path (the program goes on in the handler)
         self.catching = 0
-        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
         self.heap_reads: set = set()  # heap keys read in this pass

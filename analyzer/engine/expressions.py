@@ -15,7 +15,6 @@ from ..domain import (
     NONE,
     TOP,
     TRUE,
-    ArrayAtom,
     BuiltinRef,
     DeviceAtom,
     DictAtom,
@@ -33,7 +32,7 @@ from ..domain import (
     seq_of,
 )
 from ..shim_api import BINARY, BINOPS, UNARY
-from ..torch_domain import REVEALABLE, TorchTensorAtom
+from ..torch_domain import REVEALABLE
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
@@ -136,8 +135,6 @@ class Expressions:
                                        atom.rest if atom.rest is not None else TOP)
                 else:
                     out = out.join(join_all(v for _k, v in atom.items)).join(atom.unknown_keys()).join(TOP)
-            elif isinstance(atom, ArrayAtom):
-                out = out.join(V(atom))  # an element, a slice or a selection keeps the dtype
             elif (modelled := self.model_index(atom, key, node, st, fr)) is not None:
                 out = out.join(modelled)  # a library object's item (a tensor's rows, a layer of a Sequential)
             elif isinstance(atom, Instance):
@@ -147,8 +144,7 @@ class Expressions:
                 out = out.join(TOP)
         return out
 
-    @staticmethod
-    def _slice(container: Value, bounds: list[int | None] | None = None) -> Value:
+    def _slice(self, container: Value, bounds: list[int | None] | None = None) -> Value:
         """``xs[a:b:c]``: element-wise when the bounds are constants (``names[1:]`` in a recursion)."""
         out = TOP if container.top else BOTTOM
         for atom in container.atoms:
@@ -157,10 +153,9 @@ class Expressions:
                     out = out.join(V(seq(atom.kind, atom.items[slice(*bounds)])))
                 else:
                     out = out.join(V(seq_of(atom.kind, atom.elem)))
-            elif isinstance(atom, TorchTensorAtom):  # a view: same device, same graph; a slice keeps its dimension
-                out = out.join(V(atom.with_(zero_dim=False, owned=False)))
             else:
-                out = out.join(V(atom) if isinstance(atom, ArrayAtom) else TOP)
+                modelled = self.model_element(atom, "slice")  # a library object's slice (a tensor's view)
+                out = out.join(TOP if modelled is None else modelled)
         return out
 
     def expr_Tuple(self, node: ast.Tuple | ast.List | ast.Set, st: State, fr: Frame) -> Value:
@@ -509,7 +504,7 @@ class Expressions:
                 out = out.join(atom.elem)
             elif isinstance(atom, DictAtom):
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
-            elif (modelled := self.model_iter_element(atom)) is not None:
+            elif (modelled := self.model_element(atom, "iterate")) is not None:
                 out = out.join(modelled)  # a tensor's rows, the modules of a ``ModuleList``
             else:
                 out = out.join(TOP)

@@ -146,9 +146,9 @@ class ModelHooks:
         for hook in self.hooked("store_item"):
             hook(container, key, value, target, st, fr)
 
-    def model_iter_element(self, atom: Atom) -> Value | None:
+    def model_element(self, atom: Atom, how: str) -> Value | None:
         for hook in self.hooked("element"):
-            found = hook(atom)
+            found = hook(atom, how)
             if found is not None:
                 return found
         return None
@@ -196,6 +196,13 @@ class ModelHooks:
         for hook, part in zip(self.hooked("context_key"), key, strict=True):
             hook.__self__.enter_function(state, part, fn)
 
+    def model_enter_call(self, fn: FunctionInfo) -> list[Callable[..., Any]]:
+        """The models told that ``fn`` starts to run (each is told when it ends: ``exit_call``)."""
+        hooks = self.hooked("enter_call")
+        for hook in hooks:
+            hook(fn)
+        return hooks
+
     # -- definitions and entry points ------------------------------------------------------------------
     def model_class_base(self, value: Value) -> frozenset[str]:
         kinds: frozenset[str] = frozenset()
@@ -203,8 +210,18 @@ class ModelHooks:
             kinds |= hook(value)
         return kinds
 
-    def model_framework_class(self, cls: ClassInfo) -> bool:
-        return any(hook(cls) for hook in self.hooked("framework_class"))
+    def model_framework_class(self, cls: ClassInfo) -> frozenset[str]:
+        kinds: frozenset[str] = frozenset()
+        for hook in self.hooked("framework_class"):
+            kinds |= hook(cls)
+        return kinds
+
+    def model_class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
+        for hook in self.hooked("class_attribute"):
+            found = hook(cls, attr)
+            if found is not None:
+                return found
+        return None
 
     def model_wrapped(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo) -> bool:
         return any(hook(node, module) for hook in self.hooked("wrapped"))

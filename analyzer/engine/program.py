@@ -71,8 +71,8 @@ class ClassInfo:
         self.namespace: dict[str, Value] = {}
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
-        self.torch_base = False  # a base is a torch.nn class (nn.Module, nn.Linear ...)
-        self.autograd_base = False  # a base is torch.autograd.Function (``Cls.apply(x)`` runs its forward)
+        # the library classes its bases derive from, as the models name them (``torch.nn.Module``)
+        self.library_bases: frozenset[str] = frozenset()
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
@@ -112,13 +112,9 @@ class ClassInfo:
                 return cls.setters.get(name)
         return None
 
-    def is_torch_module(self) -> bool:
-        """Derived from ``torch.nn.Module`` (its ``__call__`` runs ``forward``, ``.to()`` moves it in place)."""
-        return any(c.torch_base for c in self.mro())
-
-    def is_autograd_function(self) -> bool:
-        """Derived from ``torch.autograd.Function``: ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``."""
-        return any(c.autograd_base for c in self.mro())
+    def has_library_base(self, name: str) -> bool:
+        """Derived from the library class ``name`` (a model's: ``torch.nn.Module``)."""
+        return any(name in c.library_bases for c in self.mro())
 
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())

@@ -126,8 +126,9 @@ class LibraryModel:
                    fr: Frame) -> None:
         """``container[key] = value``."""
 
-    def element(self, atom: Atom) -> Value | None:
-        """An element ``for x in atom`` gives."""
+    def element(self, atom: Atom, how: str) -> Value | None:
+        """An element of ``atom``: ``how`` is ``"iterate"`` (``for x in atom``), ``"unpack"`` (``x, y = atom``)
+        or ``"slice"`` (``atom[a:b]``)."""
         return None
 
     # -- control flow ----------------------------------------------------------------------------------
@@ -165,15 +166,25 @@ class LibraryModel:
     def enter_function(self, state: State, key: Any, fn: FunctionInfo) -> None:
         """A function's run starts under the modes :meth:`context_key` gave."""
 
+    def enter_call(self, fn: FunctionInfo) -> None:
+        """A project function starts to run (:meth:`exit_call` when it ends, however it ends)."""
+
+    def exit_call(self, fn: FunctionInfo) -> None:
+        pass
+
     # -- definitions and the frameworks that call the program -------------------------------------------
     def class_base(self, value: Value) -> frozenset[str]:
-        """What a class base makes of the class: ``"module"`` (its ``__call__`` runs ``forward``, ``.to()``
-        moves it in place), ``"autograd"`` (``Cls.apply`` runs ``forward``)."""
+        """The library classes a class base derives from (``torch.nn.Module``: :meth:`ClassInfo.has_library_base`)."""
         return frozenset()
 
-    def framework_class(self, cls: ClassInfo) -> bool:
-        """A class a framework instantiates (its base unknown to the analysis)."""
-        return False
+    def framework_class(self, cls: ClassInfo) -> frozenset[str]:
+        """The library classes a class with a base the analysis does not know derives from all the same (a
+        framework's: ``LightningModule`` is an ``nn.Module``)."""
+        return frozenset()
+
+    def class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
+        """An attribute a project class inherits from a library base (``MyFunction.apply``)."""
+        return None
 
     def wrapped(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo) -> bool:
         """A decorated function a framework calls (not the decorator's result)."""

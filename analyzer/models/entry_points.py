@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..engine.flow_state import Frame, State
-from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
+from ..torch_domain import CPU, MODULE_TYPE, NO_GRAD, TorchDev, TorchTensorAtom
 from .base import LibraryModel
 from .signatures import bind_call
 
@@ -382,8 +382,8 @@ class EntryPoints(LibraryModel):
     def entry_caller(self, fn: FunctionInfo) -> str:
         return self.caller(fn)
 
-    def framework_class(self, cls: object) -> bool:
-        return self.is_lightning_class(cls)
+    def framework_class(self, cls: object) -> frozenset[str]:
+        return frozenset({MODULE_TYPE}) if self.is_lightning_class(cls) else frozenset()
 
     def entry_calls(self, fn: FunctionInfo, receivers: list[list[Value]], frame: Frame,
                     ) -> list[tuple[list[Value], dict[str, Value]]] | None:

@@ -312,9 +312,9 @@ class NumpyModel(LibraryModel):
 
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
-        if kind == "array":
+        if kind == "ArrayAtom":
             return array_method(name, receiver, args, kwargs)
-        if kind == "rng":
+        if kind == "RngAtom":
             return rng_method(name, args, kwargs)
         return UNHANDLED
 
@@ -327,6 +327,12 @@ class NumpyModel(LibraryModel):
         if isinstance(atom, RngAtom):
             return V(BoundShim(atom, attr))
         return UNHANDLED
+
+    def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        return V(atom) if isinstance(atom, ArrayAtom) else None  # an element, a slice or a selection: the dtype
+
+    def element(self, atom: Atom, how: str) -> Value | None:
+        return V(atom) if how == "slice" and isinstance(atom, ArrayAtom) else None
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
               compare: bool) -> Value | None:

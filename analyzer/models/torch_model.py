@@ -58,11 +58,13 @@ from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver
 from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
+    AUTOGRAD_CONTEXT,
     AUTOGRAD_FUNCTION,
     CPU,
     DEVICE_TYPES,
     DISTRIBUTION_METHODS,
     LEAF,
+    MODULE_TYPE,
     NO_GRAD,
     NON_LEAF,
     OPTIMIZER_METHODS,
@@ -124,6 +126,7 @@ _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place 
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
 UNCALLED_MODES = (None, TOP, TOP)
+AUTOGRAD_TYPE = "torch.autograd.Function"
 _TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
                   "torch.optim.optimizer": "torch.optim"}
 
@@ -161,6 +164,8 @@ class TorchModel(TorchData, LibraryModel):
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
+        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
+        self._module_code: list[bool] = []  # per call in progress: is it such a method
 
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
@@ -191,9 +196,9 @@ class TorchModel(TorchData, LibraryModel):
 
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
-        if kind == "torch_tensor":
+        if kind == "TorchTensorAtom":
             return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
-        if kind in ("torch_module", "Instance"):
+        if kind in ("TorchLayerAtom", "Instance"):
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
@@ -231,7 +236,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def instance_attribute(self, instance: Atom, attr: str, node: ast.expr | None, st: State,
                            fr: Frame) -> Value | None:
-        if isinstance(instance, Instance) and instance.cls.is_torch_module():
+        if isinstance(instance, Instance) and instance.cls.has_library_base(MODULE_TYPE):
             return self.torch_module_attribute(instance, attr, node, st, fr)
         return None
 
@@ -280,10 +285,13 @@ class TorchModel(TorchData, LibraryModel):
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
 
-    def element(self, atom: Atom) -> Value | None:
+    def element(self, atom: Atom, how: str) -> Value | None:
+        if isinstance(atom, TorchTensorAtom) and how == "slice":
+            return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
             return V(atom.with_(zero_dim=None, owned=False))  # a row: same device, same graph
-        if isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
+        if how == "iterate" and isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") \
+                and atom.children:
             return self.container_modules(atom)  # ``for block in self.blocks``: its modules
         return None
 
@@ -314,14 +322,35 @@ class TorchModel(TorchData, LibraryModel):
     def enter_function(self, state: State, key: Any, fn: FunctionInfo) -> None:
         self.enter_torch_modes(state, key, no_grad=fn.no_grad)
 
+    def enter_call(self, fn: FunctionInfo) -> None:
+        module_code = fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
+        self._module_code.append(module_code)  # (as it was on entry: the class's bases may change meanwhile)
+        self.module_code_depth += module_code
+
+    def exit_call(self, fn: FunctionInfo) -> None:
+        self.module_code_depth -= self._module_code.pop()
+
     def class_base(self, value: Value) -> frozenset[str]:
         kinds = set()
         for atom in value.atoms:
             if isinstance(atom, TorchRef) and atom.path.startswith("torch.nn."):
-                kinds.add("module")
+                kinds.add(MODULE_TYPE)  # its ``__call__`` runs ``forward``, ``.to()`` moves it in place
             if isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION:
-                kinds.add("autograd")
+                kinds.add(AUTOGRAD_TYPE)  # ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``
         return frozenset(kinds)
+
+    def class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
+        if attr != "apply" or not cls.has_library_base(AUTOGRAD_TYPE):
+            return None
+        # ``MyFunction.apply``: its ``forward`` staticmethod with autograd's context object bound first
+        forward = self.class_lookup(cls, "forward")
+        if forward is None:
+            return None
+        out = BOTTOM
+        for item in forward.atoms:
+            out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, AUTOGRAD_CONTEXT))
+                           if isinstance(item, FuncRef) else TOP)
+        return out.join(TOP) if forward.top else out
 
     # --- the two modes ---------------------------------------------------------------------------------
 
@@ -845,9 +874,9 @@ class TorchModel(TorchData, LibraryModel):
         """``module.name = t`` where ``name`` is a registered buffer: ``nn.Module.__setattr__`` keeps ``t`` as
         that buffer (it moves with the module, and belongs to it in MV202). Parameters kept in a plain dict,
         list or tuple are not registered: not the module's (PyTorch does not count them among its parameters)."""
-        if instance.cls.is_torch_module() and any(isinstance(a, (DictAtom, SeqAtom)) for a in value.atoms):
+        if instance.cls.has_library_base(MODULE_TYPE) and any(isinstance(a, (DictAtom, SeqAtom)) for a in value.atoms):
             value = Value(frozenset(_unregistered(a) for a in value.atoms), value.top)
-        if old is None or not instance.cls.is_torch_module() or not any(
+        if old is None or not instance.cls.has_library_base(MODULE_TYPE) or not any(
                 isinstance(a, TorchTensorAtom) and a.owned and a.grad == NO_GRAD for a in old.atoms):
             return value
         return Value(frozenset(a.with_(owned=True) if isinstance(a, TorchTensorAtom) else a for a in value.atoms),
@@ -1228,7 +1257,7 @@ class TorchModel(TorchData, LibraryModel):
                 self._note_flag(atom.origin, flag)
             for child in atom.children:
                 self._note_grad_flag(child, flag, seen)
-        elif isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
+        elif isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             seen.add(atom)
             self.note_heap_scan()  # every attribute of the instance
             for attr, value in self.heap_attributes(atom):
@@ -1436,7 +1465,7 @@ class TorchModel(TorchData, LibraryModel):
             for item in items:
                 atom = next(iter(item.atoms)) if len(item.atoms) == 1 and not item.top else None
                 if not isinstance(atom, TorchLayerAtom) and not (isinstance(atom, Instance)
-                                                                 and atom.cls.is_torch_module()):
+                                                                 and atom.cls.has_library_base(MODULE_TYPE)):
                     return TOP  # something unknown inside: not followed
                 children.append(atom)
             layers = [c for c in children if isinstance(c, TorchLayerAtom)]
@@ -1633,7 +1662,7 @@ class TorchModel(TorchData, LibraryModel):
         """A ModuleList after appending ``added``: its modules, as a set (the order a loop appended them in is not
         kept; a ModuleList is iterated, not called). Something other than a module makes it unknown."""
         if added.top or not added.atoms or not all(
-                isinstance(a, TorchLayerAtom) or (isinstance(a, Instance) and a.cls.is_torch_module())
+                isinstance(a, TorchLayerAtom) or (isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE))
                 for a in added.atoms):
             return TOP
         out = set()
@@ -1656,7 +1685,7 @@ class TorchModel(TorchData, LibraryModel):
                 return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
-        if isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
+        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             self.note_heap_scan()  # every attribute of the instance
             out = BOTTOM
             for attr, value in self.heap_attributes(atom):
@@ -1679,7 +1708,7 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)  # type: ignore[misc]
             return TorchLayerAtom(atom.name, dev if atom.weights else None, atom.weights, children, atom.origin)
-        if isinstance(atom, Instance) and atom.cls.is_torch_module():
+        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
         return atom
 
@@ -2051,7 +2080,7 @@ def _identity(atom: Atom) -> object | None:
     """What stays the same object across an in-place ``.to()``: a layer's creation site, a module instance."""
     if isinstance(atom, TorchLayerAtom) and (atom.weights or atom.children) and atom.origin is not None:
         return atom.origin
-    if isinstance(atom, Instance) and atom.cls.is_torch_module():
+    if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
     return None
 
@@ -2073,7 +2102,7 @@ def _project_parameters(expr: ast.AST | None, st: State) -> bool:
         return False
     modules = st.vars.get(expr.func.value.id)
     return modules is not None and not modules.top and bool(modules.atoms) and all(
-        isinstance(a, Instance) and a.cls.is_torch_module() for a in modules.atoms)
+        isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE) for a in modules.atoms)
 
 
 def _registers_dynamically(cls: ClassInfo) -> bool:
