@@ -162,6 +162,15 @@ class Atom:
         """The library class a one-argument test function checks for (``torch.is_tensor``)."""
         return None
 
+    def revealable(self) -> bool:
+        """A library value ``reveal_device`` describes (a model's tensor, device or module)."""
+        return False
+
+    def equals(self, other: Atom) -> bool | None:
+        """``self == other`` for two library values of one class a model compares (None: it cannot tell;
+        NotImplemented: not such a value)."""
+        return NotImplemented  # type: ignore[return-value]
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceAtom(Atom):

@@ -70,6 +70,16 @@ class TorchDeviceAtom(Atom):
     #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
     bare: bool = False
 
+    def revealable(self) -> bool:
+        return True
+
+    def equals(self, other: Atom) -> bool | None:
+        if not isinstance(other, TorchDeviceAtom):
+            return NotImplemented  # type: ignore[return-value]
+        from .models.torch_api import devices_equal  # (the torch model's table; imported where it is used)
+
+        return devices_equal((self.dev.type, self.dev.index, self.bare), (other.dev.type, other.dev.index, other.bare))
+
     def library_type(self) -> str | None:
         return DEVICE_TYPE
 
@@ -99,6 +109,9 @@ class TorchTensorAtom(Atom):
     @property
     def requires_grad(self) -> bool:
         return self.grad != NO_GRAD
+
+    def revealable(self) -> bool:
+        return True
 
     def library_type(self) -> str | None:
         return TENSOR_TYPE
@@ -135,6 +148,9 @@ class TorchLayerAtom(Atom):
     # in place, known by where it was made (two layers built alike stay two values when joined)
     origin: Origin | None = None
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+
+    def revealable(self) -> bool:
+        return True
 
     def library_type(self) -> str | None:
         return MODULE_TYPE
@@ -188,4 +204,3 @@ class TorchModeAtom(Atom):
     cuda: int | None = None  # ``torch.cuda.device(i)``: the current CUDA device inside (-1: not known; None: unchanged)
 
 
-REVEALABLE = (TorchDeviceAtom, TorchTensorAtom, TorchLayerAtom)

@@ -32,7 +32,6 @@ from ..domain import (
     seq_of,
 )
 from ..shim_api import BINARY, BINOPS, UNARY
-from ..torch_domain import REVEALABLE
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
@@ -76,7 +75,7 @@ class Expressions:
         return value
 
     def _record_expression(self, node: ast.expr, value: Value, fr: Frame) -> None:
-        if not any(isinstance(a, (TensorAtom, DeviceAtom, *REVEALABLE)) for a in value.atoms):
+        if not any(isinstance(a, (TensorAtom, DeviceAtom)) or a.revealable() for a in value.atoms):
             return  # hover shows tensors and devices only
         key = (fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
                node.end_col_offset or node.col_offset)
