@@ -88,9 +88,6 @@ class Attributes:
             return None
         if isinstance(atom, ModuleRef):
             return self.module_attr(atom, attr)
-        modelled = self.model_attribute(atom, attr, node, st, fr)
-        if modelled is not UNHANDLED:
-            return modelled  # a library name or object (``torch.cuda``, ``t.device``, ``args.lr``)
         if isinstance(atom, Instance):
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
@@ -123,7 +120,8 @@ class Attributes:
             return out.join(TOP) if found.top else out
         if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
             return V(BoundShim(atom, attr))
-        return None
+        modelled = self.model_attribute(atom, attr, node, st, fr)
+        return None if modelled is UNHANDLED else modelled  # a library name or object (``torch.cuda``, ``t.device``)
 
     def _instance_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                             fr: Frame) -> Value | None:

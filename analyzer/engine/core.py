@@ -129,6 +129,7 @@ class Engine(
         self.attr_writers: dict[str, set[int]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
         self.models: list[LibraryModel] = [model(self) for model in (default_models() if models is None else models)]
+        self.index_hooks()
         self.init_reuse()
         self.init_demand(len(sources))
         self.index_writes()

@@ -50,8 +50,13 @@ class LibraryModel:
         self.__dict__["engine"] = engine
 
     def __getattr__(self, name: str) -> Any:
-        # the engine's services (and its state) for the model's code, which was written against the engine
-        return getattr(self.__dict__["engine"], name)
+        # the engine's services (and its state) for the model's code, which was written against the engine;
+        # a method is kept (its next use is a plain lookup), state is read each time (``facts`` is swapped)
+        engine = self.__dict__["engine"]
+        found = getattr(engine, name)
+        if getattr(found, "__self__", None) is engine and callable(found):
+            self.__dict__[name] = found
+        return found
 
     # -- names and calls -------------------------------------------------------------------------------
     def import_ref(self, path: str) -> Value | None:

@@ -7,7 +7,7 @@ defaults are kept as source text (a model reads them, the engine never evaluates
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +27,21 @@ class Parameter:
 class Signature:
     text: str
     parameters: tuple[Parameter, ...]
+
+    def __post_init__(self) -> None:
+        # what binding asks of every call (a signature is parsed once, bound often)
+        params = self.parameters
+        object.__setattr__(self, "positional", tuple(p.name for p in params
+                                                     if p.kind in ("positional_only", "positional")))
+        object.__setattr__(self, "by_name", frozenset(p.name for p in params
+                                                      if p.kind in ("positional", "keyword_only")))
+        object.__setattr__(self, "star", any(p.kind == "var_positional" for p in params))
+        object.__setattr__(self, "double_star", any(p.kind == "var_keyword" for p in params))
+
+    positional: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    by_name: frozenset[str] = field(init=False, repr=False, compare=False)
+    star: bool = field(init=False, repr=False, compare=False)
+    double_star: bool = field(init=False, repr=False, compare=False)
 
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
@@ -78,24 +93,18 @@ def bind(signature: Signature | str, args: list[T], kwargs: dict[str, T], *,
     analysis reads what it can of a call the table does not describe fully). A missing required parameter is
     left out (the caller treats it as not given: the analysis may not see every argument)."""
     sig = parse_signature(signature) if isinstance(signature, str) else signature
-    bound: dict[str, T] = {}
-    rest: list[T] = []
-    extra: dict[str, T] = {}
-    positional = [p for p in sig.parameters if p.kind in ("positional_only", "positional")]
-    star = any(p.kind == "var_positional" for p in sig.parameters)
-    if len(args) > len(positional) and not star and not lenient:
+    positional = sig.positional
+    if len(args) > len(positional) and not sig.star and not lenient:
         return None
-    for param, value in zip(positional, args, strict=False):
-        bound[param.name] = value
+    bound: dict[str, T] = dict(zip(positional, args, strict=False))
     rest = list(args[len(positional):])
-    by_name = {p.name: p for p in sig.parameters if p.kind in ("positional", "keyword_only")}
-    double_star = any(p.kind == "var_keyword" for p in sig.parameters)
+    extra: dict[str, T] = {}
     for name, value in kwargs.items():
-        if name in by_name:
+        if name in sig.by_name:
             if name in bound and not lenient:
                 return None  # given twice
             bound[name] = value
-        elif double_star or lenient:
+        elif sig.double_star or lenient:
             extra[name] = value
         else:
             return None
