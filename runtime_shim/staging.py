@@ -216,3 +216,92 @@ def download(dst_ptr: int, ring: Sequence[int], busy: list[object], plan: Plan, 
             raise
 
     threads.run(work)
+
+
+class PinError(RuntimeError):
+    """The host memory of a transfer could not be page-locked in place."""
+
+
+class InPlaceEngine(Protocol):
+    """Page-locks parts of the source in place and DMAs straight from them."""
+
+    def pin(self, offset: int, size: int) -> None:
+        """Page-lock source bytes [offset, offset + size) (whole pages); raise PinError if refused."""
+
+    def unpin(self, offset: int, size: int) -> None:
+        """Undo ``pin`` of exactly that range, once its DMA is done."""
+
+    def upload_pinned(self, offset: int, size: int) -> object:
+        """Queue the DMA of pinned source bytes [offset, offset + size); return a completion token."""
+
+    def upload_pageable(self, offset: int, size: int) -> None:
+        """Copy the few source bytes [offset, offset + size) that share a page with other memory."""
+
+    def wait(self, token: object) -> None:
+        """Block (without holding the GIL) until the copy of ``token`` is done."""
+
+
+def page_regions(address: int, total: int, chunk: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(regions, edges) of ``total`` bytes at ``address``: regions are offset ranges of whole
+    pages, at most ``chunk`` bytes each, that no other memory shares; edges are the partial pages
+    at either end, which other allocations may share and which are therefore never pinned."""
+    first = min(total, -address % ALIGN)
+    last = max(first, (address + total) // ALIGN * ALIGN - address)
+    chunk = max(ALIGN, chunk // ALIGN * ALIGN)
+    regions = [(lo, min(lo + chunk, last)) for lo in range(first, last, chunk)]
+    edges = [(lo, hi) for lo, hi in ((0, first), (last, total)) if hi > lo]
+    return regions, edges
+
+
+def upload_in_place(src_ptr: int, total: int, chunk: int, lag: int, engine: InPlaceEngine,
+                    threads: CopyThreads) -> None:
+    """Copy ``total`` bytes at host address ``src_ptr`` to the device with no host-side copy:
+    threads page-lock the source region by region and queue each region's DMA; the thread that
+    takes region i first waits for the DMA of region i - lag and unpins it, so at most ``lag``
+    regions are pinned at once. Returns once every DMA is done and every region unpinned (the
+    source's pages must not stay locked after the move); raises PinError, with nothing left
+    pinned, where a region could not be pinned."""
+    regions, edges = page_regions(src_ptr, total, chunk)
+    lag = max(1, lag)
+    tokens: list[object] = [None] * len(regions)
+    queued = [threading.Event() for _ in regions]
+    pinned = [False] * len(regions)
+    unpinned = [False] * len(regions)
+    failed = threading.Event()
+    order = itertools.count()
+
+    def release(i: int) -> None:
+        engine.wait(tokens[i])
+        engine.unpin(*_span(regions[i]))
+        unpinned[i] = True
+
+    def work() -> None:
+        try:
+            while not failed.is_set() and (i := next(order)) < len(regions):
+                if i >= lag:
+                    queued[i - lag].wait()
+                    if failed.is_set():
+                        return
+                    release(i - lag)
+                engine.pin(*_span(regions[i]))
+                pinned[i] = True
+                tokens[i] = engine.upload_pinned(*_span(regions[i]))
+                queued[i].set()
+        except BaseException:
+            failed.set()
+            for event in queued:
+                event.set()
+            raise
+
+    try:
+        for lo, hi in edges:
+            engine.upload_pageable(lo, hi - lo)
+        threads.run(work)
+    finally:
+        for i in range(len(regions)):
+            if pinned[i] and not unpinned[i]:
+                release(i)
+
+
+def _span(region: tuple[int, int]) -> tuple[int, int]:
+    return region[0], region[1] - region[0]

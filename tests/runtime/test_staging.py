@@ -237,3 +237,95 @@ def test_memmove_releases_the_gil_for_large_copies() -> None:
     """The helpers copy with ctypes.memmove, a foreign call that runs without the GIL."""
     assert isinstance(ctypes.memmove, ctypes._CFuncPtr)  # type: ignore[attr-defined]
     assert not (ctypes.memmove._flags_ & ctypes._FUNCFLAG_PYTHONAPI)  # type: ignore[attr-defined]
+
+
+class FakePinEngine:
+    """An in-place engine over a host array: DMAs run lazily (when waited for, or drained), pins
+    are checked: whole pages only, never twice, unpinned only once their DMA has run."""
+
+    def __init__(self, src: np.ndarray, device: np.ndarray, refuse_at: int | None = None) -> None:
+        self.src, self.device, self.base = src, device, address(src)
+        self.refuse_at = refuse_at
+        self.pinned: set[tuple[int, int]] = set()
+        self.pins = 0
+        self.most_pinned = 0
+        self.pageable: list[tuple[int, int]] = []
+        self._pending: dict[int, tuple[int, int]] = {}
+        self._done: set[int] = set()
+        self._dma_of: dict[tuple[int, int], int] = {}
+        self._lock = threading.Lock()
+
+    def pin(self, offset: int, size: int) -> None:
+        with self._lock:
+            assert (self.base + offset) % staging.ALIGN == 0 and size % staging.ALIGN == 0
+            assert (offset, size) not in self.pinned
+            if self.refuse_at is not None and self.pins == self.refuse_at:
+                raise staging.PinError("refused")
+            self.pins += 1
+            self.pinned.add((offset, size))
+            self.most_pinned = max(self.most_pinned, len(self.pinned))
+
+    def unpin(self, offset: int, size: int) -> None:
+        with self._lock:
+            assert self._dma_of[(offset, size)] in self._done, "unpinned while its DMA was pending"
+            self.pinned.remove((offset, size))
+
+    def upload_pinned(self, offset: int, size: int) -> object:
+        with self._lock:
+            assert (offset, size) in self.pinned
+            token = len(self._dma_of) + 1
+            self._dma_of[(offset, size)] = token
+            self._pending[token] = (offset, size)
+            return token
+
+    def upload_pageable(self, offset: int, size: int) -> None:
+        self.pageable.append((offset, size))
+        self.device[offset : offset + size] = self.src[offset : offset + size]
+
+    def wait(self, token: object) -> None:
+        with self._lock:
+            if token in self._pending:
+                offset, size = self._pending.pop(token)  # type: ignore[arg-type]
+                self.device[offset : offset + size] = self.src[offset : offset + size]
+                self._done.add(token)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("skew", [0, 1, 100, 4095])
+@pytest.mark.parametrize("total", [5, 4096, 3 * 4096 + 17, 100_000, 1 << 20])
+@pytest.mark.parametrize(("chunk", "lag", "threads"), [(4096, 1, 1), (8192, 2, 4), (65536, 4, 8)])
+def test_upload_in_place_pins_whole_pages_within_the_lag(skew: int, total: int, chunk: int, lag: int,
+                                                          threads: int) -> None:
+    backing = random_bytes(total + 2 * 4096, seed=total + skew)
+    start = -address(backing) % 4096 + skew  # the source starts `skew` bytes into a page
+    src = backing[start : start + total]
+    device = np.zeros(total, dtype=np.uint8)
+    engine = FakePinEngine(src, device)
+    staging.upload_in_place(address(src), total, chunk, lag, engine, staging.CopyThreads(threads))
+    np.testing.assert_array_equal(device, src)
+    assert not engine.pinned  # nothing stays pinned
+    assert engine.most_pinned <= lag + threads
+    assert all(size < 4096 for _, size in engine.pageable)  # only partial end pages are copied
+
+
+def test_in_place_bounds_pinned_memory_by_the_lag_with_one_thread() -> None:
+    src = random_bytes(64 * 4096, seed=9)
+    engine = FakePinEngine(src, np.zeros_like(src))
+    staging.upload_in_place(address(src), src.size, 4096, 3, engine, staging.CopyThreads(1))
+    assert engine.most_pinned == 3 and not engine.pinned
+    np.testing.assert_array_equal(engine.device, src)
+
+
+@pytest.mark.parametrize("refuse_at", [0, 5])
+def test_a_refused_pin_leaves_nothing_pinned(refuse_at: int) -> None:
+    src = random_bytes(40 * 4096, seed=10)
+    engine = FakePinEngine(src, np.zeros_like(src), refuse_at=refuse_at)
+    with pytest.raises(staging.PinError):
+        staging.upload_in_place(address(src), src.size, 4096, 4, engine, staging.CopyThreads(3))
+    assert not engine.pinned
+
+
+def test_page_regions_split_at_absolute_page_boundaries() -> None:
+    regions, edges = staging.page_regions(4096 * 10 + 100, 5 * 4096, 2 * 4096)
+    assert edges == [(0, 3996), (3996 + 4 * 4096, 5 * 4096)]
+    assert regions == [(3996, 3996 + 2 * 4096), (3996 + 2 * 4096, 3996 + 4 * 4096)]
+    assert staging.page_regions(4096 + 1, 100, 4096) == ([], [(0, 100)])
