@@ -318,8 +318,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time N moves of 4 KiB, 64 KiB and 1 MiB each: µs per move against raw torch")
     parser.add_argument("--stager", default="", metavar="KEY=N,...",
                         help=f"measure a stager with these settings ({', '.join(STAGER_KEYS)})")
+    parser.add_argument("--moves", help="comma-separated moves to measure (e.g. 'host→GPU,numpy→GPU'); default all")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
+    wanted = set(args.moves.split(",")) if args.moves else None
     rs.set_virtual(False)  # real devices only: a virtual Cuda(0) would be a CPU
     if args.stager:
         dataplane.STAGER = stager_from(args.stager)
@@ -346,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     for mb in sizes:
         nbytes = mb * MIB
         for case in cpu_cases(nbytes) if args.quick else cuda_cases(nbytes):
+            if wanted is not None and case.move not in wanted:
+                continue
             rows.append(measure(case, nbytes, seconds_per_row, min_repeats))
             print(f"  measured {case.move} {mb} MiB", file=sys.stderr)
     payload["rows"] = rows
