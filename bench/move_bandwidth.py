@@ -111,16 +111,13 @@ def measure(case: Case, nbytes: int, seconds_per_row: float, min_repeats: int) -
     times: dict[str, list[float]] = {name: [] for name in variants}
     stager = dataplane.STAGER
     chunks_before, pinned_before = sum(stager.chunks.values()), stager.pinned_results
-    in_place_before = stager.pinned_uploads
     for _ in range(repeats):
         for name, fn in variants.items():
             times[name].append(timed(fn, case.sync))
     staged = (sum(stager.chunks.values()) - chunks_before) / repeats
     pinned = (stager.pinned_results - pinned_before) / repeats
-    in_place = (stager.pinned_uploads - in_place_before) / repeats
     row: dict[str, Any] = {"move": case.move, "mib": nbytes // MIB, "bytes": nbytes, "repeats": repeats,
-                           "staged_chunks_per_move": staged, "pinned_results_per_move": pinned,
-                           "pinned_in_place_per_move": in_place}
+                           "staged_chunks_per_move": staged, "pinned_results_per_move": pinned}
     for name, samples in times.items():
         median = statistics.median(samples)
         row[name] = {"median_s": median, "min_s": min(samples), "max_s": max(samples), "gbps": nbytes / median / 1e9}
@@ -206,8 +203,6 @@ def table(rows: list[dict[str, Any]]) -> str:
     def path(row: dict[str, Any]) -> str:
         if row.get("pinned_results_per_move"):
             return "pinned result"
-        if row.get("pinned_in_place_per_move"):
-            return "pinned in place"
         return f"{row['staged_chunks_per_move']:g} chunks" if row["staged_chunks_per_move"] else "direct"
 
     def ceiling(row: dict[str, Any]) -> str:
@@ -233,7 +228,7 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
 
 STAGER_KEYS = {"threads": 1, "buffers": 1, "buffer_mb": MIB, "min_chunks": 1, "piece_kb": 1024,
-               "pinned_result_mb": MIB, "small_mb": MIB, "pin_in_place": 1, "pin_lag": 1}
+               "pinned_result_mb": MIB, "small_mb": MIB}
 
 
 def stager_from(spec: str) -> dataplane.PinnedStager:
@@ -249,15 +244,13 @@ def stager_from(spec: str) -> dataplane.PinnedStager:
         buffers=options.get("buffers", dataplane.BUFFERS), threads=options.get("threads", dataplane.STAGER.threads),
         min_chunks=options.get("min_chunks", dataplane.MIN_CHUNKS),
         piece_bytes=options.get("piece_kb", dataplane.STAGER.piece_bytes),
-        pinned_result_bytes=options.get("pinned_result_mb"), pin_in_place=bool(options.get("pin_in_place", 1)),
-        pin_lag=options.get("pin_lag", dataplane.PIN_LAG))
+        pinned_result_bytes=options.get("pinned_result_mb"))
 
 
 def stager_settings(stager: dataplane.PinnedStager) -> dict[str, int]:
     return {"buffer_bytes": stager.buffer_bytes, "buffers": stager.buffers, "threads": stager.threads,
             "min_chunks": stager.min_chunks, "piece_bytes": stager.piece_bytes,
-            "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes,
-            "pin_in_place": int(stager.pin_in_place), "pin_lag": stager.pin_lag}
+            "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes}
 
 
 SMALL_SIZES = (4 << 10, 64 << 10, 1 << 20)

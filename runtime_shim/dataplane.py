@@ -47,8 +47,6 @@ BUFFERS = 4
 #: Transfers are cut into at least this many chunks (down to one piece each), so the copy of one
 #: chunk overlaps the DMA of the others even for mid-sized tensors.
 MIN_CHUNKS = 8
-#: Uploads pinned in place keep at most this many chunks page-locked at once.
-PIN_LAG = 4
 
 
 def _default_pinned_result_bytes() -> int:
@@ -163,8 +161,6 @@ class PinnedStager:
         min_chunks: int = MIN_CHUNKS,
         piece_bytes: int = staging.PIECE_BYTES,
         pinned_result_bytes: int | None = None,
-        pin_in_place: bool = True,
-        pin_lag: int = PIN_LAG,
     ) -> None:
         self.buffer_bytes = buffer_bytes
         self.small_bytes = small_bytes
@@ -184,11 +180,6 @@ class PinnedStager:
         self._streams: dict[torch.device, torch.cuda.Stream] = {}
         self._live_lock = threading.Lock()
         self._live_pinned = 0
-        self.pin_in_place = pin_in_place
-        self.pin_lag = pin_lag
-        #: uploads made by pinning the source in place
-        self.pinned_uploads = 0
-        self._pin_lock = threading.Lock()
 
     @property
     def threads(self) -> int:
@@ -214,8 +205,6 @@ class PinnedStager:
         if total == 0:
             return out
         dst = out.view(-1).view(torch.uint8)
-        if self.pin_in_place and self._upload_in_place(src, dst, out, device):
-            return out
         plan = self.plan(total)
         with self._lock:
             ring = self._ring_buffers()
@@ -231,27 +220,6 @@ class PinnedStager:
             # work too before reusing out's memory, whichever stream out is freed on.
             out.record_stream(stream)
         return out
-
-    def _upload_in_place(self, src: torch.Tensor, dst: torch.Tensor, out: torch.Tensor,
-                         device: torch.device) -> bool:
-        """Upload by page-locking the source in place, chunk by chunk (no host copy); False
-        where the source cannot be pinned (then nothing is left pinned)."""
-        import torch
-
-        with self._pin_lock:  # overlapping sources must not be pinned twice at once
-            stream = self._stream(device)
-            current = torch.cuda.current_stream(device)
-            stream.wait_stream(current)
-            engine = _InPlaceEngine(src, dst, stream)
-            try:
-                staging.upload_in_place(src.data_ptr(), src.numel(), self.plan(src.numel()).chunk, self.pin_lag, engine,
-                                        self._threads)
-            except staging.PinError:
-                return False
-            current.wait_stream(stream)
-            out.record_stream(stream)
-            self.pinned_uploads += 1
-        return True
 
     def to_host(self, t: torch.Tensor) -> np.ndarray:
         """A new numpy array with the values of CUDA tensor ``t``."""
@@ -364,70 +332,6 @@ class _CudaEngine:
         event.record(self.stream)
         return event
 
-
-class _InPlaceEngine:
-    """``staging.InPlaceEngine`` for one upload: cudaHostRegister on the source, DMAs on ``stream``."""
-
-    def __init__(self, src: torch.Tensor, device_bytes: torch.Tensor, stream: torch.cuda.Stream) -> None:
-        import torch
-
-        self.src = src
-        self.base = src.data_ptr()
-        self.device_bytes = device_bytes
-        self.stream = stream
-        self.device = device_bytes.device
-        self.cudart = torch.cuda.cudart()
-
-    def pin(self, offset: int, size: int) -> None:
-        import torch
-
-        torch.cuda.set_device(self.device)  # a helper thread's first CUDA call: bind the device's context
-        code = int(self.cudart.cudaHostRegister(self.base + offset, size, 0))
-        if code != 0:
-            _clear_cuda_error()
-            raise staging.PinError(f"cudaHostRegister failed with CUDA error {code}")
-
-    def unpin(self, offset: int, size: int) -> None:
-        if int(self.cudart.cudaHostUnregister(self.base + offset)) != 0:
-            _clear_cuda_error()
-
-    def upload_pinned(self, offset: int, size: int) -> object:
-        import torch
-
-        with torch.cuda.stream(self.stream):
-            self.device_bytes[offset : offset + size].copy_(self.src[offset : offset + size], non_blocking=True)
-        event = torch.cuda.Event()
-        event.record(self.stream)
-        return event
-
-    def upload_pageable(self, offset: int, size: int) -> None:
-        import torch
-
-        with torch.cuda.stream(self.stream):
-            self.device_bytes[offset : offset + size].copy_(self.src[offset : offset + size])
-
-    def wait(self, token: object) -> None:
-        if token is not None:
-            token.synchronize()  # type: ignore[attr-defined]
-
-
-def _clear_cuda_error() -> None:
-    """Reset the CUDA runtime's last error after a refused (un)registration, which torch would
-    otherwise report at its next kernel launch: cudaGetLastError from the libcudart torch loaded."""
-    global _GET_LAST_ERROR
-    if _GET_LAST_ERROR is None:
-        import ctypes
-
-        try:
-            with open("/proc/self/maps") as maps:
-                paths = {line.split()[-1] for line in maps if "libcudart" in line}
-            _GET_LAST_ERROR = next(iter(ctypes.CDLL(p).cudaGetLastError for p in sorted(paths)), lambda: 0)
-        except (OSError, AttributeError):
-            _GET_LAST_ERROR = lambda: 0  # noqa: E731 - no runtime library to reset
-    _GET_LAST_ERROR()
-
-
-_GET_LAST_ERROR: object = None
 
 #: The process's stager; tests and benchmarks may swap in another.
 STAGER = PinnedStager()
