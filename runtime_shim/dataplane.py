@@ -136,8 +136,8 @@ def device_to_host_tensor(t: torch.Tensor) -> torch.Tensor:
     stager = STAGER
     if t.numel() * t.element_size() < stager.small_bytes:
         return t.cpu()
-    result = stager.to_host_tensor(t)
-    return result if isinstance(result, torch.Tensor) else torch.from_numpy(result)
+    # Pinned where the result is: later uploads of it are one DMA, as raw torch's would be.
+    return torch.from_numpy(stager.to_host(t))
 
 
 class PinnedStager:
@@ -222,19 +222,15 @@ class PinnedStager:
         return out
 
     def to_host(self, t: torch.Tensor) -> np.ndarray:
-        """A new numpy array with the values of CUDA tensor ``t``."""
-        result = self.to_host_tensor(t)
-        return result if isinstance(result, np.ndarray) else result.numpy()
-
-    def to_host_tensor(self, t: torch.Tensor) -> torch.Tensor | np.ndarray:
-        """The values of CUDA tensor ``t`` on the host: a pinned CPU tensor, or a numpy array
-        where the pinned budget is spent."""
+        """A new numpy array with the values of CUDA tensor ``t``: pinned memory while the budget
+        allows, else ordinary memory filled through the ring."""
         pinned = self._pinned_result(t)
         return pinned if pinned is not None else self._staged_to_host(t)
 
-    def _pinned_result(self, t: torch.Tensor) -> torch.Tensor | None:
-        """``t`` copied by one DMA into a new pinned tensor, or None where the budget or the
-        pinned allocation says no."""
+    def _pinned_result(self, t: torch.Tensor) -> np.ndarray | None:
+        """``t`` copied by one DMA into new pinned memory, or None where the budget or the pinned
+        allocation says no. The budget is released when the array dies, that is when the last
+        view of it or tensor made from it (``torch.from_numpy``) is gone."""
         import torch
 
         nbytes = t.numel() * t.element_size()
@@ -247,14 +243,17 @@ class PinnedStager:
         except RuntimeError:  # pinned memory exhausted: ordinary memory will do
             self._release(nbytes)
             return None
-        weakref.finalize(out, self._release, nbytes)
         # On the current stream, after the work that wrote t, as raw torch's copy would be.
         stream = torch.cuda.current_stream(t.device)
         with torch.cuda.stream(stream):
             out.copy_(t, non_blocking=True)
         stream.synchronize()
-        self.pinned_results += 1
-        return out
+        # The array, not out: numpy's views keep the array alive, and the array keeps the memory.
+        array = out.numpy()
+        weakref.finalize(array, self._release, nbytes)
+        with self._live_lock:
+            self.pinned_results += 1
+        return array
 
     def _release(self, nbytes: int) -> None:
         with self._live_lock:

@@ -33,8 +33,9 @@ from typing import Protocol
 
 #: Host threads that copy into and out of the buffers (the caller's thread is one of them).
 DEFAULT_THREADS = max(1, min(8, os.cpu_count() or 1))
-#: The unit of work of one thread: large enough that per-piece Python costs (~10 us) stay small.
-PIECE_BYTES = 2 << 20
+#: The unit of work of one thread: large enough that per-piece Python costs stay small (on the H200
+#: host, 4 MiB pieces staged faster than 1 or 2 MiB ones).
+PIECE_BYTES = 4 << 20
 ALIGN = 4096
 
 
