@@ -10,7 +10,7 @@ What it measures (one 1 GiB populated numpy source unless ``--mb`` says otherwis
 * ``memmove into fresh``: pinned -> a new ``np.empty`` array each time (first-touch page faults
   included, spread over the threads), what a staged download into ordinary memory pays;
 * the machine's transparent huge page setting, the first (cold) pinned allocation of that size,
-  and ``cudaHostRegister``/``cudaHostRegisterUnregister`` of the populated source (GPU only).
+  and ``cudaHostRegister``/``cudaHostUnregister`` of the populated source (GPU only).
 
 Reproduce
     python bench/host_copy.py --json bench-results/host_copy.json
@@ -131,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("first_pinned_alloc_s", "host_register"):
         if key in payload:
             print(f"{key}: {payload[key]}")
+    best = max(rows, key=lambda r: r["memmove_into_pinned_gbps"])
+    payload["summary"] = (f"host copy, {args.mb} MiB: memmove into pinned memory "
+                          f"{best['memmove_into_pinned_gbps']:.1f} GB/s at best ({best['threads']} threads), "
+                          "into a fresh array "
+                          f"{max(r['memmove_into_fresh_gbps'] for r in rows):.1f} GB/s")
+    print(payload["summary"])
     write_json(args.json, payload)
     return 0
 
