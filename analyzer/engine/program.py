@@ -30,9 +30,6 @@ class FunctionInfo:
         self.kwarg = args.kwarg.arg if args.kwarg else None
         self.param_names = [*self.positional, *([self.vararg] if self.vararg else []), *self.kwonly,
                             *([self.kwarg] if self.kwarg else [])]
-        # ``@torch.no_grad()`` / ``@torch.inference_mode()``: the body runs with grad disabled
-        self.no_grad = any(_decorator_name(d) in ("no_grad", "inference_mode") for d in
-                           getattr(node, "decorator_list", ()))
         # ``locals``, ``free``, ``is_generator`` and ``globals`` (the names of its scope) are read from the
         # body when first asked for (``__getattr__``): a library defines thousands of functions the demand
         # sweep never runs, and walking each body at its ``def`` was a third of the modules' top level
@@ -315,12 +312,3 @@ def own_scope_stores(function: ast.AST) -> list[tuple[int, str]]:
 
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
                      ast.DictComp, ast.GeneratorExp})
-
-
-def _decorator_name(node: ast.expr) -> str:
-    """The last name of a decorator (``torch.no_grad()`` -> ``no_grad``)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""

@@ -320,7 +320,10 @@ class TorchModel(TorchData, LibraryModel):
         return UNCALLED_MODES if uncalled else self.torch_modes(st)
 
     def enter_function(self, state: State, key: Any, fn: FunctionInfo) -> None:
-        self.enter_torch_modes(state, key, no_grad=fn.no_grad)
+        # ``@torch.no_grad()`` / ``@torch.inference_mode()``: the body runs with grad disabled
+        no_grad = any(_decorator_name(d) in ("no_grad", "inference_mode")
+                      for d in getattr(fn.node, "decorator_list", ()))
+        self.enter_torch_modes(state, key, no_grad=no_grad)
 
     def enter_call(self, fn: FunctionInfo) -> None:
         module_code = fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
@@ -2143,3 +2146,12 @@ def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
                 and node.func.value.attr == "cuda" and id(node) not in blocks:
             return True
     return False
+
+
+def _decorator_name(node: ast.expr) -> str:
+    """The last name of a decorator (``torch.no_grad()`` -> ``no_grad``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
