@@ -263,3 +263,15 @@ def test_a_new_model_plugs_in_with_no_engine_change(tmp_path: Path) -> None:
     assert namespace["doubled"] == V(const(84))
     engine, _facts = _analyse(tmp_path, {"toy.py": TOY}, models=default_models())
     assert engine.modules[0].namespace["value"].top  # without it: unknown
+
+
+def test_every_fixture_runs_with_no_model() -> None:
+    """The engine alone over every fixture (torch, numpy, argparse, frameworks): library values unknown, no
+    failure, and no site but runtime_shim's."""
+    sources = frontend.load(frontend.discover([str(FIXTURES)]))
+    sources = [s for s in sources if frontend.parse(s) is None]
+    facts = FactStore()
+    Engine(sources, facts, DEFAULT_PROFILE, None, project_modules=frozenset(s.module for s in sources),
+           models=()).run()
+    assert facts.sites
+    assert not [site.api for site, _ctx in facts.sites if site.api.startswith(("torch.", "nn.", "numpy.", "F.", "Optimizer."))]
