@@ -17,7 +17,7 @@ from analyzer.engine.flow_state import Frame, State
 from analyzer.facts import FactStore
 from analyzer.models.base import UNHANDLED, LibraryModel, Unhandled
 from analyzer.models.registry import default_models
-from analyzer.models.signatures import SIGNATURES, bind, parse_signature, signature_of
+from analyzer.models.signatures import SIGNATURES, argument, bind, bind_call, parse_signature, signature_of
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -166,6 +166,18 @@ def test_bind_maps_arguments_as_python_does() -> None:
     assert bind("x, /, y=1", [1], {"x": 2}) is None  # positional-only by keyword
     with pytest.raises(ValueError):
         parse_signature("x,, y")
+
+
+def test_signatures_resolve_by_name_then_by_prefix() -> None:
+    adamw = signature_of("torch.optim.AdamW")  # ``torch.optim.*``
+    assert adamw is not None and adamw.names()[0] == "params"
+    assert signature_of("torch.zeros_like") is not None and signature_of("torch.zeros_like").names()[0] == "input"
+    assert signature_of("numpy.random.normal") == signature_of("numpy.random.uniform")  # ``numpy.random.*``
+    assert signature_of("requests.get") is None  # not modelled
+    loader = bind_call("torch.utils.data.DataLoader", ["ds", 8], {"collate_fn": "f"})
+    assert loader.arguments == {"dataset": "ds", "batch_size": 8, "collate_fn": "f"}
+    assert argument("torch.nn.Module.cuda", [], {}, "device", None) is None
+    assert argument("torch.nn.Module.cuda", [1], {}, "device") == 1
 
 
 def test_the_torch_call_table_and_the_signatures_agree() -> None:
