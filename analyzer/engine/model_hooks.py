@@ -39,9 +39,6 @@ class ModelHooks:
             for hook in _own_hooks(type(model)):
                 self.hook_table[hook].append(getattr(model, hook))
 
-    def hooked(self, hook: str) -> list[Callable[..., Any]]:
-        return self.hook_table[hook]
-
     def model_named(self, name: str) -> LibraryModel | None:
         return next((m for m in self.models if m.name == name), None)
 
