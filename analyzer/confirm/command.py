@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES, PROFILE_NAMES
 
 from .. import config
 from ..discovery import DiscoveryOptions
@@ -38,7 +38,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--real", action="store_true",
                      help="run on this machine's real devices (default: virtual devices; for PyTorch programs, "
                           "fake CUDA)")
-    cmd.add_argument("--profile", choices=sorted(PROFILE_NAMES), default=None,
+    cmd.add_argument("--profile", choices=sorted((*PROFILE_NAMES, *PROFILE_ALIASES)), default=None,
                      help=f"semantics profile (default: [tool.devicelint] profile, else {DEFAULT_PROFILE}); "
                           "a program's '# fixture: profile=...' header wins")
     cmd.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
@@ -82,7 +82,7 @@ def options_from(args: argparse.Namespace) -> Options:
                                  extend_exclude=found.get("extend-exclude", ()),
                                  respect_gitignore=found.get("respect-gitignore", True))
     return Options(paths=paths, entries=list(args.entry or ()), real=args.real,
-                   profile=args.profile or found.get("profile", DEFAULT_PROFILE), timeout=args.timeout,
+                   profile=PROFILE_ALIASES.get(args.profile or "", args.profile) or found.get("profile", DEFAULT_PROFILE), timeout=args.timeout,
                    jobs=args.jobs or cpus, preload=args.preload, discovery=discovery, cache_dir=cache_dir,
                    analysis_jobs=cpus, config_entries=(found.get("confirm") or {}).get("entries", []),
                    config_root=found.root if found.path is not None else None)

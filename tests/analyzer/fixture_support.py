@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.confirm.reveal import reveal_matches  # the product's comparison (devicelint confirm's)
+from runtime_shim.profiles import DEFAULT_PROFILE
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -42,7 +43,7 @@ class Fixture:
     name: str
     path: Path  # the file, or the directory
     files: list[Path]
-    profile: str = "burn-2026-08"
+    profile: str = DEFAULT_PROFILE
     mode: str = "virtual"
     backends: str | None = None
     errors: set[tuple[str, int, str]] = field(default_factory=set)  # (file, line, code)
