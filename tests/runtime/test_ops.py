@@ -51,10 +51,24 @@ from runtime_shim.semantics import (
     Fail,
     Role,
     Route,
-    cell,
+    cell as profile_cell,
     keys_of,
     strategy_result,
 )
+
+HEAD = "burn-2026-08"  # these cases spell out dispatch-semantics.md's HEAD column (2c06be35)
+
+
+def cell(table: str, **key: object):  # noqa: ANN201 - the table's (row, outcome)
+    return profile_cell(table, HEAD, **key)
+
+
+@pytest.fixture(autouse=True)
+def _head_column():
+    """Run under the profile of the HEAD column; the pinned default's cells are checked by
+    test_profile_pinned.py, test_burn_pinned_scenarios.py and test_properties.py (every profile)."""
+    with rs.profile(HEAD):
+        yield
 
 # Burn's operation names for the device check (dispatch-semantics.md 5.1); `cross` has no
 # counterpart in the runtime_shim API.
