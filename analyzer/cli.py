@@ -263,8 +263,13 @@ def _explain(code: str) -> int:
     if rule is None:
         _error(f"unknown rule code {code!r} (see `devicelint rules`)")
         return EXIT_ERROR
+    from .rules_doc import profiles_section
+
     print(f"# {rule.code} ({rule.name})\n")
     print(rule.doc())
+    section = profiles_section(rule.code)
+    if section is not None:
+        print("\n" + section.replace("### ", "## ", 1))
     return EXIT_CLEAN
 
 

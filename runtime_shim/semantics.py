@@ -338,9 +338,11 @@ BACKEND_ROWS: tuple[Row, ...] = (
     _row("backend.ad-int-other", Fail("MV106", MSG_BACKEND_MISMATCH_SHORT), lhs=Route.AUTODIFF, rhs=Route.INT,
          same_backend=False),
     # Autodiff and plain floats of one backend (another backend: backend.other, the same panic).
-    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT,
+    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), "an autodiff float with a plain float of its backend",
+         lhs=Route.AUTODIFF, rhs=Route.FLOAT,
          same_backend=True),
-    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.FLOAT, rhs=Route.AUTODIFF,
+    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), "a plain float with an autodiff float of its backend",
+         lhs=Route.FLOAT, rhs=Route.AUTODIFF,
          same_backend=True),
     _row("backend.mixed-rev-int", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.INT, rhs=Route.AUTODIFF),
     _row("backend.other", Fail("MV106", MSG_BACKEND_MISMATCH), same_backend=False),
@@ -363,7 +365,8 @@ MULTI_ROWS: tuple[Row, ...] = (
     _row("multi.cat-ad-backend", Fail("MV106", MSG_CAT_AD_WRONG_BACKEND), family="cat", first=Route.AUTODIFF,
          other=Route.AUTODIFF, same_backend=False),
     _row("multi.cat-plain", Fail("MV106", MSG_CAT_WRONG_BACKEND), family="cat"),
-    _row("multi.input-unreachable", Fail("MV106", MSG_UNREACHABLE), family="input", first=Route.AUTODIFF,
+    _row("multi.input-unreachable", Fail("MV106", MSG_UNREACHABLE), "a plain float input after an autodiff one",
+         family="input", first=Route.AUTODIFF,
          other=Route.FLOAT, same_backend=True),
     _row("multi.input-plain-ad", Fail("MV106", MSG_INPUT_WRONG_DEVICE), "an autodiff input after a plain float",
          family="input", first=Route.FLOAT, other=Route.AUTODIFF, same_backend=True),
@@ -398,13 +401,15 @@ _AF_ROLES = tuple(Role)
 AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.inner-af", Ok(result=PF, strategy="clear"), call="inner", cls=AF),
     _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
-    _row("api.inner-int", Ok(), call="inner", cls=(PI, CI_INT, CC_INT)),
+    _row("api.inner-int", Ok(), "inner() of an int/bool tensor not associated with autodiff", call="inner",
+         cls=(PI, CI_INT, CC_INT)),
     _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
     _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
     _row("api.from_inner-float", Ok(result=AF, strategy="disabled-if-none", role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
     _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
-    _row("api.from_inner-int", Ok(), call="from_inner", cls=PI_STAR),
+    _row("api.from_inner-int", Ok(), "from_inner() of an int/bool tensor associated with autodiff", call="from_inner",
+         cls=PI_STAR),
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
     _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
     _row("api.no_grad-other", Ok(), call="no_grad"),
@@ -685,6 +690,52 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
 }
 if set(PROFILES) != set(PROFILE_NAMES):
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
+
+
+#: Redirects that the analyzer reports as an advisory: a plain float sent to an autodiff device
+#: lands on the inner device, untracked (MV150).
+REDIRECT_ADVISORIES: Mapping[str, str] = {"move.3": "MV150"}
+
+
+def firing_profiles(code: str) -> tuple[str, ...] | None:
+    """The profiles in which some cell of the tables reports ``code`` (a failure, or a redirect's
+    advisory), in :data:`PROFILE_NAMES` order; ``None`` when no cell of any profile does (a code
+    that the tables do not decide)."""
+    found: list[str] = []
+    seen_anywhere = False
+    for profile in PROFILE_NAMES:
+        if _profile_fires(profile, code):
+            found.append(profile)
+            seen_anywhere = True
+    return tuple(found) if seen_anywhere else None
+
+
+def profile_dependent_rows(code: str) -> list[tuple[Row, tuple[str, ...]]]:
+    """The rows that report ``code`` in some profiles but not in others, each with those profiles."""
+    out = []
+    for table, (rows, _names) in TABLES.items():
+        for row in rows:
+            firing = tuple(p for p in PROFILE_NAMES if _row_reports(row, PROFILES[p].get(row.id, row.outcome), code))
+            if firing and len(firing) < len(PROFILE_NAMES):
+                out.append((row, firing))
+    return out
+
+
+def _row_reports(row: Row, outcome: Outcome, code: str) -> bool:
+    if isinstance(outcome, Fail):
+        return outcome.code == code
+    return isinstance(outcome, Redirect) and REDIRECT_ADVISORIES.get(row.id) == code
+
+
+def _profile_fires(profile: str, code: str) -> bool:
+    for table in TABLES:
+        for key in keys_of(table):
+            row, outcome = cell(table, profile, **key)
+            if isinstance(outcome, Fail) and outcome.code == code:
+                return True
+            if isinstance(outcome, Redirect) and REDIRECT_ADVISORIES.get(row.id) == code:
+                return True
+    return False
 
 
 def find_row(table: str, key: Mapping[str, object]) -> Row:
