@@ -189,7 +189,7 @@ MSG_NO_STEP = ("Node should have a step registered, did you forget to call "
 MSG_DEVICE_MISMATCH = (
     "=== Tensor Operation Error ===\n  Operation: '{op}'\n  Reason:\n"
     "    1. The provided tensors are not on the same device. "
-    "Lhs tensor device {lhs}, Rhs tensor device {rhs}. \n"
+    "Lhs tensor device Device<{lhs}>, Rhs tensor device Device<{rhs}>. \n"  # Device's Debug: Device<{:?}>
 )
 MSG_BACKEND_MISMATCH = "The provided tensors are not on the same backend. Got backends {lhs} and {rhs}."
 MSG_BACKEND_MISMATCH_SHORT = "The provided tensors are not on the same backend."

@@ -99,7 +99,7 @@ def device_mismatch(op: str, lhs: str, rhs: str) -> str:
             f"  Operation: '{op}'\n"
             "  Reason:\n"
             "    1. The provided tensors are not on the same device. "
-            f"Lhs tensor device {lhs}, Rhs tensor device {rhs}. \n")
+            f"Lhs tensor device Device<{lhs}>, Rhs tensor device Device<{rhs}>. \n")
 
 
 # rule code -> exception class (rule-codes.md)

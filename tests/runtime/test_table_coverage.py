@@ -458,8 +458,8 @@ def test_device_check_and_checked_ops_match_section_5_1() -> None:
     assert isinstance(fail, Fail) and fail.code == "MV105"
     assert fail.render(op="Add", lhs="Cuda(0)", rhs="Cuda(1)") == (
         "=== Tensor Operation Error ===\n  Operation: 'Add'\n  Reason:\n"
-        "    1. The provided tensors are not on the same device. Lhs tensor device Cuda(0), "
-        "Rhs tensor device Cuda(1). \n")
+        "    1. The provided tensors are not on the same device. Lhs tensor device Device<Cuda(0)>, "
+        "Rhs tensor device Device<Cuda(1)>. \n")  # burn-tensor's Device Debug: `Device<{:?}>`
 
 
 @pytest.mark.parametrize("key", list(S.keys_of("grad_replace")), ids=_key_id)
