@@ -586,6 +586,12 @@ UNARY_OPS: dict[str, UnarySpec] = {
 }
 
 
+#: Ops whose backward burn-autodiff prepares `.compute_bound()` (ops/tensor.rs: ToDevice, MaskWhere,
+#: MaskFill, Sum, Matmul): under Balanced checkpointing their outputs are checkpoints, kept rather
+#: than recomputed; every other op is memory-bound and recomputed from the nearest checkpoint.
+COMPUTE_BOUND_OPS = frozenset({"matmul", "mask_fill", "mask_where", "sum", "to_device"})
+
+
 def input_name(op: str) -> str:
     """The Burn parameter name of a two-input op's second input (a wrong-backend panic prints it)."""
     return "mask" if BINARY_OPS[op].operands == "mask" else "rhs"

@@ -38,6 +38,7 @@ from .semantics import (
     CHECKED_OPS,
     CI,
     CI_INT,
+    COMPUTE_BOUND_OPS,
     GRAD_REPLACE_NO_ARM,
     MSG_BACKEND_UNAVAILABLE,
     MSG_STRATEGY_MISMATCH,
@@ -426,7 +427,8 @@ class Tensor:
             src = self._exec
             node = autodiff.record("to_device", dst, (self._node,), prim,
                                    forward=lambda v: transfer(v, src, dst), backward=_bw_identity,
-                                   needs_inputs=False, needs_output=False, compute_bound=False,
+                                   needs_inputs=False, needs_output=False,
+                                   compute_bound="to_device" in COMPUTE_BOUND_OPS,
                                    strategy=self._strategy)
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF, node)
         return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
@@ -438,6 +440,7 @@ class Tensor:
                compute_bound: bool = False, forced_cls: TensorClass | None = None,
                role: Role | None = None) -> Tensor:
         """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
+        compute_bound = compute_bound or op.removeprefix("Tensor.") in COMPUTE_BOUND_OPS
         exec_ = self._exec
         for t in operands:
             if t._cap is not None:
