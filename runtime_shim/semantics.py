@@ -341,8 +341,8 @@ BACKEND_ROWS: tuple[Row, ...] = (
     _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), "an autodiff float with a plain float of its backend",
          lhs=Route.AUTODIFF, rhs=Route.FLOAT,
          same_backend=True),
-    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), "a plain float with an autodiff float of its backend",
-         lhs=Route.FLOAT, rhs=Route.AUTODIFF,
+    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH),
+         "a plain float with an autodiff float of its backend", lhs=Route.FLOAT, rhs=Route.AUTODIFF,
          same_backend=True),
     _row("backend.mixed-rev-int", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.INT, rhs=Route.AUTODIFF),
     _row("backend.other", Fail("MV106", MSG_BACKEND_MISMATCH), same_backend=False),
@@ -719,7 +719,7 @@ def firing_profiles(code: str) -> tuple[str, ...] | None:
 def profile_dependent_rows(code: str) -> list[tuple[Row, tuple[str, ...]]]:
     """The rows that report ``code`` in some profiles but not in others, each with those profiles."""
     out = []
-    for table, (rows, _names) in TABLES.items():
+    for rows, _names in TABLES.values():
         for row in rows:
             firing = tuple(p for p in PROFILE_NAMES if _row_reports(row, PROFILES[p].get(row.id, row.outcome), code))
             if firing and len(firing) < len(PROFILE_NAMES):

@@ -785,7 +785,8 @@ class Tensor:
         if any(t._kind != first._kind for t in tensors):  # Burn's cat takes tensors of one kind
             raise TypeError(f"Tensor.cat: all tensors must be {first._kind} tensors, "
                             f"got {', '.join(t._kind for t in tensors)}")
-        strategy, autodiff_route = first._multi("cat", "cat", [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)])
+        others = [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)]
+        strategy, autodiff_route = first._multi("cat", "cat", others)
         check.check_cat("Tensor.cat", [t.shape for t in tensors], dim)
         sizes = [t.shape[dim] for t in tensors]
 

@@ -26,6 +26,11 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "json")
 
 
+def _canonical(profile: str) -> str:
+    """A profile's own name (``burn-2026-09`` is accepted for ``burn-d16f7ba``)."""
+    return PROFILE_ALIASES.get(profile, profile)
+
+
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """The ``confirm`` subcommand's arguments."""
     cmd = commands.add_parser("confirm", help="run programs under runtime_shim (PyTorch programs under its torch "
@@ -82,7 +87,7 @@ def options_from(args: argparse.Namespace) -> Options:
                                  extend_exclude=found.get("extend-exclude", ()),
                                  respect_gitignore=found.get("respect-gitignore", True))
     return Options(paths=paths, entries=list(args.entry or ()), real=args.real,
-                   profile=PROFILE_ALIASES.get(args.profile or "", args.profile) or found.get("profile", DEFAULT_PROFILE), timeout=args.timeout,
+                   profile=_canonical(args.profile or found.get("profile", DEFAULT_PROFILE)), timeout=args.timeout,
                    jobs=args.jobs or cpus, preload=args.preload, discovery=discovery, cache_dir=cache_dir,
                    analysis_jobs=cpus, config_entries=(found.get("confirm") or {}).get("entries", []),
                    config_root=found.root if found.path is not None else None)

@@ -51,8 +51,10 @@ from runtime_shim.semantics import (
     Ok,
     Role,
     Route,
-    cell as profile_cell,
     keys_of,
+)
+from runtime_shim.semantics import (
+    cell as profile_cell,
 )
 
 HEAD = "burn-2026-08"  # these cases spell out dispatch-semantics.md's HEAD column (2c06be35)

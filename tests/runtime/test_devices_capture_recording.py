@@ -30,8 +30,8 @@ from _states import (
 from conftest import DEVICES, HAS_TORCH, real_cuda_count
 
 import runtime_shim as rs
-from runtime_shim.profiles import DEFAULT_PROFILE
 from runtime_shim import CaptureError, Device, Tensor, reveal_device
+from runtime_shim.profiles import DEFAULT_PROFILE
 from runtime_shim.semantics import AF, CI, CI_INT, PF, PI, PI_STAR, Fail, Role, cell, keys_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -104,7 +104,7 @@ def test_profiles() -> None:
     assert S.DEFAULT_PROFILE == "burn-d16f7ba"  # the seeds' pinned commit, d16f7ba2ed
     assert {"burn-2026-08", "burn-0.21", "burn-d16f7ba"} <= set(S.PROFILES)
     assert dict(S.PROFILES["burn-2026-08"]) == {}
-    assert set(profiles.PROFILE_NAMES) == set(S.PROFILES) and profiles.PROFILE_NAMES == tuple(profiles.PROFILE_DOCS)
+    assert set(profiles.PROFILE_NAMES) == set(S.PROFILES) and tuple(profiles.PROFILE_DOCS) == profiles.PROFILE_NAMES
     with pytest.raises(profiles.UnknownProfile):
         profiles.check_profile("burn-0.20")
     # the name the pinned profile had first stays accepted, everywhere a profile is named
