@@ -161,6 +161,12 @@ def active_scope(device: Device) -> Scope | None:
     return scope if scope is not None and scope.open else None
 
 
+def completed_scope(device: Device) -> Scope | None:
+    """A scope whose ``complete()`` ran while its function has not returned yet (its session is closed)."""
+    scope = _ACTIVE.get(device._key)
+    return scope if scope is not None and not scope.open else None
+
+
 def run_scope(device: Device, fn: Callable[[Scope], Graph]) -> Graph | CaptureError | BoundaryError:
     if not device.is_capture or device.is_autodiff():
         return CaptureError.INVALID_DEVICE

@@ -23,7 +23,7 @@ import numpy as np
 from . import autodiff
 from . import recorder as recording
 from . import validation as check
-from .capture import Scope, active_scope
+from .capture import Scope, active_scope, completed_scope
 from .dataplane import transfer
 from .devices import Device, availability_problem, executor_place
 from .errors import BackendUnavailable, error_for
@@ -228,6 +228,10 @@ class Tensor:
         dtype = dtype if array is None else array.dtype.name  # "float16" also for ">f2" (str gives ">f2")
         kind = _kind_of_dtype(dtype)
         scope = active_scope(plain) if plain.is_capture else None
+        if scope is None and plain.is_capture and completed_scope(plain) is not None:
+            _row, closed = cell("capture_use", SETTINGS.profile, scope=False)  # burn-capture's assert_open
+            if isinstance(closed, Fail):
+                _fail(op, closed)
         _row, outcome = cell("create", SETTINGS.profile, dtype="float" if kind == "float" else "int",
                              device=where, scope=scope is not None)
         if isinstance(outcome, Fail):
