@@ -49,8 +49,19 @@ class GradOfUntracked(Rule):
     ```
 
     ## Use instead
-    Read the gradient of the tracked leaf (`w.grad(grads)`), or make the
-    detached tensor a tracked leaf first (`h = h.detach().require_grad()`).
+    ```python
+    from runtime_shim import Device, Tensor
+
+    w = Tensor.ones([2], Device.flex().autodiff()).require_grad()
+    h = (w * 2.0).detach().require_grad()
+    grads = (h * w).sum().backward()
+    h.grad(grads)
+    ```
+
+    ## Fix safety
+    No automatic fix: which tensor's gradient the code meant (the tracked leaf it
+    was computed from, or the detached state as a new tracked leaf) is the
+    author's choice.
     """
 
     default_level = "warning"
