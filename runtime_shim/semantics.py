@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -136,6 +137,8 @@ class Fail:
     message: str
 
     def render(self, **values: object) -> str:
+        if self.message == MSG_DEVICE_MISMATCH:  # the devices print as burn-tensor's Device Debug
+            values = {k: device_debug(str(v)) if k in ("lhs", "rhs") else v for k, v in values.items()}
         return self.message.format(**values) if values else self.message
 
 
@@ -191,6 +194,16 @@ MSG_DEVICE_MISMATCH = (
     "    1. The provided tensors are not on the same device. "
     "Lhs tensor device Device<{lhs}>, Rhs tensor device Device<{rhs}>. \n"  # Device's Debug: Device<{:?}>
 )
+# The single-device CPU backends' device types print their one device: burn-flex `FlexDevice`'s Debug
+# is its Display, `Cpu`; burn-ndarray's `NdArrayDevice::Cpu` derives it.
+_UNIT_DEVICE = re.compile(r"\b(Flex|NdArray)\b(?!\()")
+
+
+def device_debug(text: str) -> str:
+    """A device's ``repr`` as ``DispatchDevice``'s Debug prints it inside a message (``Flex(Cpu)``)."""
+    return _UNIT_DEVICE.sub(r"\1(Cpu)", text)
+
+
 MSG_BACKEND_MISMATCH = "The provided tensors are not on the same backend. Got backends {lhs} and {rhs}."
 MSG_BACKEND_MISMATCH_SHORT = "The provided tensors are not on the same backend."
 MSG_STRATEGY_MISMATCH = (

@@ -5,8 +5,11 @@ Each test names the Burn file and test (or function) it translates. Burn tests t
 API cannot express are listed in NOT_EXPRESSIBLE with the reason.
 
 burn-dispatch ``src/backend.rs`` (``autodiff_context_tests``): 10 translated, 5 not expressible.
-burn-capture ``src/capture.rs`` (``tests``): 12 translated, 8 not expressible.
-burn-autodiff (``ops/tensor.rs``, ``runtime/server.rs``) behaviour the runtime follows: 4.
+burn-capture ``src/capture.rs`` (``tests``): 12 translated (in 11 functions), 8 not expressible.
+Code paths without a Burn test of their own, cited by file and function: burn-dispatch backend.rs
+``grad_replace``, macros.rs:338/:371, ``#[backend_dispatch]`` input extraction, device.rs
+``Default``, burn-tensor's ``Device`` Debug; burn-autodiff ops/tensor.rs (detach, is_require_grad,
+compute-bound ops) and runtime/server.rs (``backward``).
 """
 
 from __future__ import annotations
@@ -385,3 +388,21 @@ def test_graph_produced_tensor_cannot_be_declared_as_input() -> None:
     failed = device.capture_scope(body)
     assert isinstance(failed, BoundaryError) and failed.error is CaptureError.INVALID_INPUT
     assert str(failed) == f"graph input tensor {failed.tensor} is produced within the graph"
+
+
+def test_devices_print_as_burns_debug_in_the_device_check() -> None:
+    """burn-tensor's `Device` Debug is `Device<{:?}>` of the DispatchDevice; FlexDevice's Debug is `Cpu`."""
+    with pytest.raises(rs.DeviceMismatch) as info:
+        Tensor.from_floats([1.0], Device.flex()) + Tensor.from_floats([1.0], Device.ndarray().autodiff())
+    assert "Lhs tensor device Device<Flex(Cpu)>, Rhs tensor device " \
+           "Device<Autodiff { device: NdArray(Cpu), checkpointing: Disabled }>. " in str(info.value)
+
+
+def test_default_device_is_flex_and_an_unknown_override_panics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """burn-dispatch src/device.rs `Default for DispatchDevice`: the default build enables Flex only."""
+    monkeypatch.delenv("BURN_DEVICE", raising=False)
+    assert Device.default() == Device.flex() and repr(Device.default()) == "Flex"
+    monkeypatch.setenv("BURN_DEVICE", "tpu")
+    with pytest.raises(rs.BackendUnavailable) as info:
+        Device.default()
+    assert str(info.value) == "Unknown BURN_DEVICE override: 'tpu'."

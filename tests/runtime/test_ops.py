@@ -277,8 +277,8 @@ def test_device_mismatch_message_spelled_out() -> None:
     assert str(info.value) == (
         "=== Tensor Operation Error ===\n  Operation: 'Greater_equal'\n  Reason:\n"
         "    1. The provided tensors are not on the same device. "
-        "Lhs tensor device Device<Autodiff { device: Flex, checkpointing: Disabled }>, "
-        "Rhs tensor device Device<Autodiff { device: NdArray, checkpointing: Balanced }>. \n")
+        "Lhs tensor device Device<Autodiff { device: Flex(Cpu), checkpointing: Disabled }>, "
+        "Rhs tensor device Device<Autodiff { device: NdArray(Cpu), checkpointing: Balanced }>. \n")
 
 
 def test_autodiff_and_plain_float_on_the_same_hardware_pass_the_device_check() -> None:
