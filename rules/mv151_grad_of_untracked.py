@@ -72,12 +72,15 @@ class GradOfUntracked(Rule):
         for site, site_facts in facts.by_site().items():
             if site.api not in GRADIENT_READS:
                 continue
-            hits = sorted(((f, p) for f in site_facts for p in f.possibilities if _untracked(p)),
+            # a calling context in which the tensor is untracked on every path (a join with a tracked
+            # state inside one context is left alone: the analysis may have merged two objects there)
+            certain = [f for f in site_facts
+                       if not f.unknown and f.possibilities and all(_untracked(p) for p in f.possibilities)]
+            hits = sorted(((f, p) for f in certain for p in f.possibilities),
                           key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
             if not hits:
                 continue
-            everywhere = all(_untracked(p) for f in site_facts for p in f.possibilities) and \
-                not any(f.unknown for f in site_facts)
+            everywhere = len(certain) == len(site_facts)
             text = (f"the gradient of an untracked autodiff tensor (never `require_grad()`, or a detached "
                     f"non-leaf) is always None [{site.api}: {hits[0][1].describe_operands()}]")
             diagnostic = self.diagnostic(site, Severity.WARNING, text, related_for(hits))
