@@ -203,8 +203,7 @@ def test_profile_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
 def test_default_profile_is_the_pinned_commit_and_its_old_name_is_accepted(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """An autodiff and a plain float merge at d16f7ba2ed (the default) and fail at 2c06be35."""
-    path = write(tmp_path, "mix.py", "from runtime_shim import Device, Tensor
-"
+    path = write(tmp_path, "mix.py", "from runtime_shim import Device, Tensor\n"
                                      "w = Tensor.ones([2], Device.flex().autodiff()).require_grad()\n"
                                      "w * Tensor.ones([2], Device.flex())\n")
     assert run(capsys, "check", str(path))[0] == 0
