@@ -451,7 +451,7 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
 
 # grad_replace's replacement gradient. Key: route, same_backend, arm (burn-dispatch backend.rs
 # `grad_replace` has a match arm for the tensor's backend: every backend but LibTorch, whose
-# tensors fall through to the `(t, g)` arm and its "not on the same backend" panic).
+# tensors fall through to the `(t, g)` arm and its "not on the same backend" panic, backend.rs:472 at d16f7ba2ed).
 GRAD_REPLACE_NO_ARM = frozenset({"LibTorch"})
 GRAD_REPLACE_ROWS: tuple[Row, ...] = (
     _row("replace.autodiff", Fail("MV106", MSG_BACKEND_MISMATCH), "an autodiff replacement gradient",
@@ -673,13 +673,13 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
     # backend, and on the autodiff route every plain float input of that backend is lifted with
     # `from_inner`; any other input panics "input tensor `<name>` is on the wrong backend".
     "burn-d16f7ba": {
-        # backend.rs test disabled_and_enabled_float_contexts_merge_in_both_orders.
+        # backend.rs:900 test disabled_and_enabled_float_contexts_merge_in_both_orders.
         "backend.mixed": _PINNED_MERGE,
         "backend.mixed-rev": _PINNED_MERGE,
         # #[backend_dispatch] extract_tensor: the non-routing input's `_ => panic!` arm.
         "backend.other": _PINNED_WRONG_BACKEND,
         "backend.ad-int-other": _PINNED_WRONG_BACKEND,
-        # backend.rs tests disabled_and_enabled_contexts_merge_across_vector_inputs and
+        # backend.rs:919 test disabled_and_enabled_contexts_merge_across_vector_inputs and :930
         # vector_inputs_reject_mismatched_checkpointing_strategies: cat merges and validates.
         "multi.cat-ad-plain": _PINNED_MERGE,
         "multi.cat-plain-ad": _PINNED_MERGE,
@@ -688,22 +688,23 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
         "multi.cat-plain": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
         "multi.ad-ok": Ok(strategy="validated"),
         "multi.plain-ok": Ok(strategy="validated"),
-        # uniform_contexts_propagate_through_fixed_arity_and_vector_ops: multi-input ops (layer_norm)
+        # backend.rs:819 uniform_contexts_propagate_through_fixed_arity_and_vector_ops: multi-input ops (layer_norm)
         # take the same route; a plain float input is lifted like a binary op's.
         "multi.input-unreachable": _PINNED_MERGE,
         "multi.input-plain-ad": _PINNED_MERGE,
         "multi.input-wrong": _PINNED_WRONG_BACKEND,
-        # backend.rs `grad`/`grad_remove` (test gradients_are_inner_backend_tensors): a gradient's
-        # context is Disabled, so it carries no strategy.
+        # backend.rs:389 `grad` and :434 `grad_remove` (test gradients_are_inner_backend_tensors, :999):
+        # a gradient's context is Disabled, so it carries no strategy.
         "api.grads-af": Ok(result=PF, strategy="clear"),
-        # backend.rs `int_inner` / `int_from_inner` (disable_autodiff_context /
-        # enable_autodiff_context, test inner_transitions_clear_and_restore_context): inner clears
-        # the association, from_inner restores it as Enabled(Disabled); each asserts the other state.
+        # backend.rs:525 `int_inner` / :596 `int_from_inner` (disable_autodiff_context :297-300,
+        # enable_autodiff_context :306-310; test inner_transitions_clear_and_restore_context, :976):
+        # inner clears the association, from_inner restores it as Enabled(Disabled); each asserts
+        # the other state.
         "api.inner-int-ad": Ok(result=PI, strategy="clear"),
         "api.inner-int": Fail("MV108", MSG_INNER_TWICE),
         "api.from_inner-int-plain": Ok(result=PI_STAR, strategy="disabled-if-none"),
         "api.from_inner-int": Fail("MV109", MSG_ALREADY_AUTODIFF),
-        # backend.rs `grad_replace`: assert_eq!(autodiff, Disabled, ...) before the backend match.
+        # backend.rs:438 `grad_replace`: assert_eq!(autodiff, Disabled, ...) at :447, before the match.
         "replace.autodiff": Fail("MV106", MSG_REPLACEMENT_INNER),
     },
 }

@@ -4,7 +4,9 @@ to runtime_shim and run under the default profile (``burn-d16f7ba``).
 Each test names the Burn file and test (or function) it translates. Burn tests that runtime_shim's
 API cannot express are listed in NOT_EXPRESSIBLE with the reason.
 
-burn-dispatch ``src/backend.rs`` (``autodiff_context_tests``): 10 translated, 5 not expressible.
+burn-dispatch ``src/backend.rs`` (``autodiff_context_tests``, lines 712-1010 at d16f7ba2ed: the
+tests start at :788, :800, :819, :875, :882, :900, :919, :930, :976, :999 in this file's order):
+10 translated, 5 not expressible.
 burn-capture ``src/capture.rs`` (``tests``): 12 translated (in 11 functions), 8 not expressible.
 Code paths without a Burn test of their own, cited by file and function: burn-dispatch backend.rs
 ``grad_replace``, macros.rs:338/:371, ``#[backend_dispatch]`` input extraction, device.rs
@@ -161,7 +163,8 @@ def test_gradients_are_inner_backend_tensors() -> None:
 
 
 def test_grad_replace_has_no_libtorch_arm_and_wants_an_inner_gradient() -> None:
-    """backend.rs `grad_replace`: assert_eq!(autodiff, Disabled) first, then a match with no LibTorch arm."""
+    """backend.rs:438 `grad_replace`: assert_eq!(autodiff, Disabled) at :447, then a match with no LibTorch
+    arm (its `(t, g)` panic at :472)."""
     x = Tensor.from_floats([1.0, 2.0], Device.flex().autodiff()).require_grad()
     grads = (x * x).sum().backward()
     with pytest.raises(rs.BackendMismatch) as info:
