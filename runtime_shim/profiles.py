@@ -16,6 +16,9 @@ PROFILE_DOCS: Mapping[str, str] = {
     "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
     "burn-2026-09": "Burn at d16f7ba2ed (2026-09-05), the seeds' pinned commit: as burn-2026-08, but autodiff and "
                     "plain floats merge, gradients carry no strategy, int inner/from_inner move the association",
+    "burn-next": "Burn with graph-preserving cross-backend autodiff transfers: as the default profile, but an "
+                 "autodiff tensor moved to an autodiff device of another backend stays on the tape (gradients "
+                 "flow back to the source device); to a capture device it fails (MV102)",
 }
 
 #: The profiles' names, in the order they are listed.
