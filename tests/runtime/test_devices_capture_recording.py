@@ -183,7 +183,7 @@ def test_modes_and_profiles() -> None:
         assert rs.current_profile() == "burn-0.21"
     with pytest.raises(ValueError):
         rs.set_profile("burn-1.0")
-    assert set(rs.PROFILES) == {"burn-2026-08", "burn-0.21", "burn-2026-09"}
+    assert set(rs.PROFILES) == {"burn-2026-08", "burn-0.21", "burn-2026-09", "burn-next"}
 
 
 # --- creation (section 4) ---------------------------------------------------------------------
