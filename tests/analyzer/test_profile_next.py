@@ -13,7 +13,7 @@ from fixture_support import REPO, all_fixtures
 from analyzer import lift
 from analyzer.cli import main
 from analyzer.domain import DeviceAtom, Origin, PlainDev, TensorAtom, V
-from runtime_shim.semantics import AF, CheckpointingStrategy, Role
+from runtime_shim.semantics import AF, DEFAULT_PROFILE, CheckpointingStrategy, Role
 
 PROFILE = "burn-next"
 # Fixtures written against the profile the command line picks (no profile header) that expect MV101.
@@ -75,5 +75,5 @@ def test_the_lift_keeps_the_autodiff_state_across_backends(role: Role, moved_rol
     assert [(p.code, p.row) for p in lifted.possibilities] == [(None, "move.5")]
     (moved,) = lifted.results.atoms
     assert (moved.dev, moved.cls, moved.strategy, moved.role) == (PlainDev("Cuda", None, 0), AF, balanced, moved_role)
-    default = lift.move("burn-2026-08", V(tensor), V(target), frozenset(), Origin("m.py", 3, 0, "x"))
+    default = lift.move(DEFAULT_PROFILE, V(tensor), V(target), frozenset(), Origin("m.py", 3, 0, "x"))
     assert [p.code for p in default.possibilities] == ["MV101"]
