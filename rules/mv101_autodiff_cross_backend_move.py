@@ -20,9 +20,6 @@ class AutodiffCrossBackendMove(OutcomeRule):
     Burn records autodiff moves on the tape only between devices of one backend;
     across backends the dispatch panics with
     `not implemented: Autodiff tensor cannot be moved between backends.`
-    Under profile `burn-next` (Burn with graph-preserving cross-backend
-    transfers) the move works and gradients flow back to the source backend,
-    so this rule never fires there.
 
     ## Example
     ```python
