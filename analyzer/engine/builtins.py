@@ -45,7 +45,7 @@ class Builtins:
             return self._range(args)
         if name in _ITERATING and node is not None and not st.dead:
             # their arguments are iterated: a project object's ``__iter__()`` stands for it
-            count = len(args) if name == "zip" else 1 if name != "sum" and len(args) == 1 or name == "sum" else 0
+            count = len(args) if name == "zip" else (len(args) == 1) if name in ("min", "max") else 1
             args = [self.iterated(a, node, st, fr) if i < count else a  # type: ignore[attr-defined]
                     for i, a in enumerate(args)]
         if name == "enumerate" and args:
