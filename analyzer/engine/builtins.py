@@ -30,7 +30,6 @@ from .narrowing import isinstance_outcome
 from .python_values import splice_items
 from .torch_api import device_str
 
-
 #: Builtins that iterate their positional arguments (``enumerate(loader)``, ``iter(loader)``).
 _ITERATING = frozenset({"enumerate", "zip", "list", "tuple", "sorted", "reversed", "set", "iter", "min", "max",
                         "sum"})

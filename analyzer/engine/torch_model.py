@@ -98,6 +98,8 @@ from .torch_api import (
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
 )
+from .torch_parallel import DATA_PARALLEL, data_parallel, data_parallel_call
+from .torch_parallel import NAME as DATA_PARALLEL_NAME
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
@@ -382,6 +384,11 @@ class TorchModel:
             return self._create_like(args, kwargs, node, st, fr)
         if module == "torch" and name in LEGACY_TENSOR_TYPES:  # always a CPU tensor (not the default device)
             return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{name}")))
+        if module == "torch.cuda" and name in LEGACY_TENSOR_TYPES:
+            # on the current CUDA device (``torch.cuda.set_device(1)``, ``with torch.cuda.device(1):``)
+            dev = None if "device" in kwargs else self.parse_device("cuda", st)
+            return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False,
+                                                             origin=self.origin(node, fr, f"torch.cuda.{name}")))
         if path in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
             return self._wrapped(args, kwargs, parameter=False)
         if path == "torch.set_default_tensor_type":
@@ -455,6 +462,8 @@ class TorchModel:
                 return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
             return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
                                    for a in tensors))
+        if path in DATA_PARALLEL:
+            return data_parallel(self, args, kwargs, node, st, fr)
         if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return self._wrapped(args, kwargs, parameter=True)
         if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
@@ -1234,6 +1243,8 @@ class TorchModel:
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
+        if attr == "module" and atom.name == DATA_PARALLEL_NAME:
+            return V(atom.children[0])  # the wrapped module
         if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
         return None
@@ -1252,6 +1263,8 @@ class TorchModel:
             return value
         if layer.name == "ModuleList":
             return TOP
+        if layer.name == DATA_PARALLEL_NAME:
+            return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
@@ -1424,7 +1437,9 @@ class TorchModel:
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)  # type: ignore[misc]
-            return TorchLayerAtom(atom.name, dev if atom.weights else None, atom.weights, children, atom.origin)
+            # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
+            own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
+            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.is_torch_module():
             return self._moved_instance(atom, dev)
         return atom
