@@ -109,8 +109,10 @@ def data_parallel_call(engine: Any, layer: TorchLayerAtom, args: list[Value], kw
                                          "torch.DataParallel"))
     if not possibilities:
         return TOP
-    checked = engine.torch_record(site, possibilities, weights.top, TOP, st, fr)
-    if st.dead or (all(p.failed for p in possibilities) and not weights.top):
+    # one parameter known off ``device_ids[0]`` fails the check whatever the parameters not seen are
+    failed = all(p.failed for p in possibilities)
+    checked = engine.torch_record(site, possibilities, weights.top and not failed, TOP, st, fr)
+    if st.dead or failed:
         return checked
     origin = engine.origin(node, fr, "scattered by nn.DataParallel")
     inputs = [_on(engine, value, src, origin, 0) for value in args]
