@@ -127,11 +127,15 @@ class TorchLayerAtom(Atom):
 @dataclass(frozen=True, slots=True)
 class TorchDistributionAtom(Atom):
     """A ``torch.distributions`` object: its parameters are on ``dev`` (numbers become tensors there), and
-    ``grad``: some parameter requires grad (``rsample`` and ``log_prob`` results are then in the graph)."""
+    ``grad``: some parameter requires grad (``rsample`` and ``log_prob`` results are then in the graph).
+    ``broadcast_all`` checks no devices: parameters on two devices build a distribution whose sampling and
+    densities fail."""
 
     name: str
     dev: TorchDev
     grad: bool = False
+    zero_dim: bool | None = None  # its parameters are 0-dim (``Normal(0.0, 1.0)``: CPU scalars); None: not known
+    others: tuple[TorchDev, ...] = ()  # parameters on other devices too: the methods that combine them fail
 
 
 @dataclass(frozen=True, slots=True)

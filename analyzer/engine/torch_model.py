@@ -81,7 +81,9 @@ from .torch_api import (
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
     INTEGER_DTYPES,
+    INDEXED_LOG_PROB,
     INTEGER_TENSOR_TYPES,
+    KL_DIVERGENCE,
     LEAF_IDENTITIES,
     LEGACY_TENSOR_TYPES,
     LIKE_CREATORS,
@@ -94,6 +96,7 @@ from .torch_api import (
     SAME_DEVICE_OPS,
     SEQUENCE_OPS,
     TUPLE_OUTPUTS,
+    UNCHECKED_VIEWS,
     VALUES_INDICES,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
@@ -468,15 +471,22 @@ class TorchModel:
             return self._wrapped(args, kwargs, parameter=True)
         if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
             return self._layer(name, args, kwargs, node, st, fr)
+        if path in KL_DIVERGENCE and len(args) + len(kwargs) == 2:
+            return self.torch_kl_divergence(args[0] if args else kwargs.get("p", TOP),
+                                            args[1] if len(args) > 1 else kwargs.get("q", TOP), node, st, fr)
         if module.startswith("torch.distributions") and name[:1].isupper():
             return self._distribution(name, args, kwargs, st)
         if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
             return self._optimizer(name, args, kwargs, node, st, fr)
+        if module == "torch" and name in UNCHECKED_VIEWS:
+            return V(seq("tuple", tuple(Value(frozenset(a.with_(zero_dim=None, owned=False)
+                                                        if isinstance(a, TorchTensorAtom) else a for a in arg.atoms),
+                                              arg.top) for arg in args)))
         if module == "torch" and name in SEQUENCE_OPS:
             if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
                 # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
                 result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
-                return V(seq("tuple", (result,) * len(args))) if name in ("meshgrid", "broadcast_tensors") \
+                return V(seq("tuple", (result,) * len(args))) if name == "meshgrid" \
                     and not st.dead else result
             return self._sequence_op(name, args[0] if args else kwargs.get("tensors", TOP), node, st, fr)
         if module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special"):
@@ -755,44 +765,84 @@ class TorchModel:
 
     def _distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], st: State) -> Value:
         """``Normal(loc, scale)``, ``Categorical(logits=...)``: where its parameters are (numbers join the tensors'
-        device, the default device without any); parameters on two devices, or unknown ones: not followed."""
+        device, the default device without any) and whether they are 0-dim; unknown parameters: not followed.
+        Parameters on two devices make a distribution all the same (``broadcast_all`` checks no devices)."""
         values = [*args, *(v for k, v in kwargs.items() if k != "validate_args")]
         tensors: list[TorchTensorAtom] = []
+        firsts: list[TorchDev] = []  # each parameter's device, in order (the first decides ``dev``)
         for value in values:
             if value.top or not all(isinstance(a, (TorchTensorAtom, Const)) for a in value.atoms):
                 return TOP
-            tensors.extend(a for a in value.atoms if isinstance(a, TorchTensorAtom))
-        devices = {a.dev for a in tensors}
+            found = [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
+            if len({a.dev for a in found}) > 1:
+                return TOP  # one parameter on either of two devices: not followed
+            tensors.extend(found)
+            firsts.extend(a.dev for a in found[:1])
         if not tensors:
             defaults = self.default_devices(st)
-            devices = {dev for dev, _a in defaults} if defaults is not None else set()
-        if len(devices) != 1:
-            return TOP
-        return V(TorchDistributionAtom(name, devices.pop(), any(a.requires_grad for a in tensors)))
+            devices = [dev for dev, _a in defaults] if defaults is not None else []
+            if len(devices) != 1:
+                return TOP
+            return V(TorchDistributionAtom(name, devices[0], False, zero_dim=True))
+        ranks = {a.zero_dim for a in tensors}
+        zero_dim = False if False in ranks else True if ranks == {True} else None
+        others = tuple(dict.fromkeys(d for d in firsts if d != firsts[0]))
+        return V(TorchDistributionAtom(name, firsts[0], any(a.requires_grad for a in tensors), zero_dim, others))
+
+    def _distribution_parameters(self, atom: TorchDistributionAtom, node: ast.AST, fr: Frame) -> list[tuple]:
+        """The parameters as operands of a checked op: one per device they are on."""
+        grad = NON_LEAF if atom.grad else NO_GRAD
+        return [(f"{atom.name} parameters" + (f" on {dev.text}" if atom.others else ""),
+                 V(TorchTensorAtom(dev, grad, atom.zero_dim, origin=self.origin(node, fr, f"{atom.name} parameters"))),
+                 False, False) for dev in (atom.dev, *atom.others)]
 
     def torch_distribution_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                   node: ast.AST, st: State, fr: Frame) -> Value:
         """``sample()`` (out of the graph), ``rsample()``, ``entropy()`` on the parameters' device; ``log_prob(x)``,
-        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op."""
+        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op. Parameters on two
+        devices: sampling and the densities fail as an op over them does (MV201); ``entropy``: not followed."""
         out = TOP if receiver.top else BOTTOM
         for atom in receiver.atoms:
             if not isinstance(atom, TorchDistributionAtom):
                 out = out.join(TOP)
                 continue
-            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, None,
+            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, atom.zero_dim,
                                      origin=self.origin(node, fr, f"{atom.name} parameters"))
-            if name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
-                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None,
+            sampled = name in ("sample", "sample_n", "rsample")
+            if atom.others and sampled:
+                self.checked_op(f"{atom.name}.{name}", self._distribution_parameters(atom, node, fr), node, st, fr,
+                                op=name)
+                out = out.join(BOTTOM if st.dead else TOP)
+            elif name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
+                # of the parameters' shape unless a sample shape is given
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None if args or kwargs else atom.zero_dim,
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
-            elif name in ("rsample", "entropy"):
-                out = out.join(V(params.with_(origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
+            elif name in ("rsample", "entropy") and not atom.others:
+                out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("log_prob", "cdf", "icdf") and (args or "value" in kwargs):
                 value = args[0] if args else kwargs["value"]
-                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, False, False),
-                                                                       ("parameters", V(params), False, False)],
+                indexed = name == "log_prob" and atom.name in INDEXED_LOG_PROB
+                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, indexed, False),
+                                                                       *self._distribution_parameters(atom, node, fr)],
                                                node, st, fr, op=name))
             else:
                 out = out.join(TOP)
+        return out
+
+    def torch_kl_divergence(self, p: Value, q: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``kl_divergence(p, q)``: an op over both distributions' parameters (``p.scale / q.scale`` ...)."""
+        if p.top or q.top or not p.only(TorchDistributionAtom) or not q.only(TorchDistributionAtom):
+            return TOP
+        out = BOTTOM
+        for first in p.atoms:
+            for second in q.atoms:
+                assert isinstance(first, TorchDistributionAtom) and isinstance(second, TorchDistributionAtom)
+                operands = [(f"p: {role}", value, i, o) for role, value, i, o in
+                            self._distribution_parameters(first, node, fr)]
+                operands += [(f"q: {role}", value, i, o) for role, value, i, o in
+                             self._distribution_parameters(second, node, fr)]
+                out = out.join(self.checked_op("torch.distributions.kl_divergence", operands, node, st, fr,
+                                               op="kl_divergence"))
         return out
 
     def torch_grad_flag_check(self, obj: Value, flag: Value, method: bool, node: ast.AST, st: State,

@@ -179,6 +179,8 @@ class FakeCuda:
         guard_ext.load()
         for name, value in {**self._cuda_api(), **self._legacy_types()}.items():
             self._patch(torch.cuda, name, value)
+        # distributions check their parameters' values (``scale > 0``): fake tensors read back zeros
+        self._patch(torch.distributions.Distribution, "_validate_args", False)
         self._patch(torch.utils, "swap_tensors", self._swap_tensors(torch.utils.swap_tensors))
         self._patch(torch, "save", self._save(torch.save))
         self._patch(torch, "load", self._load(torch.load))
