@@ -410,8 +410,11 @@ class TorchModel:
         if path == "torch.from_numpy":
             # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
             # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
+            # (``np.array(2.0)``, ``a.mean()``: a 0-d array, a 0-dim tensor, which the model makes apart)
             made = args[0].only(ArrayAtom) if args else False
-            return V(TorchTensorAtom(CPU, NO_GRAD, False if made else None, origin=self.origin(node, fr, "from numpy")))
+            ndims = {a.ndim for a in args[0].atoms} if made else {None}  # type: ignore[attr-defined]
+            zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
+            return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
             return self._device_ctor(args, kwargs, node, st, fr)
         if module.startswith("torch.utils.data"):
@@ -503,6 +506,9 @@ class TorchModel:
             data = args[0] if args else kwargs.get("data", TOP)
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
+            elif data.only(ArrayAtom) and not data.top:
+                ndims = {a.ndim for a in data.atoms}  # type: ignore[attr-defined]
+                zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
                 if data.only(TorchTensorAtom) and name == "as_tensor":
