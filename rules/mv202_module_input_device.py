@@ -26,7 +26,10 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     `RuntimeError: Expected all tensors to be on the same device, but found at
     least two devices, cuda:0 and cpu!` (convolutions word it `Input type
     (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the
-    same`).
+    same`). `nn.DataParallel` checks its module before it scatters the inputs:
+    `RuntimeError: module must have its parameters and buffers on device cuda:0
+    (device_ids[0]) but found one of them on device: cuda:1` (its inputs may be
+    anywhere; the module must be on `device_ids[0]`).
 
     ## Example
     ```python
