@@ -434,6 +434,8 @@ class TorchModel:
             return V(const(self.cuda_world))
         if path == "torch.cuda.device_count" and self.gpu_count is not None:
             return V(const(self.gpu_count))  # the world's answer (:mod:`.worlds`); else how many: not known
+        if path == "torch.backends.mps.is_available" and self.mps_world is not None:
+            return V(const(self.mps_world))
         if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
             return BOOL
         if module == "torch" and name in GRAD_MODES:
@@ -1542,7 +1544,8 @@ class TorchModel:
         second, None: not such a choice (both are kept)."""
         if self.cuda_world is None:
             return None
-        wanted = "cuda" if self.cuda_world else "cpu"  # where CUDA is not available: the CPU, not another accelerator
+        # where CUDA is not available: the CPU, not another accelerator (MPS in the world that has it)
+        wanted = "cuda" if self.cuda_world else "mps" if self.mps_world else "cpu"
         kinds = (_device_kind(body, wanted), _device_kind(orelse, wanted))
         if set(kinds) != {True, False}:
             return None
