@@ -161,6 +161,10 @@ OPTIMIZER_METHODS = frozenset({"step", "load_state_dict", "zero_grad", "add_para
 
 #: The methods of a distribution the model follows (:meth:`TorchModel.torch_distribution_method`).
 DISTRIBUTION_METHODS = frozenset({"sample", "sample_n", "rsample", "entropy", "log_prob", "cdf", "icdf"})
+#: ``super().__init__`` of a project subclass of a distribution, bound to the instance
+DISTRIBUTION_INIT = "@distribution_init"
+#: the attribute a project distribution's instance keeps its library state under
+DISTRIBUTION_STATE = "@distribution"
 
 
 @dataclass(frozen=True, slots=True)

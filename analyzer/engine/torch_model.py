@@ -56,6 +56,9 @@ from ..facts import Possibility, Site
 from ..torch_domain import (
     CPU,
     DEVICE_TYPES,
+    DISTRIBUTION_INIT,
+    DISTRIBUTION_METHODS,
+    DISTRIBUTION_STATE,
     LEAF,
     NO_GRAD,
     NON_LEAF,
@@ -796,6 +799,27 @@ class TorchModel:
         zero_dim = False if False in ranks else True if ranks == {True} else None
         others = tuple(dict.fromkeys(d for d in firsts if d != firsts[0]))
         return V(TorchDistributionAtom(name, firsts[0], any(a.requires_grad for a in tensors), zero_dim, others))
+
+    def torch_distribution_init(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], st: State,
+                                fr: Frame) -> Value:
+        """A project subclass's distribution set up (its constructor inherited, or ``super().__init__(...)``):
+        the library object's state, kept on the instance."""
+        for atom in receiver.atoms:
+            base = atom.cls.distribution() if isinstance(atom, Instance) else None
+            if base is not None:
+                self.store_attribute(V(atom), DISTRIBUTION_STATE, self._distribution(base, args, kwargs, st), fr)
+        return NONE
+
+    def torch_distribution_attribute(self, instance: Instance, attr: str) -> Value | None:
+        """An attribute a project distribution inherits: the library's methods, on the state it was set up with
+        (``__init__``: sets it up); anything else: unknown."""
+        if attr == "__init__":
+            return V(BoundShim(instance, DISTRIBUTION_INIT))
+        state = self.heap_get((instance, DISTRIBUTION_STATE))
+        if state is None or attr not in DISTRIBUTION_METHODS:
+            return None
+        return Value(frozenset(BoundShim(a, attr) for a in state.atoms if isinstance(a, TorchDistributionAtom)),
+                     state.top or not state.only(TorchDistributionAtom))
 
     def _distribution_parameters(self, atom: TorchDistributionAtom, node: ast.AST, fr: Frame) -> list[tuple]:
         """The parameters as operands of a checked op: one per device they are on."""
