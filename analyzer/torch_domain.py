@@ -78,9 +78,17 @@ class TorchTensorAtom(Atom):
     moved_from: TorchDev | None = None  # a requires-grad leaf moved here from this device (a non-leaf now)
     origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+    #: the number of dimensions, where known: set where a tensor is created with a known shape, kept by moves
+    #: only (``with_`` drops it unless told), read by iteration (a row of a 2-D tensor is not 0-dim)
+    ndim: int | None = None
 
     def truthy(self) -> bool | None:
         return None
+
+    def row(self) -> TorchTensorAtom:
+        """What iterating it (or unpacking it) gives: a row, on its device, in its graph."""
+        ndim = self.ndim - 1 if self.ndim else None
+        return self.with_(zero_dim=None if ndim is None else ndim == 0, owned=False, ndim=ndim)
 
     @property
     def requires_grad(self) -> bool:
@@ -100,6 +108,7 @@ class TorchTensorAtom(Atom):
         return ", ".join(parts)
 
     def with_(self, **changes: Any) -> TorchTensorAtom:
+        changes.setdefault("ndim", None)  # most changes are ops that may change the shape
         return replace(self, **changes)
 
 

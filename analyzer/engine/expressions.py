@@ -542,7 +542,7 @@ class Expressions:
             elif isinstance(atom, DictAtom):
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
             elif isinstance(atom, TorchTensorAtom):
-                out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a row: same device, same graph
+                out = out.join(V(atom.row()))  # a row: same device, same graph
             elif isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
                 out = out.join(self.container_modules(atom))  # ``for block in self.blocks``: its modules
             else:

@@ -73,6 +73,7 @@ from ..torch_domain import (
 )
 from .entry_points import SPAWN_PATHS, spawn_call
 from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from .numpy_model import data_ndim
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
@@ -417,7 +418,8 @@ class TorchModel:
             made = args[0].only(ArrayAtom) if args else False
             ndims = {a.ndim for a in args[0].atoms} if made else {None}  # type: ignore[attr-defined]
             zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
-            return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, origin=self.origin(node, fr, "from numpy")))
+            return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
+                                     origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
             return self._device_ctor(args, kwargs, node, st, fr)
         if module.startswith("torch.utils.data"):
@@ -520,11 +522,12 @@ class TorchModel:
                     return data  # as_tensor of a tensor: the same tensor (or a copy on ``device=``)
         elif name in ("zeros", "ones", "empty", "full", "rand", "randn") and args and args[0].only(SeqAtom):
             zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
+        ndim = _created_ndim(name, args, kwargs)
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
         for dev, _atom in devices:
             for flag in grad_flags:
-                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim,
+                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
                                         origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}")))
         return Value(frozenset(out)) if out else TOP
 
@@ -1169,7 +1172,7 @@ class TorchModel:
                 for enabled in grads if atom.dev != dev else (True,):
                     tracked = atom.requires_grad and enabled  # under no_grad the copy is a leaf without grad
                     out.add(atom if atom.dev == dev else atom.with_(
-                        dev=dev, owned=False,
+                        dev=dev, owned=False, ndim=atom.ndim,
                         grad=NON_LEAF if tracked else NO_GRAD,
                         moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
@@ -1737,6 +1740,31 @@ def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
         else:
             unknown = True
     return out, unknown
+
+
+#: Creation functions whose sizes are their positional arguments (or one sequence of them).
+_SIZED_CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+
+
+def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """The number of dimensions of ``torch.<name>(...)`` where the call says it (``None``: not known)."""
+    if name in ("tensor", "as_tensor"):
+        return data_ndim(args[0] if args else kwargs.get("data"))
+    if name in ("arange", "linspace", "logspace", "randperm"):
+        return 1
+    if name == "eye":
+        return 2
+    sizes = args[:1] if name in ("full", "randint") else args
+    if name == "randint":
+        sizes = [a for a in args if a.only(SeqAtom)][:1]
+    if name not in _SIZED_CREATORS | {"full", "randint"} or not sizes or "size" in kwargs:
+        return None
+    if len(sizes) == 1 and sizes[0].only(SeqAtom) and len(sizes[0].atoms) == 1:
+        items = next(iter(sizes[0].atoms)).items  # type: ignore[attr-defined]
+        return len(items) if items is not None else None
+    if all(len(v.atoms) == 1 and not v.top and v.only(Const, NumberAtom) for v in sizes):
+        return len(sizes) if name in _SIZED_CREATORS else None
+    return None
 
 
 def _index_tensors(key: Value) -> Iterable[Atom]:
