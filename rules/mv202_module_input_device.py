@@ -55,10 +55,12 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     No automatic fix: moving the input or the module are both plausible, and
     the input's move often belongs in the data loader.
     The message ends with the usual fixes (move the batch to the model's device; register a plain
-    tensor attribute as a buffer so that `model.to()` moves it).
+    tensor attribute as a buffer so that `model.to()` moves it); for `nn.DataParallel`'s check, move the
+    module to `device_ids[0]`.
     """
 
     code = "MV202"
     reported_at_caller = True
     hint = "move the batch to the model's device (a tensor attribute: register it as a buffer)"
+    row_hints = {"torch.DataParallel": "move the module to device_ids[0] (its inputs may stay on any device)"}
     name = "module-and-input-on-different-devices"
