@@ -115,15 +115,16 @@ class Definitions:
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else ""
             info = self.classes[id(node)] = ClassInfo(node, fr.module, prefix + node.name)
         bases: list[ClassInfo] = []
-        info.library_bases = frozenset()
+        info.library_bases = ()
         for base in node.bases:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             # (a LightningModule, whose library is not analysed, is an nn.Module too)
             # (a LightningModule, whose library is not analysed, is an nn.Module too: the framework's model says)
-            info.library_bases |= self.model_class_base(value)  # type: ignore[attr-defined]
+            found = self.model_class_base(value)  # type: ignore[attr-defined]
             if value.top:
-                info.library_bases |= self.model_framework_class(info)  # type: ignore[attr-defined]
+                found += self.model_framework_class(info)  # type: ignore[attr-defined]
+            info.library_bases = tuple(dict.fromkeys((*info.library_bases, *found)))
         info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)

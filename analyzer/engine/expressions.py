@@ -467,6 +467,8 @@ class Expressions:
         inner = st.copy()
         for gen in generators:
             iterable = self.eval(gen.iter, inner, fr)
+            if not inner.dead:
+                iterable = self.iterated(iterable, gen.iter, inner, fr)
             if inner.dead:
                 st.dead = True
                 return None
@@ -495,6 +497,22 @@ class Expressions:
         return TOP  # what the consumer sends back
 
     expr_YieldFrom = expr_Yield
+
+    def iterated(self, iterable: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """What a ``for`` loop iterates: a project object's ``__iter__()`` result in place of the object (a
+        generator method gives what it yields), so ``for batch in loader:`` over a project loader follows its
+        batches; an object without a project ``__iter__`` is left as it is (its items unknown)."""
+        instances = [atom for atom in iterable.atoms if isinstance(atom, Instance)]
+        if not instances:
+            return iterable
+        out = Value(iterable.atoms.difference(instances), iterable.top)
+        for atom in instances:
+            method = self.attribute_of(atom, "__iter__", None, st, fr)  # type: ignore[attr-defined]
+            if method is None or method.top or not method.atoms:
+                out = out.join(V(atom))
+                continue
+            out = out.join(self.call(method, [], {}, node, st, fr))  # type: ignore[attr-defined]
+        return out
 
     def iter_element(self, value: Value) -> Value:
         out = TOP if value.top else BOTTOM

@@ -211,17 +211,22 @@ class ModelHooks:
         return hooks
 
     # -- definitions and entry points ------------------------------------------------------------------
-    def model_class_base(self, value: Value) -> frozenset[str]:
-        kinds: frozenset[str] = frozenset()
+    def model_class_base(self, value: Value) -> tuple[str, ...]:
+        kinds: tuple[str, ...] = ()
         for hook in self.hook_table["class_base"]:
-            kinds |= hook(value)
+            kinds += hook(value)
         return kinds
 
-    def model_framework_class(self, cls: ClassInfo) -> frozenset[str]:
-        kinds: frozenset[str] = frozenset()
+    def model_framework_class(self, cls: ClassInfo) -> tuple[str, ...]:
+        kinds: tuple[str, ...] = ()
         for hook in self.hook_table["framework_class"]:
-            kinds |= hook(cls)
+            kinds += hook(cls)
         return kinds
+
+    def model_library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
+                           st: State, fr: Frame) -> None:
+        for hook in self.hook_table["library_init"]:
+            hook(cls, instance, args, kwargs, st, fr)
 
     def model_class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
         for hook in self.hook_table["class_attribute"]:

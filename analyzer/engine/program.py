@@ -68,8 +68,8 @@ class ClassInfo:
         self.namespace: dict[str, Value] = {}
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
-        # the library classes its bases derive from, as the models name them (``torch.nn.Module``)
-        self.library_bases: frozenset[str] = frozenset()
+        # the library classes its bases derive from, as the models name them (``torch.nn.Module``), in order
+        self.library_bases: tuple[str, ...] = ()
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
@@ -112,6 +112,7 @@ class ClassInfo:
     def has_library_base(self, name: str) -> bool:
         """Derived from the library class ``name`` (a model's: ``torch.nn.Module``)."""
         return any(name in c.library_bases for c in self.mro())
+
 
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())

@@ -178,14 +178,19 @@ class LibraryModel:
         pass
 
     # -- definitions and the frameworks that call the program -------------------------------------------
-    def class_base(self, value: Value) -> frozenset[str]:
-        """The library classes a class base derives from (``torch.nn.Module``: :meth:`ClassInfo.has_library_base`)."""
-        return frozenset()
+    def class_base(self, value: Value) -> tuple[str, ...]:
+        """The library classes a class base derives from, in order (``torch.nn.Module``:
+        :meth:`ClassInfo.has_library_base`)."""
+        return ()
 
-    def framework_class(self, cls: ClassInfo) -> frozenset[str]:
+    def framework_class(self, cls: ClassInfo) -> tuple[str, ...]:
         """The library classes a class with a base the analysis does not know derives from all the same (a
         framework's: ``LightningModule`` is an ``nn.Module``)."""
-        return frozenset()
+        return ()
+
+    def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
+                     st: State, fr: Frame) -> None:
+        """A project class without ``__init__`` instantiated: its library base's constructor runs."""
 
     def class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
         """An attribute a project class inherits from a library base (``MyFunction.apply``)."""

@@ -382,8 +382,8 @@ class EntryPoints(LibraryModel):
     def entry_caller(self, fn: FunctionInfo) -> str:
         return self.caller(fn)
 
-    def framework_class(self, cls: object) -> frozenset[str]:
-        return frozenset({MODULE_TYPE}) if self.is_lightning_class(cls) else frozenset()
+    def framework_class(self, cls: object) -> tuple[str, ...]:
+        return (MODULE_TYPE,) if self.is_lightning_class(cls) else ()
 
     def entry_calls(self, fn: FunctionInfo, receivers: list[list[Value]], frame: Frame,
                     ) -> list[tuple[list[Value], dict[str, Value]]] | None:

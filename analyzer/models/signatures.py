@@ -192,6 +192,14 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.utils.dlpack.from_dlpack": "ext_tensor",
         "torch.autograd.Variable": "data, requires_grad=False, volatile=False",
         "torch.autograd.variable.Variable": "data, requires_grad=False, volatile=False",
+        **{f"torch.cuda.{name}": _LEGACY for name in (
+            "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
+        **{name: "module, device_ids=None, output_device=None, dim=0" for name in (
+            "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")},
+        "torch.distributions.kl_divergence": "p, q",
+        "torch.distributions.kl.kl_divergence": "p, q",
+        "torch.backends.mps.is_available": _NO_ARGUMENTS,
         "torch.nn.Parameter": "data=None, requires_grad=True",
         "torch.nn.parameter.Parameter": "data=None, requires_grad=True",
         "torch.nn.Embedding.from_pretrained": "embeddings, freeze=True, padding_idx=None, max_norm=None, "
@@ -208,7 +216,6 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.cuda.current_device": _NO_ARGUMENTS,
         "torch.cuda.set_device": "device",
         "torch.cuda.device": "device",
-        "torch.backends.mps.is_available": _NO_ARGUMENTS,
         "torch.no_grad": "orig_func=None",
         "torch.enable_grad": "orig_func=None",
         "torch.inference_mode": "mode=True",
@@ -296,9 +303,11 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "numpy.stack": "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
         "numpy.vstack": "tup, *, dtype=None, casting='same_kind'",
         "numpy.hstack": "tup, *, dtype=None, casting='same_kind'",
-        **{f"numpy.{name}": "a, *args, **kwargs" for name in (
-            "sum", "cumsum", "prod", "max", "min", "clip", "round", "transpose", "reshape", "squeeze",
-            "mean", "std", "var", "average")},
+        **{f"numpy.{name}": "a, axis=None, *args, **kwargs" for name in (
+            "sum", "cumsum", "prod", "max", "min", "mean", "std", "var", "average", "any", "all")},
+        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze")},
+        **{f"numpy.ndarray.{name}": "axis=None, *args, **kwargs" for name in (
+            "sum", "cumsum", "prod", "cumprod", "mean", "std", "var")},
         **{f"numpy.{name}": "x, /, *args, **kwargs" for name in (
             "abs", "sqrt", "exp", "log", "log1p", "expm1", "tanh", "sin", "cos")},
         # generators and scalars

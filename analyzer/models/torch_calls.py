@@ -11,7 +11,16 @@ from dataclasses import dataclass
 from functools import cache
 
 from .entry_points import SPAWN_PATHS
-from .torch_api import CREATORS, GRAD_MODES, LEGACY_TENSOR_TYPES, LIKE_CREATORS, SEQUENCE_OPS
+from .torch_api import (
+    CREATORS,
+    GRAD_MODES,
+    KL_DIVERGENCE,
+    LEGACY_TENSOR_TYPES,
+    LIKE_CREATORS,
+    SEQUENCE_OPS,
+    UNCHECKED_VIEWS,
+)
+from .torch_parallel import DATA_PARALLEL
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     Rule("_call_create", module=("torch",), names=CREATORS),
     Rule("_call_create_like", module=("torch",), names=LIKE_CREATORS),
     Rule("_call_legacy_type", module=("torch",), names=LEGACY_TENSOR_TYPES),
+    Rule("_call_cuda_legacy_type", module=("torch.cuda",), names=LEGACY_TENSOR_TYPES),
     _exact("_call_variable", "torch.autograd.Variable", "torch.autograd.variable.Variable"),
     _exact("_call_set_default_tensor_type", "torch.set_default_tensor_type"),
     _exact("_call_from_dlpack", "torch.from_dlpack", "torch.utils.dlpack.from_dlpack"),
@@ -68,16 +78,20 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_set_device", "torch.cuda.set_device", "torch.cuda.device"),
     _exact("_call_is_available", "torch.cuda.is_available"),
     _exact("_call_device_count", "torch.cuda.device_count"),
+    _exact("_call_mps_available", "torch.backends.mps.is_available"),
     _exact("_call_unknown_bool", "torch.cuda.is_available", "torch.backends.mps.is_available"),
     Rule("_call_grad_mode", module=("torch",), names=frozenset(GRAD_MODES)),
     _exact("_call_set_grad_enabled", "torch.set_grad_enabled"),
     _exact("_call_set_default_device", "torch.set_default_device"),
     _exact("_call_from_pretrained", "torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained"),
+    Rule("_call_data_parallel", paths=DATA_PARALLEL),
     _exact("_call_parameter", "torch.nn.Parameter", "torch.nn.parameter.Parameter"),
     Rule("_call_layer", module=("torch.nn", "torch.nn.modules")),
     Rule("_call_layer", prefix="torch.nn.modules."),
+    Rule("_call_kl_divergence", paths=KL_DIVERGENCE),
     Rule("_call_distribution", prefix="torch.distributions.", capitalised=True),
     Rule("_call_optimizer", prefix="torch.optim.", capitalised=True, excluding="lr_scheduler"),
+    Rule("_call_unchecked_view", module=("torch",), names=UNCHECKED_VIEWS),
     Rule("_call_sequence_op", module=("torch",), names=SEQUENCE_OPS),
     Rule("_call_function_op", module=("torch", "torch.nn.functional", "torch.linalg", "torch.special")),
 )

@@ -62,7 +62,9 @@ from ..torch_domain import (
     AUTOGRAD_FUNCTION,
     CPU,
     DEVICE_TYPES,
+    DISTRIBUTION_INIT,
     DISTRIBUTION_METHODS,
+    DISTRIBUTION_STATE,
     LEAF,
     MODULE_TYPE,
     NO_GRAD,
@@ -79,7 +81,7 @@ from ..torch_domain import (
 )
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .entry_points import spawn_call
-from .numpy_model import store_converts_array
+from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
 from .torch_api import (
     CHECKED_OPS,
@@ -89,6 +91,7 @@ from .torch_api import (
     DYNAMIC_REGISTRATION,
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
+    INDEXED_LOG_PROB,
     INTEGER_DTYPES,
     INTEGER_TENSOR_TYPES,
     LEAF_IDENTITIES,
@@ -108,6 +111,8 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import TorchData
+from .torch_parallel import NAME as DATA_PARALLEL_NAME
+from .torch_parallel import data_parallel, data_parallel_call
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
@@ -127,6 +132,7 @@ _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place 
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
 UNCALLED_MODES = (None, TOP, TOP)
 AUTOGRAD_TYPE = "torch.autograd.Function"
+DISTRIBUTION_PREFIX = "torch.distributions."  # + a class name: a ``torch.distributions`` base
 _TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
                   "torch.optim.optimizer": "torch.optim"}
 
@@ -198,6 +204,8 @@ class TorchModel(TorchData, LibraryModel):
                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
         if kind == "TorchTensorAtom":
             return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "Instance" and name == DISTRIBUTION_INIT:
+            return self.torch_distribution_init(receiver, args, kwargs, st, fr)
         if kind in ("TorchLayerAtom", "Instance"):
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":
@@ -238,7 +246,15 @@ class TorchModel(TorchData, LibraryModel):
                            fr: Frame) -> Value | None:
         if isinstance(instance, Instance) and instance.cls.has_library_base(MODULE_TYPE):
             return self.torch_module_attribute(instance, attr, node, st, fr)
+        if isinstance(instance, Instance) and distribution_base(instance.cls):
+            # ``super().__init__(loc, scale)``, ``super().log_prob(x)``: the library distribution's
+            return self.torch_distribution_attribute(instance, attr)
         return None
+
+    def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
+                     st: State, fr: Frame) -> None:
+        if distribution_base(cls) is not None:
+            self.torch_distribution_init(instance, args, kwargs, st, fr)
 
     def stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
         return self.superseded(instance, attr, stored)  # type: ignore[arg-type]
@@ -289,7 +305,7 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchTensorAtom) and how == "slice":
             return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
-            return V(atom.with_(zero_dim=None, owned=False))  # a row: same device, same graph
+            return V(atom.row())  # a row: same device, same graph
         if how == "iterate" and isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") \
                 and atom.children:
             return self.container_modules(atom)  # ``for block in self.blocks``: its modules
@@ -333,14 +349,19 @@ class TorchModel(TorchData, LibraryModel):
     def exit_call(self, fn: FunctionInfo) -> None:
         self.module_code_depth -= self._module_code.pop()
 
-    def class_base(self, value: Value) -> frozenset[str]:
-        kinds = set()
+    def class_base(self, value: Value) -> tuple[str, ...]:
+        kinds: dict[str, None] = {}
         for atom in value.atoms:
             if isinstance(atom, TorchRef) and atom.path.startswith("torch.nn."):
-                kinds.add(MODULE_TYPE)  # its ``__call__`` runs ``forward``, ``.to()`` moves it in place
+                kinds[MODULE_TYPE] = None  # its ``__call__`` runs ``forward``, ``.to()`` moves it in place
             if isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION:
-                kinds.add(AUTOGRAD_TYPE)  # ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``
-        return frozenset(kinds)
+                kinds[AUTOGRAD_TYPE] = None  # ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``
+        for atom in value.atoms:  # a ``torch.distributions`` class (its ``sample``, ``log_prob`` ...)
+            if isinstance(atom, TorchRef) and atom.path.startswith("torch.distributions.") \
+                    and atom.path.rpartition(".")[2][:1].isupper():
+                kinds[DISTRIBUTION_PREFIX + atom.path.rpartition(".")[2]] = None
+                break
+        return tuple(kinds)
 
     def class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
         if attr != "apply" or not cls.has_library_base(AUTOGRAD_TYPE):
@@ -617,6 +638,13 @@ class TorchModel(TorchData, LibraryModel):
         # always a CPU tensor (not the default device)
         return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{path.rpartition('.')[2]}")))
 
+    def _call_cuda_legacy_type(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                               st: State, fr: Frame) -> Value | None:
+        # on the current CUDA device (``torch.cuda.set_device(1)``, ``with torch.cuda.device(1):``)
+        dev = None if "device" in kwargs else self.parse_device("cuda", st)
+        return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(
+            node, fr, f"torch.cuda.{path.rpartition('.')[2]}")))
+
     def _call_variable(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                        fr: Frame) -> Value | None:
         return self._wrapped(path, args, kwargs, parameter=False)
@@ -644,8 +672,13 @@ class TorchModel(TorchData, LibraryModel):
                          fr: Frame) -> Value | None:
         # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
         # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
-        made = args[0].only(ArrayAtom) if args else False
-        return V(TorchTensorAtom(CPU, NO_GRAD, False if made else None, origin=self.origin(node, fr, "from numpy")))
+        # (``np.array(2.0)``, ``a.mean()``: a 0-d array, a 0-dim tensor, which the model makes apart)
+        array = argument(path, args, kwargs, "ndarray", None)
+        made = array.only(ArrayAtom) if array is not None else False
+        ndims = {a.ndim for a in array.atoms} if made else {None}  # type: ignore[union-attr, attr-defined]
+        zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
+        return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
+                                 origin=self.origin(node, fr, "from numpy")))
 
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
@@ -676,6 +709,10 @@ class TorchModel(TorchData, LibraryModel):
                            fr: Frame) -> Value | None:
         # the world's answer (:mod:`.worlds`); else how many: not known
         return None if self.gpu_count is None else V(const(self.gpu_count))
+
+    def _call_mps_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value | None:
+        return None if self.mps_world is None else V(const(self.mps_world))  # the world's answer
 
     def _call_unknown_bool(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
@@ -723,6 +760,10 @@ class TorchModel(TorchData, LibraryModel):
         return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
                                for a in tensors))
 
+    def _call_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value | None:
+        return data_parallel(self, path, args, kwargs, node, st, fr)
+
     def _call_parameter(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
         return self._wrapped(path, args, kwargs, parameter=True)
@@ -730,6 +771,13 @@ class TorchModel(TorchData, LibraryModel):
     def _call_layer(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                     fr: Frame) -> Value | None:
         return self._layer(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_kl_divergence(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value | None:
+        if len(args) + len(kwargs) != 2:
+            return None
+        bound = bind_call(path, args, kwargs)
+        return self.torch_kl_divergence(bound.get("p", TOP), bound.get("q", TOP), node, st, fr)
 
     def _call_distribution(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
@@ -739,13 +787,19 @@ class TorchModel(TorchData, LibraryModel):
                         fr: Frame) -> Value | None:
         return self._optimizer(path.rpartition(".")[2], args, kwargs, node, st, fr)
 
+    def _call_unchecked_view(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                             st: State, fr: Frame) -> Value | None:
+        return V(seq("tuple", tuple(Value(frozenset(a.with_(zero_dim=None, owned=False)
+                                                    if isinstance(a, TorchTensorAtom) else a for a in arg.atoms),
+                                          arg.top) for arg in args)))
+
     def _call_sequence_op(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                           fr: Frame) -> Value | None:
         name = path.rpartition(".")[2]
         if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
             # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
             result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
-            return V(seq("tuple", (result,) * len(args))) if name in ("meshgrid", "broadcast_tensors") \
+            return V(seq("tuple", (result,) * len(args))) if name == "meshgrid" \
                 and not st.dead else result
         bound = bind_call(path, args, kwargs)  # (the variadic ones given one sequence: ``torch.meshgrid([x, y])``)
         tensors = bound.get("tensors", bound.rest[0] if bound.rest else bound.extra.get("tensors", TOP))
@@ -766,17 +820,21 @@ class TorchModel(TorchData, LibraryModel):
             data = argument(f"torch.{name}", args, kwargs, "data")
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
+            elif data.only(ArrayAtom) and not data.top:
+                ndims = {a.ndim for a in data.atoms}  # type: ignore[attr-defined]
+                zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
                 if data.only(TorchTensorAtom) and name == "as_tensor":
                     return data  # as_tensor of a tensor: the same tensor (or a copy on ``device=``)
         elif name in ("zeros", "ones", "empty", "full", "rand", "randn") and args and args[0].only(SeqAtom):
             zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
+        ndim = _created_ndim(name, args, kwargs)
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
         for dev, _atom in devices:
             for flag in grad_flags:
-                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim,
+                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
                                         origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}")))
         return Value(frozenset(out)) if out else TOP
 
@@ -1031,45 +1089,106 @@ class TorchModel(TorchData, LibraryModel):
 
     def _distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], st: State) -> Value:
         """``Normal(loc, scale)``, ``Categorical(logits=...)``: where its parameters are (numbers join the tensors'
-        device, the default device without any); parameters on two devices, or unknown ones: not followed."""
+        device, the default device without any) and whether they are 0-dim; unknown parameters: not followed.
+        Parameters on two devices make a distribution all the same (``broadcast_all`` checks no devices)."""
         values = [*args, *(v for k, v in kwargs.items() if k != "validate_args")]
         tensors: list[TorchTensorAtom] = []
+        firsts: list[TorchDev] = []  # each parameter's device, in order (the first decides ``dev``)
         for value in values:
             if value.top or not all(isinstance(a, (TorchTensorAtom, Const)) for a in value.atoms):
                 return TOP
-            tensors.extend(a for a in value.atoms if isinstance(a, TorchTensorAtom))
-        devices = {a.dev for a in tensors}
+            found = [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
+            if len({a.dev for a in found}) > 1:
+                return TOP  # one parameter on either of two devices: not followed
+            tensors.extend(found)
+            firsts.extend(a.dev for a in found[:1])
         if not tensors:
             defaults = self.default_devices(st)
-            devices = {dev for dev, _a in defaults} if defaults is not None else set()
-        if len(devices) != 1:
-            return TOP
-        return V(TorchDistributionAtom(name, devices.pop(), any(a.requires_grad for a in tensors)))
+            devices = [dev for dev, _a in defaults] if defaults is not None else []
+            if len(devices) != 1:
+                return TOP
+            return V(TorchDistributionAtom(name, devices[0], False, zero_dim=True))
+        ranks = {a.zero_dim for a in tensors}
+        zero_dim = False if False in ranks else True if ranks == {True} else None
+        others = tuple(dict.fromkeys(d for d in firsts if d != firsts[0]))
+        return V(TorchDistributionAtom(name, firsts[0], any(a.requires_grad for a in tensors), zero_dim, others))
+
+    def torch_distribution_init(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], st: State,
+                                fr: Frame) -> Value:
+        """A project subclass's distribution set up (its constructor inherited, or ``super().__init__(...)``):
+        the library object's state, kept on the instance."""
+        for atom in receiver.atoms:
+            base = distribution_base(atom.cls) if isinstance(atom, Instance) else None
+            if base is not None:
+                self.store_attribute(V(atom), DISTRIBUTION_STATE, self._distribution(base, args, kwargs, st), fr)
+        return NONE
+
+    def torch_distribution_attribute(self, instance: Instance, attr: str) -> Value | None:
+        """An attribute a project distribution inherits: the library's methods, on the state it was set up with
+        (``__init__``: sets it up); anything else: unknown."""
+        if attr == "__init__":
+            return V(BoundShim(instance, DISTRIBUTION_INIT))
+        state = self.heap_get((instance, DISTRIBUTION_STATE))
+        if state is None or attr not in DISTRIBUTION_METHODS:
+            return None
+        return Value(frozenset(BoundShim(a, attr) for a in state.atoms if isinstance(a, TorchDistributionAtom)),
+                     state.top or not state.only(TorchDistributionAtom))
+
+    def _distribution_parameters(self, atom: TorchDistributionAtom, node: ast.AST, fr: Frame) -> list[tuple]:
+        """The parameters as operands of a checked op: one per device they are on."""
+        grad = NON_LEAF if atom.grad else NO_GRAD
+        return [(f"{atom.name} parameters" + (f" on {dev.text}" if atom.others else ""),
+                 V(TorchTensorAtom(dev, grad, atom.zero_dim, origin=self.origin(node, fr, f"{atom.name} parameters"))),
+                 False, False) for dev in (atom.dev, *atom.others)]
 
     def torch_distribution_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                   node: ast.AST, st: State, fr: Frame) -> Value:
         """``sample()`` (out of the graph), ``rsample()``, ``entropy()`` on the parameters' device; ``log_prob(x)``,
-        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op."""
+        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op. Parameters on two
+        devices: sampling and the densities fail as an op over them does (MV201); ``entropy``: not followed."""
         out = TOP if receiver.top else BOTTOM
         for atom in receiver.atoms:
             if not isinstance(atom, TorchDistributionAtom):
                 out = out.join(TOP)
                 continue
-            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, None,
+            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, atom.zero_dim,
                                      origin=self.origin(node, fr, f"{atom.name} parameters"))
-            if name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
-                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None,
+            sampled = name in ("sample", "sample_n", "rsample")
+            if atom.others and sampled:
+                self.checked_op(f"{atom.name}.{name}", self._distribution_parameters(atom, node, fr), node, st, fr,
+                                op=name)
+                out = out.join(BOTTOM if st.dead else TOP)
+            elif name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
+                # of the parameters' shape unless a sample shape is given
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None if args or kwargs else atom.zero_dim,
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
-            elif name in ("rsample", "entropy"):
-                out = out.join(V(params.with_(origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
+            elif name in ("rsample", "entropy") and not atom.others:
+                out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("log_prob", "cdf", "icdf") \
                     and (value := argument(f"torch.distributions.Distribution.{name}", args, kwargs, "value",
                                            None)) is not None:
-                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, False, False),
-                                                                       ("parameters", V(params), False, False)],
+                indexed = name == "log_prob" and atom.name in INDEXED_LOG_PROB
+                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, indexed, False),
+                                                                       *self._distribution_parameters(atom, node, fr)],
                                                node, st, fr, op=name))
             else:
                 out = out.join(TOP)
+        return out
+
+    def torch_kl_divergence(self, p: Value, q: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``kl_divergence(p, q)``: an op over both distributions' parameters (``p.scale / q.scale`` ...)."""
+        if p.top or q.top or not p.only(TorchDistributionAtom) or not q.only(TorchDistributionAtom):
+            return TOP
+        out = BOTTOM
+        for first in p.atoms:
+            for second in q.atoms:
+                assert isinstance(first, TorchDistributionAtom) and isinstance(second, TorchDistributionAtom)
+                operands = [(f"p: {role}", value, i, o) for role, value, i, o in
+                            self._distribution_parameters(first, node, fr)]
+                operands += [(f"q: {role}", value, i, o) for role, value, i, o in
+                             self._distribution_parameters(second, node, fr)]
+                out = out.join(self.checked_op("torch.distributions.kl_divergence", operands, node, st, fr,
+                                               op="kl_divergence"))
         return out
 
     def torch_grad_flag_check(self, obj: Value, flag: Value, method: bool, node: ast.AST, st: State,
@@ -1364,7 +1483,7 @@ class TorchModel(TorchData, LibraryModel):
                 for enabled in grads if atom.dev != dev else (True,):
                     tracked = atom.requires_grad and enabled  # under no_grad the copy is a leaf without grad
                     out.add(atom if atom.dev == dev else atom.with_(
-                        dev=dev, owned=False,
+                        dev=dev, owned=False, ndim=atom.ndim,
                         grad=NON_LEAF if tracked else NO_GRAD,
                         moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
@@ -1520,6 +1639,8 @@ class TorchModel(TorchData, LibraryModel):
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
+        if attr == "module" and atom.name == DATA_PARALLEL_NAME:
+            return V(atom.children[0])  # the wrapped module
         if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
         return None
@@ -1538,6 +1659,8 @@ class TorchModel(TorchData, LibraryModel):
             return value
         if layer.name == "ModuleList":
             return TOP
+        if layer.name == DATA_PARALLEL_NAME:
+            return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
@@ -1710,7 +1833,9 @@ class TorchModel(TorchData, LibraryModel):
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)  # type: ignore[misc]
-            return TorchLayerAtom(atom.name, dev if atom.weights else None, atom.weights, children, atom.origin)
+            # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
+            own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
+            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
         return atom
@@ -1757,7 +1882,8 @@ class TorchModel(TorchData, LibraryModel):
         second, None: not such a choice (both are kept)."""
         if self.cuda_world is None:
             return None
-        wanted = "cuda" if self.cuda_world else "cpu"  # where CUDA is not available: the CPU, not another accelerator
+        # where CUDA is not available: the CPU, not another accelerator (MPS in the world that has it)
+        wanted = "cuda" if self.cuda_world else "mps" if self.mps_world else "cpu"
         kinds = (_device_kind(body, wanted), _device_kind(orelse, wanted))
         if set(kinds) != {True, False}:
             return None
@@ -1925,6 +2051,31 @@ def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
         else:
             unknown = True
     return out, unknown
+
+
+#: Creation functions whose sizes are their positional arguments (or one sequence of them).
+_SIZED_CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+
+
+def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """The number of dimensions of ``torch.<name>(...)`` where the call says it (``None``: not known)."""
+    if name in ("tensor", "as_tensor"):
+        return data_ndim(args[0] if args else kwargs.get("data"))
+    if name in ("arange", "linspace", "logspace", "randperm"):
+        return 1
+    if name == "eye":
+        return 2
+    sizes = args[:1] if name in ("full", "randint") else args
+    if name == "randint":
+        sizes = [a for a in args if a.only(SeqAtom)][:1]
+    if name not in _SIZED_CREATORS | {"full", "randint"} or not sizes or "size" in kwargs:
+        return None
+    if len(sizes) == 1 and sizes[0].only(SeqAtom) and len(sizes[0].atoms) == 1:
+        items = next(iter(sizes[0].atoms)).items  # type: ignore[attr-defined]
+        return len(items) if items is not None else None
+    if all(len(v.atoms) == 1 and not v.top and v.only(Const, NumberAtom) for v in sizes):
+        return len(sizes) if name in _SIZED_CREATORS else None
+    return None
 
 
 def _index_tensors(key: Value) -> Iterable[Atom]:
@@ -2155,3 +2306,12 @@ def _decorator_name(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else ""
+
+
+def distribution_base(cls: ClassInfo) -> str | None:
+    """The ``torch.distributions`` class a project class derives from (``Normal``), if any: the first base's."""
+    for c in cls.mro():
+        for name in c.library_bases:
+            if name.startswith(DISTRIBUTION_PREFIX):
+                return name[len(DISTRIBUTION_PREFIX):]
+    return None
