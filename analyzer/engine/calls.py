@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from ..budget import FunctionOverBudget
-from ..choices import stripped
+from ..choices import has_tags, stripped
 from ..domain import (
     BOTTOM,
     NONE,
@@ -353,6 +353,8 @@ class Calls:
                       scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None, None)) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
+        # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
+        frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))
         self.enter_torch_modes(state, modes, no_grad=fn.no_grad)
         if isinstance(fn.node, ast.Lambda):

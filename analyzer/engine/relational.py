@@ -29,6 +29,7 @@ from collections.abc import Callable
 from ..choices import (
     Choice,
     alternatives,
+    has_tags,
     restricted,
     stripped,
     tag_except,
@@ -40,6 +41,7 @@ from ..choices import (
 from ..domain import Atom, Const, Instance, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
+from .argparse_model import read_values
 from .flow_state import Frame, State, join_states
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
@@ -159,15 +161,17 @@ class Relational:
             return run(node, st, fr)
         once = _statement_info(node)
         self._one_value_one_device(node, once[3], st, fr)
-        if not once[0] and not once[2] and not fr.tagged:
+        outer = _tagged_outer_names(once[3], st, fr)
+        if not once[0] and not once[2] and not fr.tagged and not outer:
             return run(node, st, fr)  # (no conditional expression, no name handed to a call, nothing tagged)
         saved = self._statement_ifexps, self._forced
         self._statement_ifexps, self._forced = once[0], {}
         try:
             found: set[Choice] = set()
-            if fr.tagged:
-                variables = st.vars
-                values = [variables[name] for name in once[3] if name in variables]
+            if fr.tagged or outer:
+                variables = {**outer, **st.vars}
+                values = [read_values(variables[name], once[4].get(name, ()))
+                          for name in once[3] if name in variables]
                 found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
             forcing: list[tuple[int, Choice, bool]] = []
             for ifexp in once[1]:
@@ -186,6 +190,7 @@ class Relational:
                 chosen = dict(zip(choices, ways, strict=True))
                 self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
                 part = st.copy()
+                part.vars.update(outer)  # (a global's or a closure's value: restricted as a local for this run)
                 for choice, way in chosen.items():
                     self.restrict_state(part, choice, way)
                 for name, choice in flags.items():
@@ -196,9 +201,13 @@ class Relational:
                 out = run(node, part, fr)
                 if not out.dead:
                     tags = frozenset(chosen.items())
-                    for name, value in out.vars.items():
+                    for name, value in list(out.vars.items()):
                         if before.get(name) is not value:
                             out.vars[name] = tagged(value, tags)
+                        elif name in st.vars:  # (restricted for this run only: a namespace's would not join back)
+                            out.vars[name] = st.vars[name]
+                        elif name in outer:
+                            del out.vars[name]
                 outs.append(out)
             return join_states(outs)
         finally:
@@ -236,11 +245,29 @@ class Relational:
 _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
+def _tagged_outer_names(reads: frozenset[str], st: State, fr: Frame) -> dict[str, Value]:
+    """Of the names a statement in a function reads, the globals and closure variables holding tags (a
+    module-level choice, such as a command-line option: the same in every function)."""
+    if fr.kind == "module":
+        return {}
+    out: dict[str, Value] = {}
+    for name in reads:
+        if name in st.vars:
+            continue
+        value = fr.closure.get(name)
+        if value is None:
+            value = fr.module.namespace.get(name)
+        if value is not None and has_tags(value):
+            out[name] = value
+    return out
+
+
 def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ...], tuple[ast.Name, ...],
-                                               frozenset[str]]:
+                                               frozenset[str], dict[str, set[str]]]:
     """What splitting a simple statement looks at, found once per statement (kept on the node): the
     conditional expressions that run once per run of it (their ids) and the outermost of them (a nested one
-    is tested where the outer one went), the names passed straight to a call, and the names it reads."""
+    is tested where the outer one went), the names passed straight to a call, the names it reads, and the
+    attributes it reads of each (``args.device``)."""
     info = getattr(node, "_devicelint_split", None)
     if info is not None:
         return info
@@ -249,9 +276,12 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
     direct = getattr(node, "value", None)
     arguments: list[ast.Name] = []
     reads: set[str] = set()
+    attributes: dict[str, set[str]] = {}
     pending: list[tuple[ast.AST, bool, bool]] = [(node, False, False)]  # (node, inside an IfExp, run many times)
     while pending:
         current, inside, many = pending.pop()
+        if isinstance(current, ast.Attribute) and isinstance(current.value, ast.Name):
+            attributes.setdefault(current.value.id, set()).add(current.attr)
         if isinstance(current, ast.Name):
             reads.add(current.id)
             continue
@@ -265,7 +295,7 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
             given = (*current.args, *(k.value for k in current.keywords))
             arguments.extend(a for a in given if isinstance(a, ast.Name))
         pending.extend((child, inside, many) for child in child_nodes(current))
-    info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
+    info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads), attributes)
     node._devicelint_split = info  # type: ignore[attr-defined]
     return info
 
