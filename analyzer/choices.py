@@ -87,7 +87,8 @@ def taggable(atom: Atom) -> bool:
 
 
 def tags_of(atom: object) -> frozenset:
-    return getattr(atom, "tags", NO_TAGS) or NO_TAGS
+    tags = getattr(atom, "tags", NO_TAGS)
+    return tags if tags and isinstance(tags, frozenset) else NO_TAGS  # (another atom's ``tags`` field: none)
 
 
 def consistent(*groups: frozenset) -> bool:

@@ -304,12 +304,12 @@ class Expressions:
         result = BOTTOM
         exits: list[State] = []
         current = st.copy()
-        path: frozenset = frozenset()  # the tags every value that let the evaluation go on carried
+        decided: frozenset = frozenset()  # the tags every value that let the evaluation go on carried
         for i, value_node in enumerate(node.values):
             value = self.eval(value_node, current, fr)
             if current.dead:
                 break
-            value = tagged(value, path) if path else value  # (``not args.no_cuda and cuda_ok``: the flag's way)
+            value = tagged(value, decided) if decided else value  # (``not args.no_cuda and ok``: the flag's way)
             if i == len(node.values) - 1:
                 result = result.join(value)
                 exits.append(current)
@@ -322,7 +322,7 @@ class Expressions:
                 exits.append(current.copy())
             if going_on.is_bottom and not going_on.top:
                 break
-            path = path | common_tags(going_on)
+            decided = decided | common_tags(going_on)
             path = self._target(value_node, current)
             if path is not None and not path[1]:
                 current.vars[path[0]] = going_on
