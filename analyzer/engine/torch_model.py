@@ -1613,7 +1613,24 @@ class TorchModel:
             return self._bind_class_attr(forward, atom, node, st, fr) if forward is not None else None
         if attr in MODULE_METHODS:
             return V(BoundShim(atom, attr))
+        if attr in _LIGHTNING_DEVICE_ATTRIBUTES:
+            return self._lightning_device_attribute(atom, attr)
         return None
+
+    def _lightning_device_attribute(self, atom: Instance, attr: str) -> Value | None:
+        """``self.device`` / ``self.on_gpu`` of a LightningModule the Trainer moved (unknown otherwise)."""
+        text = self.__dict__.get("_moved_to", {}).get(atom)
+        if text is None or not any(self.entry_points.is_lightning_class(c)  # type: ignore[attr-defined]
+                                   for c in atom.cls.mro()):
+            return None
+        kind, _, index = text.partition(":")
+        if attr == "on_gpu":
+            return V(const(kind == "cuda"))
+        return V(TorchDeviceAtom(TorchDev(kind, int(index) if index else None)))
+
+
+#: what a LightningModule says of where it is (a moved one: where it was moved)
+_LIGHTNING_DEVICE_ATTRIBUTES = frozenset({"device", "on_gpu"})
 
 
 def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
