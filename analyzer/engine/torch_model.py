@@ -269,6 +269,13 @@ class TorchModel:
         """Store the facts of one call and return its result. A call that raises on every path is reported and
         the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
         empty, else unknown), so the bugs after it are found in the same run."""
+        if self.cuda_world is False and possibilities:
+            # without CUDA no tensor is on a GPU: the move or creation that would have put one there raised, so
+            # a combination with one is not reached (a program that calls ``.cuda()`` unconditionally)
+            reached = [p for p in possibilities if not _on_cuda(p)]
+            if not reached and not unknown:
+                return widen_if_large(result)
+            possibilities = reached
         fact = self.facts.site(site, fr.ctx)
         fact.record(possibilities, st.past_failure)
         fact.unknown = fact.unknown or unknown
@@ -1631,6 +1638,11 @@ class TorchModel:
 
 #: what a LightningModule says of where it is (a moved one: where it was moved)
 _LIGHTNING_DEVICE_ATTRIBUTES = frozenset({"device", "on_gpu"})
+
+
+def _on_cuda(possibility: Possibility) -> bool:
+    """Whether an operand of the combination is on a CUDA device."""
+    return any(getattr(getattr(atom, "dev", None), "type", None) == "cuda" for _role, atom in possibility.operands)
 
 
 def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
