@@ -252,9 +252,12 @@ class OutcomeRule(Rule):
             failing_worlds = [f.context.conditions for f in failing_facts if f.context.conditions]
             worlds = {distinguishing(f.context.conditions, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
-            if passing_contexts and all(worlds) and len(worlds) <= 2:
+            # a passing context in a world that also fails (another calling context): "ok when" would name it
+            overlap = any(_compatible(f.context.conditions, p.context.conditions)
+                          for f in failing_facts for p in passing_contexts)
+            if passing_contexts and all(worlds) and len(worlds) <= 2 and not overlap:
                 text += "; ok when " + " and when ".join(sorted(worlds))  # the other answer of a world split
-            elif passing_contexts and all(worlds):  # (more: the message names the failing world, notes the rest)
+            elif passing_contexts and all(worlds) and not overlap:  # (more: notes name them)
                 text += f"; ok in {len(worlds)} other cases"
                 notes = [Related(site.file, site.line, site.col + 1, f"ok when {w}") for w in sorted(worlds)]
             elif passing_contexts:
