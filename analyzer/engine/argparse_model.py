@@ -19,6 +19,9 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   ``namespace=``, gives a namespace of unknown options;
 * a required option, or a positional one without ``nargs="?"``/``"*"``, is unknown (no run can leave it
   out);
+* with options given, an option whose values are a known few (a ``store_true``/``store_false`` flag, an
+  option with ``choices=`` of up to three constants, and its default) reads as those values, tagged as one
+  program-wide choice (:func:`analyzer.choices.one_of`): one command line, one value, in every function;
 * attributes stored on the namespace through the variable that holds it (``args.cuda = not args.no_cuda and
   torch.cuda.is_available()``, ``args.device = torch.device(...)``) travel with it, into every function it is
   passed to, in both runs; an option's default is dropped (unknown) where some other store could reach a
