@@ -27,6 +27,7 @@ import itertools
 from collections.abc import Callable
 
 from ..choices import (
+    PROGRAM,
     Choice,
     alternatives,
     has_tags,
@@ -58,6 +59,8 @@ class Relational:
 
     _statement_ifexps: frozenset[int] = frozenset()
     _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
+    #: the ways of program-wide choices the statement being run took (what it stores in the heap carries them)
+    program_ways: frozenset = frozenset()
 
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
@@ -164,7 +167,7 @@ class Relational:
         outer = _tagged_outer_names(once[3], st, fr)
         if not once[0] and not once[2] and not fr.tagged and not outer:
             return run(node, st, fr)  # (no conditional expression, no name handed to a call, nothing tagged)
-        saved = self._statement_ifexps, self._forced
+        saved = self._statement_ifexps, self._forced, self.program_ways
         self._statement_ifexps, self._forced = once[0], {}
         try:
             found: set[Choice] = set()
@@ -198,6 +201,7 @@ class Relational:
                         way = chosen[choice]
                         part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
                 before = dict(part.vars)
+                self.program_ways = saved[2] | frozenset(t for t in chosen.items() if t[0].ctx == PROGRAM)
                 out = run(node, part, fr)
                 if not out.dead:
                     tags = frozenset(chosen.items())
@@ -211,7 +215,7 @@ class Relational:
                 outs.append(out)
             return join_states(outs)
         finally:
-            self._statement_ifexps, self._forced = saved
+            self._statement_ifexps, self._forced, self.program_ways = saved
 
     def _flag_arguments(self, names: tuple[ast.Name, ...], st: State, fr: Frame) -> dict[str, Choice]:
         """Of the names passed straight to a call (``names``), those that hold an undecided ``True``/``False``

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from runtime_shim import torch_semantics as T
 
-from ..choices import consistent, joined, tags_of
+from ..choices import consistent, joined, tags_of, with_tags
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -1081,16 +1081,16 @@ class TorchModel:
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
         grads = self.grad_modes(st)
         for atom in torch_tensors(receiver):
-            for dev, _source in targets or []:
+            for dev, source in _same_way(atom, targets or []):
                 for enabled in grads if atom.dev != dev else (True,):
                     tracked = atom.requires_grad and enabled  # under no_grad the copy is a leaf without grad
-                    out.add(atom if atom.dev == dev else atom.with_(
+                    out.add(with_tags(atom if atom.dev == dev else atom.with_(
                         dev=dev, owned=False,
                         grad=NON_LEAF if tracked else NO_GRAD,
                         moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
                             " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF and tracked
-                            else ""))))
+                            else ""))), tags_of(source)))
             if discarded:  # thrown away wherever it goes (a device or a dtype the analysis does not know)
                 possibilities.append(Possibility((("tensor", atom),), "MV206",
                                                  T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
@@ -1268,15 +1268,16 @@ class TorchModel:
             target = args[1] if len(args) > 1 else kwargs.get("target", TOP)
             operands = [("input", x, False, False), ("target", target, False, False)]
             if layer.weights:  # the class weights, a buffer of the loss
-                operands.append(("weight", TOP if layer.dev is None else V(TorchTensorAtom(
-                    layer.dev, NO_GRAD, False, owned=True, origin=layer.origin)), False, True))
+                operands.append(("weight", TOP if layer.dev is None else V(with_tags(TorchTensorAtom(
+                    layer.dev, NO_GRAD, False, owned=True, origin=layer.origin), tags_of(layer))), False, True))
             result = self.checked_op(api, operands, node, st, fr, op="loss", zero_dim=True)
         elif not layer.weights:
             result = self.same_device_result(x, node, st, fr, None)
         elif layer.dev is None:
             result = TOP
         else:
-            weight = TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin)
+            # (the layer's choice tags: a layer placed on one way of a choice meets inputs of that way only)
+            weight = with_tags(TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin), tags_of(layer))
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
@@ -1316,7 +1317,8 @@ class TorchModel:
                 if targets == []:
                     return receiver
             moved = TOP if targets is None else Value(frozenset(
-                self.move_module(atom, dev) for atom in receiver.atoms for dev, _s in targets), receiver.top)
+                with_tags(self.move_module(atom, dev), tags_of(source))
+                for atom in receiver.atoms for dev, source in _same_way(atom, targets)), receiver.top)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
@@ -1638,6 +1640,14 @@ class TorchModel:
 
 #: what a LightningModule says of where it is (a moved one: where it was moved)
 _LIGHTNING_DEVICE_ATTRIBUTES = frozenset({"device", "on_gpu"})
+
+
+def _same_way(atom: Atom, targets: list[tuple[TorchDev, object]]) -> list[tuple[TorchDev, object]]:
+    """The devices ``atom`` can be moved to: those whose device value is on a way of a choice ``atom`` is on too
+    (``x.to(args.device)`` with ``x`` and the device placed by one option), all where none is."""
+    mine = tags_of(atom)
+    kept = [t for t in targets if consistent(mine, tags_of(t[1]))] if mine else targets
+    return kept or targets
 
 
 def _on_cuda(possibility: Possibility) -> bool:
