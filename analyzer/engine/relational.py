@@ -30,6 +30,7 @@ from ..choices import (
     PROGRAM,
     Choice,
     alternatives,
+    consistent,
     has_tags,
     restricted,
     stripped,
@@ -140,9 +141,12 @@ class Relational:
                 continue
             if fr.loops and not self._name_loop_invariant(node, name, fr):
                 continue  # (a loop that rebinds it: one statement, a new value each time)
-            choice = Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}")
-            first = min(keys.values(), key=repr)
-            atoms = frozenset(with_tags(a, frozenset({(choice, keys[a] == first)})) for a in value.atoms)
+            # one choice per device but the last (true for that device): two devices differ in one of them
+            devices = sorted(set(keys.values()), key=repr)
+            choices = [Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}#{i}")
+                       for i in range(len(devices) - 1)]
+            atoms = frozenset(with_tags(a, frozenset((c, keys[a] == devices[i]) for i, c in enumerate(choices)))
+                              for a in value.atoms)
             variables[name] = Value(atoms, value.top)
             fr.tagged = True
 
@@ -171,6 +175,7 @@ class Relational:
         self._statement_ifexps, self._forced = once[0], {}
         try:
             found: set[Choice] = set()
+            values: list[Value] = []
             if fr.tagged or outer:
                 variables = {**outer, **st.vars}
                 values = [read_values(variables[name], once[4].get(name, ()))
@@ -191,6 +196,8 @@ class Relational:
             outs: list[State] = []
             for ways in itertools.product((True, False), repeat=len(choices)):
                 chosen = dict(zip(choices, ways, strict=True))
+                if not _feasible(values, frozenset(chosen.items())):
+                    continue  # (``--device`` of three values: no value is the first and the second)
                 self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
                 part = st.copy()
                 part.vars.update(outer)  # (a global's or a closure's value: restricted as a local for this run)
@@ -213,7 +220,7 @@ class Relational:
                         elif name in outer:
                             del out.vars[name]
                 outs.append(out)
-            return join_states(outs)
+            return join_states(outs) if outs else run(node, st, fr)
         finally:
             self._statement_ifexps, self._forced, self.program_ways = saved
 
@@ -247,6 +254,12 @@ class Relational:
 
 
 _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def _feasible(values: list[Value], ways: frozenset) -> bool:
+    """Whether some run takes these ways of the choices: every value read has a possibility they allow."""
+    return all(value.top or not value.atoms or any(consistent(tags_of(a), ways) for a in value.atoms)
+               for value in values)
 
 
 def _tagged_outer_names(reads: frozenset[str], st: State, fr: Frame) -> dict[str, Value]:
@@ -305,11 +318,12 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
 
 
 def _device_keys(value: Value) -> dict[Atom, object] | None:
-    """Each possibility's device, when every possibility can carry a tag, none does yet, and they are on
-    exactly two devices (None otherwise)."""
+    """Each possibility's device, when every possibility can carry a tag, they are on two or three devices, and
+    possibilities with the same tags (none yet, or one way of an option: ``pick(args.device)`` giving the CPU or
+    MPS for ``--device mps``) are on two of them (None otherwise)."""
     out: dict[Atom, object] = {}
     for atom in value.atoms:
-        if tags_of(atom) or not taggable(atom):
+        if not taggable(atom):
             return None
         if isinstance(atom, Const) and not (isinstance(atom.value, str) and atom.value.partition(":")[0] in
                                             DEVICE_TYPES):
@@ -318,7 +332,12 @@ def _device_keys(value: Value) -> dict[Atom, object] | None:
         if key is None:
             return None
         out[atom] = key
-    return out if len(set(out.values())) == 2 else None
+    if len(set(out.values())) not in (2, 3):
+        return None
+    ways: dict[frozenset, set[object]] = {}
+    for atom, key in out.items():
+        ways.setdefault(tags_of(atom), set()).add(key)
+    return out if any(len(keys) > 1 for keys in ways.values()) else None
 
 
 #: words of a flag's name that make handing it to a call worth a run per answer (``use_cuda``, ``on_gpu``)

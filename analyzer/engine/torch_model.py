@@ -1252,8 +1252,9 @@ class TorchModel:
             for i, child in enumerate(layer.children):
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
-                else:
-                    value = self._apply_layer(child, [value], {}, node, st, fr, f"nn.Sequential[{i}] ({child.name})")
+                else:  # (the container's choice tags: its layers were placed with it)
+                    value = self._apply_layer(with_tags(child, tags_of(layer)), [value], {}, node, st, fr,  # type: ignore[arg-type]
+                                              f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
             return value
