@@ -10,14 +10,17 @@ flag to a call, runs once per way, on the state where the choice went that
 way, and what it assigns carries that way's tag: ``a + b`` after two
 ``if use_cuda:`` moves pairs the CPU ``a`` with the CPU ``b`` only. The branches
 of a later ``if`` on the same test see only their own way's possibilities. A
-name that holds one value on one of two devices (a parameter, a helper's
-result) is tagged by device where a statement reads it.
+name that holds one value on one of two or three devices (a parameter, a
+helper's result) is tagged by device where a statement reads it.
 
 Bounded: no new choice inside a loop on a test (or a value) whose names the
 loop assigns (one test, many outcomes), and at most :data:`MAX_SPLIT` choices
 split per statement (others keep both ways, as before). Tags stay in the frame
 that made them: they are dropped on the way into a callee, out of it, and into
-the heap; dropping a tag only pairs more.
+the heap; dropping a tag only pairs more. Program-wide choices (a command-line
+option's value, :mod:`analyzer.choices`) are the exception: their tags travel,
+a statement reading a global or closure variable that holds them splits too, and
+what a split run stores in the heap carries its ways of them.
 """
 
 from __future__ import annotations
