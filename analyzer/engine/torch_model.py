@@ -499,10 +499,11 @@ class TorchModel:
             zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
-        for dev, _atom in devices:
-            for flag in grad_flags:
-                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim,
-                                        origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}")))
+        for dev, source in devices:
+            for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
+                made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim,
+                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
+                out.add(with_tags(made, tags_of(source)))
         return Value(frozenset(out)) if out else TOP
 
     @staticmethod
@@ -1285,8 +1286,9 @@ class TorchModel:
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
-            result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD, False,
-                                                     origin=self.origin(node, fr, f"{api} output"))
+            result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
+                                                               False, origin=self.origin(node, fr, f"{api} output")),
+                                               tags_of(layer))
                                      for enabled in self.grad_modes(st) for grad in tracked),
                            checked.top) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
