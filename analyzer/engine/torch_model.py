@@ -364,14 +364,16 @@ class TorchModel:
         detach = detach or api in NO_GRAD_RESULTS  # an integer or boolean result: never in the graph
         for atom in torch_tensors(receiver):
             dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
+            tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
-                out.add(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin),
+                                  tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
