@@ -49,6 +49,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from . import __version__
@@ -254,16 +255,26 @@ class Cache:
     # --- how the files split into components ------------------------------------------------------------
 
     @staticmethod
-    def grouping_key(members: list[tuple[str, str, str, bool, Any]],
+    def grouping_key(members: list[tuple[str, str, str, bool, str]],
                      project_modules: frozenset[str]) -> tuple[str, str]:
-        """(slot, key) of a run's split into components: (path, absolute path, module, is package, imports) of
-        every analysed file, in order, and the project's modules (imports resolve against them)."""
+        """(slot, key) of a run's split into components: (path, path in keys, module, is package, content
+        digest) of every analysed file, in order, and the project's modules (imports resolve against them)."""
         return _key([m[0] for m in members]), _key(members, sorted(project_modules))
 
-    def grouping(self, slot: str, key: str, files: int) -> list[list[int]] | None:
-        """The components computed for these exact inputs, or None (missing, stale or damaged)."""
+    @staticmethod
+    def imports_key(members: list[tuple[str, str, str, bool, str]], imports: list[list[Any]],
+                    project_modules: frozenset[str]) -> str:
+        """What the split depends on: the files' paths, modules and imports (not their other contents)."""
+        return _key([m[:4] for m in members], imports, sorted(project_modules))
+
+    def grouping(self, slot: str, key: str, files: int,
+                 imports_key: Callable[[], str] | None = None) -> list[list[int]] | None:
+        """The components computed for these exact inputs, or None (missing, stale or damaged). When the
+        contents changed, ``imports_key`` (computed only then) may still show the same imports."""
         entry = self.groups.get(slot)
-        if not isinstance(entry, dict) or entry.get("key") != key:
+        if not isinstance(entry, dict):
+            return None
+        if entry.get("key") != key and (imports_key is None or entry.get("imports") != imports_key()):
             return None
         groups = entry.get("groups")
         if not isinstance(groups, list) or not all(isinstance(g, list) and g for g in groups):
@@ -271,11 +282,14 @@ class Cache:
         members = [i for g in groups for i in g]
         if not all(type(i) is int for i in members) or sorted(members) != list(range(files)):
             return None  # not a split of these files: recompute it
+        if entry.get("key") != key:
+            entry["key"] = key
+            self.dirty = True
         self._touch(entry)
         return groups
 
-    def put_grouping(self, slot: str, key: str, groups: list[list[int]]) -> None:
-        self.groups[slot] = {"key": key, "groups": groups, "seen": self.now}
+    def put_grouping(self, slot: str, key: str, groups: list[list[int]], imports_key: str | None = None) -> None:
+        self.groups[slot] = {"key": key, "imports": imports_key, "groups": groups, "seen": self.now}
         self.dirty = True
 
     # --- writing ------------------------------------------------------------------------------------

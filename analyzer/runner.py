@@ -150,13 +150,17 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
 
     groups = None
     if cache is not None:  # the split depends only on the files and the project's modules: cached too
-        grouping = Cache.grouping_key([(s.path, _key_path(s.path), s.module, s.is_package, info.imports)
-                                       for s, info in zip(parsed, infos, strict=True)], project_modules)
-        groups = cache.grouping(*grouping, len(parsed))
+        split = [(s.path, _key_path(s.path), s.module, s.is_package, d) for s, d in zip(parsed, digests, strict=True)]
+        grouping = Cache.grouping_key(split, project_modules)
+
+        def imports_key() -> str:  # (an edit that changes no import keeps the split)
+            return Cache.imports_key(split, [info.imports for info in infos], project_modules)
+
+        groups = cache.grouping(*grouping, len(parsed), imports_key)
     if groups is None:
         groups = parallel.components(parsed, infos, project_modules)
         if cache is not None:
-            cache.put_grouping(*grouping, groups)
+            cache.put_grouping(*grouping, groups, imports_key())
     report.components = len(groups)
     covered: set[str] | None = None
     if wanted is not None:
