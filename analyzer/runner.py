@@ -192,11 +192,17 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if not unsaved_member:
                 keys[n] = (slot, key, shape)
         todo.append(n)
-    # what the analysis reads of each file, taken before the engine runs on the trees
-    semantics = {n: _semantic_digests(cache, *keys[n], [parsed[i] for i in groups[n]],
-                                      [digests[i] for i in groups[n]]) for n in keys} if cache is not None else {}
+    semantics: dict[int, list[str | None]] = {}
+
+    def take_semantics() -> None:
+        """What the analysis reads of each file to be cached, taken before the engine runs on its tree."""
+        if cache is not None and not semantics:
+            for n in keys:
+                semantics[n] = _semantic_digests(cache, *keys[n], [parsed[i] for i in groups[n]],
+                                                 [digests[i] for i in groups[n]])
     limits = settings.limits()
     if settings.record_expressions or not fixes:
+        take_semantics()
         computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
                                                settings.profile, settings.backends,
                                                expressions=report.expressions if settings.record_expressions
@@ -204,7 +210,8 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                                                target=settings.target_device) for n in todo]
     else:
         computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
-                                settings.backends, settings.jobs, limits, settings.target_device)
+                                settings.backends, settings.jobs, limits, settings.target_device, take_semantics)
+    take_semantics()
     for n, diagnostics in zip(todo, computed, strict=True):
         notes = [d for d in diagnostics if d.name in parallel.RUN_NOTES]
         results[n] = [d for d in diagnostics if d.name not in parallel.RUN_NOTES]

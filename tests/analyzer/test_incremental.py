@@ -31,9 +31,10 @@ def _findings(report: Report) -> list[list[object]]:
     return [d.to_cache() for d in report.diagnostics]
 
 
-def _project(tmp_path: Path, package: str) -> Path:
+def _project(tmp_path: Path, *packages: str) -> Path:
     root = tmp_path / "project"
-    shutil.copytree(ROOT / "fixtures" / package, root / package)
+    for package in packages:
+        shutil.copytree(ROOT / "fixtures" / package, root / package)
     for name in TORCH_FILES:
         shutil.copy(ROOT / "fixtures" / "torch" / name, root / name)
     return root
@@ -159,13 +160,23 @@ EDITS: tuple[Callable[[Path, random.Random], bool], ...] = (
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_incremental_runs_equal_cold_runs(tmp_path: Path, package: str) -> None:
-    root = _project(tmp_path, package)
-    settings = Settings(cache_dir=str(tmp_path / "cache"), jobs=1)
+    _edit_and_compare(_project(tmp_path, package), tmp_path / "cache", f"incremental-{package}", 1,
+                      EDITS_PER_PROJECT)
+
+
+def test_incremental_runs_with_worker_processes(tmp_path: Path) -> None:
+    """Components analysed in worker processes (the semantic digests are taken meanwhile, in the parent)."""
+    _edit_and_compare(_project(tmp_path, "trainkit", "servekit", "distillkit"), tmp_path / "cache",
+                      "incremental-workers", 2, 6)
+
+
+def _edit_and_compare(root: Path, cache: Path, seed: str, jobs: int, edits: int) -> None:
+    settings = Settings(cache_dir=str(cache), jobs=jobs)
     cold = Settings(jobs=1)
     assert _findings(check([str(root)], settings)) == _findings(check([str(root)], cold))
-    rng = random.Random(f"incremental-{package}")
+    rng = random.Random(seed)
     done = 0
-    while done < EDITS_PER_PROJECT:
+    while done < edits:
         files = _files(root)
         edit = rng.choice(EDITS)
         if not edit(rng.choice(files), rng):
