@@ -51,14 +51,18 @@ def _body_edit(text: str, function: str, n: int) -> str:
 
 
 def measure_incremental(name: str, package_dir: Path, repeats: int, check_flags: list[str],
-                        timeout: float) -> dict[str, Any]:
+                        timeout: float, edited_file: str | None = None, function: str | None = None) -> dict[str, Any]:
+    """The runs above on a copy of ``package_dir``; ``edited_file`` (relative to it) and ``function``
+    default to the corpus's own (:data:`EDITED`, :data:`EDITED_FUNCTION`)."""
     from bench.analyzer_speed import devicelint_env, ruff_binary, run_command
 
     scratch = Path(tempfile.mkdtemp(prefix="devicelint-incremental-"))
     try:
         package = package_dir.name
         shutil.copytree(package_dir, scratch / package)
-        edited = scratch / package / EDITED[name]
+        relative = edited_file or EDITED[name]
+        function = function or EDITED_FUNCTION[name]
+        edited = scratch / package / relative
         original = edited.read_bytes()
         env = devicelint_env()
         cache = str(scratch / "cache")
@@ -68,7 +72,7 @@ def measure_incremental(name: str, package_dir: Path, repeats: int, check_flags:
             "ruff_cold": [*ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", package] if ruff else None,
             "cold": [*check, package, "--no-cache"],
             "warm": [*check, package, "--cache-dir", cache],
-            "file": [*check, f"{package}/{EDITED[name]}", "--cache-dir", cache],
+            "file": [*check, f"{package}/{relative}", "--cache-dir", cache],
         }
 
         def run(key: str) -> float:
@@ -83,7 +87,7 @@ def measure_incremental(name: str, package_dir: Path, repeats: int, check_flags:
             edited.write_bytes(original + f"# bench edit {n}\n".encode())
 
         def body(n: int) -> None:
-            edited.write_text(_body_edit(original.decode("utf-8"), EDITED_FUNCTION[name], n), encoding="utf-8")
+            edited.write_text(_body_edit(original.decode("utf-8"), function, n), encoding="utf-8")
 
         def after(edit: Callable[[int], None], key: str, n: int) -> float:
             edit(n)
@@ -110,7 +114,7 @@ def measure_incremental(name: str, package_dir: Path, repeats: int, check_flags:
             samples["file_body"].append(after(body, "file", 2 * n + 1))
         medians = {k: statistics.median(v) if v else None for k, v in samples.items()}
         ruff_s = medians["ruff_cold"]
-        return {"corpus": name, "edited": EDITED[name], "samples_s": samples, "median_s": medians,
+        return {"corpus": name, "edited": relative, "samples_s": samples, "median_s": medians,
                 "vs_ruff": {k: (v / ruff_s if v is not None and ruff_s else None) for k, v in medians.items()}}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
