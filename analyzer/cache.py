@@ -346,7 +346,8 @@ def _write_atomic(path: str, document: Any) -> None:
     fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=os.path.dirname(path))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, separators=(",", ":"))
+            # one string: ``json.dumps`` encodes in C, ``json.dump`` to a file in Python (ten times slower)
+            handle.write(json.dumps(document, separators=(",", ":")))
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
