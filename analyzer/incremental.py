@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: through these and through the tree. ``tests/analyzer/test_incremental.py`` checks the engine's questions
 #: are all here.
 TEXT_PROBES: tuple[bytes, ...] = (
-    b"cuda.is_available", b"cuda.device_count", b"LightningModule",  # worlds.QUESTIONS
+    b"cuda.is_available", b"cuda.device_count", b"mps.is_available", b"LightningModule",  # worlds.QUESTIONS
     b"parse_args", b"parse_known_args", b"parse_intermixed_args",  # worlds.ARGPARSE_QUESTIONS
     b"import fire", b"from fire", b"import click", b"from click", b"import typer", b"from typer",
     b"fire", b"click", b"typer", b"hydra", b"pytest", b"pytorch_lightning", b"lightning",  # entry points

@@ -219,7 +219,7 @@ def test_a_comment_on_a_finding_line_is_checked_against_its_text(tmp_path: Path)
 def test_the_text_probes_cover_every_question_the_engine_asks_of_a_files_text() -> None:
     from analyzer.engine import entry_points, worlds
 
-    asked = {*worlds.QUESTIONS, *worlds.ARGPARSE_QUESTIONS, worlds.COUNT_QUESTION,
+    asked = {*worlds.QUESTIONS, *worlds.ARGPARSE_QUESTIONS, worlds.COUNT_QUESTION, worlds.MPS_QUESTION,
              *(f.encode() for f in entry_points._FRAMEWORKS), b"set_device", b"cuda.device(", b"runtime_shim",
              b"def ", b"lambda"}
     assert asked <= set(incremental.TEXT_PROBES)
