@@ -162,6 +162,15 @@ class Atom:
         """The library class a one-argument test function checks for (``torch.is_tensor``)."""
         return None
 
+    def names_library_module(self) -> bool:
+        """A module of a library a model knows by name (``torch.backends``): ``getattr(m, name, default)`` reads
+        the name as the model has it (the default left out: the model's library has what programs probe for)."""
+        return False
+
+    def is_library_layer(self) -> bool:
+        """A library model's callable object placed on a device (a layer)."""
+        return False
+
     def revealable(self) -> bool:
         """A library value ``reveal_device`` describes (a model's tensor, device or module)."""
         return False

@@ -44,6 +44,9 @@ class TorchRef(Atom):
     def names_type(self) -> str | None:
         return self.path if self.path in LIBRARY_TYPES else None
 
+    def names_library_module(self) -> bool:
+        return True
+
     def type_predicate(self) -> str | None:
         return TENSOR_TYPE if self.path == "torch.is_tensor" else None
 
@@ -157,6 +160,9 @@ class TorchLayerAtom(Atom):
     # in place, known by where it was made (two layers built alike stay two values when joined)
     origin: Origin | None = None
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+
+    def is_library_layer(self) -> bool:
+        return True
 
     def revealable(self) -> bool:
         return True

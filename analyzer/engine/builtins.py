@@ -9,6 +9,7 @@ from ..domain import (
     BOTTOM,
     NONE,
     TOP,
+    Atom,
     ClassRef,
     Const,
     DictAtom,
@@ -96,7 +97,10 @@ class Builtins:
                 # one of a few known names (``for name in ("enc", "dec"): getattr(self, name)``): any of them
                 found = join_all(self.attribute(args[0], attr, node if isinstance(node, ast.expr) else None, st, fr)
                                  for attr in attrs)
-                return found.join(args[2]) if len(args) > 2 else found
+                # (a name inside ``torch``, ``getattr(torch.backends, "mps", None)``: read as ``torch.backends.mps``
+                # is, the default left out; the package needs a torch that has what programs probe for)
+                library = args[0].only(Atom) and all(a.names_library_module() for a in args[0].atoms)
+                return found.join(args[2]) if len(args) > 2 and not library else found
             return TOP
         if name in ("staticmethod", "classmethod", "property") and args:
             return args[0]

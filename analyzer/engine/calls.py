@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from ..budget import FunctionOverBudget
-from ..choices import stripped
+from ..choices import consistent, has_tags, stripped, tags_of
 from ..domain import (
     BOTTOM,
     NONE,
@@ -173,6 +173,8 @@ class Calls:
              fr: Frame, star_unknown: bool = False) -> Value:
         result = TOP if func.top else BOTTOM
         groups: dict[tuple[str, str], list[Atom]] = {}
+        if len(func.atoms) > 1 and args:
+            func = _layers_of_the_inputs_way(func, args[0])
         for atom in func.atoms:
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
@@ -331,6 +333,8 @@ class Calls:
                       scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
+        # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
+        frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))
         self.model_enter_function(state, self.model_context_key(None, False) if modes is None else modes, fn)
         if isinstance(fn.node, ast.Lambda):
@@ -397,3 +401,16 @@ def _popped(container: Value, index: Value) -> tuple[Value, Value]:
         return atom.items[position], V(seq(atom.kind, rest))
     element = join_all(a.elem for a in container.atoms)
     return element, Value(frozenset(seq_of(a.kind, a.elem) for a in container.atoms))
+
+
+def _layers_of_the_inputs_way(func: Value, x: Value) -> Value:
+    """Of the library layers ``func`` may be, those placed on a way of a choice that some possibility of the input
+    ``x`` is on too (``self.model`` stored on each way of a command-line option, called on an input of one way);
+    all of them where that would leave none."""
+    if x.top or not x.atoms or not any(tags_of(a) for a in func.atoms if a.is_library_layer()):
+        return func
+    inputs = [tags_of(a) for a in x.atoms]
+    kept = frozenset(a for a in func.atoms
+                     if not a.is_library_layer() or any(consistent(tags_of(a), t) for t in inputs))
+    return Value(kept, func.top) if kept else func
+

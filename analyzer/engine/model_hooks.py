@@ -5,7 +5,7 @@ answer wins). The engine names no library: with no model loaded, every hook says
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +119,11 @@ class ModelHooks:
                                fr: Frame) -> None:
         for hook in self.hook_table["attribute_stored"]:
             hook(target, obj, value, st, fr)
+
+    def model_attributes_read(self, value: Value, attributes: Iterable[str]) -> Value:
+        for hook in self.hook_table["attributes_read"]:
+            value = hook(value, attributes)
+        return value
 
     def model_namespace_store(self, obj: Value, attr: str, value: Value) -> Value | None:
         for hook in self.hook_table["namespace_store"]:

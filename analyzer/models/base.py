@@ -15,6 +15,7 @@ define to the engine it serves.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ..domain import Atom, Value
@@ -109,6 +110,10 @@ class LibraryModel:
 
     def attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
         """After ``obj.attr = value``."""
+
+    def attributes_read(self, value: Value, attributes: Iterable[str]) -> Value:
+        """What a statement that reads ``attributes`` of ``value`` reads of it (a namespace: those options)."""
+        return value
 
     def namespace_store(self, obj: Value, attr: str, value: Value) -> Value | None:
         """``name.attr = value`` on a value the model carries by value: its new value (None: not one)."""
