@@ -35,6 +35,7 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -292,8 +293,7 @@ class ArgparseModel(LibraryModel):
         stored = [value for name, value in atom.assigned if name == attr]
         if stored:
             return stored[-1]
-        assigned = self.attributes_assigned()
-        if attr in assigned or "*" in assigned:
+        if self.attribute_assigned(attr):
             return TOP
         if not atom.defaults:  # options given: one of its values where those are a known few, the same everywhere
             values = [value for dest, value in atom.given if dest == attr]
@@ -317,21 +317,28 @@ class ArgparseModel(LibraryModel):
         items = tuple((name, self.namespace_attribute(atom, name)) for name in names)
         return V(DictAtom(items, TOP))
 
-    def attributes_assigned(self) -> frozenset[str]:
-        """The attribute names a store the analysis does not follow on a namespace could assign or delete:
-        ``del x.name``, ``setattr(x, "name", ...)`` (``"*"`` for a computed name), and ``obj.name = ...``
-        unless ``obj`` is a variable the same scope binds by assignment (followed where it runs:
-        :meth:`namespace_store`) or the ``self`` of a method (an instance). A store through a parameter,
-        a global or an attribute (``def setup(opt): opt.device = ...``, ``self.args.device = ...``) may reach
-        a namespace that other variables also hold."""
-        found = getattr(self, "_attributes_assigned", None)
-        if found is None:
-            names: set[str] = set()
-            for module in self.modules:  # type: ignore[attr-defined]
-                if module.source.tree is not None:
-                    _unfollowed_stores(module.source.tree, frozenset(), names)
-            found = self._attributes_assigned = frozenset(names)
-        return found
+    def attribute_assigned(self, attr: str) -> bool:
+        """Whether a store the analysis does not follow on a namespace could assign or delete ``attr``:
+        ``del x.name``, ``setattr(x, "name", ...)`` (or a computed name), and ``obj.name = ...`` unless ``obj``
+        is a variable the same scope binds by assignment (followed where it runs: :meth:`namespace_store`) or
+        the ``self`` of a method (an instance). A store through a parameter, a global or an attribute
+        (``def setup(opt): opt.device = ...``, ``self.args.device = ...``) may reach a namespace that other
+        variables also hold. Only modules whose text could hold such a store are walked (a large program
+        has few), each once."""
+        cache = self.__dict__.setdefault("_unfollowed_by_module", {})
+        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b|setattr")
+        for module in self.modules:  # type: ignore[attr-defined]
+            source = module.source
+            if source.tree is None or (source.text is not None and not mentions.search(source.text)):
+                continue
+            names = cache.get(module.file)
+            if names is None:
+                found: set[str] = set()
+                _unfollowed_stores(source.tree, frozenset(), found)
+                names = cache[module.file] = frozenset(found)
+            if attr in names or "*" in names:
+                return True
+        return False
 
 
 def _unfollowed_stores(scope: ast.AST, instances: frozenset[str], names: set[str]) -> None:
