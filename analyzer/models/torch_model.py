@@ -2046,8 +2046,9 @@ class TorchModel(TorchData, LibraryModel):
     def _lightning_device_attribute(self, atom: Instance, attr: str) -> Value | None:
         """``self.device`` / ``self.on_gpu`` of a LightningModule the Trainer moved (unknown otherwise)."""
         text = self.__dict__.get("_moved_to", {}).get(atom)
-        if text is None or not any(self.entry_points.is_lightning_class(c)  # type: ignore[attr-defined]
-                                   for c in atom.cls.mro()):
+        frameworks = self.model_named("entry_points")  # (the entry points' model knows Lightning's classes)
+        if text is None or frameworks is None or not any(frameworks.is_lightning_class(c)  # type: ignore[attr-defined]
+                                                         for c in atom.cls.mro()):
             return None
         kind, _, index = text.partition(":")
         if attr == "on_gpu":
