@@ -247,6 +247,30 @@ def stripped(value: Value) -> Value:
     return _mapped(value, strip, strip_ways, 0)
 
 
+def lasting(choice: Choice) -> Choice:
+    """``choice`` as one that outlives its activation: the choice of the value an attribute holds (context
+    :data:`PROGRAM`, the activation's context kept in its name, so two contexts' choices stay apart)."""
+    return choice if choice.ctx == PROGRAM else Choice(PROGRAM, f"{choice.test}@{choice.ctx}")
+
+
+def lasting_tags(tags: frozenset) -> frozenset:
+    return frozenset((lasting(c), w) for c, w in tags)
+
+
+def for_heap(value: Value) -> Value:
+    """``value`` as the heap keeps it: the tags of one activation's choices made lasting. An attribute holds one
+    value at a time, so the model moved to ``self.device`` and a batch moved there later are on the same one of
+    its devices, in every method that reads it."""
+
+    def keep(atom: Atom) -> Atom:
+        tags = tags_of(atom)
+        if not tags or all(c.ctx == PROGRAM for c, _w in tags):
+            return atom
+        return dataclasses.replace(atom, tags=lasting_tags(tags))  # type: ignore[type-var]
+
+    return _mapped(value, keep, lambda ways: frozenset(lasting_tags(w) for w in ways), 0)
+
+
 def has_tags(value: Value, depth: int = 0) -> bool:
     if value.notes:
         return True

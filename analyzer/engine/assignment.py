@@ -24,6 +24,7 @@ from ..domain import (
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
 from .program import ModuleInfo
+from .relational import one_value
 
 
 class Assignment:
@@ -46,6 +47,8 @@ class Assignment:
             self.assign(target.value, V(seq_of("list", self.iter_element(value))), st, fr)
         elif isinstance(target, ast.Attribute):
             obj = self.eval(target.value, st, fr)
+            if not fr.loops:  # ``self.device = get_device()``: one value (a loop around it: a new one each time)
+                value = one_value(value, f"{fr.module.file}:{target.lineno}:{target.col_offset}@{fr.ctx.id}")
             obj = self._call_setters(obj, target, value, st, fr)
             self.store_attribute(obj, target.attr, value, fr)
             self.model_attribute_stored(target, obj, value, st, fr)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
-from ..choices import stripped, tagged
+from ..choices import for_heap, lasting_tags, tagged
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -298,9 +298,9 @@ class Engine(
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:
-        if self.program_ways:  # (stored on one way of a command-line option: the value is that way's)
-            value = tagged(value, self.program_ways)
-        value = stripped(value)  # an attribute outlives the activation whose choices tagged it
+        if self.program_ways:  # (stored on one way of a choice: the value is that way's)
+            value = tagged(value, lasting_tags(self.program_ways))  # (as the heap's own: contradictions seen)
+        value = for_heap(value)  # an attribute outlives the activation whose choices tagged it
         old = self.heap.get(key)
         if old != value:
             if key in self.heap_reads:

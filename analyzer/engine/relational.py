@@ -35,6 +35,7 @@ from ..choices import (
     alternatives,
     consistent,
     has_tags,
+    lasting,
     restricted,
     stripped,
     tag_except,
@@ -83,7 +84,7 @@ class Relational:
         decided = _decided_by(value)
         if decided is not None:  # a flag an earlier test of it tagged: that test's choice
             return decided[0], decided[1] == way
-        return Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}"), way
+        return lasting_in(fr, Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}")), way
 
     @staticmethod
     def restrict_state(st: State, choice: Choice, way: bool) -> None:
@@ -143,13 +144,7 @@ class Relational:
                 continue
             if fr.loops and not self._name_loop_invariant(node, name, fr):
                 continue  # (a loop that rebinds it: one statement, a new value each time)
-            # one choice per device but the last (true for that device): two devices differ in one of them
-            devices = sorted(set(keys.values()), key=repr)
-            choices = [Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}#{i}")
-                       for i in range(len(devices) - 1)]
-            atoms = frozenset(with_tags(a, frozenset((c, keys[a] == devices[i]) for i, c in enumerate(choices)))
-                              for a in value.atoms)
-            variables[name] = Value(atoms, value.top)
+            variables[name] = by_device(value, keys, f"{name}@{node.lineno}:{node.col_offset}", _made_in(fr))
             fr.tagged = True
 
     @staticmethod
@@ -210,7 +205,7 @@ class Relational:
                         way = chosen[choice]
                         part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
                 before = dict(part.vars)
-                self.program_ways = saved[2] | frozenset(t for t in chosen.items() if t[0].ctx == PROGRAM)
+                self.program_ways = saved[2] | frozenset(chosen.items())
                 out = run(node, part, fr)
                 if not out.dead:
                     tags = frozenset(chosen.items())
@@ -253,6 +248,34 @@ class Relational:
             test._devicelint_invariant = known  # type: ignore[attr-defined]
         return known
 
+
+
+def _made_in(fr: Frame) -> Callable[[str], Choice]:
+    return lambda name: lasting_in(fr, Choice(fr.ctx.id, name))
+
+
+def lasting_in(fr: Frame, choice: Choice) -> Choice:
+    """A choice of a module's top level outlives it (the top level runs once: one answer for the whole run)."""
+    return lasting(choice) if fr.kind == "module" else choice
+
+
+def by_device(value: Value, keys: dict[Atom, object], name: str, made: Callable[[str], Choice]) -> Value:
+    """``value``'s possibilities tagged by device (``keys``): one choice per device but the last (true for that
+    device), so two devices differ in one of them."""
+    devices = sorted(set(keys.values()), key=repr)
+    choices = [made(f"{name}#{i}") for i in range(len(devices) - 1)]
+    return Value(frozenset(with_tags(a, frozenset((c, keys[a] == devices[i]) for i, c in enumerate(choices)))
+                           for a in value.atoms), value.top)
+
+
+def one_value(value: Value, name: str) -> Value:
+    """``value`` stored where it outlives its activation (an attribute, ``name``): one value on one of two or
+    three devices not yet told apart (what a helper returned) is tagged by device with lasting choices, so the
+    model moved there and the batches moved there later, in any method, stay on the same one."""
+    if len(value.atoms) < 2:
+        return value
+    keys = _device_keys(value)
+    return value if keys is None else by_device(value, keys, name, lambda n: Choice(PROGRAM, n))
 
 
 _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
