@@ -157,9 +157,6 @@ class Context:
         self.callers.clear()
         self.caller_keys.clear()
 
-    def call_sites(self) -> list[tuple[str, int, int]]:
-        return [(c.file, c.line, c.col) for c in self.callers]
-
 
 @dataclass(slots=True)
 class SiteFact:

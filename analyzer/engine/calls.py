@@ -291,7 +291,7 @@ class Calls:
             # uncalled functions (analysed once with unknown arguments), as a library function would be
             return TOP
         if not quiet:
-            self.analysed.add(fn)
+            self.analyzed.add(fn)
         if ctx_id in self.summaries:
             summary = self.summaries[ctx_id]
             self.note_callee(ctx_id, summary)

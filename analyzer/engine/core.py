@@ -125,7 +125,7 @@ class Engine(
         self._counter_stores: dict[int, bool] = {}  # loop node -> it stores at the index it counts
         self._shared_elements: dict[int, tuple[str, str] | None] = {}  # loop node -> (list, element) it changes
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
-        self.analysed: set[FunctionInfo] = set()
+        self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
@@ -145,7 +145,7 @@ class Engine(
             self.begin_demand_pass()
             self.begin_pass()  # facts: kept for the contexts this pass will not need to run again
             self.summaries.clear()
-            self.analysed.clear()
+            self.analyzed.clear()
             self.defined.clear()
             for ctx in self.contexts.values():
                 ctx.clear_callers()
@@ -203,19 +203,19 @@ class Engine(
         progress = True
         while progress:
             progress = False
-            pending = [(fn, fref) for fn, fref in self.defined.items() if fn not in self.analysed]
+            pending = [(fn, fref) for fn, fref in self.defined.items() if fn not in self.analyzed]
             for fn, _fref in pending:
                 # what the skipped ones may change first: the analysed ones then read it unknown from the start
                 # (not stale reads that make the next pass run them again)
-                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn) \
+                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analyzing_instead(fn) \
                         and self.entry_points.entry(fn) is None:
-                    self.analysed.add(fn)
+                    self.analyzed.add(fn)
                     self.skip_uncalled(fn)
             for fn, fref in pending:
-                if fn in self.analysed:
+                if fn in self.analyzed:
                     continue
                 progress = True
-                self.analysed.add(fn)
+                self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in ("function", "property") and bound is None:

@@ -524,7 +524,7 @@ class DemandSweep:
             found = self._effects[id(fn.node)] = effects(fn, writes, self.module_names(fn.module.file))
         return found
 
-    def worth_analysing_instead(self, fn: FunctionInfo) -> bool:
+    def worth_analyzing_instead(self, fn: FunctionInfo) -> bool:
         """Would skipping ``fn`` make every attribute of every instance partly unknown (a ``setattr`` with a
         computed name on objects it may know)? Then it is analysed: the analysis makes unknown only the
         attributes of the instances it reaches (rare: ``fuse`` walks of a model's children)."""

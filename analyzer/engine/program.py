@@ -191,29 +191,11 @@ class SuperRef(Atom):
 
 
 
-def declared_globals(node: ast.AST) -> frozenset[str]:
-    """The names a function declares ``global`` in its own scope (its stores go to the module)."""
-    names: set[str] = set()
-    stack = list(node.body) if isinstance(node.body, list) else []
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ast.Global):
-            names.update(current.names)
-        elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(child_nodes(current))
-    return frozenset(names)
-
-
-def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
-    """Names bound in a function's own scope, names it (or its nested scopes) loads, and whether it yields."""
-    bound, loads, generator, _globals = scope_info(node)
-    return bound, loads, generator
-
-
 def scope_info(node: ast.AST) -> tuple[set[str], set[str], bool, frozenset[str]]:
-    """:func:`scope_names` and :func:`declared_globals` in one walk of the function (a ``global`` in its
-    own scope is one the walk meets with ``own`` set: nested ``def``, ``class`` and ``lambda`` bodies and
-    comprehensions are walked with it cleared, and hold no statement of the function's own scope)."""
+    """The names bound in a function's own scope, the names it (or its nested scopes) loads, whether it yields,
+    and the names its own scope declares ``global``, in one walk (a ``global`` in its own scope is one the walk
+    meets with ``own`` set: nested ``def``, ``class`` and ``lambda`` bodies and comprehensions are walked with it
+    cleared, and hold no statement of the function's own scope)."""
     bound: set[str] = set()
     loads: set[str] = set()
     declared: set[str] = set()

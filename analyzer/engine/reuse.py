@@ -484,7 +484,7 @@ class PassReuse:
         self.fact_store.keep_context(ctx_id)
         record = self.records[ctx_id]
         self.set_summary(ctx_id, record.summary)
-        self.analysed.add(record.fn)
+        self.analyzed.add(record.fn)
         self.heap_reads.update(record.reads)
         self._replay_havoc_reads(record.global_reads)
         for kind, subject, detail in record.events:

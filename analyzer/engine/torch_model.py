@@ -927,10 +927,7 @@ class TorchModel:
         if name == "type":
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
-            keeps_rank = name not in ("reshape", "view", "flatten", "squeeze", "unsqueeze", "expand", "repeat",
-                                      "unflatten", "view_as", "expand_as", "new_zeros", "new_ones", "new_empty",
-                                      "new_full", "new_tensor", "nonzero", "unique", "diag", "unfold")
-            return self.same_device_result(receiver, node, st, fr, None if not keeps_rank else None, api=name)
+            return self.same_device_result(receiver, node, st, fr, None, api=name)
         if name in ("unbind", "split", "chunk", "tensor_split"):
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
