@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from runtime_shim.capture import CaptureError
 from runtime_shim.semantics import CheckpointingStrategy
+from runtime_shim.texts import CaptureError
 
 from ..domain import (
     BOTTOM,

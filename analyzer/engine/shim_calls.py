@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from runtime_shim import semantics as S
-from runtime_shim.capture import CaptureError
+from runtime_shim.texts import CaptureError
 
 from .. import lift
 from ..domain import (
