@@ -58,6 +58,14 @@ def tags_of(atom: object) -> frozenset:
     return getattr(atom, "tags", NO_TAGS) or NO_TAGS
 
 
+def untagged(atom: Atom) -> Atom:
+    """``atom`` without the undecided choices it came from."""
+    if not tags_of(atom):
+        return atom
+    # the atoms that carry tags are dataclasses; their base, Atom, is not one
+    return dataclasses.replace(atom, tags=NO_TAGS)  # type: ignore[type-var]
+
+
 def consistent(*groups: frozenset) -> bool:
     """No choice is named with two alternatives across these tag sets."""
     seen: dict[Choice, bool] = {}
@@ -156,10 +164,7 @@ def restricted(value: Value, choice: Choice, alternative: bool) -> Value:
 def stripped(value: Value) -> Value:
     """``value`` without tags (what crosses a call or goes into the heap)."""
 
-    def strip(atom: Atom) -> Atom:
-        return dataclasses.replace(atom, tags=NO_TAGS) if tags_of(atom) else atom  # type: ignore[type-var]
-
-    return _mapped(value, strip, lambda _ways: None, 0)
+    return _mapped(value, untagged, lambda _ways: None, 0)
 
 
 def has_tags(value: Value, depth: int = 0) -> bool:

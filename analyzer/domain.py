@@ -635,7 +635,7 @@ def bounded(atoms: Iterable[Atom], top: bool) -> Value:
 
 def reveal_text(value: Value) -> str:
     """The analyzer's ``reveal_device`` text: one state, or the alternatives joined by ``|``."""
-    texts = sorted({a.reveal() for a in value.atoms if hasattr(a, "reveal")})  # type: ignore[attr-defined]
+    texts = sorted({a.reveal() for a in value.atoms if hasattr(a, "reveal")})
     if value.top or not texts:
         texts.append("Unknown")
     return " | ".join(texts)

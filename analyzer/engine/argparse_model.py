@@ -149,7 +149,7 @@ class ArgparseModel:
             return TOP
         # ``parents`` is ArgumentParser's fifth positional parameter, ``argument_default`` its ninth
         complete = not any(k in kwargs for k in ("parents", "argument_default")) and len(args) < 5
-        return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))  # type: ignore[attr-defined]
+        return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))
 
     def argparse_parser_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State) -> Value:
@@ -173,7 +173,7 @@ class ArgparseModel:
         if name not in _PARSE_METHODS:
             return TOP
         line = args[0] if args else kwargs.get("args")
-        empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)  # type: ignore[attr-defined]
+        empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)
         if not parser.complete or (line is not None and not empty and line.consts() != [None]) \
                 or len(args) > 1 or "namespace" in kwargs:
             defaults = False
@@ -218,7 +218,7 @@ class ArgparseModel:
         found = getattr(self, "_attributes_assigned", None)
         if found is None:
             names: set[str] = set()
-            for module in self.modules:  # type: ignore[attr-defined]
+            for module in self.modules:
                 if module.source.tree is not None:
                     _unfollowed_stores(module.source.tree, frozenset(), names)
             found = self._attributes_assigned = frozenset(names)

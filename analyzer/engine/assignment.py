@@ -148,7 +148,7 @@ class Assignment:
                 self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
         if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
-            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)  # type: ignore[attr-defined]
+            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)

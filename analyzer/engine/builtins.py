@@ -52,7 +52,7 @@ class Builtins:
         if name in ("list", "tuple", "sorted", "reversed", "set") and args:
             kind = "tuple" if name == "tuple" else "set" if name == "set" else "list"
             if name in ("list", "tuple") and args[0].only(SeqAtom):
-                return Value(frozenset(SeqAtom(kind, a.items, a.elem) for a in args[0].atoms))  # type: ignore
+                return Value(frozenset(SeqAtom(kind, a.items, a.elem) for a in args[0].atoms))
             keyed = next(iter(args[0].atoms)) if len(args[0].atoms) == 1 and not args[0].top else None
             if name in ("list", "tuple") and isinstance(keyed, DictAtom) and keyed.rest is None:
                 return V(seq(kind, keyed.keys()))  # ``list(batch)``: its keys, in order
@@ -71,7 +71,7 @@ class Builtins:
             return self._length(args[0])
         if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
                 and args[0].only(TorchDeviceAtom):
-            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
+            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))
                                    for a in args[0].atoms))
         if name == "isinstance":
             outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None
@@ -86,7 +86,7 @@ class Builtins:
             self._setattr(args[0], args[1], args[2], node, st, fr)
             return NONE
         if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
-            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
+            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
             if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):

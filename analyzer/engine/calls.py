@@ -137,13 +137,13 @@ class Calls:
 
     def _container_mutation(self, node: ast.Call, st: State, fr: Frame) -> Value | None:
         """``xs.append(v)`` on a list the analysis follows: the list now also holds ``v``."""
-        receiver = node.func.value  # type: ignore[attr-defined]
+        receiver = node.func.value
         key = None
         if isinstance(receiver, ast.Name):
             key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             key = f"{receiver.value.id}.{receiver.attr}"
-        attr = node.func.attr  # type: ignore[attr-defined]
+        attr = node.func.attr
         container = self.eval(receiver, st, fr)
         dicts = container.only(DictAtom) and not container.top and attr in DICT_MUTATORS
         if not dicts and (not container.of_type(SeqAtom) or attr not in LIST_MUTATORS):

@@ -21,7 +21,7 @@ class Copies:
     """``copy.deepcopy`` (mixed into the engine)."""
 
     def deep_copy(self, value: Value, node: ast.AST, fr: Frame) -> Value:
-        return _copied(value, self.origin(node, fr, "deepcopy"))  # type: ignore[attr-defined]
+        return _copied(value, self.origin(node, fr, "deepcopy"))
 
 
 def _copied(value: Value, origin: Origin) -> Value:

@@ -26,7 +26,7 @@ class Definitions:
             return st  # ``@x.setter``: the property object stays
         function = V(self.make_function(node, st, fr))
         # a click command or hydra main: the name holds an object that runs the function as the framework does
-        wrapped = node.decorator_list and self.entry_points.wrapped(node, fr.module)  # type: ignore[attr-defined]
+        wrapped = node.decorator_list and self.entry_points.wrapped(node, fr.module)
         if not wrapped and fr.kind != "class":
             function = self._decorated_function(node, decorators, function, st, fr)
             if st.dead:
@@ -124,7 +124,7 @@ class Definitions:
             # (a LightningModule, whose library is not analysed, is an nn.Module too)
             info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
                                                      for atom in value.atoms) \
-                or (value.top and self.entry_points.is_lightning_class(info))  # type: ignore[attr-defined]
+                or (value.top and self.entry_points.is_lightning_class(info))
             info.autograd_base = info.autograd_base or any(
                 isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
         info.set_bases(bases)

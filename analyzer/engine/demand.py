@@ -102,16 +102,16 @@ def _is_source(node: ast.AST) -> bool:
     """Is this node a device source?"""
     kind = type(node)
     if kind is ast.Attribute:
-        return node.attr in _SOURCE_NAMES  # type: ignore[attr-defined]
+        return node.attr in _SOURCE_NAMES
     if kind is ast.Name:
-        return node.id in _SOURCE_NAMES and node.id != "type"  # type: ignore[attr-defined]
+        return node.id in _SOURCE_NAMES and node.id != "type"
     if kind is ast.Constant:
-        value = node.value  # type: ignore[attr-defined]
+        value = node.value
         return isinstance(value, str) and value.split(":", 1)[0] in DEVICE_TYPES
     if kind is ast.keyword:  # ``device=<constant>``, ``requires_grad=True``
-        value = node.value  # type: ignore[attr-defined]
+        value = node.value
         return node.arg in ("device", "requires_grad") and isinstance(value, ast.Constant) \
-            and value.value not in (None, False)  # type: ignore[attr-defined]
+            and value.value not in (None, False)
     return False
 
 
@@ -119,15 +119,15 @@ def _may_write(node: ast.AST) -> bool:
     """Is this a node :func:`effects` reads (a store, ``__dict__``, ``global``, a mutator or ``setattr`` call)?"""
     kind = type(node)
     if kind is ast.Attribute:
-        return isinstance(node.ctx, (ast.Store, ast.Del)) or node.attr == "__dict__"  # type: ignore[attr-defined]
+        return isinstance(node.ctx, (ast.Store, ast.Del)) or node.attr == "__dict__"
     if kind is ast.Subscript:
-        return isinstance(node.ctx, (ast.Store, ast.Del))  # type: ignore[attr-defined]
+        return isinstance(node.ctx, (ast.Store, ast.Del))
     if kind is ast.Global:
         return True
     if kind is ast.Call:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         return (isinstance(func, ast.Attribute) and func.attr in _MUTATORS) or (
-            isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2)  # type: ignore[attr-defined]
+            isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2)
     return False
 
 
@@ -169,9 +169,9 @@ class _Lines:
     def inside(self, node: ast.AST) -> bool:
         """Does a match start inside ``node``'s text?"""
         starts = self.starts
-        i = bisect_left(starts, node.lineno << _COLUMN_BITS | node.col_offset)  # type: ignore[attr-defined]
+        i = bisect_left(starts, node.lineno << _COLUMN_BITS | node.col_offset)
         return i < len(starts) and starts[i] < (
-            node.end_lineno << _COLUMN_BITS | node.end_col_offset)  # type: ignore[attr-defined]
+            node.end_lineno << _COLUMN_BITS | node.end_col_offset)
 
 
 _COLUMN_BITS = 20  # a position is line << 20 | column (lines of a million bytes would need more)
@@ -260,12 +260,12 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
             continue
         if module_names is not None:
             if kind is ast.Import:
-                for alias in node.names:  # type: ignore[attr-defined]
+                for alias in node.names:
                     module_names.setdefault(alias.asname or alias.name.partition(".")[0],
                                             alias.name if alias.asname else alias.name.partition(".")[0])
             elif kind is ast.ImportFrom:
-                source = node.module if not node.level else None  # type: ignore[attr-defined]
-                for alias in node.names:  # type: ignore[attr-defined]
+                source = node.module if not node.level else None
+                for alias in node.names:
                     module_names.setdefault(alias.asname or alias.name, source and f"{source}.{alias.name}")
             elif not owners and isinstance(getattr(node, "value", None), (ast.Name, ast.Attribute)):
                 for target in store_targets(node):  # ``sub = pkg.sub``: an alias of what may be a module
@@ -282,7 +282,7 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
                 for write in found:
                     if type(write) is ast.Attribute:
                         attr_writers.setdefault(write.attr, set()).add(owners[-1].node_id)
-        if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):  # type: ignore[attr-defined]
+        if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):
             continue  # no statement inside, no word on its lines: none of its expressions would be walked
         for child in child_nodes(node):
             if type(child) in _ALWAYS_VISITED_TYPES or not hasattr(child, "end_col_offset") or inside(child):
@@ -296,17 +296,17 @@ _CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})
 
 
 def _is_dict_attribute(node: ast.AST) -> bool:
-    return type(node) is ast.Attribute and node.attr == "__dict__"  # type: ignore[attr-defined]
+    return type(node) is ast.Attribute and node.attr == "__dict__"
 
 
 def _is_dtype(node: ast.AST) -> bool:
     """``y.dtype``, ``torch.float16``, ``dtype``, ``out_dtype``: a dtype, never a device (a cast, not a move)."""
     kind = type(node)
     if kind is ast.Attribute:
-        base = node.value  # type: ignore[attr-defined]
-        return node.attr == "dtype" or (  # type: ignore[attr-defined]
-            type(base) is ast.Name and base.id == "torch" and node.attr != "device")  # type: ignore[attr-defined]
-    return kind is ast.Name and "dtype" in node.id  # type: ignore[attr-defined]
+        base = node.value
+        return node.attr == "dtype" or (
+            type(base) is ast.Name and base.id == "torch" and node.attr != "device")
+    return kind is ast.Name and "dtype" in node.id
 
 
 def _note_exempt(node: ast.AST, exempt: set[int]) -> None:
@@ -314,19 +314,19 @@ def _note_exempt(node: ast.AST, exempt: set[int]) -> None:
     ``__dict__`` only read (``x.__dict__[k]``, ``k in x.__dict__``, ``x.__dict__.get(k)``), and the
     ``.to`` of a cast (``x.to(y.dtype)``, ``x.to(torch.float16)``, ``x.to(dtype=dtype)``)."""
     kind = type(node)
-    if kind is ast.Subscript and type(node.ctx) is ast.Load and _is_dict_attribute(node.value):  # type: ignore[attr-defined]
-        exempt.add(id(node.value))  # type: ignore[attr-defined]
-    elif kind is ast.Compare and all(type(op) in (ast.In, ast.NotIn) for op in node.ops):  # type: ignore[attr-defined]
-        exempt.update(id(c) for c in node.comparators if _is_dict_attribute(c))  # type: ignore[attr-defined]
+    if kind is ast.Subscript and type(node.ctx) is ast.Load and _is_dict_attribute(node.value):
+        exempt.add(id(node.value))
+    elif kind is ast.Compare and all(type(op) in (ast.In, ast.NotIn) for op in node.ops):
+        exempt.update(id(c) for c in node.comparators if _is_dict_attribute(c))
     elif kind is ast.Call:
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         if type(func) is not ast.Attribute:
             return
         if func.attr in _DICT_READERS and _is_dict_attribute(func.value):
             exempt.add(id(func.value))
         elif func.attr == "to" and (node.args or node.keywords) \
                 and all(map(_is_dtype, node.args)) \
-                and all(k.arg in _CAST_KEYWORDS for k in node.keywords):  # type: ignore[attr-defined]
+                and all(k.arg in _CAST_KEYWORDS for k in node.keywords):
             exempt.add(id(func))
 
 
@@ -546,7 +546,7 @@ class DemandSweep:
         Stores through ``os``, ``torch`` or ``amp`` change no module the analysis knows."""
         found = self._module_names.get(file)
         if found is None:
-            is_project = self.resolver.is_project  # type: ignore[attr-defined]
+            is_project = self.resolver.is_project
             found = self._module_names[file] = frozenset(
                 name for name, source in self._imported[file].items()
                 if source is None or is_project(source) or is_project(source.rpartition(".")[0]))

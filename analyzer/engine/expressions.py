@@ -366,7 +366,7 @@ class Expressions:
         if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(NumberAtom):
             return operand
         if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
-            booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
+            booleans = any(a.kind == "bool" for a in operand.atoms)
             return TOP if booleans else operand  # numpy refuses to negate booleans
         consts = operand.consts()
         if consts is not None and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
@@ -403,7 +403,7 @@ class Expressions:
         if numbers is not None:
             return numbers
         if isinstance(op, ast.Add) and left.only(SeqAtom) and right.only(SeqAtom):
-            return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))  # type: ignore[attr-defined]
+            return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))
         if isinstance(op, ast.Mult):
             repeated = _repeat(left, right) if left.only(SeqAtom) else _repeat(right, left) if right.only(SeqAtom) \
                 else None

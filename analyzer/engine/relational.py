@@ -228,7 +228,7 @@ class Relational:
             scope = fr.func.node if fr.func is not None else fr.module.source.tree
             known = scope is not None and not any(
                 names & assigned for inside, assigned in _loops(scope) if id(test) in inside)
-            test._devicelint_invariant = known  # type: ignore[attr-defined]
+            test._devicelint_invariant = known
         return known
 
 
@@ -266,7 +266,7 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
             arguments.extend(a for a in given if isinstance(a, ast.Name))
         pending.extend((child, inside, many) for child in child_nodes(current))
     info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
-    node._devicelint_split = info  # type: ignore[attr-defined]
+    node._devicelint_split = info
     return info
 
 
@@ -333,7 +333,7 @@ def _test_facts(test: ast.expr) -> tuple[ast.expr, bool, frozenset[str], str] | 
                 inner, way = inner.operand, not way
             names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
             facts = (inner, way, names, ast.unparse(inner))
-        test._devicelint_test = facts  # type: ignore[attr-defined]
+        test._devicelint_test = facts
     return facts
 
 
@@ -344,7 +344,7 @@ def _loops(scope: ast.AST) -> list[tuple[frozenset[int], set[str]]]:
     if loops is None:
         loops = [(frozenset(id(n) for n in ast.walk(loop)), _assigned(loop)) for loop in ast.walk(scope)
                  if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))]
-        scope._devicelint_loops = loops  # type: ignore[attr-defined]
+        scope._devicelint_loops = loops
     return loops
 
 

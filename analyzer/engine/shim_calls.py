@@ -48,8 +48,8 @@ class ShimCalls:
     """runtime_shim calls."""
 
     def site(self, node: ast.AST, api: str, fr: Frame) -> Site:
-        return Site(fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
-                    node.end_col_offset or 0, api)  # type: ignore[attr-defined]
+        return Site(fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
+                    node.end_col_offset or 0, api)
 
     def origin(self, node: ast.AST, fr: Frame, what: str = "") -> Origin:
         return Origin(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what)
@@ -130,7 +130,7 @@ class ShimCalls:
             lifted = lift.device_create(dev, self.backends, self.origin(node, fr), f"Device.{name}")
             return self.record(site, lifted, st, fr)
         if name == "capture":
-            capture = CaptureId(fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore[attr-defined]
+            capture = CaptureId(fr.file, node.lineno, node.col_offset, fr.ctx.id)
             return V(DeviceAtom(PlainDev("Capture", None, capture), False, None,
                                 self.origin(node, fr, "Device.capture()")))
         return TOP
@@ -276,7 +276,7 @@ class ShimCalls:
                 out = out.join(V(Const(CaptureError.ALREADY_ACTIVE, "CaptureError")))
                 continue
             assert isinstance(d.dev.index, CaptureId)
-            scope = ScopeId(d.dev.index, fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore
+            scope = ScopeId(d.dev.index, fr.file, node.lineno, node.col_offset, fr.ctx.id)
             result = TOP if fn.top else BOTTOM
             for atom in fn.atoms:
                 if isinstance(atom, FuncRef):

@@ -48,7 +48,7 @@ class TorchData:
         """``TensorDataset(a, b)``: a list whose items are ``(a[i], b[i])``."""
         if kwargs or not args or not all(arg.only(TorchTensorAtom) for arg in args):
             return V(seq_of("list", TOP))
-        rows = [self.iter_element(arg) for arg in args]  # type: ignore[attr-defined]
+        rows = [self.iter_element(arg) for arg in args]
         return V(seq_of("list", V(seq("tuple", rows))))
 
     def _data_loader(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
@@ -64,9 +64,9 @@ class TorchData:
             if own_collate.top or not own_collate.atoms:
                 return V(seq_of("list", TOP))
             # the project's own collation, called on a list of items (as the loader does for each batch)
-            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
+            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)
             return V(seq_of("list", widen_if_large(batch)))
-        origin = self.origin(node, fr, "DataLoader batch")  # type: ignore[attr-defined]
+        origin = self.origin(node, fr, "DataLoader batch")
         return V(seq_of("list", widen_if_large(_collated(item, origin))))
 
     def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
@@ -75,10 +75,10 @@ class TorchData:
         instances = [atom for atom in dataset.atoms if isinstance(atom, Instance)]
         iterated = dataset.atoms.difference(instances)
         dicts = any(isinstance(atom, DictAtom) for atom in iterated)  # ``d[i]`` is a value, iterating gives keys
-        out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))  # type: ignore[attr-defined]
+        out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))
         for atom in instances:
-            method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
-            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
+            method = self.attribute_of(atom, "__getitem__", None, st, fr)
+            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))
         return out
 
 

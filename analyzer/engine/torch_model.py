@@ -405,7 +405,7 @@ class TorchModel:
         if path == "torch.device":
             return self._device_ctor(args, kwargs, node, st, fr)
         if module.startswith("torch.utils.data"):
-            found = self.torch_data_call(path, args, kwargs, node, st, fr)  # type: ignore[attr-defined]
+            found = self.torch_data_call(path, args, kwargs, node, st, fr)
             if found is not None:
                 return found
         if path == "torch.cuda.current_device":
@@ -489,7 +489,7 @@ class TorchModel:
                 if data.only(TorchTensorAtom) and name == "as_tensor":
                     return data  # as_tensor of a tensor: the same tensor (or a copy on ``device=``)
         elif name in ("zeros", "ones", "empty", "full", "rand", "randn") and args and args[0].only(SeqAtom):
-            zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
+            zero_dim = all(a.items == () for a in args[0].atoms)
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
         for dev, _atom in devices:
@@ -885,7 +885,7 @@ class TorchModel:
         if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
-            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
+            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
                     "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
@@ -1207,7 +1207,7 @@ class TorchModel:
         device check sees; an empty list, a model of no layers, is not considered)."""
         layers = sorted(element.atoms, key=repr)
         if element.top or not layers or not all(isinstance(a, TorchLayerAtom) for a in layers) \
-                or len({a.dev for a in layers if a.weights}) > 1:  # type: ignore[union-attr]
+                or len({a.dev for a in layers if a.weights}) > 1:
             return TOP
         return self._layer("Sequential", [V(a) for a in layers], {}, node, st, fr)
 
@@ -1361,7 +1361,7 @@ class TorchModel:
             for atom in receiver.atoms:
                 if isinstance(atom, TorchLayerAtom) and atom.origin is not None:
                     key = (atom.origin, _HOOKS)
-                    self.heap_set(key, self.heap.get(key, BOTTOM).join(hook))  # type: ignore[arg-type]
+                    self.heap_set(key, self.heap.get(key, BOTTOM).join(hook))
             return TOP
         if name in ("register_buffer", "register_parameter") and len(args) >= 2:
             names = args[0].consts()
@@ -1420,7 +1420,7 @@ class TorchModel:
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
         if isinstance(atom, TorchLayerAtom):
-            children = tuple(self.move_module(c, dev) for c in atom.children)  # type: ignore[misc]
+            children = tuple(self.move_module(c, dev) for c in atom.children)
             return TorchLayerAtom(atom.name, dev if atom.weights else None, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.is_torch_module():
             return self._moved_instance(atom, dev)
@@ -1731,7 +1731,7 @@ def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set
     if layer.children:
         return {dev for child in layer.children
                 for dev in (_weight_devices(child, moved_to) if isinstance(child, TorchLayerAtom)
-                            else {moved_to.get(child)})}  # type: ignore[arg-type]
+                            else {moved_to.get(child)})}
     return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
 
 
