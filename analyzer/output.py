@@ -50,9 +50,6 @@ def display_path(path: str) -> str:
     return printable(path if relative.startswith("..") else relative)
 
 
-_display = display_path  # the name other modules used
-
-
 def cell_of(path: str, row: int, sources: dict[str, SourceFile]) -> tuple[int | None, int]:
     """(cell number, row inside the cell) for a notebook's row, else (None, row)."""
     source = sources.get(path)

@@ -493,13 +493,6 @@ def finish(d: Diagnostic, by_file: dict[str, frontend.SourceFile]) -> Diagnostic
 # --------------------------------------------------------------------------- running components
 
 
-@dataclass
-class Job:
-    """Components to analyse (lists of indexes into the sources)."""
-
-    groups: list[list[int]]
-
-
 _SHARED: list[frontend.SourceFile] = []  # the parent's sources, read by forked workers
 
 

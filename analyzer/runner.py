@@ -340,9 +340,3 @@ def _decode_lossy(source: frontend.SourceFile | None) -> str:
     if source.text is not None:
         return source.text
     return source.data.decode("utf-8", errors="replace")
-
-
-# the names other modules used before the analysis moved to analyzer.parallel
-reveal_notes = parallel.reveal_notes
-_finish = parallel.finish
-_char_column = parallel.char_column

@@ -146,7 +146,7 @@ class TorchOptimizerAtom(Atom):
     access: str  # ``scope:name`` of the module's reference (moves through other names: not followed)
     params: frozenset  # TorchDev: where the parameters are
     state: frozenset | None = None  # TorchDev: where the state is
-    made: object = None  # where the state was made (an origin), for the diagnostics
+    made: Origin | None = None  # where the state was made, for the diagnostics
 
     def reveal(self) -> str:
         return "torch.optim optimizer"

@@ -101,19 +101,20 @@ def _const_str(value: Value | None) -> str | None:
 def option_default(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, Value | None] | None:
     """``add_argument``'s (destination, default when no option is given: ``None`` if not known), or
     ``None`` when the destination is not known."""
-    names = [_const_str(a) for a in args]
-    if not names or any(n is None for n in names):
+    found = [_const_str(a) for a in args]
+    names = [n for n in found if n is not None]
+    if not names or len(names) != len(found):
         return None
     dest = _const_str(kwargs["dest"]) if "dest" in kwargs else None
-    positional = not names[0].startswith("-")  # type: ignore[union-attr]
+    positional = not names[0].startswith("-")
     if dest is None:
         if "dest" in kwargs:
             return None
         if positional:
             dest = names[0]
         else:
-            long = [n for n in names if n.startswith("--")]  # type: ignore[union-attr]
-            dest = (long or names)[0].lstrip("-").replace("-", "_")  # type: ignore[union-attr]
+            long = [n for n in names if n.startswith("--")]
+            dest = (long or names)[0].lstrip("-").replace("-", "_")
     action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
     required = kwargs.get("required")
     nargs = _const_str(kwargs.get("nargs"))

@@ -8,6 +8,7 @@ from ..domain import (
     BOTTOM,
     TOP,
     ArrayAtom,
+    Atom,
     ClassRef,
     DictAtom,
     FuncRef,
@@ -188,7 +189,7 @@ class Assignment:
         """``container[key] = value`` on each possibility: a dict with a constant key gets it replaced;
         with an unknown key any entry may now hold the value, or a new unknown key does."""
         keys = key.consts()
-        updated = []
+        updated: list[Atom] = []
         for atom in container.atoms:
             if isinstance(atom, DictAtom) and len(atom.items) >= MAX_DICT_KEYS:
                 # a registry of hundreds of entries: its keys stop mattering (each store would copy them all)
@@ -201,9 +202,9 @@ class Assignment:
             elif isinstance(atom, SeqAtom) and atom.kind == "list" and atom.items is not None and keys \
                     and len(keys) == 1 and not key.top and type(keys[0]) is int \
                     and -len(atom.items) <= keys[0] < len(atom.items):  # ``pairs[i] = ...`` with i known
-                items = list(atom.items)
-                items[keys[0]] = value
-                updated.append(seq("list", items))
+                elements = list(atom.items)
+                elements[keys[0]] = value
+                updated.append(seq("list", elements))
             elif isinstance(atom, SeqAtom) and atom.kind == "list":
                 updated.append(seq_of("list", atom.elem.join(value)))
             else:

@@ -110,7 +110,8 @@ class Builtins:
         of the instances it may reach partly unknown (modules and classes: not followed)."""
         names = attr.consts() or []  # (None: some possibility is not a constant, e.g. a function's __name__)
         holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
-        if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr):
+        if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr) \
+                and node is not None:
             # ``obj.name = value`` itself (setters, buffers, the ``obj.name`` overlay: Assignment.assign)
             self.assign(ast.copy_location(ast.Attribute(holder, names[0], ast.Store()), node), value, st, fr)
             return
@@ -171,11 +172,12 @@ class Builtins:
 
     @staticmethod
     def _length(value: Value) -> Value:
-        lengths = set()
+        lengths: set[int] = set()
         for atom in value.atoms:
-            if isinstance(atom, SeqAtom) and atom.items is not None or (
-                    isinstance(atom, DictAtom) and atom.rest is None):
-                lengths.add(len(atom.items))
+            items = atom.items if isinstance(atom, SeqAtom) or isinstance(atom, DictAtom) and atom.rest is None \
+                else None
+            if items is not None:
+                lengths.add(len(items))
             elif isinstance(atom, Const) and isinstance(atom.value, (str, bytes)):
                 lengths.add(len(atom.value))
             else:

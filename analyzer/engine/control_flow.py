@@ -42,7 +42,8 @@ class ControlFlow:
         entry = st
         head = entry.copy()
         widened: set[str] = set()
-        exit_state, breaks = dead(), []
+        exit_state = dead()
+        breaks: list[State] = []
         reads = self.loop_reads(node, fr)
         for iteration in range(MAX_LOOP_ITERATIONS):
             mutations = self.mutations

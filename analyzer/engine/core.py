@@ -71,7 +71,7 @@ class Engine(
                  backends: frozenset[str] | None = None,
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
                  gpu_count: int | None = None, argparse_defaults: bool | None = None) -> None:
-        self.facts = facts
+        self.facts: FactStore = facts  # a NullFacts while an evaluation is quiet
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
@@ -278,9 +278,11 @@ class Engine(
         """Attribute names some function other than the caller assigns: a call may change them."""
         return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
 
-    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
-        """As :meth:`Definitions._rebound_later` (the names ``enclosing`` binds textually after ``inner``), with
-        each enclosing function's own-scope stores collected once (not once per nested ``def``)."""
+    def _rebound_later(self, enclosing: ast.AST, inner: ast.stmt | ast.expr) -> frozenset[str]:
+        """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs, so
+        a later rebinding may be what it sees (in a loop the value at the def is already the join over the
+        iterations). Each enclosing function's own-scope stores are collected once, not once per nested
+        ``def``."""
         key = (id(enclosing), id(inner))
         found = self._late_names.get(key)
         if found is None:

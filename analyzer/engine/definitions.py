@@ -6,7 +6,6 @@ import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
 from ..torch_domain import AUTOGRAD_FUNCTION, TorchRef
-from ..tree_walk import scope_nodes
 from .flow_state import Frame, State
 from .program import ClassInfo, FunctionInfo
 from .python_values import call_name, is_dataclass_decorator, is_setter
@@ -59,7 +58,7 @@ class Definitions:
         if fn is None:
             cls = fr.cls if fr.kind == "class" else None
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else (
-                fr.cls.qualname + "." if cls is not None else "")
+                cls.qualname + "." if cls is not None else "")
             fn = FunctionInfo(node, fr.module, prefix + getattr(node, "name", "<lambda>"), cls)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in node.decorator_list:
@@ -96,19 +95,6 @@ class Definitions:
             if fn not in self.defined:
                 self.defined[fn] = fref
         return fref
-
-    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
-        """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs,
-        so a later rebinding may be what it sees. (In a loop the value at the def is already the join over
-        the iterations.)"""
-        key = (id(enclosing), id(inner))
-        found = self._late_names.get(key)
-        if found is None:
-            after = inner.end_lineno or inner.lineno
-            found = self._late_names[key] = frozenset(
-                node.id for node in scope_nodes(enclosing, comprehensions=False)
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno > after)
-        return found
 
     def stmt_ClassDef(self, node: ast.ClassDef, st: State, fr: Frame) -> State:
         info = self.classes.get(id(node))

@@ -198,7 +198,6 @@ def target_writes(targets: Iterable[ast.AST | None], out: list[ast.AST] | None =
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statements
-_ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
 # the same as sets of node types (``type(node) in ...`` is cheaper than ``isinstance`` in the scan's loop)
 _FUNCTION_TYPES = frozenset(_FUNCTIONS)
 _STATEMENT_TYPES = frozenset(cls for cls in vars(ast).values()
@@ -371,7 +370,8 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
 
 
 def _effects(writes: list[ast.AST], receiver: str | None, unknown: set[str] | frozenset[str],
-             module_names: set[str] | frozenset[str], function: ast.AST | None) -> Effects:
+             module_names: set[str] | frozenset[str],
+             function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None) -> Effects:
     """:func:`effects` with ``unknown`` the names that can hold only unknown objects; given the ``function``,
     a ``setattr`` whose name iterates over a local dict's constant keys stores those names."""
     own: set[str] = set()

@@ -81,7 +81,7 @@ class Entry:
 @dataclass
 class ModuleEntries:
     entries: dict[int, Entry] = field(default_factory=dict)  # id(def node) -> how it is called
-    fixtures: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)  # what each Trainer(...) of the module runs on
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
 
@@ -194,6 +194,7 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
     top = {node.name: node for node in tree.body
            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     command_objects: set[str] = set()  # names bound to ``typer.Typer()`` / ``click.Group()`` / a click group
+    node: ast.AST  # each loop below walks nodes of every kind
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                 and _framework(_path(node.value.func, aliases)) in ("typer", "click"):
@@ -327,11 +328,6 @@ def fixture_links(paths: list[str]) -> list[tuple[int, int]]:
     return links
 
 
-def is_lightning_base(node: ast.expr, tree: ast.Module) -> bool:
-    """Is ``node`` (a class's base) a Lightning ``LightningModule`` (an ``nn.Module`` to the analysis)?"""
-    return _path(node, _aliases(tree)) in _LIGHTNING_BASES
-
-
 class EntryPoints:
     """The engine's entry points: what a framework passes to a function nothing in the program calls."""
 
@@ -342,7 +338,7 @@ class EntryPoints:
             tree, file = module.source.tree, module.file or ""
             if tree is not None and (any(f.encode() in module.source.data for f in _FRAMEWORKS) or _is_test_file(file)):
                 self.scans[file] = scan_module(tree, file)
-        self.conftest_fixtures: dict[str, ast.FunctionDef] = {}
+        self.conftest_fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         for file, scan in self.scans.items():
             if os.path.basename(file) == "conftest.py":
                 self.conftest_fixtures.update(scan.fixtures)
@@ -393,7 +389,7 @@ class EntryPoints:
             cases = entry.cases if entry.framework == "pytest" else [{}]
             if not cases:
                 return None
-            calls = []
+            calls: list[tuple[list[Value], dict[str, Value]]] = []
             for case in cases:
                 kwargs = self._fixture_values(fn, frame, set(case), 0)
                 kwargs.update({name: self._value(expr, frame) for name, expr in case.items()})
@@ -443,7 +439,7 @@ class EntryPoints:
             values[name] = self._fixture(node, frame, depth)
         return values
 
-    def _fixture(self, node: ast.FunctionDef, frame: Frame, depth: int) -> Value:
+    def _fixture(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame, depth: int) -> Value:
         engine = self.engine
         functions = engine.functions
         info = functions.get(id(node))
@@ -497,7 +493,7 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     return TOP
 
 
-def _yields(node: ast.FunctionDef) -> bool:
+def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from .. import lift
@@ -32,6 +33,7 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..facts import FactStore
 from ..shim_api import BINARY, BINOPS, UNARY
 from ..torch_domain import NO_GRAD, REVEALABLE, TorchLayerAtom, TorchTensorAtom
 from .dispatch_helpers import NullFacts
@@ -59,6 +61,8 @@ _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 class Expressions:
     """Expressions."""
 
+    facts: FactStore  # the engine's facts; a NullFacts while an evaluation is quiet (its facts are discarded)
+
     def eval(self, node: ast.expr | None, st: State, fr: Frame, quiet: bool = False) -> Value:
         if node is None:
             return NONE
@@ -79,11 +83,12 @@ class Expressions:
         return value
 
     def _record_expression(self, node: ast.expr, value: Value, fr: Frame) -> None:
-        if not any(isinstance(a, (TensorAtom, DeviceAtom, *REVEALABLE)) for a in value.atoms):
+        expressions = self.facts.expressions
+        if expressions is None or not any(isinstance(a, (TensorAtom, DeviceAtom, *REVEALABLE)) for a in value.atoms):
             return  # hover shows tensors and devices only
         key = (fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
                node.end_col_offset or node.col_offset)
-        self.facts.expressions.setdefault(key, set()).add(reveal_text(value))
+        expressions.setdefault(key, set()).add(reveal_text(value))
 
     def expr_Constant(self, node: ast.Constant, st: State, fr: Frame) -> Value:
         return const_value(node.value)
@@ -371,7 +376,9 @@ class Expressions:
         consts = operand.consts()
         if consts is not None and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             try:
-                fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)]
+                signs: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos,
+                                                           ast.Invert: operator.invert}
+                fn = signs[type(node.op)]
                 return Value(frozenset(const(fn(c)) for c in consts))
             except Exception:  # noqa: BLE001 - a constant the program would fail on
                 return TOP

@@ -324,16 +324,16 @@ def _decided_by(value: Value) -> tuple[Choice, bool] | None:
 def _test_facts(test: ast.expr) -> tuple[ast.expr, bool, frozenset[str], str] | None:
     """A test without its ``not``s, the way that makes it true, the names it reads and its text (None: not
     a stable test), found once per test (kept on the node)."""
-    facts = getattr(test, "_devicelint_test", False)
-    if facts is False:
-        facts = None
-        if _stable(test):
-            inner, way = test, True
-            while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
-                inner, way = inner.operand, not way
-            names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
-            facts = (inner, way, names, ast.unparse(inner))
-        test._devicelint_test = facts
+    if hasattr(test, "_devicelint_test"):
+        return test._devicelint_test
+    facts: tuple[ast.expr, bool, frozenset[str], str] | None = None
+    if _stable(test):
+        inner, way = test, True
+        while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner, way = inner.operand, not way
+        names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
+        facts = (inner, way, names, ast.unparse(inner))
+    test._devicelint_test = facts
     return facts
 
 

@@ -103,7 +103,6 @@ GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
 CUDA_VAR = "@torch.cuda.current_device"  # absent: cuda:0
 MAX_COMBINATIONS = 64
-_UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
 _DUNDERS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
             ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
@@ -217,18 +216,18 @@ class TorchModel:
         if value is None:
             return 0
         indexes = value.consts()
-        return indexes[0] if not value.top and len(indexes) == 1 and type(indexes[0]) is int else None
+        return indexes[0] if indexes is not None and not value.top and len(indexes) == 1 \
+            and type(indexes[0]) is int else None
 
     def current_cuda_device_changes(self) -> bool | None:
         """Does this program change the current CUDA device: None (never), False (only where the flow state
         follows it: ``set_device`` at a module's top level, ``with torch.cuda.device(i)`` blocks), True (some
         ``set_device`` inside a function, or ``torch.cuda.device`` not as a ``with`` block)."""
-        cached = getattr(self, "_cuda_current_changes", _UNSET)
-        if cached is _UNSET:
+        if not hasattr(self, "_cuda_current_changes"):
             texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
-            cached = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
-            self._cuda_current_changes = cached
-        return cached
+            found = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
+            self._cuda_current_changes: bool | None = found
+        return self._cuda_current_changes
 
     def devices_of(self, value: Value, st: State | None = None,
                    tensors_too: bool = False) -> list[tuple[TorchDev, object]] | None:
@@ -574,7 +573,7 @@ class TorchModel:
         if not possibilities:
             return TOP
         unknown = tensor.top or not tensor.only(TorchTensorAtom)
-        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr,
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr, True, None,
                                  **{role: tensor})
 
     def _export_possibilities(self, kind: str, tensor: Value, st: State, role: str = "tensor") -> list[Possibility]:
@@ -1195,11 +1194,11 @@ class TorchModel:
             return TOP
         if name in T.LOSSES:
             return self._loss(name, args, kwargs, origin)
-        devices = self._device_argument([], kwargs, st) if weights else [(CPU, None)]
-        if devices is None:
+        placements = self._device_argument([], kwargs, st) if weights else [(CPU, None)]
+        if placements is None:
             return TOP
         return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
-                               for dev, _a in devices))
+                               for dev, _a in placements))
 
     def torch_sequential_of(self, element: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,
@@ -1219,7 +1218,7 @@ class TorchModel:
                    if value is not None and value.consts() != [None]]
         if not weights:
             return V(TorchLayerAtom(name, None, False, (), origin))
-        devices = {atom.dev for value in weights for atom in torch_tensors(value)}
+        devices: set[TorchDev | None] = {atom.dev for value in weights for atom in torch_tensors(value)}
         if len(weights) > 1 or any(value.top or not torch_tensors(value) for value in weights):
             devices = {None} if len(devices) != 1 or any(value.top for value in weights) else devices
         return Value(frozenset(TorchLayerAtom(name, dev, True, (), origin) for dev in devices or {None}))
@@ -1242,8 +1241,10 @@ class TorchModel:
             for i, child in enumerate(layer.children):
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
-                else:
+                elif isinstance(child, TorchLayerAtom):
                     value = self._apply_layer(child, [value], {}, node, st, fr, f"nn.Sequential[{i}] ({child.name})")
+                else:
+                    value = TOP  # a module the analysis does not model
                 if st.dead:
                     return BOTTOM
             return value
@@ -1516,9 +1517,10 @@ class TorchModel:
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
             return True  # the moved copies are other instances: this one is the reference left behind
-        here = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
+        weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        return devices.top or len(here) != 1 or any(c not in here for c in devices.consts())
+        moved = devices.consts()  # None: not all known, as when ``top``
+        return devices.top or moved is None or len(weights_on) != 1 or any(c not in weights_on for c in moved)
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
         """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
@@ -1725,7 +1727,7 @@ def _dotted(expr: ast.AST) -> str | None:
     return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
 
 
-def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set[str | None]:
+def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Atom, str]) -> set[str | None]:
     """The devices of a layer's weights (a container's: its layers' and project modules'; ``None`` for one not
     known; ``moved_to``: the device of each instance a ``.to()`` made)."""
     if layer.children:

@@ -20,8 +20,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-
 
 class _Bindings(ast.NodeVisitor):
     """Every binding of a name in a function's body (nested functions included)."""
