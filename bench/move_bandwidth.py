@@ -55,7 +55,7 @@ import torch  # noqa: E402
 
 import runtime_shim as rs  # noqa: E402
 from bench.common import cuda_count, environment, markdown_table, write_json  # noqa: E402
-from runtime_shim.dataplane import STAGER  # noqa: E402
+from runtime_shim import dataplane  # noqa: E402
 
 SIZES_MB = (1, 4, 16, 64, 256, 1024)
 QUICK_SIZES_MB = (1, 4)
@@ -75,6 +75,9 @@ class Case:
     sync: Callable[[], None]
     expected: np.ndarray
     reference: tuple[str, Callable[[], Any]] | None = None
+    #: which variant is the pinned-copy ceiling of this direction: "raw" (uploads, from pinned
+    #: memory) or "reference" (downloads, into a preallocated pinned buffer)
+    ceiling: str | None = None
 
 
 def timed(fn: Callable[[], Any], sync: Callable[[], None]) -> float:
@@ -94,8 +97,11 @@ def measure(case: Case, nbytes: int, seconds_per_row: float, min_repeats: int) -
     if case.reference is not None:
         variants["reference"] = case.reference[1]
     estimate = 0.0  # seconds one round of all variants takes, from the last warm-up round
-    for fn in variants.values():
-        estimate += [timed(fn, case.sync) for _ in range(WARMUP)][-1]
+    first: dict[str, float] = {}
+    for name, fn in variants.items():
+        warmups = [timed(fn, case.sync) for _ in range(WARMUP)]
+        first[name] = warmups[0]
+        estimate += warmups[-1]
     moved = case.shim()
     case.sync()
     if not np.array_equal(moved.to_numpy(), case.expected):
@@ -103,19 +109,26 @@ def measure(case: Case, nbytes: int, seconds_per_row: float, min_repeats: int) -
     del moved
     repeats = max(min_repeats, min(MAX_REPEATS, int(seconds_per_row / max(estimate, 1e-9))))
     times: dict[str, list[float]] = {name: [] for name in variants}
-    chunks_before = sum(STAGER.chunks.values())
+    stager = dataplane.STAGER
+    chunks_before, pinned_before = sum(stager.chunks.values()), stager.pinned_results
     for _ in range(repeats):
         for name, fn in variants.items():
             times[name].append(timed(fn, case.sync))
-    staged = (sum(STAGER.chunks.values()) - chunks_before) / repeats
+    staged = (sum(stager.chunks.values()) - chunks_before) / repeats
+    pinned = (stager.pinned_results - pinned_before) / repeats
     row: dict[str, Any] = {"move": case.move, "mib": nbytes // MIB, "bytes": nbytes, "repeats": repeats,
-                           "staged_chunks_per_move": staged}
+                           "staged_chunks_per_move": staged, "pinned_results_per_move": pinned}
     for name, samples in times.items():
         median = statistics.median(samples)
         row[name] = {"median_s": median, "min_s": min(samples), "max_s": max(samples), "gbps": nbytes / median / 1e9}
+    for name in variants:
+        row[name]["first_s"] = first[name]
     row["ratio"] = row["shim"]["gbps"] / row["raw"]["gbps"]
     if case.reference is not None:
         row["reference"]["name"] = case.reference[0]
+    if case.ceiling is not None:
+        row["ceiling"] = {"variant": case.ceiling, "gbps": row[case.ceiling]["gbps"]}
+        row["ceiling_ratio"] = row["shim"]["gbps"] / row[case.ceiling]["gbps"]
     return row
 
 
@@ -156,11 +169,12 @@ def cuda_cases(nbytes: int) -> list[Case]:
     to_gpu_reference = ("pageable src", lambda: torch.from_numpy(host).to("cuda:0"))
     to_host_reference = ("pinned dst", lambda: pinned_dst.copy_(raw_gpu, non_blocking=True))
     cases = [
-        Case("host→GPU", lambda: on_cpu.to_device(cuda0), raw_to_gpu, sync0, host, to_gpu_reference),
-        Case("host (pinned)→GPU", lambda: on_cpu_pinned.to_device(cuda0), raw_to_gpu, sync0, host),
-        Case("numpy→GPU", lambda: on_flex.to_device(cuda0), raw_to_gpu, sync0, host, to_gpu_reference),
-        Case("GPU→host", lambda: on_gpu.to_device(cpu), raw_to_host, sync0, host, to_host_reference),
-        Case("GPU→numpy", lambda: on_gpu.to_device(flex), raw_to_host, sync0, host, to_host_reference),
+        Case("host→GPU", lambda: on_cpu.to_device(cuda0), raw_to_gpu, sync0, host, to_gpu_reference, "raw"),
+        Case("host (pinned)→GPU", lambda: on_cpu_pinned.to_device(cuda0), raw_to_gpu, sync0, host, None, "raw"),
+        Case("numpy→GPU", lambda: on_flex.to_device(cuda0), raw_to_gpu, sync0, host, to_gpu_reference, "raw"),
+        Case("GPU→host", lambda: on_gpu.to_device(cpu), raw_to_host, sync0, host, to_host_reference, "reference"),
+        Case("GPU→numpy", lambda: on_gpu.to_device(flex), raw_to_host, sync0, host, to_host_reference,
+             "reference"),
     ]
     if cuda_count() >= 2:
         cuda1 = rs.Device.cuda(1)
@@ -186,37 +200,134 @@ def table(rows: list[dict[str, Any]]) -> str:
         ref = row.get("reference")
         return f"{ref['name']} {ref['gbps']:.2f}" if ref else "—"
 
+    def path(row: dict[str, Any]) -> str:
+        if row.get("pinned_results_per_move"):
+            return "pinned result"
+        return f"{row['staged_chunks_per_move']:g} chunks" if row["staged_chunks_per_move"] else "direct"
+
+    def ceiling(row: dict[str, Any]) -> str:
+        return f"{row['ceiling_ratio']:.2f}" if "ceiling_ratio" in row else "—"
+
     return markdown_table(
-        ["move", "MiB", "shim GB/s", "raw GB/s", "shim/raw", "reference GB/s", "staged chunks", "n",
-         "shim ms", "raw ms"],
+        ["move", "MiB", "shim GB/s", "raw GB/s", "shim/raw", "reference GB/s", "shim/pinned ceiling",
+         "shim path", "n", "shim ms", "raw ms", "first shim ms"],
         [[r["move"], r["mib"], f"{r['shim']['gbps']:.2f}", f"{r['raw']['gbps']:.2f}", f"{r['ratio']:.2f}",
-          reference(r), f"{r['staged_chunks_per_move']:g}", r["repeats"], f"{r['shim']['median_s'] * 1e3:.3f}",
-          f"{r['raw']['median_s'] * 1e3:.3f}"] for r in rows],
+          reference(r), ceiling(r), path(r), r["repeats"],
+          f"{r['shim']['median_s'] * 1e3:.3f}", f"{r['raw']['median_s'] * 1e3:.3f}",
+          f"{r['shim']['first_s'] * 1e3:.3f}"] for r in rows],
     )
 
 
 def summary(rows: list[dict[str, Any]]) -> str:
     """The ratios at the largest size measured, one per move."""
     largest = max(r["mib"] for r in rows)
-    parts = [f"{r['move']} {r['ratio']:.2f}x ({r['shim']['gbps']:.1f} vs {r['raw']['gbps']:.1f} GB/s)"
+    parts = [f"{r['move']} {r['ratio']:.2f}x ({r['shim']['gbps']:.1f} vs {r['raw']['gbps']:.1f} GB/s"
+             + (f", {r['ceiling_ratio']:.2f} of the pinned ceiling)" if "ceiling_ratio" in r else ")")
              for r in rows if r["mib"] == largest]
     return f"move bandwidth at {largest} MiB, shim/raw: " + "; ".join(parts)
+
+
+STAGER_KEYS = {"threads": 1, "buffers": 1, "buffer_mb": MIB, "min_chunks": 1, "piece_kb": 1024,
+               "pinned_result_mb": MIB, "small_mb": MIB}
+
+
+def stager_from(spec: str) -> dataplane.PinnedStager:
+    """A stager from ``key=value,...`` (keys: STAGER_KEYS; sizes in the unit their name says)."""
+    options: dict[str, int] = {}
+    for item in filter(None, spec.split(",")):
+        key, _, value = item.partition("=")
+        if key not in STAGER_KEYS or not value.isdigit():
+            raise SystemExit(f"--stager: expected key=integer with key in {sorted(STAGER_KEYS)}, got {item!r}")
+        options[key] = int(value) * STAGER_KEYS[key]
+    return dataplane.PinnedStager(
+        options.get("buffer_mb", dataplane.BUFFER_BYTES), options.get("small_mb", dataplane.SMALL_BYTES),
+        buffers=options.get("buffers", dataplane.BUFFERS), threads=options.get("threads", dataplane.STAGER.threads),
+        min_chunks=options.get("min_chunks", dataplane.MIN_CHUNKS),
+        piece_bytes=options.get("piece_kb", dataplane.STAGER.piece_bytes),
+        pinned_result_bytes=options.get("pinned_result_mb"))
+
+
+def stager_settings(stager: dataplane.PinnedStager) -> dict[str, int]:
+    return {"buffer_bytes": stager.buffer_bytes, "buffers": stager.buffers, "threads": stager.threads,
+            "min_chunks": stager.min_chunks, "piece_bytes": stager.piece_bytes,
+            "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes}
+
+
+SMALL_SIZES = (4 << 10, 64 << 10, 1 << 20)
+
+
+def small_pairs(host: np.ndarray) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+    """(runtime_shim move, raw torch move from the same pageable memory) per direction."""
+    cuda0, cpu, flex = rs.Device.cuda(0), rs.Device.cpu(), rs.Device.flex()
+    raw_gpu = torch.from_numpy(host).to("cuda:0")
+    on_cpu, on_flex = rs.Tensor.from_data(host, cpu), rs.Tensor.from_data(host, flex)
+    on_gpu = rs.Tensor.from_data(host, cuda0)
+    return {
+        "host→GPU": (lambda: on_cpu.to_device(cuda0), lambda: torch.from_numpy(host).to("cuda:0")),
+        "numpy→GPU": (lambda: on_flex.to_device(cuda0), lambda: torch.from_numpy(host).to("cuda:0")),
+        "GPU→host": (lambda: on_gpu.to_device(cpu), lambda: raw_gpu.cpu()),
+        "GPU→numpy": (lambda: on_gpu.to_device(flex), lambda: raw_gpu.cpu().numpy()),
+    }
+
+
+def small_overheads(repeats: int) -> list[dict[str, Any]]:
+    """Microseconds per move for small tensors, runtime_shim against raw torch from the same
+    pageable memory (what a move of that size costs either way; median of ``repeats``)."""
+    rows = []
+    sync = synchronizer(0)
+    for nbytes in SMALL_SIZES:
+        host = np.arange(nbytes // 4, dtype=np.float32)
+        for move, (shim, raw) in small_pairs(host).items():
+            if not np.array_equal(shim().to_numpy(), host):
+                raise AssertionError(f"{move}: runtime_shim moved wrong values")
+            samples: dict[str, list[float]] = {"shim": [], "raw": []}
+            for _ in range(WARMUP):
+                timed(shim, sync), timed(raw, sync)
+            for _ in range(repeats):  # alternating, so both see the same machine state
+                samples["shim"].append(timed(shim, sync))
+                samples["raw"].append(timed(raw, sync))
+            shim_us, raw_us = (statistics.median(samples[k]) * 1e6 for k in ("shim", "raw"))
+            rows.append({"move": move, "bytes": nbytes, "repeats": repeats, "shim_us": shim_us, "raw_us": raw_us,
+                         "added_us": shim_us - raw_us})
+    return rows
+
+
+def small_table(rows: list[dict[str, Any]]) -> str:
+    return markdown_table(
+        ["move", "KiB", "shim µs", "raw µs", "added µs", "n"],
+        [[r["move"], r["bytes"] // 1024, f"{r['shim_us']:.1f}", f"{r['raw_us']:.1f}", f"{r['added_us']:+.1f}",
+          r["repeats"]] for r in rows],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-mb", type=int, default=1024, help="largest tensor size in MiB (default 1024)")
+    parser.add_argument("--sizes", help="comma-separated tensor sizes in MiB instead of the default list")
     parser.add_argument("--quick", action="store_true", help="tiny CPU smoke run of the host paths")
     parser.add_argument("--seconds-per-row", type=float, default=1.0,
                         help="timing budget of one row, which sets its repeat count (default 1.0)")
+    parser.add_argument("--small", type=int, default=0, metavar="N",
+                        help="also time N moves of 4 KiB, 64 KiB and 1 MiB each: µs per move against raw torch")
+    parser.add_argument("--stager", default="", metavar="KEY=N,...",
+                        help=f"measure a stager with these settings ({', '.join(STAGER_KEYS)})")
+    parser.add_argument("--moves", help="comma-separated moves to measure (e.g. 'host→GPU,numpy→GPU'); default all")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
+    wanted = set(args.moves.split(",")) if args.moves else None
     rs.set_virtual(False)  # real devices only: a virtual Cuda(0) would be a CPU
-    sizes = [mb for mb in (QUICK_SIZES_MB if args.quick else SIZES_MB) if mb <= args.max_mb]
+    if args.stager:
+        dataplane.STAGER = stager_from(args.stager)
+    try:
+        chosen = [int(mb) for mb in args.sizes.split(",")] if args.sizes else None
+    except ValueError:
+        raise SystemExit(f"--sizes: expected MiB as integers separated by commas, got {args.sizes!r}") from None
+    sizes = chosen or [mb for mb in (QUICK_SIZES_MB if args.quick else SIZES_MB) if mb <= args.max_mb]
     payload: dict[str, Any] = {"benchmark": "move_bandwidth", "environment": environment(),
-                               "stager": {"chunk_bytes": STAGER.chunk_bytes, "small_bytes": STAGER.small_bytes}}
+                               "stager": stager_settings(dataplane.STAGER)}
     print("# Move bandwidth: runtime_shim to_device vs raw torch")
     print(f"torch {torch.__version__}, CUDA devices: {payload['environment']['cuda_devices'] or 'none'}")
+    print("stager: " + ", ".join(f"{k} {v}" for k, v in payload["stager"].items()))
     if not args.quick and cuda_count() == 0:
         payload["skipped"] = payload["summary"] = (
             "move bandwidth: skipped, no CUDA device (torch.cuda.is_available() is False); "
@@ -230,12 +341,18 @@ def main(argv: list[str] | None = None) -> int:
     for mb in sizes:
         nbytes = mb * MIB
         for case in cpu_cases(nbytes) if args.quick else cuda_cases(nbytes):
+            if wanted is not None and case.move not in wanted:
+                continue
             rows.append(measure(case, nbytes, seconds_per_row, min_repeats))
             print(f"  measured {case.move} {mb} MiB", file=sys.stderr)
     payload["rows"] = rows
     payload["summary"] = summary(rows)
     print()
     print(table(rows))
+    if args.small and not args.quick:
+        payload["small"] = small_overheads(args.small)
+        print()
+        print(small_table(payload["small"]))
     print()
     print(payload["summary"])
     write_json(args.json, payload)

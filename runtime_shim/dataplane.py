@@ -2,11 +2,22 @@
 
 Arrays are immutable by the executor contract, so a move shares memory where
 the destination can wrap the source (numpy and torch on the CPU), and
-otherwise copies once, byte for byte, never through Python objects. Moves to
-and from CUDA devices of tensors of 1 MiB or more go through ``STAGER``: a
-pair of reusable pinned host buffers, with chunked, double-buffered copies on
-a dedicated CUDA stream per device, so the host memcpy of one chunk overlaps
-the DMA of the previous one.
+otherwise copies once, byte for byte, never through Python objects. Moves
+between the host and CUDA devices of tensors of ``SMALL_BYTES`` or more go
+through ``STAGER``:
+
+* uploads from pageable memory are staged through a ring of reused pinned
+  buffers: several threads copy pieces of the source into them while the copy
+  engine moves the chunks already staged (``runtime_shim.staging``);
+* downloads land in a pinned result (torch's caching host allocator reuses the
+  memory of freed results, so there are no page faults and no extra copy) while
+  the live pinned results stay under ``PinnedStager.pinned_result_bytes``;
+  beyond that, or where pinned memory cannot be had, they are staged through
+  the ring into ordinary memory, the reverse of uploads.
+
+Sources already in pinned memory go straight to the DMA engine, as in raw
+torch; smaller tensors take torch's own copies, so a small move costs what
+raw torch's does.
 
 torch is imported only inside the functions that need it, so importing this
 module costs nothing where torch is absent or unused.
@@ -14,26 +25,37 @@ module costs nothing where torch is absent or unused.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from runtime_shim import staging
 from runtime_shim.executors.base import Executor, Prim
 
 if TYPE_CHECKING:
     import torch
 
-#: Below this many bytes a host/device copy goes directly, without staging: measured on an
-#: H200 host, staging's fixed cost (~120 us) loses to a plain pageable copy up to 4-16 MiB.
+#: Below this many bytes a host/device copy goes directly, through torch, without staging.
 SMALL_BYTES = 8 << 20
-#: The largest chunk staged at once (the size each pinned buffer grows to at most).
-CHUNK_BYTES = 64 << 20
-#: Transfers are cut into at least this many chunks (down to MIN_CHUNK_BYTES), so the host
-#: memcpy of one chunk overlaps the DMA of the previous one even for mid-sized tensors.
+#: Size and number of the pinned staging buffers (allocated once, on the first staged move).
+BUFFER_BYTES = 16 << 20
+BUFFERS = 4
+#: Transfers are cut into at least this many chunks (down to one piece each), so the copy of one
+#: chunk overlaps the DMA of the others even for mid-sized tensors.
 MIN_CHUNKS = 8
-MIN_CHUNK_BYTES = 4 << 20
+
+
+def _default_pinned_result_bytes() -> int:
+    """At most 4 GiB of live pinned download results, and at most an eighth of the machine's RAM."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        ram = 8 << 30
+    return min(4 << 30, ram // 8)
 
 
 def transfer(prim: Prim, src: Executor, dst: Executor) -> Prim:
@@ -52,9 +74,7 @@ def transfer(prim: Prim, src: Executor, dst: Executor) -> Prim:
     if dst.place == "cpu":
         if src.family == "numpy":
             return numpy_to_torch(prim)
-        import torch
-
-        return torch.from_numpy(device_to_host(prim))
+        return device_to_host_tensor(prim)
     if src_host:
         return host_to_device(prim, dst.place)
     return prim.to(dst.place)  # device to device, peer-to-peer where the devices allow it
@@ -108,26 +128,71 @@ def device_to_host(t: torch.Tensor) -> np.ndarray:
     return stager.to_host(t)
 
 
-class PinnedStager:
-    """Copies between host memory and CUDA devices through two reusable pinned buffers.
+def device_to_host_tensor(t: torch.Tensor) -> torch.Tensor:
+    """A fresh CPU tensor with the values of CUDA tensor ``t``."""
+    import torch
 
-    A transfer is split into chunks of at most ``chunk_bytes``; chunk k goes
-    through buffer k % 2, so the host-side memcpy of chunk k runs while the
-    asynchronous DMA of chunk k - 1 is in flight. A CUDA event per buffer says
-    when its last DMA is done and the buffer may be reused. Buffers grow on
-    demand up to ``chunk_bytes``. Transfers are serialized by a lock, since
-    they share the buffers.
+    t = t.detach()
+    stager = STAGER
+    if t.numel() * t.element_size() < stager.small_bytes:
+        return t.cpu()
+    # Pinned where the result is: later uploads of it are one DMA, as raw torch's would be.
+    return torch.from_numpy(stager.to_host(t))
+
+
+class PinnedStager:
+    """Moves between host memory and CUDA devices through reused pinned memory.
+
+    Uploads: a ring of ``buffers`` pinned buffers of ``buffer_bytes`` each, filled by
+    ``threads`` host threads piece by piece while the DMA of earlier chunks runs on a
+    dedicated stream per device (``runtime_shim.staging`` has the schedule). Downloads: one
+    DMA into a pinned result while the live pinned results stay under
+    ``pinned_result_bytes`` (0 turns this off), else the ring in reverse into ordinary
+    memory. Transfers through the ring are serialized by a lock, since they share it.
     """
 
-    def __init__(self, chunk_bytes: int = CHUNK_BYTES, small_bytes: int = SMALL_BYTES) -> None:
-        self.chunk_bytes = chunk_bytes
+    def __init__(
+        self,
+        buffer_bytes: int = BUFFER_BYTES,
+        small_bytes: int = SMALL_BYTES,
+        *,
+        buffers: int = BUFFERS,
+        threads: int = staging.DEFAULT_THREADS,
+        min_chunks: int = MIN_CHUNKS,
+        piece_bytes: int = staging.PIECE_BYTES,
+        pinned_result_bytes: int | None = None,
+    ) -> None:
+        self.buffer_bytes = buffer_bytes
         self.small_bytes = small_bytes
-        #: chunks staged so far per direction, to check which path a transfer took
+        self.buffers = max(2, buffers)
+        self.min_chunks = min_chunks
+        self.piece_bytes = piece_bytes
+        self.pinned_result_bytes = (_default_pinned_result_bytes() if pinned_result_bytes is None
+                                    else pinned_result_bytes)
+        #: chunks staged so far per direction, and downloads made straight into pinned results,
+        #: to check which path a transfer took
         self.chunks = {"h2d": 0, "d2h": 0}
+        self.pinned_results = 0
+        self._threads = staging.CopyThreads(threads)
         self._lock = threading.Lock()
-        self._buffers: list[torch.Tensor | None] = [None, None]
-        self._events: list[torch.cuda.Event | None] = [None, None]
+        self._ring: list[torch.Tensor] = []
+        self._busy: list[object] = [None] * self.buffers
         self._streams: dict[torch.device, torch.cuda.Stream] = {}
+        self._live_lock = threading.Lock()
+        self._live_pinned = 0
+
+    @property
+    def threads(self) -> int:
+        return self._threads.threads
+
+    @property
+    def live_pinned_bytes(self) -> int:
+        """Bytes of pinned download results handed out and still referenced."""
+        return self._live_pinned
+
+    def plan(self, total: int) -> staging.Plan:
+        """How a staged transfer of ``total`` bytes is cut into chunks and pieces."""
+        return staging.plan(total, self.buffer_bytes, self.min_chunks, self.piece_bytes)
 
     def to_device(self, host: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:
         """A new tensor on ``device`` with ``host``'s values, ready on the current stream."""
@@ -136,24 +201,20 @@ class PinnedStager:
         src = _host_bytes(host)
         dtype = _torch_dtype(host.dtype.name) if isinstance(host, np.ndarray) else host.dtype
         out = torch.empty(tuple(host.shape), dtype=dtype, device=device)
-        total = src.nbytes
+        total = src.numel()
         if total == 0:
             return out
         dst = out.view(-1).view(torch.uint8)
-        chunk = self._chunk_for(total)
+        plan = self.plan(total)
         with self._lock:
+            ring = self._ring_buffers()
             stream = self._stream(device)
             current = torch.cuda.current_stream(device)
             # out's memory may have been freed by work still queued on the current stream.
             stream.wait_stream(current)
-            for k, start in enumerate(range(0, total, chunk)):
-                size = min(chunk, total - start)
-                buffer = self._acquire(k % 2, size)
-                buffer[:size].copy_(src[start : start + size])  # torch's CPU copy uses all cores
-                with torch.cuda.stream(stream):
-                    dst[start : start + size].copy_(buffer[:size], non_blocking=True)
-                self._record(k % 2, stream)
-                self.chunks["h2d"] += 1
+            engine = _CudaEngine(ring, dst, stream)
+            staging.upload(src.data_ptr(), [b.data_ptr() for b in ring], self._busy, plan, engine, self._threads)
+            self.chunks["h2d"] += plan.chunks
             current.wait_stream(stream)
             # out was written on the copy stream: have the allocator wait for that stream's
             # work too before reusing out's memory, whichever stream out is freed on.
@@ -161,45 +222,63 @@ class PinnedStager:
         return out
 
     def to_host(self, t: torch.Tensor) -> np.ndarray:
-        """A new numpy array with the values of CUDA tensor ``t``."""
+        """A new numpy array with the values of CUDA tensor ``t``: pinned memory while the budget
+        allows, else ordinary memory filled through the ring."""
+        pinned = self._pinned_result(t)
+        return pinned if pinned is not None else self._staged_to_host(t)
+
+    def _pinned_result(self, t: torch.Tensor) -> np.ndarray | None:
+        """``t`` copied by one DMA into new pinned memory, or None where the budget or the pinned
+        allocation says no. The budget is released when the array dies, that is when the last
+        view of it or tensor made from it (``torch.from_numpy``) is gone."""
+        import torch
+
+        nbytes = t.numel() * t.element_size()
+        with self._live_lock:
+            if nbytes == 0 or self._live_pinned + nbytes > self.pinned_result_bytes:
+                return None
+            self._live_pinned += nbytes
+        try:
+            out = torch.empty(tuple(t.shape), dtype=t.dtype, pin_memory=True)
+        except RuntimeError:  # pinned memory exhausted: ordinary memory will do
+            self._release(nbytes)
+            return None
+        # On the current stream, after the work that wrote t, as raw torch's copy would be.
+        stream = torch.cuda.current_stream(t.device)
+        with torch.cuda.stream(stream):
+            out.copy_(t, non_blocking=True)
+        stream.synchronize()
+        # The array, not out: numpy's views keep the array alive, and the array keeps the memory.
+        array = out.numpy()
+        weakref.finalize(array, self._release, nbytes)
+        with self._live_lock:
+            self.pinned_results += 1
+        return array
+
+    def _release(self, nbytes: int) -> None:
+        with self._live_lock:
+            self._live_pinned -= nbytes
+
+    def _staged_to_host(self, t: torch.Tensor) -> np.ndarray:
         import torch
 
         out = np.empty(tuple(t.shape), dtype=np.dtype(_dtype_name(t.dtype)))
         total = out.nbytes
         if total == 0:
             return out
-        dst = torch.from_numpy(out.reshape(-1).view(np.uint8))
         # Kept referenced until every chunk is copied out, so no record_stream is needed.
-        src_tensor = t.detach().contiguous()
-        src = src_tensor.reshape(-1).view(torch.uint8)
-        chunk = self._chunk_for(total)
-        starts = range(0, total, chunk)
-
-        def issue(k: int, stream: torch.cuda.Stream) -> None:
-            size = min(chunk, total - starts[k])
-            buffer = self._acquire(k % 2, size)
-            with torch.cuda.stream(stream):
-                buffer[:size].copy_(src[starts[k] : starts[k] + size], non_blocking=True)
-            self._record(k % 2, stream)
-
+        src = t.detach().contiguous().reshape(-1).view(torch.uint8)
+        plan = self.plan(total)
         with self._lock:
+            ring = self._ring_buffers()
             stream = self._stream(t.device)
-            # t (and src_tensor) are written by work queued on the current stream.
+            # t (and its contiguous copy) are written by work queued on the current stream.
             stream.wait_stream(torch.cuda.current_stream(t.device))
-            for k in range(min(2, len(starts))):
-                issue(k, stream)
-            for k, start in enumerate(starts):
-                size = min(chunk, total - start)
-                self._events[k % 2].synchronize()
-                dst[start : start + size].copy_(self._buffers[k % 2][:size])
-                self.chunks["d2h"] += 1
-                if k + 2 < len(starts):
-                    issue(k + 2, stream)
+            engine = _CudaEngine(ring, src, stream)
+            dst_ptr = out.__array_interface__["data"][0]
+            staging.download(dst_ptr, [b.data_ptr() for b in ring], self._busy, plan, engine, self._threads)
+            self.chunks["d2h"] += plan.chunks
         return out
-
-    def _chunk_for(self, total: int) -> int:
-        """Chunk size for a transfer of ``total`` bytes: small enough to pipeline, at most chunk_bytes."""
-        return max(1, min(self.chunk_bytes, max(MIN_CHUNK_BYTES, -(-total // MIN_CHUNKS))))
 
     def _stream(self, device: torch.device) -> torch.cuda.Stream:
         import torch
@@ -209,29 +288,51 @@ class PinnedStager:
             stream = self._streams[device] = torch.cuda.Stream(device=device)
         return stream
 
-    def _acquire(self, slot: int, nbytes: int) -> torch.Tensor:
-        """Pinned buffer ``slot`` holding at least ``nbytes``, once its last DMA is done."""
+    def _ring_buffers(self) -> list[torch.Tensor]:
+        """The pinned staging buffers, allocated on first use and kept."""
         import torch
 
-        event = self._events[slot]
-        if event is not None:
-            event.synchronize()
-            self._events[slot] = None
-        buffer = self._buffers[slot]
-        if buffer is None or buffer.numel() < nbytes:
-            size = min(self.chunk_bytes, 1 << (nbytes - 1).bit_length())
-            buffer = self._buffers[slot] = torch.empty(size, dtype=torch.uint8, pin_memory=True)
-        return buffer
+        if not self._ring:
+            self._ring = [torch.empty(self.buffer_bytes, dtype=torch.uint8, pin_memory=True)
+                          for _ in range(self.buffers)]
+        return self._ring
 
-    def _record(self, slot: int, stream: torch.cuda.Stream) -> None:
+
+class _CudaEngine:
+    """``staging.Engine`` for one transfer: DMAs between the ring and ``device_bytes`` on ``stream``."""
+
+    def __init__(self, ring: list[torch.Tensor], device_bytes: torch.Tensor, stream: torch.cuda.Stream) -> None:
+        self.ring = ring
+        self.device_bytes = device_bytes
+        self.stream = stream
+
+    def upload(self, slot: int, offset: int, size: int) -> object:
+        import torch
+
+        with torch.cuda.stream(self.stream):
+            self.device_bytes[offset : offset + size].copy_(self.ring[slot][:size], non_blocking=True)
+        return self._event()
+
+    def download(self, slot: int, offset: int, size: int) -> object:
+        import torch
+
+        with torch.cuda.stream(self.stream):
+            self.ring[slot][:size].copy_(self.device_bytes[offset : offset + size], non_blocking=True)
+        return self._event()
+
+    def wait(self, token: object) -> None:
+        if token is not None:
+            token.synchronize()  # type: ignore[attr-defined]  # a torch.cuda.Event; releases the GIL
+
+    def _event(self) -> torch.cuda.Event:
         import torch
 
         event = torch.cuda.Event()
-        event.record(stream)
-        self._events[slot] = event
+        event.record(self.stream)
+        return event
 
 
-#: The process's stager; tests may swap in one with small chunks.
+#: The process's stager; tests and benchmarks may swap in another.
 STAGER = PinnedStager()
 
 

@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
     ("script", "args", "row"),
     [
         ("move_bandwidth.py", ["--quick", "--max-mb", "1"], "| numpy→host | 1 |"),
+        ("move_bandwidth.py", ["--quick", "--sizes", "2", "--stager", "threads=2,buffers=3,piece_kb=512"],
+         "| host→numpy | 2 |"),
+        ("host_copy.py", ["--mb", "4", "--repeats", "1"], "| 16 |"),
         ("dispatch_overhead.py", ["--quick"], "| Autodiff(Cpu) | to_device |"),
         ("dispatch_overhead.py", ["--quick", "--virtual"], "| Cuda(0) virtual | add |"),
         ("checkpointing_memory.py", ["--quick"], "| Flex | residual | Balanced |"),
@@ -37,6 +40,14 @@ def test_quick_run_prints_its_table(script: str, args: list[str], row: str, tmp_
     payload = json.loads(result.read_text(encoding="utf-8"))
     assert payload["summary"] in done.stdout
     assert payload["rows"]
+
+
+@pytest.mark.parametrize("args", [["--stager", "threads=two"], ["--stager", "colour=3"], ["--sizes", "64,big"]])
+def test_move_bandwidth_rejects_bad_settings_clearly(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "move_bandwidth.py"), "--quick", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr and ("--stager" in done.stderr or "--sizes" in done.stderr), done.stderr
 
 
 def test_run_all_is_valid_bash() -> None:

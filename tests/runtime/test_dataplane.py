@@ -266,7 +266,8 @@ def test_cuda_transfers_are_bit_exact(
 ) -> None:
     nbytes = SIZES_BYTES[size] // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize
     values = _host_values(random_bytes, dtype, nbytes)
-    chunks_before = dict(dataplane.STAGER.chunks)
+    stager = dataplane.STAGER
+    chunks_before, pinned_before = sum(stager.chunks.values()), stager.pinned_results
     moved = _move(direction, values, host, cpu, cuda0)
     if direction.endswith("cuda"):
         assert moved.device == torch.device("cuda:0")
@@ -275,16 +276,19 @@ def test_cuda_transfers_are_bit_exact(
     else:
         assert isinstance(moved, torch.Tensor) and moved.device.type == "cpu"
     assert_bit_identical(moved, values)
-    staged = sum(dataplane.STAGER.chunks.values()) - sum(chunks_before.values())
-    stager = dataplane.STAGER
-    expected_chunks = -(-nbytes // stager._chunk_for(nbytes)) if nbytes >= stager.small_bytes else 0
-    assert staged == expected_chunks
+    staged = sum(stager.chunks.values()) - chunks_before
+    large = nbytes >= stager.small_bytes
+    if direction.endswith("cuda"):  # uploads from pageable memory go through the ring
+        assert staged == (stager.plan(nbytes).chunks if large else 0)
+    else:  # downloads land in a pinned result (the default budget holds them)
+        assert (staged, stager.pinned_results - pinned_before) == (0, 1 if large else 0)
 
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> dataplane.PinnedStager:
-    """A stager with 4 KiB chunks, so odd sizes split elements across chunk edges."""
-    stager = dataplane.PinnedStager(chunk_bytes=4096, small_bytes=1024)
+    """A stager with 4 KiB buffers, 1 KiB pieces and no pinned results, so odd sizes split
+    elements across piece and chunk edges in both directions."""
+    stager = dataplane.PinnedStager(4096, 1024, buffers=3, threads=4, piece_bytes=1024, pinned_result_bytes=0)
     monkeypatch.setattr(dataplane, "STAGER", stager)
     return stager
 
@@ -308,7 +312,7 @@ def test_chunk_edges(
     values = _host_values(random_bytes, dtype, nbytes // itemsize * itemsize)
     moved = _move(direction, values.reshape(-1, 1) if values.size % 2 else values.reshape(2, -1), host, cpu, cuda0)
     assert_bit_identical(moved, values.reshape(tuple(moved.shape)))
-    assert sum(small_chunks.chunks.values()) == -(-values.nbytes // 4096)
+    assert sum(small_chunks.chunks.values()) == small_chunks.plan(values.nbytes).chunks
 
 
 @pytest.mark.gpu
@@ -392,3 +396,46 @@ def test_numpy_view_of_pinned_memory_is_copied_without_staging() -> None:
     torch.cuda.synchronize()
     assert dataplane.STAGER.chunks == before
     assert np.array_equal(moved.cpu().numpy(), array)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_pinned_results_stay_within_their_budget(
+    monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray, host: Executor, cpu: Executor, cuda0: Executor
+) -> None:
+    import gc
+
+    stager = dataplane.PinnedStager(1 << 20, 1 << 20, pinned_result_bytes=5 * MIB)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    values = _host_values(random_bytes, "float32", 2 * MIB)
+    on_device = torch.from_numpy(values).to("cuda:0")
+    first = dataplane.transfer(on_device, cuda0, cpu)
+    assert first.is_pinned() and stager.live_pinned_bytes == 2 * MIB
+    second = dataplane.transfer(on_device, cuda0, host)
+    assert stager.pinned_results == 2 and stager.chunks["d2h"] == 0
+    third = dataplane.transfer(on_device, cuda0, host)  # over the budget: staged into ordinary memory
+    assert stager.pinned_results == 2 and stager.chunks["d2h"] > 0
+    for result in (first, second, third):
+        assert_bit_identical(result, values)
+    del first, second
+    gc.collect()
+    assert stager.live_pinned_bytes == 0
+    fourth = dataplane.transfer(on_device, cuda0, host)
+    assert stager.pinned_results == 3
+    assert_bit_identical(fourth, values)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_concurrent_moves_from_several_threads(
+    small_chunks: dataplane.PinnedStager, random_bytes: np.ndarray, host: Executor, cuda0: Executor
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def round_trip(seed: int) -> bool:
+        values = _host_values(random_bytes[seed * 4096 :], "int32", 40_000 + 4 * seed)
+        moved = dataplane.transfer(values, host, cuda0)
+        return np.array_equal(dataplane.transfer(moved, cuda0, host), values)
+
+    with ThreadPoolExecutor(6) as pool:
+        assert all(pool.map(round_trip, range(24)))
