@@ -60,7 +60,7 @@ def test_the_pure_modules_import_nothing_but_each_other_and_the_standard_library
                         f"{module} imports {name}"
 
 
-def test_analysing_a_burn_program_loads_no_runtime_module() -> None:
+def test_analyzing_a_burn_program_loads_no_runtime_module() -> None:
     """What an analysis loads, measured: the example programs use every part of the runtime's API."""
     script = (
         "import sys\n"
