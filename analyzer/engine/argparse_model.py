@@ -38,6 +38,7 @@ from typing import Any
 from ..domain import TOP, Atom, BuiltinRef, DictAtom, SeqAtom, V, Value, const, seq
 from ..tree_walk import scope_nodes
 from .flow_state import Frame, State, rebind_call_receiver
+from .mixin import EngineMixin
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
 DEFAULTS_WORLD = "the command line gives no options"
@@ -137,7 +138,7 @@ def option_default(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, Va
         return dest, None  # argparse exits with a usage error
 
 
-class ArgparseModel:
+class ArgparseModel(EngineMixin):
     """The engine's ``argparse`` (mixed into the engine)."""
 
     argparse_defaults: bool | None  # the world: parsed with no options (True), with options (False), not split
@@ -174,7 +175,7 @@ class ArgparseModel:
         if name not in _PARSE_METHODS:
             return TOP
         line = args[0] if args else kwargs.get("args")
-        empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)
+        empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)  # type: ignore[attr-defined]
         if not parser.complete or (line is not None and not empty and line.consts() != [None]) \
                 or len(args) > 1 or "namespace" in kwargs:
             defaults = False

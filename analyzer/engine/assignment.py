@@ -26,11 +26,12 @@ from ..domain import (
 from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
+from .mixin import EngineMixin
 from .numpy_model import store_converts_array
 from .program import ModuleInfo
 
 
-class Assignment:
+class Assignment(EngineMixin):
     """Binding values to targets."""
 
     def assign(self, target: ast.expr, value: Value, st: State, fr: Frame) -> None:

@@ -47,12 +47,13 @@ from ..torch_domain import (
 )
 from .argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .modules import _torch_path
 from .numpy_model import array_attribute
 from .program import ClassInfo, SuperRef
 
 
-class Attributes:
+class Attributes(EngineMixin):
     """Attribute lookup on every kind of value."""
 
     def expr_Attribute(self, node: ast.Attribute, st: State, fr: Frame) -> Value:

@@ -26,12 +26,13 @@ from ..torch_domain import TorchDeviceAtom
 from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
+from .mixin import EngineMixin
 from .narrowing import isinstance_outcome
 from .python_values import splice_items
 from .torch_api import device_str
 
 
-class Builtins:
+class Builtins(EngineMixin):
     """The Python builtins and container methods the analysis models (range, enumerate, zip, len, dict methods ...)."""
 
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -52,7 +53,7 @@ class Builtins:
         if name in ("list", "tuple", "sorted", "reversed", "set") and args:
             kind = "tuple" if name == "tuple" else "set" if name == "set" else "list"
             if name in ("list", "tuple") and args[0].only(SeqAtom):
-                return Value(frozenset(SeqAtom(kind, a.items, a.elem) for a in args[0].atoms))
+                return Value(frozenset(SeqAtom(kind, a.items, a.elem) for a in args[0].atoms))  # type: ignore
             keyed = next(iter(args[0].atoms)) if len(args[0].atoms) == 1 and not args[0].top else None
             if name in ("list", "tuple") and isinstance(keyed, DictAtom) and keyed.rest is None:
                 return V(seq(kind, keyed.keys()))  # ``list(batch)``: its keys, in order
@@ -71,7 +72,7 @@ class Builtins:
             return self._length(args[0])
         if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
                 and args[0].only(TorchDeviceAtom):
-            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))
+            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
                                    for a in args[0].atoms))
         if name == "isinstance":
             outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None

@@ -39,6 +39,7 @@ from .argparse_model import ArgparseRef
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
+from .mixin import EngineMixin
 from .numpy_model import numpy_call
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
@@ -82,7 +83,7 @@ def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: b
     return result, updated
 
 
-class Calls:
+class Calls(EngineMixin):
     """Calls."""
 
     def expr_Call(self, node: ast.Call, st: State, fr: Frame) -> Value:
@@ -137,13 +138,13 @@ class Calls:
 
     def _container_mutation(self, node: ast.Call, st: State, fr: Frame) -> Value | None:
         """``xs.append(v)`` on a list the analysis follows: the list now also holds ``v``."""
-        receiver = node.func.value
+        receiver = node.func.value  # type: ignore[attr-defined]
         key = None
         if isinstance(receiver, ast.Name):
             key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             key = f"{receiver.value.id}.{receiver.attr}"
-        attr = node.func.attr
+        attr = node.func.attr  # type: ignore[attr-defined]
         container = self.eval(receiver, st, fr)
         dicts = container.only(DictAtom) and not container.top and attr in DICT_MUTATORS
         if not dicts and (not container.of_type(SeqAtom) or attr not in LIST_MUTATORS):
@@ -410,12 +411,13 @@ def global_names(fn: FunctionInfo, fref: FuncRef) -> list[str]:
 def _popped(container: Value, index: Value) -> tuple[Value, Value]:
     """``xs.pop(i)``: the element and the list after it. Element-wise for one list of known length and a
     constant index (a worklist drained in a loop stays precise); else any element, and the length unknown."""
-    atom = next(iter(container.atoms))
+    lists = [a for a in container.atoms if isinstance(a, SeqAtom)]  # every possibility is one (the caller's test)
+    atom = lists[0] if len(container.atoms) == 1 and len(lists) == 1 else None
     wanted = index.consts()
-    if len(container.atoms) == 1 and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
+    if atom is not None and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
             and type(wanted[0]) is int and -len(atom.items) <= wanted[0] < len(atom.items):
         position = wanted[0] % len(atom.items)
         rest = atom.items[:position] + atom.items[position + 1:]
         return atom.items[position], V(seq(atom.kind, rest))
-    element = join_all(a.elem for a in container.atoms)
-    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in container.atoms))
+    element = join_all(a.elem for a in lists)
+    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in lists))

@@ -15,9 +15,10 @@ import ast
 from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, map_elements
 from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .flow_state import Frame
+from .mixin import EngineMixin
 
 
-class Copies:
+class Copies(EngineMixin):
     """``copy.deepcopy`` (mixed into the engine)."""
 
     def deep_copy(self, value: Value, node: ast.AST, fr: Frame) -> Value:

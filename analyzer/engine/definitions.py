@@ -7,11 +7,12 @@ import ast
 from ..domain import TOP, ClassRef, FuncRef, V, Value
 from ..torch_domain import AUTOGRAD_FUNCTION, TorchRef
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo
 from .python_values import call_name, is_dataclass_decorator, is_setter
 
 
-class Definitions:
+class Definitions(EngineMixin):
     """``def``, ``lambda`` and ``class`` statements."""
 
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, st: State, fr: Frame) -> State:

@@ -51,6 +51,7 @@ from typing import Any
 from ..domain import TOP, Value
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes, store_targets
+from .mixin import EngineMixin
 from .program import FunctionInfo
 from .unknown_names import constant_keys, unknown_names, unknown_rooted
 
@@ -102,16 +103,16 @@ def _is_source(node: ast.AST) -> bool:
     """Is this node a device source?"""
     kind = type(node)
     if kind is ast.Attribute:
-        return node.attr in _SOURCE_NAMES
+        return node.attr in _SOURCE_NAMES  # type: ignore[attr-defined]
     if kind is ast.Name:
-        return node.id in _SOURCE_NAMES and node.id != "type"
+        return node.id in _SOURCE_NAMES and node.id != "type"  # type: ignore[attr-defined]
     if kind is ast.Constant:
-        value = node.value
+        value = node.value  # type: ignore[attr-defined]
         return isinstance(value, str) and value.split(":", 1)[0] in DEVICE_TYPES
     if kind is ast.keyword:  # ``device=<constant>``, ``requires_grad=True``
-        value = node.value
-        return node.arg in ("device", "requires_grad") and isinstance(value, ast.Constant) \
-            and value.value not in (None, False)
+        value = node.value  # type: ignore[attr-defined]
+        return (node.arg in ("device", "requires_grad")  # type: ignore[attr-defined]
+                and isinstance(value, ast.Constant) and value.value not in (None, False))
     return False
 
 
@@ -119,15 +120,15 @@ def _may_write(node: ast.AST) -> bool:
     """Is this a node :func:`effects` reads (a store, ``__dict__``, ``global``, a mutator or ``setattr`` call)?"""
     kind = type(node)
     if kind is ast.Attribute:
-        return isinstance(node.ctx, (ast.Store, ast.Del)) or node.attr == "__dict__"
+        return isinstance(node.ctx, (ast.Store, ast.Del)) or node.attr == "__dict__"  # type: ignore[attr-defined]
     if kind is ast.Subscript:
-        return isinstance(node.ctx, (ast.Store, ast.Del))
+        return isinstance(node.ctx, (ast.Store, ast.Del))  # type: ignore[attr-defined]
     if kind is ast.Global:
         return True
     if kind is ast.Call:
-        func = node.func
+        func = node.func  # type: ignore[attr-defined]
         return (isinstance(func, ast.Attribute) and func.attr in _MUTATORS) or (
-            isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2)
+            isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2)  # type: ignore[attr-defined]
     return False
 
 
@@ -169,9 +170,9 @@ class _Lines:
     def inside(self, node: ast.AST) -> bool:
         """Does a match start inside ``node``'s text?"""
         starts = self.starts
-        i = bisect_left(starts, node.lineno << _COLUMN_BITS | node.col_offset)
+        i = bisect_left(starts, node.lineno << _COLUMN_BITS | node.col_offset)  # type: ignore[attr-defined]
         return i < len(starts) and starts[i] < (
-            node.end_lineno << _COLUMN_BITS | node.end_col_offset)
+            node.end_lineno << _COLUMN_BITS | node.end_col_offset)  # type: ignore[attr-defined]
 
 
 _COLUMN_BITS = 20  # a position is line << 20 | column (lines of a million bytes would need more)
@@ -259,12 +260,12 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
             continue
         if module_names is not None:
             if kind is ast.Import:
-                for alias in node.names:
+                for alias in node.names:  # type: ignore[attr-defined]
                     module_names.setdefault(alias.asname or alias.name.partition(".")[0],
                                             alias.name if alias.asname else alias.name.partition(".")[0])
             elif kind is ast.ImportFrom:
-                source = node.module if not node.level else None
-                for alias in node.names:
+                source = node.module if not node.level else None  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
                     module_names.setdefault(alias.asname or alias.name, source and f"{source}.{alias.name}")
             elif not owners and isinstance(getattr(node, "value", None), (ast.Name, ast.Attribute)):
                 for target in store_targets(node):  # ``sub = pkg.sub``: an alias of what may be a module
@@ -281,7 +282,7 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
                 for write in found:
                     if type(write) is ast.Attribute:
                         attr_writers.setdefault(write.attr, set()).add(owners[-1].node_id)
-        if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):
+        if kind in _SIMPLE and not between(node.lineno, node.end_lineno or node.lineno):  # type: ignore[attr-defined]
             continue  # no statement inside, no word on its lines: none of its expressions would be walked
         for child in child_nodes(node):
             if type(child) in _ALWAYS_VISITED_TYPES or not hasattr(child, "end_col_offset") or inside(child):
@@ -302,10 +303,10 @@ def _is_dtype(node: ast.AST) -> bool:
     """``y.dtype``, ``torch.float16``, ``dtype``, ``out_dtype``: a dtype, never a device (a cast, not a move)."""
     kind = type(node)
     if kind is ast.Attribute:
-        base = node.value
-        return node.attr == "dtype" or (
-            type(base) is ast.Name and base.id == "torch" and node.attr != "device")
-    return kind is ast.Name and "dtype" in node.id
+        base = node.value  # type: ignore[attr-defined]
+        return node.attr == "dtype" or (  # type: ignore[attr-defined]
+            type(base) is ast.Name and base.id == "torch" and node.attr != "device")  # type: ignore[attr-defined]
+    return kind is ast.Name and "dtype" in node.id  # type: ignore[attr-defined]
 
 
 def _note_exempt(node: ast.AST, exempt: set[int]) -> None:
@@ -313,19 +314,19 @@ def _note_exempt(node: ast.AST, exempt: set[int]) -> None:
     ``__dict__`` only read (``x.__dict__[k]``, ``k in x.__dict__``, ``x.__dict__.get(k)``), and the
     ``.to`` of a cast (``x.to(y.dtype)``, ``x.to(torch.float16)``, ``x.to(dtype=dtype)``)."""
     kind = type(node)
-    if kind is ast.Subscript and type(node.ctx) is ast.Load and _is_dict_attribute(node.value):
-        exempt.add(id(node.value))
-    elif kind is ast.Compare and all(type(op) in (ast.In, ast.NotIn) for op in node.ops):
-        exempt.update(id(c) for c in node.comparators if _is_dict_attribute(c))
+    if kind is ast.Subscript and type(node.ctx) is ast.Load and _is_dict_attribute(node.value):  # type: ignore[attr-defined]
+        exempt.add(id(node.value))  # type: ignore[attr-defined]
+    elif kind is ast.Compare and all(type(op) in (ast.In, ast.NotIn) for op in node.ops):  # type: ignore[attr-defined]
+        exempt.update(id(c) for c in node.comparators if _is_dict_attribute(c))  # type: ignore[attr-defined]
     elif kind is ast.Call:
-        func = node.func
+        func = node.func  # type: ignore[attr-defined]
         if type(func) is not ast.Attribute:
             return
         if func.attr in _DICT_READERS and _is_dict_attribute(func.value):
             exempt.add(id(func.value))
-        elif func.attr == "to" and (node.args or node.keywords) \
-                and all(map(_is_dtype, node.args)) \
-                and all(k.arg in _CAST_KEYWORDS for k in node.keywords):
+        elif (func.attr == "to" and (node.args or node.keywords)  # type: ignore[attr-defined]
+              and all(map(_is_dtype, node.args))  # type: ignore[attr-defined]
+              and all(k.arg in _CAST_KEYWORDS for k in node.keywords)):  # type: ignore[attr-defined]
             exempt.add(id(func))
 
 
@@ -432,7 +433,7 @@ def _root(node: ast.expr) -> ast.expr:
             return node
 
 
-class DemandSweep:
+class DemandSweep(EngineMixin):
     """Which uncalled functions the sweep analyses, and the havoc of the skipped ones (mixed into the engine)."""
 
     def init_demand(self, files: int) -> None:

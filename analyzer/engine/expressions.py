@@ -39,6 +39,7 @@ from ..torch_domain import NO_GRAD, REVEALABLE, TorchLayerAtom, TorchTensorAtom
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
+from .mixin import EngineMixin
 from .numpy_model import array_binop, array_compare
 from .python_values import (
     ARITH_OPS,
@@ -58,7 +59,7 @@ from .torch_model import has_torch, torch_tensors
 _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
-class Expressions:
+class Expressions(EngineMixin):
     """Expressions."""
 
     facts: FactStore  # the engine's facts; a NullFacts while an evaluation is quiet (its facts are discarded)
@@ -371,7 +372,7 @@ class Expressions:
         if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(NumberAtom):
             return operand
         if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
-            booleans = any(a.kind == "bool" for a in operand.atoms)
+            booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
             return TOP if booleans else operand  # numpy refuses to negate booleans
         consts = operand.consts()
         if consts is not None and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
@@ -410,7 +411,7 @@ class Expressions:
         if numbers is not None:
             return numbers
         if isinstance(op, ast.Add) and left.only(SeqAtom) and right.only(SeqAtom):
-            return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))
+            return V(seq_of("list", join_all(a.elem for a in (*left.atoms, *right.atoms))))  # type: ignore[attr-defined]
         if isinstance(op, ast.Mult):
             repeated = _repeat(left, right) if left.only(SeqAtom) else _repeat(right, left) if right.only(SeqAtom) \
                 else None

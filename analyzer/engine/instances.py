@@ -6,11 +6,12 @@ import ast
 
 from ..domain import BOTTOM, TOP, FuncRef, Instance, V, Value
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import ClassInfo, SuperRef
 from .python_values import call_name
 
 
-class Instances:
+class Instances(EngineMixin):
     """Class instantiation."""
 
     def instantiate(self, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,

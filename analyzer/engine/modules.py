@@ -20,11 +20,12 @@ from ..imports import (
 from ..torch_domain import TorchRef
 from .argparse_model import NAMESPACE_TYPES, ArgparseRef
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import ModuleInfo
 from .reuse import public_names
 
 
-class ModuleLoading:
+class ModuleLoading(EngineMixin):
     """Modules of the analysed project."""
 
     def find_module(self, name: str, root: str) -> ModuleInfo | None:

@@ -30,10 +30,11 @@ from ..domain import (
 )
 from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 from .flow_state import Frame, State, dead, join_states
+from .mixin import EngineMixin
 from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
 
 
-class Narrowing:
+class Narrowing(EngineMixin):
     """Branch conditions."""
 
     def branch(self, test: ast.expr, st: State, fr: Frame) -> tuple[State, State]:

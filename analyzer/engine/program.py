@@ -37,6 +37,12 @@ class FunctionInfo:
         # body when first asked for (``__getattr__``): a library defines thousands of functions the demand
         # sweep never runs, and walking each body at its ``def`` was a third of the modules' top level
 
+    # read from the body when first asked for (``__getattr__``)
+    locals: set[str]
+    free: list[str]
+    is_generator: bool
+    globals: frozenset[str]
+
     def __getattr__(self, name: str) -> Any:
         if name not in _SCOPE_ATTRIBUTES:
             raise AttributeError(name)

@@ -41,6 +41,7 @@ from ..domain import Atom, Const, Instance, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, State, join_states
+from .mixin import EngineMixin
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
@@ -51,7 +52,7 @@ KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
-class Relational:
+class Relational(EngineMixin):
     """Choice tags on undecided branches, and statements run per way of a choice."""
 
     _statement_ifexps: frozenset[int] = frozenset()
@@ -228,7 +229,7 @@ class Relational:
             scope = fr.func.node if fr.func is not None else fr.module.source.tree
             known = scope is not None and not any(
                 names & assigned for inside, assigned in _loops(scope) if id(test) in inside)
-            test._devicelint_invariant = known
+            test._devicelint_invariant = known  # type: ignore[attr-defined]
         return known
 
 
@@ -266,7 +267,7 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
             arguments.extend(a for a in given if isinstance(a, ast.Name))
         pending.extend((child, inside, many) for child in child_nodes(current))
     info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
-    node._devicelint_split = info
+    node._devicelint_split = info  # type: ignore[attr-defined]
     return info
 
 
@@ -333,7 +334,7 @@ def _test_facts(test: ast.expr) -> tuple[ast.expr, bool, frozenset[str], str] | 
             inner, way = inner.operand, not way
         names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
         facts = (inner, way, names, ast.unparse(inner))
-    test._devicelint_test = facts
+    test._devicelint_test = facts  # type: ignore[attr-defined]
     return facts
 
 
@@ -344,7 +345,7 @@ def _loops(scope: ast.AST) -> list[tuple[frozenset[int], set[str]]]:
     if loops is None:
         loops = [(frozenset(id(n) for n in ast.walk(loop)), _assigned(loop)) for loop in ast.walk(scope)
                  if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))]
-        scope._devicelint_loops = loops
+        scope._devicelint_loops = loops  # type: ignore[attr-defined]
     return loops
 
 

@@ -45,6 +45,7 @@ from ..facts import CallerLink
 from .calls import global_names
 from .dispatch_helpers import NullFacts
 from .flow_state import stored
+from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
 
@@ -113,7 +114,7 @@ def _same(now: Value | None, seen: Value | None) -> bool:
     return now is seen or now == seen
 
 
-class PassReuse:
+class PassReuse(EngineMixin):
     """Recording runs, and keeping the valid ones in the next pass (mixed into the engine)."""
 
     keep_runs = True  # off: every pass runs everything (the reference the tests compare against)

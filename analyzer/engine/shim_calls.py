@@ -41,15 +41,16 @@ from ..shim_api import (
 )
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
+from .mixin import EngineMixin
 from .numpy_model import array_method, rng_method
 
 
-class ShimCalls:
+class ShimCalls(EngineMixin):
     """runtime_shim calls."""
 
     def site(self, node: ast.AST, api: str, fr: Frame) -> Site:
-        return Site(fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
-                    node.end_col_offset or 0, api)
+        return Site(fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
+                    node.end_col_offset or 0, api)  # type: ignore[attr-defined]
 
     def origin(self, node: ast.AST, fr: Frame, what: str = "") -> Origin:
         return Origin(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what)
@@ -130,7 +131,7 @@ class ShimCalls:
             lifted = lift.device_create(dev, self.backends, self.origin(node, fr), f"Device.{name}")
             return self.record(site, lifted, st, fr)
         if name == "capture":
-            capture = CaptureId(fr.file, node.lineno, node.col_offset, fr.ctx.id)
+            capture = CaptureId(fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore[attr-defined]
             return V(DeviceAtom(PlainDev("Capture", None, capture), False, None,
                                 self.origin(node, fr, "Device.capture()")))
         return TOP
@@ -276,7 +277,7 @@ class ShimCalls:
                 out = out.join(V(Const(CaptureError.ALREADY_ACTIVE, "CaptureError")))
                 continue
             assert isinstance(d.dev.index, CaptureId)
-            scope = ScopeId(d.dev.index, fr.file, node.lineno, node.col_offset, fr.ctx.id)
+            scope = ScopeId(d.dev.index, fr.file, node.lineno, node.col_offset, fr.ctx.id)  # type: ignore
             result = TOP if fn.top else BOTTOM
             for atom in fn.atoms:
                 if isinstance(atom, FuncRef):

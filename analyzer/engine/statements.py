@@ -7,10 +7,11 @@ import ast
 from ..budget import Budget
 from ..domain import NONE
 from .flow_state import ELEMENT_ALIAS, Frame, State, dead
+from .mixin import EngineMixin
 from .python_values import as_load
 
 
-class Statements:
+class Statements(EngineMixin):
     """Simple statements."""
 
     budget: Budget

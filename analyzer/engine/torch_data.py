@@ -25,6 +25,7 @@ from typing import Any
 from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
 from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
 from .flow_state import Frame, State, widen_if_large
+from .mixin import EngineMixin
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
@@ -32,7 +33,7 @@ COLLATE_FN_POSITION = 6  # DataLoader(dataset, batch_size, shuffle, sampler, bat
 _NUMBERS = frozenset({"int", "float", "bool"})
 
 
-class TorchData:
+class TorchData(EngineMixin):
     """``DataLoader`` and ``TensorDataset`` (mixed into the engine)."""
 
     def torch_data_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,

@@ -70,6 +70,7 @@ from ..torch_domain import (
 )
 from .entry_points import SPAWN_PATHS, spawn_call
 from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from .mixin import EngineMixin
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
@@ -130,7 +131,7 @@ def has_torch(*values: Value) -> bool:
     return any(isinstance(a, (TorchTensorAtom, TorchLayerAtom)) for v in values for a in v.atoms)
 
 
-class TorchModel:
+class TorchModel(EngineMixin):
     """PyTorch calls, attributes, operators and modes."""
 
     # --- the two modes ---------------------------------------------------------------------------------
@@ -488,7 +489,7 @@ class TorchModel:
                 if data.only(TorchTensorAtom) and name == "as_tensor":
                     return data  # as_tensor of a tensor: the same tensor (or a copy on ``device=``)
         elif name in ("zeros", "ones", "empty", "full", "rand", "randn") and args and args[0].only(SeqAtom):
-            zero_dim = all(a.items == () for a in args[0].atoms)
+            zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
         for dev, _atom in devices:
@@ -884,7 +885,7 @@ class TorchModel:
         if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
-            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))
+            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
                     "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
@@ -1204,8 +1205,8 @@ class TorchModel:
         """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,
         when they are library layers whose weights are all on one device (their order then decides nothing a
         device check sees; an empty list, a model of no layers, is not considered)."""
-        layers = sorted(element.atoms, key=repr)
-        if element.top or not layers or not all(isinstance(a, TorchLayerAtom) for a in layers) \
+        layers = sorted((a for a in element.atoms if isinstance(a, TorchLayerAtom)), key=repr)
+        if element.top or not layers or len(layers) != len(element.atoms) \
                 or len({a.dev for a in layers if a.weights}) > 1:
             return TOP
         return self._layer("Sequential", [V(a) for a in layers], {}, node, st, fr)
