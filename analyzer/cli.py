@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES, PROFILE_NAMES
 
 from . import __version__, config
 from .diagnostics import printable
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="skip what .gitignore, .ignore, .git/info/exclude ignore (default: on)")
     check_cmd.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
                            help="apply the excludes to paths given explicitly too (for pre-commit)")
-    check_cmd.add_argument("--profile", choices=sorted(PROFILE_NAMES), default=None,
+    check_cmd.add_argument("--profile", choices=sorted((*PROFILE_NAMES, *PROFILE_ALIASES)), default=None,
                            help=f"Burn semantics to check against (default: {DEFAULT_PROFILE})")
     check_cmd.add_argument("--backends", default=None,
                            help="backends the target machine has (for MV112), e.g. Cpu,Flex")
@@ -266,8 +266,13 @@ def _explain(code: str) -> int:
     if rule is None:
         _error(f"unknown rule code {code!r} (see `devicelint rules`)")
         return EXIT_ERROR
+    from .rules_doc import profiles_section
+
     print(f"# {rule.code} ({rule.name})\n")
     print(rule.doc())
+    section = profiles_section(rule.code)
+    if section is not None:
+        print("\n" + section.replace("### ", "## ", 1))
     return EXIT_CLEAN
 
 
@@ -317,7 +322,8 @@ def _load_config(args: argparse.Namespace, first_path: str | None) -> config.Con
 
 def _settings(args: argparse.Namespace, found: config.Config) -> Settings:
     cwd = os.getcwd()
-    settings = Settings(profile=args.profile or found.get("profile", DEFAULT_PROFILE))
+    profile = args.profile or found.get("profile", DEFAULT_PROFILE)
+    settings = Settings(profile=PROFILE_ALIASES.get(profile, profile))
     backends = parse_backends(args.backends) if args.backends is not None else found.get("backends")
     settings.backends = backends
     settings.target_device = args.target_device or found.get("target-device", "auto")

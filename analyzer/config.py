@@ -73,9 +73,10 @@ def _string(key: str, value: Any) -> str:
 
 
 def _profile(key: str, value: Any) -> str:
-    from runtime_shim.profiles import PROFILE_NAMES
+    from runtime_shim.profiles import PROFILE_ALIASES, PROFILE_NAMES
 
     value = _string(key, value)
+    value = PROFILE_ALIASES.get(value, value)
     if value not in PROFILE_NAMES:
         raise SettingsError(f"`{key}`: unknown profile {value!r}; known: {', '.join(PROFILE_NAMES)}")
     return value

@@ -302,7 +302,8 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
             row, outcome = S.decided_cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
                                   same_backend=left.dev.backend == right.dev.backend)
             if isinstance(outcome, Fail):
-                out.fail(outcome, operands, row.id, intended=meant, lhs=left.kind_debug(), rhs=right.kind_debug())
+                out.fail(outcome, operands, row.id, intended=meant, lhs=left.kind_debug(), rhs=right.kind_debug(),
+                         name=S.input_name(spec.name))
                 continue
             if not kinds:
                 continue  # passes every dispatch check, then the executor raises TypeError
@@ -398,6 +399,7 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
             continue
         route = S.route_of(head.cls)
         verdict: tuple[S.Row, S.Outcome] | None = None
+        strategy, route_ad = head.strategy, head.cls is AF
         for name, other in rest:
             row, outcome = S.decided_cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
                                   same_backend=head.dev.backend == other.dev.backend)
@@ -405,8 +407,19 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
                 out.fail(outcome, operands, row.id, intended=meant, name=name, backend=head.dev.backend)
                 verdict = None
                 break
+            if outcome.strategy == "validated":  # the inputs' strategies merge (a profile's cell)
+                srow, merged = S.cell("strategy", profile, lhs=strategy, rhs=other.strategy)
+                if isinstance(merged, Fail):
+                    out.fail(merged, operands, srow.id, intended=meant, lhs=strategy, rhs=other.strategy)
+                    verdict = None
+                    break
+                strategy = S.strategy_result(strategy, other.strategy)
+            route_ad = route_ad or outcome.result is AF  # a plain float merged into autodiff
             verdict = (row, outcome)
         else:
+            if route_ad != (head.cls is AF) or strategy != head.strategy:
+                meant = _apply((head, *(t for _n, t in rest)), head, route_ad, strategy,
+                               shim_api.promote(*(t.kind for t in data)), True, _op_origin(origin, op))
             out.ok(meant, operands, verdict[0].id if verdict else "multi.single")
     return out.finish()
 

@@ -36,6 +36,32 @@ def _demote(doc: str) -> str:
     return "\n".join(lines)
 
 
+def profiles_section(code: str) -> str | None:
+    """Which semantics profiles a runtime_shim rule fires in (from the tables every profile reads);
+    ``None`` for a rule that profiles do not concern (PyTorch rules, the analysis's own findings)."""
+    if not code.startswith("MV1"):
+        return None
+    from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+    from runtime_shim.semantics import firing_profiles, profile_dependent_rows
+
+    def label(name: str) -> str:
+        return f"`{name}`" + (" (default)" if name == DEFAULT_PROFILE else "")
+
+    profiles = firing_profiles(code)
+    if profiles is None:  # decided outside the tables (the target's backends): every profile alike
+        profiles = PROFILE_NAMES
+    silent = [name for name in PROFILE_NAMES if name not in profiles]
+    text = "Fires under the profiles " + ", ".join(label(p) for p in profiles) + "."
+    if silent:
+        text += " Never under " + ", ".join(label(p) for p in silent) + "."
+    rows = profile_dependent_rows(code)
+    if rows:
+        text += " Cases that only some profiles report:\n"
+        text += "\n".join(f"- {row.doc or row.id} (`{row.id}`): only under {', '.join(label(p) for p in firing)}"
+                          for row, firing in rows)
+    return "### Profiles\n\n" + text
+
+
 def render() -> str:
     """The whole page."""
     from rules import all_rules
@@ -46,6 +72,9 @@ def render() -> str:
     parts = [_HEADER, "| Code | Name | Fix | Summary |", "|---|---|---|---|", *index, ""]
     for rule in rules:
         parts += [f"## {rule.code} ({rule.name})", "", _demote(rule.doc()), ""]
+        section = profiles_section(rule.code)
+        if section is not None:
+            parts += [section, ""]
     return "\n".join(parts).rstrip() + "\n"
 
 

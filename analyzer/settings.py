@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES, PROFILE_NAMES
 
 from .budget import Limits
 from .discovery import DiscoveryOptions, GlobError, check_glob, glob_regex, normalize_to
@@ -104,6 +104,7 @@ class Settings:
                       self.max_function_steps)
 
     def validate(self) -> Settings:
+        self.profile = PROFILE_ALIASES.get(self.profile, self.profile)
         if self.profile not in PROFILE_NAMES:
             raise SettingsError(f"unknown profile {self.profile!r}; known: {', '.join(PROFILE_NAMES)}")
         if self.backends is not None:

@@ -15,13 +15,14 @@ class UntrackedAutodiffMove(Rule):
 
     ## What it does
     Reports `to_device` calls that move a plain float (`Pf`/`Pf*`) to an autodiff
-    device under profile `burn-2026-08` (under `burn-0.21` the same move fails,
-    MV102). It is an advisory warning: the move itself succeeds.
+    device under profiles `burn-d16f7ba` and `burn-2026-08` (under `burn-0.21` the
+    same move fails, MV102). It is an advisory warning: the move itself succeeds.
 
     ## Why it matters
     Burn handles the move as a move to the inner device: the result is still a
-    plain float that reports a plain device. No gradient ever reaches it, and
-    the first operation with a tracked tensor fails with MV106.
+    plain float that reports a plain device. No gradient ever reaches it: at
+    d16f7ba2ed an operation with a tracked tensor takes it in as a constant, and
+    under `burn-2026-08` that operation fails with MV106.
 
     ## Example
     ```python

@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 # public name -> the submodule that defines it
 _EXPORTS = {
     "Gradients": "autodiff",
-    "CaptureError": "capture", "Graph": "capture", "Scope": "capture",
+    "CaptureError": "capture", "BoundaryError": "capture", "Graph": "capture", "Scope": "capture",
     "Device": "devices", "UnknownDevice": "devices",
     "current_profile": "modes", "is_virtual": "modes", "mode": "modes", "profile": "modes",
     "set_profile": "modes", "set_virtual": "modes", "virtual_devices": "modes",

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 
+@dataclass(frozen=True)
+class BoundaryError:
+    """``complete()``'s boundary was refused: which error, which tensor, at which boundary."""
+
+    error: CaptureError
+    tensor: int
+    boundary: str | None = None  # "input" or "output" (unknown and duplicate boundaries)
+
+    def __str__(self) -> str:
+        return self.error.value.format(boundary=self.boundary, tensor=self.tensor)
+
+
 @dataclass
 class GraphValue:
     """A value of a captured graph: an initializer (with ``value``) or a computed result."""
@@ -96,18 +108,50 @@ class Scope:
         input_ids = tuple(t._capture_id() for t in inputs)  # all checked before the graph changes
         self.graph.inputs, self.graph.outputs = input_ids, tuple(t._capture_id() for t in outputs)
         self._completed = self.graph
+        self.open = False  # burn-capture closes the session here: a later op fails even inside fn
         return self.graph
+
+    def boundary_error(self) -> BoundaryError | None:
+        """burn-capture's checks of the declared boundary, in its order (``CaptureScopeGuard::complete``)."""
+        graph = self.graph
+        produced = {op.output for op in graph.operations}
+        known = produced | {i for op in graph.operations for i in op.inputs} | {v.id for v in graph.values}
+        for boundary, ids in (("input", graph.inputs), ("output", graph.outputs)):
+            seen: set[int] = set()
+            for value_id in ids:
+                if value_id in seen:
+                    return BoundaryError(CaptureError.DUPLICATE_BOUNDARY, value_id, boundary)
+                seen.add(value_id)
+            for value_id in ids:
+                if value_id not in known:
+                    return BoundaryError(CaptureError.UNKNOWN_BOUNDARY, value_id, boundary)
+        initialized = {v.id for v in graph.values}
+        read_only = {i for op in graph.operations for i in op.inputs} - produced  # the graph's inferred inputs
+        for value_id in graph.inputs:
+            if value_id not in read_only and value_id not in initialized:
+                return BoundaryError(CaptureError.INVALID_INPUT, value_id)
+        for value_id in sorted(read_only):
+            if value_id not in graph.inputs and value_id not in initialized:
+                return BoundaryError(CaptureError.UNDECLARED_INPUT, value_id)
+        return None
 
 
 _ACTIVE: dict[tuple, Scope] = {}
 
 
 def active_scope(device: Device) -> Scope | None:
-    """The open scope on ``device`` (a plain capture device), if any."""
-    return _ACTIVE.get(device._key)
+    """The open scope on ``device`` (a plain capture device), if any (a completed one is closed)."""
+    scope = _ACTIVE.get(device._key)
+    return scope if scope is not None and scope.open else None
 
 
-def run_scope(device: Device, fn: Callable[[Scope], Graph]) -> Graph | CaptureError:
+def completed_scope(device: Device) -> Scope | None:
+    """A scope whose ``complete()`` ran while its function has not returned yet (its session is closed)."""
+    scope = _ACTIVE.get(device._key)
+    return scope if scope is not None and not scope.open else None
+
+
+def run_scope(device: Device, fn: Callable[[Scope], Graph]) -> Graph | CaptureError | BoundaryError:
     if not device.is_capture or device.is_autodiff():
         return CaptureError.INVALID_DEVICE
     if device._key in _ACTIVE:
@@ -119,4 +163,8 @@ def run_scope(device: Device, fn: Callable[[Scope], Graph]) -> Graph | CaptureEr
     finally:
         scope.open = False
         del _ACTIVE[device._key]
+    if scope._completed is not None:
+        failed = scope.boundary_error()
+        if failed is not None:
+            return failed
     return result if result is not None else scope.graph

@@ -27,7 +27,7 @@ SETTINGS = _Settings()
 
 
 def set_profile(name: str) -> None:
-    """Use the semantics of profile ``name`` from now on (``burn-2026-08``, ``burn-0.21``)."""
+    """Use the semantics of profile ``name`` from now on (``burn-d16f7ba``, ``burn-2026-08``, ``burn-0.21``)."""
     SETTINGS.profile = check_profile(name)
 
 

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-DEFAULT_PROFILE = "burn-2026-08"
+#: The seeds' pinned commit: tracel-ai/burn at d16f7ba2ed (2026-09-05).
+DEFAULT_PROFILE = "burn-d16f7ba"
 
 PROFILE_DOCS: Mapping[str, str] = {
+    "burn-d16f7ba": "Burn at d16f7ba2ed (2026-09-05), the pinned commit: moves as burn-2026-08; autodiff and "
+                    "plain floats merge (ops and cat), gradients carry no strategy, int inner/from_inner move "
+                    "the association, a wrong-backend input panics naming the input",
     "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
     "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
-    "burn-2026-09": "Burn at d16f7ba2ed (2026-09-05), the seeds' pinned commit: as burn-2026-08, but autodiff and "
-                    "plain floats merge, gradients carry no strategy, int inner/from_inner move the association",
+}
+
+#: Other names accepted for a profile (a command line, a configuration, a fixture header).
+PROFILE_ALIASES: Mapping[str, str] = {
+    "burn-2026-09": "burn-d16f7ba",  # the pinned commit's month: the name this profile had first
 }
 
 #: The profiles' names, in the order they are listed.
@@ -23,10 +30,12 @@ PROFILE_NAMES: tuple[str, ...] = tuple(PROFILE_DOCS)
 
 
 class UnknownProfile(ValueError):
-    """A profile name that is not in :data:`PROFILE_NAMES`."""
+    """A profile name that is not in :data:`PROFILE_NAMES` (nor an alias of one)."""
 
 
 def check_profile(name: str) -> str:
+    """The canonical name of profile ``name`` (an alias gives the profile it stands for)."""
+    name = PROFILE_ALIASES.get(name, name)
     if name not in PROFILE_NAMES:
         raise UnknownProfile(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
     return name

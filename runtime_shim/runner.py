@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .launcher import Launcher, run_fresh
-from .profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from .profiles import DEFAULT_PROFILE, PROFILE_ALIASES, PROFILE_NAMES
 
 DEFAULT_TIMEOUT = 60.0
 #: How many lines at the top of a program are searched for ``# expect-failure:``.
@@ -384,6 +384,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # exits 2 with a usage message on bad options
     profile = args.profile or os.environ.get("RUNTIME_SHIM_PROFILE") or DEFAULT_PROFILE
+    profile = PROFILE_ALIASES.get(profile, profile)
     try:
         if profile not in PROFILE_NAMES:
             raise UsageError(f"unknown profile {profile!r}; known: {', '.join(PROFILE_NAMES)}")

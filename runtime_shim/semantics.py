@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import enum
 import itertools
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from .profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from .profiles import DEFAULT_PROFILE, PROFILE_NAMES, check_profile
 
 
 class CheckpointingStrategy(enum.Enum):
@@ -136,6 +137,8 @@ class Fail:
     message: str
 
     def render(self, **values: object) -> str:
+        if self.message == MSG_DEVICE_MISMATCH:  # the devices print as burn-tensor's Device Debug
+            values = {k: device_debug(str(v)) if k in ("lhs", "rhs") else v for k, v in values.items()}
         return self.message.format(**values) if values else self.message
 
 
@@ -189,8 +192,18 @@ MSG_NO_STEP = ("Node should have a step registered, did you forget to call "
 MSG_DEVICE_MISMATCH = (
     "=== Tensor Operation Error ===\n  Operation: '{op}'\n  Reason:\n"
     "    1. The provided tensors are not on the same device. "
-    "Lhs tensor device {lhs}, Rhs tensor device {rhs}. \n"
+    "Lhs tensor device Device<{lhs}>, Rhs tensor device Device<{rhs}>. \n"  # Device's Debug: Device<{:?}>
 )
+# The single-device CPU backends' device types print their one device: burn-flex `FlexDevice`'s Debug
+# is its Display, `Cpu`; burn-ndarray's `NdArrayDevice::Cpu` derives it.
+_UNIT_DEVICE = re.compile(r"\b(Flex|NdArray)\b(?!\()")
+
+
+def device_debug(text: str) -> str:
+    """A device's ``repr`` as ``DispatchDevice``'s Debug prints it inside a message (``Flex(Cpu)``)."""
+    return _UNIT_DEVICE.sub(r"\1(Cpu)", text)
+
+
 MSG_BACKEND_MISMATCH = "The provided tensors are not on the same backend. Got backends {lhs} and {rhs}."
 MSG_BACKEND_MISMATCH_SHORT = "The provided tensors are not on the same backend."
 MSG_STRATEGY_MISMATCH = (
@@ -198,6 +211,13 @@ MSG_STRATEGY_MISMATCH = (
     "Tensors in the same operation must share a strategy."
 )
 MSG_INPUT_WRONG_DEVICE = "Input tensor {name} is on the wrong device"
+# d16f7ba2ed's `#[backend_dispatch]` input extraction (burn-backend-extension): `stringify!` of the
+# parameter, so a `cat` element (a `Vec` input, extracted as `__tensor`) prints that binding's name.
+MSG_INPUT_WRONG_BACKEND = "input tensor `{name}` is on the wrong backend"
+MSG_CAT_INPUT_WRONG_BACKEND = "input tensor `__tensor` is on the wrong backend"
+MSG_INNER_TWICE = "tensor is already on the inner backend"
+MSG_ALREADY_AUTODIFF = "tensor is already associated with autodiff"
+MSG_REPLACEMENT_INNER = "replacement gradients must use the inner backend"
 MSG_UNREACHABLE = "internal error: entered unreachable code"
 MSG_CAT_EXPECTED_AD = "Expected autodiff-wrapped float tensor for backend {backend}."
 MSG_CAT_AD_WRONG_BACKEND = "Autodiff float tensor is on the wrong backend (expected {backend})."
@@ -212,6 +232,8 @@ PANIC_PREFIX = {
     MSG_FIRST_ORDER: "not implemented: ",
     MSG_DOUBLE_WRAP_DEVICE: "internal error: entered unreachable code: ",
     MSG_STRATEGY_MISMATCH: "assertion `left == right` failed: ",
+    MSG_ALREADY_AUTODIFF: "assertion `left == right` failed: ",
+    MSG_REPLACEMENT_INNER: "assertion `left == right` failed: ",
 }
 
 # --- rows: a pattern of keys and the outcome ----------------------------------
@@ -329,9 +351,11 @@ BACKEND_ROWS: tuple[Row, ...] = (
     _row("backend.ad-int-other", Fail("MV106", MSG_BACKEND_MISMATCH_SHORT), lhs=Route.AUTODIFF, rhs=Route.INT,
          same_backend=False),
     # Autodiff and plain floats of one backend (another backend: backend.other, the same panic).
-    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.AUTODIFF, rhs=Route.FLOAT,
+    _row("backend.mixed", Fail("MV106", MSG_BACKEND_MISMATCH), "an autodiff float with a plain float of its backend",
+         lhs=Route.AUTODIFF, rhs=Route.FLOAT,
          same_backend=True),
-    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.FLOAT, rhs=Route.AUTODIFF,
+    _row("backend.mixed-rev", Fail("MV106", MSG_BACKEND_MISMATCH),
+         "a plain float with an autodiff float of its backend", lhs=Route.FLOAT, rhs=Route.AUTODIFF,
          same_backend=True),
     _row("backend.mixed-rev-int", Fail("MV106", MSG_BACKEND_MISMATCH), lhs=Route.INT, rhs=Route.AUTODIFF),
     _row("backend.other", Fail("MV106", MSG_BACKEND_MISMATCH), same_backend=False),
@@ -341,17 +365,24 @@ BACKEND_ROWS: tuple[Row, ...] = (
 # family ("input" for mask_where and friends, "cat"), first, other (Route), same_backend.
 MULTI_ROWS: tuple[Row, ...] = (
     # cat on the autodiff route takes autodiff floats only: before multi.ad-ok, which lets ints in.
+    _row("multi.cat-ad-plain", Fail("MV106", MSG_CAT_EXPECTED_AD), "cat: a plain float after an autodiff one",
+         family="cat", first=Route.AUTODIFF, other=Route.FLOAT, same_backend=True),
     _row("multi.cat-ad-expected", Fail("MV106", MSG_CAT_EXPECTED_AD), family="cat", first=Route.AUTODIFF,
          other=(Route.FLOAT, Route.INT)),
     _row("multi.ad-ok", Ok(strategy="first"), first=Route.AUTODIFF, other=(Route.AUTODIFF, Route.INT),
          same_backend=True),
     _row("multi.plain-ok", Ok(strategy="first"), first=(Route.FLOAT, Route.INT), other=(Route.FLOAT, Route.INT),
          same_backend=True),
+    _row("multi.cat-plain-ad", Fail("MV106", MSG_CAT_WRONG_BACKEND), "cat: an autodiff float after a plain one",
+         family="cat", first=Route.FLOAT, other=Route.AUTODIFF, same_backend=True),
     _row("multi.cat-ad-backend", Fail("MV106", MSG_CAT_AD_WRONG_BACKEND), family="cat", first=Route.AUTODIFF,
          other=Route.AUTODIFF, same_backend=False),
     _row("multi.cat-plain", Fail("MV106", MSG_CAT_WRONG_BACKEND), family="cat"),
-    _row("multi.input-unreachable", Fail("MV106", MSG_UNREACHABLE), family="input", first=Route.AUTODIFF,
+    _row("multi.input-unreachable", Fail("MV106", MSG_UNREACHABLE), "a plain float input after an autodiff one",
+         family="input", first=Route.AUTODIFF,
          other=Route.FLOAT, same_backend=True),
+    _row("multi.input-plain-ad", Fail("MV106", MSG_INPUT_WRONG_DEVICE), "an autodiff input after a plain float",
+         family="input", first=Route.FLOAT, other=Route.AUTODIFF, same_backend=True),
     _row("multi.input-wrong", Fail("MV106", MSG_INPUT_WRONG_DEVICE), family="input"),
 )
 
@@ -383,13 +414,15 @@ _AF_ROLES = tuple(Role)
 AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.inner-af", Ok(result=PF, strategy="clear"), call="inner", cls=AF),
     _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
-    _row("api.inner-int", Ok(), call="inner", cls=(PI, CI_INT, CC_INT)),
+    _row("api.inner-int", Ok(), "inner() of an int/bool tensor not associated with autodiff", call="inner",
+         cls=(PI, CI_INT, CC_INT)),
     _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
     _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
     _row("api.from_inner-float", Ok(result=AF, strategy="disabled-if-none", role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
     _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
-    _row("api.from_inner-int", Ok(), call="from_inner", cls=PI_STAR),
+    _row("api.from_inner-int", Ok(), "from_inner() of an int/bool tensor associated with autodiff", call="from_inner",
+         cls=PI_STAR),
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
     _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
     _row("api.no_grad-other", Ok(), call="no_grad"),
@@ -418,9 +451,11 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
 
 # grad_replace's replacement gradient. Key: route, same_backend, arm (burn-dispatch backend.rs
 # `grad_replace` has a match arm for the tensor's backend: every backend but LibTorch, whose
-# tensors fall through to the `(t, g)` arm and its "not on the same backend" panic).
+# tensors fall through to the `(t, g)` arm and its "not on the same backend" panic, backend.rs:472 at d16f7ba2ed).
 GRAD_REPLACE_NO_ARM = frozenset({"LibTorch"})
 GRAD_REPLACE_ROWS: tuple[Row, ...] = (
+    _row("replace.autodiff", Fail("MV106", MSG_BACKEND_MISMATCH), "an autodiff replacement gradient",
+         route=Route.AUTODIFF),
     _row("replace.no-arm", Fail("MV106", MSG_BACKEND_MISMATCH), arm=False),
     _row("replace.plain-same", Ok(), route=Route.FLOAT, same_backend=True),
     _row("replace.other", Fail("MV106", MSG_BACKEND_MISMATCH)),
@@ -564,6 +599,17 @@ UNARY_OPS: dict[str, UnarySpec] = {
 }
 
 
+#: Ops whose backward burn-autodiff prepares `.compute_bound()` (ops/tensor.rs: ToDevice, MaskWhere,
+#: MaskFill, Sum, Matmul): under Balanced checkpointing their outputs are checkpoints, kept rather
+#: than recomputed; every other op is memory-bound and recomputed from the nearest checkpoint.
+COMPUTE_BOUND_OPS = frozenset({"matmul", "mask_fill", "mask_where", "sum", "to_device"})
+
+
+def input_name(op: str) -> str:
+    """The Burn parameter name of a two-input op's second input (a wrong-backend panic prints it)."""
+    return "mask" if BINARY_OPS[op].operands == "mask" else "rhs"
+
+
 def scalar_kind(value: object) -> str:
     return "bool" if isinstance(value, bool) else "int" if isinstance(value, int) else "float"
 
@@ -606,31 +652,110 @@ def operands_accepted(op: str, lhs: str, rhs: str) -> bool:
 
 # --- profiles -------------------------------------------------------------------
 
-#: Each profile overrides rows by id; the default overrides nothing. The names (and which is the
-#: default) are :mod:`runtime_shim.profiles`'s.
+#: Each profile overrides rows by id; the table as written is Burn main at 2c06be35
+#: (``burn-2026-08``). The names (and which is the default) are :mod:`runtime_shim.profiles`'s.
+#: Citations ``file:line`` are tracel-ai/burn at d16f7ba2ed (2026-09-05): burn-dispatch
+#: ``src/macros.rs`` (to_device), ``src/backend.rs`` (the AutodiffBackend impl and its
+#: ``autodiff_context_tests``) and burn-backend-extension's ``#[backend_dispatch]`` routing.
+_PINNED_MERGE = Ok(result=AF, strategy="validated",
+                   note="the plain float joins as an untracked autodiff leaf (from_inner)")
+_PINNED_WRONG_BACKEND = Fail("MV106", MSG_INPUT_WRONG_BACKEND)
 PROFILES: Mapping[str, Mapping[str, Outcome]] = {
     "burn-2026-08": {},
     # v0.21.x (before #5036): a plain float bound for an autodiff device hit the (b) arm.
     "burn-0.21": {"move.3": Fail("MV102", MSG_AD_MISMATCH)},
-    # d16f7ba2ed, the DispatchAutodiffContext era: every dispatch tensor carries `autodiff:
-    # Disabled | Enabled(strategy)`. Its to_device arms (burn-dispatch macros.rs: the (b) panic at
-    # :338, the (a) panic at :371) decide every move cell as burn-2026-08 does; the cells below are
-    # the ones burn-dispatch backend.rs's tests of that era assert differently.
-    "burn-2026-09": {
-        # disabled_and_enabled_float_contexts_merge_in_both_orders: Disabled merges with
-        # Enabled(s) into Enabled(s); the plain float is lifted into an untracked autodiff leaf.
-        "backend.mixed": Ok(result=AF, note="the plain float joins as an untracked autodiff leaf"),
-        "backend.mixed-rev": Ok(result=AF, note="the plain float joins as an untracked autodiff leaf"),
-        # gradients_are_inner_backend_tensors: a gradient's context is Disabled (no strategy).
+    # d16f7ba2ed, the DispatchAutodiffContext era: every dispatch tensor carries `autodiff: Disabled |
+    # Enabled(strategy)`. Its to_device arms decide every move cell as 2c06be35 does: macros.rs:338
+    # (b), macros.rs:371 (a), macros.rs:228 (int/bool to an autodiff device wrapping an autodiff
+    # one), and ops/tensor.rs `float_to_device`'s early return (move.3's redirect) are unchanged.
+    # Ops are generated by `#[backend_dispatch]`: the inputs' contexts merge (Disabled with
+    # Enabled(s) is Enabled(s); two Enabled strategies must agree), the first float input picks the
+    # backend, and on the autodiff route every plain float input of that backend is lifted with
+    # `from_inner`; any other input panics "input tensor `<name>` is on the wrong backend".
+    "burn-d16f7ba": {
+        # backend.rs:900 test disabled_and_enabled_float_contexts_merge_in_both_orders.
+        "backend.mixed": _PINNED_MERGE,
+        "backend.mixed-rev": _PINNED_MERGE,
+        # #[backend_dispatch] extract_tensor: the non-routing input's `_ => panic!` arm.
+        "backend.other": _PINNED_WRONG_BACKEND,
+        "backend.ad-int-other": _PINNED_WRONG_BACKEND,
+        # backend.rs:919 test disabled_and_enabled_contexts_merge_across_vector_inputs and :930
+        # vector_inputs_reject_mismatched_checkpointing_strategies: cat merges and validates.
+        "multi.cat-ad-plain": _PINNED_MERGE,
+        "multi.cat-plain-ad": _PINNED_MERGE,
+        "multi.cat-ad-expected": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
+        "multi.cat-ad-backend": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
+        "multi.cat-plain": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
+        "multi.ad-ok": Ok(strategy="validated"),
+        "multi.plain-ok": Ok(strategy="validated"),
+        # backend.rs:819 uniform_contexts_propagate_through_fixed_arity_and_vector_ops: multi-input ops (layer_norm)
+        # take the same route; a plain float input is lifted like a binary op's.
+        "multi.input-unreachable": _PINNED_MERGE,
+        "multi.input-plain-ad": _PINNED_MERGE,
+        "multi.input-wrong": _PINNED_WRONG_BACKEND,
+        # backend.rs:389 `grad` and :434 `grad_remove` (test gradients_are_inner_backend_tensors, :999):
+        # a gradient's context is Disabled, so it carries no strategy.
         "api.grads-af": Ok(result=PF, strategy="clear"),
-        # inner_transitions_clear_and_restore_context: int_inner clears the association,
-        # int_from_inner restores it as Enabled(Disabled).
+        # backend.rs:525 `int_inner` / :596 `int_from_inner` (disable_autodiff_context :297-300,
+        # enable_autodiff_context :306-310; test inner_transitions_clear_and_restore_context, :976):
+        # inner clears the association, from_inner restores it as Enabled(Disabled); each asserts
+        # the other state.
         "api.inner-int-ad": Ok(result=PI, strategy="clear"),
+        "api.inner-int": Fail("MV108", MSG_INNER_TWICE),
         "api.from_inner-int-plain": Ok(result=PI_STAR, strategy="disabled-if-none"),
+        "api.from_inner-int": Fail("MV109", MSG_ALREADY_AUTODIFF),
+        # backend.rs:438 `grad_replace`: assert_eq!(autodiff, Disabled, ...) at :447, before the match.
+        "replace.autodiff": Fail("MV106", MSG_REPLACEMENT_INNER),
     },
 }
-if tuple(PROFILES) != PROFILE_NAMES:
+if set(PROFILES) != set(PROFILE_NAMES):
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
+
+
+#: Redirects that the analyzer reports as an advisory: a plain float sent to an autodiff device
+#: lands on the inner device, untracked (MV150).
+REDIRECT_ADVISORIES: Mapping[str, str] = {"move.3": "MV150"}
+
+
+def firing_profiles(code: str) -> tuple[str, ...] | None:
+    """The profiles in which some cell of the tables reports ``code`` (a failure, or a redirect's
+    advisory), in :data:`PROFILE_NAMES` order; ``None`` when no cell of any profile does (a code
+    that the tables do not decide)."""
+    found: list[str] = []
+    seen_anywhere = False
+    for profile in PROFILE_NAMES:
+        if _profile_fires(profile, code):
+            found.append(profile)
+            seen_anywhere = True
+    return tuple(found) if seen_anywhere else None
+
+
+def profile_dependent_rows(code: str) -> list[tuple[Row, tuple[str, ...]]]:
+    """The rows that report ``code`` in some profiles but not in others, each with those profiles."""
+    out = []
+    for rows, _names in TABLES.values():
+        for row in rows:
+            firing = tuple(p for p in PROFILE_NAMES if _row_reports(row, PROFILES[p].get(row.id, row.outcome), code))
+            if firing and len(firing) < len(PROFILE_NAMES):
+                out.append((row, firing))
+    return out
+
+
+def _row_reports(row: Row, outcome: Outcome, code: str) -> bool:
+    if isinstance(outcome, Fail):
+        return outcome.code == code
+    return isinstance(outcome, Redirect) and REDIRECT_ADVISORIES.get(row.id) == code
+
+
+def _profile_fires(profile: str, code: str) -> bool:
+    for table in TABLES:
+        for key in keys_of(table):
+            row, outcome = cell(table, profile, **key)
+            if isinstance(outcome, Fail) and outcome.code == code:
+                return True
+            if isinstance(outcome, Redirect) and REDIRECT_ADVISORIES.get(row.id) == code:
+                return True
+    return False
 
 
 def find_row(table: str, key: Mapping[str, object]) -> Row:
@@ -651,7 +776,10 @@ def cell(table: str, profile: str = DEFAULT_PROFILE, **key: object) -> tuple[Row
     hit = _CELL_CACHE.get(cache_key)
     if hit is None:
         row = find_row(table, key)
-        hit = (row, PROFILES[profile].get(row.id, row.outcome))
+        overrides = PROFILES.get(profile)
+        if overrides is None:  # an alias (or an unknown name: UnknownProfile)
+            overrides = PROFILES[check_profile(profile)]
+        hit = (row, overrides.get(row.id, row.outcome))
         _CELL_CACHE[cache_key] = hit
     return hit
 

@@ -23,7 +23,7 @@ import numpy as np
 from . import autodiff
 from . import recorder as recording
 from . import validation as check
-from .capture import Scope, active_scope
+from .capture import Scope, active_scope, completed_scope
 from .dataplane import transfer
 from .devices import Device, availability_problem, executor_place
 from .errors import BackendUnavailable, error_for
@@ -38,6 +38,7 @@ from .semantics import (
     CHECKED_OPS,
     CI,
     CI_INT,
+    COMPUTE_BOUND_OPS,
     GRAD_REPLACE_NO_ARM,
     MSG_BACKEND_UNAVAILABLE,
     MSG_STRATEGY_MISMATCH,
@@ -54,12 +55,14 @@ from .semantics import (
     binary_kind,
     cell,
     class_of,
+    input_name,
     is_require_grad,
     move_outcome,
     operands_accepted,
     route_of,
     scalar_kind,
     scalar_op_kind,
+    strategy_result,
 )
 from .texts import kind_debug_text
 
@@ -235,6 +238,10 @@ class Tensor:
         dtype = dtype if array is None else array.dtype.name  # "float16" also for ">f2" (str gives ">f2")
         kind = _kind_of_dtype(dtype)
         scope = active_scope(plain) if plain.is_capture else None
+        if scope is None and plain.is_capture and completed_scope(plain) is not None:
+            _row, closed = cell("capture_use", SETTINGS.profile, scope=False)  # burn-capture's assert_open
+            if isinstance(closed, Fail):
+                _fail(op, closed)
         _row, outcome = cell("create", SETTINGS.profile, dtype="float" if kind == "float" else "int",
                              device=where, scope=scope is not None)
         if isinstance(outcome, Fail):
@@ -434,7 +441,8 @@ class Tensor:
             src = self._exec
             node = autodiff.record("to_device", dst, (self._node,), prim,
                                    forward=lambda v: transfer(v, src, dst), backward=_bw_identity,
-                                   needs_inputs=False, needs_output=False, compute_bound=False,
+                                   needs_inputs=False, needs_output=False,
+                                   compute_bound="to_device" in COMPUTE_BOUND_OPS,
                                    strategy=self._strategy)
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF, node)
         return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
@@ -446,6 +454,7 @@ class Tensor:
                compute_bound: bool = False, forced_cls: TensorClass | None = None,
                role: Role | None = None) -> Tensor:
         """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
+        compute_bound = compute_bound or op.removeprefix("Tensor.") in COMPUTE_BOUND_OPS
         exec_ = self._exec
         for t in operands:
             if t._cap is not None:
@@ -549,7 +558,7 @@ class Tensor:
                 _fail(full_op, outcome, op=CHECKED_OPS[op], lhs=repr(lhs.device()), rhs=repr(rhs.device()))
             elif stage == "strategy":
                 _fail(full_op, outcome, lhs=lhs._strategy, rhs=rhs._strategy)
-            _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs))
+            _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs), name=input_name(op))
         if binary_kind(op, lhs._kind, rhs._kind) is None:  # after dispatch, where the kernel would refuse it
             raise TypeError(f"{full_op} is not defined for {lhs._kind} tensors; cast them first")
         lshape, rshape = lhs.shape, rhs.shape  # shapes after dispatch, before the executor
@@ -563,17 +572,30 @@ class Tensor:
             recording.record_ok(full_op)
         return result
 
-    def _multi(self, op: str, family: str, others: Sequence[tuple[str, Tensor]]) -> CheckpointingStrategy | None:
-        """Check a multi-input op routed on ``self``; returns the strategy it takes (the first's)."""
+    def _multi(self, op: str, family: str,
+               others: Sequence[tuple[str, Tensor]]) -> tuple[CheckpointingStrategy | None, bool]:
+        """Check a multi-input op routed on ``self``; returns its strategy and whether it runs on autodiff.
+
+        The strategy is the first input's, or (a cell that validates) the inputs' merged strategy;
+        a cell whose result is Af merges a plain float into the autodiff route.
+        """
         full_op = f"Tensor.{op}"
+        profile = SETTINGS.profile
         _check_capture_use(full_op, (self, *(t for _n, t in others)))
         first = route_of(self._cls)
+        strategy, autodiff_route = self._strategy, self._cls is AF
         for name, other in others:
-            _row, outcome = cell("multi", SETTINGS.profile, family=family, first=first,
+            _row, outcome = cell("multi", profile, family=family, first=first,
                                  other=route_of(other._cls), same_backend=self._dev._backend == other._dev._backend)
             if isinstance(outcome, Fail):
                 _fail(full_op, outcome, name=name, backend=self._dev._backend)  # stringify!($Backend): the variant name
-        return self._strategy
+            if outcome.strategy == "validated":
+                _row, merged = cell("strategy", profile, lhs=strategy, rhs=other._strategy)
+                if isinstance(merged, Fail):
+                    _fail(full_op, merged, lhs=strategy, rhs=other._strategy)
+                strategy = strategy_result(strategy, other._strategy)
+            autodiff_route = autodiff_route or outcome.result is AF
+        return strategy, autodiff_route
 
     # --- arithmetic ------------------------------------------------------------------------
     def add(self, other: Tensor | Scalar) -> Tensor:
@@ -735,7 +757,7 @@ class Tensor:
         check.check_tensor("Tensor.mask_where", "value", value)
         if mask._kind != "bool" or (value._kind == "float") != (self._kind == "float"):
             raise TypeError("mask_where(mask, value): a bool mask and a value of this tensor's kind")
-        strategy = self._multi("mask_where", "input", (("mask", mask), ("value", value)))
+        strategy, autodiff_route = self._multi("mask_where", "input", (("mask", mask), ("value", value)))
         check.broadcast_shape("Tensor.mask_where", self.shape, mask.shape, value.shape)
         m = mask._prim
 
@@ -745,7 +767,7 @@ class Tensor:
         def bwd(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
             return e.where(m, 0, g), e.where(m, g, 0)
 
-        result = self._apply("Tensor.mask_where", (self, mask, value), self._cls is AF, strategy, fwd, bwd)
+        result = self._apply("Tensor.mask_where", (self, mask, value), autodiff_route, strategy, fwd, bwd)
         if recording.ACTIVE:
             recording.record_ok("Tensor.mask_where")
         return result
@@ -777,7 +799,8 @@ class Tensor:
         if any(t._kind != first._kind for t in tensors):  # Burn's cat takes tensors of one kind
             raise TypeError(f"Tensor.cat: all tensors must be {first._kind} tensors, "
                             f"got {', '.join(t._kind for t in tensors)}")
-        strategy = first._multi("cat", "cat", [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)])
+        others = [(f"tensors[{i}]", t) for i, t in enumerate(tensors[1:], 1)]
+        strategy, autodiff_route = first._multi("cat", "cat", others)
         check.check_cat("Tensor.cat", [t.shape for t in tensors], dim)
         sizes = [t.shape[dim] for t in tensors]
 
@@ -788,7 +811,7 @@ class Tensor:
             starts = itertools.accumulate([0, *sizes[:-1]])
             return tuple(_narrow(g, dim, start, size) for start, size in zip(starts, sizes, strict=True))
 
-        result = first._apply("Tensor.cat", tuple(tensors), first._cls is AF, strategy, fwd, bwd)
+        result = first._apply("Tensor.cat", tuple(tensors), autodiff_route, strategy, fwd, bwd)
         if recording.ACTIVE:
             recording.record_ok("Tensor.cat")
         return result

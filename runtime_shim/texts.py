@@ -11,10 +11,19 @@ import enum
 
 
 class CaptureError(enum.Enum):
-    """Returned (not raised) by ``capture_scope``, as Burn returns a ``Result``."""
+    """Returned (not raised) by ``capture_scope``, as Burn returns a ``Result``.
+
+    The boundary errors come back as a :class:`runtime_shim.capture.BoundaryError` naming the tensor (burn-capture
+    ``capture.rs`` ``CaptureScopeGuard::complete``; the values are its ``Display`` texts).
+    """
 
     INVALID_DEVICE = "capture_scope called on a device that is not a capture device"
     ALREADY_ACTIVE = "a capture scope is already active on this device"
+    UNKNOWN_BOUNDARY = "unknown graph {boundary} tensor {tensor}"
+    DUPLICATE_BOUNDARY = "duplicate graph {boundary} tensor {tensor}"
+    UNDECLARED_INPUT = "graph reads undeclared input tensor {tensor}"
+    INVALID_INPUT = "graph input tensor {tensor} is produced within the graph"
+    INVALID_OUTPUT = "graph output tensor {tensor} does not survive the graph"
 
 
 def plain_device_text(backend: str, sub: str | None, index: int | str) -> str:

@@ -22,7 +22,7 @@ from runtime_shim import runner
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
-HEADER = "runtime_shim runner: mode: virtual, profile: burn-2026-08"
+HEADER = "runtime_shim runner: mode: virtual, profile: burn-d16f7ba"
 
 EXPECTED_EXAMPLE_LINES = [
     "examples/burn/capture_graph.py: ok",
@@ -318,7 +318,7 @@ def test_directory_is_expanded_sorted(tmp_path):
 
 
 def test_profile_reaches_the_program(tmp_path):
-    """A plain float moved to an autodiff device: ok at burn-2026-08, MV102 at burn-0.21."""
+    """A plain float moved to an autodiff device: ok at burn-d16f7ba and burn-2026-08, MV102 at burn-0.21."""
     program = write(tmp_path, "legacy.py", """
         from runtime_shim import Device, Tensor
 
@@ -336,7 +336,7 @@ def test_real_mode_header(tmp_path):
     program = write(tmp_path, "fine.py", OK_PROGRAM)  # Flex runs everywhere, real or virtual
     status, lines = run_main("--real", str(program))
     assert status == 0
-    assert lines[0].startswith("runtime_shim runner: mode: real, profile: burn-2026-08")
+    assert lines[0].startswith("runtime_shim runner: mode: real, profile: burn-d16f7ba")
     assert runner.run_program(program, real=True).records[0]["mode"] == "real"
 
 

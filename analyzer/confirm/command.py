@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES, PROFILE_NAMES
 
 from .. import config
 from ..discovery import DiscoveryOptions
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "json")
+
+
+def _canonical(profile: str) -> str:
+    """A profile's own name (``burn-2026-09`` is accepted for ``burn-d16f7ba``)."""
+    return PROFILE_ALIASES.get(profile, profile)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -38,7 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     cmd.add_argument("--real", action="store_true",
                      help="run on this machine's real devices (default: virtual devices; for PyTorch programs, "
                           "fake CUDA)")
-    cmd.add_argument("--profile", choices=sorted(PROFILE_NAMES), default=None,
+    cmd.add_argument("--profile", choices=sorted((*PROFILE_NAMES, *PROFILE_ALIASES)), default=None,
                      help=f"semantics profile (default: [tool.devicelint] profile, else {DEFAULT_PROFILE}); "
                           "a program's '# fixture: profile=...' header wins")
     cmd.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
@@ -82,7 +87,7 @@ def options_from(args: argparse.Namespace) -> Options:
                                  extend_exclude=found.get("extend-exclude", ()),
                                  respect_gitignore=found.get("respect-gitignore", True))
     return Options(paths=paths, entries=list(args.entry or ()), real=args.real,
-                   profile=args.profile or found.get("profile", DEFAULT_PROFILE), timeout=args.timeout,
+                   profile=_canonical(args.profile or found.get("profile", DEFAULT_PROFILE)), timeout=args.timeout,
                    jobs=args.jobs or cpus, preload=args.preload, discovery=discovery, cache_dir=cache_dir,
                    analysis_jobs=cpus, config_entries=(found.get("confirm") or {}).get("entries", []),
                    config_root=found.root if found.path is not None else None)

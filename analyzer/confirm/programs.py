@@ -31,7 +31,7 @@ import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from runtime_shim.profiles import PROFILE_NAMES
+from runtime_shim.profiles import PROFILE_ALIASES, PROFILE_NAMES
 
 from ..frontend import SHIM, module_name
 from ..settings import SettingsError, parse_backends
@@ -245,6 +245,7 @@ def apply_headers(program: Program) -> None:
         header = read_header(path)
         where = display(path)
         if "profile" in header:
+            header["profile"] = PROFILE_ALIASES.get(header["profile"], header["profile"])
             if header["profile"] not in PROFILE_NAMES:
                 raise ProgramError(f"{where}: unknown profile {header['profile']!r}; known: {', '.join(PROFILE_NAMES)}")
             program.profile = header["profile"]

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES, PROFILE_NAMES
 
 from .. import config
 from ..discovery import DiscoveryOptions
@@ -63,6 +63,7 @@ def parse_client_options(raw: Any) -> ClientOptions:
         values["ignore"] = _codes("ignore", raw["ignore"])
     profile = raw.get("profile")
     if profile is not None:
+        profile = PROFILE_ALIASES.get(profile, profile)
         if profile not in PROFILE_NAMES:
             raise SettingsError(f"`profile`: unknown profile {profile!r}; known: {', '.join(PROFILE_NAMES)}")
         values["profile"] = profile

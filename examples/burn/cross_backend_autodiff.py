@@ -4,7 +4,7 @@
 The encoder's output is a tracked autodiff tensor on `Autodiff(Cuda(0))`. The
 head's parameters live on `Autodiff(Flex)`, so the hidden activations are moved
 there with `to_device`. Between devices of the *same* backend that is a
-recorded autodiff move, but across backends Burn (as of burn-2026-08) panics:
+recorded autodiff move, but across backends Burn (d16f7ba2ed, as at 2c06be35) panics:
 `Autodiff tensor cannot be moved between backends.` (MV101). Cross-backend
 autodiff transfers only arrive with PR #5624. Workarounds: keep both halves
 on one backend, or cut the graph (`.inner()`) and train the halves separately.

@@ -12,8 +12,10 @@ in comments on the lines they concern:
   (alternatives separated by `` | ``; ``?`` stands for a capture device's id).
 
 Several codes: ``# expect: MV102, MV105``. Header lines ``# fixture: profile=burn-0.21``,
-``# fixture: mode=real`` and ``# fixture: backends=Flex,NdArray`` set the profile,
-the runtime's mode (default virtual) and the target backends given to the analyzer.
+``# fixture: mode=real`` and ``# fixture: backends=Flex,NdArray`` set the profile (default: the
+default profile), the runtime's mode (default virtual) and the target backends given to the
+analyzer. A fixture whose outcome depends on the profile names its profile in the header; one
+without a profile header analyses the same under every profile (``test_fixtures.py`` checks it).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.confirm.reveal import reveal_matches  # the product's comparison (devicelint confirm's)
+from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -42,7 +45,7 @@ class Fixture:
     name: str
     path: Path  # the file, or the directory
     files: list[Path]
-    profile: str = "burn-2026-08"
+    profile: str = DEFAULT_PROFILE
     mode: str = "virtual"
     backends: str | None = None
     errors: set[tuple[str, int, str]] = field(default_factory=set)  # (file, line, code)
@@ -50,6 +53,7 @@ class Fixture:
     inner: set[tuple[str, int, str]] = field(default_factory=set)  # where findings reported at a caller fail
     reveals: dict[tuple[str, int], str] = field(default_factory=dict)
     torch: bool = False  # a PyTorch program (fixtures/torch/): confirmed by the torch observer, not runtime_shim
+    profile_pinned: bool = False  # its header names a profile: its outcome depends on the profile
 
     @property
     def is_package(self) -> bool:
@@ -75,7 +79,10 @@ def load_fixture(path: Path) -> Fixture:
             if header:
                 for setting in header.group(1).split():
                     name, _, value = setting.partition("=")
-                    setattr(fixture, name.strip(), value.strip())
+                    name, value = name.strip(), value.strip()
+                    if name == "profile":
+                        value, fixture.profile_pinned = PROFILE_ALIASES.get(value, value), True
+                    setattr(fixture, name, value)
                 continue
             for kind, body in _MARKER.findall(comment):
                 body = body.strip()

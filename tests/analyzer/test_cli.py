@@ -200,6 +200,18 @@ def test_profile_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert code == 1 and "MV102 [error]" in out and "MV150" not in out
 
 
+def test_default_profile_is_the_pinned_commit_and_its_old_name_is_accepted(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An autodiff and a plain float merge at d16f7ba2ed (the default) and fail at 2c06be35."""
+    path = write(tmp_path, "mix.py", "from runtime_shim import Device, Tensor\n"
+                                     "w = Tensor.ones([2], Device.flex().autodiff()).require_grad()\n"
+                                     "w * Tensor.ones([2], Device.flex())\n")
+    assert run(capsys, "check", str(path))[0] == 0
+    assert run(capsys, "check", "--profile", "burn-2026-09", str(path))[0] == 0
+    code, out, _err = run(capsys, "check", "--profile", "burn-2026-08", str(path))
+    assert code == 1 and "MV106 [error]" in out
+
+
 def test_backends_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = write(tmp_path, "gpu.py", "from runtime_shim import Device\nDevice.wgpu()\n")
     assert run(capsys, "check", str(path))[0] == 0

@@ -12,6 +12,7 @@ runtime reveal text is one of the marker's alternatives.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from fixture_support import Fixture, all_fixtures, reveal_matches, run_group
 from analyzer.runner import check
 from analyzer.settings import Settings, parse_backends
 from rules import all_rules
+from runtime_shim.profiles import PROFILE_NAMES
 
 FIXTURES = all_fixtures()
 # PyTorch programs run under the torch observer instead (tests/runtime/test_torch_observer.py)
@@ -46,6 +48,17 @@ def _analyze(fixture: Fixture):
 
 def _show(items) -> str:
     return "\n".join(f"  {Path(f).name}:{line}: {what}" for f, line, what in sorted(items)) or "  (none)"
+
+
+@pytest.mark.parametrize("fixture", [f for f in RUNTIME_FIXTURES if not f.profile_pinned], ids=str)
+def test_outcome_without_a_profile_header_is_the_same_in_every_profile(fixture: Fixture) -> None:
+    """A fixture whose outcome depends on the profile says so: its header names the profile."""
+    findings = _analyze(fixture)[:4]
+    for profile in PROFILE_NAMES:
+        if profile != fixture.profile:
+            other = _analyze(dataclasses.replace(fixture, profile=profile))[:4]
+            assert other == findings, (f"{fixture} analyses differently under {profile} than under "
+                                       f"{fixture.profile}: name its profile in a `# fixture: profile=` header")
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=str)

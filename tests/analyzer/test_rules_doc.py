@@ -52,3 +52,17 @@ def test_check_reports_a_stale_page(tmp_path, monkeypatch: pytest.MonkeyPatch, c
     assert "out of date" in capsys.readouterr().err
     assert rules_doc_main([]) == 0 and stale.read_text(encoding="utf-8") == render()
     assert rules_doc_main(["--bogus"]) == 2
+
+
+def test_runtime_rules_say_in_which_profiles_they_fire(capsys: pytest.CaptureFixture) -> None:
+    """The page and `devicelint explain` name the profiles a rule fires in, from the tables."""
+    text = render()
+    mv150 = text.split("## MV150 (")[1].split("\n## ")[0]
+    assert "Never under `burn-0.21`" in mv150  # there the move fails (MV102) instead
+    mv106 = text.split("## MV106 (")[1].split("\n## ")[0]
+    assert "(`backend.mixed`): only under `burn-2026-08`, `burn-0.21`" in mv106  # d16f7ba2ed merges them
+    assert main(["explain", "MV108"]) == 0
+    out = capsys.readouterr().out
+    assert "## Profiles" in out and "(`api.inner-int`): only under `burn-d16f7ba` (default)" in out
+    assert main(["explain", "MV201"]) == 0
+    assert "Profiles" not in capsys.readouterr().out  # a PyTorch rule: no profile concerns it

@@ -27,6 +27,7 @@ from runtime_shim.semantics import (
     PI_STAR,
     Role,
     TensorClass,
+    device_debug,
 )
 
 DISABLED, BALANCED = CheckpointingStrategy.DISABLED, CheckpointingStrategy.BALANCED
@@ -99,7 +100,7 @@ def device_mismatch(op: str, lhs: str, rhs: str) -> str:
             f"  Operation: '{op}'\n"
             "  Reason:\n"
             "    1. The provided tensors are not on the same device. "
-            f"Lhs tensor device {lhs}, Rhs tensor device {rhs}. \n")
+            f"Lhs tensor device Device<{device_debug(lhs)}>, Rhs tensor device Device<{device_debug(rhs)}>. \n")
 
 
 # rule code -> exception class (rule-codes.md)

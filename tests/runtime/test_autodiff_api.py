@@ -51,9 +51,25 @@ from runtime_shim.semantics import (
     Ok,
     Role,
     Route,
-    cell,
     keys_of,
 )
+from runtime_shim.semantics import (
+    cell as profile_cell,
+)
+
+HEAD = "burn-2026-08"  # these cases spell out dispatch-semantics.md's HEAD column (2c06be35)
+
+
+def cell(table: str, **key: object):  # noqa: ANN201 - the table's (row, outcome)
+    return profile_cell(table, HEAD, **key)
+
+
+@pytest.fixture(autouse=True)
+def _head_column():
+    """Run under the profile of the HEAD column; the pinned default's cells are checked by
+    test_profile_pinned.py, test_burn_pinned_scenarios.py and test_properties.py (every profile)."""
+    with rs.profile(HEAD):
+        yield
 
 # One state per class (Af: one per role). Strategies vary so "keep" and "clear" are visible.
 STATE_FOR = {

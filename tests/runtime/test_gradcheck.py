@@ -23,6 +23,14 @@ from conftest import DEVICES, device_available_here
 
 import runtime_shim as rs
 from runtime_shim import CheckpointingStrategy, Device, Tensor
+from runtime_shim import semantics as sem
+
+
+def gradient_text(device: Device, strategy: CheckpointingStrategy) -> str:
+    """What a gradient reveals under the current profile: a plain float of the inner backend, with the
+    tensor's strategy (``Pf*``, 2c06be35) or none (``Pf``, d16f7ba2ed's Disabled context)."""
+    _row, outcome = sem.cell("autodiff", rs.current_profile(), call="grad", cls=sem.AF, role=sem.Role.TRACKED)
+    return f"{device!r} float" if outcome.result is sem.PF else f"{device!r} float checkpointing: {strategy}"
 
 EPS = 1e-6
 RTOL = 1e-6
@@ -222,7 +230,7 @@ def analytic_grads(c: Case, device: Device, arrays: list[np.ndarray]) -> tuple[l
         assert g is not None, f"no gradient for an input of {c.name}"
         assert g.device() == device.inner() and not g.device().is_autodiff()
         strategy = device.gradient_checkpointing_strategy()
-        assert rs.reveal_device(g) == f"{device.inner()!r} float checkpointing: {strategy}"
+        assert rs.reveal_device(g) == gradient_text(device.inner(), strategy)
         value = g.to_numpy()
         assert value.dtype == np.float64 and value.shape == array.shape
         result.append(value)
@@ -314,7 +322,7 @@ def test_to_device_gradient_returns_to_source(src_name: str, dst_name: str, stra
             g = leaf.grad(grads)
             assert g is not None
             assert g.device() == src and repr(g.device()) == repr(src), "the gradient returns to the source device"
-            assert rs.reveal_device(g) == f"{src!r} float checkpointing: {s}"
+            assert rs.reveal_device(g) == gradient_text(src, s)
             np.testing.assert_allclose(g.to_numpy(), n, rtol=RTOL, atol=ATOL, err_msg=f"{c.name} {src!r}->{dst!r}")
 
 

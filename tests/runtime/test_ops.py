@@ -51,10 +51,26 @@ from runtime_shim.semantics import (
     Fail,
     Role,
     Route,
-    cell,
     keys_of,
     strategy_result,
 )
+from runtime_shim.semantics import (
+    cell as profile_cell,
+)
+
+HEAD = "burn-2026-08"  # these cases spell out dispatch-semantics.md's HEAD column (2c06be35)
+
+
+def cell(table: str, **key: object):  # noqa: ANN201 - the table's (row, outcome)
+    return profile_cell(table, HEAD, **key)
+
+
+@pytest.fixture(autouse=True)
+def _head_column():
+    """Run under the profile of the HEAD column; the pinned default's cells are checked by
+    test_profile_pinned.py, test_burn_pinned_scenarios.py and test_properties.py (every profile)."""
+    with rs.profile(HEAD):
+        yield
 
 # Burn's operation names for the device check (dispatch-semantics.md 5.1); `cross` has no
 # counterpart in the runtime_shim API.
@@ -261,8 +277,8 @@ def test_device_mismatch_message_spelled_out() -> None:
     assert str(info.value) == (
         "=== Tensor Operation Error ===\n  Operation: 'Greater_equal'\n  Reason:\n"
         "    1. The provided tensors are not on the same device. "
-        "Lhs tensor device Autodiff { device: Flex, checkpointing: Disabled }, "
-        "Rhs tensor device Autodiff { device: NdArray, checkpointing: Balanced }. \n")
+        "Lhs tensor device Device<Autodiff { device: Flex(Cpu), checkpointing: Disabled }>, "
+        "Rhs tensor device Device<Autodiff { device: NdArray(Cpu), checkpointing: Balanced }>. \n")
 
 
 def test_autodiff_and_plain_float_on_the_same_hardware_pass_the_device_check() -> None:

@@ -1,4 +1,4 @@
-"""Profile ``burn-2026-09``: Burn at d16f7ba2ed, the commit the seeds quote.
+"""Profile ``burn-d16f7ba``: Burn at d16f7ba2ed, the commit the seeds quote.
 
 Every dispatch tensor of that era carries an autodiff context (``autodiff: Disabled |
 Enabled(strategy)``). The cells that differ from ``burn-2026-08`` are the ones the tests in
@@ -15,7 +15,7 @@ import pytest
 import runtime_shim as rs
 from runtime_shim import CheckpointingStrategy, Device, Tensor, reveal_device
 
-PINNED = "burn-2026-09"
+PINNED = "burn-d16f7ba"
 STRATEGIES = (CheckpointingStrategy.DISABLED, CheckpointingStrategy.BALANCED)
 
 

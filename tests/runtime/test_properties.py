@@ -190,7 +190,7 @@ def expect_binary(profile: str, op: str, lhs: Abstract, rhs: Abstract) -> Expect
     _row, outcome = sem.cell("backend", profile, lhs=lhs.route(), rhs=rhs.route(),
                              same_backend=lhs.backend == rhs.backend)
     if isinstance(outcome, Fail):
-        return failing(outcome, lhs=lhs.kind_debug(), rhs=rhs.kind_debug())
+        return failing(outcome, lhs=lhs.kind_debug(), rhs=rhs.kind_debug(), name=sem.input_name(op))
     if op in COMPARE:
         kind = "bool"
     elif op in ARITH:
@@ -204,15 +204,22 @@ def expect_binary(profile: str, op: str, lhs: Abstract, rhs: Abstract) -> Expect
 
 
 def expect_multi(profile: str, family: str, first: Abstract, others: list[tuple[str, Abstract]]) -> Expect:
-    """mask_where and cat: routed on the first input, which gives the strategy; no strategy check."""
+    """mask_where and cat: routed on the first input, which gives the strategy (no strategy check),
+    unless the cell validates: then the inputs' strategies merge, and a plain float may join autodiff."""
+    strategy, ad = first.strategy, first.cls is AF
     for name, other in others:
         _row, outcome = sem.cell("multi", profile, family=family, first=first.route(), other=other.route(),
                                  same_backend=first.backend == other.backend)
         if isinstance(outcome, Fail):
             return failing(outcome, name=name, backend=first.backend)  # stringify!($Backend)
-    ad = first.cls is AF
+        if outcome.strategy == "validated":
+            _row, merged = sem.cell("strategy", profile, lhs=strategy, rhs=other.strategy)
+            if isinstance(merged, Fail):
+                return failing(merged, lhs=strategy, rhs=other.strategy)
+            strategy = strategy if strategy is not None else other.strategy
+        ad = ad or outcome.result is AF
     role = derived_role(first, *(o for _n, o in others)) if ad else None
-    return Expect(state=result_state(first.kind, ad, first.strategy, first.dev, role))
+    return Expect(state=result_state(first.kind, ad, strategy, first.dev, role))
 
 
 def expect_unary(profile: str, op: str, src: Abstract, new_kind: str) -> Expect:

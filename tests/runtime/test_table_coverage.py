@@ -34,6 +34,8 @@ from runtime_shim.semantics import (
 TABLE_NAMES = sorted(S.TABLES)
 SAME, OTHER, SAME_CAP, OTHER_CAP = Place.SAME_BACKEND, Place.OTHER_BACKEND, Place.SAME_CAPTURE, Place.OTHER_CAPTURE
 
+HEAD = "burn-2026-08"  # the document's HEAD column (2c06be35): the tables as written
+
 
 def _key_id(key: dict) -> str:
     return ",".join(f"{k}={v.value if hasattr(v, 'value') else v}" for k, v in key.items())
@@ -99,12 +101,16 @@ def test_profile_overrides_name_existing_rows(profile: str) -> None:
 
 
 def test_profiles() -> None:
-    assert S.DEFAULT_PROFILE == "burn-2026-08"
-    assert set(S.PROFILES) == {"burn-2026-08", "burn-0.21", "burn-2026-09"}
+    assert S.DEFAULT_PROFILE == "burn-d16f7ba"  # the seeds' pinned commit, d16f7ba2ed
+    assert {"burn-2026-08", "burn-0.21", "burn-d16f7ba"} <= set(S.PROFILES)
     assert dict(S.PROFILES["burn-2026-08"]) == {}
-    assert profiles.PROFILE_NAMES == tuple(S.PROFILES) == tuple(profiles.PROFILE_DOCS)
+    assert set(profiles.PROFILE_NAMES) == set(S.PROFILES) and tuple(profiles.PROFILE_DOCS) == profiles.PROFILE_NAMES
     with pytest.raises(profiles.UnknownProfile):
         profiles.check_profile("burn-0.20")
+    # the name the pinned profile had first stays accepted, everywhere a profile is named
+    assert profiles.check_profile("burn-2026-09") == "burn-d16f7ba"
+    assert S.cell("backend", "burn-2026-09", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=True) == \
+        S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=True)
 
 
 def test_move_keys_are_exactly_the_reachable_cells() -> None:
@@ -176,7 +182,7 @@ def _doc_move(profile: str, key: dict) -> tuple[str, str]:
             if key["cls"] in row[1] and key["ad"] is row[2] and key["place"] in row[3] and key["scope"] in row[4]]
     assert len(hits) == 1, f"{key}: the hand-written rows cover it {len(hits)} times: {[h[0] for h in hits]}"
     row = hits[0]
-    # burn-2026-09 (d16f7ba2ed): the to_device arms of burn-dispatch src/macros.rs decide as at HEAD
+    # burn-d16f7ba (d16f7ba2ed): the to_device arms of burn-dispatch src/macros.rs decide as at HEAD
     return row[0], row[6] if profile == "burn-0.21" else row[5]
 
 
@@ -244,16 +250,20 @@ def test_pinned_profile_moves_as_head() -> None:
     """d16f7ba2ed's to_device arms (burn-dispatch src/macros.rs, (b) at :338, (a) at :371) give every
     move cell the outcome of 2c06be35."""
     for key in S.keys_of("move"):
-        assert S.move_outcome("burn-2026-09", **key) == S.move_outcome("burn-2026-08", **key), key
+        assert S.move_outcome("burn-d16f7ba", **key) == S.move_outcome("burn-2026-08", **key), key
 
 
 def test_pinned_profile_overrides() -> None:
     """The cells where burn-dispatch src/backend.rs's tests of the DispatchAutodiffContext era differ."""
-    assert set(S.PROFILES["burn-2026-09"]) == {"backend.mixed", "backend.mixed-rev", "api.grads-af",
-                                               "api.inner-int-ad", "api.from_inner-int-plain"}
-    merged = S.cell("backend", "burn-2026-09", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=True)[1]
+    assert set(S.PROFILES["burn-d16f7ba"]) == {
+        "backend.mixed", "backend.mixed-rev", "backend.other", "backend.ad-int-other",
+        "multi.cat-ad-plain", "multi.cat-plain-ad", "multi.cat-ad-expected", "multi.cat-ad-backend",
+        "multi.cat-plain", "multi.ad-ok", "multi.plain-ok", "multi.input-unreachable", "multi.input-plain-ad",
+        "multi.input-wrong", "api.grads-af", "api.inner-int-ad", "api.inner-int", "api.from_inner-int-plain",
+        "api.from_inner-int", "replace.autodiff"}
+    merged = S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=True)[1]
     assert isinstance(merged, Ok) and merged.result is AF
-    other = S.cell("backend", "burn-2026-09", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=False)[1]
+    other = S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=False)[1]
     assert isinstance(other, Fail) and other.code == "MV106"
 
 
@@ -267,7 +277,7 @@ D, B = S.CheckpointingStrategy.DISABLED, S.CheckpointingStrategy.BALANCED
     (D, B, "MV107"), (B, D, "MV107"),
 ], ids=str)
 def test_strategy_cells_match_section_5_2(lhs, rhs, expected) -> None:  # noqa: ANN001
-    _row, outcome = S.cell("strategy", lhs=lhs, rhs=rhs)
+    _row, outcome = S.cell("strategy", HEAD, lhs=lhs, rhs=rhs)
     if expected == "MV107":
         assert isinstance(outcome, Fail) and outcome.code == "MV107"
         assert outcome.render(lhs=lhs, rhs=rhs) == (
@@ -294,7 +304,7 @@ DOC_BACKEND = {  # (lhs, rhs, same backend) -> ok or message (section 5.3)
 @pytest.mark.parametrize("key", list(S.keys_of("backend")), ids=_key_id)
 def test_backend_cells_match_section_5_3(key: dict) -> None:
     expected = DOC_BACKEND[(key["lhs"], key["rhs"], key["same_backend"])]
-    _row, outcome = S.cell("backend", **key)
+    _row, outcome = S.cell("backend", HEAD, **key)
     if expected == OK:
         assert isinstance(outcome, Ok)
     else:
@@ -330,7 +340,7 @@ def _doc_multi(family: str, first: Route, other: Route, same: bool) -> str:
 @pytest.mark.parametrize("key", list(S.keys_of("multi")), ids=_key_id)
 def test_multi_cells_match_section_5_3(key: dict) -> None:
     expected = _doc_multi(key["family"], key["first"], key["other"], key["same_backend"])
-    _row, outcome = S.cell("multi", **key)
+    _row, outcome = S.cell("multi", HEAD, **key)
     if expected == OK:
         assert isinstance(outcome, Ok) and outcome.strategy == "first"
     else:
@@ -352,7 +362,7 @@ DOC_UNARY = {  # (op, cls) -> result class (section 5.4); capture results are co
 
 @pytest.mark.parametrize("key", list(S.keys_of("unary")), ids=_key_id)
 def test_unary_cells_match_section_5_4(key: dict) -> None:
-    _row, outcome = S.cell("unary", **key)
+    _row, outcome = S.cell("unary", HEAD, **key)
     assert isinstance(outcome, Ok)
     expected = DOC_UNARY[(key["op"], key["cls"])]
     if key["op"] == "unary" and key["cls"] in S.CAPTURE_CLASSES:
@@ -384,7 +394,7 @@ def test_autodiff_cells_match_section_6(key: dict) -> None:
         expected = "MV111"
     if key["call"] == "backward" and key["role"] is Role.UNTRACKED:
         expected = "no step"  # burn-autodiff src/runtime/server.rs:69-72: the root has no step registered
-    _row, outcome = S.cell("autodiff", **key)
+    _row, outcome = S.cell("autodiff", HEAD, **key)
     if expected == OK:
         assert isinstance(outcome, Ok)
     elif expected == "no step":
@@ -407,7 +417,7 @@ def test_autodiff_cells_match_section_6(key: dict) -> None:
     ("inner", True, OK), ("inner", False, OK),
 ], ids=str)
 def test_device_cells_match_section_1(call: str, ad: bool, expected: str) -> None:
-    _row, outcome = S.cell("device", call=call, ad=ad)
+    _row, outcome = S.cell("device", HEAD, call=call, ad=ad)
     if expected == OK:
         assert isinstance(outcome, Ok)
     else:
@@ -418,7 +428,7 @@ def test_device_cells_match_section_1(call: str, ad: bool, expected: str) -> Non
 
 @pytest.mark.parametrize("key", list(S.keys_of("create")), ids=_key_id)
 def test_create_cells_match_section_4(key: dict) -> None:
-    _row, outcome = S.cell("create", **key)
+    _row, outcome = S.cell("create", HEAD, **key)
     expected = {("float", "plain"): PF, ("int", "plain"): PI, ("float", "autodiff"): AF,
                 ("int", "autodiff"): PI_STAR}.get((key["dtype"], key["device"]))
     if expected is not None:
@@ -443,18 +453,18 @@ def test_device_check_and_checked_ops_match_section_5_1() -> None:
         "greater": "Greater", "greater_equal": "Greater_equal", "lower": "Lower", "lower_equal": "Lower_equal",
         "matmul": "Matmul", "cross": "Cross",
     }
-    assert isinstance(S.cell("device_check", same_device=True)[1], Ok)
-    fail = S.cell("device_check", same_device=False)[1]
+    assert isinstance(S.cell("device_check", HEAD, same_device=True)[1], Ok)
+    fail = S.cell("device_check", HEAD, same_device=False)[1]
     assert isinstance(fail, Fail) and fail.code == "MV105"
     assert fail.render(op="Add", lhs="Cuda(0)", rhs="Cuda(1)") == (
         "=== Tensor Operation Error ===\n  Operation: 'Add'\n  Reason:\n"
-        "    1. The provided tensors are not on the same device. Lhs tensor device Cuda(0), "
-        "Rhs tensor device Cuda(1). \n")
+        "    1. The provided tensors are not on the same device. Lhs tensor device Device<Cuda(0)>, "
+        "Rhs tensor device Device<Cuda(1)>. \n")  # burn-tensor's Device Debug: `Device<{:?}>`
 
 
 @pytest.mark.parametrize("key", list(S.keys_of("grad_replace")), ids=_key_id)
 def test_grad_replace_cells_match_section_6(key: dict) -> None:
-    _row, outcome = S.cell("grad_replace", **key)
+    _row, outcome = S.cell("grad_replace", HEAD, **key)
     if key["route"] is F and key["same_backend"] and key["arm"]:  # LibTorch has no arm (backend.rs:492-539)
         assert isinstance(outcome, Ok)
     else:
