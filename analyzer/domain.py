@@ -404,9 +404,12 @@ class NumpyRef(Atom):
 class ArrayAtom(Atom):
     """A numpy array (or numpy scalar) whose dtype has this tensor kind: ``"float"``, ``"int"`` or ``"bool"``.
 
-    Only the kind is kept: it is all ``Tensor.from_data`` needs (every float dtype makes a float tensor)."""
+    Only the kind is kept: it is all ``Tensor.from_data`` needs (every float dtype makes a float tensor); and
+    the number of dimensions where the model knows it (a tensor made from a 0-d array is 0-dim: PyTorch's
+    scalar exemption)."""
 
     kind: str
+    ndim: int | None = None
 
     def truthy(self) -> bool | None:
         return None  # an array's truth depends on its values (and raises for more than one)

@@ -205,7 +205,7 @@ def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, o
     moved_origin = Origin(origin.file, origin.line, origin.col, what)
     if outcome.transfer in (S.Transfer.CAPTURE_INIT, S.Transfer.CAPTURE_COPY):
         return TensorAtom(t.kind, d.dev, cls, strategy, None, scope, moved_origin)
-    if outcome.transfer is S.Transfer.AUTODIFF and t.role is not Role.UNTRACKED:
+    if outcome.transfer in (S.Transfer.AUTODIFF, S.Transfer.AUTODIFF_HOST) and t.role is not Role.UNTRACKED:
         return TensorAtom(t.kind, d.dev, cls, strategy, Role.NON_LEAF, None, moved_origin)
     return TensorAtom(t.kind, d.dev, cls, strategy, t.role if cls is AF else None, None, moved_origin)
 

@@ -78,9 +78,17 @@ class TorchTensorAtom(Atom):
     moved_from: TorchDev | None = None  # a requires-grad leaf moved here from this device (a non-leaf now)
     origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+    #: the number of dimensions, where known: set where a tensor is created with a known shape, kept by moves
+    #: only (``with_`` drops it unless told), read by iteration (a row of a 2-D tensor is not 0-dim)
+    ndim: int | None = None
 
     def truthy(self) -> bool | None:
         return None
+
+    def row(self) -> TorchTensorAtom:
+        """What iterating it (or unpacking it) gives: a row, on its device, in its graph."""
+        ndim = self.ndim - 1 if self.ndim else None
+        return self.with_(zero_dim=None if ndim is None else ndim == 0, owned=False, ndim=ndim)
 
     @property
     def requires_grad(self) -> bool:
@@ -100,6 +108,7 @@ class TorchTensorAtom(Atom):
         return ", ".join(parts)
 
     def with_(self, **changes: Any) -> TorchTensorAtom:
+        changes.setdefault("ndim", None)  # most changes are ops that may change the shape
         return replace(self, **changes)
 
 
@@ -127,11 +136,15 @@ class TorchLayerAtom(Atom):
 @dataclass(frozen=True, slots=True)
 class TorchDistributionAtom(Atom):
     """A ``torch.distributions`` object: its parameters are on ``dev`` (numbers become tensors there), and
-    ``grad``: some parameter requires grad (``rsample`` and ``log_prob`` results are then in the graph)."""
+    ``grad``: some parameter requires grad (``rsample`` and ``log_prob`` results are then in the graph).
+    ``broadcast_all`` checks no devices: parameters on two devices build a distribution whose sampling and
+    densities fail."""
 
     name: str
     dev: TorchDev
     grad: bool = False
+    zero_dim: bool | None = None  # its parameters are 0-dim (``Normal(0.0, 1.0)``: CPU scalars); None: not known
+    others: tuple[TorchDev, ...] = ()  # parameters on other devices too: the methods that combine them fail
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +170,10 @@ OPTIMIZER_METHODS = frozenset({"step", "load_state_dict", "zero_grad", "add_para
 
 #: The methods of a distribution the model follows (:meth:`TorchModel.torch_distribution_method`).
 DISTRIBUTION_METHODS = frozenset({"sample", "sample_n", "rsample", "entropy", "log_prob", "cdf", "icdf"})
+#: ``super().__init__`` of a project subclass of a distribution, bound to the instance
+DISTRIBUTION_INIT = "@distribution_init"
+#: the attribute a project distribution's instance keeps its library state under
+DISTRIBUTION_STATE = "@distribution"
 
 
 @dataclass(frozen=True, slots=True)

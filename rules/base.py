@@ -116,6 +116,8 @@ class OutcomeRule(Rule):
     short: bool = False  # the run names its target device: mismatch messages in a short sentence
     #: how to fix it, in a few words, appended to the message ("" for none)
     hint: str = ""
+    #: another fix for the failures of one row of the table (a possibility's ``row``: ``"torch.DataParallel"``)
+    row_hints: Mapping[str, str] = {}
 
     def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         self.short = getattr(facts, "target", "auto") != "auto"
@@ -173,13 +175,14 @@ class OutcomeRule(Rule):
         related = [inner, *world_notes(site, (f for f, _p in failing)),
                    *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
                    *(r for r in related_for(failing) if (r.file, r.row) != (anchor.file, anchor.line))]
-        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING, self.hinted(text),
-                                     related)
+        diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING,
+                                     self.hinted(text, first.row), related)
         diagnostic.inner = inner
         return diagnostic
 
-    def hinted(self, text: str) -> str:
-        return f"{text}; {self.hint}" if self.hint else text
+    def hinted(self, text: str, row: str = "") -> str:
+        hint = self.row_hints.get(row, self.hint)
+        return f"{text}; {hint}" if hint else text
 
     def what_fails(self, api: str, failing: Possibility, file: str, where: str = "") -> str:
         """The failure and its operands. With a named target device, a device mismatch (a rule with a hint) is one
@@ -223,7 +226,7 @@ class OutcomeRule(Rule):
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
-        return self.diagnostic(site, severity, self.hinted(text),
+        return self.diagnostic(site, severity, self.hinted(text, first.row),
                                [*world_notes(site, (f for f, _p in failing)), *related_for(failing)])
 
 

@@ -26,7 +26,10 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     `RuntimeError: Expected all tensors to be on the same device, but found at
     least two devices, cuda:0 and cpu!` (convolutions word it `Input type
     (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the
-    same`).
+    same`). `nn.DataParallel` checks its module before it scatters the inputs:
+    `RuntimeError: module must have its parameters and buffers on device cuda:0
+    (device_ids[0]) but found one of them on device: cuda:1` (its inputs may be
+    anywhere; the module must be on `device_ids[0]`).
 
     ## Example
     ```python
@@ -52,10 +55,12 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     No automatic fix: moving the input or the module are both plausible, and
     the input's move often belongs in the data loader.
     The message ends with the usual fixes (move the batch to the model's device; register a plain
-    tensor attribute as a buffer so that `model.to()` moves it).
+    tensor attribute as a buffer so that `model.to()` moves it); for `nn.DataParallel`'s check, move the
+    module to `device_ids[0]`.
     """
 
     code = "MV202"
     reported_at_caller = True
     hint = "move the batch to the model's device (a tensor attribute: register it as a buffer)"
+    row_hints = {"torch.DataParallel": "move the module to device_ids[0] (its inputs may stay on any device)"}
     name = "module-and-input-on-different-devices"

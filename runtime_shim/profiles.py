@@ -18,6 +18,9 @@ PROFILE_DOCS: Mapping[str, str] = {
                     "the association, a wrong-backend input panics naming the input",
     "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
     "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
+    "burn-next": "Burn with graph-preserving cross-backend autodiff transfers: as the default profile, but an "
+                 "autodiff tensor moved to an autodiff device of another backend stays on the tape (gradients "
+                 "flow back to the source device); to a capture device it fails (MV102)",
 }
 
 #: Other names accepted for a profile (a command line, a configuration, a fixture header).

@@ -119,6 +119,7 @@ class Transfer(enum.Enum):
     NATIVE = "native"  # backend-native device move
     HOST_COPY = "host copy"  # read, then rebuild on the other backend
     AUTODIFF = "autodiff"  # recorded on the tape; gradients flow back
+    AUTODIFF_HOST = "autodiff host copy"  # a host copy recorded on the tape; the gradient is copied back
     CAPTURE_INIT = "capture initializer"  # host copy into a capture initializer
     CAPTURE_COPY = "capture copy"  # an initializer's value copied to another capture
     NONE = "no-op"
@@ -274,7 +275,9 @@ MOVE_ROWS: tuple[Row, ...] = (
          "autodiff float to an autodiff device of the same backend",
          cls=AF, ad=True, place=Place.SAME_BACKEND),
     _row("move.5", Fail("MV101", MSG_AD_CROSS_BACKEND), "autodiff float to an autodiff device of another backend",
-         cls=AF, ad=True, place=(Place.OTHER_BACKEND, Place.OTHER_CAPTURE)),
+         cls=AF, ad=True, place=Place.OTHER_BACKEND),
+    _row("move.5c", Fail("MV101", MSG_AD_CROSS_BACKEND), "autodiff float to an autodiff device wrapping a capture",
+         cls=AF, ad=True, place=Place.OTHER_CAPTURE),
     _row("move.6", Fail("MV102", MSG_AD_MISMATCH), "autodiff float to a plain device",
          cls=AF, ad=False, place=NON_CAPTURE_PLACES),
     _row("move.7", Fail("MV102", MSG_AD_MISMATCH), "autodiff float to a capture device",
@@ -708,6 +711,24 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
         "replace.autodiff": Fail("MV106", MSG_REPLACEMENT_INNER),
     },
 }
+
+# --- profile burn-next: Burn with graph-preserving cross-backend autodiff transfers ----------------
+#
+# burn-autodiff's `Autodiff::<Src, C>::to_backend::<Dst, Adapter>` (ops/transfer.rs) and burn-dispatch's
+# `HostTransfer` adapter (ops/transfer.rs): an autodiff float moved to an autodiff device of another
+# compute backend stays on the tape. The forward is a host copy; the backward copies the incoming
+# gradient back to the source device. The result is `Autodiff<Dst, C>`: the tensor's own strategy C
+# is preserved (the target device's is not applied, as for every float move); a tracked or non-leaf
+# input gives a non-leaf, an untracked one an untracked leaf; the transfer is compute-bound, so
+# Balanced checkpointing keeps its output and never replays it. Autodiff transfers to capture devices
+# are an explicit error. Everything else is the default profile's, whatever that is.
+BURN_NEXT_OVERRIDES: Mapping[str, Outcome] = {
+    "move.5": Ok(transfer=Transfer.AUTODIFF_HOST,
+                 note="on the tape: the gradient is copied back to the source device; the strategy is kept"),
+    "move.5c": Fail("MV102", MSG_CAPTURE_AUTODIFF),
+}
+PROFILES = {**PROFILES, "burn-next": {**PROFILES[DEFAULT_PROFILE], **BURN_NEXT_OVERRIDES}}
+
 if set(PROFILES) != set(PROFILE_NAMES):
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
 

@@ -445,7 +445,28 @@ class Tensor:
                                    compute_bound="to_device" in COMPUTE_BOUND_OPS,
                                    strategy=self._strategy)
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF, node)
+        if outcome.transfer is Transfer.AUTODIFF_HOST and self._role is not Role.UNTRACKED:
+            return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF,
+                                self._record_host_transfer(dst, prim))
         return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
+
+    def _record_host_transfer(self, dst: Executor, prim: Any) -> autodiff.Node:
+        """The tape node of a cross-backend autodiff move (burn-autodiff's recorded transfer).
+
+        Compute-bound, as burn-autodiff's `to_backend` prepares it: Balanced checkpointing keeps its
+        output, so recomputation on the target side starts here and the copy is never replayed. Its
+        backward hands the gradient back in the source's dtype; the tape copies it to the source device.
+        """
+        src, dtype = self._exec, self._exec.dtype(self._prim)
+        autodiff.link_parents((self._node,), (self._prim,), self._strategy, needs_inputs=False)
+
+        def backward(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
+            return (g if e.dtype(g) == dtype else e.cast(g, dtype),)
+
+        return autodiff.record("to_device", dst, (self._node,), prim, forward=lambda v: transfer(v, src, dst),
+                               backward=backward, needs_inputs=False, needs_output=False,
+                               compute_bound="to_device" in COMPUTE_BOUND_OPS,
+                               strategy=self._strategy)
 
     # --- the op engine ---------------------------------------------------------------------
     def _apply(self, op: str, operands: tuple[Tensor, ...], tcls_route_ad: bool,

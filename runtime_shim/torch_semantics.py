@@ -194,3 +194,11 @@ LOSSES = frozenset({
 })
 #: Containers whose children are the layers given to them.
 CONTAINERS = frozenset({"Sequential", "ModuleList"})
+
+# --- nn.DataParallel ---------------------------------------------------------------------------------------
+
+
+def data_parallel_message(expected: str, found: str) -> str:
+    """``nn.DataParallel``'s check, before it scatters the inputs: the module must be on ``device_ids[0]``."""
+    return (f"module must have its parameters and buffers on device {expected} (device_ids[0]) but found one of "
+            f"them on device: {found}")

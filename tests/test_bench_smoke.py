@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
         ("dispatch_overhead.py", ["--quick"], "| Autodiff(Cpu) | to_device |"),
         ("dispatch_overhead.py", ["--quick", "--virtual"], "| Cuda(0) virtual | add |"),
         ("checkpointing_memory.py", ["--quick"], "| Flex | residual | Balanced |"),
+        ("burn_next_gradcheck.py", ["--quick"], "| Flex → Cpu → LibTorch(Cpu) | Balanced/Balanced/Balanced |"),
+        ("burn_next_gradcheck.py", ["--quick", "--virtual"], "| Flex → Cuda(0) → LibTorch(Cuda(0)) (virtual) |"),
     ],
 )
 def test_quick_run_prints_its_table(script: str, args: list[str], row: str, tmp_path: Path) -> None:

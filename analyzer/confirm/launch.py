@@ -42,7 +42,8 @@ _TORCH_NO_CUDA = re.compile(
     r"Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system|No CUDA GPUs are available"
     r"|invalid device ordinal|PyTorch is not linked with support for cuda devices"
     r"|Attempting to deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is False"
-    r"|CUDA driver initialization failed")
+    r"|CUDA driver initialization failed"
+    r"|Invalid device id")  # DataParallel's device_ids beyond the machine's GPUs
 
 
 @dataclass

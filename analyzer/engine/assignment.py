@@ -101,7 +101,7 @@ class Assignment(EngineMixin):
                 for i in range(n):
                     parts[i] = parts[i].join(V(seq_of("list", atom.elem)) if i == star else atom.elem)
             elif isinstance(atom, TorchTensorAtom) and star is None:
-                row = V(atom.with_(zero_dim=None, owned=False))  # ``x, y = batch``: rows, as iterating it gives
+                row = V(atom.row())  # ``x, y = batch``: rows, as iterating it gives
                 parts = [part.join(row) for part in parts]
             else:
                 unknown = True

@@ -137,6 +137,9 @@ class Attributes(EngineMixin):
             if found is None and isinstance(atom.instance, Instance) and atom.instance.cls.is_torch_module():
                 # ``super().to(*args)`` in an override: nn.Module's own method, on this instance
                 return self.torch_module_attribute(atom.instance, attr, node, st, fr)
+            if found is None and isinstance(atom.instance, Instance) and atom.instance.cls.distribution():
+                # ``super().__init__(loc, scale)``, ``super().log_prob(x)``: the library distribution's
+                return self.torch_distribution_attribute(atom.instance, attr)
             if found is None:
                 return None
             return self._bind_class_attr(found, atom.instance, node, st, fr)
@@ -178,6 +181,8 @@ class Attributes(EngineMixin):
             return self._bind_class_attr(from_class, atom, node, st, fr)
         if atom.cls.is_torch_module():
             return self.torch_module_attribute(atom, attr, node, st, fr)
+        if atom.cls.distribution():
+            return self.torch_distribution_attribute(atom, attr)
         return None  # set somewhere the analysis does not see, or inherited from an unknown base
 
     def _bind_class_attr(self, found: Value, instance: Atom, node: ast.expr | None, st: State, fr: Frame) -> Value:

@@ -31,6 +31,10 @@ from .narrowing import isinstance_outcome
 from .python_values import splice_items
 from .torch_api import device_str
 
+#: Builtins that iterate their positional arguments (``enumerate(loader)``, ``iter(loader)``).
+_ITERATING = frozenset({"enumerate", "zip", "list", "tuple", "sorted", "reversed", "set", "iter", "min", "max",
+                        "sum"})
+
 
 class Builtins(EngineMixin):
     """The Python builtins and container methods the analysis models (range, enumerate, zip, len, dict methods ...)."""
@@ -39,6 +43,11 @@ class Builtins(EngineMixin):
                      st: State, fr: Frame) -> Value:
         if name == "range":
             return self._range(args)
+        if name in _ITERATING and node is not None and not st.dead:
+            # their arguments are iterated: a project object's ``__iter__()`` stands for it
+            count = len(args) if name == "zip" else (len(args) == 1) if name in ("min", "max") else 1
+            args = [self.iterated(a, node, st, fr) if i < count else a
+                    for i, a in enumerate(args)]
         if name == "enumerate" and args:
             items = splice_items(args[0])
             if items is not None and not kwargs and len(args) == 1:

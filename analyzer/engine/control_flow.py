@@ -68,6 +68,8 @@ class ControlFlow(EngineMixin):
 
     def stmt_For(self, node: ast.For | ast.AsyncFor, st: State, fr: Frame) -> State:
         iterable = self.eval(node.iter, st, fr)
+        if not st.dead:
+            iterable = self.iterated(iterable, node.iter, st, fr)
         if st.dead:
             return st
         items = known_items(iterable)

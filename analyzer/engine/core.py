@@ -70,12 +70,14 @@ class Engine(
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
-                 gpu_count: int | None = None, argparse_defaults: bool | None = None) -> None:
+                 gpu_count: int | None = None, argparse_defaults: bool | None = None,
+                 mps_world: bool | None = None) -> None:
         self.facts: FactStore = facts  # a NullFacts while an evaluation is quiet
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
         self.gpu_count = gpu_count  # what torch.cuda.device_count() returns (None: not known)
+        self.mps_world = mps_world  # what torch.backends.mps.is_available() returns (None: either)
         self.argparse_defaults = argparse_defaults  # the command line gives no options (None: not split)
         # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
         self.function_runs = 0

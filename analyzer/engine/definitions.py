@@ -105,6 +105,7 @@ class Definitions(EngineMixin):
         bases: list[ClassInfo] = []
         info.torch_base = False
         info.autograd_base = False
+        info.distribution_base = None
         for base in node.bases:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
@@ -114,6 +115,10 @@ class Definitions(EngineMixin):
                 or (value.top and self.entry_points.is_lightning_class(info))
             info.autograd_base = info.autograd_base or any(
                 isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
+            info.distribution_base = info.distribution_base or next(
+                (atom.path.rpartition(".")[2] for atom in value.atoms if isinstance(atom, TorchRef)
+                 and atom.path.startswith("torch.distributions.") and atom.path.rpartition(".")[2][:1].isupper()),
+                None)
         info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)

@@ -495,6 +495,8 @@ class Expressions(EngineMixin):
         inner = st.copy()
         for gen in generators:
             iterable = self.eval(gen.iter, inner, fr)
+            if not inner.dead:
+                iterable = self.iterated(iterable, gen.iter, inner, fr)
             if inner.dead:
                 st.dead = True
                 return None
@@ -524,6 +526,22 @@ class Expressions(EngineMixin):
 
     expr_YieldFrom = expr_Yield
 
+    def iterated(self, iterable: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """What a ``for`` loop iterates: a project object's ``__iter__()`` result in place of the object (a
+        generator method gives what it yields), so ``for batch in loader:`` over a project loader follows its
+        batches; an object without a project ``__iter__`` is left as it is (its items unknown)."""
+        instances = [atom for atom in iterable.atoms if isinstance(atom, Instance)]
+        if not instances:
+            return iterable
+        out = Value(iterable.atoms.difference(instances), iterable.top)
+        for atom in instances:
+            method = self.attribute_of(atom, "__iter__", None, st, fr)
+            if method is None or method.top or not method.atoms:
+                out = out.join(V(atom))
+                continue
+            out = out.join(self.call(method, [], {}, node, st, fr))
+        return out
+
     def iter_element(self, value: Value) -> Value:
         out = TOP if value.top else BOTTOM
         for atom in value.atoms:
@@ -532,7 +550,7 @@ class Expressions(EngineMixin):
             elif isinstance(atom, DictAtom):
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
             elif isinstance(atom, TorchTensorAtom):
-                out = out.join(V(atom.with_(zero_dim=None, owned=False)))  # a row: same device, same graph
+                out = out.join(V(atom.row()))  # a row: same device, same graph
             elif isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
                 out = out.join(self.container_modules(atom))  # ``for block in self.blocks``: its modules
             else:

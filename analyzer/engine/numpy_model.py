@@ -115,10 +115,44 @@ def _one_array_kind(value: Value) -> str | None:
     return kinds[0] if kinds and len(kinds) == 1 else None
 
 
-def _arrays(*kinds: str | None) -> Value:
+def _arrays(*kinds: str | None, ndim: int | None = None) -> Value:
     if any(kind is None for kind in kinds):
         return TOP
-    return Value(frozenset(ArrayAtom(kind) for kind in kinds))  # type: ignore[arg-type]
+    return Value(frozenset(ArrayAtom(kind, ndim) for kind in kinds))  # type: ignore[arg-type]
+
+
+def _shape_ndim(shape: Value | None) -> int | None:
+    """The number of dimensions a shape argument gives: ``3`` -> 1, ``(3, 4)`` -> 2; ``None``: not known."""
+    if shape is None or shape.top or len(shape.atoms) != 1:
+        return None
+    atom = next(iter(shape.atoms))
+    if isinstance(atom, Const) and type(atom.value) is int:
+        return 1
+    return len(atom.items) if isinstance(atom, SeqAtom) and atom.items is not None else None
+
+
+def data_ndim(value: Value | None, depth: int = 0) -> int | None:
+    """The number of dimensions ``np.asarray(value)`` has: an array's own, 0 for a number, one more than its
+    elements' for a list of known items all alike; ``None``: not known."""
+    if value is None or value.top or not value.atoms or depth > 8:
+        return None
+    found: set[int | None] = set()
+    for atom in value.atoms:
+        if isinstance(atom, ArrayAtom):
+            found.add(atom.ndim)
+        elif isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)):
+            found.add(0)
+        elif isinstance(atom, SeqAtom) and atom.items:
+            inner = {data_ndim(item, depth + 1) for item in atom.items}
+            found.add(inner.pop() + 1 if len(inner) == 1 and None not in inner else None)  # type: ignore[operator]
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _reduced_ndim(args: list[Value], kwargs: dict[str, Value], first: int) -> int | None:
+    """A reduction over every axis (no ``axis``) is a numpy scalar, 0-d; with one: not known."""
+    return 0 if len(args) <= first and "axis" not in kwargs else None
 
 
 def _arg(args: list[Value], kwargs: dict[str, Value], pos: int, name: str) -> Value | None:
@@ -134,22 +168,23 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if path.startswith("numpy.random."):
         return _sample(name, dtype)
     if name in _DTYPE_KINDS and path == f"numpy.{name}" and name not in ("float", "int", "bool", "long"):
-        return _arrays(_DTYPE_KINDS[name])  # a numpy scalar of that dtype: np.float32(0.5)
+        return _arrays(_DTYPE_KINDS[name], ndim=0)  # a numpy scalar of that dtype: np.float32(0.5)
+    ndim = _creation_ndim(name, args, kwargs)
     if dtype is not None:
         if name in _FLOAT_CREATORS | _LIKE_CREATORS | {"full", "arange", "full_like"}:
-            return _arrays(dtype_kind(dtype))
+            return _arrays(dtype_kind(dtype), ndim=ndim)
         return TOP
     if name in _FLOAT_CREATORS:
-        return _arrays("float")
+        return _arrays("float", ndim=ndim)
     if name in _LIKE_CREATORS:
         data = _arg(args, kwargs, 0, "a" if name.endswith("_like") else "object")
-        return _arrays(_one_array_kind(data)) if data is not None else TOP
+        return _arrays(_one_array_kind(data), ndim=ndim) if data is not None else TOP
     if name == "full":
         fill = _arg(args, kwargs, 1, "fill_value")
-        return _arrays(_one_array_kind(fill)) if fill is not None else TOP
+        return _arrays(_one_array_kind(fill), ndim=ndim) if fill is not None else TOP
     if name == "full_like":
         fill = _arg(args, kwargs, 1, "fill_value")
-        return _arrays(_one_array_kind(fill)) if fill is not None else TOP
+        return _arrays(_one_array_kind(fill), ndim=ndim) if fill is not None else TOP
     if name == "arange":
         bounds = [*args, *(v for k, v in kwargs.items() if k in ("start", "stop", "step"))]
         consts = [v.consts() for v in bounds]
@@ -164,11 +199,32 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         data = _arg(args, kwargs, 0, "a")
         kind = _one_array_kind(data) if data is not None and data.only(ArrayAtom) else None
         widened = "int" if kind == "bool" and name in ("sum", "cumsum", "prod") else kind
-        return _arrays(widened)
+        return _arrays(widened, ndim=_reduced_ndim(args, kwargs, 1) if name in _REDUCTIONS else None)
     if name in _FLOAT_FUNCTIONS:
         data = _arg(args, kwargs, 0, "x")
-        return _arrays("float") if data is not None and _one_array_kind(data) is not None else TOP
+        reduced = _reduced_ndim(args, kwargs, 1) if name in _REDUCTIONS else data_ndim(data)
+        return _arrays("float", ndim=reduced) if data is not None and _one_array_kind(data) is not None else TOP
     return TOP
+
+
+#: Reductions: 0-d without an ``axis``.
+_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "mean", "std", "var", "average", "any", "all"})
+
+
+def _creation_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """How many dimensions an array creation gives (``None``: not known)."""
+    if name in ("zeros", "ones", "empty", "full"):
+        return _shape_ndim(_arg(args, kwargs, 0, "shape"))
+    if name in ("eye", "identity"):
+        return 2
+    if name in ("linspace", "logspace", "arange"):
+        return 1
+    if name in _LIKE_CREATORS:
+        return data_ndim(_arg(args, kwargs, 0, "a" if name.endswith("_like") else "object")) \
+            if "ndmin" not in kwargs else None
+    if name == "full_like":
+        return data_ndim(_arg(args, kwargs, 0, "a"))
+    return None
 
 
 def _sample(name: str, dtype: Value | None) -> Value:
@@ -200,9 +256,12 @@ def array_method(name: str, receiver: Value, args: list[Value], kwargs: dict[str
         elif name in _SAME_KIND:
             result = _arrays(atom.kind)
         elif name in ("mean", "std", "var"):
-            result = _arrays(dtype_kind(kwargs["dtype"]) if "dtype" in kwargs else "float")
+            result = _arrays(dtype_kind(kwargs["dtype"]) if "dtype" in kwargs else "float",
+                             ndim=_reduced_ndim(args, kwargs, 0))
         elif name in ("sum", "cumsum", "prod", "cumprod"):
-            result = _arrays("int" if atom.kind == "bool" else atom.kind) if "dtype" not in kwargs else TOP
+            result = _arrays("int" if atom.kind == "bool" else atom.kind,
+                             ndim=_reduced_ndim(args, kwargs, 0) if name in _REDUCTIONS else None) \
+                if "dtype" not in kwargs else TOP
         elif name in ("argmax", "argmin", "argsort", "nonzero"):
             result = _arrays("int") if name != "nonzero" else TOP
         elif name in ("any", "all"):

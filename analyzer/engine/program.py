@@ -79,6 +79,7 @@ class ClassInfo:
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
         self.torch_base = False  # a base is a torch.nn class (nn.Module, nn.Linear ...)
         self.autograd_base = False  # a base is torch.autograd.Function (``Cls.apply(x)`` runs its forward)
+        self.distribution_base: str | None = None  # a base is this ``torch.distributions`` class (``Normal``)
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
@@ -125,6 +126,10 @@ class ClassInfo:
     def is_autograd_function(self) -> bool:
         """Derived from ``torch.autograd.Function``: ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``."""
         return any(c.autograd_base for c in self.mro())
+
+    def distribution(self) -> str | None:
+        """The ``torch.distributions`` class it derives from (its ``sample``, ``log_prob`` ...), if any."""
+        return next((c.distribution_base for c in self.mro() if c.distribution_base), None)
 
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())

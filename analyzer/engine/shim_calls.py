@@ -39,6 +39,7 @@ from ..shim_api import (
     UNARY,
     BinarySpec,
 )
+from ..torch_domain import DISTRIBUTION_INIT
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
 from .mixin import EngineMixin
@@ -107,6 +108,8 @@ class ShimCalls(EngineMixin):
             return rng_method(name, args, kwargs)
         if kind == "torch_tensor":
             return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "Instance" and name == DISTRIBUTION_INIT:
+            return self.torch_distribution_init(receiver, args, kwargs, st, fr)
         if kind in ("torch_module", "Instance"):
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":

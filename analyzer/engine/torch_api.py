@@ -37,9 +37,12 @@ CHECKED_OPS = frozenset({
 })
 #: Ops over a sequence of tensors (the first argument), all on one device.
 SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-                          "block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid"})
+                          "block_diag", "cartesian_prod", "meshgrid"})
 #: Of those, the ones that take the tensors as separate arguments too (``torch.meshgrid(xs, ys)``).
-VARIADIC_SEQUENCE_OPS = frozenset({"block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid"})
+VARIADIC_SEQUENCE_OPS = frozenset({"block_diag", "cartesian_prod", "meshgrid"})
+#: Ops over tensors that check no devices: each result is an expanded view of its input, where it is
+#: (``torch.broadcast_tensors``, which ``torch.distributions`` builds every distribution's parameters with).
+UNCHECKED_VIEWS = frozenset({"broadcast_tensors"})
 #: Ops that return one tensor on the input's device (no device question).
 SAME_DEVICE_OPS = frozenset({
     "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
@@ -131,6 +134,10 @@ INTEGER_TENSOR_TYPES = frozenset(t for t in LEGACY_TENSOR_TYPES if t not in {"Fl
 COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
 #: Casts and copies that return the tensor itself for a leaf created without ``dtype=`` (contiguous, float32).
 LEAF_IDENTITIES = frozenset({"contiguous", "float"})
+#: ``kl_divergence(p, q)`` of two distributions: an op over both one's parameters and the other's.
+KL_DIVERGENCE = frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
+#: Distributions whose ``log_prob(value)`` gathers with ``value`` as the index (MV207 when it is elsewhere).
+INDEXED_LOG_PROB = frozenset({"Categorical"})
 #: Layers whose call returns a tuple: (output, hidden) ((h, c) for an LSTM); attention: (output, weights).
 TUPLE_OUTPUTS = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention"})
 

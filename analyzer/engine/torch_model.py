@@ -56,6 +56,9 @@ from ..facts import Possibility, Site
 from ..torch_domain import (
     CPU,
     DEVICE_TYPES,
+    DISTRIBUTION_INIT,
+    DISTRIBUTION_METHODS,
+    DISTRIBUTION_STATE,
     LEAF,
     NO_GRAD,
     NON_LEAF,
@@ -71,6 +74,7 @@ from ..torch_domain import (
 from .entry_points import SPAWN_PATHS, spawn_call
 from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from .mixin import EngineMixin
+from .numpy_model import data_ndim
 from .program import ClassInfo
 from .torch_api import (
     CHECKED_OPS,
@@ -81,8 +85,10 @@ from .torch_api import (
     DYNAMIC_REGISTRATION,
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
+    INDEXED_LOG_PROB,
     INTEGER_DTYPES,
     INTEGER_TENSOR_TYPES,
+    KL_DIVERGENCE,
     LEAF_IDENTITIES,
     LEGACY_TENSOR_TYPES,
     LIKE_CREATORS,
@@ -95,10 +101,13 @@ from .torch_api import (
     SAME_DEVICE_OPS,
     SEQUENCE_OPS,
     TUPLE_OUTPUTS,
+    UNCHECKED_VIEWS,
     VALUES_INDICES,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
 )
+from .torch_parallel import DATA_PARALLEL, data_parallel, data_parallel_call
+from .torch_parallel import NAME as DATA_PARALLEL_NAME
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
@@ -382,6 +391,11 @@ class TorchModel(EngineMixin):
             return self._create_like(args, kwargs, node, st, fr)
         if module == "torch" and name in LEGACY_TENSOR_TYPES:  # always a CPU tensor (not the default device)
             return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{name}")))
+        if module == "torch.cuda" and name in LEGACY_TENSOR_TYPES:
+            # on the current CUDA device (``torch.cuda.set_device(1)``, ``with torch.cuda.device(1):``)
+            dev = None if "device" in kwargs else self.parse_device("cuda", st)
+            return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False,
+                                                             origin=self.origin(node, fr, f"torch.cuda.{name}")))
         if path in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
             return self._wrapped(args, kwargs, parameter=False)
         if path == "torch.set_default_tensor_type":
@@ -400,8 +414,12 @@ class TorchModel(EngineMixin):
         if path == "torch.from_numpy":
             # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
             # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
+            # (``np.array(2.0)``, ``a.mean()``: a 0-d array, a 0-dim tensor, which the model makes apart)
             made = args[0].only(ArrayAtom) if args else False
-            return V(TorchTensorAtom(CPU, NO_GRAD, False if made else None, origin=self.origin(node, fr, "from numpy")))
+            ndims = {a.ndim for a in args[0].atoms} if made else {None}  # type: ignore[attr-defined]
+            zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
+            return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
+                                     origin=self.origin(node, fr, "from numpy")))
         if path == "torch.device":
             return self._device_ctor(args, kwargs, node, st, fr)
         if module.startswith("torch.utils.data"):
@@ -421,6 +439,8 @@ class TorchModel(EngineMixin):
             return V(const(self.cuda_world))
         if path == "torch.cuda.device_count" and self.gpu_count is not None:
             return V(const(self.gpu_count))  # the world's answer (:mod:`.worlds`); else how many: not known
+        if path == "torch.backends.mps.is_available" and self.mps_world is not None:
+            return V(const(self.mps_world))
         if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
             return BOOL
         if module == "torch" and name in GRAD_MODES:
@@ -455,19 +475,28 @@ class TorchModel(EngineMixin):
                 return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
             return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
                                    for a in tensors))
+        if path in DATA_PARALLEL:
+            return data_parallel(self, args, kwargs, node, st, fr)
         if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return self._wrapped(args, kwargs, parameter=True)
         if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
             return self._layer(name, args, kwargs, node, st, fr)
+        if path in KL_DIVERGENCE and len(args) + len(kwargs) == 2:
+            return self.torch_kl_divergence(args[0] if args else kwargs.get("p", TOP),
+                                            args[1] if len(args) > 1 else kwargs.get("q", TOP), node, st, fr)
         if module.startswith("torch.distributions") and name[:1].isupper():
             return self._distribution(name, args, kwargs, st)
         if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
             return self._optimizer(name, args, kwargs, node, st, fr)
+        if module == "torch" and name in UNCHECKED_VIEWS:
+            return V(seq("tuple", tuple(Value(frozenset(a.with_(zero_dim=None, owned=False)
+                                                        if isinstance(a, TorchTensorAtom) else a for a in arg.atoms),
+                                              arg.top) for arg in args)))
         if module == "torch" and name in SEQUENCE_OPS:
             if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
                 # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
                 result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
-                return V(seq("tuple", (result,) * len(args))) if name in ("meshgrid", "broadcast_tensors") \
+                return V(seq("tuple", (result,) * len(args))) if name == "meshgrid" \
                     and not st.dead else result
             return self._sequence_op(name, args[0] if args else kwargs.get("tensors", TOP), node, st, fr)
         if module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special"):
@@ -484,17 +513,21 @@ class TorchModel(EngineMixin):
             data = args[0] if args else kwargs.get("data", TOP)
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
+            elif data.only(ArrayAtom) and not data.top:
+                ndims = {a.ndim for a in data.atoms}  # type: ignore[attr-defined]
+                zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
                 if data.only(TorchTensorAtom) and name == "as_tensor":
                     return data  # as_tensor of a tensor: the same tensor (or a copy on ``device=``)
         elif name in ("zeros", "ones", "empty", "full", "rand", "randn") and args and args[0].only(SeqAtom):
             zero_dim = all(a.items == () for a in args[0].atoms)  # type: ignore[attr-defined]
+        ndim = _created_ndim(name, args, kwargs)
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
         for dev, _atom in devices:
             for flag in grad_flags:
-                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim,
+                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
                                         origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}")))
         return Value(frozenset(out)) if out else TOP
 
@@ -746,44 +779,105 @@ class TorchModel(EngineMixin):
 
     def _distribution(self, name: str, args: list[Value], kwargs: dict[str, Value], st: State) -> Value:
         """``Normal(loc, scale)``, ``Categorical(logits=...)``: where its parameters are (numbers join the tensors'
-        device, the default device without any); parameters on two devices, or unknown ones: not followed."""
+        device, the default device without any) and whether they are 0-dim; unknown parameters: not followed.
+        Parameters on two devices make a distribution all the same (``broadcast_all`` checks no devices)."""
         values = [*args, *(v for k, v in kwargs.items() if k != "validate_args")]
         tensors: list[TorchTensorAtom] = []
+        firsts: list[TorchDev] = []  # each parameter's device, in order (the first decides ``dev``)
         for value in values:
             if value.top or not all(isinstance(a, (TorchTensorAtom, Const)) for a in value.atoms):
                 return TOP
-            tensors.extend(a for a in value.atoms if isinstance(a, TorchTensorAtom))
-        devices = {a.dev for a in tensors}
+            found = [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
+            if len({a.dev for a in found}) > 1:
+                return TOP  # one parameter on either of two devices: not followed
+            tensors.extend(found)
+            firsts.extend(a.dev for a in found[:1])
         if not tensors:
             defaults = self.default_devices(st)
-            devices = {dev for dev, _a in defaults} if defaults is not None else set()
-        if len(devices) != 1:
-            return TOP
-        return V(TorchDistributionAtom(name, devices.pop(), any(a.requires_grad for a in tensors)))
+            devices = [dev for dev, _a in defaults] if defaults is not None else []
+            if len(devices) != 1:
+                return TOP
+            return V(TorchDistributionAtom(name, devices[0], False, zero_dim=True))
+        ranks = {a.zero_dim for a in tensors}
+        zero_dim = False if False in ranks else True if ranks == {True} else None
+        others = tuple(dict.fromkeys(d for d in firsts if d != firsts[0]))
+        return V(TorchDistributionAtom(name, firsts[0], any(a.requires_grad for a in tensors), zero_dim, others))
+
+    def torch_distribution_init(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], st: State,
+                                fr: Frame) -> Value:
+        """A project subclass's distribution set up (its constructor inherited, or ``super().__init__(...)``):
+        the library object's state, kept on the instance."""
+        for atom in receiver.atoms:
+            base = atom.cls.distribution() if isinstance(atom, Instance) else None
+            if base is not None:
+                self.store_attribute(V(atom), DISTRIBUTION_STATE, self._distribution(base, args, kwargs, st), fr)
+        return NONE
+
+    def torch_distribution_attribute(self, instance: Instance, attr: str) -> Value | None:
+        """An attribute a project distribution inherits: the library's methods, on the state it was set up with
+        (``__init__``: sets it up); anything else: unknown."""
+        if attr == "__init__":
+            return V(BoundShim(instance, DISTRIBUTION_INIT))
+        state = self.heap_get((instance, DISTRIBUTION_STATE))
+        if state is None or attr not in DISTRIBUTION_METHODS:
+            return None
+        return Value(frozenset(BoundShim(a, attr) for a in state.atoms if isinstance(a, TorchDistributionAtom)),
+                     state.top or not state.only(TorchDistributionAtom))
+
+    def _distribution_parameters(self, atom: TorchDistributionAtom, node: ast.AST, fr: Frame) -> list[tuple]:
+        """The parameters as operands of a checked op: one per device they are on."""
+        grad = NON_LEAF if atom.grad else NO_GRAD
+        return [(f"{atom.name} parameters" + (f" on {dev.text}" if atom.others else ""),
+                 V(TorchTensorAtom(dev, grad, atom.zero_dim, origin=self.origin(node, fr, f"{atom.name} parameters"))),
+                 False, False) for dev in (atom.dev, *atom.others)]
 
     def torch_distribution_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                   node: ast.AST, st: State, fr: Frame) -> Value:
         """``sample()`` (out of the graph), ``rsample()``, ``entropy()`` on the parameters' device; ``log_prob(x)``,
-        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op."""
+        ``cdf(x)``, ``icdf(x)`` check ``x`` against the parameters like any element-wise op. Parameters on two
+        devices: sampling and the densities fail as an op over them does (MV201); ``entropy``: not followed."""
         out = TOP if receiver.top else BOTTOM
         for atom in receiver.atoms:
             if not isinstance(atom, TorchDistributionAtom):
                 out = out.join(TOP)
                 continue
-            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, None,
+            params = TorchTensorAtom(atom.dev, NON_LEAF if atom.grad else NO_GRAD, atom.zero_dim,
                                      origin=self.origin(node, fr, f"{atom.name} parameters"))
-            if name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
-                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None,
+            sampled = name in ("sample", "sample_n", "rsample")
+            if atom.others and sampled:
+                self.checked_op(f"{atom.name}.{name}", self._distribution_parameters(atom, node, fr), node, st, fr,
+                                op=name)
+                out = out.join(BOTTOM if st.dead else TOP)
+            elif name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
+                # of the parameters' shape unless a sample shape is given
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None if args or kwargs else atom.zero_dim,
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
-            elif name in ("rsample", "entropy"):
-                out = out.join(V(params.with_(origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
+            elif name in ("rsample", "entropy") and not atom.others:
+                out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("log_prob", "cdf", "icdf") and (args or "value" in kwargs):
                 value = args[0] if args else kwargs["value"]
-                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, False, False),
-                                                                       ("parameters", V(params), False, False)],
+                indexed = name == "log_prob" and atom.name in INDEXED_LOG_PROB
+                out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, indexed, False),
+                                                                       *self._distribution_parameters(atom, node, fr)],
                                                node, st, fr, op=name))
             else:
                 out = out.join(TOP)
+        return out
+
+    def torch_kl_divergence(self, p: Value, q: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``kl_divergence(p, q)``: an op over both distributions' parameters (``p.scale / q.scale`` ...)."""
+        if p.top or q.top or not p.only(TorchDistributionAtom) or not q.only(TorchDistributionAtom):
+            return TOP
+        out = BOTTOM
+        for first in p.atoms:
+            for second in q.atoms:
+                assert isinstance(first, TorchDistributionAtom) and isinstance(second, TorchDistributionAtom)
+                operands = [(f"p: {role}", value, i, o) for role, value, i, o in
+                            self._distribution_parameters(first, node, fr)]
+                operands += [(f"q: {role}", value, i, o) for role, value, i, o in
+                             self._distribution_parameters(second, node, fr)]
+                out = out.join(self.checked_op("torch.distributions.kl_divergence", operands, node, st, fr,
+                                               op="kl_divergence"))
         return out
 
     def torch_grad_flag_check(self, obj: Value, flag: Value, method: bool, node: ast.AST, st: State,
@@ -1075,7 +1169,7 @@ class TorchModel(EngineMixin):
                 for enabled in grads if atom.dev != dev else (True,):
                     tracked = atom.requires_grad and enabled  # under no_grad the copy is a leaf without grad
                     out.add(atom if atom.dev == dev else atom.with_(
-                        dev=dev, owned=False,
+                        dev=dev, owned=False, ndim=atom.ndim,
                         grad=NON_LEAF if tracked else NO_GRAD,
                         moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
@@ -1231,6 +1325,8 @@ class TorchModel(EngineMixin):
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
+        if attr == "module" and atom.name == DATA_PARALLEL_NAME:
+            return V(atom.children[0])  # the wrapped module
         if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
         return None
@@ -1251,6 +1347,8 @@ class TorchModel(EngineMixin):
             return value
         if layer.name == "ModuleList":
             return TOP
+        if layer.name == DATA_PARALLEL_NAME:
+            return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
@@ -1423,7 +1521,9 @@ class TorchModel(EngineMixin):
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)
-            return TorchLayerAtom(atom.name, dev if atom.weights else None, atom.weights, children, atom.origin)
+            # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
+            own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
+            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.is_torch_module():
             return self._moved_instance(atom, dev)
         return atom
@@ -1470,7 +1570,8 @@ class TorchModel(EngineMixin):
         second, None: not such a choice (both are kept)."""
         if self.cuda_world is None:
             return None
-        wanted = "cuda" if self.cuda_world else "cpu"  # where CUDA is not available: the CPU, not another accelerator
+        # where CUDA is not available: the CPU, not another accelerator (MPS in the world that has it)
+        wanted = "cuda" if self.cuda_world else "mps" if self.mps_world else "cpu"
         kinds = (_device_kind(body, wanted), _device_kind(orelse, wanted))
         if set(kinds) != {True, False}:
             return None
@@ -1639,6 +1740,31 @@ def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
         else:
             unknown = True
     return out, unknown
+
+
+#: Creation functions whose sizes are their positional arguments (or one sequence of them).
+_SIZED_CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+
+
+def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """The number of dimensions of ``torch.<name>(...)`` where the call says it (``None``: not known)."""
+    if name in ("tensor", "as_tensor"):
+        return data_ndim(args[0] if args else kwargs.get("data"))
+    if name in ("arange", "linspace", "logspace", "randperm"):
+        return 1
+    if name == "eye":
+        return 2
+    sizes = args[:1] if name in ("full", "randint") else args
+    if name == "randint":
+        sizes = [a for a in args if a.only(SeqAtom)][:1]
+    if name not in _SIZED_CREATORS | {"full", "randint"} or not sizes or "size" in kwargs:
+        return None
+    if len(sizes) == 1 and sizes[0].only(SeqAtom) and len(sizes[0].atoms) == 1:
+        items = next(iter(sizes[0].atoms)).items  # type: ignore[attr-defined]
+        return len(items) if items is not None else None
+    if all(len(v.atoms) == 1 and not v.top and v.only(Const, NumberAtom) for v in sizes):
+        return len(sizes) if name in _SIZED_CREATORS else None
+    return None
 
 
 def _index_tensors(key: Value) -> Iterable[Atom]:

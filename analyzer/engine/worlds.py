@@ -1,5 +1,8 @@
 """Worlds: the whole analysis once per answer of ``torch.cuda.is_available()`` when a program asks it.
 
+A program that also asks ``torch.backends.mps.is_available()`` gets a third world, a machine with MPS and
+no CUDA ("... when MPS is available"), where the device choices are MPS's.
+
 ``device = "cuda" if torch.cuda.is_available() else "cpu"`` makes every later
 value depend on one answer: a non-relational join of both answers would pair
 a CUDA model with a CPU batch (a mismatch no run can reach). So a component that
@@ -29,7 +32,8 @@ from .core import Engine
 from .entry_points import CLI_QUESTIONS, LIGHTNING_QUESTIONS
 
 # the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
-QUESTIONS = (b"cuda.is_available", b"cuda.device_count", *LIGHTNING_QUESTIONS)
+MPS_QUESTION = b"mps.is_available"
+QUESTIONS = (b"cuda.is_available", b"cuda.device_count", MPS_QUESTION, *LIGHTNING_QUESTIONS)
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
 WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones
@@ -45,6 +49,10 @@ World = tuple[bool | None, int | None, str]
 WORLDS: tuple[World, ...] = ((True, None, CUDA_WORLD), (False, 0, CPU_WORLD))
 WORLDS_BY_COUNT: tuple[World, ...] = ((True, 1, "one GPU is available"), (True, 2, "several GPUs are available"),
                                       (False, 0, CPU_WORLD))
+#: a program that asks ``torch.backends.mps.is_available()`` runs on a Mac too: no CUDA, and MPS (its answer is
+#: False in the other worlds)
+MPS_WORLD: World = (False, 0, "MPS is available")
+NO_ACCELERATOR_WORLD = "neither CUDA nor MPS is available"
 
 
 def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
@@ -76,6 +84,10 @@ def _run_cuda_worlds(sources: list[SourceFile], facts: FactStore, profile: str, 
                      target: str = "auto") -> None:
     counts = any(COUNT_QUESTION in s.data for s in sources)
     worlds = WORLDS_BY_COUNT if counts else WORLDS
+    mps = any(MPS_QUESTION in s.data for s in sources)
+    if mps and target == "auto":  # the CPU world is then a machine with neither
+        worlds = (*((c, g, NO_ACCELERATOR_WORLD if label == CPU_WORLD else label) for c, g, label in worlds),
+                  MPS_WORLD)
     if target != "auto":  # the machine is named: its world only (several GPUs or one are still both CUDA)
         worlds = tuple(w for w in worlds if w[0] == (target == "cuda"))
         if len(sources) > MAX_WORLD_FILES:
@@ -85,7 +97,8 @@ def _run_cuda_worlds(sources: list[SourceFile], facts: FactStore, profile: str, 
     if len(worlds) == 1:  # one run: its facts are the program's, no world to name
         cuda_world, gpus, _label = worlds[0]
         engine = Engine(sources, facts, profile, backends, project_modules=project_modules, cuda_world=cuda_world,
-                        gpu_count=gpus, argparse_defaults=argparse_defaults)
+                        gpu_count=gpus, argparse_defaults=argparse_defaults,
+                        mps_world=False if mps and cuda_world is not None else None)
         engine.run()
         engine.release()
         return
@@ -93,7 +106,8 @@ def _run_cuda_worlds(sources: list[SourceFile], facts: FactStore, profile: str, 
     for world, gpus, label in worlds:
         part = _store_like(facts)
         engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world,
-                        gpu_count=gpus, argparse_defaults=argparse_defaults)
+                        gpu_count=gpus, argparse_defaults=argparse_defaults,
+                        mps_world=(label == MPS_WORLD[2]) if mps else None)
         engine.run()
         engine.release()
         parts.append((label, part))

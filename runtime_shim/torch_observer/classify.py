@@ -21,6 +21,7 @@ _DEVICE_MISMATCH = re.compile(
     r"|Input and hidden tensors are not at the same device"
     r"|Input type \(.*\) and weight type \(.*\) should be the same"
     r"|expected self and mask to be on the same device"
+    r"|expects all tensors to have the same device"  # torch.meshgrid
     r"|Mismatching aten\.\S+ device between")  # FakeTensorMode's own check (index_put_ values, ...)
 _INDEX_DEVICE = re.compile(r"indices should be either on cpu or on the same device as the indexed tensor")
 _NUMPY_DEVICE = re.compile(r"can't convert \S+ device type tensor to numpy")
@@ -29,6 +30,7 @@ _NON_LEAF_OPTIMIZED = re.compile(r"can't optimize a non-leaf Tensor")
 _NON_LEAF_GRAD = re.compile(r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed")
 _GRAD_FLAG = re.compile(r"you can only change requires_grad flags of leaf variables")
 _DLPACK_GRAD = re.compile(r"Can't export tensors that require gradient")
+_DATA_PARALLEL = re.compile(r"module must have its parameters and buffers on device \S+ \(device_ids\[0\]\)")
 
 _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_INDEX_DEVICE, "MV207"),
@@ -38,6 +40,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_NON_LEAF_GRAD, "MV205"),
     (_GRAD_FLAG, "MV205"),
     (_DLPACK_GRAD, "MV208"),
+    (_DATA_PARALLEL, "MV202"),  # nn.DataParallel's module is not on device_ids[0]
 )
 
 def is_device_mismatch(message: str) -> bool:

@@ -35,6 +35,14 @@ def device_count() -> int:
     return int(os.environ.get("RUNTIME_SHIM_TORCH_CUDA_DEVICES", DEFAULT_DEVICE_COUNT))
 
 
+#: ``torch.cuda.<name>`` legacy typed constructors and their dtypes.
+_LEGACY_DTYPES = {
+    "FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
+    "BFloat16Tensor": torch.bfloat16, "LongTensor": torch.int64, "IntTensor": torch.int32,
+    "ShortTensor": torch.int16, "CharTensor": torch.int8, "ByteTensor": torch.uint8, "BoolTensor": torch.bool,
+}
+
+
 class FakeCuda:
     """The state of fake CUDA: the current device, and the patches that stand in for a driver."""
 
@@ -94,6 +102,26 @@ class FakeCuda:
             "memory_reserved": lambda device=None: 0, "reset_peak_memory_stats": lambda device=None: None,
         }
 
+    def _legacy_types(self) -> dict[str, Any]:
+        """``torch.cuda.FloatTensor(...)`` and its siblings (not available on a CPU build): a tensor on the current
+        device, of sizes (``FloatTensor(2, 3)``) or of data (``FloatTensor([1, 2])``)."""
+        fake = self
+
+        class LegacyType(type):
+            def __instancecheck__(cls, obj: object) -> bool:
+                return isinstance(obj, torch.Tensor) and obj.is_cuda and obj.dtype == cls.dtype  # type: ignore
+
+        def make(name: str, dtype: torch.dtype) -> Any:
+            def new(cls: type, *args: Any, device: Any = None) -> torch.Tensor:
+                dev = fake.normalize("cuda" if device is None else device)
+                if len(args) == 1 and not isinstance(args[0], int | torch.Size):
+                    return torch.tensor(args[0], dtype=dtype, device=dev)
+                sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], torch.Size) else args or (0,)
+                return torch.empty(*sizes, dtype=dtype, device=dev)
+            return LegacyType(name, (), {"dtype": dtype, "is_cuda": True, "__new__": new, "__module__": "torch.cuda"})
+
+        return {name: make(name, dtype) for name, dtype in _LEGACY_DTYPES.items()}
+
     def _patch(self, owner: Any, name: str, value: Any) -> None:
         missing = object()
         old = owner.__dict__.get(name, missing) if isinstance(owner, type) else getattr(owner, name, missing)
@@ -149,8 +177,10 @@ class FakeCuda:
         # Without the guard the first autograd op on a fake CUDA tensor aborts the process (a C++
         # terminate, no traceback): stop first, with the one-line GuardUnavailable saying what to install.
         guard_ext.load()
-        for name, value in self._cuda_api().items():
+        for name, value in {**self._cuda_api(), **self._legacy_types()}.items():
             self._patch(torch.cuda, name, value)
+        # distributions check their parameters' values (``scale > 0``): fake tensors read back zeros
+        self._patch(torch.distributions.Distribution, "_validate_args", False)
         self._patch(torch.utils, "swap_tensors", self._swap_tensors(torch.utils.swap_tensors))
         self._patch(torch, "save", self._save(torch.save))
         self._patch(torch, "load", self._load(torch.load))

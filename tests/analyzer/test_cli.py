@@ -200,6 +200,19 @@ def test_profile_flag(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert code == 1 and "MV102 [error]" in out and "MV150" not in out
 
 
+def test_profile_burn_next_lifts_mv101_and_keeps_the_tape(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, "move.py", "from runtime_shim import Device, Tensor, reveal_device\n"
+                                      "w = Tensor.ones([2], Device.flex().autodiff()).require_grad()\n"
+                                      "m = w.to_device(Device.cuda(0).autodiff())\n"
+                                      "reveal_device(m)\n"
+                                      "m.require_grad()\n")
+    code, out, _err = run(capsys, "check", str(path))
+    assert code == 1 and "MV101 [error]" in out
+    code, out, _err = run(capsys, "check", "--profile", "burn-next", str(path))
+    assert code == 1 and "MV101" not in out and "MV111 [error]" in out  # a non-leaf of w's graph
+    assert "Autodiff { device: Cuda(0), checkpointing: Disabled } float non-leaf" in out
+
+
 def test_default_profile_is_the_pinned_commit_and_its_old_name_is_accepted(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """An autodiff and a plain float merge at d16f7ba2ed (the default) and fail at 2c06be35."""

@@ -71,6 +71,8 @@ def test_components_equal_the_whole_program_on_the_fixtures(monkeypatch: pytest.
     # a program that asks torch.cuda.device_count() splits the CUDA world in two; the reference, one program of
     # every fixture, would split them all (and count one context more in messages): not compared here
     monkeypatch.setattr(worlds, "WORLDS_BY_COUNT", worlds.WORLDS)
+    # so does torch.backends.mps.is_available() (a third world, MPS): not compared here either
+    monkeypatch.setattr(worlds, "MPS_QUESTION", b"\0 no program asks this")
     # a program that parses its command line is analysed with and without options, and an option assigned as an
     # attribute anywhere in it is not read as its default: the reference would split and blur every fixture
     monkeypatch.setattr(worlds, "ARGPARSE_QUESTIONS", ())

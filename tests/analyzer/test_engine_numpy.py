@@ -12,7 +12,7 @@ import pytest
 from test_engine import HEADER, assert_markers
 
 from analyzer.domain import TOP, ArrayAtom, BuiltinRef, Const, NumpyRef, V, const, seq, seq_of
-from analyzer.engine.numpy_model import array_binop, array_kinds, dtype_kind, numpy_call, rng_method
+from analyzer.engine.numpy_model import array_binop, array_kinds, array_method, dtype_kind, numpy_call, rng_method
 
 
 def _kind_of(array: np.ndarray) -> str:
@@ -57,7 +57,7 @@ def test_creators_and_samplers() -> None:
     assert numpy_call("numpy.asarray", [TOP], {}) == TOP
     assert numpy_call("numpy.arange", [V(const(4))], {}) == V(ArrayAtom(_kind_of(np.arange(4))))
     assert numpy_call("numpy.arange", [V(const(0)), V(const(1.0)), V(const(0.5))], {}) == V(ArrayAtom("float"))
-    assert numpy_call("numpy.float32", [TOP], {}) == V(ArrayAtom("float"))
+    assert numpy_call("numpy.float32", [TOP], {}) == V(ArrayAtom("float", 0))  # a numpy scalar: 0-d
     assert numpy_call("numpy.full", [TOP, V(const(7))], {}) == V(ArrayAtom(_kind_of(np.full(2, 7))))
     assert numpy_call("numpy.random.default_rng", [], {}) != TOP
     assert numpy_call("numpy.linalg.norm", [TOP], {}) == TOP
@@ -65,6 +65,35 @@ def test_creators_and_samplers() -> None:
     assert rng_method("integers", [V(const(0)), V(const(2))], {}) == V(ArrayAtom("int"))
     assert rng_method("integers", [V(const(0)), V(const(2))], {"dtype": V(BuiltinRef("bool"))}) == V(ArrayAtom("bool"))
     assert rng_method("choice", [TOP], {}) == TOP
+
+
+def _ndim(value: object) -> int | None:
+    found = {a.ndim for a in value.atoms}  # type: ignore[attr-defined]
+    return found.pop() if len(found) == 1 else None
+
+
+def _py(x: object) -> object:
+    return V(seq("tuple" if isinstance(x, tuple) else "list", [_py(i) for i in x])) \
+        if isinstance(x, (list, tuple)) else V(const(x))
+
+
+@pytest.mark.parametrize("name, args", [
+    ("zeros", [(3, 4)]), ("ones", [5]), ("empty", [(2, 3, 4)]), ("full", [(2,), 1.5]), ("eye", [3]),
+    ("linspace", [0.0, 1.0, 5]), ("array", [2.0]), ("array", [[1.0, 2.0]]), ("asarray", [[[1, 2], [3, 4]]]),
+    ("float32", [0.5]),
+])
+def test_number_of_dimensions_as_numpy_gives(name: str, args: list) -> None:
+    """The model's ``ndim`` of a creation is numpy's own."""
+    assert _ndim(numpy_call(f"numpy.{name}", [_py(a) for a in args], {})) == np.asarray(getattr(np, name)(*args)).ndim
+
+
+def test_reductions_without_axis_are_0d() -> None:
+    array = V(ArrayAtom("float", 2))
+    assert _ndim(array_method("mean", array, [], {})) == np.zeros((2, 3)).mean().ndim == 0
+    assert _ndim(array_method("mean", array, [], {"axis": V(const(0))})) is None
+    assert _ndim(numpy_call("numpy.sum", [array], {})) == 0
+    assert _ndim(numpy_call("numpy.sum", [array], {"axis": V(const(1))})) is None
+    assert _ndim(numpy_call("numpy.array", [V(seq("list", [TOP]))], {})) is None  # not known: never guessed
 
 
 @pytest.mark.parametrize("op, left, right", [

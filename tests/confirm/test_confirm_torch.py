@@ -221,6 +221,8 @@ def test_which_real_runs_need_cuda() -> None:
                                                                    "device ordinal"))
     assert missing_cuda(run("crashed", "killed by signal 6 (no result from the program)",
                             "RuntimeError: Found no NVIDIA driver on your system.\n")) is not None
+    # DataParallel(device_ids=[0, 1]) on a one-GPU machine
+    assert "Invalid device id" in missing_cuda(run("crashed", "AssertionError: Invalid device id"))
     assert missing_cuda(run("crashed", "ZeroDivisionError: division by zero")) is None
     assert missing_cuda(run("ok")) is None
     assert missing_cuda(run("timeout", "Torch not compiled with CUDA enabled")) is None

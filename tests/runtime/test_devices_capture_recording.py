@@ -184,7 +184,7 @@ def test_modes_and_profiles() -> None:
         assert rs.current_profile() == "burn-0.21"
     with pytest.raises(ValueError):
         rs.set_profile("burn-1.0")
-    assert {"burn-2026-08", "burn-0.21", "burn-d16f7ba"} <= set(rs.PROFILES)
+    assert {"burn-2026-08", "burn-0.21", "burn-d16f7ba", "burn-next"} <= set(rs.PROFILES)
 
 
 # --- creation (section 4) ---------------------------------------------------------------------

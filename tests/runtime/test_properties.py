@@ -168,7 +168,8 @@ def expect_move(profile: str, src: Abstract, dev: str, mode: str) -> Expect:
     role = None
     if cls is AF:
         # A recorded autodiff move of a tensor on the tape is a non-leaf; an untracked leaf stays one.
-        tracked_move = outcome.transfer is sem.Transfer.AUTODIFF and src.tracked()
+        recorded = outcome.transfer in (sem.Transfer.AUTODIFF, sem.Transfer.AUTODIFF_HOST)
+        tracked_move = recorded and src.tracked()
         role = Role.NON_LEAF if tracked_move else outcome.role or src.role
     return Expect(state=Abstract(src.kind, cls, dev, strategy, role))
 

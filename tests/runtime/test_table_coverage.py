@@ -102,7 +102,7 @@ def test_profile_overrides_name_existing_rows(profile: str) -> None:
 
 def test_profiles() -> None:
     assert S.DEFAULT_PROFILE == "burn-d16f7ba"  # the seeds' pinned commit, d16f7ba2ed
-    assert {"burn-2026-08", "burn-0.21", "burn-d16f7ba"} <= set(S.PROFILES)
+    assert {"burn-2026-08", "burn-0.21", "burn-d16f7ba", "burn-next"} <= set(S.PROFILES)
     assert dict(S.PROFILES["burn-2026-08"]) == {}
     assert set(profiles.PROFILE_NAMES) == set(S.PROFILES) and tuple(profiles.PROFILE_DOCS) == profiles.PROFILE_NAMES
     with pytest.raises(profiles.UnknownProfile):
@@ -168,9 +168,13 @@ DOC_MOVE_ROWS = (
     ("note: capture float to AD(X) hits 15", {CI, CC}, True, {OTHER}, NO_SCOPE, "MV103", "MV103"),
 )
 
+# The "later" column (graph-preserving cross-backend transfers), profile burn-next: row 5 works; an
+# autodiff transfer to a capture device is "an explicit error" (the text is the shim's capture-autodiff one).
+LATER_MOVES = {"5": OK, "5 (capture inner)": "MV102"}
+
 DOC_MOVE_MESSAGES = {
     "MV101": {"Autodiff tensor cannot be moved between backends."},
-    "MV102": {"Cannot move between autodiff and non-autodiff instances."},
+    "MV102": {"Cannot move between autodiff and non-autodiff instances.", "Capture tensors do not support autodiff"},
     "MV103": {"Cannot move a tensor from a capture device", "capture tensor {id} has no initialized value"},
     "MV104": {"capture tensor operations must run inside CaptureDevice::capture_scope"},
     "MV109": {"Autodiff should not wrap an autodiff device."},
@@ -182,6 +186,8 @@ def _doc_move(profile: str, key: dict) -> tuple[str, str]:
             if key["cls"] in row[1] and key["ad"] is row[2] and key["place"] in row[3] and key["scope"] in row[4]]
     assert len(hits) == 1, f"{key}: the hand-written rows cover it {len(hits)} times: {[h[0] for h in hits]}"
     row = hits[0]
+    if profile == "burn-next":  # the document's "later" column, over the default's moves
+        return row[0], LATER_MOVES.get(row[0], row[5])
     # burn-d16f7ba (d16f7ba2ed): the to_device arms of burn-dispatch src/macros.rs decide as at HEAD
     return row[0], row[6] if profile == "burn-0.21" else row[5]
 
