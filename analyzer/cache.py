@@ -20,11 +20,24 @@ Two kinds of entries:
 * per component (:mod:`analyzer.parallel`), keyed by the set of its paths and
   validated by a digest of every input: each file's path, module name and
   content digest, and the project module names its imports can see. A changed
-  file, or a changed module it imports or that imports it, misses.
+  file, or a changed module it imports or that imports it, misses the key; the
+  entry also keeps its *shape* (the same without the contents) and, per file,
+  the semantic digest of :mod:`analyzer.incremental`, so a component whose
+  changed files only changed what the analysis does not read (comments, blank
+  lines) is still a hit, after parsing the changed files alone;
+* how the files split into components, keyed by each file's imports (not its
+  content: an edit that changes no import keeps the split).
 
-Writes go to a temporary file renamed over the old one (atomic); a file or an
-entry that cannot be read is ignored, never an error; entries not used for 30
-days are dropped when the cache is written.
+Paths in keys are as given (relative to the working directory when they are),
+and the fingerprint of devicelint's own sources is of their contents, so a
+cache directory restored on another machine (CI) is valid there when the
+checkout, the configuration, devicelint and the Python version are the same.
+
+Writes go to a temporary file renamed over the old one (atomic: a reader sees
+the old document or the new one, never half of one); a file or an entry that
+cannot be read is ignored, never an error; entries not used for 30 days are
+dropped when the cache is written, and beyond :data:`MAX_COMPONENTS` /
+:data:`MAX_FILES` entries the least recently used go first.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from . import __version__
@@ -46,30 +60,76 @@ CACHE_DIR_NAME = ".devicelint_cache"
 FORMAT = "v1"
 MAX_AGE = 30 * 24 * 3600
 TOUCH_EVERY = 24 * 3600
+MAX_COMPONENTS = 2000  # component (and grouping) entries kept, most recently used first
+MAX_FILES = 100_000  # per-file entries kept
+FINGERPRINTS = "fingerprints.json"  # (analyzer sources' stat digest -> content digest), per cache directory
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by devicelint.\n"
                 "# For information about cache directory tags see https://bford.info/cachedir/\n")
 
 
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """The version and the analyzer's own sources (path, size, mtime) of analyzer/, rules/, runtime_shim/."""
+def _analyzer_sources() -> list[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     top = os.path.dirname(here)
-    parts = [__version__, sys.version]
+    paths: list[str] = []
     for package in ("analyzer", "rules", "runtime_shim"):
         root = os.path.join(top, package)
         for directory, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    path = os.path.join(directory, name)
-                    try:
-                        stat = os.stat(path)
-                    except OSError:
-                        continue
-                    parts.append(f"{os.path.relpath(path, top)}:{stat.st_size}:{stat.st_mtime_ns}")
+            paths.extend(os.path.join(directory, name) for name in sorted(files) if name.endswith(".py"))
+    return paths
+
+
+@functools.lru_cache(maxsize=1)
+def _stat_fingerprint() -> str:
+    """The version and the analyzer's own sources (path, size, mtime): cheap, but local to one checkout."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = [__version__, sys.version, top]
+    for path in _analyzer_sources():
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        parts.append(f"{os.path.relpath(path, top)}:{stat.st_size}:{stat.st_mtime_ns}")
     return digest("\n".join(parts).encode(), 32)
+
+
+@functools.lru_cache(maxsize=1)
+def _content_fingerprint() -> str:
+    """The version and the contents of the analyzer's own sources (the same on every machine)."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = [__version__.encode(), sys.version.encode()]
+    for path in _analyzer_sources():
+        try:
+            with open(path, "rb") as handle:
+                parts.append(os.path.relpath(path, top).encode() + b"\0" + handle.read())
+        except OSError:
+            continue
+    return digest(b"\0\0".join(parts), 32)
+
+
+def code_fingerprint(directory: str | None = None) -> str:
+    """What identifies this devicelint: the contents of its sources, remembered in ``directory`` (a cache
+    directory) under their stat fingerprint, so that a run reads them only after they (or their mtimes:
+    a fresh checkout) changed."""
+    stat_key = _stat_fingerprint()
+    path = os.path.join(directory, FINGERPRINTS) if directory else None
+    known: dict[str, Any] = {}
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
+            with open(path, encoding="utf-8") as handle:
+                loaded = json.load(handle)
+            if isinstance(loaded, dict):
+                known = loaded
+    found = known.get(stat_key)
+    if isinstance(found, str):
+        return found
+    content = _content_fingerprint()
+    if path is not None and os.path.isdir(directory or ""):
+        known = {stat_key: content}  # one checkout's entry: older ones are of sources that no longer exist
+        with contextlib.suppress(OSError):
+            _write_atomic(path, known)
+    return content
 
 
 def default_dir(project_root: str) -> str:
@@ -85,7 +145,7 @@ class Cache:
 
     def __init__(self, directory: str, engine_key: tuple) -> None:
         self.directory = os.path.abspath(directory)
-        self.name = _key(code_fingerprint(), engine_key)[:24]
+        self.name = _key(code_fingerprint(self.directory), engine_key)[:24]
         self.path = os.path.join(self.directory, FORMAT, self.name + ".json")
         self.files: dict[str, dict[str, Any]] = {}
         self.components: dict[str, dict[str, Any]] = {}
@@ -93,7 +153,6 @@ class Cache:
         self.dirty = False
         self.now = int(time.time())
         self.hits = 0
-        self.misses = 0
         self._load()
 
     def _load(self) -> None:
@@ -141,27 +200,56 @@ class Cache:
 
     @staticmethod
     def component_key(engine_key: tuple, members: list[tuple[str, str, str, bool, str]],
-                      visible_names: list[str]) -> tuple[str, str]:
-        """(slot, key): the slot is the set of paths (one entry per component shape), the key every input."""
+                      visible_names: list[str]) -> tuple[str, str, str]:
+        """(slot, key, shape): the slot is the set of paths (one entry per component shape), the key every
+        input, the shape every input but the files' contents."""
         slot = _key([m[0] for m in members], [m[1] for m in members])
-        return slot, _key(engine_key, members, visible_names)
+        shape = _key(engine_key, [m[:4] for m in members], visible_names)
+        return slot, _key(engine_key, members, visible_names), shape
 
     def component(self, slot: str, key: str) -> list[Diagnostic] | None:
         entry = self.components.get(slot)
         if not isinstance(entry, dict) or entry.get("key") != key:
-            self.misses += 1
             return None
+        return self._diagnostics(entry)
+
+    def _diagnostics(self, entry: dict[str, Any]) -> list[Diagnostic] | None:
         try:
             diagnostics = [Diagnostic.from_cache(item) for item in entry["diagnostics"]]
         except (KeyError, TypeError, ValueError):
-            self.misses += 1
             return None  # a damaged entry: recompute it
         self._touch(entry)
         self.hits += 1
         return diagnostics
 
-    def put_component(self, slot: str, key: str, diagnostics: list[Diagnostic]) -> None:
-        self.components[slot] = {"key": key, "diagnostics": [d.to_cache() for d in diagnostics], "seen": self.now}
+    def component_members(self, slot: str, shape: str) -> tuple[list[Any], list[str]] | None:
+        """(per file [content digest, semantic digest, rows, rows' digest], the files holding a fix) of the
+        entry of ``slot`` if it has this shape (:mod:`analyzer.incremental` decides whether it still holds)."""
+        entry = self.components.get(slot)
+        if not isinstance(entry, dict) or entry.get("shape") != shape:
+            return None
+        members, fixed = entry.get("members"), entry.get("fixed")
+        if not isinstance(members, list) or not isinstance(fixed, list):
+            return None
+        return members, fixed
+
+    def renew_component(self, slot: str, key: str, digests: list[str]) -> list[Diagnostic] | None:
+        """The diagnostics of ``slot``'s entry, now valid for ``key`` (the files' new content ``digests``)."""
+        entry = self.components[slot]
+        diagnostics = self._diagnostics(entry)
+        if diagnostics is not None:
+            entry["key"] = key
+            for record, now in zip(entry["members"], digests, strict=True):
+                record[0] = now
+            self.dirty = True
+        return diagnostics
+
+    def put_component(self, slot: str, key: str, diagnostics: list[Diagnostic], shape: str | None = None,
+                      members: list[list[Any]] | None = None, fixed: list[str] | None = None) -> None:
+        entry: dict[str, Any] = {"key": key, "diagnostics": [d.to_cache() for d in diagnostics], "seen": self.now}
+        if shape is not None and members is not None:
+            entry.update(shape=shape, members=members, fixed=sorted(fixed or ()))
+        self.components[slot] = entry
         self.dirty = True
 
     # --- how the files split into components ------------------------------------------------------------
@@ -169,14 +257,24 @@ class Cache:
     @staticmethod
     def grouping_key(members: list[tuple[str, str, str, bool, str]],
                      project_modules: frozenset[str]) -> tuple[str, str]:
-        """(slot, key) of a run's split into components: (path, absolute path, module, is package, digest) of
-        every analysed file, in order, and the project's modules (imports resolve against them)."""
+        """(slot, key) of a run's split into components: (path, path in keys, module, is package, content
+        digest) of every analysed file, in order, and the project's modules (imports resolve against them)."""
         return _key([m[0] for m in members]), _key(members, sorted(project_modules))
 
-    def grouping(self, slot: str, key: str, files: int) -> list[list[int]] | None:
-        """The components computed for these exact inputs, or None (missing, stale or damaged)."""
+    @staticmethod
+    def imports_key(members: list[tuple[str, str, str, bool, str]], imports: list[list[Any]],
+                    project_modules: frozenset[str]) -> str:
+        """What the split depends on: the files' paths, modules and imports (not their other contents)."""
+        return _key([m[:4] for m in members], imports, sorted(project_modules))
+
+    def grouping(self, slot: str, key: str, files: int,
+                 imports_key: Callable[[], str] | None = None) -> list[list[int]] | None:
+        """The components computed for these exact inputs, or None (missing, stale or damaged). When the
+        contents changed, ``imports_key`` (computed only then) may still show the same imports."""
         entry = self.groups.get(slot)
-        if not isinstance(entry, dict) or entry.get("key") != key:
+        if not isinstance(entry, dict):
+            return None
+        if entry.get("key") != key and (imports_key is None or entry.get("imports") != imports_key()):
             return None
         groups = entry.get("groups")
         if not isinstance(groups, list) or not all(isinstance(g, list) and g for g in groups):
@@ -184,11 +282,14 @@ class Cache:
         members = [i for g in groups for i in g]
         if not all(type(i) is int for i in members) or sorted(members) != list(range(files)):
             return None  # not a split of these files: recompute it
+        if entry.get("key") != key:
+            entry["key"] = key
+            self.dirty = True
         self._touch(entry)
         return groups
 
-    def put_grouping(self, slot: str, key: str, groups: list[list[int]]) -> None:
-        self.groups[slot] = {"key": key, "groups": groups, "seen": self.now}
+    def put_grouping(self, slot: str, key: str, groups: list[list[int]], imports_key: str | None = None) -> None:
+        self.groups[slot] = {"key": key, "imports": imports_key, "groups": groups, "seen": self.now}
         self.dirty = True
 
     # --- writing ------------------------------------------------------------------------------------
@@ -200,22 +301,13 @@ class Cache:
         oldest = self.now - MAX_AGE
         document = {
             "version": __version__,
-            "files": {k: v for k, v in self.files.items() if _fresh(v, oldest)},
-            "components": {k: v for k, v in self.components.items() if _fresh(v, oldest)},
-            "groups": {k: v for k, v in self.groups.items() if _fresh(v, oldest)},
+            "files": _bounded(self.files, oldest, MAX_FILES),
+            "components": _bounded(self.components, oldest, MAX_COMPONENTS),
+            "groups": _bounded(self.groups, oldest, MAX_COMPONENTS),
         }
         try:
             self._prepare()
-            directory = os.path.dirname(self.path)
-            fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(document, handle, separators=(",", ":"))
-                os.replace(temporary, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            _write_atomic(self.path, document)
         except OSError:
             return
         self.dirty = False
@@ -247,6 +339,29 @@ def usable_dir(directory: str) -> str | None:
     except OSError as error:
         return f"cannot write in it: {error.strerror or error}"
     return None
+
+
+def _write_atomic(path: str, document: Any) -> None:
+    """Write ``document`` as JSON to a temporary file in ``path``'s directory, then rename it over ``path``."""
+    fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            # one string: ``json.dumps`` encodes in C, ``json.dump`` to a file in Python (ten times slower)
+            handle.write(json.dumps(document, separators=(",", ":")))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _bounded(entries: dict[str, Any], oldest: int, most: int) -> dict[str, Any]:
+    """The entries used since ``oldest``, at most ``most`` of them (the most recently used)."""
+    fresh = {k: v for k, v in entries.items() if _fresh(v, oldest)}
+    if len(fresh) <= most:
+        return fresh
+    newest = sorted(fresh, key=lambda k: fresh[k]["seen"], reverse=True)[:most]
+    return {k: fresh[k] for k in newest}
 
 
 def _fresh(entry: Any, oldest: int) -> bool:

@@ -11,6 +11,12 @@ different alternatives never meet in one operation (:func:`consistent`).
 Tags are a refinement only: a possibility without a tag stands for every
 alternative, so dropping a tag (over the cap, at a heap store, at a function's
 return) gives back today's pairings, never a failure that was not there before.
+
+A *program-wide* choice (context :data:`PROGRAM`) is one the whole run makes once: a
+command-line option's value (``--device`` with ``choices=["cpu", "cuda"]``, a
+``store_true`` flag). Its tags are kept where a frame's are dropped (into callees,
+out of them, into the heap), so ``model.to(args.device)`` in ``main`` and
+``batch.to(args.device)`` in ``train(args, ...)`` are never paired across values.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, map_elements
 from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
@@ -26,6 +33,8 @@ from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 MAX_TAGS = 4
 #: the most tag sets an instance's note holds (more: the note is dropped)
 MAX_WAYS = 4
+#: the most values a program-wide choice is told apart between (each but the last takes a tag)
+MAX_ALTERNATIVES = 3
 #: how deep into sequences and dicts tags are looked for
 MAX_NESTING = 3
 
@@ -39,6 +48,30 @@ class Choice:
 
     def __str__(self) -> str:
         return self.test.split("#", 1)[0]
+
+
+#: the context of a program-wide choice (one answer for the whole run: a command-line option)
+PROGRAM = -1
+
+
+def program_choice(name: str) -> Choice:
+    return Choice(PROGRAM, name)
+
+
+def one_of(name: str, values: tuple[Atom, ...]) -> Value | None:
+    """The value of a program-wide choice between ``values`` named ``name``: each possibility tagged so that no
+    two meet in one operation (``None``: more alternatives than the tags can tell apart)."""
+    if len(values) == 1:
+        return Value(values)
+    if not 1 < len(values) <= MAX_ALTERNATIVES:
+        return None
+    # one choice per value but the last (true for that value): two values differ in at least one of them
+    choices = [program_choice(f"{name}={i}") for i in range(len(values) - 1)] if len(values) > 2 \
+        else [program_choice(name)]
+    atoms = []
+    for i, atom in enumerate(values):
+        atoms.append(with_tags(atom, frozenset((c, i == j) for j, c in enumerate(choices))))
+    return Value(frozenset(atoms))
 
 
 Tag = tuple[Choice, bool]
@@ -55,7 +88,8 @@ def taggable(atom: Atom) -> bool:
 
 
 def tags_of(atom: object) -> frozenset:
-    return getattr(atom, "tags", NO_TAGS) or NO_TAGS
+    tags = getattr(atom, "tags", NO_TAGS)
+    return tags if tags and isinstance(tags, frozenset) else NO_TAGS  # (another atom's ``tags`` field: none)
 
 
 def untagged(atom: Atom) -> Atom:
@@ -85,8 +119,14 @@ def joined(groups: Iterable[frozenset]) -> frozenset:
     return out if len(out) <= MAX_TAGS else NO_TAGS
 
 
-def with_tags(atom: Atom, tags: frozenset) -> Atom:
-    """``atom`` with ``tags`` added (unchanged when it takes none, or when they would pass the cap)."""
+AtomT = TypeVar("AtomT", bound=Atom)
+
+
+def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
+    """``atom`` with ``tags`` added (unchanged when it takes none, or when they would pass the cap; an atom
+    holding values, such as an argparse namespace: its values)."""
+    if tags and hasattr(atom, "map_inner"):
+        return atom.map_inner(lambda v: tagged(v, tags))
     if not tags or not taggable(atom):
         return atom
     own = tags_of(atom)
@@ -114,6 +154,30 @@ def tagged(value: Value, tags: frozenset) -> Value:
     return Value(atoms, value.top, notes)
 
 
+def each_way(value: Value, result: Callable[[Atom], Atom | None]) -> Value | None:
+    """``result`` of each possibility of ``value``, with that possibility's tags (``not flag``, ``device ==
+    "cuda"`` of a tagged flag or device string); ``None`` where none carries a tag or a result is unknown."""
+    if value.top or not value.atoms or not any(tags_of(a) for a in value.atoms):
+        return None
+    out: set[Atom] = set()
+    for atom in value.atoms:
+        made = result(atom)
+        if made is None:
+            return None
+        out.add(with_tags(made, tags_of(atom)))
+    return Value(frozenset(out))
+
+
+def common_tags(value: Value) -> frozenset:
+    """The tags every possibility of ``value`` carries (what a test that let it through has decided)."""
+    if value.top or not value.atoms:
+        return NO_TAGS
+    common: frozenset | None = None
+    for atom in value.atoms:
+        common = tags_of(atom) if common is None else common & tags_of(atom)
+    return common or NO_TAGS
+
+
 def tag_except(value: Value, common: frozenset, tags: frozenset) -> Value:
     """``value`` with ``tags`` added to the possibilities not in ``common`` (those the other branch has too)."""
     if not value.atoms or value.atoms <= common:
@@ -137,7 +201,7 @@ def _collect(value: Value, out: dict[Choice, set[bool]], depth: int) -> None:
     for atom in value.atoms:
         for choice, alternative in tags_of(atom):
             out.setdefault(choice, set()).add(alternative)
-        if depth < MAX_NESTING and isinstance(atom, (SeqAtom, DictAtom)):
+        if depth < MAX_NESTING and _holds_values(atom):
             for inner in _elements(atom):
                 _collect(inner, out, depth + 1)
     for ways in (value.notes or {}).values():
@@ -146,7 +210,14 @@ def _collect(value: Value, out: dict[Choice, set[bool]], depth: int) -> None:
                 out.setdefault(choice, set()).add(alternative)
 
 
-def _elements(atom: SeqAtom | DictAtom) -> list[Value]:
+def _holds_values(atom: Atom) -> bool:
+    """A sequence, a dict, or another atom holding values (an argparse namespace: ``inner_values``)."""
+    return isinstance(atom, (SeqAtom, DictAtom)) or hasattr(atom, "inner_values")
+
+
+def _elements(atom: Atom) -> list[Value]:
+    if not isinstance(atom, (SeqAtom, DictAtom)):
+        return atom.inner_values()  # type: ignore[attr-defined]
     if isinstance(atom, SeqAtom):
         return list(atom.items) if atom.items is not None else [atom.elem]
     return [v for _k, v in atom.items] + ([atom.rest] if atom.rest is not None else [])
@@ -157,14 +228,35 @@ def restricted(value: Value, choice: Choice, alternative: bool) -> Value:
     sequences and dicts too). A value left with none keeps them all (a tag the analysis got wrong must not
     empty a value)."""
     other = (choice, not alternative)
-    return _mapped(value, lambda a: None if other in tags_of(a) else a,
+
+    def keep(atom: Atom) -> Atom | None:
+        if other in tags_of(atom):
+            return None
+        if hasattr(atom, "inner_values") and any(  # a namespace one of whose values is of the other way only
+                v.atoms and not v.top and all(other in tags_of(a) for a in v.atoms) for v in atom.inner_values()):
+            return None
+        return atom
+
+    return _mapped(value, keep,
                    lambda ways: frozenset(w for w in ways if other not in w), 0)
 
 
 def stripped(value: Value) -> Value:
-    """``value`` without tags (what crosses a call or goes into the heap)."""
+    """``value`` without the tags of one activation's choices (what crosses a call or goes into the heap): the
+    tags of program-wide choices stay."""
 
-    return _mapped(value, untagged, lambda _ways: None, 0)
+    def strip(atom: Atom) -> Atom:
+        tags = tags_of(atom)
+        if not tags:
+            return atom
+        kept = frozenset(t for t in tags if t[0].ctx == PROGRAM)
+        return atom if kept == tags else dataclasses.replace(atom, tags=kept)  # type: ignore[type-var]
+
+    def strip_ways(ways: frozenset) -> frozenset | None:
+        kept = frozenset(frozenset(t for t in w if t[0].ctx == PROGRAM) for w in ways)
+        return None if not kept or NO_TAGS in kept else kept  # (a way left with no tag: every way)
+
+    return _mapped(value, strip, strip_ways, 0)
 
 
 def has_tags(value: Value, depth: int = 0) -> bool:
@@ -173,8 +265,7 @@ def has_tags(value: Value, depth: int = 0) -> bool:
     for atom in value.atoms:
         if tags_of(atom):
             return True
-        if depth < MAX_NESTING and isinstance(atom, (SeqAtom, DictAtom)) and any(
-                has_tags(v, depth + 1) for v in _elements(atom)):
+        if depth < MAX_NESTING and _holds_values(atom) and any(has_tags(v, depth + 1) for v in _elements(atom)):
             return True
     return False
 
@@ -188,8 +279,10 @@ def _mapped(value: Value, fn: Callable[[Atom], Atom | None],
     atoms: set[Atom] = set()
     notes: dict[Atom, frozenset] = {}
     for atom in value.atoms:
-        if depth < MAX_NESTING and isinstance(atom, (SeqAtom, DictAtom)):
-            atom = map_elements(atom, lambda v: _mapped(v, fn, on_notes, depth + 1))
+        if depth < MAX_NESTING and _holds_values(atom):
+            inner = lambda v: _mapped(v, fn, on_notes, depth + 1)  # noqa: E731
+            atom = map_elements(atom, inner) if isinstance(atom, (SeqAtom, DictAtom)) \
+                else atom.map_inner(inner)  # type: ignore[attr-defined]
         ways = value.notes.get(atom) if value.notes else None
         if ways is not None:
             ways = on_notes(ways)

@@ -113,11 +113,14 @@ class Context:
     # (file, line, col, caller id) of each caller link: a helper called from thousands of sites is checked in O(1)
     caller_keys: set[tuple[str, int, int, int | None]] = field(default_factory=set, repr=False, compare=False)
 
-    def describe(self, depth: int = 0, hide: frozenset[tuple[str, str]] = frozenset()) -> str:
+    def describe(self, depth: int = 0, hide: frozenset[tuple[str, str]] = frozenset(),
+                 condition: str | None = None) -> str:
         """A phrase naming the path into this context, e.g. "when `export` is called from main.py:31 with
-        t=Autodiff { ... } float tracked". Arguments in ``hide`` (the same in passing contexts) are left out."""
+        t=Autodiff { ... } float tracked". Arguments in ``hide`` (the same in passing contexts) are left out;
+        ``condition`` names the world instead of :attr:`condition`."""
         text = self._describe(depth, hide)
-        return f"{text} when {self.condition}" if self.condition else text
+        condition = self.condition if condition is None else condition
+        return f"{text} when {condition}" if condition else text
 
     @property
     def condition(self) -> str:

@@ -33,7 +33,7 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -525,14 +525,17 @@ def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool
 
 def run(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str], profile: str,
         backends: frozenset[str] | None, jobs: int, limits: Limits | None = DEFAULT_LIMITS,
-        target: str = "auto") -> list[list[Diagnostic]]:
-    """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays."""
+        target: str = "auto", meanwhile: Callable[[], None] | None = None) -> list[list[Diagnostic]]:
+    """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays. ``meanwhile``
+    is called once before any tree is analysed in this process (while the workers run, when there are any)."""
     files = sum(len(g) for g in groups)
     if jobs <= 1 or len(groups) < 2 or files < MIN_PARALLEL_FILES:
+        if meanwhile is not None:
+            meanwhile()
         return [analyze_component([sources[i] for i in g], project_modules, profile, backends, limits=limits,
                                   target=target) for g in groups]
     with _POOL_LOCK:
-        return _run_pool(sources, groups, project_modules, profile, backends, jobs, limits, target)
+        return _run_pool(sources, groups, project_modules, profile, backends, jobs, limits, target, meanwhile)
 
 
 def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int) -> list[list[int]]:
@@ -550,7 +553,8 @@ def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int
 
 def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
               profile: str, backends: frozenset[str] | None, jobs: int,
-              limits: Limits | None, target: str = "auto") -> list[list[Diagnostic]]:
+              limits: Limits | None, target: str = "auto",
+              meanwhile: Callable[[], None] | None = None) -> list[list[Diagnostic]]:
     """The groups in worker processes. A worker that dies (killed) loses only the tasks not finished: each of
     their groups runs again alone, and one whose worker dies again is an MV903 on its files."""
     global _SHARED
@@ -563,7 +567,7 @@ def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], proje
         gc.freeze()  # forked workers must not walk (and so copy) the parent's objects in each collection
     try:
         retry = _in_pool(context, workers, tasks, sources, groups,
-                         shared, results, project_modules, profile, backends, limits, target)
+                         shared, results, project_modules, profile, backends, limits, target, meanwhile)
         for g in retry:  # each alone, in a fresh worker: a second death names the component
             if _in_pool(context, 1, [[g]], sources, groups, shared, results, project_modules, profile, backends,
                         limits, target):
@@ -578,7 +582,7 @@ def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], proje
 def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[frontend.SourceFile],
              groups: list[list[int]], shared: bool, results: list[list[Diagnostic] | None],
              project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
-             limits: Limits | None, target: str = "auto") -> list[int]:
+             limits: Limits | None, target: str = "auto", meanwhile: Callable[[], None] | None = None) -> list[int]:
     """Run ``tasks`` (lists of group indexes) into ``results``; the groups whose worker died."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -594,6 +598,8 @@ def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[f
                             for i in group] for group in task_groups]
             futures.append((task, pool.submit(_run_groups, task_groups, payload, project_modules, profile,
                                               backends, limits, target)))
+        if meanwhile is not None:  # (the workers have their own copies of the trees)
+            meanwhile()
         for task, future in futures:
             try:
                 done = future.result()

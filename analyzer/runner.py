@@ -25,13 +25,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import discovery, frontend, noqa, parallel
+from . import discovery, frontend, incremental, noqa, parallel
 from .diagnostics import Diagnostic
 from .failures import FileFailure
 from .notebook import CellMap
 from .settings import ALWAYS_REPORTED, Settings
 
 if TYPE_CHECKING:  # the engine's modules stay out of a cached run
+    from .cache import Cache
     from .facts import FactStore
 
 
@@ -149,13 +150,17 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
 
     groups = None
     if cache is not None:  # the split depends only on the files and the project's modules: cached too
-        grouping = Cache.grouping_key([(s.path, os.path.abspath(s.path), s.module, s.is_package, d)
-                                       for s, d in zip(parsed, digests, strict=True)], project_modules)
-        groups = cache.grouping(*grouping, len(parsed))
+        split = [(s.path, _key_path(s.path), s.module, s.is_package, d) for s, d in zip(parsed, digests, strict=True)]
+        grouping = Cache.grouping_key(split, project_modules)
+
+        def imports_key() -> str:  # (an edit that changes no import keeps the split)
+            return Cache.imports_key(split, [info.imports for info in infos], project_modules)
+
+        groups = cache.grouping(*grouping, len(parsed), imports_key)
     if groups is None:
         groups = parallel.components(parsed, infos, project_modules)
         if cache is not None:
-            cache.put_grouping(*grouping, groups)
+            cache.put_grouping(*grouping, groups, imports_key())
     report.components = len(groups)
     covered: set[str] | None = None
     if wanted is not None:
@@ -164,27 +169,40 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         covered.update(s.path for s in sources if os.path.abspath(s.path) in wanted)
         report.covered = frozenset(covered)
     results: list[list[Diagnostic] | None] = [None] * len(groups)
-    keys: dict[int, tuple[str, str]] = {}
+    keys: dict[int, tuple[str, str, str]] = {}
     todo: list[int] = []
     names_by_top: dict[str, list[str]] = defaultdict(list)
     for name in _project_names(project_modules):
         names_by_top[name.split(".", 1)[0]].append(name)
     for n, group in enumerate(groups):
         if cache is not None:
-            members = [(parsed[i].path, os.path.abspath(parsed[i].path), parsed[i].module, parsed[i].is_package,
+            members = [(parsed[i].path, _key_path(parsed[i].path), parsed[i].module, parsed[i].is_package,
                         digests[i]) for i in group]
             tops = parallel.import_tops([parsed[i] for i in group], [infos[i] for i in group])
             visible = sorted(name for top in tops for name in names_by_top.get(top, ()))
-            slot, key = Cache.component_key(engine_key, members, visible)
+            slot, key, shape = Cache.component_key(engine_key, members, visible)
             hit = cache.component(slot, key)
+            unsaved_member = any(parsed[i].path == stdin_name or parsed[i].path in unsaved for i in group)
+            if hit is None and not unsaved_member:
+                hit = _equivalent_entry(cache, slot, key, shape, [parsed[i] for i in group],
+                                        [digests[i] for i in group])
             if hit is not None:
                 results[n] = hit
                 continue
-            if all(parsed[i].path != stdin_name and parsed[i].path not in unsaved for i in group):
-                keys[n] = (slot, key)
+            if not unsaved_member:
+                keys[n] = (slot, key, shape)
         todo.append(n)
+    semantics: dict[int, list[str | None]] = {}
+
+    def take_semantics() -> None:
+        """What the analysis reads of each file to be cached, taken before the engine runs on its tree."""
+        if cache is not None and not semantics:
+            for n in keys:
+                semantics[n] = _semantic_digests(cache, *keys[n], [parsed[i] for i in groups[n]],
+                                                 [digests[i] for i in groups[n]])
     limits = settings.limits()
     if settings.record_expressions or not fixes:
+        take_semantics()
         computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
                                                settings.profile, settings.backends,
                                                expressions=report.expressions if settings.record_expressions
@@ -192,7 +210,8 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                                                target=settings.target_device) for n in todo]
     else:
         computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
-                                settings.backends, settings.jobs, limits, settings.target_device)
+                                settings.backends, settings.jobs, limits, settings.target_device, take_semantics)
+    take_semantics()
     for n, diagnostics in zip(todo, computed, strict=True):
         notes = [d for d in diagnostics if d.name in parallel.RUN_NOTES]
         results[n] = [d for d in diagnostics if d.name not in parallel.RUN_NOTES]
@@ -201,7 +220,11 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         # analyzer) may do better
         stopped = notes or any(d.code == "MV903" for d in diagnostics)
         if cache is not None and n in keys and not stopped:
-            cache.put_component(*keys[n], diagnostics)
+            slot, key, shape = keys[n]
+            rows, fixed = incremental.touched_lines(diagnostics)
+            records = [incremental.member_record(parsed[i], digests[i], semantic, rows.get(parsed[i].path))
+                       for i, semantic in zip(groups[n], semantics[n], strict=True)]
+            cache.put_component(slot, key, diagnostics, shape, records, sorted(fixed))
     if cache is not None:
         report.cache_hits, report.cache_misses = cache.hits, len(todo)
         cache.save()
@@ -223,6 +246,34 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         if shown is not None:
             ensure_lines(shown)
     return report
+
+
+def _key_path(path: str) -> str:
+    """A file's path in cache keys: as given when relative (the same on every checkout of the project, so a
+    cache directory can move between machines), else absolute."""
+    return path if not os.path.isabs(path) else os.path.abspath(path)
+
+
+def _equivalent_entry(cache: Cache, slot: str, key: str, shape: str, sources: list[frontend.SourceFile],
+                      digests: list[str]) -> list[Diagnostic] | None:
+    """The cached diagnostics of a component whose changed files changed nothing the analysis reads
+    (:mod:`analyzer.incremental`), renewed for their new contents; None otherwise."""
+    found = cache.component_members(slot, shape)
+    if found is None or not incremental.equivalent(*found[:1], sources, digests, found[1]):
+        return None
+    return cache.renew_component(slot, key, digests)
+
+
+def _semantic_digests(cache: Cache, slot: str, _key: str, shape: str, sources: list[frontend.SourceFile],
+                      digests: list[str]) -> list[str | None]:
+    """Each file's semantic digest: the cached one where its content is unchanged, else computed."""
+    found = cache.component_members(slot, shape)
+    known = {}
+    if found is not None and len(found[0]) == len(sources):
+        known = {i: record[1] for i, record in enumerate(found[0])
+                 if isinstance(record, list) and len(record) == 4 and record[0] == digests[i]}
+    return [known[i] if known.get(i) is not None else incremental.semantic_digest(source)
+            for i, source in enumerate(sources)]
 
 
 def _for_notebooks(diagnostics: list[Diagnostic], notebooks: dict[str, frontend.SourceFile]) -> list[Diagnostic]:

@@ -605,6 +605,33 @@ def print_report(rows: list[dict[str, Any]], tools: list[Tool], notes: list[str]
 # ---------------------------------------------------------------- main
 
 
+def incremental_main(args: argparse.Namespace) -> int:
+    """``--incremental``: :mod:`bench.incremental_speed` on each corpus."""
+    from bench.incremental_speed import measure_incremental, report
+
+    compile_bytecode()
+    flags = devicelint_flags()
+    check_flags = ["--exit-zero", "-q", "--output-format", "json",
+                   *[flag for flag in ("--isolated", "--no-respect-gitignore") if flag in flags]]
+    if args.select:
+        check_flags += ["--select", args.select]
+    rows = []
+    try:
+        for name in corpus_names(args.corpora):
+            package = fetch(name, CORPORA[name], Path(args.cache_dir))
+            rows.append(measure_incremental(name, package, args.repeats, check_flags, args.timeout))
+    except (RuntimeError, ValueError) as error:
+        print(f"analyzer_speed: {error}", file=sys.stderr)
+        return 2
+    print(f"# devicelint incremental runs against ruff cold, median of {args.repeats}, {os.cpu_count()} CPUs")
+    for row in rows:
+        print()
+        print(report(row))
+    write_json(args.json, {"benchmark": "analyzer_speed --incremental", "environment": environment(),
+                           "repeats": args.repeats, "rows": rows})
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per tool and corpus, median (default 3)")
@@ -630,10 +657,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time devicelint analysing every file (the relevance skip disabled), once")
     parser.add_argument("--force-timeout", type=float, default=1800.0,
                         help="limit of the forced run in seconds (default 1800)")
+    parser.add_argument("--incremental", action="store_true",
+                        help="instead: ruff cold, devicelint cold, warm, after a one-file edit and a run naming "
+                             "that file, as ratios to ruff (bench/incremental_speed.py)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.pylint_repeats < 1:
         parser.error("--repeats and --pylint-repeats must be at least 1")
+    if args.incremental:
+        return incremental_main(args)
 
     try:
         bytecode_note = compile_bytecode()

@@ -30,9 +30,15 @@ What it does
     (``MV2`` before the PyTorch rules exist) is reported as such, with 0 diagnostics, and the
     script still exits 0: the table fills in once the rules are there.
 
+    Example trees: ``--tree NAME[@VERSION]=DIR`` (repeatable) adds a directory of program-style code
+    (``examples/`` of a project, a tutorial repository) as a corpus of its own, analysed the same way,
+    with paths relative to ``DIR``; ``VERSION`` (a commit) is printed with it. With trees given, the
+    pinned wheels run only when ``--corpora`` names them.
+
 Reproduce
     python bench/false_positives.py --markdown /tmp/fp.md --json /tmp/fp.json
     python bench/false_positives.py --corpora timm,torchvision --select ALL
+    python bench/false_positives.py --tree pytorch-examples@77f55b9=/tmp/fp/examples --tree pyg=/tmp/pyg/examples
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without i
 from bench.analyzer_speed import (  # noqa: E402
     CORPORA,
     DEFAULT_CACHE,
+    Corpus,
     corpus_names,
     devicelint_env,
     devicelint_flags,
@@ -221,6 +228,19 @@ def triage_table(diagnostics: list[Diagnostic]) -> str:
 # ---------------------------------------------------------------- running devicelint
 
 
+def parse_tree(spec: str) -> tuple[str, str, Path]:
+    """``NAME[@VERSION]=DIR`` (or just ``DIR``, named after it): the tree's name, version and directory;
+    ValueError on an empty name or a directory that does not exist."""
+    label, sep, directory = spec.rpartition("=")
+    path = Path(directory if sep else spec).expanduser()
+    name, _at, version = (label if sep else path.resolve().name).partition("@")
+    if not name or ":" in name:
+        raise ValueError(f"--tree {spec!r}: a tree needs a name without ':' (NAME[@VERSION]=DIR)")
+    if not path.is_dir():
+        raise ValueError(f"--tree {spec!r}: {path} is not a directory")
+    return name, version or "-", path
+
+
 def check_command(directory: Path, select: str, flags: set[str], analyze_all: bool) -> list[str]:
     command = [sys.executable, "-m", "analyzer", "check", str(directory), "--select", select, "--output-format",
                "json", "--no-cache", "--exit-zero",
@@ -232,7 +252,14 @@ def examine(name: str, cache: Path, select: str, flags: set[str], analyze_all: b
             timeout: float) -> tuple[dict[str, Any], list[Diagnostic]]:
     """Download and unpack one corpus, run devicelint on it; its row (without counts) and its diagnostics."""
     corpus = load_corpus(name, CORPORA[name], fetch(name, CORPORA[name], cache))
-    root = corpus.directory.parent  # the unpacked wheel: paths start with the package
+    # the unpacked wheel: paths start with the package
+    return examine_corpus(corpus, corpus.directory.parent, select, flags, analyze_all, timeout)
+
+
+def examine_corpus(corpus: Corpus, root: Path, select: str, flags: set[str], analyze_all: bool,
+                   timeout: float) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """Run devicelint on a corpus (paths relative to ``root``); its row (without counts) and its diagnostics."""
+    name = corpus.name
     row: dict[str, Any] = {"corpus": name, "version": corpus.version, "directory": str(corpus.directory),
                            "files": len(corpus.files), "lines": corpus.lines, "seconds": None, "error": None}
     if not select:  # nothing of the selection exists in this checkout yet
@@ -262,8 +289,10 @@ def examine(name: str, cache: Path, select: str, flags: set[str], analyze_all: b
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpora", default="all",
-                        help=f"comma-separated, among {', '.join(CORPORA)}, or all (default: all)")
+    parser.add_argument("--corpora", default=None,
+                        help=f"comma-separated, among {', '.join(CORPORA)}, or all (default: all, none with --tree)")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME[@VERSION]=DIR",
+                        help="a directory of example programs analysed as a corpus of its own (repeatable)")
     parser.add_argument("--select", default=DEFAULT_SELECT,
                         help=f"the rules whose findings are triaged, passed to --select (default: {DEFAULT_SELECT})")
     parser.add_argument("--analyze-all", action="store_true",
@@ -277,9 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", metavar="PATH", help="also write the summary and triage tables to PATH")
     args = parser.parse_args(argv)
     try:
-        names = corpus_names(args.corpora)
+        trees = [parse_tree(spec) for spec in args.tree]
+        names = corpus_names(args.corpora or "all") if args.corpora or not trees else []
     except ValueError as error:
         parser.error(str(error))
+    if len({name for name, _v, _d in trees} | set(names)) < len(trees) + len(names):
+        parser.error("two corpora or trees share a name")
 
     try:
         triage = load_triage(Path(args.triage))
@@ -292,6 +324,12 @@ def main(argv: list[str] | None = None) -> int:
             row, found = examine(name, Path(args.cache_dir), kept, flags, args.analyze_all, args.timeout)
             rows.append(row)
             diagnostics += found
+        for name, version, directory in trees:
+            corpus = load_corpus(name, version, directory.resolve())
+            row, found = examine_corpus(corpus, corpus.directory, kept, flags, args.analyze_all, args.timeout)
+            rows.append(row)
+            diagnostics += found
+        names = [*names, *(name for name, _v, _d in trees)]
     except (RuntimeError, ValueError) as error:
         print(f"false_positives: {error}", file=sys.stderr)
         return 2

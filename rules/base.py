@@ -96,10 +96,40 @@ def world_notes(site: Site, failing: Iterable[SiteFact]) -> list[Related]:
     return [Related(site.file, site.line, site.col + 1, f"fails when {world}") for world in worlds]
 
 
-def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset()) -> str:
+def distinguishing(conditions: tuple[str, ...], others: Iterable[tuple[str, ...]]) -> str:
+    """A world in a few words: the fewest of its ``conditions`` that no world of ``others`` has all of (with
+    CUDA available both with and without options, a failure only with options is "when the command line
+    gives options"); its first condition where it has one only."""
+    kept = list(conditions)
+    rest = [tuple(o) for o in others]
+    for condition in conditions:
+        trial = [c for c in kept if c != condition]
+        if trial and not any(_compatible(trial, other) for other in rest):
+            kept = trial
+    return " and ".join(kept)
+
+
+def _split_of(condition: str) -> str:
+    """Which world split a condition answers (two answers of one split exclude each other): the command line's
+    (:mod:`analyzer.engine.argparse_model`) or CUDA's."""
+    return "command line" if "command line" in condition else "cuda"
+
+
+def _compatible(conditions: Iterable[str], other: tuple[str, ...]) -> bool:
+    """Whether some run meets both: no split answered one way in ``conditions`` and another in ``other`` (a
+    world naming fewer conditions holds for every answer of the others)."""
+    answers = {_split_of(c): c for c in conditions}
+    return all(answers.get(_split_of(c), c) == c for c in other)
+
+
+def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset(),
+                    others: Iterable[SiteFact] = ()) -> str:
     phrases: list[str] = []
+    other_worlds = [f.context.conditions for f in others if f.context.conditions]
     for fact in facts:
-        phrase = fact.context.describe(hide=hide)
+        conditions = fact.context.conditions
+        world = distinguishing(conditions, other_worlds) if len(conditions) > 1 else None
+        phrase = fact.context.describe(hide=hide, condition=world)
         if phrase not in phrases:
             phrases.append(phrase)
     if len(phrases) > 2:
@@ -204,6 +234,7 @@ class OutcomeRule(Rule):
             others = len({(p.message, p.states()) for _f, p in failing}) - 1
             if others:
                 text += f" (and {others} more failing combination{'s' if others > 1 else ''})"
+        notes: list[Related] = []
         if everywhere:
             severity = Severity.ERROR
             function_contexts = [f for f in site_facts if f.context.function]
@@ -218,16 +249,24 @@ class OutcomeRule(Rule):
             # name the arguments that tell the failing contexts from the passing ones
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()
-            where = _context_phrase(failing_facts, same_elsewhere)
+            where = _context_phrase(failing_facts, same_elsewhere, passing_contexts)
             text += f"; fails on some paths {where}" if partial else f"; fails {where}"
-            worlds = {f.context.condition for f in passing_contexts}
-            if passing_contexts and all(worlds):
+            failing_worlds = [f.context.conditions for f in failing_facts if f.context.conditions]
+            worlds = {distinguishing(f.context.conditions, failing_worlds) if len(f.context.conditions) > 1
+                      else f.context.condition for f in passing_contexts}
+            # a passing context in a world that also fails (another calling context): "ok when" would name it
+            overlap = any(_compatible(f.context.conditions, p.context.conditions)
+                          for f in failing_facts for p in passing_contexts)
+            if passing_contexts and all(worlds) and len(worlds) <= 2 and not overlap:
                 text += "; ok when " + " and when ".join(sorted(worlds))  # the other answer of a world split
+            elif passing_contexts and all(worlds) and not overlap:  # (more: notes name them)
+                text += f"; ok in {len(worlds)} other cases"
+                notes = [Related(site.file, site.line, site.col + 1, f"ok when {w}") for w in sorted(worlds)]
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
         return self.diagnostic(site, severity, self.hinted(text, first.row),
-                               [*world_notes(site, (f for f, _p in failing)), *related_for(failing)])
+                               [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
 
 
 def short_operands(failing: Possibility, file: str) -> str:

@@ -105,3 +105,15 @@ def test_function_times_on_the_torch_fixtures() -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("engine runs timed: ") and len(lines) == 4
     assert all(" ms " in line and " runs  " in line for line in lines[1:])
+
+
+def test_incremental_speed_on_a_fixture_package() -> None:
+    """The incremental bench's runs on a small package (offline): every run succeeds and is reported."""
+    from bench.analyzer_speed import ruff_binary
+    from bench.incremental_speed import LABELS, measure_incremental, report
+
+    result = measure_incremental("trainkit", ROOT / "fixtures" / "trainkit", 1, ["--exit-zero", "-q", "--isolated"],
+                                 300, "model.py", "forward")
+    expected = {key for key, _label in LABELS} - (set() if ruff_binary() else {"ruff_cold"})
+    assert {key for key, value in result["median_s"].items() if value is not None} == expected
+    assert "| function body edited |" in report(result)

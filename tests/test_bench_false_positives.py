@@ -119,3 +119,15 @@ def test_selection_and_corpora() -> None:
     assert (package_of("pytorch-lightning"), wheel_stem("pytorch-lightning")) == ("pytorch_lightning",
                                                                                  "pytorch_lightning")
     assert package_of("timm") == "timm"
+
+
+def test_example_trees_are_named_and_checked(tmp_path: Path) -> None:
+    from bench.false_positives import parse_tree
+
+    assert parse_tree(f"examples@77f55b9={tmp_path}") == ("examples", "77f55b9", tmp_path)
+    assert parse_tree(f"pyg={tmp_path}") == ("pyg", "-", tmp_path)
+    assert parse_tree(str(tmp_path)) == (tmp_path.resolve().name, "-", tmp_path)
+    with pytest.raises(ValueError, match="not a directory"):
+        parse_tree(f"x={tmp_path / 'absent'}")
+    with pytest.raises(ValueError, match="name"):
+        parse_tree(f"a:b={tmp_path}")

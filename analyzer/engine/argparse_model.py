@@ -19,6 +19,9 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   ``namespace=``, gives a namespace of unknown options;
 * a required option, or a positional one without ``nargs="?"``/``"*"``, is unknown (no run can leave it
   out);
+* with options given, an option whose values are a known few (a ``store_true``/``store_false`` flag, an
+  option with ``choices=`` of up to three constants, and its default) reads as those values, tagged as one
+  program-wide choice (:func:`analyzer.choices.one_of`): one command line, one value, in every function;
 * attributes stored on the namespace through the variable that holds it (``args.cuda = not args.no_cuda and
   torch.cuda.is_available()``, ``args.device = torch.device(...)``) travel with it, into every function it is
   passed to, in both runs; an option's default is dropped (unknown) where some other store could reach a
@@ -32,10 +35,12 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import TOP, Atom, BuiltinRef, DictAtom, SeqAtom, V, Value, const, seq
+from ..choices import one_of
+from ..domain import TOP, Atom, BuiltinRef, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq
 from ..tree_walk import scope_nodes
 from .flow_state import Frame, State, rebind_call_receiver
 from .mixin import EngineMixin
@@ -71,6 +76,8 @@ class ArgParserAtom(Atom):
     origin: object
     options: tuple[tuple[str, Value | None], ...] = ()
     complete: bool = True
+    #: the values an option can take on any command line (``choices=``, a flag's two), by destination
+    alternatives: tuple[tuple[str, tuple[Atom, ...]], ...] = ()
 
     def reveal(self) -> str:
         return "argparse parser"
@@ -79,19 +86,41 @@ class ArgParserAtom(Atom):
 @dataclass(frozen=True, slots=True)
 class NamespaceAtom(Atom):
     """What a parse returned: the parser's options, read as their defaults when ``defaults`` (a parse of
-    no options), else unknown."""
+    no options), else unknown, or one of their values where those are a known few (``given``)."""
 
     options: tuple[tuple[str, Value | None], ...]
     defaults: bool
     #: attributes stored on it after the parse (or given to ``SimpleNamespace(...)``), the last store last
     assigned: tuple[tuple[str, Value], ...] = ()
+    #: with options given, each option whose values are a known few: those values, as one program-wide choice
+    given: tuple[tuple[str, Value], ...] = ()
 
     def reveal(self) -> str:
         return "argparse namespace"
 
     def with_attribute(self, attr: str, value: Value) -> NamespaceAtom:
         kept = tuple(item for item in self.assigned if item[0] != attr)
-        return NamespaceAtom(self.options, self.defaults, (*kept, (attr, value)))
+        return NamespaceAtom(self.options, self.defaults, (*kept, (attr, value)), self.given)
+
+    def inner_values(self) -> list[Value]:
+        """The values it holds that may carry choice tags (:mod:`analyzer.choices`)."""
+        return [value for _name, value in self.given] + [value for _name, value in self.assigned]
+
+    def map_inner(self, fn: Callable[[Value], Value]) -> NamespaceAtom:
+        return NamespaceAtom(self.options, self.defaults, tuple((n, fn(v)) for n, v in self.assigned),
+                             tuple((n, fn(v)) for n, v in self.given))
+
+
+def read_values(value: Value, attributes: Iterable[str]) -> Value:
+    """What a statement that reads ``attributes`` of ``value`` reads: of a namespace, only those (a run per
+    way of each of its options would split on options the statement never looks at)."""
+    if not any(isinstance(a, NamespaceAtom) for a in value.atoms):
+        return value
+    names = set(attributes)
+    others = [a for a in value.atoms if not isinstance(a, NamespaceAtom)]
+    read = [found for a in value.atoms if isinstance(a, NamespaceAtom) for name in names
+            if (found := dict((*a.given, *a.assigned)).get(name)) is not None]  # (a store overrides the option)
+    return join_all([Value(frozenset(others), value.top), *read])
 
 
 def _const_str(value: Value | None) -> str | None:
@@ -138,6 +167,30 @@ def option_default(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, Va
         return dest, None  # argparse exits with a usage error
 
 
+def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tuple[Atom, ...] | None:
+    """The values an option can take on any command line, given or not: its ``choices=`` (constants) or a
+    ``store_true``/``store_false`` flag's two, and its default (``None``: not a known few)."""
+    if default is None or default.top or not default.only(Const) or len(default.atoms) != 1:
+        return None
+    action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
+    if action in ("store_true", "store_false") and "choices" not in kwargs:
+        values: list[Atom] = [const(True), const(False)]
+    elif action == "store" and "choices" in kwargs and "nargs" not in kwargs:
+        choices = kwargs["choices"]
+        seqs = [a for a in choices.atoms if isinstance(a, SeqAtom)]
+        if choices.top or len(seqs) != 1 or len(choices.atoms) != 1 or seqs[0].items is None:
+            return None
+        values = []
+        for item in seqs[0].items:
+            if item.top or len(item.atoms) != 1 or not item.only(Const):
+                return None
+            values.extend(item.atoms)
+    else:
+        return None
+    values.extend(a for a in default.atoms if a not in values)  # (a default outside the choices: not given)
+    return tuple(dict.fromkeys(values))
+
+
 class ArgparseModel(EngineMixin):
     """The engine's ``argparse`` (mixed into the engine)."""
 
@@ -154,7 +207,7 @@ class ArgparseModel(EngineMixin):
         return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))
 
     def argparse_parser_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
-                               node: ast.AST, st: State) -> Value:
+                               node: ast.AST, st: State, fr: Frame) -> Value:
         parsers = [a for a in receiver.atoms if isinstance(a, ArgParserAtom)]
         if receiver.top or len(parsers) != 1:
             return TOP
@@ -162,15 +215,21 @@ class ArgparseModel(EngineMixin):
         if name == "add_argument":
             found = option_default(args, kwargs)
             options = parser.options if found is None else (*parser.options, found)
-            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete)), st)
+            alternatives = parser.alternatives
+            values = option_alternatives(kwargs, found[1]) if found is not None else None
+            if found is not None and values is not None:
+                alternatives = (*alternatives, (found[0], values))
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
             return TOP
         if name == "set_defaults":
             if args:
                 return TOP
-            given = dict(kwargs)
-            options = tuple((dest, given.pop(dest) if dest in given else default) for dest, default in parser.options)
-            options += tuple(given.items())  # a default for a destination no option has: still an attribute
-            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete)), st)
+            new_defaults = dict(kwargs)
+            options = tuple((dest, new_defaults.pop(dest) if dest in new_defaults else default)
+                            for dest, default in parser.options)
+            options += tuple(new_defaults.items())  # a default for a destination no option has: still an attribute
+            alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
@@ -181,7 +240,12 @@ class ArgparseModel(EngineMixin):
             defaults = False
         else:
             defaults = empty or bool(self.argparse_defaults)
-        namespace = V(NamespaceAtom(parser.options, defaults))
+        given: tuple[tuple[str, Value], ...] = ()
+        if not defaults and parser.complete:  # (``argument_default=``, ``parents=``: other defaults)
+            chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
+            given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
+            fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
+        namespace = V(NamespaceAtom(parser.options, defaults, (), given))
         return V(seq("tuple", (namespace, TOP))) if "known" in name else namespace
 
     def namespace_attribute(self, atom: NamespaceAtom, attr: str) -> Value:
@@ -189,8 +253,11 @@ class ArgparseModel(EngineMixin):
         if stored:
             return stored[-1]
         assigned = self.attributes_assigned()
-        if not atom.defaults or attr in assigned or "*" in assigned:
+        if attr in assigned or "*" in assigned:
             return TOP
+        if not atom.defaults:  # options given: one of its values where those are a known few, the same everywhere
+            values = [value for dest, value in atom.given if dest == attr]
+            return values[-1] if values else TOP
         found = [default for dest, default in atom.options if dest == attr]
         return found[-1] if found and found[-1] is not None else TOP
 

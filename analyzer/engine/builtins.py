@@ -22,7 +22,7 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..torch_domain import TorchDeviceAtom
+from ..torch_domain import TorchDeviceAtom, TorchRef
 from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
@@ -103,7 +103,10 @@ class Builtins(EngineMixin):
                 # one of a few known names (``for name in ("enc", "dec"): getattr(self, name)``): any of them
                 found = join_all(self.attribute(args[0], attr, node if isinstance(node, ast.expr) else None, st, fr)
                                  for attr in attrs)
-                return found.join(args[2]) if len(args) > 2 else found
+                # (a name inside ``torch``, ``getattr(torch.backends, "mps", None)``: read as ``torch.backends.mps``
+                # is, the default left out; the package needs a torch that has what programs probe for)
+                torch_path = args[0].only(TorchRef)
+                return found.join(args[2]) if len(args) > 2 and not torch_path else found
             return TOP
         if name in ("staticmethod", "classmethod", "property") and args:
             return args[0]

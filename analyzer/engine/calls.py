@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from ..budget import FunctionOverBudget
-from ..choices import stripped
+from ..choices import consistent, has_tags, stripped, tags_of
 from ..domain import (
     BOTTOM,
     NONE,
@@ -184,6 +184,8 @@ class Calls(EngineMixin):
              fr: Frame, star_unknown: bool = False) -> Value:
         result = TOP if func.top else BOTTOM
         groups: dict[tuple[str, str], list[Atom]] = {}
+        if len(func.atoms) > 1 and args:
+            func = _layers_of_the_inputs_way(func, args[0])
         for atom in func.atoms:
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
@@ -354,6 +356,8 @@ class Calls(EngineMixin):
                       scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None, None)) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
+        # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
+        frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))
         self.enter_torch_modes(state, modes, no_grad=fn.no_grad)
         if isinstance(fn.node, ast.Lambda):
@@ -421,3 +425,16 @@ def _popped(container: Value, index: Value) -> tuple[Value, Value]:
         return atom.items[position], V(seq(atom.kind, rest))
     element = join_all(a.elem for a in lists)
     return element, Value(frozenset(seq_of(a.kind, a.elem) for a in lists))
+
+
+def _layers_of_the_inputs_way(func: Value, x: Value) -> Value:
+    """Of the library layers ``func`` may be, those placed on a way of a choice that some possibility of the input
+    ``x`` is on too (``self.model`` stored on each way of a command-line option, called on an input of one way);
+    all of them where that would leave none."""
+    if x.top or not x.atoms or not any(tags_of(a) for a in func.atoms if isinstance(a, TorchLayerAtom)):
+        return func
+    inputs = [tags_of(a) for a in x.atoms]
+    kept = frozenset(a for a in func.atoms
+                     if not isinstance(a, TorchLayerAtom) or any(consistent(tags_of(a), t) for t in inputs))
+    return Value(kept, func.top) if kept else func
+

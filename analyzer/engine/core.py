@@ -11,7 +11,7 @@ from typing import Any
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
-from ..choices import stripped
+from ..choices import stripped, tagged
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -300,6 +300,8 @@ class Engine(
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:
+        if self.program_ways:  # (stored on one way of a command-line option: the value is that way's)
+            value = tagged(value, self.program_ways)
         value = stripped(value)  # an attribute outlives the activation whose choices tagged it
         old = self.heap.get(key)
         if old != value:

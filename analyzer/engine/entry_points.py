@@ -12,7 +12,8 @@ framework fixes some of them, and where they live decides whether the code fails
 * PyTorch Lightning: the hooks of a ``LightningModule`` subclass (``training_step``, ``forward``, ...)
   get ``self`` moved to the Trainer's device and batches on it (Lightning moves both). The device is
   the accelerator every ``Trainer(accelerator=...)`` of the program names (``"gpu"``/``"cuda"`` or
-  ``"cpu"``), else the CUDA world's (``"auto"`` picks CUDA when it is available);
+  ``"cpu"``), else the CUDA world's (``"auto"`` picks CUDA when it is available); the moved module's
+  ``self.device`` and ``self.on_gpu`` say where it is (:meth:`TorchModel.torch_module_attribute`);
 * pytest: ``test_*`` functions (and ``Test*`` methods) of ``test_*.py``/``*_test.py`` files and their
   fixtures get the values of the fixtures they name (fixtures of the file and of ``conftest.py``
   files; ``@pytest.mark.parametrize`` over literal values: one call per value);

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import lift
-from ..choices import tag_except, taggable
+from ..choices import common_tags, each_way, tag_except, taggable, tagged, tags_of
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -17,6 +17,7 @@ from ..domain import (
     TOP,
     TRUE,
     ArrayAtom,
+    Atom,
     BuiltinRef,
     DeviceAtom,
     DictAtom,
@@ -309,10 +310,12 @@ class Expressions(EngineMixin):
         result = BOTTOM
         exits: list[State] = []
         current = st.copy()
+        decided: frozenset = frozenset()  # the tags every value that let the evaluation go on carried
         for i, value_node in enumerate(node.values):
             value = self.eval(value_node, current, fr)
             if current.dead:
                 break
+            value = tagged(value, decided) if decided else value  # (``not args.no_cuda and ok``: the flag's way)
             if i == len(node.values) - 1:
                 result = result.join(value)
                 exits.append(current)
@@ -325,6 +328,7 @@ class Expressions(EngineMixin):
                 exits.append(current.copy())
             if going_on.is_bottom and not going_on.top:
                 break
+            decided = decided | common_tags(going_on)
             path = self._target(value_node, current)
             if path is not None and not path[1]:
                 current.vars[path[0]] = going_on
@@ -348,6 +352,8 @@ class Expressions(EngineMixin):
             compare = CMP_OPS.get(type(op))
             outcome = compare_values(compare, left, right) if compare is not None else None
             value = BOOL if outcome is None else (TRUE if outcome else FALSE)
+            if outcome is None and compare is not None and len(node.ops) == 1:  # a tagged side: per way
+                value = _compared_per_way(compare, left, right) or value
             result = value if result is None else and_bools(result, value)
             left = right
         return result if result is not None and not st.dead else BOTTOM
@@ -357,6 +363,9 @@ class Expressions(EngineMixin):
         if st.dead:
             return BOTTOM
         if isinstance(node.op, ast.Not):
+            per_way = each_way(operand, lambda a: None if a.truthy() is None else const(not a.truthy()))
+            if per_way is not None:  # ``not args.no_cuda`` of a flag an option's choice tagged
+                return per_way
             truth = operand.truthiness()
             if truth == {True}:
                 return FALSE
@@ -575,3 +584,16 @@ def _repeat(sequence: Value, count: Value) -> Value | None:
             else:
                 out = out.join(V(seq_of(atom.kind, atom.elem)))
     return out
+
+
+def _compared_per_way(compare: Any, left: Value, right: Value) -> Value | None:
+    """``left <op> right`` where one side's possibilities carry choice tags: each one's outcome, with its tags
+    (``args.device == "cuda"``: true on one way of the option, false on the other)."""
+    def outcome(mine: Atom, other: Value, flip: bool) -> Atom | None:
+        pair = (other, V(mine)) if flip else (V(mine), other)
+        found = compare_values(compare, *pair)
+        return None if found is None else const(found)
+
+    if any(tags_of(a) for a in left.atoms):
+        return each_way(left, lambda a: outcome(a, right, False))
+    return each_way(right, lambda a: outcome(a, left, True))

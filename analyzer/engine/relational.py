@@ -10,14 +10,17 @@ flag to a call, runs once per way, on the state where the choice went that
 way, and what it assigns carries that way's tag: ``a + b`` after two
 ``if use_cuda:`` moves pairs the CPU ``a`` with the CPU ``b`` only. The branches
 of a later ``if`` on the same test see only their own way's possibilities. A
-name that holds one value on one of two devices (a parameter, a helper's
-result) is tagged by device where a statement reads it.
+name that holds one value on one of two or three devices (a parameter, a
+helper's result) is tagged by device where a statement reads it.
 
 Bounded: no new choice inside a loop on a test (or a value) whose names the
 loop assigns (one test, many outcomes), and at most :data:`MAX_SPLIT` choices
 split per statement (others keep both ways, as before). Tags stay in the frame
 that made them: they are dropped on the way into a callee, out of it, and into
-the heap; dropping a tag only pairs more.
+the heap; dropping a tag only pairs more. Program-wide choices (a command-line
+option's value, :mod:`analyzer.choices`) are the exception: their tags travel,
+a statement reading a global or closure variable that holds them splits too, and
+what a split run stores in the heap carries its ways of them.
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ import itertools
 from collections.abc import Callable
 
 from ..choices import (
+    PROGRAM,
     Choice,
     alternatives,
+    consistent,
+    has_tags,
     restricted,
     stripped,
     tag_except,
@@ -40,6 +46,7 @@ from ..choices import (
 from ..domain import Atom, Const, Instance, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
+from .argparse_model import read_values
 from .flow_state import Frame, State, join_states
 from .mixin import EngineMixin
 
@@ -57,6 +64,8 @@ class Relational(EngineMixin):
 
     _statement_ifexps: frozenset[int] = frozenset()
     _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
+    #: the ways of program-wide choices the statement being run took (what it stores in the heap carries them)
+    program_ways: frozenset = frozenset()
 
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
@@ -136,9 +145,12 @@ class Relational(EngineMixin):
                 continue
             if fr.loops and not self._name_loop_invariant(node, name, fr):
                 continue  # (a loop that rebinds it: one statement, a new value each time)
-            choice = Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}")
-            first = min(keys.values(), key=repr)
-            atoms = frozenset(with_tags(a, frozenset({(choice, keys[a] == first)})) for a in value.atoms)
+            # one choice per device but the last (true for that device): two devices differ in one of them
+            devices = sorted(set(keys.values()), key=repr)
+            choices = [Choice(fr.ctx.id, f"{name}@{node.lineno}:{node.col_offset}#{i}")
+                       for i in range(len(devices) - 1)]
+            atoms = frozenset(with_tags(a, frozenset((c, keys[a] == devices[i]) for i, c in enumerate(choices)))
+                              for a in value.atoms)
             variables[name] = Value(atoms, value.top)
             fr.tagged = True
 
@@ -160,15 +172,18 @@ class Relational(EngineMixin):
             return run(node, st, fr)
         once = _statement_info(node)
         self._one_value_one_device(node, once[3], st, fr)
-        if not once[0] and not once[2] and not fr.tagged:
+        outer = _tagged_outer_names(once[3], st, fr)
+        if not once[0] and not once[2] and not fr.tagged and not outer:
             return run(node, st, fr)  # (no conditional expression, no name handed to a call, nothing tagged)
-        saved = self._statement_ifexps, self._forced
+        saved = self._statement_ifexps, self._forced, self.program_ways
         self._statement_ifexps, self._forced = once[0], {}
         try:
             found: set[Choice] = set()
-            if fr.tagged:
-                variables = st.vars
-                values = [variables[name] for name in once[3] if name in variables]
+            values: list[Value] = []
+            if fr.tagged or outer:
+                variables = {**outer, **st.vars}
+                values = [read_values(variables[name], once[4].get(name, ()))
+                          for name in once[3] if name in variables]
                 found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
             forcing: list[tuple[int, Choice, bool]] = []
             for ifexp in once[1]:
@@ -185,8 +200,11 @@ class Relational(EngineMixin):
             outs: list[State] = []
             for ways in itertools.product((True, False), repeat=len(choices)):
                 chosen = dict(zip(choices, ways, strict=True))
+                if not _feasible(values, frozenset(chosen.items())):
+                    continue  # (``--device`` of three values: no value is the first and the second)
                 self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
                 part = st.copy()
+                part.vars.update(outer)  # (a global's or a closure's value: restricted as a local for this run)
                 for choice, way in chosen.items():
                     self.restrict_state(part, choice, way)
                 for name, choice in flags.items():
@@ -194,16 +212,21 @@ class Relational(EngineMixin):
                         way = chosen[choice]
                         part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
                 before = dict(part.vars)
+                self.program_ways = saved[2] | frozenset(t for t in chosen.items() if t[0].ctx == PROGRAM)
                 out = run(node, part, fr)
                 if not out.dead:
                     tags = frozenset(chosen.items())
-                    for name, value in out.vars.items():
+                    for name, value in list(out.vars.items()):
                         if before.get(name) is not value:
                             out.vars[name] = tagged(value, tags)
+                        elif name in st.vars:  # (restricted for this run only: a namespace's would not join back)
+                            out.vars[name] = st.vars[name]
+                        elif name in outer:
+                            del out.vars[name]
                 outs.append(out)
-            return join_states(outs)
+            return join_states(outs) if outs else run(node, st, fr)
         finally:
-            self._statement_ifexps, self._forced = saved
+            self._statement_ifexps, self._forced, self.program_ways = saved
 
     def _flag_arguments(self, names: tuple[ast.Name, ...], st: State, fr: Frame) -> dict[str, Choice]:
         """Of the names passed straight to a call (``names``), those that hold an undecided ``True``/``False``
@@ -237,11 +260,35 @@ class Relational(EngineMixin):
 _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
+def _feasible(values: list[Value], ways: frozenset) -> bool:
+    """Whether some run takes these ways of the choices: every value read has a possibility they allow."""
+    return all(value.top or not value.atoms or any(consistent(tags_of(a), ways) for a in value.atoms)
+               for value in values)
+
+
+def _tagged_outer_names(reads: frozenset[str], st: State, fr: Frame) -> dict[str, Value]:
+    """Of the names a statement in a function reads, the globals and closure variables holding tags (a
+    module-level choice, such as a command-line option: the same in every function)."""
+    if fr.kind == "module":
+        return {}
+    out: dict[str, Value] = {}
+    for name in reads:
+        if name in st.vars:
+            continue
+        value = fr.closure.get(name)
+        if value is None:
+            value = fr.module.namespace.get(name)
+        if value is not None and has_tags(value):
+            out[name] = value
+    return out
+
+
 def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ...], tuple[ast.Name, ...],
-                                               frozenset[str]]:
+                                               frozenset[str], dict[str, set[str]]]:
     """What splitting a simple statement looks at, found once per statement (kept on the node): the
     conditional expressions that run once per run of it (their ids) and the outermost of them (a nested one
-    is tested where the outer one went), the names passed straight to a call, and the names it reads."""
+    is tested where the outer one went), the names passed straight to a call, the names it reads, and the
+    attributes it reads of each (``args.device``)."""
     info = getattr(node, "_devicelint_split", None)
     if info is not None:
         return info
@@ -250,9 +297,12 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
     direct = getattr(node, "value", None)
     arguments: list[ast.Name] = []
     reads: set[str] = set()
+    attributes: dict[str, set[str]] = {}
     pending: list[tuple[ast.AST, bool, bool]] = [(node, False, False)]  # (node, inside an IfExp, run many times)
     while pending:
         current, inside, many = pending.pop()
+        if isinstance(current, ast.Attribute) and isinstance(current.value, ast.Name):
+            attributes.setdefault(current.value.id, set()).add(current.attr)
         if isinstance(current, ast.Name):
             reads.add(current.id)
             continue
@@ -266,17 +316,18 @@ def _statement_info(node: ast.stmt) -> tuple[frozenset[int], tuple[ast.IfExp, ..
             given = (*current.args, *(k.value for k in current.keywords))
             arguments.extend(a for a in given if isinstance(a, ast.Name))
         pending.extend((child, inside, many) for child in child_nodes(current))
-    info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads))
+    info = (frozenset(ids), tuple(outermost), tuple(arguments), frozenset(reads), attributes)
     node._devicelint_split = info  # type: ignore[attr-defined]
     return info
 
 
 def _device_keys(value: Value) -> dict[Atom, object] | None:
-    """Each possibility's device, when every possibility can carry a tag, none does yet, and they are on
-    exactly two devices (None otherwise)."""
+    """Each possibility's device, when every possibility can carry a tag, they are on two or three devices, and
+    possibilities with the same tags (none yet, or one way of an option: ``pick(args.device)`` giving the CPU or
+    MPS for ``--device mps``) are on two of them (None otherwise)."""
     out: dict[Atom, object] = {}
     for atom in value.atoms:
-        if tags_of(atom) or not taggable(atom):
+        if not taggable(atom):
             return None
         if isinstance(atom, Const) and not (isinstance(atom.value, str) and atom.value.partition(":")[0] in
                                             DEVICE_TYPES):
@@ -285,7 +336,12 @@ def _device_keys(value: Value) -> dict[Atom, object] | None:
         if key is None:
             return None
         out[atom] = key
-    return out if len(set(out.values())) == 2 else None
+    if len(set(out.values())) not in (2, 3):
+        return None
+    ways: dict[frozenset, set[object]] = {}
+    for atom, key in out.items():
+        ways.setdefault(tags_of(atom), set()).add(key)
+    return out if any(len(keys) > 1 for keys in ways.values()) else None
 
 
 #: words of a flag's name that make handing it to a call worth a run per answer (``use_cuda``, ``on_gpu``)

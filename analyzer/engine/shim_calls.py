@@ -115,7 +115,7 @@ class ShimCalls(EngineMixin):
         if kind == "TorchDistributionAtom":
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "ArgParserAtom":
-            return self.argparse_parser_method(name, receiver, args, kwargs, node, st)
+            return self.argparse_parser_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchOptimizerAtom":
             return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
         return TOP

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from runtime_shim import torch_semantics as T
 
-from ..choices import consistent, joined, tags_of
+from ..choices import consistent, joined, tags_of, with_tags
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -278,6 +278,13 @@ class TorchModel(EngineMixin):
         """Store the facts of one call and return its result. A call that raises on every path is reported and
         the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
         empty, else unknown), so the bugs after it are found in the same run."""
+        if self.cuda_world is False and possibilities:
+            # without CUDA no tensor is on a GPU: the move or creation that would have put one there raised, so
+            # a combination with one is not reached (a program that calls ``.cuda()`` unconditionally)
+            reached = [p for p in possibilities if not _on_cuda(p)]
+            if not reached and not unknown:
+                return widen_if_large(result)
+            possibilities = reached
         fact = self.facts.site(site, fr.ctx)
         fact.record(possibilities, st.past_failure)
         fact.unknown = fact.unknown or unknown
@@ -366,14 +373,16 @@ class TorchModel(EngineMixin):
         detach = detach or api in NO_GRAD_RESULTS  # an integer or boolean result: never in the graph
         for atom in torch_tensors(receiver):
             dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
+            tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
-                out.add(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin),
+                                  tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
@@ -525,10 +534,11 @@ class TorchModel(EngineMixin):
         ndim = _created_ndim(name, args, kwargs)
         grad_flags = self._requires_grad_flags(kwargs)
         out = set()
-        for dev, _atom in devices:
-            for flag in grad_flags:
-                out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                        origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}")))
+        for dev, source in devices:
+            for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
+                made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
+                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
+                out.add(with_tags(made, tags_of(source)))
         return Value(frozenset(out)) if out else TOP
 
     @staticmethod
@@ -1165,16 +1175,16 @@ class TorchModel(EngineMixin):
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
         grads = self.grad_modes(st)
         for atom in torch_tensors(receiver):
-            for dev, _source in targets or []:
+            for dev, source in _same_way(atom, targets or []):
                 for enabled in grads if atom.dev != dev else (True,):
                     tracked = atom.requires_grad and enabled  # under no_grad the copy is a leaf without grad
-                    out.add(atom if atom.dev == dev else atom.with_(
+                    out.add(with_tags(atom if atom.dev == dev else atom.with_(
                         dev=dev, owned=False, ndim=atom.ndim,
                         grad=NON_LEAF if tracked else NO_GRAD,
                         moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
                         origin=self.origin(node, fr, f"moved to {dev.text}" + (
                             " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF and tracked
-                            else ""))))
+                            else ""))), tags_of(source)))
             if discarded:  # thrown away wherever it goes (a device or a dtype the analysis does not know)
                 possibilities.append(Possibility((("tensor", atom),), "MV206",
                                                  T.DISCARDED_MOVE_MESSAGE.format(op=name), "torch.discarded"))
@@ -1338,8 +1348,9 @@ class TorchModel(EngineMixin):
             for i, child in enumerate(layer.children):
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
-                elif isinstance(child, TorchLayerAtom):
-                    value = self._apply_layer(child, [value], {}, node, st, fr, f"nn.Sequential[{i}] ({child.name})")
+                elif isinstance(child, TorchLayerAtom):  # (the container's choice tags: its layers were placed with it)
+                    value = self._apply_layer(with_tags(child, tags_of(layer)), [value], {}, node, st, fr,
+                                              f"nn.Sequential[{i}] ({child.name})")
                 else:
                     value = TOP  # a module the analysis does not model
                 if st.dead:
@@ -1358,23 +1369,25 @@ class TorchModel(EngineMixin):
             target = args[1] if len(args) > 1 else kwargs.get("target", TOP)
             operands = [("input", x, False, False), ("target", target, False, False)]
             if layer.weights:  # the class weights, a buffer of the loss
-                operands.append(("weight", TOP if layer.dev is None else V(TorchTensorAtom(
-                    layer.dev, NO_GRAD, False, owned=True, origin=layer.origin)), False, True))
+                operands.append(("weight", TOP if layer.dev is None else V(with_tags(TorchTensorAtom(
+                    layer.dev, NO_GRAD, False, owned=True, origin=layer.origin), tags_of(layer))), False, True))
             result = self.checked_op(api, operands, node, st, fr, op="loss", zero_dim=True)
         elif not layer.weights:
             result = self.same_device_result(x, node, st, fr, None)
         elif layer.dev is None:
             result = TOP
         else:
-            weight = TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin)
+            # (the layer's choice tags: a layer placed on one way of a choice meets inputs of that way only)
+            weight = with_tags(TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin), tags_of(layer))
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
-            result = Value(frozenset(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD, False,
-                                                     origin=self.origin(node, fr, f"{api} output"))
+            result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
+                                                               False, origin=self.origin(node, fr, f"{api} output")),
+                                               tags_of(layer))
                                      for enabled in self.grad_modes(st) for grad in tracked),
                            checked.top) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
@@ -1406,7 +1419,8 @@ class TorchModel(EngineMixin):
                 if targets == []:
                     return receiver
             moved = TOP if targets is None else Value(frozenset(
-                self.move_module(atom, dev) for atom in receiver.atoms for dev, _s in targets), receiver.top)
+                with_tags(self.move_module(atom, dev), tags_of(source))
+                for atom in receiver.atoms for dev, source in _same_way(atom, targets)), receiver.top)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
@@ -1714,7 +1728,37 @@ class TorchModel(EngineMixin):
             return self._bind_class_attr(forward, atom, node, st, fr) if forward is not None else None
         if attr in MODULE_METHODS:
             return V(BoundShim(atom, attr))
+        if attr in _LIGHTNING_DEVICE_ATTRIBUTES:
+            return self._lightning_device_attribute(atom, attr)
         return None
+
+    def _lightning_device_attribute(self, atom: Instance, attr: str) -> Value | None:
+        """``self.device`` / ``self.on_gpu`` of a LightningModule the Trainer moved (unknown otherwise)."""
+        text = self.__dict__.get("_moved_to", {}).get(atom)
+        if text is None or not any(self.entry_points.is_lightning_class(c)
+                                   for c in atom.cls.mro()):
+            return None
+        kind, _, index = text.partition(":")
+        if attr == "on_gpu":
+            return V(const(kind == "cuda"))
+        return V(TorchDeviceAtom(TorchDev(kind, int(index) if index else None)))
+
+
+#: what a LightningModule says of where it is (a moved one: where it was moved)
+_LIGHTNING_DEVICE_ATTRIBUTES = frozenset({"device", "on_gpu"})
+
+
+def _same_way(atom: Atom, targets: list[tuple[TorchDev, object]]) -> list[tuple[TorchDev, object]]:
+    """The devices ``atom`` can be moved to: those whose device value is on a way of a choice ``atom`` is on too
+    (``x.to(args.device)`` with ``x`` and the device placed by one option), all where none is."""
+    mine = tags_of(atom)
+    kept = [t for t in targets if consistent(mine, tags_of(t[1]))] if mine else targets
+    return kept or targets
+
+
+def _on_cuda(possibility: Possibility) -> bool:
+    """Whether an operand of the combination is on a CUDA device."""
+    return any(getattr(getattr(atom, "dev", None), "type", None) == "cuda" for _role, atom in possibility.operands)
 
 
 def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyzer.domain import TOP, BuiltinRef, V, const
-from analyzer.engine.argparse_model import option_default
+from analyzer.domain import TOP, BuiltinRef, V, const, seq
+from analyzer.engine.argparse_model import option_alternatives, option_default
 from analyzer.runner import check_source
 from analyzer.settings import Settings
 
@@ -94,3 +94,84 @@ def test_a_parser_with_positional_parents_reads_every_option_as_unknown() -> Non
     script = SCRIPT.replace("argparse.ArgumentParser()", "argparse.ArgumentParser('p', None, None, None, [])")
     report = check_source(script.format(line="[]", extra=""), "script.py", Settings(jobs=1))
     assert report.findings == []
+
+
+def _messages(source: str) -> list[str]:
+    return [d.message for d in check_source(source, "script.py", Settings(jobs=1)).findings]
+
+
+CHOICES = """import argparse
+import torch
+from torch import nn
+
+
+def evaluate(args, model):
+    return model(torch.randn(4, 8).to(args.device))
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+args = parser.parse_args()
+model = nn.Linear(8, 2).to(args.device)
+print(evaluate(args, model), model(torch.zeros(3, 8, device=args.device)) + torch.ones(2, device=args.device))
+{extra}"""
+
+
+def test_an_option_with_choices_takes_one_of_them_on_every_line_that_reads_it() -> None:
+    # one command line, one value: the model and the batches follow the same one, here and in a helper
+    assert _messages(CHOICES.format(extra="")) == []
+    assert option_alternatives({"choices": V(seq("list", (s("cpu"), s("cuda"))))}, s("cpu")) \
+        == (const("cpu"), const("cuda"))
+    assert option_alternatives({"action": s("store_true")}, V(const(False))) == (const(True), const(False))
+    assert option_alternatives({"choices": TOP}, s("cpu")) is None
+
+
+def test_an_option_with_choices_fails_with_the_choice_that_fails() -> None:
+    # the default (cpu) runs; ``--device cuda`` leaves the second batch on the CPU
+    found = _messages(CHOICES.format(extra="print(model(torch.zeros(3, 8)))"))
+    assert len(found) == 1
+    assert "fails on some paths at the top level of script.py when the command line gives options; ok when the " \
+           "command line gives no options" in found[0]
+
+
+def test_a_flag_tested_in_main_and_in_a_helper_is_one_answer() -> None:
+    source = """import argparse
+import torch
+from torch import nn
+
+
+def train(args, model, x):
+    if args.cuda:
+        x = x.cuda()
+    return model(x)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-cuda", action="store_true", default=False)
+args = parser.parse_args()
+args.cuda = not args.no_cuda and torch.cuda.is_available()
+model = nn.Linear(8, 2)
+if args.cuda:
+    model.cuda()
+print(train(args, model, torch.randn(4, 8)))
+"""
+    assert _messages(source) == []
+
+
+def test_a_failing_world_is_named_by_what_tells_it_from_the_passing_ones() -> None:
+    source = """import argparse
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cpu-eval", action="store_true")
+args = parser.parse_args()
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(8, 2).to(device)
+x = torch.randn(4, 8) if args.cpu_eval else torch.randn(4, 8).to(device)
+print(model(x))
+"""
+    found = _messages(source)
+    assert len(found) == 1
+    assert "when CUDA is available and the command line gives options; ok when CUDA is not available and " \
+           "when the command line gives no options" in found[0]

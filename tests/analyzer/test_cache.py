@@ -158,7 +158,7 @@ def test_profile_and_backends_are_part_of_the_key(project: Path) -> None:
 
 def test_a_new_analyzer_does_not_read_old_results(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     analyze(project)
-    monkeypatch.setattr(cache_module, "code_fingerprint", lambda: "another build")
+    monkeypatch.setattr(cache_module, "code_fingerprint", lambda *_directory: "another build")
     assert analyze(project).cache_hits == 0
 
 

@@ -236,3 +236,24 @@ def test_a_name_a_loop_rebinds_is_a_new_value_each_time() -> None:
             kept.append(t.clone())
         print(kept[0] + kept[1])
         """) == [(10, "MV201")]
+
+
+def test_a_device_picked_among_three_is_one_value() -> None:
+    assert findings("""
+        import torch
+
+        def pick(i):
+            if i == 0:
+                return torch.device("cuda")
+            if i == 1:
+                return torch.device("mps")
+            return torch.device("cpu")
+
+        def run(i):
+            dev = pick(i)
+            a = torch.zeros(3, device=dev)
+            b = torch.ones(3).to(dev)
+            return a + b
+
+        print(run(int(input())))
+        """) == []

@@ -423,3 +423,34 @@ def test_process_target_gets_its_args() -> None:
             other.start()
     """
     assert findings(source) == [(6, "MV201", "warning")]
+
+
+def test_lightning_module_device_and_on_gpu_are_the_trainers() -> None:
+    # an agent that moves its state with ``.cuda(device)`` only when the module says it is on a GPU
+    source = """\
+import pytorch_lightning as pl
+import torch
+from torch import nn
+
+
+class Agent(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+
+    def act(self, device):
+        state = torch.zeros(1, 4)
+        if device not in ["cpu"]:
+            state = state.cuda(device)
+        return self.net(state)
+
+    def training_step(self, batch, batch_idx):
+        device = batch[0].device.index if self.on_gpu else "cpu"
+        here = torch.ones(2, device=self.device)
+        return self.act(device).sum() + here.sum() + batch.sum()
+
+
+pl.Trainer(ACCELERATOR).fit(Agent())
+"""
+    assert findings(source.replace("ACCELERATOR", 'accelerator="cpu"')) == []
+    assert findings(source.replace("ACCELERATOR", 'accelerator="gpu"')) == []
