@@ -135,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules_cmd = commands.add_parser("rules", help="list the rules")
     rules_cmd.add_argument("--markdown", action="store_true",
                            help="print the rules reference page (docs/rules.md) instead")
+    models_cmd = commands.add_parser("models", help="list the library APIs the analysis models, by model")
+    models_cmd.add_argument("--signatures", action="store_true", help="print each API's declared parameters")
     explain = commands.add_parser("explain", help="show a rule's documentation")
     explain.add_argument("code")
     clean = commands.add_parser("clean", help="remove the cache directory")
@@ -226,6 +228,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_CLEAN
     if args.command == "rules":
         return _rules(markdown=args.markdown)
+    if args.command == "models":
+        return _models(signatures=args.signatures)
     if args.command == "explain":
         return _explain(args.code)
     if args.command == "clean":
@@ -242,6 +246,20 @@ def _main(argv: Sequence[str] | None) -> int:
         return lsp_main()
     parser.print_help(sys.stderr)
     return EXIT_ERROR
+
+
+def _models(signatures: bool = False) -> int:
+    """The modelled library callables (:mod:`analyzer.models.signatures`), grouped by the registered model
+    that answers for them (``torch.nn.*``: every name under the prefix)."""
+    from .models.registry import default_models
+    from .models.signatures import SIGNATURES
+
+    for model in default_models():
+        names = SIGNATURES.get(model.name, {})
+        print(f"{model.name} ({len(names)})")
+        for name in sorted(names):
+            print(f"  {name}({names[name]})" if signatures else f"  {name}")
+    return EXIT_CLEAN
 
 
 def _rules(markdown: bool = False) -> int:

@@ -142,6 +142,36 @@ class Atom:
         """Python truthiness, ``None`` when it depends on what the analysis does not know."""
         return True
 
+    def library_type(self) -> str | None:
+        """The library class this value is an instance of (``"torch.Tensor"``), for ``isinstance``."""
+        return None
+
+    def names_type(self) -> str | None:
+        """The library class this value names (``torch.Tensor`` itself), as ``isinstance``'s second argument."""
+        return None
+
+    def type_predicate(self) -> str | None:
+        """The library class a one-argument test function checks for (``torch.is_tensor``)."""
+        return None
+
+    def names_library_module(self) -> bool:
+        """A module of a library a model knows by name (``torch.backends``): ``getattr(m, name, default)`` reads
+        the name as the model has it (the default left out: the model's library has what programs probe for)."""
+        return False
+
+    def is_library_layer(self) -> bool:
+        """A library model's callable object placed on a device (a layer)."""
+        return False
+
+    def revealable(self) -> bool:
+        """A library value ``reveal_device`` describes (a model's tensor, device or module)."""
+        return False
+
+    def equals(self, other: Atom) -> bool | None:
+        """``self == other`` for two library values of one class a model compares (None: it cannot tell;
+        NotImplemented: not such a value)."""
+        return NotImplemented
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceAtom(Atom):

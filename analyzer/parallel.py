@@ -259,7 +259,7 @@ def edges(sources: list[frontend.SourceFile], infos: list[FileInfo],
 def components(sources: list[frontend.SourceFile], infos: list[FileInfo],
                project_modules: Iterable[str]) -> list[list[int]]:
     """The files connected through imports (either direction), each list in the files' order."""
-    from .engine.entry_points import fixture_links  # (the engine is imported only where it runs)
+    from .models.entry_points import fixture_links  # (the engine is imported only where it runs)
 
     parent = list(range(len(sources)))
 

@@ -41,6 +41,20 @@ class TorchRef(Atom):
 
     path: str
 
+    def names_type(self) -> str | None:
+        return self.path if self.path in LIBRARY_TYPES else None
+
+    def names_library_module(self) -> bool:
+        return True
+
+    def type_predicate(self) -> str | None:
+        return TENSOR_TYPE if self.path == "torch.is_tensor" else None
+
+
+#: the torch classes an ``isinstance`` test is answered for
+TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE = "torch.Tensor", "torch.nn.Module", "torch.device"
+LIBRARY_TYPES = frozenset({TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE})
+
 
 #: ``torch.autograd.Function`` as a base class, however it is spelled.
 AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
@@ -58,6 +72,19 @@ class TorchDeviceAtom(Atom):
     #: written without an index (``torch.device("cuda")``): its index is ``None`` at run time, so it never
     #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
     bare: bool = False
+
+    def revealable(self) -> bool:
+        return True
+
+    def equals(self, other: Atom) -> bool | None:
+        if not isinstance(other, TorchDeviceAtom):
+            return NotImplemented
+        from .models.torch_api import devices_equal  # (the torch model's table; imported where it is used)
+
+        return devices_equal((self.dev.type, self.dev.index, self.bare), (other.dev.type, other.dev.index, other.bare))
+
+    def library_type(self) -> str | None:
+        return DEVICE_TYPE
 
     def reveal(self) -> str:
         return f"torch.device('{self.dev.text}')"
@@ -94,6 +121,12 @@ class TorchTensorAtom(Atom):
     def requires_grad(self) -> bool:
         return self.grad != NO_GRAD
 
+    def revealable(self) -> bool:
+        return True
+
+    def library_type(self) -> str | None:
+        return TENSOR_TYPE
+
     def reveal(self) -> str:
         parts = [f"{self.dev.text} tensor"]
         if self.zero_dim:
@@ -127,6 +160,15 @@ class TorchLayerAtom(Atom):
     # in place, known by where it was made (two layers built alike stay two values when joined)
     origin: Origin | None = None
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+
+    def is_library_layer(self) -> bool:
+        return True
+
+    def revealable(self) -> bool:
+        return True
+
+    def library_type(self) -> str | None:
+        return MODULE_TYPE
 
     def reveal(self) -> str:
         where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""
@@ -185,4 +227,3 @@ class TorchModeAtom(Atom):
     cuda: int | None = None  # ``torch.cuda.device(i)``: the current CUDA device inside (-1: not known; None: unchanged)
 
 
-REVEALABLE = (TorchDeviceAtom, TorchTensorAtom, TorchLayerAtom)

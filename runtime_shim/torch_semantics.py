@@ -2,7 +2,7 @@
 
 Pure data and functions over plain values (no torch import): the observer
 (:mod:`runtime_shim.torch_observer`) classifies the failures real PyTorch
-raises with them, and the analyzer (:mod:`analyzer.engine.torch_model`) lifts
+raises with them, and the analyzer (:mod:`analyzer.models.torch_model`) lifts
 them to sets of abstract states. A device is its string form (``"cpu"``,
 ``"cuda:0"``); PyTorch's own texts are rendered here, once.
 """

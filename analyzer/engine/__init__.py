@@ -31,12 +31,25 @@ Modules (each a mixin of :class:`Engine`, or a leaf the mixins share):
 * ``expressions``, ``attributes``: expressions;
 * ``calls``, ``instances``, ``builtins``: calls of project functions, classes and builtins;
 * ``shim_calls``: runtime_shim calls, evaluated by :mod:`analyzer.lift`;
-* ``numpy_model``: numpy arrays and their dtypes (what ``Tensor.from_data`` makes of them);
+* ``models``: the hooks through which the library models of :mod:`analyzer.models` are reached;
 * leaves: ``limits``, ``program``, ``flow_state``, ``python_values``, ``dispatch_helpers``.
 """
 
-from .core import Engine
-from .flow_state import State, join_states
-from .program import ClassInfo, FunctionInfo, ModuleInfo
+from typing import Any
 
 __all__ = ["Engine", "FunctionInfo", "ClassInfo", "ModuleInfo", "State", "join_states"]
+
+
+def __getattr__(name: str) -> Any:
+    # lazy: the library models import the engine's leaf modules (flow_state, program), and the core imports
+    # the models' registry; importing the package must not start that cycle
+    if name == "Engine":
+        from .core import Engine
+        return Engine
+    if name in ("State", "join_states"):
+        from . import flow_state
+        return getattr(flow_state, name)
+    if name in ("FunctionInfo", "ClassInfo", "ModuleInfo"):
+        from . import program
+        return getattr(program, name)
+    raise AttributeError(name)

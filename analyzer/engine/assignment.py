@@ -7,8 +7,6 @@ import ast
 from ..domain import (
     BOTTOM,
     TOP,
-    ArrayAtom,
-    Atom,
     ClassRef,
     DictAtom,
     FuncRef,
@@ -23,11 +21,9 @@ from ..domain import (
     seq_of,
     with_entry,
 )
-from ..torch_domain import TorchTensorAtom
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
 from .mixin import EngineMixin
-from .numpy_model import store_converts_array
 from .program import ModuleInfo
 
 
@@ -53,10 +49,9 @@ class Assignment(EngineMixin):
             obj = self.eval(target.value, st, fr)
             obj = self._call_setters(obj, target, value, st, fr)
             self.store_attribute(obj, target.attr, value, fr)
-            if target.attr in ("requires_grad", "data"):
-                self.torch_tensor_state_store(target, obj, value, st, fr)
+            self.model_attribute_stored(target, obj, value, st, fr)
             if isinstance(target.value, ast.Name) and target.value.id in st.vars:
-                namespace = self.namespace_store(obj, target.attr, widen_if_large(value))
+                namespace = self.model_namespace_store(obj, target.attr, widen_if_large(value))
                 if namespace is not None:  # ``args.cuda = ...``: the namespace carries it into calls
                     st.vars[target.value.id] = namespace
             if isinstance(target.value, ast.Name) and not obj.is_bottom:
@@ -100,9 +95,8 @@ class Assignment(EngineMixin):
             elif isinstance(atom, SeqAtom):
                 for i in range(n):
                     parts[i] = parts[i].join(V(seq_of("list", atom.elem)) if i == star else atom.elem)
-            elif isinstance(atom, TorchTensorAtom) and star is None:
-                row = V(atom.row())  # ``x, y = batch``: rows, as iterating it gives
-                parts = [part.join(row) for part in parts]
+            elif star is None and (row := self.model_element(atom, "unpack")) is not None:
+                parts = [part.join(row) for part in parts]  # ``x, y = batch``: a library object's items
             else:
                 unknown = True
         for i, target in enumerate(targets):
@@ -120,7 +114,7 @@ class Assignment(EngineMixin):
         new = module.namespace[name] = stored(old, value, strong)
         if old is None or not (new is old or new == old):
             self.module_stores += 1  # only a change can make a later call see something new
-            self.mutations += 1
+            self.changes.changed()
 
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:
         """``obj.attr = value``: instances get a weak update of the heap; a project module's namespace is
@@ -130,13 +124,14 @@ class Assignment(EngineMixin):
             if isinstance(atom, Instance):
                 key = (atom, attr)
                 old = self.heap.get(key)
-                stored = self.torch_stored_attribute(atom, value, old)
+                stored = self.model_storing_attribute(atom, value, old)
                 self.heap_set(key, widen_if_large(stored if old is None else old.join(stored)))
             elif isinstance(atom, ClassRef) and (atom.cls, attr) not in self.class_stores:
                 self.class_stores.add((atom.cls, attr))  # unknown from now on (:meth:`class_lookup`)
-                self.mutations += 1
+                self.changes.changed()
                 if attr in self.class_names_read:
-                    self.heap_stale = self.havoc_grew = True  # read before: the next pass reads it unknown
+                    self.changes.read_went_stale()  # read before: the next pass reads it unknown
+                    self.changes.havoc_grew = True
             elif isinstance(atom, ModuleRef):
                 module = self.find_module(atom.name, atom.root)
                 if self.load_module(module) is not None:
@@ -145,12 +140,7 @@ class Assignment(EngineMixin):
     def _store_subscript(self, target: ast.Subscript, value: Value, st: State, fr: Frame) -> None:
         container = self.eval(target.value, st, fr)
         key = self.eval(target.slice, st, fr)
-        for atom in container.atoms:
-            if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
-                self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
-        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
-                and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
-            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+        self.model_store_item(container, key, value, target, st, fr)  # ``t[idx] = v``: checked as ``t[idx]``
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)
@@ -190,7 +180,7 @@ class Assignment(EngineMixin):
         """``container[key] = value`` on each possibility: a dict with a constant key gets it replaced;
         with an unknown key any entry may now hold the value, or a new unknown key does."""
         keys = key.consts()
-        updated: list[Atom] = []
+        updated = []
         for atom in container.atoms:
             if isinstance(atom, DictAtom) and len(atom.items) >= MAX_DICT_KEYS:
                 # a registry of hundreds of entries: its keys stop mattering (each store would copy them all)
@@ -203,9 +193,9 @@ class Assignment(EngineMixin):
             elif isinstance(atom, SeqAtom) and atom.kind == "list" and atom.items is not None and keys \
                     and len(keys) == 1 and not key.top and type(keys[0]) is int \
                     and -len(atom.items) <= keys[0] < len(atom.items):  # ``pairs[i] = ...`` with i known
-                elements = list(atom.items)
-                elements[keys[0]] = value
-                updated.append(seq("list", elements))
+                items = list(atom.items)
+                items[keys[0]] = value
+                updated.append(seq("list", items))
             elif isinstance(atom, SeqAtom) and atom.kind == "list":
                 updated.append(seq_of("list", atom.elem.join(value)))
             else:

@@ -10,7 +10,6 @@ from runtime_shim.texts import CaptureError
 from ..domain import (
     BOTTOM,
     TOP,
-    ArrayAtom,
     Atom,
     BoundShim,
     ClassRef,
@@ -22,8 +21,6 @@ from ..domain import (
     GraphAtom,
     Instance,
     ModuleRef,
-    NumpyRef,
-    RngAtom,
     ScopeAtom,
     SeqAtom,
     ShimModule,
@@ -34,23 +31,10 @@ from ..domain import (
     const,
 )
 from ..imports import shim_public_names, shim_submodules
-from ..torch_domain import (
-    AUTOGRAD_CONTEXT,
-    DISTRIBUTION_METHODS,
-    OPTIMIZER_METHODS,
-    TorchDeviceAtom,
-    TorchDistributionAtom,
-    TorchLayerAtom,
-    TorchOptimizerAtom,
-    TorchRef,
-    TorchTensorAtom,
-)
-from .argparse_model import PARSER_METHODS, ArgParserAtom, ArgparseRef, NamespaceAtom
+from ..models.base import UNHANDLED
 from .flow_state import Frame, State
 from .mixin import EngineMixin
-from .modules import _torch_path
-from .numpy_model import array_attribute
-from .program import ClassInfo, SuperRef
+from .program import SuperRef
 
 
 class Attributes(EngineMixin):
@@ -68,8 +52,10 @@ class Attributes(EngineMixin):
         return value
 
     def attribute(self, obj: Value, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value:
-        if attr == "grad" and node is not None and any(isinstance(a, TorchTensorAtom) for a in obj.atoms):
-            return self.torch_grad_read(obj, node, st, fr)
+        if node is not None:
+            whole = self.model_value_attribute(obj, attr, node, st, fr)
+            if whole is not None:
+                return whole  # ``t.grad``: read once for all its tensors
         out = TOP if obj.top else BOTTOM
         for atom in obj.atoms:
             value = self.attribute_of(atom, attr, node, st, fr)
@@ -103,30 +89,6 @@ class Attributes(EngineMixin):
             return None
         if isinstance(atom, ModuleRef):
             return self.module_attr(atom, attr)
-        if isinstance(atom, NumpyRef):
-            return V(NumpyRef(f"{atom.path}.{attr}"))
-        if isinstance(atom, TorchRef):
-            return V(TorchRef(_torch_path(f"{atom.path}.{attr}")))
-        if isinstance(atom, TorchTensorAtom):
-            return self.torch_tensor_attribute(atom, attr)
-        if isinstance(atom, TorchLayerAtom):
-            return self.torch_layer_attribute(atom, attr)
-        if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
-            return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
-        if isinstance(atom, ArgparseRef):
-            return V(ArgparseRef(f"{atom.path}.{attr}"))
-        if isinstance(atom, ArgParserAtom):
-            return V(BoundShim(atom, attr)) if attr in PARSER_METHODS else TOP
-        if isinstance(atom, NamespaceAtom):
-            return self.namespace_attribute(atom, attr)
-        if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
-            return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
-        if isinstance(atom, TorchDeviceAtom):
-            return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
-        if isinstance(atom, ArrayAtom):
-            return array_attribute(atom, attr) if attr == "T" or attr.startswith("_") else V(BoundShim(atom, attr))
-        if isinstance(atom, RngAtom):
-            return V(BoundShim(atom, attr))
         if isinstance(atom, Instance):
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
@@ -134,19 +96,20 @@ class Attributes(EngineMixin):
         if isinstance(atom, SuperRef):
             found = self.class_lookup(atom.instance.cls, attr, atom.cls) if isinstance(atom.instance, Instance) \
                 else None
-            if found is None and isinstance(atom.instance, Instance) and atom.instance.cls.is_torch_module():
-                # ``super().to(*args)`` in an override: nn.Module's own method, on this instance
-                return self.torch_module_attribute(atom.instance, attr, node, st, fr)
-            if found is None and isinstance(atom.instance, Instance) and atom.instance.cls.distribution():
-                # ``super().__init__(loc, scale)``, ``super().log_prob(x)``: the library distribution's
-                return self.torch_distribution_attribute(atom.instance, attr)
+            if found is None and isinstance(atom.instance, Instance):
+                # ``super().to(*args)`` in an override: the library base's own method, on this instance
+                inherited = self.model_instance_attribute(atom.instance, attr, node, st, fr)
+                if inherited is not None:
+                    return inherited
             if found is None:
                 return None
             return self._bind_class_attr(found, atom.instance, node, st, fr)
         if isinstance(atom, ClassRef):
             found = self.class_lookup(atom.cls, attr)
-            if found is None and attr == "apply" and atom.cls.is_autograd_function():
-                return self._autograd_apply(atom.cls)
+            if found is None:
+                inherited = self.model_class_attribute(atom.cls, attr)
+                if inherited is not None:
+                    return inherited  # ``MyFunction.apply``: the library base's classmethod
             if found is None:
                 return None
             out = BOTTOM
@@ -158,32 +121,20 @@ class Attributes(EngineMixin):
             return out.join(TOP) if found.top else out
         if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
             return V(BoundShim(atom, attr))
-        return None
-
-    def _autograd_apply(self, cls: ClassInfo) -> Value | None:
-        """``MyFunction.apply``: its ``forward`` staticmethod with autograd's context object bound first."""
-        forward = self.class_lookup(cls, "forward")
-        if forward is None:
-            return None
-        out = BOTTOM
-        for item in forward.atoms:
-            out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, AUTOGRAD_CONTEXT))
-                           if isinstance(item, FuncRef) else TOP)
-        return out.join(TOP) if forward.top else out
+        modelled = self.model_attribute(atom, attr, node, st, fr)
+        return None if modelled is UNHANDLED else modelled  # a library name or object (``torch.cuda``, ``t.device``)
 
     def _instance_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                             fr: Frame) -> Value | None:
         stored = self.heap_get((atom, attr))
         from_class = self.class_lookup(atom.cls, attr)
         if stored is not None:
-            return self.superseded(atom, attr, stored)
+            return self.model_stored_attribute(atom, attr, stored)
         if from_class is not None:
             return self._bind_class_attr(from_class, atom, node, st, fr)
-        if atom.cls.is_torch_module():
-            return self.torch_module_attribute(atom, attr, node, st, fr)
-        if atom.cls.distribution():
-            return self.torch_distribution_attribute(atom, attr)
-        return None  # set somewhere the analysis does not see, or inherited from an unknown base
+        # from a library base (``nn.Module.training``); None: set somewhere the analysis does not see, or
+        # inherited from an unknown base
+        return self.model_instance_attribute(atom, attr, node, st, fr)
 
     def _bind_class_attr(self, found: Value, instance: Atom, node: ast.expr | None, st: State, fr: Frame) -> Value:
         out = TOP if found.top else BOTTOM

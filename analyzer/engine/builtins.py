@@ -9,6 +9,7 @@ from ..domain import (
     BOTTOM,
     NONE,
     TOP,
+    Atom,
     ClassRef,
     Const,
     DictAtom,
@@ -22,14 +23,11 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..torch_domain import TorchDeviceAtom, TorchRef
-from .argparse_model import NamespaceAtom
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
 from .mixin import EngineMixin
 from .narrowing import isinstance_outcome
 from .python_values import splice_items
-from .torch_api import device_str
 
 #: Builtins that iterate their positional arguments (``enumerate(loader)``, ``iter(loader)``).
 _ITERATING = frozenset({"enumerate", "zip", "list", "tuple", "sorted", "reversed", "set", "iter", "min", "max",
@@ -41,6 +39,9 @@ class Builtins(EngineMixin):
 
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                      st: State, fr: Frame) -> Value:
+        modelled = self.model_builtin(name, args, kwargs)
+        if modelled is not None:
+            return modelled  # ``str(device)``, ``vars(args)``: a builtin over a library model's values
         if name == "range":
             return self._range(args)
         if name in _ITERATING and node is not None and not st.dead:
@@ -79,10 +80,6 @@ class Builtins(EngineMixin):
             return self.iter_element(args[0])  # one of the elements (which one: not followed)
         if name == "len" and args:
             return self._length(args[0])
-        if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
-                and args[0].only(TorchDeviceAtom):
-            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
-                                   for a in args[0].atoms))
         if name == "isinstance":
             outcome = isinstance_outcome(args[0], args[1]) if len(args) == 2 and not kwargs else None
             return BOOL if outcome is None else V(const(outcome))
@@ -95,8 +92,6 @@ class Builtins(EngineMixin):
         if name == "setattr" and len(args) == 3 and not kwargs:
             self._setattr(args[0], args[1], args[2], node, st, fr)
             return NONE
-        if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
-            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)
         if name == "getattr" and len(args) >= 2:
             attrs = args[1].consts()
             if attrs and len(attrs) <= MAX_GETATTR_NAMES and all(isinstance(a, str) for a in attrs):
@@ -105,8 +100,8 @@ class Builtins(EngineMixin):
                                  for attr in attrs)
                 # (a name inside ``torch``, ``getattr(torch.backends, "mps", None)``: read as ``torch.backends.mps``
                 # is, the default left out; the package needs a torch that has what programs probe for)
-                torch_path = args[0].only(TorchRef)
-                return found.join(args[2]) if len(args) > 2 and not torch_path else found
+                library = args[0].only(Atom) and all(a.names_library_module() for a in args[0].atoms)
+                return found.join(args[2]) if len(args) > 2 and not library else found
             return TOP
         if name in ("staticmethod", "classmethod", "property") and args:
             return args[0]
@@ -123,8 +118,7 @@ class Builtins(EngineMixin):
         of the instances it may reach partly unknown (modules and classes: not followed)."""
         names = attr.consts() or []  # (None: some possibility is not a constant, e.g. a function's __name__)
         holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
-        if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr) \
-                and node is not None:
+        if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr):
             # ``obj.name = value`` itself (setters, buffers, the ``obj.name`` overlay: Assignment.assign)
             self.assign(ast.copy_location(ast.Attribute(holder, names[0], ast.Store()), node), value, st, fr)
             return
@@ -185,12 +179,11 @@ class Builtins(EngineMixin):
 
     @staticmethod
     def _length(value: Value) -> Value:
-        lengths: set[int] = set()
+        lengths = set()
         for atom in value.atoms:
-            items = atom.items if isinstance(atom, SeqAtom) or isinstance(atom, DictAtom) and atom.rest is None \
-                else None
-            if items is not None:
-                lengths.add(len(items))
+            if isinstance(atom, SeqAtom) and atom.items is not None or (
+                    isinstance(atom, DictAtom) and atom.rest is None):
+                lengths.add(len(atom.items))
             elif isinstance(atom, Const) and isinstance(atom.value, (str, bytes)):
                 lengths.add(len(atom.value))
             else:

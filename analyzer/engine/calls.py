@@ -19,7 +19,6 @@ from ..domain import (
     DictAtom,
     FuncRef,
     Instance,
-    NumpyRef,
     PartialRef,
     ScopeId,
     SeqAtom,
@@ -34,13 +33,11 @@ from ..domain import (
     without_entry,
 )
 from ..facts import CallerLink, Context
-from ..torch_domain import TorchLayerAtom, TorchRef
-from .argparse_model import ArgparseRef
+from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
-from .numpy_model import numpy_call
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
 
@@ -48,9 +45,6 @@ from .python_values import names_library_function, splice_items, splice_keywords
 LIST_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop"})
 DICT_MUTATORS = frozenset({"pop", "update", "setdefault"})
 CONTAINER_MUTATORS = LIST_MUTATORS | DICT_MUTATORS
-#: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
-#: device, any current device (``"cuda"`` is then unknown where the program changes it: ``TorchModel``)
-UNCALLED_MODES = (None, TOP, TOP)
 
 
 def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: bool) -> tuple[Value, Value]:
@@ -117,16 +111,12 @@ class Calls(EngineMixin):
                 kwargs[keyword.arg] = value
         if st.dead:
             return BOTTOM
-        if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
-                and func == V(TorchRef("torch.nn.Sequential")):
-            result = self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
-                                                                          quiet=True)), node, st, fr)
+        special = self.model_call_expression(node, func, args, kwargs, star_unknown, st, fr)
+        if special is not None:
+            result = special  # a call a library model knows by its syntax (``copy.deepcopy(x)``)
         elif func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "dataclasses", "replace", fr.module.source.tree):
             result = self.dataclass_replace(args[0], kwargs, node, st, fr)
-        elif func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(
-                node.func, "copy", "deepcopy", fr.module.source.tree):
-            result = self.deep_copy(args[0], node, fr)
         elif func.top and not func.atoms and args and not star_unknown and names_library_function(
                 node.func, "functools", "partial", fr.module.source.tree):
             result = V(PartialRef(args[0], tuple(args[1:]), tuple(kwargs.items())))
@@ -199,22 +189,10 @@ class Calls(EngineMixin):
                                                st, fr, star_unknown))
             elif isinstance(atom, ShimRef):
                 result = result.join(self.call_shim_function(atom.name, args, kwargs, node, st, fr))
-            elif isinstance(atom, NumpyRef):
-                converted = None if star_unknown else self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
-                result = result.join(TOP if star_unknown else converted if converted is not None
-                                     else numpy_call(atom.path, args, kwargs))
-            elif isinstance(atom, ArgparseRef):
-                result = result.join(TOP if star_unknown else self.argparse_call(atom.path, args, kwargs, node, fr))
-            elif isinstance(atom, TorchRef):
-                result = result.join(TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr))
-            elif isinstance(atom, TorchLayerAtom):
-                result = result.join(TOP if star_unknown or node is None
-                                     or self.moved_elsewhere(atom, getattr(node, "func", None), fr)
-                                     else self.torch_layer_call(atom, args, kwargs, node, st, fr))
             elif isinstance(atom, BuiltinRef):
                 result = result.join(self.call_builtin(atom.name, args, kwargs, node, st, fr))
-            elif isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
-                result = result.join(TOP)  # a module moved in place elsewhere, seen through an older reference
+            elif (modelled := self.model_call(atom, args, kwargs, node, st, fr, star_unknown)) is not UNHANDLED:
+                result = result.join(modelled)  # a library name or object (``torch.ones``, a layer)
             elif isinstance(atom, Instance):
                 method = self.attribute_of(atom, "__call__", node, st, fr)
                 result = result.join(self.call(method, args, kwargs, node, st, fr, star_unknown)
@@ -251,7 +229,7 @@ class Calls(EngineMixin):
         # the module globals it reads itself; what its callees read is checked when a summary is reused (below)
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
-        modes = UNCALLED_MODES if uncalled else self.torch_modes(st)
+        modes = self.model_context_key(st, uncalled)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
                     globals_key, uncalled, modes)
         ctx_id = self.ctx_ids.get(key)
@@ -309,8 +287,7 @@ class Calls(EngineMixin):
         self.function_runs += 1
         self.depth += 1
         self.active_functions[fn] = self.active_functions.get(fn, 0) + 1
-        module_code = fn.cls is not None and fn.cls.is_torch_module()
-        self.module_code_depth += module_code
+        entered = self.model_enter_call(fn)  # (a model that follows which library code is running)
         record = None if quiet else self.start_record(ctx_id, fn, fref, globals_key, bound_key)
         result = None
         stopped = False
@@ -335,7 +312,8 @@ class Calls(EngineMixin):
             self.budget.leave()
             self.depth -= 1
             self.active_functions[fn] -= 1
-            self.module_code_depth -= module_code
+            for hook in entered:
+                hook.__self__.exit_call(fn)
             del self.in_progress[ctx_id]
             if record is not None:
                 self.finish_record(ctx_id, record, None if stopped else result)  # (a stopped run is not kept)
@@ -353,13 +331,13 @@ class Calls(EngineMixin):
         store._grouped = None
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
-                      scopes: frozenset[ScopeId], profile: str, modes: tuple = (None, None, None)) -> Value:
+                      scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind="function", cls=fn.cls)
         # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
         frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))
-        self.enter_torch_modes(state, modes, no_grad=fn.no_grad)
+        self.model_enter_function(state, self.model_context_key(None, False) if modes is None else modes, fn)
         if isinstance(fn.node, ast.Lambda):
             result = self.eval(fn.node.body, state, frame)
         else:
@@ -415,26 +393,25 @@ def global_names(fn: FunctionInfo, fref: FuncRef) -> list[str]:
 def _popped(container: Value, index: Value) -> tuple[Value, Value]:
     """``xs.pop(i)``: the element and the list after it. Element-wise for one list of known length and a
     constant index (a worklist drained in a loop stays precise); else any element, and the length unknown."""
-    lists = [a for a in container.atoms if isinstance(a, SeqAtom)]  # every possibility is one (the caller's test)
-    atom = lists[0] if len(container.atoms) == 1 and len(lists) == 1 else None
+    atom = next(iter(container.atoms))
     wanted = index.consts()
-    if atom is not None and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
+    if len(container.atoms) == 1 and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
             and type(wanted[0]) is int and -len(atom.items) <= wanted[0] < len(atom.items):
         position = wanted[0] % len(atom.items)
         rest = atom.items[:position] + atom.items[position + 1:]
         return atom.items[position], V(seq(atom.kind, rest))
-    element = join_all(a.elem for a in lists)
-    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in lists))
+    element = join_all(a.elem for a in container.atoms)
+    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in container.atoms))
 
 
 def _layers_of_the_inputs_way(func: Value, x: Value) -> Value:
     """Of the library layers ``func`` may be, those placed on a way of a choice that some possibility of the input
     ``x`` is on too (``self.model`` stored on each way of a command-line option, called on an input of one way);
     all of them where that would leave none."""
-    if x.top or not x.atoms or not any(tags_of(a) for a in func.atoms if isinstance(a, TorchLayerAtom)):
+    if x.top or not x.atoms or not any(tags_of(a) for a in func.atoms if a.is_library_layer()):
         return func
     inputs = [tags_of(a) for a in x.atoms]
     kept = frozenset(a for a in func.atoms
-                     if not isinstance(a, TorchLayerAtom) or any(consistent(tags_of(a), t) for t in inputs))
+                     if not a.is_library_layer() or any(consistent(tags_of(a), t) for t in inputs))
     return Value(kept, func.top) if kept else func
 

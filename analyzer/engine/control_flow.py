@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
@@ -30,7 +31,7 @@ class ControlFlow(EngineMixin):
         if not false.dead:
             false = self.exec_block(node.orelse, false, fr)
         if not true.dead and not false.dead:
-            chosen = self.world_branch(true, false)
+            chosen = self.model_choose_branch(true, false)
             if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
                 return true if chosen else false
         if undecided and choice is None and self.differ_in_taggables(true, false):
@@ -47,7 +48,7 @@ class ControlFlow(EngineMixin):
         breaks: list[State] = []
         reads = self.loop_reads(node, fr)
         for iteration in range(MAX_LOOP_ITERATIONS):
-            mutations = self.mutations
+            mutations = self.changes.count
             true, false = self.branch(node.test, head.copy(), fr)
             fr.loops.append(([], []))
             end = self.exec_block(node.body, true, fr) if not true.dead else true
@@ -86,7 +87,7 @@ class ControlFlow(EngineMixin):
         reads = self.loop_reads(node, fr)
         if not element.is_bottom:
             for iteration in range(MAX_LOOP_ITERATIONS):
-                mutations = self.mutations
+                mutations = self.changes.count
                 ends: list[State] = []
                 breaks = []
                 for part in _unpacked_parts(node.target, element):
@@ -186,7 +187,7 @@ class ControlFlow(EngineMixin):
         nothing outside the frame (``mutations``: the heap, a namespace, a module loaded, the havoc sets)."""
         if new_head.same(head):
             return True
-        if reads is None or self.mutations != mutations or head.dead != new_head.dead:
+        if reads is None or self.changes.count != mutations or head.dead != new_head.dead:
             return False
         old, new = head.vars, new_head.vars
         for key in old.keys() | new.keys():
@@ -239,7 +240,7 @@ class ControlFlow(EngineMixin):
     def stmt_With(self, node: ast.With | ast.AsyncWith, st: State, fr: Frame) -> State:
         saved_profile = fr.profile
         exits: list[tuple[ast.expr, Value]] = []  # the ``__exit__`` methods to run on the way out
-        restores: list[dict] = []  # torch modes (no_grad, default device) to restore on the way out
+        restores: list[tuple[Any, Any]] = []  # (model, what it restores): library modes (``torch.no_grad()``)
         for item in node.items:
             value = self.eval(item.context_expr, st, fr)
             if st.dead:
@@ -263,9 +264,9 @@ class ControlFlow(EngineMixin):
                 st.dead = True  # entering raises on every path
                 fr.profile = saved_profile
                 return st
-            saved = self.torch_mode_enter(value, st)
-            if saved is not None:
-                restores.append(saved)
+            saved = self.model_enter_with(value, st)
+            if saved:
+                restores.extend(saved)
                 entered = value
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, entered, st, fr)
@@ -282,9 +283,9 @@ class ControlFlow(EngineMixin):
             if suppressing:
                 fr.collectors.pop()
                 self.catching -= 1
-        for saved in reversed(restores):
+        for model, saved in reversed(restores):
             for state in (end, *collector):
-                self.torch_mode_exit(saved, state)
+                model.exit_with(saved, state)
         # ``__exit__`` runs on the way out (on the raised path too: its facts count either way)
         for expr, leave in reversed(exits):
             if not end.dead:

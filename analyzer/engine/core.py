@@ -6,7 +6,8 @@ import ast
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
@@ -16,21 +17,21 @@ from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
+from ..models.registry import default_models
 from ..tree_walk import store_targets
-from .argparse_model import ArgparseModel
 from .assignment import Assignment
 from .attributes import Attributes
 from .builtins import Builtins
 from .calls import Calls
+from .changes import PassChanges
 from .control_flow import ControlFlow
-from .copies import Copies
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
-from .entry_points import EntryPoints
 from .expressions import Expressions
 from .flow_state import Frame
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
+from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
 from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
@@ -38,8 +39,9 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
-from .torch_data import TorchData
-from .torch_model import TorchModel
+
+if TYPE_CHECKING:
+    from ..models.base import LibraryModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
 TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"
@@ -62,8 +64,7 @@ class WrittenElsewhere:
 
 class Engine(
     ModuleLoading, Statements, ControlFlow, Definitions, Assignment, Narrowing,
-    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, TorchModel, TorchData, Copies, PassReuse,
-    DemandSweep, ArgparseModel, Relational,
+    Expressions, Attributes, Calls, Instances, Builtins, ShimCalls, ModelHooks, PassReuse, DemandSweep, Relational,
 ):
     """Whole-program abstract interpretation of the relevant files of one project."""
 
@@ -71,8 +72,8 @@ class Engine(
                  backends: frozenset[str] | None = None,
                  project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
                  gpu_count: int | None = None, argparse_defaults: bool | None = None,
-                 mps_world: bool | None = None) -> None:
-        self.facts: FactStore = facts  # a NullFacts while an evaluation is quiet
+                 mps_world: bool | None = None, models: Sequence[type[LibraryModel]] | None = None) -> None:
+        self.facts = facts
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
         self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
@@ -109,15 +110,12 @@ class Engine(
         # ``try`` bodies with handlers (and suppressing ``with`` bodies) in progress, in this activation or a
         # caller's: a call that fails on every path inside one ends the path (the program goes on in the handler)
         self.catching = 0
-        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
         self.heap_reads: set = set()  # heap keys read in this pass
-        self.heap_stale = False  # a key read in this pass changed after the read: the pass must run again
         self.module_stores = 0  # stores that changed a module global (reused summaries are checked when it moved)
-        # every change a later evaluation could read (the heap, module and class namespaces, a module loaded,
-        # the havoc sets): a loop whose iteration changed none can stop early (ControlFlow.loop_converged)
-        self.mutations = 0
+        # every change a later evaluation could read, and whether a read of this pass went stale
+        self.changes = PassChanges()
         self.class_stores: set[tuple[ClassInfo, str]] = set()  # attributes stored on a class outside its body
         self.class_names_read: set[str] = set()  # attribute names looked up on classes
         self.defined: dict[FunctionInfo, FuncRef] = {}
@@ -130,8 +128,9 @@ class Engine(
         self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
-        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere (torch_model)
-        self.entry_points = EntryPoints(self, self.modules)  # what frameworks pass to the functions they call
+        # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
+        self.models: list[LibraryModel] = [model(self) for model in (default_models() if models is None else models)]
+        self.index_hooks()
         self.init_reuse()
         self.init_demand(len(sources))
         self.index_writes()
@@ -154,7 +153,6 @@ class Engine(
             self.module_stores = 0
             self.function_runs = 0
             self.heap_reads.clear()
-            self.heap_stale = False
             for module in self.modules:
                 module.state = "new"
                 module.namespace = {}
@@ -170,7 +168,7 @@ class Engine(
                       f"{self.skipped_uncalled} uncalled skipped, "
                       f"{len(self.ran_this_pass)} contexts run, {len(self.kept_this_pass)} kept, "
                       f"{len(self.modules_kept)} modules kept", file=sys.stderr)
-            if (self.heap == before and not self.havoc_grew) or not self.heap_stale:
+            if (self.heap == before and not self.changes.havoc_grew) or not self.changes.stale:
                 break  # no attribute was read before it changed: another pass would compute the same
         spans: dict[str, set[tuple[int, int]]] = {}
         for fn in self.functions.values():
@@ -210,7 +208,7 @@ class Engine(
                 # what the skipped ones may change first: the analysed ones then read it unknown from the start
                 # (not stale reads that make the next pass run them again)
                 if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analyzing_instead(fn) \
-                        and self.entry_points.entry(fn) is None:
+                        and self.model_entry(fn) is None:
                     self.analyzed.add(fn)
                     self.skip_uncalled(fn)
             for fn, fref in pending:
@@ -231,14 +229,16 @@ class Engine(
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
-                framework = self.entry_points.calls(fn, receivers, frame)
-                if framework is not None:
-                    caller = self.entry_points.caller(fn)
-                    for args, kwargs in framework:
-                        self.call_function(fref, args, kwargs, None, frame, entry=caller)
-                    continue
-                for args in receivers:
-                    self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+                for model in self.models:
+                    framework = model.entry_calls(fn, receivers, frame)
+                    if framework is not None:
+                        caller = model.entry_caller(fn)
+                        for args, kwargs in framework:
+                            self.call_function(fref, args, kwargs, None, frame, entry=caller)
+                        break
+                else:
+                    for args in receivers:
+                        self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
 
     def index_writes(self) -> None:
         """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls): found
@@ -280,7 +280,7 @@ class Engine(
         """Attribute names some function other than the caller assigns: a call may change them."""
         return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
 
-    def _rebound_later(self, enclosing: ast.AST, inner: ast.stmt | ast.expr) -> frozenset[str]:
+    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
         """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs, so
         a later rebinding may be what it sees (in a loop the value at the def is already the join over the
         iterations). Each enclosing function's own-scope stores are collected once, not once per nested
@@ -306,11 +306,11 @@ class Engine(
         old = self.heap.get(key)
         if old != value:
             if key in self.heap_reads:
-                self.heap_stale = True
+                self.changes.read_went_stale()
             if old is None:
                 self.heap_owners.setdefault(key[0], []).append(key[1])
             self.heap[key] = value
-            self.mutations += 1
+            self.changes.changed()
 
     def heap_attributes(self, owner: Any) -> list[tuple[str, Value]]:
         """Every heap attribute of ``owner`` (an instance's, for the scans of a module's whole state: a move,

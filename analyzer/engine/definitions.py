@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
-from ..torch_domain import AUTOGRAD_FUNCTION, TorchRef
 from .flow_state import Frame, State
 from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo
@@ -26,7 +25,7 @@ class Definitions(EngineMixin):
             return st  # ``@x.setter``: the property object stays
         function = V(self.make_function(node, st, fr))
         # a click command or hydra main: the name holds an object that runs the function as the framework does
-        wrapped = node.decorator_list and self.entry_points.wrapped(node, fr.module)
+        wrapped = node.decorator_list and self.model_wrapped(node, fr.module)
         if not wrapped and fr.kind != "class":
             function = self._decorated_function(node, decorators, function, st, fr)
             if st.dead:
@@ -59,7 +58,7 @@ class Definitions(EngineMixin):
         if fn is None:
             cls = fr.cls if fr.kind == "class" else None
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else (
-                cls.qualname + "." if cls is not None else "")
+                fr.cls.qualname + "." if cls is not None else "")
             fn = FunctionInfo(node, fr.module, prefix + getattr(node, "name", "<lambda>"), cls)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in node.decorator_list:
@@ -103,22 +102,16 @@ class Definitions(EngineMixin):
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else ""
             info = self.classes[id(node)] = ClassInfo(node, fr.module, prefix + node.name)
         bases: list[ClassInfo] = []
-        info.torch_base = False
-        info.autograd_base = False
-        info.distribution_base = None
+        info.library_bases = ()
         for base in node.bases:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             # (a LightningModule, whose library is not analysed, is an nn.Module too)
-            info.torch_base = info.torch_base or any(isinstance(atom, TorchRef) and atom.path.startswith("torch.nn.")
-                                                     for atom in value.atoms) \
-                or (value.top and self.entry_points.is_lightning_class(info))
-            info.autograd_base = info.autograd_base or any(
-                isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION for atom in value.atoms)
-            info.distribution_base = info.distribution_base or next(
-                (atom.path.rpartition(".")[2] for atom in value.atoms if isinstance(atom, TorchRef)
-                 and atom.path.startswith("torch.distributions.") and atom.path.rpartition(".")[2][:1].isupper()),
-                None)
+            # (a LightningModule, whose library is not analysed, is an nn.Module too: the framework's model says)
+            found = self.model_class_base(value)
+            if value.top:
+                found += self.model_framework_class(info)
+            info.library_bases = tuple(dict.fromkeys((*info.library_bases, *found)))
         info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
                            scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)
@@ -126,7 +119,7 @@ class Definitions(EngineMixin):
         info.setters = {}
         body_state = self.exec_block(node.body, body_state, body_frame)
         info.namespace = body_state.vars
-        self.mutations += 1
+        self.changes.changed()
         info.dataclass_fields = None
         if any(is_dataclass_decorator(d) for d in node.decorator_list):
             info.dataclass_fields = [

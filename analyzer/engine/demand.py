@@ -448,7 +448,6 @@ class DemandSweep(EngineMixin):
         # this pass: attribute name -> the classes (None: a project module) a read of it found no skipped
         # function's assignment on; the pass is stale when a later havoc reaches one of them
         self.unhavocked_reads: dict[str, set[Any]] = {}
-        self.havoc_grew = False
         self._shim_modules: dict[str, bool] = {}  # file -> does it mention runtime_shim (then nothing is skipped)
         self._scans: dict[str, dict[int, FunctionScan]] = {}  # file -> its functions' scans
         self._effects: dict[int, Effects] = {}
@@ -456,7 +455,7 @@ class DemandSweep(EngineMixin):
 
     def begin_demand_pass(self) -> None:
         self.unhavocked_reads = {}
-        self.havoc_grew = False
+        self.changes.begin_pass()  # (the engine's pass starts here: the demand sweep's first)
         self.skipped_uncalled = 0
 
     def sweep_worthy(self, fn: FunctionInfo, instantiated: set[Any]) -> bool:
@@ -539,7 +538,7 @@ class DemandSweep(EngineMixin):
         self.havoc_own.add((cls, ALL_ATTRIBUTES))
         self._havoc(ALL_ATTRIBUTES)
         if not self.demand_sweep:
-            self.heap_stale = True  # reads so far did not look at the havoc sets: the next pass does
+            self.changes.read_went_stale()  # reads so far did not look at the havoc sets: the next pass does
 
     def module_names(self, file: str) -> frozenset[str]:
         """The names of a scanned module that may hold a project module: those imported from one (``from
@@ -556,8 +555,7 @@ class DemandSweep(EngineMixin):
     def _havoc(self, attr: str) -> None:
         """``attr`` was just added to a havoc set: a read that found it known and now would not makes the pass
         stale (the next pass reads it as unknown). Reads of the same name on unrelated classes are left alone."""
-        self.havoc_grew = True
-        self.mutations += 1
+        self.changes.havoc()
         reads = self.unhavocked_reads
         for name in (list(reads) if attr == ALL_ATTRIBUTES else (attr,)):
             readers = reads.get(name)
@@ -565,7 +563,7 @@ class DemandSweep(EngineMixin):
                 continue
             reached = {cls for cls in readers if self.havocked(cls, name)}
             if reached:
-                self.heap_stale = True
+                self.changes.read_went_stale()
                 readers -= reached  # havoc only grows: they stay reached
 
     def havocked(self, cls: Any, attr: str) -> bool:

@@ -7,21 +7,18 @@ from typing import Any
 from .. import lift
 from ..domain import (
     TOP,
-    ArrayAtom,
     Atom,
     Const,
     DeviceAtom,
     DictAtom,
-    RngAtom,
     ScopeAtom,
     ShimRef,
     TensorAtom,
     Value,
 )
 from ..facts import FactStore
+from ..models.numpy_model import array_kinds
 from ..shim_api import scalar_kind
-from ..torch_domain import TorchLayerAtom, TorchTensorAtom
-from .numpy_model import array_kinds
 from .program import FunctionInfo
 
 
@@ -50,15 +47,7 @@ def receiver_kind(atom: Atom) -> str:
         return "scope"
     if isinstance(atom, DictAtom):
         return "dict"
-    if isinstance(atom, ArrayAtom):
-        return "array"
-    if isinstance(atom, RngAtom):
-        return "rng"
-    if isinstance(atom, TorchTensorAtom):
-        return "torch_tensor"
-    if isinstance(atom, TorchLayerAtom):
-        return "torch_module"
-    return type(atom).__name__
+    return type(atom).__name__  # a library model's object: the model's ``method_call`` knows it by its class
 
 
 

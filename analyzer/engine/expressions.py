@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
 from typing import Any
 
 from .. import lift
@@ -16,7 +15,6 @@ from ..domain import (
     NONE,
     TOP,
     TRUE,
-    ArrayAtom,
     Atom,
     BuiltinRef,
     DeviceAtom,
@@ -34,14 +32,11 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..facts import FactStore
 from ..shim_api import BINARY, BINOPS, UNARY
-from ..torch_domain import NO_GRAD, REVEALABLE, TorchLayerAtom, TorchTensorAtom
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
 from .mixin import EngineMixin
-from .numpy_model import array_binop, array_compare
 from .python_values import (
     ARITH_OPS,
     BUILTIN_NAMES,
@@ -54,7 +49,6 @@ from .python_values import (
     number_arithmetic,
     splice_items,
 )
-from .torch_model import has_torch, torch_tensors
 
 # the expressions an editor's hover can point at
 _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
@@ -62,8 +56,6 @@ _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 class Expressions(EngineMixin):
     """Expressions."""
-
-    facts: FactStore  # the engine's facts; a NullFacts while an evaluation is quiet (its facts are discarded)
 
     def eval(self, node: ast.expr | None, st: State, fr: Frame, quiet: bool = False) -> Value:
         if node is None:
@@ -85,12 +77,11 @@ class Expressions(EngineMixin):
         return value
 
     def _record_expression(self, node: ast.expr, value: Value, fr: Frame) -> None:
-        expressions = self.facts.expressions
-        if expressions is None or not any(isinstance(a, (TensorAtom, DeviceAtom, *REVEALABLE)) for a in value.atoms):
+        if not any(isinstance(a, (TensorAtom, DeviceAtom)) or a.revealable() for a in value.atoms):
             return  # hover shows tensors and devices only
         key = (fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
                node.end_col_offset or node.col_offset)
-        expressions.setdefault(key, set()).add(reveal_text(value))
+        self.facts.expressions.setdefault(key, set()).add(reveal_text(value))
 
     def expr_Constant(self, node: ast.Constant, st: State, fr: Frame) -> Value:
         return const_value(node.value)
@@ -145,13 +136,8 @@ class Expressions(EngineMixin):
                                        atom.rest if atom.rest is not None else TOP)
                 else:
                     out = out.join(join_all(v for _k, v in atom.items)).join(atom.unknown_keys()).join(TOP)
-            elif isinstance(atom, ArrayAtom):
-                out = out.join(V(atom))  # an element, a slice or a selection keeps the dtype
-            elif isinstance(atom, TorchTensorAtom):
-                out = out.join(self.torch_index(atom, key, node, st, fr))
-            elif isinstance(atom, TorchLayerAtom):
-                out = out.join(V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int
-                               and -len(atom.children) <= keys[0] < len(atom.children) else TOP)
+            elif (modelled := self.model_index(atom, key, node, st, fr)) is not None:
+                out = out.join(modelled)  # a library object's item (a tensor's rows, a layer of a Sequential)
             elif isinstance(atom, Instance):
                 getter = self.attribute_of(atom, "__getitem__", node, st, fr)
                 out = out.join(self.call(getter, [key], {}, node, st, fr) if getter is not None else TOP)
@@ -159,8 +145,7 @@ class Expressions(EngineMixin):
                 out = out.join(TOP)
         return out
 
-    @staticmethod
-    def _slice(container: Value, bounds: list[int | None] | None = None) -> Value:
+    def _slice(self, container: Value, bounds: list[int | None] | None = None) -> Value:
         """``xs[a:b:c]``: element-wise when the bounds are constants (``names[1:]`` in a recursion)."""
         out = TOP if container.top else BOTTOM
         for atom in container.atoms:
@@ -169,10 +154,9 @@ class Expressions(EngineMixin):
                     out = out.join(V(seq(atom.kind, atom.items[slice(*bounds)])))
                 else:
                     out = out.join(V(seq_of(atom.kind, atom.elem)))
-            elif isinstance(atom, TorchTensorAtom):  # a view: same device, same graph; a slice keeps its dimension
-                out = out.join(V(atom.with_(zero_dim=False, owned=False)))
             else:
-                out = out.join(V(atom) if isinstance(atom, ArrayAtom) else TOP)
+                modelled = self.model_element(atom, "slice")  # a library object's slice (a tensor's view)
+                out = out.join(TOP if modelled is None else modelled)
         return out
 
     def expr_Tuple(self, node: ast.Tuple | ast.List | ast.Set, st: State, fr: Frame) -> Value:
@@ -271,7 +255,7 @@ class Expressions(EngineMixin):
         body = self.eval(node.body, true, fr) if not true.dead else BOTTOM
         orelse = self.eval(node.orelse, false, fr) if not false.dead else BOTTOM
         if not true.dead and not false.dead:
-            chosen = self.world_device_choice(body, orelse)
+            chosen = self.model_choose_value(body, orelse)
             if chosen is not None:  # ``"cuda" if use_cuda else "cpu"`` in a world of torch.cuda.is_available()
                 taken = true if chosen else false
                 st.vars, st.dead = taken.vars, taken.dead
@@ -295,10 +279,10 @@ class Expressions(EngineMixin):
         if taken.dead:
             return None
         value = self.eval(node.body if forced else node.orelse, taken, fr)
-        if self.cuda_world is not None and not other.dead:
-            # the world's answer to an unknown device choice (:meth:`world_device_choice`) rules this way out
+        if not other.dead and any(model.decides_values() for model in self.models):
+            # the world's answer to an unknown device choice (:meth:`model_choose_value`) rules this way out
             rest = self.eval(node.orelse if forced else node.body, other.copy(), fr, quiet=True)
-            if self.world_device_choice(value, rest) is False:
+            if self.model_choose_value(value, rest) is False:
                 st.dead = True
                 return BOTTOM
         st.vars, st.dead = taken.vars, taken.dead
@@ -341,14 +325,9 @@ class Expressions(EngineMixin):
         result: Value | None = None
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.eval(right_node, st, fr)
-            if len(node.ops) == 1 and has_torch(left, right) and not isinstance(op, (ast.Is, ast.IsNot, ast.In,
-                                                                                      ast.NotIn)):
-                value = self.torch_binop(op, left, right, node, st, fr)  # element-wise: a bool tensor
-                return Value(frozenset(a.with_(grad=NO_GRAD) if isinstance(a, TorchTensorAtom) else a
-                                       for a in value.atoms), value.top) if not st.dead else BOTTOM
-            array = array_compare(left, right) if len(node.ops) == 1 else None
-            if array is not None:
-                return array if not st.dead else BOTTOM
+            modelled = self.model_binop(op, left, right, node, st, fr, compare=True) if len(node.ops) == 1 else None
+            if modelled is not None:
+                return modelled if not st.dead else BOTTOM  # element-wise (a bool tensor, a bool array)
             compare = CMP_OPS.get(type(op))
             outcome = compare_values(compare, left, right) if compare is not None else None
             value = BOOL if outcome is None else (TRUE if outcome else FALSE)
@@ -372,23 +351,19 @@ class Expressions(EngineMixin):
             if truth == {False}:
                 return TRUE
             return BOOL
-        if isinstance(node.op, (ast.USub, ast.Invert)) and torch_tensors(operand):
-            return self.same_device_result(operand, node, st, fr, None)
+        modelled = self.model_unary(node.op, operand, node, st, fr)
+        if modelled is not None:
+            return modelled
         if isinstance(node.op, ast.USub) and operand.tensors():
             site = self.site(node, "Tensor.neg", fr)
             lifted = lift.unary(fr.profile, UNARY["neg"], operand, fr.scopes, self.origin(node, fr))
             return self.record(site, lifted, st, fr)
         if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(NumberAtom):
             return operand
-        if isinstance(node.op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
-            booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
-            return TOP if booleans else operand  # numpy refuses to negate booleans
         consts = operand.consts()
         if consts is not None and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             try:
-                signs: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos,
-                                                           ast.Invert: operator.invert}
-                fn = signs[type(node.op)]
+                fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)]
                 return Value(frozenset(const(fn(c)) for c in consts))
             except Exception:  # noqa: BLE001 - a constant the program would fail on
                 return TOP
@@ -402,14 +377,12 @@ class Expressions(EngineMixin):
         return self.binop(node.op, left, right, node, st, fr)
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State, fr: Frame) -> Value:
-        if has_torch(left, right):
-            return self.torch_binop(op, left, right, node, st, fr)
+        modelled = self.model_binop(op, left, right, node, st, fr)  # (a model leaves runtime_shim tensors alone)
+        if modelled is not None:
+            return modelled
         name = BINOPS.get(type(op))
         if name is not None and (left.tensors() or right.tensors()):
             return self.tensor_binary(BINARY[name], left, right, node, st, fr, reflected=True)
-        array = array_binop(op, left, right)
-        if array is not None:
-            return array
         lc, rc = left.consts(), right.consts()
         fn = ARITH_OPS.get(type(op))
         if lc is not None and rc is not None and fn is not None and len(lc) * len(rc) <= 8:
@@ -558,10 +531,8 @@ class Expressions(EngineMixin):
                 out = out.join(atom.elem)
             elif isinstance(atom, DictAtom):
                 out = out.join(Value(frozenset(const(k) for k, _v in atom.items), atom.rest is not None))
-            elif isinstance(atom, TorchTensorAtom):
-                out = out.join(V(atom.row()))  # a row: same device, same graph
-            elif isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") and atom.children:
-                out = out.join(self.container_modules(atom))  # ``for block in self.blocks``: its modules
+            elif (modelled := self.model_element(atom, "iterate")) is not None:
+                out = out.join(modelled)  # a tensor's rows, the modules of a ``ModuleList``
             else:
                 out = out.join(TOP)
         return widen_if_large(out)  # the keys of a registry of hundreds: any of them

@@ -38,8 +38,8 @@ class Instances(EngineMixin):
                 made = ends  # ``self.to(device)`` in ``__init__``: the instance as its ``__init__`` left it
         elif cls.dataclass_fields is not None:
             self._dataclass_init(cls, instance, args, kwargs, node, st, fr)
-        elif cls.distribution() is not None:
-            self.torch_distribution_init(V(instance), args, kwargs, st, fr)
+        else:  # a library base's constructor (``torch.distributions.Normal``'s)
+            self.model_library_init(cls, V(instance), args, kwargs, st, fr)
         post_init = cls.lookup("__post_init__")
         if post_init is not None and init is None and cls.dataclass_fields is not None:
             self.call(self._bind_class_attr(post_init, instance, node, st, fr), [], {}, node, st, fr)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..domain import TOP, ModuleRef, NumpyRef, ShimModule, ShimRef, V, Value
+from ..domain import TOP, ModuleRef, ShimModule, ShimRef, V, Value
 from ..imports import (
     ProjectModuleTarget,
     ProjectNameTarget,
@@ -17,8 +17,6 @@ from ..imports import (
     is_shim_module,
     shim_public_names,
 )
-from ..torch_domain import TorchRef
-from .argparse_model import NAMESPACE_TYPES, ArgparseRef
 from .flow_state import Frame, State
 from .mixin import EngineMixin
 from .program import ModuleInfo
@@ -51,7 +49,7 @@ class ModuleLoading(EngineMixin):
             return module.namespace
         module.state = "loading"
         self.module_loads += 1  # a function run that loads a module is not kept for the next pass
-        self.mutations += 1
+        self.changes.changed()
         tree = module.source.tree
         assert tree is not None
         ctx = self.module_context(module)
@@ -113,24 +111,9 @@ class ModuleLoading(EngineMixin):
             return V(ref)
         if isinstance(target, ProjectNameTarget):
             return self.module_attr(self.module_ref(target.module, fr.module.root), target.name)
-        if isinstance(target, UnknownTarget) and (target.what == "numpy" or target.what.startswith("numpy.")):
-            return V(NumpyRef(target.what))
-        if isinstance(target, UnknownTarget) and (target.what == "torch" or target.what.startswith("torch.")):
-            return V(TorchRef(_torch_path(target.what)))
-        if isinstance(target, UnknownTarget) and (target.what.split(".")[0] == "argparse"
-                                                  or target.what in ("types", *NAMESPACE_TYPES)):
-            return V(ArgparseRef(target.what))
+        if isinstance(target, UnknownTarget):
+            modelled = self.model_import(target.what)
+            if modelled is not None:
+                return modelled  # ``import torch``: a library model's name
         return TOP
 
-
-_TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
-                  "torch.optim.optimizer": "torch.optim"}
-
-
-def _torch_path(path: str) -> str:
-    """``torch.nn.modules.linear.Linear`` is ``torch.nn.Linear``: the path the model knows a name by."""
-    for prefix, short in _TORCH_ALIASES.items():
-        if path.startswith(prefix + "."):
-            rest = path[len(prefix) + 1:].rpartition(".")[2]
-            return f"{short}.{rest}"
-    return path

@@ -28,7 +28,6 @@ from ..domain import (
     Value,
     const,
 )
-from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 from .flow_state import Frame, State, dead, join_states
 from .mixin import EngineMixin
 from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
@@ -121,8 +120,9 @@ class Narrowing(EngineMixin):
         types: tuple[type | str, ...] | None = None
         if isinstance(test, ast.Call) and test.args and not test.keywords and len(test.args) <= 2:
             func = self.eval(test.func, st.copy(), fr, quiet=True)
-            if len(test.args) == 1 and func == V(TorchRef("torch.is_tensor")):
-                types = ("tensor",)  # ``torch.is_tensor(x)``: ``isinstance(x, torch.Tensor)``
+            tested = next(iter(func.atoms)).type_predicate() if len(func.atoms) == 1 and not func.top else None
+            if len(test.args) == 1 and tested is not None:
+                types = (tested,)  # ``torch.is_tensor(x)``: ``isinstance(x, torch.Tensor)``
             elif len(test.args) == 2 and func == V(BuiltinRef("isinstance")):
                 # ``isinstance(tree, list)``: a recursive walk over nested containers takes one branch per value
                 types = _abc_types(test.args[1], fr.module.source.tree) or self._builtin_types(
@@ -198,14 +198,14 @@ class Narrowing(EngineMixin):
 
     @staticmethod
     def _builtin_types(value: Value) -> tuple[type | str, ...] | None:
-        """The builtin container and scalar types an ``isinstance`` test names, and ``torch.Tensor``,
-        ``torch.nn.Module``, ``torch.device`` (as "tensor", "module", "device"); ``None``: anything else."""
+        """The builtin container and scalar types an ``isinstance`` test names, and the library classes a
+        model's reference names (``torch.Tensor``, by name); ``None``: anything else."""
         types: list[type | str] = []
         for atom in value.atoms:
             if isinstance(atom, BuiltinRef) and atom.name in _BUILTIN_TYPES:
                 types.append(_BUILTIN_TYPES[atom.name])
-            elif isinstance(atom, TorchRef) and atom.path in _TORCH_TYPES:
-                types.append(_TORCH_TYPES[atom.path])
+            elif (named := atom.names_type()) is not None:
+                types.append(named)
             elif isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items is not None:
                 for item in atom.items:
                     inner = Narrowing._builtin_types(item)
@@ -294,7 +294,6 @@ def _narrow_item(name: str, key: object, pred: Callable[[Value], bool | None], t
 
 
 _BUILTIN_TYPES: dict[str, type] = {t.__name__: t for t in (list, tuple, dict, set, str, int, float, bool)}
-_TORCH_TYPES = {"torch.Tensor": "tensor", "torch.nn.Module": "module", "torch.device": "device"}
 #: The abstract containers of ``collections.abc`` (and ``typing``) an ``isinstance`` test may name, as the
 #: builtins they cover (an instance of the analysed code may register with them: :func:`_is_instance` says so).
 _ABC_TYPES: dict[str, tuple[type, ...]] = {"Sequence": (list, tuple, str), "MutableSequence": (list,),
@@ -317,8 +316,8 @@ def _abc_types(expr: ast.expr, tree: ast.Module | None) -> tuple[type, ...] | No
 
 def isinstance_outcome(value: Value, types: Value) -> bool | None:
     """``isinstance(value, types)`` on any expression (a subscript, an attribute, a call's result): the
-    answer when every possibility agrees and the types are builtins or ``torch.Tensor``/``nn.Module``/
-    ``torch.device``; ``None`` otherwise. Narrowing a variable's own possibilities is :class:`Narrowing`'s."""
+    answer when every possibility agrees and the types are builtins or library classes a model answers for
+    (``torch.Tensor``); ``None`` otherwise. Narrowing a variable's own possibilities is :class:`Narrowing`'s."""
     names = Narrowing._builtin_types(types)
     return None if names is None or value.is_bottom else _is_instance(value, names)
 
@@ -344,7 +343,7 @@ def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:
     """Whether every possibility is (or none is) an instance of ``types``; ``None`` when it depends or is
     not known (an instance of the analysed code may subclass a builtin, a numpy scalar is a float)."""
     python = tuple(t for t in types if isinstance(t, type))
-    torch = {t for t in types if isinstance(t, str)}
+    library = {t for t in types if isinstance(t, str)}
     answers: set[bool | None] = set()
     for atom in value.atoms:
         if isinstance(atom, SeqAtom):
@@ -356,14 +355,10 @@ def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:
             answers.add(isinstance(atom.value, python))
         elif isinstance(atom, (TensorAtom, DeviceAtom, GradsAtom, ScopeAtom, GraphAtom)):
             answers.add(False)
-        elif isinstance(atom, TorchTensorAtom):
-            answers.add("tensor" in torch)
-        elif isinstance(atom, TorchDeviceAtom):
-            answers.add("device" in torch)
-        elif isinstance(atom, TorchLayerAtom):
-            answers.add("module" in torch)
-        elif isinstance(atom, Instance) and "module" in torch and atom.cls.is_torch_module():
-            answers.add(True)
+        elif (kind := atom.library_type()) is not None:
+            answers.add(kind in library)
+        elif isinstance(atom, Instance) and any(atom.cls.has_library_base(t) for t in library):
+            answers.add(True)  # a project class derived from the library class
         else:
             answers.add(None)
     if value.top:

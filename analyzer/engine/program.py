@@ -30,9 +30,6 @@ class FunctionInfo:
         self.kwarg = args.kwarg.arg if args.kwarg else None
         self.param_names = [*self.positional, *([self.vararg] if self.vararg else []), *self.kwonly,
                             *([self.kwarg] if self.kwarg else [])]
-        # ``@torch.no_grad()`` / ``@torch.inference_mode()``: the body runs with grad disabled
-        self.no_grad = any(_decorator_name(d) in ("no_grad", "inference_mode") for d in
-                           getattr(node, "decorator_list", ()))
         # ``locals``, ``free``, ``is_generator`` and ``globals`` (the names of its scope) are read from the
         # body when first asked for (``__getattr__``): a library defines thousands of functions the demand
         # sweep never runs, and walking each body at its ``def`` was a third of the modules' top level
@@ -77,9 +74,8 @@ class ClassInfo:
         self.namespace: dict[str, Value] = {}
         self.dataclass_fields: list[tuple[str, ast.expr | None]] | None = None
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
-        self.torch_base = False  # a base is a torch.nn class (nn.Module, nn.Linear ...)
-        self.autograd_base = False  # a base is torch.autograd.Function (``Cls.apply(x)`` runs its forward)
-        self.distribution_base: str | None = None  # a base is this ``torch.distributions`` class (``Normal``)
+        # the library classes its bases derive from, as the models name them (``torch.nn.Module``), in order
+        self.library_bases: tuple[str, ...] = ()
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
@@ -119,17 +115,10 @@ class ClassInfo:
                 return cls.setters.get(name)
         return None
 
-    def is_torch_module(self) -> bool:
-        """Derived from ``torch.nn.Module`` (its ``__call__`` runs ``forward``, ``.to()`` moves it in place)."""
-        return any(c.torch_base for c in self.mro())
+    def has_library_base(self, name: str) -> bool:
+        """Derived from the library class ``name`` (a model's: ``torch.nn.Module``)."""
+        return any(name in c.library_bases for c in self.mro())
 
-    def is_autograd_function(self) -> bool:
-        """Derived from ``torch.autograd.Function``: ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``."""
-        return any(c.autograd_base for c in self.mro())
-
-    def distribution(self) -> str | None:
-        """The ``torch.distributions`` class it derives from (its ``sample``, ``log_prob`` ...), if any."""
-        return next((c.distribution_base for c in self.mro() if c.distribution_base), None)
 
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())
@@ -315,12 +304,3 @@ def own_scope_stores(function: ast.AST) -> list[tuple[int, str]]:
 
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
                      ast.DictComp, ast.GeneratorExp})
-
-
-def _decorator_name(node: ast.expr) -> str:
-    """The last name of a decorator (``torch.no_grad()`` -> ``no_grad``)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""

@@ -8,9 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, NumberAtom, SeqAtom, Value, same_device
-from ..torch_domain import TorchDeviceAtom
 from .flow_state import State
-from .torch_api import devices_equal
 
 CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
@@ -145,11 +143,8 @@ def compare_atoms(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool 
         if same is None:
             return None
         return same if compare is operator.eq else not same
-    if isinstance(a, TorchDeviceAtom) and isinstance(b, TorchDeviceAtom):
-        if compare not in (operator.eq, operator.ne):
-            return None
-        equal = devices_equal((a.dev.type, a.dev.index, a.bare), (b.dev.type, b.dev.index, b.bare))
-        return None if equal is None else equal is (compare is operator.eq)
+    if compare in (operator.eq, operator.ne) and (equal := a.equals(b)) is not NotImplemented:
+        return None if equal is None else equal is (compare is operator.eq)  # library values (torch devices)
     if isinstance(a, Const) and isinstance(b, Const):
         try:
             return bool(compare(a.value, b.value))

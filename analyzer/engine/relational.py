@@ -46,7 +46,6 @@ from ..choices import (
 from ..domain import Atom, Const, Instance, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
-from .argparse_model import read_values
 from .flow_state import Frame, State, join_states
 from .mixin import EngineMixin
 
@@ -182,7 +181,7 @@ class Relational(EngineMixin):
             values: list[Value] = []
             if fr.tagged or outer:
                 variables = {**outer, **st.vars}
-                values = [read_values(variables[name], once[4].get(name, ()))
+                values = [self.model_attributes_read(variables[name], once[4].get(name, ()))
                           for name in once[3] if name in variables]
                 found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
             forcing: list[tuple[int, Choice, bool]] = []

@@ -28,6 +28,7 @@ from ..domain import (
     reveal_text,
 )
 from ..facts import Site
+from ..models.base import UNHANDLED
 from ..shim_api import (
     AUTODIFF_METHODS,
     BINARY,
@@ -39,11 +40,9 @@ from ..shim_api import (
     UNARY,
     BinarySpec,
 )
-from ..torch_domain import DISTRIBUTION_INIT
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
 from .mixin import EngineMixin
-from .numpy_model import array_method, rng_method
 
 
 class ShimCalls(EngineMixin):
@@ -102,23 +101,8 @@ class ShimCalls(EngineMixin):
             return self._dict_method(name, receiver, args)
         if kind == "SeqAtom" and name == "copy" and not args:
             return receiver  # ``xs.copy()``: the same elements
-        if kind == "array":
-            return array_method(name, receiver, args, kwargs)
-        if kind == "rng":
-            return rng_method(name, args, kwargs)
-        if kind == "torch_tensor":
-            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
-        if kind == "Instance" and name == DISTRIBUTION_INIT:
-            return self.torch_distribution_init(receiver, args, kwargs, st, fr)
-        if kind in ("torch_module", "Instance"):
-            return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
-        if kind == "TorchDistributionAtom":
-            return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
-        if kind == "ArgParserAtom":
-            return self.argparse_parser_method(name, receiver, args, kwargs, node, st, fr)
-        if kind == "TorchOptimizerAtom":
-            return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
-        return TOP
+        modelled = self.model_method(kind, name, receiver, args, kwargs, node, st, fr)
+        return TOP if modelled is UNHANDLED else modelled
 
     def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value:

@@ -49,7 +49,7 @@ class Statements(EngineMixin):
 
     def stmt_Assign(self, node: ast.Assign, st: State, fr: Frame) -> State:
         path = self._target(node.value, st)
-        moved = self.self_move(node, st, fr)  # ``self.x = self.x.to(d)``: what ``self.x`` held before
+        notes = self.model_assignment(node, st, fr)  # ``self.x = self.x.to(d)``: what ``self.x`` held before
         value = self.eval(node.value, st, fr)
         if value.is_bottom:
             st.dead = True  # the value raises on every path (a property that always fails, an empty index)
@@ -57,8 +57,8 @@ class Statements(EngineMixin):
             return st
         for target in node.targets:
             self.assign(target, value, st, fr)
-        if moved is not None:
-            self.supersede_moved_attribute(node.targets[0], moved, value, st, fr)
+        for assigned, before in notes:
+            assigned(node.targets[0], before, value, st, fr)
         self.remember_alias(node.targets, path, st)
         remember_element(node, st)
         return st

@@ -27,9 +27,9 @@ import dataclasses
 
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
-from .argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
+from ..models.argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
+from ..models.entry_points import CLI_QUESTIONS, LIGHTNING_QUESTIONS
 from .core import Engine
-from .entry_points import CLI_QUESTIONS, LIGHTNING_QUESTIONS
 
 # the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
 MPS_QUESTION = b"mps.is_available"

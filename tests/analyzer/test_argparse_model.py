@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.domain import TOP, BuiltinRef, V, const, seq
-from analyzer.engine.argparse_model import option_alternatives, option_default
+from analyzer.models.argparse_model import option_alternatives, option_default
 from analyzer.runner import check_source
 from analyzer.settings import Settings
 

@@ -11,9 +11,10 @@ import pytest
 from analyzer import frontend, parallel
 from analyzer.cli import main
 from analyzer.domain import TOP
-from analyzer.engine import calls, worlds
+from analyzer.engine import worlds
 from analyzer.engine.worlds import run_worlds
 from analyzer.facts import FactStore
+from analyzer.models import torch_model
 from analyzer.runner import check, suppress
 from analyzer.settings import Settings
 from rules import all_rules
@@ -78,7 +79,7 @@ def test_components_equal_the_whole_program_on_the_fixtures(monkeypatch: pytest.
     monkeypatch.setattr(worlds, "ARGPARSE_QUESTIONS", ())
     # likewise a program that changes the current CUDA device makes "cuda" unknown in every function nothing
     # calls (they may run under any device): the reference would have it unknown in every fixture
-    monkeypatch.setattr(calls, "UNCALLED_MODES", (None, TOP, None))
+    monkeypatch.setattr(torch_model, "UNCALLED_MODES", (None, TOP, None))
     # the reference asks torch.cuda.is_available() for every fixture (some fixture asks): so do the components, or a
     # fixture whose failure needs CUDA would name that world in one run and not in the other
     monkeypatch.setattr(worlds, "QUESTIONS", (b"",))

@@ -1,4 +1,4 @@
-"""Functions a framework calls are analysed as it calls them (analyzer/engine/entry_points.py): command
+"""Functions a framework calls are analysed as it calls them (analyzer/models/entry_points.py): command
 lines with their options' defaults, Lightning hooks with the module and batches on the Trainer's device,
 pytest tests with their fixtures, process targets with the arguments they are spawned with. The
 frameworks other than pytest are not installed here: these programs are analysed, not run."""

@@ -137,7 +137,7 @@ def test_an_iteration_that_changed_the_heap_runs_again() -> None:
 
 def test_an_iteration_that_changed_a_module_global_runs_again() -> None:
     """Only a temporary is assigned in the body, but a call in it rebinds a module global that a call in the next
-    iteration reads: without the check of what the iteration changed outside the frame (``Engine.mutations``) the
+    iteration reads: without the check of what the iteration changed outside the frame (``Engine.changes``) the
     loop stopped after one iteration and ``t`` was on Flex only (the run ends with it on NdArray)."""
     report = check_source(textwrap.dedent("""
         from runtime_shim import Device, Tensor, reveal_device

@@ -1133,7 +1133,7 @@ def test_a_stored_element_changes_the_container_it_was_read_from() -> None:
 
 
 def test_device_equality_follows_torch_device_eq() -> None:
-    from analyzer.engine.torch_api import devices_equal
+    from analyzer.models.torch_api import devices_equal
     assert devices_equal(("cpu", None, False), ("cuda", 0, False)) is False
     assert devices_equal(("cpu", None, False), ("cpu", None, False)) is True
     assert devices_equal(("cuda", 0, False), ("cuda", 1, False)) is False

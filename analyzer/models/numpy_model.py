@@ -13,9 +13,15 @@ guesses a kind, so a tensor made from it has an unknown state.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-from ..domain import TOP, ArrayAtom, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
-from ..shim_api import promote, promote_scalar, scalar_kind
+from ..domain import TOP, ArrayAtom, Atom, BoundShim, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
+from ..shim_api import BINOPS, promote, promote_scalar, scalar_kind
+from .base import UNHANDLED, LibraryModel, Unhandled
+from .signatures import argument
+
+if TYPE_CHECKING:
+    from ..engine.flow_state import Frame, State
 
 #: numpy dtypes (as attribute names of the ``numpy`` module or as strings) and their tensor kind. Only the
 #: dtypes the runtime's executors accept are listed; any other dtype is unknown.
@@ -150,13 +156,14 @@ def data_ndim(value: Value | None, depth: int = 0) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _reduced_ndim(args: list[Value], kwargs: dict[str, Value], first: int) -> int | None:
+def _reduced_ndim(path: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
     """A reduction over every axis (no ``axis``) is a numpy scalar, 0-d; with one: not known."""
-    return 0 if len(args) <= first and "axis" not in kwargs else None
+    return 0 if _arg(path, args, kwargs, "axis") is None else None
 
 
-def _arg(args: list[Value], kwargs: dict[str, Value], pos: int, name: str) -> Value | None:
-    return args[pos] if len(args) > pos else kwargs.get(name)
+def _arg(path: str, args: list[Value], kwargs: dict[str, Value], name: str) -> Value | None:
+    """The argument of parameter ``name`` of a call of ``path`` (its declared signature); None: not given."""
+    return argument(path, args, kwargs, name, None)
 
 
 def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -177,13 +184,13 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if name in _FLOAT_CREATORS:
         return _arrays("float", ndim=ndim)
     if name in _LIKE_CREATORS:
-        data = _arg(args, kwargs, 0, "a" if name.endswith("_like") else "object")
+        data = _arg(f"numpy.{name}", args, kwargs, "object" if name == "array" else "a")
         return _arrays(_one_array_kind(data), ndim=ndim) if data is not None else TOP
     if name == "full":
-        fill = _arg(args, kwargs, 1, "fill_value")
+        fill = _arg(f"numpy.{name}", args, kwargs, "fill_value")
         return _arrays(_one_array_kind(fill), ndim=ndim) if fill is not None else TOP
     if name == "full_like":
-        fill = _arg(args, kwargs, 1, "fill_value")
+        fill = _arg(f"numpy.{name}", args, kwargs, "fill_value")
         return _arrays(_one_array_kind(fill), ndim=ndim) if fill is not None else TOP
     if name == "arange":
         bounds = [*args, *(v for k, v in kwargs.items() if k in ("start", "stop", "step"))]
@@ -193,16 +200,16 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
         kinds = {scalar_kind(c) for group in consts for c in group}  # type: ignore[union-attr]
         return _arrays("float" if "float" in kinds else "int")
     if name in ("concatenate", "stack", "vstack", "hstack"):
-        data = _arg(args, kwargs, 0, "arrays")
+        data = _arg(f"numpy.{name}", args, kwargs, "tup" if name in ("vstack", "hstack") else "arrays")
         return _arrays(_one_array_kind(data)) if data is not None else TOP
     if name in ("sum", "cumsum", "prod", "max", "min", "abs", "clip", "round", "transpose", "reshape", "squeeze"):
-        data = _arg(args, kwargs, 0, "a")
+        data = _arg(f"numpy.{name}", args, kwargs, "x" if name == "abs" else "a")
         kind = _one_array_kind(data) if data is not None and data.only(ArrayAtom) else None
         widened = "int" if kind == "bool" and name in ("sum", "cumsum", "prod") else kind
-        return _arrays(widened, ndim=_reduced_ndim(args, kwargs, 1) if name in _REDUCTIONS else None)
+        return _arrays(widened, ndim=_reduced_ndim(f"numpy.{name}", args, kwargs) if name in _REDUCTIONS else None)
     if name in _FLOAT_FUNCTIONS:
-        data = _arg(args, kwargs, 0, "x")
-        reduced = _reduced_ndim(args, kwargs, 1) if name in _REDUCTIONS else data_ndim(data)
+        data = _arg(f"numpy.{name}", args, kwargs, "a" if name in ("mean", "std", "var", "average") else "x")
+        reduced = _reduced_ndim(f"numpy.{name}", args, kwargs) if name in _REDUCTIONS else data_ndim(data)
         return _arrays("float", ndim=reduced) if data is not None and _one_array_kind(data) is not None else TOP
     return TOP
 
@@ -214,16 +221,16 @@ _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "mean", "std", "var", "ave
 def _creation_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
     """How many dimensions an array creation gives (``None``: not known)."""
     if name in ("zeros", "ones", "empty", "full"):
-        return _shape_ndim(_arg(args, kwargs, 0, "shape"))
+        return _shape_ndim(_arg(f"numpy.{name}", args, kwargs, "shape"))
     if name in ("eye", "identity"):
         return 2
     if name in ("linspace", "logspace", "arange"):
         return 1
     if name in _LIKE_CREATORS:
-        return data_ndim(_arg(args, kwargs, 0, "a" if name.endswith("_like") else "object")) \
+        return data_ndim(_arg(f"numpy.{name}", args, kwargs, "object" if name == "array" else "a")) \
             if "ndmin" not in kwargs else None
     if name == "full_like":
-        return data_ndim(_arg(args, kwargs, 0, "a"))
+        return data_ndim(_arg(f"numpy.{name}", args, kwargs, "a"))
     return None
 
 
@@ -238,7 +245,7 @@ def _sample(name: str, dtype: Value | None) -> Value:
 def rng_method(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """``rng.<name>(...)`` on a ``numpy.random.Generator``."""
     if name == "permutation":
-        data = _arg(args, kwargs, 0, "x")
+        data = _arg("numpy.random.Generator.permutation", args, kwargs, "x")
         consts = data.consts() if data is not None else None
         if consts is not None and all(isinstance(c, int) and not isinstance(c, bool) for c in consts):
             return _arrays("int")
@@ -252,15 +259,15 @@ def array_method(name: str, receiver: Value, args: list[Value], kwargs: dict[str
     for atom in receiver.atoms:
         assert isinstance(atom, ArrayAtom)
         if name == "astype":
-            result = _arrays(dtype_kind(_arg(args, kwargs, 0, "dtype")))
+            result = _arrays(dtype_kind(_arg("numpy.ndarray.astype", args, kwargs, "dtype")))
         elif name in _SAME_KIND:
             result = _arrays(atom.kind)
         elif name in ("mean", "std", "var"):
             result = _arrays(dtype_kind(kwargs["dtype"]) if "dtype" in kwargs else "float",
-                             ndim=_reduced_ndim(args, kwargs, 0))
+                             ndim=_reduced_ndim(f"numpy.ndarray.{name}", args, kwargs))
         elif name in ("sum", "cumsum", "prod", "cumprod"):
-            result = _arrays("int" if atom.kind == "bool" else atom.kind,
-                             ndim=_reduced_ndim(args, kwargs, 0) if name in _REDUCTIONS else None) \
+            reduced = _reduced_ndim(f"numpy.ndarray.{name}", args, kwargs) if name in _REDUCTIONS else None
+            result = _arrays("int" if atom.kind == "bool" else atom.kind, ndim=reduced) \
                 if "dtype" not in kwargs else TOP
         elif name in ("argmax", "argmin", "argsort", "nonzero"):
             result = _arrays("int") if name != "nonzero" else TOP
@@ -346,3 +353,56 @@ def store_converts_array(key: ast.expr) -> bool:
     return any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
                for part in parts)
 
+
+
+class NumpyModel(LibraryModel):
+    """numpy through the engine's hooks: its names, arrays and generators."""
+
+    name = "numpy"
+
+    def import_ref(self, path: str) -> Value | None:
+        return V(NumpyRef(path)) if path == "numpy" or path.startswith("numpy.") else None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+             fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if not isinstance(atom, NumpyRef):
+            return UNHANDLED
+        return TOP if star_unknown else numpy_call(atom.path, args, kwargs)
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+               node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind == "ArrayAtom":
+            return array_method(name, receiver, args, kwargs)
+        if kind == "RngAtom":
+            return rng_method(name, args, kwargs)
+        return UNHANDLED
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                  fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, NumpyRef):
+            return V(NumpyRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, ArrayAtom):
+            return array_attribute(atom, attr) if attr == "T" or attr.startswith("_") else V(BoundShim(atom, attr))
+        if isinstance(atom, RngAtom):
+            return V(BoundShim(atom, attr))
+        return UNHANDLED
+
+    def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        return V(atom) if isinstance(atom, ArrayAtom) else None  # an element, a slice or a selection: the dtype
+
+    def element(self, atom: Atom, how: str) -> Value | None:
+        return V(atom) if how == "slice" and isinstance(atom, ArrayAtom) else None
+
+    def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+              compare: bool) -> Value | None:
+        if compare:
+            return array_compare(left, right)
+        if BINOPS.get(type(op)) is not None and (left.tensors() or right.tensors()):
+            return None  # runtime_shim's tensor operators (the engine's)
+        return array_binop(op, left, right)  # type: ignore[arg-type]
+
+    def unary(self, op: ast.unaryop, operand: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(op, (ast.USub, ast.UAdd)) and operand.only(ArrayAtom):
+            booleans = any(a.kind == "bool" for a in operand.atoms)  # type: ignore[attr-defined]
+            return TOP if booleans else operand  # numpy refuses to negate booleans
+        return None

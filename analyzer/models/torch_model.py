@@ -26,6 +26,7 @@ import ast
 import itertools
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from runtime_shim import torch_semantics as T
 
@@ -43,6 +44,7 @@ from ..domain import (
     FuncRef,
     Instance,
     NumberAtom,
+    NumpyRef,
     Origin,
     SeqAtom,
     V,
@@ -52,16 +54,22 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
+    AUTOGRAD_CONTEXT,
+    AUTOGRAD_FUNCTION,
     CPU,
     DEVICE_TYPES,
     DISTRIBUTION_INIT,
     DISTRIBUTION_METHODS,
     DISTRIBUTION_STATE,
     LEAF,
+    MODULE_TYPE,
     NO_GRAD,
     NON_LEAF,
+    OPTIMIZER_METHODS,
     TorchDev,
     TorchDeviceAtom,
     TorchDistributionAtom,
@@ -71,15 +79,13 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .entry_points import SPAWN_PATHS, spawn_call
-from .flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
-from .mixin import EngineMixin
-from .numpy_model import data_ndim
-from .program import ClassInfo
+from .base import UNHANDLED, LibraryModel, Unhandled
+from .entry_points import spawn_call
+from .numpy_model import data_ndim, store_converts_array
+from .signatures import argument, bind_call
 from .torch_api import (
     CHECKED_OPS,
     COMPARISONS,
-    CREATORS,
     DEFAULT_FLOAT_DTYPES,
     DIM_KEYWORDS,
     DYNAMIC_REGISTRATION,
@@ -88,10 +94,8 @@ from .torch_api import (
     INDEXED_LOG_PROB,
     INTEGER_DTYPES,
     INTEGER_TENSOR_TYPES,
-    KL_DIVERGENCE,
     LEAF_IDENTITIES,
     LEGACY_TENSOR_TYPES,
-    LIKE_CREATORS,
     MODULE_METHODS,
     MODULE_SELF_METHODS,
     NO_GRAD_RESULTS,
@@ -99,20 +103,22 @@ from .torch_api import (
     NUMPY_NO_CONVERSION,
     REDUCTIONS,
     SAME_DEVICE_OPS,
-    SEQUENCE_OPS,
     TUPLE_OUTPUTS,
-    UNCHECKED_VIEWS,
     VALUES_INDICES,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
+    device_str,
 )
-from .torch_parallel import DATA_PARALLEL, data_parallel, data_parallel_call
+from .torch_calls import torch_handlers
+from .torch_data import TorchData
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
+from .torch_parallel import data_parallel, data_parallel_call
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
 CUDA_VAR = "@torch.cuda.current_device"  # absent: cuda:0
 MAX_COMBINATIONS = 64
+_UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
 _DUNDERS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
             ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
@@ -122,6 +128,22 @@ _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) ->
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
+#: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
+#: device, any current device (``"cuda"`` is then unknown where the program changes it)
+UNCALLED_MODES = (None, TOP, TOP)
+AUTOGRAD_TYPE = "torch.autograd.Function"
+DISTRIBUTION_PREFIX = "torch.distributions."  # + a class name: a ``torch.distributions`` base
+_TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
+                  "torch.optim.optimizer": "torch.optim"}
+
+
+def torch_path(path: str) -> str:
+    """``torch.nn.modules.linear.Linear`` is ``torch.nn.Linear``: the path the model knows a name by."""
+    for prefix, short in _TORCH_ALIASES.items():
+        if path.startswith(prefix + "."):
+            rest = path[len(prefix) + 1:].rpartition(".")[2]
+            return f"{short}.{rest}"
+    return path
 
 
 def _written_bare(dev: TorchDev, written: object) -> bool:
@@ -140,8 +162,219 @@ def has_torch(*values: Value) -> bool:
     return any(isinstance(a, (TorchTensorAtom, TorchLayerAtom)) for v in values for a in v.atoms)
 
 
-class TorchModel(EngineMixin):
+class TorchModel(TorchData, LibraryModel):
     """PyTorch calls, attributes, operators and modes."""
+
+    name = "torch"
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__(engine)
+        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
+        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
+        self._module_code: list[bool] = []  # per call in progress: is it such a method
+
+    # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
+
+    def import_ref(self, path: str) -> Value | None:
+        return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
+                   st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if isinstance(atom, TorchRef):
+            return TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr)
+        if isinstance(atom, TorchLayerAtom):
+            return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
+                else self.torch_layer_call(atom, args, kwargs, node, st, fr)
+        if isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
+            return TOP  # a module moved in place elsewhere, seen through an older reference
+        if isinstance(atom, NumpyRef) and not star_unknown:  # numpy of tensors (``np.asarray(t)``)
+            converted = self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
+            return UNHANDLED if converted is None else converted
+        return UNHANDLED
+
+    def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
+                        star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
+                and func == V(TorchRef("torch.nn.Sequential")):
+            return self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
+                                                                        quiet=True)), node, st, fr)
+        return None
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                    node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind == "TorchTensorAtom":
+            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "Instance" and name == DISTRIBUTION_INIT:
+            return self.torch_distribution_init(receiver, args, kwargs, st, fr)
+        if kind in ("TorchLayerAtom", "Instance"):
+            return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchDistributionAtom":
+            return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchOptimizerAtom":
+            return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
+        return UNHANDLED
+
+    def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
+                and args[0].only(TorchDeviceAtom):
+            return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
+                                   for a in args[0].atoms))
+        return None
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                       fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, TorchRef):
+            return V(TorchRef(torch_path(f"{atom.path}.{attr}")))
+        if isinstance(atom, TorchTensorAtom):
+            return self.torch_tensor_attribute(atom, attr)
+        if isinstance(atom, TorchLayerAtom):
+            return self.torch_layer_attribute(atom, attr)
+        if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
+            return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
+            return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
+        if isinstance(atom, TorchDeviceAtom):
+            return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
+        return UNHANDLED
+
+    def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
+        if attr == "grad" and any(isinstance(a, TorchTensorAtom) for a in obj.atoms):
+            return self.torch_grad_read(obj, node, st, fr)
+        return None
+
+    def instance_attribute(self, instance: Atom, attr: str, node: ast.expr | None, st: State,
+                           fr: Frame) -> Value | None:
+        if isinstance(instance, Instance) and instance.cls.has_library_base(MODULE_TYPE):
+            return self.torch_module_attribute(instance, attr, node, st, fr)
+        if isinstance(instance, Instance) and distribution_base(instance.cls):
+            # ``super().__init__(loc, scale)``, ``super().log_prob(x)``: the library distribution's
+            return self.torch_distribution_attribute(instance, attr)
+        return None
+
+    def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
+                     st: State, fr: Frame) -> None:
+        if distribution_base(cls) is not None:
+            self.torch_distribution_init(instance, args, kwargs, st, fr)
+
+    def stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
+        return self.superseded(instance, attr, stored)  # type: ignore[arg-type]
+
+    def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
+        return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
+
+    def attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
+        if target.attr in ("requires_grad", "data"):
+            self.torch_tensor_state_store(target, obj, value, st, fr)
+
+    def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+               compare: bool) -> Value | None:
+        if not has_torch(left, right):
+            return None
+        if not compare:
+            return self.torch_binop(op, left, right, node, st, fr)  # type: ignore[arg-type]
+        if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            return None
+        value = self.torch_binop(op, left, right, node, st, fr)  # type: ignore[arg-type]  # a bool tensor
+        return Value(frozenset(a.with_(grad=NO_GRAD) if isinstance(a, TorchTensorAtom) else a
+                               for a in value.atoms), value.top)
+
+    def unary(self, op: ast.unaryop, operand: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(op, (ast.USub, ast.Invert)) and torch_tensors(operand):
+            return self.same_device_result(operand, node, st, fr, None)
+        return None
+
+    def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(atom, TorchTensorAtom):
+            return self.torch_index(atom, key, node, st, fr)
+        if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
+            keys = key.consts()
+            return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
+                and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+        return None
+
+    def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
+                   fr: Frame) -> None:
+        for atom in container.atoms:
+            if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
+                self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
+        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+                and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
+            self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+
+    def element(self, atom: Atom, how: str) -> Value | None:
+        if isinstance(atom, TorchTensorAtom) and how == "slice":
+            return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
+        if isinstance(atom, TorchTensorAtom):
+            return V(atom.row())  # a row: same device, same graph
+        if how == "iterate" and isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") \
+                and atom.children:
+            return self.container_modules(atom)  # ``for block in self.blocks``: its modules
+        return None
+
+    def enter_with(self, value: Value, st: State) -> Any:
+        return self.torch_mode_enter(value, st)
+
+    def exit_with(self, saved: Any, st: State) -> None:
+        self.torch_mode_exit(saved, st)
+
+    def choose_branch(self, true: State, false: State) -> bool | None:
+        return self.world_branch(true, false)
+
+    def decides_values(self) -> bool:
+        return self.cuda_world is not None
+
+    def choose_value(self, body: Value, orelse: Value) -> bool | None:
+        return self.world_device_choice(body, orelse)
+
+    def assignment(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
+        return self.self_move(node, st, fr)
+
+    def assigned(self, target: ast.expr, before: Value, after: Value, st: State, fr: Frame) -> None:
+        self.supersede_moved_attribute(target, before, after, st, fr)  # type: ignore[arg-type]
+
+    def context_key(self, st: State | None, uncalled: bool) -> Any:
+        return UNCALLED_MODES if uncalled else self.torch_modes(st)
+
+    def enter_function(self, state: State, key: Any, fn: FunctionInfo) -> None:
+        # ``@torch.no_grad()`` / ``@torch.inference_mode()``: the body runs with grad disabled
+        no_grad = any(_decorator_name(d) in ("no_grad", "inference_mode")
+                      for d in getattr(fn.node, "decorator_list", ()))
+        self.enter_torch_modes(state, key, no_grad=no_grad)
+
+    def enter_call(self, fn: FunctionInfo) -> None:
+        module_code = fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
+        self._module_code.append(module_code)  # (as it was on entry: the class's bases may change meanwhile)
+        self.module_code_depth += module_code
+
+    def exit_call(self, fn: FunctionInfo) -> None:
+        self.module_code_depth -= self._module_code.pop()
+
+    def class_base(self, value: Value) -> tuple[str, ...]:
+        kinds: dict[str, None] = {}
+        for atom in value.atoms:
+            if isinstance(atom, TorchRef) and atom.path.startswith("torch.nn."):
+                kinds[MODULE_TYPE] = None  # its ``__call__`` runs ``forward``, ``.to()`` moves it in place
+            if isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION:
+                kinds[AUTOGRAD_TYPE] = None  # ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``
+        for atom in value.atoms:  # a ``torch.distributions`` class (its ``sample``, ``log_prob`` ...)
+            if isinstance(atom, TorchRef) and atom.path.startswith("torch.distributions.") \
+                    and atom.path.rpartition(".")[2][:1].isupper():
+                kinds[DISTRIBUTION_PREFIX + atom.path.rpartition(".")[2]] = None
+                break
+        return tuple(kinds)
+
+    def class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
+        if attr != "apply" or not cls.has_library_base(AUTOGRAD_TYPE):
+            return None
+        # ``MyFunction.apply``: its ``forward`` staticmethod with autograd's context object bound first
+        forward = self.class_lookup(cls, "forward")
+        if forward is None:
+            return None
+        out = BOTTOM
+        for item in forward.atoms:
+            out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, AUTOGRAD_CONTEXT))
+                           if isinstance(item, FuncRef) else TOP)
+        return out.join(TOP) if forward.top else out
 
     # --- the two modes ---------------------------------------------------------------------------------
 
@@ -226,18 +459,18 @@ class TorchModel(EngineMixin):
         if value is None:
             return 0
         indexes = value.consts()
-        return indexes[0] if indexes is not None and not value.top and len(indexes) == 1 \
-            and type(indexes[0]) is int else None
+        return indexes[0] if not value.top and len(indexes) == 1 and type(indexes[0]) is int else None
 
     def current_cuda_device_changes(self) -> bool | None:
         """Does this program change the current CUDA device: None (never), False (only where the flow state
         follows it: ``set_device`` at a module's top level, ``with torch.cuda.device(i)`` blocks), True (some
         ``set_device`` inside a function, or ``torch.cuda.device`` not as a ``with`` block)."""
-        if not hasattr(self, "_cuda_current_changes"):
+        cached = getattr(self, "_cuda_current_changes", _UNSET)
+        if cached is _UNSET:
             texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
-            found = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
-            self._cuda_current_changes: bool | None = found
-        return self._cuda_current_changes
+            cached = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
+            self._cuda_current_changes = cached
+        return cached
 
     def devices_of(self, value: Value, st: State | None = None,
                    tensors_too: bool = False) -> list[tuple[TorchDev, object]] | None:
@@ -260,12 +493,8 @@ class TorchModel(EngineMixin):
             out.append((dev, atom))
         return out
 
-    def _device_argument(self, args: list[Value], kwargs: dict[str, Value], st: State,
-                         position: int | None = None) -> list[tuple[TorchDev, object]] | None:
-        """``device=`` (or the positional one), else the default device."""
-        value = kwargs.get("device")
-        if value is None and position is not None and len(args) > position:
-            value = args[position]
+    def _device_argument(self, value: Value | None, st: State) -> list[tuple[TorchDev, object]] | None:
+        """The devices of a ``device`` argument, else the default device's."""
         if value is None or value.consts() == [None]:
             return self.default_devices(st)
         return self.devices_of(value, st)
@@ -389,141 +618,219 @@ class TorchModel(EngineMixin):
 
     def torch_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
                    fr: Frame) -> Value:
+        """A call of a qualified torch name: the handlers of :data:`.torch_calls.TORCH_CALLS` whose rules match
+        it, in order, until one answers."""
         if node is None:
             return TOP
-        if path in SPAWN_PATHS:  # a process entry point: called with the arguments it is given
-            return spawn_call(self, path, args, kwargs, node, st, fr)
-        module, _, name = path.rpartition(".")
-        if module == "torch" and name in CREATORS:
-            return self._create(name, args, kwargs, node, st, fr)
-        if module == "torch" and name in LIKE_CREATORS:
-            return self._create_like(args, kwargs, node, st, fr)
-        if module == "torch" and name in LEGACY_TENSOR_TYPES:  # always a CPU tensor (not the default device)
-            return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{name}")))
-        if module == "torch.cuda" and name in LEGACY_TENSOR_TYPES:
-            # on the current CUDA device (``torch.cuda.set_device(1)``, ``with torch.cuda.device(1):``)
-            dev = None if "device" in kwargs else self.parse_device("cuda", st)
-            return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False,
-                                                             origin=self.origin(node, fr, f"torch.cuda.{name}")))
-        if path in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
-            return self._wrapped(args, kwargs, parameter=False)
-        if path == "torch.set_default_tensor_type":
-            kind = _legacy_type_device(args[0] if args else kwargs.get("t", TOP))
-            if kind == "cpu":
-                st.vars.pop(DEVICE_VAR, None)
-            else:
-                dev = self.parse_device("cuda", st) if kind == "cuda" else None
-                st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
-                    dev, self.origin(node, fr, "set_default_tensor_type")))
-            return NONE
-        if path in ("torch.from_dlpack", "torch.utils.dlpack.from_dlpack") and args and torch_tensors(args[0]):
-            # a tensor (not a capsule) is exported through its ``__dlpack__``: refused while it requires grad
-            self.torch_export("dlpack", path, args[0], node, st, fr)
-            return BOTTOM if st.dead else self.same_device_result(args[0], node, st, fr, None, detach=True)
-        if path == "torch.from_numpy":
-            # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
-            # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
-            # (``np.array(2.0)``, ``a.mean()``: a 0-d array, a 0-dim tensor, which the model makes apart)
-            made = args[0].only(ArrayAtom) if args else False
-            ndims = {a.ndim for a in args[0].atoms} if made else {None}  # type: ignore[attr-defined]
-            zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
-            return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
-                                     origin=self.origin(node, fr, "from numpy")))
-        if path == "torch.device":
-            return self._device_ctor(args, kwargs, node, st, fr)
-        if module.startswith("torch.utils.data"):
-            found = self.torch_data_call(path, args, kwargs, node, st, fr)
+        for handler in torch_handlers(path):
+            found = getattr(self, handler)(path, args, kwargs, node, st, fr)
             if found is not None:
                 return found
-        if path == "torch.cuda.current_device":
-            current = self.current_cuda_index(st)
-            return TOP if current is None else V(const(current))
-        if path in ("torch.cuda.set_device", "torch.cuda.device"):
-            index = self._cuda_index(args[0] if args else kwargs.get("device", TOP), st)
-            if path == "torch.cuda.device":
-                return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
-            st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
-            return NONE
-        if path == "torch.cuda.is_available" and self.cuda_world is not None:
-            return V(const(self.cuda_world))
-        if path == "torch.cuda.device_count" and self.gpu_count is not None:
-            return V(const(self.gpu_count))  # the world's answer (:mod:`.worlds`); else how many: not known
-        if path == "torch.backends.mps.is_available" and self.mps_world is not None:
-            return V(const(self.mps_world))
-        if path in ("torch.cuda.is_available", "torch.backends.mps.is_available"):
-            return BOOL
-        if module == "torch" and name in GRAD_MODES:
-            if args and isinstance(args[0].atoms and next(iter(args[0].atoms)), FuncRef):
-                return args[0]  # ``torch.no_grad()(fn)``: the function (its calls are analysed as usual)
-            return V(TorchModeAtom(grad=GRAD_MODES[name]))
-        if path == "torch.set_grad_enabled":
-            flag = args[0] if args else kwargs.get("mode", TOP)
-            truth = flag.truthiness()
-            grads = {t for t in truth if t is not None}
-            value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
-            st.vars[GRAD_VAR] = value
-            return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
-        if path == "torch.set_default_device":
-            value = args[0] if args else kwargs.get("device", TOP)
-            if value.consts() == [None]:
-                st.vars.pop(DEVICE_VAR, None)
-            else:
-                devices = self.devices_of(value, st)
-                st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
-                    TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
-            return NONE
-        if name == "from_pretrained" and module.rpartition(".")[2] in ("Embedding", "EmbeddingBag"):
-            # the layer's weight is a Parameter of the given tensor: on its device
-            table = args[0] if args else kwargs.get("embeddings", TOP)
-            tensors = torch_tensors(table)
-            origin = self.origin(node, fr, f"nn.{module.rpartition('.')[2]}.from_pretrained")
-            # the weight requires grad unless frozen, and ``freeze=True`` is the default
-            freeze = kwargs.get("freeze", args[1] if len(args) > 1 else V(const(True))).truthiness()
-            self._note_flag(origin, Value(frozenset(const(not t) for t in freeze if t is not None), None in freeze))
-            if table.top or not tensors or not table.only(TorchTensorAtom):
-                return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
-            return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
-                                   for a in tensors))
-        if path in DATA_PARALLEL:
-            return data_parallel(self, args, kwargs, node, st, fr)
-        if path in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return self._wrapped(args, kwargs, parameter=True)
-        if module in ("torch.nn", "torch.nn.modules") or module.startswith("torch.nn.modules."):
-            return self._layer(name, args, kwargs, node, st, fr)
-        if path in KL_DIVERGENCE and len(args) + len(kwargs) == 2:
-            return self.torch_kl_divergence(args[0] if args else kwargs.get("p", TOP),
-                                            args[1] if len(args) > 1 else kwargs.get("q", TOP), node, st, fr)
-        if module.startswith("torch.distributions") and name[:1].isupper():
-            return self._distribution(name, args, kwargs, st)
-        if module.startswith("torch.optim") and "lr_scheduler" not in module and name[:1].isupper():
-            return self._optimizer(name, args, kwargs, node, st, fr)
-        if module == "torch" and name in UNCHECKED_VIEWS:
-            return V(seq("tuple", tuple(Value(frozenset(a.with_(zero_dim=None, owned=False)
-                                                        if isinstance(a, TorchTensorAtom) else a for a in arg.atoms),
-                                              arg.top) for arg in args)))
-        if module == "torch" and name in SEQUENCE_OPS:
-            if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
-                # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
-                result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
-                return V(seq("tuple", (result,) * len(args))) if name == "meshgrid" \
-                    and not st.dead else result
-            return self._sequence_op(name, args[0] if args else kwargs.get("tensors", TOP), node, st, fr)
-        if module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special"):
-            return self._function_op(name, path, args, kwargs, node, st, fr, module)
         return TOP
+
+    # --- the call handlers (``(path, args, kwargs, node, st, fr)``; None: the next rule's) --------------------
+
+    def _call_spawn(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                    fr: Frame) -> Value | None:
+        return spawn_call(self, path, args, kwargs, node, st, fr)  # a process entry point: called with its args
+
+    def _call_create(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value | None:
+        return self._create(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        return self._create_like(path, args, kwargs, node, st, fr)
+
+    def _call_legacy_type(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        # always a CPU tensor (not the default device)
+        return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"torch.{path.rpartition('.')[2]}")))
+
+    def _call_cuda_legacy_type(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                               st: State, fr: Frame) -> Value | None:
+        # on the current CUDA device (``torch.cuda.set_device(1)``, ``with torch.cuda.device(1):``)
+        dev = None if "device" in kwargs else self.parse_device("cuda", st)
+        return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(
+            node, fr, f"torch.cuda.{path.rpartition('.')[2]}")))
+
+    def _call_variable(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                       fr: Frame) -> Value | None:
+        return self._wrapped(path, args, kwargs, parameter=False)
+
+    def _call_set_default_tensor_type(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                                      st: State, fr: Frame) -> Value | None:
+        kind = _legacy_type_device(argument(path, args, kwargs, "t"))
+        if kind == "cpu":
+            st.vars.pop(DEVICE_VAR, None)
+        else:
+            dev = self.parse_device("cuda", st) if kind == "cuda" else None
+            st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
+                dev, self.origin(node, fr, "set_default_tensor_type")))
+        return NONE
+
+    def _call_from_dlpack(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        if not (args and torch_tensors(args[0])):
+            return None  # a capsule: a torch function like any other
+        # a tensor (not a capsule) is exported through its ``__dlpack__``: refused while it requires grad
+        self.torch_export("dlpack", path, args[0], node, st, fr)
+        return BOTTOM if st.dead else self.same_device_result(args[0], node, st, fr, None, detach=True)
+
+    def _call_from_numpy(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        # it takes an ndarray (a numpy scalar raises): an array the numpy model made has a dimension, as
+        # nearly all do (a 0-d ``np.array(x)`` is the exception, which the model does not make apart)
+        # (``np.array(2.0)``, ``a.mean()``: a 0-d array, a 0-dim tensor, which the model makes apart)
+        array = argument(path, args, kwargs, "ndarray", None)
+        made = array.only(ArrayAtom) if array is not None else False
+        ndims = {a.ndim for a in array.atoms} if made else {None}  # type: ignore[union-attr, attr-defined]
+        zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
+        return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
+                                 origin=self.origin(node, fr, "from numpy")))
+
+    def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                     fr: Frame) -> Value | None:
+        return self._device_ctor(path, args, kwargs, node, st, fr)
+
+    def _call_data(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                   fr: Frame) -> Value | None:
+        return self.torch_data_call(path, args, kwargs, node, st, fr)
+
+    def _call_current_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                             st: State, fr: Frame) -> Value | None:
+        current = self.current_cuda_index(st)
+        return TOP if current is None else V(const(current))
+
+    def _call_set_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        index = self._cuda_index(argument(path, args, kwargs, "device"), st)
+        if path == "torch.cuda.device":
+            return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
+        st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
+        return NONE
+
+    def _call_is_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        return None if self.cuda_world is None else V(const(self.cuda_world))  # the world's answer
+
+    def _call_device_count(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        # the world's answer (:mod:`.worlds`); else how many: not known
+        return None if self.gpu_count is None else V(const(self.gpu_count))
+
+    def _call_mps_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value | None:
+        return None if self.mps_world is None else V(const(self.mps_world))  # the world's answer
+
+    def _call_unknown_bool(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        return BOOL
+
+    def _call_grad_mode(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        if args and isinstance(args[0].atoms and next(iter(args[0].atoms)), FuncRef):
+            return args[0]  # ``torch.no_grad()(fn)``: the function (its calls are analysed as usual)
+        return V(TorchModeAtom(grad=GRAD_MODES[path.rpartition(".")[2]]))
+
+    def _call_set_grad_enabled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                               st: State, fr: Frame) -> Value | None:
+        flag = argument(path, args, kwargs, "mode")
+        truth = flag.truthiness()
+        grads = {t for t in truth if t is not None}
+        value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
+        st.vars[GRAD_VAR] = value
+        return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
+
+    def _call_set_default_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                                 st: State, fr: Frame) -> Value | None:
+        value = argument(path, args, kwargs, "device")
+        if value.consts() == [None]:
+            st.vars.pop(DEVICE_VAR, None)
+        else:
+            devices = self.devices_of(value, st)
+            st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
+                TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
+        return NONE
+
+    def _call_from_pretrained(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                              st: State, fr: Frame) -> Value | None:
+        # the layer's weight is a Parameter of the given tensor: on its device
+        module = path.rpartition(".")[0]
+        bound = bind_call("torch.nn.Embedding.from_pretrained", args, kwargs)
+        table = bound.get("embeddings", TOP)
+        tensors = torch_tensors(table)
+        origin = self.origin(node, fr, f"nn.{module.rpartition('.')[2]}.from_pretrained")
+        # the weight requires grad unless frozen, and ``freeze=True`` is the default
+        freeze = bound.get("freeze", V(const(True))).truthiness()
+        self._note_flag(origin, Value(frozenset(const(not t) for t in freeze if t is not None), None in freeze))
+        if table.top or not tensors or not table.only(TorchTensorAtom):
+            return V(TorchLayerAtom(module.rpartition(".")[2], None, True, (), origin))
+        return Value(frozenset(TorchLayerAtom(module.rpartition(".")[2], a.dev, True, (), origin)
+                               for a in tensors))
+
+    def _call_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value | None:
+        return data_parallel(self, path, args, kwargs, node, st, fr)
+
+    def _call_parameter(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self._wrapped(path, args, kwargs, parameter=True)
+
+    def _call_layer(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                    fr: Frame) -> Value | None:
+        return self._layer(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_kl_divergence(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                            st: State, fr: Frame) -> Value | None:
+        if len(args) + len(kwargs) != 2:
+            return None
+        bound = bind_call(path, args, kwargs)
+        return self.torch_kl_divergence(bound.get("p", TOP), bound.get("q", TOP), node, st, fr)
+
+    def _call_distribution(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                           fr: Frame) -> Value | None:
+        return self._distribution(path.rpartition(".")[2], args, kwargs, st)
+
+    def _call_optimizer(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self._optimizer(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_unchecked_view(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                             st: State, fr: Frame) -> Value | None:
+        return V(seq("tuple", tuple(Value(frozenset(a.with_(zero_dim=None, owned=False)
+                                                    if isinstance(a, TorchTensorAtom) else a for a in arg.atoms),
+                                          arg.top) for arg in args)))
+
+    def _call_sequence_op(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        name = path.rpartition(".")[2]
+        if name in VARIADIC_SEQUENCE_OPS and (len(args) != 1 or torch_tensors(args[0])):
+            # ``torch.meshgrid(xs, ys)``: the tensors are the arguments; one result per tensor
+            result = self._sequence_op(name, V(seq("tuple", tuple(args))), node, st, fr)
+            return V(seq("tuple", (result,) * len(args))) if name == "meshgrid" \
+                and not st.dead else result
+        bound = bind_call(path, args, kwargs)  # (the variadic ones given one sequence: ``torch.meshgrid([x, y])``)
+        tensors = bound.get("tensors", bound.rest[0] if bound.rest else bound.extra.get("tensors", TOP))
+        return self._sequence_op(name, tensors, node, st, fr)
+
+    def _call_function_op(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        module, _, name = path.rpartition(".")
+        return self._function_op(name, path, args, kwargs, node, st, fr, module)
 
     def _create(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                 fr: Frame) -> Value:
-        devices = self._device_argument(args, kwargs, st)
+        devices = self._device_argument(argument(f"torch.{name}", args, kwargs, "device", None), st)
         if devices is None:
             return TOP
         zero_dim: bool | None = False
         if name in ("tensor", "as_tensor", "scalar_tensor"):
-            data = args[0] if args else kwargs.get("data", TOP)
+            data = argument(f"torch.{name}", args, kwargs, "data")
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
             elif data.only(ArrayAtom) and not data.top:
-                ndims = {a.ndim for a in data.atoms}  # type: ignore[attr-defined]
+                ndims = {a.ndim for a in data.atoms}
                 zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
@@ -551,11 +858,12 @@ class TorchModel(EngineMixin):
         truth = flag.truthiness()
         return set() if None in truth else {bool(t) for t in truth}
 
-    def _create_like(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+    def _create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        source = args[0] if args else kwargs.get("input", TOP)
-        if "device" in kwargs:
-            devices = self.devices_of(kwargs["device"], st)
+        bound = bind_call(path, args, kwargs)
+        source = bound.get("input", TOP)
+        if "device" in bound:
+            devices = self.devices_of(bound.arguments["device"], st)
         else:
             devices = self.devices_of(source, st, tensors_too=True) if source.only(TorchTensorAtom) else None
         if devices is None:
@@ -578,10 +886,10 @@ class TorchModel(EngineMixin):
         index = indexes.pop()
         return index if isinstance(index, int) else -1
 
-    def _device_ctor(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+    def _device_ctor(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        value = args[0] if args else kwargs.get("type", TOP)
-        if len(args) == 2:
+        value = argument(path, args, kwargs, "type")
+        if len(args) == 2:  # ``torch.device("cuda", 1)``
             kinds, indexes = args[0].consts(), args[1].consts()
             if kinds and indexes and len(kinds) == len(indexes) == 1 and type(indexes[0]) is int:
                 value = V(const(f"{kinds[0]}:{indexes[0]}"))
@@ -594,11 +902,12 @@ class TorchModel(EngineMixin):
                                                bare=_written_bare(dev, atom)) for dev, atom in devices))
 
     @staticmethod
-    def _wrapped(args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
+    def _wrapped(path: str, args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
         """``nn.Parameter(t)``: a leaf the module owns (no grad with ``requires_grad=False``); ``Variable(t)``
         (the pre-0.4 wrapper): ``t`` itself, a requires-grad leaf with ``requires_grad=True``."""
-        data = args[0] if args else kwargs.get("data", TOP)
-        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", V(const(parameter)))
+        bound = bind_call(path, args, kwargs)
+        data = bound.get("data", TOP)
+        flag = bound.get("requires_grad", V(const(parameter)))
         truth = flag.truthiness()
         out: set[Atom] = set()
         for atom in torch_tensors(data):
@@ -617,7 +926,7 @@ class TorchModel(EngineMixin):
         if not possibilities:
             return TOP
         unknown = tensor.top or not tensor.only(TorchTensorAtom)
-        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr, True, None,
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr,
                                  **{role: tensor})
 
     def _export_possibilities(self, kind: str, tensor: Value, st: State, role: str = "tensor") -> list[Possibility]:
@@ -636,9 +945,9 @@ class TorchModel(EngineMixin):
         """``module.name = t`` where ``name`` is a registered buffer: ``nn.Module.__setattr__`` keeps ``t`` as
         that buffer (it moves with the module, and belongs to it in MV202). Parameters kept in a plain dict,
         list or tuple are not registered: not the module's (PyTorch does not count them among its parameters)."""
-        if instance.cls.is_torch_module() and any(isinstance(a, (DictAtom, SeqAtom)) for a in value.atoms):
+        if instance.cls.has_library_base(MODULE_TYPE) and any(isinstance(a, (DictAtom, SeqAtom)) for a in value.atoms):
             value = Value(frozenset(_unregistered(a) for a in value.atoms), value.top)
-        if old is None or not instance.cls.is_torch_module() or not any(
+        if old is None or not instance.cls.has_library_base(MODULE_TYPE) or not any(
                 isinstance(a, TorchTensorAtom) and a.owned and a.grad == NO_GRAD for a in old.atoms):
             return value
         return Value(frozenset(a.with_(owned=True) if isinstance(a, TorchTensorAtom) else a for a in value.atoms),
@@ -652,7 +961,7 @@ class TorchModel(EngineMixin):
 
     def _optimizer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                    fr: Frame) -> Value:
-        params = args[0] if args else kwargs.get("params", TOP)
+        params = argument(f"torch.optim.{name}", args, kwargs, "params")
         elements, unknown = _parameter_elements(params)
         for item in _sequence_items(params) or ():
             # every parameter is checked: one that fails on every path decides (the others cannot save it)
@@ -704,8 +1013,9 @@ class TorchModel(EngineMixin):
         ``step()`` with the parameters elsewhere (the module moved in place since) fails like any op over
         tensors on two devices (MV201). Anything the analysis cannot place in time stops the following."""
         optimizers = [a for a in receiver.atoms if isinstance(a, TorchOptimizerAtom)]
-        if name == "add_param_group" and (args or "param_group" in kwargs):
-            self.torch_add_param_group(args[0] if args else kwargs["param_group"], node, st, fr)
+        group = argument("torch.optim.Optimizer.add_param_group", args, kwargs, "param_group", None)
+        if name == "add_param_group" and group is not None:
+            self.torch_add_param_group(group, node, st, fr)
             self._rebind_optimizer(node, TOP, st)  # parameters of other modules now: not followed
             return NONE
         if name not in ("step", "load_state_dict") or receiver.top or len(optimizers) != len(receiver.atoms) \
@@ -818,7 +1128,7 @@ class TorchModel(EngineMixin):
         """A project subclass's distribution set up (its constructor inherited, or ``super().__init__(...)``):
         the library object's state, kept on the instance."""
         for atom in receiver.atoms:
-            base = atom.cls.distribution() if isinstance(atom, Instance) else None
+            base = distribution_base(atom.cls) if isinstance(atom, Instance) else None
             if base is not None:
                 self.store_attribute(V(atom), DISTRIBUTION_STATE, self._distribution(base, args, kwargs, st), fr)
         return NONE
@@ -864,8 +1174,9 @@ class TorchModel(EngineMixin):
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("rsample", "entropy") and not atom.others:
                 out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
-            elif name in ("log_prob", "cdf", "icdf") and (args or "value" in kwargs):
-                value = args[0] if args else kwargs["value"]
+            elif name in ("log_prob", "cdf", "icdf") \
+                    and (value := argument(f"torch.distributions.Distribution.{name}", args, kwargs, "value",
+                                           None)) is not None:
                 indexed = name == "log_prob" and atom.name in INDEXED_LOG_PROB
                 out = out.join(self.checked_op(f"{atom.name}.{name}", [("value", value, indexed, False),
                                                                        *self._distribution_parameters(atom, node, fr)],
@@ -980,7 +1291,7 @@ class TorchModel(EngineMixin):
         if name in T.MOVE_METHODS:
             return self._tensor_move(name, receiver, args, kwargs, node, st, fr)
         if name == "numpy":
-            forced = kwargs.get("force")
+            forced = argument("torch.Tensor.numpy", args, kwargs, "force", None)
             if forced is not None and forced.truthiness() == {True}:
                 return V(ArrayAtom("float"))
             return self.torch_export("numpy", "Tensor.numpy", receiver, node, st, fr, V(ArrayAtom("float")))
@@ -999,7 +1310,7 @@ class TorchModel(EngineMixin):
                 self._rebind_receiver(node, result, st, fr, receiver)
             return result
         if name == "requires_grad_":
-            flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            flag = argument("torch.Tensor.requires_grad_", args, kwargs, "requires_grad", V(const(True)))
             if self.torch_grad_flag_check(receiver, flag, True, node, st, fr).is_bottom:
                 return BOTTOM
             for atom in torch_tensors(receiver):
@@ -1075,7 +1386,7 @@ class TorchModel(EngineMixin):
                 self._note_flag(atom.origin, flag)
             for child in atom.children:
                 self._note_grad_flag(child, flag, seen)
-        elif isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
+        elif isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             seen.add(atom)
             self.note_heap_scan()  # every attribute of the instance
             for attr, value in self.heap_attributes(atom):
@@ -1134,7 +1445,7 @@ class TorchModel(EngineMixin):
                  fr: Frame) -> Value:
         """``t.type(torch.cuda.FloatTensor)`` moves to the GPU, ``t.type(torch.FloatTensor)`` to the CPU, and
         ``t.type(torch.float16)`` only casts; ``t.type()`` is the type's name (a string)."""
-        target = args[0] if args else kwargs.get("dtype")
+        target = argument("torch.Tensor.type", args, kwargs, "dtype", None)
         kind = None if target is None else _legacy_type_device(target)
         names = {a.path.rpartition(".")[2] for a in target.atoms if isinstance(a, TorchRef)} if target else set()
         # an integer or boolean type (``torch.LongTensor``, ``torch.long``): the result is out of the graph
@@ -1162,13 +1473,13 @@ class TorchModel(EngineMixin):
         if name == "cpu":
             targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
         elif name == "cuda":
-            index = args[0] if args else kwargs.get("device")
+            index = argument("torch.Tensor.cuda", args, kwargs, "device", None)
             targets = self.devices_of(index, st) if index is not None and index.consts() != [None] \
                 else [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
         else:
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
-                return self._cast(receiver, args[0] if args else kwargs.get("dtype", TOP), node, st, fr)
+                return self._cast(receiver, argument("torch.Tensor.to", args, kwargs, "dtype"), node, st, fr)
         discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
@@ -1283,7 +1594,7 @@ class TorchModel(EngineMixin):
             for item in items:
                 atom = next(iter(item.atoms)) if len(item.atoms) == 1 and not item.top else None
                 if not isinstance(atom, TorchLayerAtom) and not (isinstance(atom, Instance)
-                                                                 and atom.cls.is_torch_module()):
+                                                                 and atom.cls.has_library_base(MODULE_TYPE)):
                     return TOP  # something unknown inside: not followed
                 children.append(atom)
             layers = [c for c in children if isinstance(c, TorchLayerAtom)]
@@ -1299,18 +1610,18 @@ class TorchModel(EngineMixin):
             return TOP
         if name in T.LOSSES:
             return self._loss(name, args, kwargs, origin)
-        placements = self._device_argument([], kwargs, st) if weights else [(CPU, None)]
-        if placements is None:
+        devices = self._device_argument(kwargs.get("device"), st) if weights else [(CPU, None)]
+        if devices is None:
             return TOP
         return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
-                               for dev, _a in placements))
+                               for dev, _a in devices))
 
     def torch_sequential_of(self, element: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,
         when they are library layers whose weights are all on one device (their order then decides nothing a
         device check sees; an empty list, a model of no layers, is not considered)."""
-        layers = sorted((a for a in element.atoms if isinstance(a, TorchLayerAtom)), key=repr)
-        if element.top or not layers or len(layers) != len(element.atoms) \
+        layers = sorted(element.atoms, key=repr)
+        if element.top or not layers or not all(isinstance(a, TorchLayerAtom) for a in layers) \
                 or len({a.dev for a in layers if a.weights}) > 1:
             return TOP
         return self._layer("Sequential", [V(a) for a in layers], {}, node, st, fr)
@@ -1318,12 +1629,12 @@ class TorchModel(EngineMixin):
     @staticmethod
     def _loss(name: str, args: list[Value], kwargs: dict[str, Value], origin: Origin) -> Value:
         """A loss: with class weights (``CrossEntropyLoss(weight=w)``) it holds a buffer on their device."""
-        weights = [value for position, keyword in WEIGHTED_LOSSES.get(name, ())
-                   for value in [kwargs.get(keyword, args[position] if len(args) > position else None)]
+        weights = [value for _position, keyword in WEIGHTED_LOSSES.get(name, ())
+                   for value in [argument(f"torch.nn.{name}", args, kwargs, keyword, None)]
                    if value is not None and value.consts() != [None]]
         if not weights:
             return V(TorchLayerAtom(name, None, False, (), origin))
-        devices: set[TorchDev | None] = {atom.dev for value in weights for atom in torch_tensors(value)}
+        devices = {atom.dev for value in weights for atom in torch_tensors(value)}
         if len(weights) > 1 or any(value.top or not torch_tensors(value) for value in weights):
             devices = {None} if len(devices) != 1 or any(value.top for value in weights) else devices
         return Value(frozenset(TorchLayerAtom(name, dev, True, (), origin) for dev in devices or {None}))
@@ -1344,15 +1655,13 @@ class TorchModel(EngineMixin):
     def torch_layer_call(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                          st: State, fr: Frame) -> Value:
         if layer.name == "Sequential":
-            value = args[0] if args else TOP
+            value = argument("torch.nn.Sequential.forward", args, {}, "input")
             for i, child in enumerate(layer.children):
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
-                elif isinstance(child, TorchLayerAtom):  # (the container's choice tags: its layers were placed with it)
-                    value = self._apply_layer(with_tags(child, tags_of(layer)), [value], {}, node, st, fr,
+                else:  # (the container's choice tags: its layers were placed with it)
+                    value = self._apply_layer(with_tags(child, tags_of(layer)), [value], {}, node, st, fr,  # type: ignore[arg-type]
                                               f"nn.Sequential[{i}] ({child.name})")
-                else:
-                    value = TOP  # a module the analysis does not model
                 if st.dead:
                     return BOTTOM
             return value
@@ -1364,9 +1673,9 @@ class TorchModel(EngineMixin):
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, api: str) -> Value:
-        x = args[0] if args else kwargs.get("input", TOP)
+        x = argument("torch.nn.Module.forward", args, kwargs, "input")
         if layer.name in T.LOSSES:
-            target = args[1] if len(args) > 1 else kwargs.get("target", TOP)
+            target = argument("torch.nn.modules.loss._Loss.forward", args, kwargs, "target")
             operands = [("input", x, False, False), ("target", target, False, False)]
             if layer.weights:  # the class weights, a buffer of the loss
                 operands.append(("weight", TOP if layer.dev is None else V(with_tags(TorchTensorAtom(
@@ -1411,7 +1720,7 @@ class TorchModel(EngineMixin):
             if name == "cpu":
                 targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
             elif name == "cuda":
-                index = args[0] if args else kwargs.get("device")
+                index = argument("torch.nn.Module.cuda", args, kwargs, "device", None)
                 targets = self.devices_of(index, st) if index is not None else \
                     [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
             else:
@@ -1438,7 +1747,7 @@ class TorchModel(EngineMixin):
                 st.drop_overlays(this)
             return moved
         if name == "requires_grad_":
-            flag = args[0] if args else kwargs.get("requires_grad", V(const(True)))
+            flag = argument("torch.nn.Module.requires_grad_", args, kwargs, "requires_grad", V(const(True)))
             for atom in receiver.atoms:
                 self._note_grad_flag(atom, flag, set())
             return receiver
@@ -1456,7 +1765,7 @@ class TorchModel(EngineMixin):
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
-        keep_vars = kwargs.get("keep_vars", V(const(False))).consts()
+        keep_vars = argument("torch.nn.Module.state_dict", [], kwargs, "keep_vars", V(const(False))).consts()
         if name == "state_dict" and not args and set(kwargs) <= {"keep_vars"} and keep_vars in ([False], [True]):
             # detached snapshots of the weights where they are now: a later in-place move of the module replaces
             # its parameters' data, not theirs; ``keep_vars=True`` gives the parameters themselves. Through a
@@ -1471,7 +1780,7 @@ class TorchModel(EngineMixin):
                 tensors = [a.with_(grad=NO_GRAD, owned=False, origin=origin) for a in tensors]
             return V(DictAtom((), Value(frozenset(tensors), True)))
         if name in ("register_forward_hook",):
-            hook = args[0] if args else kwargs.get("hook", TOP)
+            hook = argument("torch.nn.Module.register_forward_hook", args, kwargs, "hook")
             for atom in receiver.atoms:
                 if isinstance(atom, TorchLayerAtom) and atom.origin is not None:
                     key = (atom.origin, _HOOKS)
@@ -1490,7 +1799,7 @@ class TorchModel(EngineMixin):
         """A ModuleList after appending ``added``: its modules, as a set (the order a loop appended them in is not
         kept; a ModuleList is iterated, not called). Something other than a module makes it unknown."""
         if added.top or not added.atoms or not all(
-                isinstance(a, TorchLayerAtom) or (isinstance(a, Instance) and a.cls.is_torch_module())
+                isinstance(a, TorchLayerAtom) or (isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE))
                 for a in added.atoms):
             return TOP
         out = set()
@@ -1513,7 +1822,7 @@ class TorchModel(EngineMixin):
                 return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
-        if isinstance(atom, Instance) and atom.cls.is_torch_module() and atom not in seen:
+        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             self.note_heap_scan()  # every attribute of the instance
             out = BOTTOM
             for attr, value in self.heap_attributes(atom):
@@ -1538,7 +1847,7 @@ class TorchModel(EngineMixin):
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
             own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
-        if isinstance(atom, Instance) and atom.cls.is_torch_module():
+        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
         return atom
 
@@ -1633,10 +1942,9 @@ class TorchModel(EngineMixin):
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
             return True  # the moved copies are other instances: this one is the reference left behind
-        weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
+        here = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        moved = devices.consts()  # None: not all known, as when ``top``
-        return devices.top or moved is None or len(weights_on) != 1 or any(c not in weights_on for c in moved)
+        return devices.top or len(here) != 1 or any(c not in here for c in devices.consts())
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
         """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
@@ -1668,7 +1976,7 @@ class TorchModel(EngineMixin):
                 key = (atom, _SUPERSEDED + attr)
                 old = self.heap.get(key)
                 if old is None:
-                    self.heap_stale = True  # reads of ``attr`` so far did not look for it: run the pass again
+                    self.changes.read_went_stale()  # reads of ``attr`` so far did not look for it: run the pass again
                 self.heap_set(key, gone if old is None else old.join(gone))
                 self.superseded_names.add(attr)
 
@@ -1735,8 +2043,9 @@ class TorchModel(EngineMixin):
     def _lightning_device_attribute(self, atom: Instance, attr: str) -> Value | None:
         """``self.device`` / ``self.on_gpu`` of a LightningModule the Trainer moved (unknown otherwise)."""
         text = self.__dict__.get("_moved_to", {}).get(atom)
-        if text is None or not any(self.entry_points.is_lightning_class(c)
-                                   for c in atom.cls.mro()):
+        frameworks = self.model_named("entry_points")  # (the entry points' model knows Lightning's classes)
+        if text is None or frameworks is None or not any(frameworks.is_lightning_class(c)
+                                                         for c in atom.cls.mro()):
             return None
         kind, _, index = text.partition(":")
         if attr == "on_gpu":
@@ -1898,7 +2207,7 @@ def _dotted(expr: ast.AST) -> str | None:
     return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
 
 
-def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Atom, str]) -> set[str | None]:
+def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set[str | None]:
     """The devices of a layer's weights (a container's: its layers' and project modules'; ``None`` for one not
     known; ``moved_to``: the device of each instance a ``.to()`` made)."""
     if layer.children:
@@ -1967,7 +2276,7 @@ def _identity(atom: Atom) -> object | None:
     """What stays the same object across an in-place ``.to()``: a layer's creation site, a module instance."""
     if isinstance(atom, TorchLayerAtom) and (atom.weights or atom.children) and atom.origin is not None:
         return atom.origin
-    if isinstance(atom, Instance) and atom.cls.is_torch_module():
+    if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
     return None
 
@@ -1989,7 +2298,7 @@ def _project_parameters(expr: ast.AST | None, st: State) -> bool:
         return False
     modules = st.vars.get(expr.func.value.id)
     return modules is not None and not modules.top and bool(modules.atoms) and all(
-        isinstance(a, Instance) and a.cls.is_torch_module() for a in modules.atoms)
+        isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE) for a in modules.atoms)
 
 
 def _registers_dynamically(cls: ClassInfo) -> bool:
@@ -2030,3 +2339,21 @@ def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
                 and node.func.value.attr == "cuda" and id(node) not in blocks:
             return True
     return False
+
+
+def _decorator_name(node: ast.expr) -> str:
+    """The last name of a decorator (``torch.no_grad()`` -> ``no_grad``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def distribution_base(cls: ClassInfo) -> str | None:
+    """The ``torch.distributions`` class a project class derives from (``Normal``), if any: the first base's."""
+    for c in cls.mro():
+        for name in c.library_bases:
+            if name.startswith(DISTRIBUTION_PREFIX):
+                return name[len(DISTRIBUTION_PREFIX):]
+    return None

@@ -23,18 +23,17 @@ import ast
 from typing import Any
 
 from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
+from ..engine.flow_state import Frame, State, widen_if_large
 from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
-from .flow_state import Frame, State, widen_if_large
-from .mixin import EngineMixin
+from .signatures import bind_call
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
-COLLATE_FN_POSITION = 6  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn)
 _NUMBERS = frozenset({"int", "float", "bool"})
 
 
-class TorchData(EngineMixin):
-    """``DataLoader`` and ``TensorDataset`` (mixed into the engine)."""
+class TorchData:
+    """``DataLoader`` and ``TensorDataset`` (part of the torch model)."""
 
     def torch_data_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
@@ -49,25 +48,25 @@ class TorchData(EngineMixin):
         """``TensorDataset(a, b)``: a list whose items are ``(a[i], b[i])``."""
         if kwargs or not args or not all(arg.only(TorchTensorAtom) for arg in args):
             return V(seq_of("list", TOP))
-        rows = [self.iter_element(arg) for arg in args]
+        rows = [self.iter_element(arg) for arg in args]  # type: ignore[attr-defined]
         return V(seq_of("list", V(seq("tuple", rows))))
 
     def _data_loader(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
-        own_collate = kwargs.get("collate_fn") if "collate_fn" in kwargs else (
-            args[COLLATE_FN_POSITION] if len(args) > COLLATE_FN_POSITION else None)
-        batch_size = kwargs.get("batch_size") if "batch_size" in kwargs else (args[1] if len(args) > 1 else None)
+        bound = bind_call("torch.utils.data.DataLoader", args, kwargs)
+        own_collate = bound.get("collate_fn")
+        batch_size = bound.get("batch_size")
         if batch_size is not None and batch_size.consts() == [None]:
             return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
-        dataset = args[0] if args else kwargs.get("dataset", TOP)
+        dataset = bound.get("dataset", TOP)
         item = self._dataset_item(dataset, node, st, fr)
         if own_collate is not None and own_collate.consts() != [None]:
             if own_collate.top or not own_collate.atoms:
                 return V(seq_of("list", TOP))
             # the project's own collation, called on a list of items (as the loader does for each batch)
-            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)
+            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
             return V(seq_of("list", widen_if_large(batch)))
-        origin = self.origin(node, fr, "DataLoader batch")
+        origin = self.origin(node, fr, "DataLoader batch")  # type: ignore[attr-defined]
         return V(seq_of("list", widen_if_large(_collated(item, origin))))
 
     def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
@@ -76,10 +75,10 @@ class TorchData(EngineMixin):
         instances = [atom for atom in dataset.atoms if isinstance(atom, Instance)]
         iterated = dataset.atoms.difference(instances)
         dicts = any(isinstance(atom, DictAtom) for atom in iterated)  # ``d[i]`` is a value, iterating gives keys
-        out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))
+        out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))  # type: ignore[attr-defined]
         for atom in instances:
-            method = self.attribute_of(atom, "__getitem__", None, st, fr)
-            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))
+            method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
+            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
         return out
 
 

@@ -34,11 +34,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
-from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
-from .flow_state import Frame, State
+from ..engine.flow_state import Frame, State
+from ..torch_domain import CPU, MODULE_TYPE, NO_GRAD, TorchDev, TorchTensorAtom
+from .base import LibraryModel
+from .signatures import bind_call
 
 if TYPE_CHECKING:
-    from .program import FunctionInfo, ModuleInfo
+    from ..engine.program import FunctionInfo, ModuleInfo
 
 #: what a ``from X import`` / ``import X`` of these binds is followed (other names are not entry points)
 _FRAMEWORKS = ("fire", "click", "typer", "hydra", "pytest", "pytorch_lightning", "lightning")
@@ -82,7 +84,7 @@ class Entry:
 @dataclass
 class ModuleEntries:
     entries: dict[int, Entry] = field(default_factory=dict)  # id(def node) -> how it is called
-    fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    fixtures: dict[str, ast.FunctionDef] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)  # what each Trainer(...) of the module runs on
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
 
@@ -195,7 +197,6 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
     top = {node.name: node for node in tree.body
            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     command_objects: set[str] = set()  # names bound to ``typer.Typer()`` / ``click.Group()`` / a click group
-    node: ast.AST  # each loop below walks nodes of every kind
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                 and _framework(_path(node.value.func, aliases)) in ("typer", "click"):
@@ -329,17 +330,20 @@ def fixture_links(paths: list[str]) -> list[tuple[int, int]]:
     return links
 
 
-class EntryPoints:
+class EntryPoints(LibraryModel):
     """The engine's entry points: what a framework passes to a function nothing in the program calls."""
 
-    def __init__(self, engine: Any, modules: list[ModuleInfo]) -> None:
-        self.engine = engine
+    name = "entry_points"
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__(engine)
+        modules: list[ModuleInfo] = engine.modules
         self.scans: dict[str, ModuleEntries] = {}
         for module in modules:
             tree, file = module.source.tree, module.file or ""
             if tree is not None and (any(f.encode() in module.source.data for f in _FRAMEWORKS) or _is_test_file(file)):
                 self.scans[file] = scan_module(tree, file)
-        self.conftest_fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.conftest_fixtures: dict[str, ast.FunctionDef] = {}
         for file, scan in self.scans.items():
             if os.path.basename(file) == "conftest.py":
                 self.conftest_fixtures.update(scan.fixtures)
@@ -371,6 +375,16 @@ class EntryPoints:
         scan = self.scans.get(getattr(module, "file", None) or "")
         return scan is not None and id(node) in scan.lightning_classes
 
+    def entry_caller(self, fn: FunctionInfo) -> str:
+        return self.caller(fn)
+
+    def framework_class(self, cls: object) -> tuple[str, ...]:
+        return (MODULE_TYPE,) if self.is_lightning_class(cls) else ()
+
+    def entry_calls(self, fn: FunctionInfo, receivers: list[list[Value]], frame: Frame,
+                    ) -> list[tuple[list[Value], dict[str, Value]]] | None:
+        return self.calls(fn, receivers, frame)
+
     def calls(self, fn: FunctionInfo, receivers: list[list[Value]], frame: Frame,
               ) -> list[tuple[list[Value], dict[str, Value]]] | None:
         """The calls a framework makes of ``fn`` (receiver first for a method), or ``None`` where it is not an
@@ -390,7 +404,7 @@ class EntryPoints:
             cases = entry.cases if entry.framework == "pytest" else [{}]
             if not cases:
                 return None
-            calls: list[tuple[list[Value], dict[str, Value]]] = []
+            calls = []
             for case in cases:
                 kwargs = self._fixture_values(fn, frame, set(case), 0)
                 kwargs.update({name: self._value(expr, frame) for name, expr in case.items()})
@@ -415,9 +429,12 @@ class EntryPoints:
             return None
         engine = self.engine
         instances = sorted(engine.instances.get(fn.cls) or (), key=_order)
-        moved_from = engine.__dict__.get("_moved_to", {})
+        torch = engine.model_named("torch")
+        if torch is None:
+            return None  # modules are not followed without the torch model
+        moved_from = torch.__dict__.get("_moved_to", {})
         own = [i for i in instances if i not in moved_from]  # constructed by the program, not a moved copy
-        receiver = V(*(engine.move_module(i, dev) for i in own)) if own else TOP
+        receiver = V(*(torch.move_module(i, dev) for i in own)) if own else TOP
         if fn.name not in _BATCH_HOOKS:
             return [([receiver], {})]
         batch = V(TorchTensorAtom(dev, NO_GRAD, None))  # its elements and fields: tensors on the device
@@ -440,7 +457,7 @@ class EntryPoints:
             values[name] = self._fixture(node, frame, depth)
         return values
 
-    def _fixture(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame, depth: int) -> Value:
+    def _fixture(self, node: ast.FunctionDef, frame: Frame, depth: int) -> Value:
         engine = self.engine
         functions = engine.functions
         info = functions.get(id(node))
@@ -466,18 +483,20 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     when ``N`` is a small constant, 1 by default; else an unknown rank); ``Process(target=fn, args=(...),
     kwargs={...})``: ``fn(*args, **kwargs)``."""
     process = path.endswith("Process")
-    fn = kwargs.get("target") if process else (args[0] if args else kwargs.get("fn"))
+    bound = bind_call(path, args, kwargs)
+    fn = bound.get("target" if process else "fn")
     if fn is None or fn.top:
         return TOP
-    given = kwargs.get("args", args[1] if len(args) > 1 and not process else None)
+    given = bound.get("args")
     items: list[Value] | None = []
     if given is not None:
         seqs = [a for a in given.atoms if isinstance(a, SeqAtom)]
         items = list(seqs[0].items) if not given.top and len(seqs) == 1 and seqs[0].items is not None else None
     named: dict[str, Value] | None = {}
-    if process and "kwargs" in kwargs:
-        dicts = [a for a in kwargs["kwargs"].atoms if isinstance(a, DictAtom)]
-        named = dict(dicts[0].items) if not kwargs["kwargs"].top and len(dicts) == 1 \
+    given_kwargs = bound.get("kwargs") if process else None
+    if given_kwargs is not None:
+        dicts = [a for a in given_kwargs.atoms if isinstance(a, DictAtom)]
+        named = dict(dicts[0].items) if not given_kwargs.top and len(dicts) == 1 \
             and dicts[0].rest is None and all(isinstance(k, str) for k, _v in dicts[0].items) else None
     if items is None or named is None:
         engine.call(fn, [], {}, node, st.copy(), fr, True)  # arguments not known: as the sweep calls it
@@ -485,7 +504,7 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     if process:
         engine.call(fn, items, named, node, st.copy(), fr)
         return TOP
-    count = kwargs.get("nprocs", args[2] if len(args) > 2 else V(const(1)))
+    count = bound.get("nprocs", V(const(1)))
     counts = count.consts() if not count.top else None
     ranks = [V(const(r)) for r in range(counts[0])] \
         if counts and len(counts) == 1 and isinstance(counts[0], int) and 0 < counts[0] <= _MAX_RANKS else [TOP]
@@ -494,7 +513,7 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     return TOP
 
 
-def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _yields(node: ast.FunctionDef) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
 
 

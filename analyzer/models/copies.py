@@ -13,13 +13,23 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, Const, DictAtom, Origin, SeqAtom, V, Value, map_elements
+from ..engine.flow_state import Frame, State
+from ..engine.python_values import names_library_function
 from ..torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
-from .flow_state import Frame
-from .mixin import EngineMixin
+from .base import LibraryModel
 
 
-class Copies(EngineMixin):
-    """``copy.deepcopy`` (mixed into the engine)."""
+class Copies(LibraryModel):
+    """``copy.deepcopy``."""
+
+    name = "copy"
+
+    def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
+                        star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if func.top and not func.atoms and len(args) == 1 and not kwargs and names_library_function(
+                node.func, "copy", "deepcopy", fr.module.source.tree):
+            return self.deep_copy(args[0], node, fr)
+        return None
 
     def deep_copy(self, value: Value, node: ast.AST, fr: Frame) -> Value:
         return _copied(value, self.origin(node, fr, "deepcopy"))

@@ -20,9 +20,10 @@ from typing import Any
 from runtime_shim import torch_semantics as T
 
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, map_elements
+from ..engine.flow_state import Frame, State
 from ..facts import Possibility
 from ..torch_domain import LEAF, NON_LEAF, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
-from .flow_state import Frame, State
+from .signatures import bind_call
 
 #: How the wrapper is spelled.
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -31,17 +32,18 @@ NAME = "DataParallel"
 _MAX_DEPTH = 4
 
 
-def data_parallel(engine: Any, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+def data_parallel(engine: Any, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                   fr: Frame) -> Value:
     """``nn.DataParallel(module, device_ids=None, output_device=None, dim=0)``."""
-    module = args[0] if args else kwargs.get("module", TOP)
+    bound = bind_call(path, args, kwargs)
+    module = bound.get("module", TOP)
     if module.top or len(module.atoms) != 1:
         return TOP
     if engine.cuda_world is False:
         return module  # no CUDA: DataParallel runs its module as it is
     child = next(iter(module.atoms))
-    ids = kwargs.get("device_ids", args[1] if len(args) > 1 else None)
-    output = kwargs.get("output_device", args[2] if len(args) > 2 else None)
+    ids = bound.get("device_ids")
+    output = bound.get("output_device")
     first = _first_device(engine, ids, st)
     if first is not None and output is not None and output.consts() != [None] \
             and _index(engine, output, st) != first.index:

@@ -35,15 +35,17 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..choices import one_of
-from ..domain import TOP, Atom, BuiltinRef, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq
+from ..domain import TOP, Atom, BoundShim, BuiltinRef, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq
+from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
-from .flow_state import Frame, State, rebind_call_receiver
-from .mixin import EngineMixin
+from .base import UNHANDLED, LibraryModel, Unhandled
+from .signatures import bind_call
 
 #: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
 DEFAULTS_WORLD = "the command line gives no options"
@@ -131,20 +133,19 @@ def _const_str(value: Value | None) -> str | None:
 def option_default(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, Value | None] | None:
     """``add_argument``'s (destination, default when no option is given: ``None`` if not known), or
     ``None`` when the destination is not known."""
-    found = [_const_str(a) for a in args]
-    names = [n for n in found if n is not None]
-    if not names or len(names) != len(found):
+    names = [_const_str(a) for a in args]
+    if not names or any(n is None for n in names):
         return None
     dest = _const_str(kwargs["dest"]) if "dest" in kwargs else None
-    positional = not names[0].startswith("-")
+    positional = not names[0].startswith("-")  # type: ignore[union-attr]
     if dest is None:
         if "dest" in kwargs:
             return None
         if positional:
             dest = names[0]
         else:
-            long = [n for n in names if n.startswith("--")]
-            dest = (long or names)[0].lstrip("-").replace("-", "_")
+            long = [n for n in names if n.startswith("--")]  # type: ignore[union-attr]
+            dest = (long or names)[0].lstrip("-").replace("-", "_")  # type: ignore[union-attr]
     action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
     required = kwargs.get("required")
     nargs = _const_str(kwargs.get("nargs"))
@@ -191,8 +192,47 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
     return tuple(dict.fromkeys(values))
 
 
-class ArgparseModel(EngineMixin):
+class ArgparseModel(LibraryModel):
     """The engine's ``argparse`` (mixed into the engine)."""
+
+    name = "argparse"
+
+    # --- the engine's hooks --------------------------------------------------------------------------
+    def import_ref(self, path: str) -> Value | None:
+        if path.split(".")[0] == "argparse" or path in ("types", *NAMESPACE_TYPES):
+            return V(ArgparseRef(path))
+        return None
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+             fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if not isinstance(atom, ArgparseRef):
+            return UNHANDLED
+        return TOP if star_unknown else self.argparse_call(atom.path, args, kwargs, node, fr)
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+               node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind != "ArgParserAtom":
+            return UNHANDLED
+        return self.argparse_parser_method(name, receiver, args, kwargs, node, st, fr)
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                  fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, ArgparseRef):
+            return V(ArgparseRef(f"{atom.path}.{attr}"))
+        if isinstance(atom, ArgParserAtom):
+            return V(BoundShim(atom, attr)) if attr in PARSER_METHODS else TOP
+        if isinstance(atom, NamespaceAtom):
+            return self.namespace_attribute(atom, attr)
+        return UNHANDLED
+
+    def attributes_read(self, value: Value, attributes: Iterable[str]) -> Value:
+        return read_values(value, attributes)
+
+    def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
+            return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
+        return None
+
 
     argparse_defaults: bool | None  # the world: parsed with no options (True), with options (False), not split
 
@@ -202,8 +242,9 @@ class ArgparseModel(EngineMixin):
             return V(NamespaceAtom((), False, tuple(kwargs.items())))
         if path != "argparse.ArgumentParser" or node is None:
             return TOP
-        # ``parents`` is ArgumentParser's fifth positional parameter, ``argument_default`` its ninth
-        complete = not any(k in kwargs for k in ("parents", "argument_default")) and len(args) < 5
+        # a parser whose options come partly from elsewhere: not known completely
+        bound = bind_call(path, args, kwargs)
+        complete = bound.get("parents") is None and bound.get("argument_default") is None
         return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))
 
     def argparse_parser_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
@@ -224,26 +265,26 @@ class ArgparseModel(EngineMixin):
         if name == "set_defaults":
             if args:
                 return TOP
-            new_defaults = dict(kwargs)
-            options = tuple((dest, new_defaults.pop(dest) if dest in new_defaults else default)
-                            for dest, default in parser.options)
-            options += tuple(new_defaults.items())  # a default for a destination no option has: still an attribute
+            given = dict(kwargs)
+            options = tuple((dest, given.pop(dest) if dest in given else default) for dest, default in parser.options)
+            options += tuple(given.items())  # a default for a destination no option has: still an attribute
             alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
-        line = args[0] if args else kwargs.get("args")
+        bound = bind_call(f"argparse.ArgumentParser.{name}", args, kwargs)
+        line = bound.get("args")
         empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)  # type: ignore[attr-defined]
         if not parser.complete or (line is not None and not empty and line.consts() != [None]) \
-                or len(args) > 1 or "namespace" in kwargs:
+                or bound.get("namespace") is not None:
             defaults = False
         else:
             defaults = empty or bool(self.argparse_defaults)
         given: tuple[tuple[str, Value], ...] = ()
         if not defaults and parser.complete:  # (``argument_default=``, ``parents=``: other defaults)
-            chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
-            given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
+            found = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
+            given = tuple((dest, value) for dest, value in found.items() if value is not None)
             fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
         namespace = V(NamespaceAtom(parser.options, defaults, (), given))
         return V(seq("tuple", (namespace, TOP))) if "known" in name else namespace
@@ -252,8 +293,7 @@ class ArgparseModel(EngineMixin):
         stored = [value for name, value in atom.assigned if name == attr]
         if stored:
             return stored[-1]
-        assigned = self.attributes_assigned()
-        if attr in assigned or "*" in assigned:
+        if self.attribute_assigned(attr):
             return TOP
         if not atom.defaults:  # options given: one of its values where those are a known few, the same everywhere
             values = [value for dest, value in atom.given if dest == attr]
@@ -277,21 +317,28 @@ class ArgparseModel(EngineMixin):
         items = tuple((name, self.namespace_attribute(atom, name)) for name in names)
         return V(DictAtom(items, TOP))
 
-    def attributes_assigned(self) -> frozenset[str]:
-        """The attribute names a store the analysis does not follow on a namespace could assign or delete:
-        ``del x.name``, ``setattr(x, "name", ...)`` (``"*"`` for a computed name), and ``obj.name = ...``
-        unless ``obj`` is a variable the same scope binds by assignment (followed where it runs:
-        :meth:`namespace_store`) or the ``self`` of a method (an instance). A store through a parameter,
-        a global or an attribute (``def setup(opt): opt.device = ...``, ``self.args.device = ...``) may reach
-        a namespace that other variables also hold."""
-        found = getattr(self, "_attributes_assigned", None)
-        if found is None:
-            names: set[str] = set()
-            for module in self.modules:
-                if module.source.tree is not None:
-                    _unfollowed_stores(module.source.tree, frozenset(), names)
-            found = self._attributes_assigned = frozenset(names)
-        return found
+    def attribute_assigned(self, attr: str) -> bool:
+        """Whether a store the analysis does not follow on a namespace could assign or delete ``attr``:
+        ``del x.name``, ``setattr(x, "name", ...)`` (or a computed name), and ``obj.name = ...`` unless ``obj``
+        is a variable the same scope binds by assignment (followed where it runs: :meth:`namespace_store`) or
+        the ``self`` of a method (an instance). A store through a parameter, a global or an attribute
+        (``def setup(opt): opt.device = ...``, ``self.args.device = ...``) may reach a namespace that other
+        variables also hold. Only modules whose text could hold such a store are walked (a large program
+        has few), each once."""
+        cache = self.__dict__.setdefault("_unfollowed_by_module", {})
+        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b|setattr")
+        for module in self.modules:
+            source = module.source
+            if source.tree is None or (source.text is not None and not mentions.search(source.text)):
+                continue
+            names = cache.get(module.file)
+            if names is None:
+                found: set[str] = set()
+                _unfollowed_stores(source.tree, frozenset(), found)
+                names = cache[module.file] = frozenset(found)
+            if attr in names or "*" in names:
+                return True
+        return False
 
 
 def _unfollowed_stores(scope: ast.AST, instances: frozenset[str], names: set[str]) -> None:
