@@ -23,10 +23,11 @@ from ..domain import (
 )
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
+from .mixin import EngineMixin
 from .program import ModuleInfo
 
 
-class Assignment:
+class Assignment(EngineMixin):
     """Binding values to targets."""
 
     def assign(self, target: ast.expr, value: Value, st: State, fr: Frame) -> None:
