@@ -71,7 +71,7 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 def _analyzer_sources() -> list[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     top = os.path.dirname(here)
-    paths = []
+    paths: list[str] = []
     for package in ("analyzer", "rules", "runtime_shim"):
         root = os.path.join(top, package)
         for directory, dirs, files in os.walk(root):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, map_elements
 from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
@@ -91,6 +92,14 @@ def tags_of(atom: object) -> frozenset:
     return tags if tags and isinstance(tags, frozenset) else NO_TAGS  # (another atom's ``tags`` field: none)
 
 
+def untagged(atom: Atom) -> Atom:
+    """``atom`` without the undecided choices it came from."""
+    if not tags_of(atom):
+        return atom
+    # the atoms that carry tags are dataclasses; their base, Atom, is not one
+    return dataclasses.replace(atom, tags=NO_TAGS)  # type: ignore[type-var]
+
+
 def consistent(*groups: frozenset) -> bool:
     """No choice is named with two alternatives across these tag sets."""
     seen: dict[Choice, bool] = {}
@@ -110,11 +119,14 @@ def joined(groups: Iterable[frozenset]) -> frozenset:
     return out if len(out) <= MAX_TAGS else NO_TAGS
 
 
-def with_tags(atom: Atom, tags: frozenset) -> Atom:
+AtomT = TypeVar("AtomT", bound=Atom)
+
+
+def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
     """``atom`` with ``tags`` added (unchanged when it takes none, or when they would pass the cap; an atom
     holding values, such as an argparse namespace: its values)."""
     if tags and hasattr(atom, "map_inner"):
-        return atom.map_inner(lambda v: tagged(v, tags))  # type: ignore[attr-defined]
+        return atom.map_inner(lambda v: tagged(v, tags))
     if not tags or not taggable(atom):
         return atom
     own = tags_of(atom)

@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "would be changes)")
     check_cmd.add_argument("--show-fixes", action=argparse.BooleanOptionalAction, default=None,
                            help="list the fixes that were applied")
+    check_cmd.add_argument("--add-noqa", action="store_true",
+                           help="add a `# noqa: MVxxx` directive to each line with a finding (added to the line's "
+                                "own `# noqa: CODES` when it has one) and report nothing")
 
     rules_cmd = commands.add_parser("rules", help="list the rules")
     rules_cmd.add_argument("--markdown", action="store_true",
@@ -438,6 +441,11 @@ def _check_paths(args: argparse.Namespace) -> int:
         for path in missing:
             _error(f"{display_path(path)}: No such file or directory")
         return EXIT_ERROR
+    if args.add_noqa:
+        conflict = next((flag for flag, given in _add_noqa_conflicts(args, reads_stdin) if given), None)
+        if conflict is not None:
+            _error(f"--add-noqa cannot be used with {conflict}")
+            return EXIT_ERROR
     first = paths[0] if paths else args.stdin_filename
     try:
         found = _load_config(args, first)
@@ -475,6 +483,8 @@ def _check_paths(args: argparse.Namespace) -> int:
             print(f"devicelint: warning: {display_path(path)}: {why}", file=sys.stderr)
     if report.files_seen == 0 and not quiet:
         print("devicelint: warning: No Python files found under the given path(s)", file=sys.stderr)
+    if args.add_noqa:
+        return _add_noqa(report, quiet)
     fixing = _FixOptions.of(args, found)
     applied: list = []
     if fixing.active:
@@ -504,6 +514,44 @@ def _check_paths(args: argparse.Namespace) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _add_noqa_conflicts(args: argparse.Namespace, reads_stdin: bool) -> list[tuple[str, bool]]:
+    """The flags ``--add-noqa`` refuses (as ruff's does): it writes files, so it neither fixes nor only looks."""
+    return [("--fix", bool(args.fix)), ("--fix-only", bool(args.fix_only)), ("--diff", args.diff),
+            ("--statistics", args.statistics), ("--ignore-noqa", args.ignore_noqa),
+            ("--show-files", args.show_files), ("stdin ('-' or --stdin-filename)", reads_stdin)]
+
+
+def _add_noqa(report: Report, quiet: bool) -> int:
+    """Write the directives, say how many were added (on stderr, as ruff does); 0 unless a file could not be
+    written (2)."""
+    from .fixes import files as fix_files
+    from .fixes.add_noqa import add_noqa
+
+    by_file: dict[str, list] = {}
+    for finding in report.findings:
+        by_file.setdefault(finding.file, []).append(finding)
+    added = 0
+    status = EXIT_CLEAN
+    for path, findings in sorted(by_file.items()):
+        source = report.sources.get(path)
+        edit = add_noqa(source, findings) if source is not None else None
+        if edit is None:
+            continue
+        try:
+            fix_files.write(edit.fix)
+        except fix_files.NotWritten as why:
+            _error(f"{display_path(path)}: no directives added: {why} (the file is unchanged)")
+            status = EXIT_ERROR
+        except OSError as error:
+            _error(f"cannot write {display_path(path)}: {error.strerror or error} (the file is unchanged)")
+            status = EXIT_ERROR
+        else:
+            added += edit.added
+    if added and not quiet:
+        print(f"Added {added} noqa directive{'' if added == 1 else 's'}.", file=sys.stderr)
+    return status
 
 
 @dataclass

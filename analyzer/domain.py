@@ -27,9 +27,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from runtime_shim.devices import Device as _RuntimeDevice
-from runtime_shim.devices import _plain_repr
-from runtime_shim.reveal import describe
 from runtime_shim.semantics import (
     AF,
     CAPTURE_CLASSES,
@@ -43,6 +40,8 @@ from runtime_shim.semantics import (
     TensorClass,
     reports_autodiff,
 )
+from runtime_shim.texts import device_text as runtime_device_text
+from runtime_shim.texts import kind_debug_text, plain_device_text, tensor_reveal_text
 
 #: the most possibilities a value holds (a join beyond it: :func:`bounded`); the engine's ``limits`` name it too
 MAX_ATOMS = 64
@@ -112,13 +111,9 @@ class PlainDev:
         return self.backend == "Capture"
 
     def text(self) -> str:
+        """The runtime device's ``repr`` (Burn's Debug form; ``?`` for an index the analysis does not know)."""
         index = "?" if self.index is None or isinstance(self.index, CaptureId) else self.index
-        return _plain_repr(self.backend, self.sub, index)
-
-    def runtime_device(self) -> _RuntimeDevice:
-        """A runtime ``Device`` with this identity (unchecked), used only for its ``repr``."""
-        index = "?" if self.index is None or isinstance(self.index, CaptureId) else self.index
-        return _RuntimeDevice(self.backend, index, self.sub, _check=False)  # type: ignore[arg-type]
+        return plain_device_text(self.backend, self.sub, index)
 
 
 def same_device(a: PlainDev, b: PlainDev) -> bool | None:
@@ -132,10 +127,7 @@ def same_device(a: PlainDev, b: PlainDev) -> bool | None:
 
 def device_text(dev: PlainDev, ad: bool, strategy: CheckpointingStrategy | None) -> str:
     """``repr`` of the runtime device (Burn's Debug form)."""
-    plain = dev.runtime_device()
-    if ad:
-        return repr(plain._wrapped(strategy))  # type: ignore[arg-type]
-    return repr(plain)
+    return runtime_device_text(dev.text(), ad, strategy)
 
 
 # --- atoms ---------------------------------------------------------------------------
@@ -178,7 +170,7 @@ class Atom:
     def equals(self, other: Atom) -> bool | None:
         """``self == other`` for two library values of one class a model compares (None: it cannot tell;
         NotImplemented: not such a value)."""
-        return NotImplemented  # type: ignore[return-value]
+        return NotImplemented
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +213,7 @@ class TensorAtom(Atom):
 
     def kind_debug(self) -> str:
         """The dispatch kind's Debug form, as the backend-mismatch panic prints it."""
-        plain = repr(self.dev.runtime_device())
-        return f"Autodiff({plain})" if self.cls is AF else plain
+        return kind_debug_text(self.dev.text(), self.cls is AF)
 
     def reveal(self) -> str:
         detail = ""
@@ -234,7 +225,7 @@ class TensorAtom(Atom):
             detail = "initialized"
         elif self.cls in (CC, CC_INT):
             detail = "computed"
-        return describe(self.reported_device().reveal(), self.kind, detail)
+        return tensor_reveal_text(self.reported_device().reveal(), self.kind, detail)
 
     def state(self) -> str:
         return f"{self.reveal()} ({self.cls})"
@@ -677,7 +668,7 @@ def bounded(atoms: Iterable[Atom], top: bool) -> Value:
 
 def reveal_text(value: Value) -> str:
     """The analyzer's ``reveal_device`` text: one state, or the alternatives joined by ``|``."""
-    texts = sorted({a.reveal() for a in value.atoms if hasattr(a, "reveal")})  # type: ignore[attr-defined]
+    texts = sorted({a.reveal() for a in value.atoms if hasattr(a, "reveal")})
     if value.top or not texts:
         texts.append("Unknown")
     return " | ".join(texts)

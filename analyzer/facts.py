@@ -8,7 +8,6 @@ nothing else; they never resolve names or infer states.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -49,9 +48,9 @@ class Possibility:
     def __post_init__(self) -> None:
         # which undecided choice an operand came from is not part of what the site saw
         if any(getattr(atom, "tags", None) for _role, atom in self.operands):
-            object.__setattr__(self, "operands", tuple(
-                (role, dataclasses.replace(atom, tags=frozenset()) if getattr(atom, "tags", None) else atom)
-                for role, atom in self.operands))
+            from .choices import untagged  # the domain, imported where an analysis runs
+
+            object.__setattr__(self, "operands", tuple((role, untagged(atom)) for role, atom in self.operands))
 
     @property
     def failed(self) -> bool:
@@ -159,9 +158,6 @@ class Context:
     def clear_callers(self) -> None:
         self.callers.clear()
         self.caller_keys.clear()
-
-    def call_sites(self) -> list[tuple[str, int, int]]:
-        return [(c.file, c.line, c.col) for c in self.callers]
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from runtime_shim import semantics as S
 from runtime_shim.semantics import (
@@ -119,7 +120,7 @@ def _capture_use(profile: str, tensors: Iterable[TensorAtom], scopes: frozenset[
     """The capture-use check the runtime runs before an op (first failing operand)."""
     for t in tensors:
         if t.cls in CAPTURE_CLASSES:
-            row, outcome = S.cell("capture_use", profile, scope=t.scope is not None and t.scope in scopes)
+            row, outcome = S.decided_cell("capture_use", profile, scope=t.scope is not None and t.scope in scopes)
             if isinstance(outcome, Fail):
                 return row, outcome
     return None
@@ -221,7 +222,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
             kind_of_device = "capture" if plain.is_capture else "plain"
             where = {"capture": "autodiff-capture", "plain": "autodiff"}[kind_of_device] if d.ad else kind_of_device
             scope = active_scope(scopes, plain) if plain.is_capture else None
-            row, outcome = S.cell("create", profile, dtype="float" if kind == "float" else "int", device=where,
+            row, outcome = S.decided_cell("create", profile, dtype="float" if kind == "float" else "int", device=where,
                                   scope=scope is not None)
             operands = (("device", d),)
             if isinstance(outcome, Fail):
@@ -237,9 +238,9 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
             strategy = d.strategy if outcome.strategy == "target" else None
             made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()}")
             if scope is not None:
-                atom = TensorAtom(kind, plain, outcome.result, strategy, None, scope, made)
+                atom = TensorAtom(kind, plain, _created_class(outcome), strategy, None, scope, made)
             else:
-                atom = TensorAtom(kind, plain, outcome.result, strategy, outcome.role, None, made)
+                atom = TensorAtom(kind, plain, _created_class(outcome), strategy, outcome.role, None, made)
             out.ok(atom, operands, row.id)
     return out.finish()
 
@@ -268,10 +269,11 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
             if spec.operands == "mask":
                 if right.kind != "bool":
                     continue
-                kinds = {shim_api.scalar_op_kind(spec.name, left.kind, k) for k in fill_kinds or (left.kind,)}
+                found = {shim_api.scalar_op_kind(spec.name, left.kind, k) for k in fill_kinds or (left.kind,)}
             else:
-                kinds = {shim_api.binary_kind(spec.name, left.kind, right.kind)}
-            kinds.discard(None)  # the executor raises TypeError (arithmetic on bool) after the checks below
+                found = {shim_api.binary_kind(spec.name, left.kind, right.kind)}
+            # None: the executor raises TypeError (arithmetic on bool) after the checks below
+            kinds = {kind for kind in found if kind is not None}
             operands = (("lhs", left), ("rhs", right))
             # the result the op would have had: the first operand's device, class and strategy
             meant = V(*(_apply((left, right), left, left.cls is AF, left.strategy, kind, spec.backward,
@@ -285,19 +287,19 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
                 if same is None:
                     out.unknown = True
                     continue
-                row, outcome = S.cell("device_check", profile, same_device=same)
+                row, outcome = S.decided_cell("device_check", profile, same_device=same)
                 if isinstance(outcome, Fail):
                     out.fail(outcome, operands, row.id, intended=meant, op=burn_name,
                              lhs=left.reported_device().reveal(),
                              rhs=right.reported_device().reveal())
                     continue
-            row, outcome = S.cell("strategy", profile, lhs=left.strategy, rhs=right.strategy)
+            row, outcome = S.decided_cell("strategy", profile, lhs=left.strategy, rhs=right.strategy)
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, intended=meant, lhs=left.strategy, rhs=right.strategy)
                 continue
             strategy = {"clear": None, "lhs": left.strategy, "rhs": right.strategy}.get(
                 outcome.strategy, S.strategy_result(left.strategy, right.strategy))
-            row, outcome = S.cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
+            row, outcome = S.decided_cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
                                   same_backend=left.dev.backend == right.dev.backend)
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, intended=meant, lhs=left.kind_debug(), rhs=right.kind_debug(),
@@ -348,7 +350,7 @@ def _unary_one(out: Lifted, profile: str, cast: str, name: str, t: TensorAtom, k
     if failed is not None:
         out.fail(failed[1], operands, failed[0].id, intended=meant)
         return
-    row, outcome = S.cell("unary", profile, op=cast, cls=t.cls)
+    row, outcome = S.decided_cell("unary", profile, op=cast, cls=t.cls)
     if isinstance(outcome, Fail):
         out.fail(outcome, operands, row.id, intended=meant)
         return
@@ -368,7 +370,8 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
     """An op routed on its first input (``mask_where``: family "input"; ``Tensor.cat``: "cat")."""
     out = Lifted().given(**{"tensor" if family == "input" else "tensors[0]": first}, **dict(others))
     _unknown_if(out, first, *(v for _n, v in others))
-    pools = [first.tensors(), *([(name, t) for t in v.tensors()] for name, v in others)]
+    # the first input's states, then (name, state) of each other input's
+    pools: list[list[Any]] = [first.tensors(), *([(name, t) for t in v.tensors()] for name, v in others)]
     count = 1
     for pool in pools:
         count *= len(pool)
@@ -398,7 +401,7 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
         verdict: tuple[S.Row, S.Outcome] | None = None
         strategy, route_ad = head.strategy, head.cls is AF
         for name, other in rest:
-            row, outcome = S.cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
+            row, outcome = S.decided_cell("multi", profile, family=family, first=route, other=S.route_of(other.cls),
                                   same_backend=head.dev.backend == other.dev.backend)
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, intended=meant, name=name, backend=head.dev.backend)
@@ -424,8 +427,15 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
 # --- the autodiff API ---------------------------------------------------------------------------
 
 
-def _api_cell(profile: str, call: str, t: TensorAtom) -> tuple[S.Row, S.Outcome]:
-    return S.cell("autodiff", profile, call=call, cls=t.cls, role=t.role if t.cls is AF else None)
+def _created_class(outcome: S.Ok) -> S.TensorClass:
+    """The class a ``create`` row gives the new tensor (every such row names one)."""
+    if outcome.result is None:
+        raise LookupError("a create row without a result class")
+    return outcome.result
+
+
+def _api_cell(profile: str, call: str, t: TensorAtom) -> tuple[S.Row, S.Ok | S.Fail]:
+    return S.decided_cell("autodiff", profile, call=call, cls=t.cls, role=t.role if t.cls is AF else None)
 
 
 def autodiff(profile: str, call: str, value: Value, origin: Origin,
@@ -504,7 +514,7 @@ def grad_replace(profile: str, tensor: Value, gradient: Value, origin: Origin) -
             continue
         for g in gradient.tensors():
             operands = (("tensor", t), ("gradient", g))
-            row, outcome = S.cell("grad_replace", profile, route=S.route_of(g.cls),
+            row, outcome = S.decided_cell("grad_replace", profile, route=S.route_of(g.cls),
                                   same_backend=g.dev.backend == t.dev.backend,
                                   arm=t.dev.backend not in S.GRAD_REPLACE_NO_ARM)
             if isinstance(outcome, Fail):
@@ -522,7 +532,7 @@ def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted
     out = Lifted().given(device=value)
     _unknown_if(out, value)
     for d in value.devices():
-        row, outcome = S.cell("device", profile, call=call, ad=d.ad)
+        row, outcome = S.decided_cell("device", profile, call=call, ad=d.ad)
         operands = (("device", d),)
         here = Origin(origin.file, origin.line, origin.col, f"{d.reveal()}.{call}()")
         if isinstance(outcome, Fail):

@@ -27,6 +27,7 @@ import re
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic, Severity, printable, rule_url
@@ -47,9 +48,6 @@ def display_path(path: str) -> str:
     except ValueError:
         return printable(path)
     return printable(path if relative.startswith("..") else relative)
-
-
-_display = display_path  # the name other modules used
 
 
 def cell_of(path: str, row: int, sources: dict[str, SourceFile]) -> tuple[int | None, int]:
@@ -296,7 +294,7 @@ def sarif(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str:
         artifact = _artifact(d.file, root)
         region = {"startLine": d.row, "startColumn": d.column, "endLine": d.end_row,
                   "endColumn": max(d.end_column, 1)}
-        result = {
+        result: dict[str, Any] = {
             "ruleId": d.code,
             "level": "error" if d.severity is Severity.ERROR else "warning",
             "message": {"text": _cell_prefix(d, sources) + _flat(d.message)},

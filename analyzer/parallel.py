@@ -417,9 +417,9 @@ def _failure_site(error: BaseException, paths: set[str]) -> tuple[str, int, int]
     while tb is not None:
         local = tb.tb_frame.f_locals
         node, frame = local.get("node"), local.get("fr")
-        path = getattr(frame, "file", None)
-        if path in paths and isinstance(getattr(node, "lineno", None), int):
-            found = (path, node.lineno, node.col_offset + 1)
+        path, line = getattr(frame, "file", None), getattr(node, "lineno", None)
+        if path in paths and isinstance(line, int):
+            found = (path, line, getattr(node, "col_offset", 0) + 1)
         tb = tb.tb_next
     return found
 
@@ -491,13 +491,6 @@ def finish(d: Diagnostic, by_file: dict[str, frontend.SourceFile]) -> Diagnostic
 
 
 # --------------------------------------------------------------------------- running components
-
-
-@dataclass
-class Job:
-    """Components to analyse (lists of indexes into the sources)."""
-
-    groups: list[list[int]]
 
 
 _SHARED: list[frontend.SourceFile] = []  # the parent's sources, read by forked workers

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from . import discovery, frontend, parallel
@@ -217,7 +217,7 @@ class Project:
         return self.recursive or os.path.dirname(path) == self.root or \
             import_root(path) == self.root
 
-    def sources(self, buffers: dict[str, str | bytes], extra: Iterable[str] = ()) -> list[frontend.SourceFile]:
+    def sources(self, buffers: Mapping[str, str | bytes], extra: Iterable[str] = ()) -> list[frontend.SourceFile]:
         """Every project file, an open buffer's contents (keyed by absolute path) standing in for the file's
         bytes; ``extra``: files to include although discovery leaves them out (named explicitly)."""
         extra = tuple(extra)
@@ -253,7 +253,7 @@ class Project:
             out.append(frontend.SourceFile(path, module, is_package, data))
         return out
 
-    def analyze(self, targets: Iterable[str], buffers: dict[str, str | bytes], detail: bool = False,
+    def analyze(self, targets: Iterable[str], buffers: Mapping[str, str | bytes], detail: bool = False,
                 fixes: bool | None = None, extra: Iterable[str] = ()) -> Analysis:
         """Analyse the components holding ``targets`` (open buffers over the disk), with every project file
         as context. With ``detail``, also each expression's state (hover) and the rules' fixes (code
@@ -269,8 +269,8 @@ class Project:
         report.skipped.extend(self.named_skipped)
         covered = report.covered if report.covered is not None else frozenset(report.sources)
         paths = frozenset(os.path.abspath(p) for p in covered)
-        texts = {p: buffers[p] for p in paths if isinstance(buffers.get(p), str)}
-        return Analysis(report, paths, texts)  # type: ignore[arg-type]
+        texts = {p: text for p in paths if isinstance(text := buffers.get(p), str)}
+        return Analysis(report, paths, texts)
 
 
 @dataclass

@@ -133,12 +133,12 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                 failures.append(source.failure)
             continue
         digest = parallel.digest(source.data)
-        cacheable = cache is not None and source.path != stdin_name and source.path not in unsaved
-        info = cache.file_info(source.path, digest) if cacheable else None
+        kept = cache if source.path != stdin_name and source.path not in unsaved else None
+        info = kept.file_info(source.path, digest) if kept is not None else None
         if info is None:
             info = file_info(source) if file_info is not None else parallel.file_info(source)
-            if cacheable:
-                cache.put_file_info(source.path, digest, info)
+            if kept is not None:
+                kept.put_file_info(source.path, digest, info)
         if info.failure is not None:
             if targeted:
                 failures.append(FileFailure(source.path, *info.failure))
@@ -242,9 +242,9 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         diagnostics = _for_notebooks(diagnostics, {s.path: s for s in sources if s.cells is not None})
     report.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
     for path in {d.file for d in report.diagnostics}:
-        source = report.sources.get(path)
-        if source is not None:
-            ensure_lines(source)
+        shown = report.sources.get(path)
+        if shown is not None:
+            ensure_lines(shown)
     return report
 
 
@@ -304,7 +304,7 @@ def _cell_places(message: str, notebooks: dict[str, frontend.SourceFile]) -> str
 
 def _project_names(modules: frozenset[str]) -> list[str]:
     """The project's module names and their package prefixes (what ``Resolver.is_project`` answers)."""
-    names = set()
+    names: set[str] = set()
     for name in modules:
         parts = name.split(".")
         names.update(".".join(parts[: depth + 1]) for depth in range(len(parts)))
@@ -391,9 +391,3 @@ def _decode_lossy(source: frontend.SourceFile | None) -> str:
     if source.text is not None:
         return source.text
     return source.data.decode("utf-8", errors="replace")
-
-
-# the names other modules used before the analysis moved to analyzer.parallel
-reveal_notes = parallel.reveal_notes
-_finish = parallel.finish
-_char_column = parallel.char_column

@@ -93,5 +93,3 @@ DEFAULT_DEVICE_CTOR = "flex"
 #: Every backend name the runtime knows (for ``--backends``).
 BACKEND_NAMES = ("Cpu", "Cuda", "Rocm", "Wgpu", "Vulkan", "Metal", "WebGpu", "Flex", "NdArray", "LibTorch", "Capture")
 
-#: Tensor attributes and methods that read without a dispatch decision.
-TENSOR_READS = ("shape", "dtype", "id", "to_list", "to_numpy", "to_data", "into_scalar", "state", "role")

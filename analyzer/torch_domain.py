@@ -78,7 +78,7 @@ class TorchDeviceAtom(Atom):
 
     def equals(self, other: Atom) -> bool | None:
         if not isinstance(other, TorchDeviceAtom):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented
         from .models.torch_api import devices_equal  # (the torch model's table; imported where it is used)
 
         return devices_equal((self.dev.type, self.dev.index, self.bare), (other.dev.type, other.dev.index, other.bare))
@@ -201,7 +201,7 @@ class TorchOptimizerAtom(Atom):
     access: str  # ``scope:name`` of the module's reference (moves through other names: not followed)
     params: frozenset  # TorchDev: where the parameters are
     state: frozenset | None = None  # TorchDev: where the state is
-    made: object = None  # where the state was made (an origin), for the diagnostics
+    made: Origin | None = None  # where the state was made, for the diagnostics
 
     def reveal(self) -> str:
         return "torch.optim optimizer"

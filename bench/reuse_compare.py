@@ -47,7 +47,7 @@ def namespaces(engine: Engine) -> dict[str, dict[str, str]]:
     return {module.name: {name: text(value) for name, value in module.namespace.items()} for module in engine.modules}
 
 
-def analysed(directory: Path, keep: bool) -> tuple[list[dict], list[dict[str, dict[str, str]]]]:
+def analyzed(directory: Path, keep: bool) -> tuple[list[dict], list[dict[str, dict[str, str]]]]:
     """The diagnostics, and each engine's module namespaces once it ran (taken before it releases them)."""
     taken: list[dict[str, dict[str, str]]] = []
     run = Engine.run
@@ -75,8 +75,8 @@ def main() -> int:
     print("| --- | ---: | ---: | --- | ---: | ---: |")
     failed = False
     for name, directory in targets:
-        kept, kept_spaces = analysed(directory, True)
-        everything, all_spaces = analysed(directory, False)
+        kept, kept_spaces = analyzed(directory, True)
+        everything, all_spaces = analyzed(directory, False)
         names = differ = 0
         for mine, theirs in zip(kept_spaces, all_spaces, strict=True):
             for module, space in theirs.items():

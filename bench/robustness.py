@@ -191,7 +191,7 @@ def settings() -> Any:
     return Settings()  # forced, if at all, by the wrapped frontend.relevant
 
 
-def analyse(paths: list[str]) -> dict[str, Any]:
+def analyze(paths: list[str]) -> dict[str, Any]:
     """What ``devicelint check PATHS --exit-zero --output-format json`` computes, in process."""
     from analyzer import output, runner
 
@@ -240,10 +240,10 @@ def describe(error: BaseException) -> dict[str, Any]:
             "traceback": "".join(traceback.format_exception(cause))[-6000:]}
 
 
-def analyse_chunk(label: str, paths: list[str], timeout: float) -> dict[str, Any]:
+def analyze_chunk(label: str, paths: list[str], timeout: float) -> dict[str, Any]:
     """One chunk; on a crash or a timeout, each of its files alone names the culprit."""
     start = time.perf_counter()
-    status, value = in_thread(lambda: analyse(paths), timeout)
+    status, value = in_thread(lambda: analyze(paths), timeout)
     result: dict[str, Any] = {"source": label, "paths": paths, "crashes": [], "first": paths[0]}
     if status == "ok":
         result.update(value)
@@ -253,7 +253,7 @@ def analyse_chunk(label: str, paths: list[str], timeout: float) -> dict[str, Any
         single_timeout = max(30.0, timeout / 4)
         blamed = False
         for path in paths:
-            one_status, one = in_thread(lambda p=path: analyse([p]), single_timeout)
+            one_status, one = in_thread(lambda p=path: analyze([p]), single_timeout)
             if one_status == "ok":
                 for key in ("seen", "chosen", "analysed", "lines"):
                     result[key] += one[key]
@@ -299,12 +299,12 @@ def run_all(work: list[tuple[str, list[str]]], jobs: int, force: bool, timeout: 
     if jobs <= 1:
         init_worker(force)
         for label, paths in work:
-            results.append(analyse_chunk(label, paths, timeout))
+            results.append(analyze_chunk(label, paths, timeout))
             progress(results[-1])
         return results
     retry: list[tuple[str, list[str]]] = []
     with ProcessPoolExecutor(jobs, initializer=init_worker, initargs=(force,)) as pool:
-        pending = {pool.submit(analyse_chunk, label, paths, timeout): (label, paths) for label, paths in work}
+        pending = {pool.submit(analyze_chunk, label, paths, timeout): (label, paths) for label, paths in work}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -317,7 +317,7 @@ def run_all(work: list[tuple[str, list[str]]], jobs: int, force: bool, timeout: 
     for label, paths in retry:  # a worker died (a signal): each chunk again, alone, to name it
         with ProcessPoolExecutor(1, initializer=init_worker, initargs=(force,)) as pool:
             try:
-                results.append(pool.submit(analyse_chunk, label, paths, timeout).result())
+                results.append(pool.submit(analyze_chunk, label, paths, timeout).result())
             except BrokenProcessPool as error:
                 results.append(worker_died(label, paths, error))
         progress(results[-1])
@@ -327,7 +327,7 @@ def run_all(work: list[tuple[str, list[str]]], jobs: int, force: bool, timeout: 
 # ---------------------------------------------------------------- generated programs
 
 
-def analyse_generated(seeds: list[int], statements: int, timeout: float) -> list[dict[str, Any]]:
+def analyze_generated(seeds: list[int], statements: int, timeout: float) -> list[dict[str, Any]]:
     """In a worker: each seed's program (bench/generated_programs.py) analysed alone, in a big-stack thread:
     its outcome, seconds, and the peak of the memory it allocated (tracemalloc)."""
     import tracemalloc
@@ -377,10 +377,10 @@ def run_generated(count: int, seed: int, statements: int, jobs: int,
     if jobs <= 1:
         init_generated()
         for batch in batches:
-            records += analyse_generated(batch, statements, timeout)
+            records += analyze_generated(batch, statements, timeout)
     else:
         with ProcessPoolExecutor(jobs, initializer=init_generated) as pool:
-            for done in pool.map(analyse_generated, batches, [statements] * len(batches),
+            for done in pool.map(analyze_generated, batches, [statements] * len(batches),
                                  [timeout] * len(batches)):
                 records += done
     wall = time.perf_counter() - start

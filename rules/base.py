@@ -13,7 +13,6 @@ dispatch failure code the verdict at a site is:
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Iterable, Iterator, Mapping
 
 from analyzer.diagnostics import Diagnostic, Fix, Related, Severity
@@ -315,7 +314,3 @@ def fails_everywhere(site_facts: list[SiteFact], code: str) -> bool:
 def operand_atoms(site_facts: list[SiteFact], role: str) -> list:
     """The states of one operand (``"tensor"``, ``"device"``) over every possibility at the site."""
     return [atom for f in site_facts for p in f.possibilities for r, atom in p.operands if r == role]
-
-
-def site_label(site: Site) -> str:
-    return f"{os.path.basename(site.file)}:{site.line}"

@@ -8,12 +8,16 @@ a plain name, on a GPU (its ``.device`` is then cheap and has no side effect). U
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from analyzer.diagnostics import UNSAFE, Fix
 from analyzer.facts import Site, SiteFact
 from analyzer.torch_domain import TorchTensorAtom
 
 from .base import fails_everywhere
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 _ARG = re.compile(r"arg(\d+)")
 
@@ -46,7 +50,7 @@ def move_to_gpu_operand(site: Site, site_facts: list[SiteFact], source: str, cod
         return None
     method = "input" in kinds
 
-    def node(role: str):  # the expression that passed the operand
+    def node(role: str) -> cst.BaseExpression | None:  # the expression that passed the operand
         if role == "input":
             return parsed.method_receiver(call)
         match = _ARG.fullmatch(role)

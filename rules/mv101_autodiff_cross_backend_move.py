@@ -60,7 +60,7 @@ class AutodiffCrossBackendMove(OutcomeRule):
             return None
         device = parsed.argument(call, 0, "device")
         tensor = parsed.tensor_class() if device is not None else None
-        if tensor is None:
+        if device is None or tensor is None:
             return None
         name, imports = tensor
         start, end = parsed.wrap_call(call, f"{name}.from_inner")

@@ -84,7 +84,7 @@ class UntrackedAutodiffMove(Rule):
         parsed = source_for(source)
         call = parsed.call_at(site)
         tensor = parsed.tensor_class() if call is not None else None
-        if tensor is None:
+        if call is None or tensor is None:
             return None
         device = parsed.argument(call, 0, "device")
         if device is None:

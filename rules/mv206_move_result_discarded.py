@@ -59,7 +59,7 @@ class MoveResultDiscarded(OutcomeRule):
         parsed = source_for(source)
         call = parsed.call_at(site)
         receiver = parsed.method_receiver(call) if call is not None else None
-        if receiver is None:
+        if call is None or receiver is None:
             return None
         target = source[parsed.start(receiver):parsed.end(receiver)]
         try:

@@ -8,33 +8,17 @@ with a shape but no data. ``scope.complete(inputs, outputs)`` closes the graph.
 
 from __future__ import annotations
 
-import enum
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .texts import CaptureError as CaptureError  # the runtime API's name (runtime_shim.CaptureError)
 from .validation import check_tensors
 
 if TYPE_CHECKING:
     from .devices import Device
     from .tensor import Tensor
-
-
-class CaptureError(enum.Enum):
-    """Returned (not raised) by ``capture_scope``, as Burn returns a ``Result``.
-
-    The boundary errors come back as a :class:`BoundaryError` naming the tensor (burn-capture
-    ``capture.rs`` ``CaptureScopeGuard::complete``; the values are its ``Display`` texts).
-    """
-
-    INVALID_DEVICE = "capture_scope called on a device that is not a capture device"
-    ALREADY_ACTIVE = "a capture scope is already active on this device"
-    UNKNOWN_BOUNDARY = "unknown graph {boundary} tensor {tensor}"
-    DUPLICATE_BOUNDARY = "duplicate graph {boundary} tensor {tensor}"
-    UNDECLARED_INPUT = "graph reads undeclared input tensor {tensor}"
-    INVALID_INPUT = "graph input tensor {tensor} is produced within the graph"
-    INVALID_OUTPUT = "graph output tensor {tensor} does not survive the graph"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from . import recorder as recording
 from .errors import BackendUnavailable, error_for
 from .modes import SETTINGS
 from .semantics import MSG_BACKEND_UNAVAILABLE, MSG_UNKNOWN_BURN_DEVICE, CheckpointingStrategy, Fail, cell
+from .texts import device_text, plain_device_text
 from .validation import check_device_index, type_name
 
 
@@ -248,10 +249,7 @@ class Device:
         return hash(self._key)
 
     def __repr__(self) -> str:
-        plain = _plain_repr(self._backend, self._sub, self._index)
-        if self._ad:
-            return f"Autodiff {{ device: {plain}, checkpointing: {self._strategy} }}"
-        return plain
+        return device_text(plain_device_text(self._backend, self._sub, self._index), self._ad, self._strategy)
 
     def capture_scope(self, fn):  # noqa: ANN001, ANN201 - see capture.open_scope
         """Run ``fn(scope)`` in a capture scope; returns a ``Graph`` or a ``CaptureError``."""
@@ -260,14 +258,6 @@ class Device:
         if not callable(fn):
             raise TypeError(f"Device.capture_scope: fn must be callable (it gets the scope), got {type_name(fn)}")
         return run_scope(self, fn)
-
-
-def _plain_repr(backend: str, sub: str | None, index: int) -> str:
-    if sub is not None:
-        return f"LibTorch({sub}({index}))" if sub == "Cuda" else f"LibTorch({sub})"
-    if backend in ("Cuda", "Rocm", "Capture"):
-        return f"{backend}({index})"
-    return backend
 
 
 def _check_device_call(call: str, device: Device) -> None:

@@ -18,11 +18,7 @@ from typing import Any
 from . import recorder as recording
 from .devices import Device
 from .semantics import AF, CC, CC_INT, CI, CI_INT, PF_STAR
-
-
-def describe(device_text: str, kind: str, detail: str = "") -> str:
-    """Assemble a tensor's reveal text (shared with the analyzer's renderer)."""
-    return f"{device_text} {kind} {detail}" if detail else f"{device_text} {kind}"
+from .texts import tensor_reveal_text
 
 
 def reveal_device(x: Any) -> str:
@@ -59,7 +55,7 @@ def reveal_text(x: Any) -> str:
             detail = "initialized"
         elif x._cls in (CC, CC_INT):
             detail = "computed"
-        text = describe(repr(x.device()), x._kind, detail)
+        text = tensor_reveal_text(repr(x.device()), x._kind, detail)
     else:
         raise TypeError(f"reveal_device takes a Tensor or a Device, got {type(x).__name__}")
     return text

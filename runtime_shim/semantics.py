@@ -805,8 +805,17 @@ def cell(table: str, profile: str = DEFAULT_PROFILE, **key: object) -> tuple[Row
     return hit
 
 
+def decided_cell(table: str, profile: str = DEFAULT_PROFILE, **key: object) -> tuple[Row, Ok | Fail]:
+    """:func:`cell` of a table whose rows decide (every table but ``move``, whose redirects
+    :func:`move_path` follows); a redirecting row there is a table bug (LookupError)."""
+    row, outcome = cell(table, profile, **key)
+    if isinstance(outcome, Redirect):
+        raise LookupError(f"row {row.id} of table {table!r} redirects: only a move is evaluated again")
+    return row, outcome
+
+
 def move_path(profile: str, cls: TensorClass, ad: bool, place: Place,
-              scope: bool) -> tuple[str | None, str, Outcome]:
+              scope: bool) -> tuple[str | None, str, Ok | Fail]:
     """A move cell followed through a :class:`Redirect` to the inner device.
 
     Returns the id of the redirecting row (``None`` if there was none: MV150 reads
@@ -815,11 +824,13 @@ def move_path(profile: str, cls: TensorClass, ad: bool, place: Place,
     row, outcome = cell("move", profile, cls=cls, ad=ad, place=place, scope=scope)
     if not isinstance(outcome, Redirect):
         return None, row.id, outcome
-    final, outcome = cell("move", profile, cls=cls, ad=False, place=place, scope=scope)
-    return row.id, final.id, outcome
+    final, again = cell("move", profile, cls=cls, ad=False, place=place, scope=scope)
+    if isinstance(again, Redirect):  # the inner device is plain: no row redirects it again
+        raise LookupError(f"move row {final.id} redirects a move to a plain device")
+    return row.id, final.id, again
 
 
-def move_outcome(profile: str, cls: TensorClass, ad: bool, place: Place, scope: bool) -> tuple[str, Outcome]:
+def move_outcome(profile: str, cls: TensorClass, ad: bool, place: Place, scope: bool) -> tuple[str, Ok | Fail]:
     """The final outcome of a move cell and the id of the row that decided it."""
     _redirect, row_id, outcome = move_path(profile, cls, ad, place, scope)
     return row_id, outcome

@@ -64,6 +64,7 @@ from .semantics import (
     scalar_op_kind,
     strategy_result,
 )
+from .texts import kind_debug_text
 
 _tensor_ids = itertools.count(1)
 Scalar = int | float | bool
@@ -142,8 +143,7 @@ def executor_for(device: Device) -> Executor:
 
 def _kind_debug(t: Tensor) -> str:
     """Debug form of a tensor's dispatch kind, as Burn's backend-mismatch panic prints it."""
-    plain = repr(t._dev)
-    return f"Autodiff({plain})" if t._cls is AF else plain
+    return kind_debug_text(repr(t._dev), t._cls is AF)
 
 
 _UNARY_OUTCOMES: dict[tuple, Any] = {}
@@ -197,6 +197,16 @@ class Tensor:
 
     __slots__ = ("_prim", "_exec", "_dev", "_cls", "_strategy", "_role", "_node", "_kind", "_cap", "id",
                  "__weakref__")
+    _prim: Any
+    _exec: Executor
+    _dev: Device
+    _cls: TensorClass
+    _strategy: CheckpointingStrategy | None
+    _role: Role | None
+    _node: autodiff.Node | None
+    _kind: str
+    _cap: _CaptureRef | None
+    id: int
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
     __array_ufunc__ = None  # numpy arrays defer too: `t + array` is a TypeError, never an object array of tensors
 

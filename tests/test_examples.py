@@ -25,17 +25,17 @@ EXAMPLES = REPO / "examples"
 HEADER = "runtime_shim runner: mode: virtual, profile: burn-d16f7ba"
 
 EXPECTED_EXAMPLE_LINES = [
-    "examples/capture_graph.py: ok",
-    "examples/checkpointing_mismatch.py:50:14: MV107 Gradient checkpointing strategy mismatch: Balanced vs "
+    "examples/burn/capture_graph.py: ok",
+    "examples/burn/checkpointing_mismatch.py:50:14: MV107 Gradient checkpointing strategy mismatch: Balanced vs "
     "Disabled. Tensors in the same operation must share a strategy. [as expected]",
-    "examples/cross_backend_autodiff.py:47:14: MV101 Autodiff tensor cannot be moved between backends. "
+    "examples/burn/cross_backend_autodiff.py:47:14: MV101 Autodiff tensor cannot be moved between backends. "
     "[as expected]",
-    "examples/export_weights.py: ok",
-    "examples/export_weights_broken.py:41:26: MV102 Cannot move between autodiff and non-autodiff instances. "
+    "examples/burn/export_weights.py: ok",
+    "examples/burn/export_weights_broken.py:41:26: MV102 Cannot move between autodiff and non-autodiff instances. "
     "[as expected]",
-    "examples/gradient_on_other_gpu.py: ok",
-    "examples/multi_backend_eval.py: ok",
-    "examples/train_mlp.py: ok",
+    "examples/burn/gradient_on_other_gpu.py: ok",
+    "examples/burn/multi_backend_eval.py: ok",
+    "examples/burn/train_mlp.py: ok",
 ]
 EXPECTED_EXAMPLE_SUMMARY = ("programs: 8, ok: 5, dispatch failures: 3, expected failures matched: 3, crashes: 0, "
                             "timeouts: 0 -> all as expected")
@@ -79,7 +79,7 @@ def run_main(*args: str) -> tuple[int, list[str]]:
 
 @pytest.fixture(scope="module")
 def examples_run() -> subprocess.CompletedProcess:
-    return run_cli("examples/")
+    return run_cli("examples/burn/")
 
 
 def test_examples_exit_zero(examples_run):
@@ -103,6 +103,56 @@ def test_every_failing_example_declares_it():
             assert declared == runner.Expectation(match[3], int(match[2])), match[1]
         else:
             assert runner.read_expectation(REPO / line.split(":")[0]) is None
+
+
+# --- the PyTorch examples, under the observer (fake CUDA) ---------------------------------------
+
+EXPECTED_TORCH_LINES = [
+    "examples/torch/calibrate_temperature.py:24:17: MV205 can't optimize a non-leaf Tensor [as expected]",
+    "examples/torch/evaluate_checkpoint.py:36:32: MV203 can't convert cuda:0 device type tensor to numpy. "
+    "Use Tensor.cpu() to copy the tensor to host memory first. [as expected]",
+    "examples/torch/train_regression.py: ok",
+    "examples/torch/train_text_classifier.py:42:18: MV202 Expected all tensors to be on the same device, but "
+    "found at least two devices, cuda:0 and cpu! [as expected]",
+]
+EXPECTED_TORCH_SUMMARY = ("programs: 4, ok: 1, dispatch failures: 3, expected failures matched: 3, crashes: 0, "
+                          "timeouts: 0 -> all as expected")
+
+
+@pytest.fixture(scope="module")
+def torch_examples_run() -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "runtime_shim.torch_observer", "examples/torch/"], cwd=REPO,
+                          capture_output=True, text=True, env=child_env(), timeout=600)
+
+
+def test_torch_examples_fail_where_they_declare(torch_examples_run):
+    assert torch_examples_run.returncode == 0, torch_examples_run.stdout + torch_examples_run.stderr
+    lines = torch_examples_run.stdout.splitlines()
+    assert lines[0].startswith("torch observer: mode: fake, ")
+    assert lines[1:-1] == EXPECTED_TORCH_LINES
+    assert lines[-1] == EXPECTED_TORCH_SUMMARY
+
+
+def test_the_analyzer_names_each_examples_failure_and_nothing_else():
+    """The quick start's promise: each example's declared failure is the one finding the analyzer reports
+    in it (an error, or a warning naming the CUDA case where the script picks its device with
+    ``torch.cuda.is_available()``), and a clean example has none."""
+    from analyzer.runner import check
+    from analyzer.settings import Settings
+
+    report = check([str(EXAMPLES)], Settings(jobs=1))
+    found: dict[str, set[tuple[str, int]]] = {}
+    for finding in report.findings:
+        found.setdefault(Path(finding.file).resolve().relative_to(REPO).as_posix(), set()).add(
+            (finding.code, finding.row))
+    declared = {}
+    for program in sorted(EXAMPLES.rglob("*.py")):
+        expectation = runner.read_expectation(program)
+        if expectation is not None:
+            declared[program.relative_to(REPO).as_posix()] = {(expectation.code, expectation.line)}
+    assert found == declared
+    assert any(name.startswith("examples/torch/") for name in declared)
+    assert any(name.startswith("examples/burn/") for name in declared)
 
 
 # --- the runner on tiny programs ---------------------------------------------------------------

@@ -77,12 +77,12 @@ def _has_main_guard(path: str) -> bool:
     return False
 
 
-def entry_points(project: Project, analysed: Iterable[str]) -> list[tuple[str, frozenset[str]]]:
+def entry_points(project: Project, analyzed: Iterable[str]) -> list[tuple[str, frozenset[str]]]:
     """Each entry point of the project (scripts, then files in path order): how ``entries`` would name
     it, and every target that runs it (its name, its file or directory, its module)."""
     found: list[tuple[str, frozenset[str]]] = [(name, frozenset({name, target}))
                                                for name, target in sorted(project.scripts.items())]
-    files = sorted(f for f in analysed if f.startswith(project.root + os.sep))
+    files = sorted(f for f in analyzed if f.startswith(project.root + os.sep))
     for path in files:
         directory, name = os.path.split(path)
         in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
@@ -125,31 +125,31 @@ def _importable(name: str) -> bool:
         return False
 
 
-def _module_files(name: str, roots: Sequence[str], analysed: set[str]) -> list[str]:
+def _module_files(name: str, roots: Sequence[str], analyzed: set[str]) -> list[str]:
     """The analysed files of module ``name``: its top package's files, or the module file."""
     parts = name.split(".")
     for root in roots:
         top = os.path.join(root, parts[0])
         if os.path.isdir(top):
             prefix = top + os.sep
-            return sorted(f for f in analysed if f.startswith(prefix))
+            return sorted(f for f in analyzed if f.startswith(prefix))
         single = os.path.join(root, *parts) + ".py"
-        if single in analysed:
+        if single in analyzed:
             return [single]
     return []
 
 
-def resolve(entry: str, analysed: Iterable[str], base: str, roots: Sequence[str],
+def resolve(entry: str, analyzed: Iterable[str], base: str, roots: Sequence[str],
             scripts: Mapping[str, str], label: str = "--entry") -> Program:
     """The program an entry names; ``base``: where relative paths start; ``roots``: where modules import
     from; ``label``: where the entry was given (for errors)."""
-    analysed_set = {os.path.abspath(f) for f in analysed}
+    analyzed_set = {os.path.abspath(f) for f in analyzed}
     first, *args = words(entry, label)
     path = os.path.abspath(os.path.join(base, first))
     if os.path.isfile(path):
         program = Program(display(path), "path", path, os.path.dirname(path), [path])
     elif os.path.isdir(path):
-        found = _directory_program(path, analysed_set)
+        found = _directory_program(path, analyzed_set)
         if found is None:
             raise ProgramError(f"{label} {entry}: a directory without __main__.py (or a package main.py)")
         program = found
@@ -158,9 +158,9 @@ def resolve(entry: str, analysed: Iterable[str], base: str, roots: Sequence[str]
         assert target is not None  # load_project kept only well-formed ones
         module = target.group(1)
         program = Program(first, "call", f"{module}:{target.group(2)}", os.getcwd(),
-                          _module_files(module, roots, analysed_set))
+                          _module_files(module, roots, analyzed_set))
     elif _MODULE.fullmatch(first):
-        files = _module_files(first, [*roots, os.getcwd()], analysed_set)
+        files = _module_files(first, [*roots, os.getcwd()], analyzed_set)
         if not files and not _importable(first):
             raise ProgramError(f"{label} {entry}: no such script, file, directory or module ({first})")
         program = Program(first, "module", first, os.getcwd(), files)

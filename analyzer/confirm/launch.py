@@ -99,10 +99,11 @@ def run_one(program: Program, *, profile: str, real: bool, timeout: float,
         expectation = declared if isinstance(declared, Expectation) else None
     with tempfile.TemporaryDirectory(prefix="devicelint_confirm_") as tmp:
         env, unset = child_env(os.path.join(tmp, "record.jsonl"), profile, real, program.runtime)
-        request = {"kind": program.kind, "target": program.target, "path0": program.path0, "cwd": os.getcwd(),
+        result_path, stdout_path, stderr_path = (os.path.join(tmp, n) for n in ("result.json", "stdout", "stderr"))
+        request: dict[str, object] = {
+                   "kind": program.kind, "target": program.target, "path0": program.path0, "cwd": os.getcwd(),
                    "args": program.args, "paths": program.paths,
-                   "env": env, "unset": unset, "result": os.path.join(tmp, "result.json"),
-                   "stdout": os.path.join(tmp, "stdout"), "stderr": os.path.join(tmp, "stderr"),
+                   "env": env, "unset": unset, "result": result_path, "stdout": stdout_path, "stderr": stderr_path,
                    "prelude": torch_session.PRELUDE if program.runtime == TORCH_RUNTIME else ""}
         started = time.monotonic()
         if launcher is not None:
@@ -112,9 +113,9 @@ def run_one(program: Program, *, profile: str, real: bool, timeout: float,
         run = Run(program, "real" if real else "virtual", profile, "ok", expectation=expectation,
                   seconds=time.monotonic() - started)
         run.records = read_records(env["RUNTIME_SHIM_RECORD"])
-        run.stdout, run.stderr = _tail(request["stdout"]), _tail(request["stderr"])
+        run.stdout, run.stderr = _tail(stdout_path), _tail(stderr_path)
         try:
-            with open(request["result"], encoding="utf-8") as handle:
+            with open(result_path, encoding="utf-8") as handle:
                 result = json.load(handle)
         except (OSError, json.JSONDecodeError):
             result = None

@@ -29,6 +29,7 @@ may also pair with one by its line (see :func:`_pair`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -83,7 +84,7 @@ def _pair(observed: dict[Span, Observed], predicted: dict[Span, Predicted],
         by_start.setdefault(span[:2], []).append(span)
         if seen.torch:
             by_row.setdefault(span[0], []).append(span)
-    pairs = {}
+    pairs: dict[Span, Span] = {}
     for span, prediction in predicted.items():
         # CPython's start first; then the expression's own (a version that does not move it)
         starts = [start for start in (reported(span), span[:2]) if start is not None]
@@ -98,7 +99,7 @@ def _pair(observed: dict[Span, Observed], predicted: dict[Span, Predicted],
             for row, column in starts:
                 same_line = [c for c in by_row.get(row, []) if codes & set(observed[c].failures)]
                 if same_line:
-                    pairs[span] = min(same_line, key=lambda c, column=column: (abs(c[1] - column), c))
+                    pairs[span] = min(same_line, key=functools.partial(_distance, column))
                     break
     return pairs
 
@@ -166,6 +167,11 @@ def judge(site: Site, profile: str | None = None) -> None:
             site.verdicts.append(Verdict(AGREE, "", f"reveal: {sorted(set(seen.reveals))[0]!r} in {revealed!r}"))
 
 
+def _distance(column: int, span: Span) -> tuple[int, Span]:
+    """How far ``span`` starts from ``column`` on its line (then the span itself: a stable order)."""
+    return abs(span[1] - column), span
+
+
 def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict[Span, Predicted]],
             files: set[str], lines: Lines, profile: str | None = None) -> list[Site]:
     """Every site of ``files`` that executed or has a prediction, judged, in file and position order."""
@@ -173,7 +179,7 @@ def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict
     moved_sites: list[Site] = []
     for file in sorted(files):
         seen, said = observed.get(file, {}), predicted.get(file, {})
-        pairs = _pair(seen, said, lambda span, file=file: lines.reported_start(file, span))
+        pairs = _pair(seen, said, functools.partial(lines.reported_start, file))
         merged: dict[Span, Predicted] = {}
         shown: dict[Span, Span] = {}  # a paired site is shown where the analyzer reports it
         for span, prediction in sorted(said.items()):

@@ -139,14 +139,14 @@ def _module_of_package(directory: str) -> tuple[str, str]:
     return name, root
 
 
-def _files_under(directory: str, analysed: set[str]) -> list[str]:
+def _files_under(directory: str, analyzed: set[str]) -> list[str]:
     prefix = os.path.abspath(directory) + os.sep
-    return sorted(f for f in analysed if f.startswith(prefix))
+    return sorted(f for f in analyzed if f.startswith(prefix))
 
 
-def _directory_program(directory: str, analysed: set[str]) -> Program | None:
+def _directory_program(directory: str, analyzed: set[str]) -> Program | None:
     directory = os.path.abspath(directory)
-    files = _files_under(directory, analysed)
+    files = _files_under(directory, analyzed)
     if os.path.isfile(os.path.join(directory, "__main__.py")):
         if _is_package(directory):
             name, root = _module_of_package(directory)
@@ -158,7 +158,7 @@ def _directory_program(directory: str, analysed: set[str]) -> Program | None:
     return None
 
 
-def _search(directory: str, analysed: set[str], out: list[Program]) -> None:
+def _search(directory: str, analyzed: set[str], out: list[Program]) -> None:
     """Programs under a directory that is not itself a program."""
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -167,30 +167,30 @@ def _search(directory: str, analysed: set[str], out: list[Program]) -> None:
     for entry in entries:
         path = os.path.abspath(entry.path)
         if entry.is_dir() and not entry.name.startswith(".") and entry.name != "__pycache__":
-            program = _directory_program(path, analysed)
+            program = _directory_program(path, analyzed)
             if program is not None:
                 out.append(program)
             elif not _is_package(path):  # a package without an entry point is library code
-                _search(path, analysed, out)
-        elif entry.is_file() and entry.name.endswith(".py") and path in analysed and not _is_package(directory):
+                _search(path, analyzed, out)
+        elif entry.is_file() and entry.name.endswith(".py") and path in analyzed and not _is_package(directory):
             out.append(Program(display(path), "path", path, os.path.dirname(path), [path]))
 
 
-def find_programs(paths: Sequence[str], analysed: Iterable[str]) -> list[Program]:
+def find_programs(paths: Sequence[str], analyzed: Iterable[str]) -> list[Program]:
     """The programs among ``paths``; ``analysed``: the files the analysis discovered (absolute)."""
-    analysed_set = {os.path.abspath(f) for f in analysed}
+    analyzed_set = {os.path.abspath(f) for f in analyzed}
     found: list[Program] = []
     for raw in paths:
         path = os.path.abspath(raw)
         if os.path.isfile(path):
-            if path in analysed_set:
+            if path in analyzed_set:
                 found.append(Program(display(path), "path", path, os.path.dirname(path), [path]))
         elif os.path.isdir(path):
-            program = _directory_program(path, analysed_set)
+            program = _directory_program(path, analyzed_set)
             if program is not None:
                 found.append(program)
             else:
-                _search(path, analysed_set, found)
+                _search(path, analyzed_set, found)
     return _unique(found)
 
 

@@ -214,8 +214,8 @@ def confirm(options: Options) -> Result:
     result = Result(options, runs, list(by_key.values()), [], not_run=not_run)
     for group in result.groups:
         own = sorted({f for run in group.runs for f in run.program.files})
-        diagnostics, analysed = analyze(own + library, base, group.key)
-        result.files_analyzed += analysed
+        diagnostics, analyzed = analyze(own + library, base, group.key)
+        result.files_analyzed += analyzed
         scope = set(own) | set(library)
         observed: dict[str, dict] = defaultdict(dict)
         for run in group.runs:

@@ -142,7 +142,8 @@ def record_span(record: dict, lines: Lines) -> tuple[str, Span] | None:
     """The site of one runtime record (None: no usable position)."""
     path, row, col = record.get("file"), record.get("line"), record.get("col")
     end_row, end_col = record.get("end_line"), record.get("end_col")
-    if not isinstance(path, str) or path.startswith("<") or None in (row, col, end_row, end_col):
+    if not isinstance(path, str) or path.startswith("<") or not (
+            isinstance(row, int) and isinstance(col, int) and isinstance(end_row, int) and isinstance(end_col, int)):
         return None
     path = os.path.realpath(path)
     return path, (row, lines.char_column(path, row, col) + 1, end_row, lines.char_column(path, end_row, end_col) + 1)

@@ -23,11 +23,12 @@ from ..domain import (
 )
 from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
+from .mixin import EngineMixin
 from .program import ModuleInfo
 from .relational import one_value
 
 
-class Assignment:
+class Assignment(EngineMixin):
     """Binding values to targets."""
 
     def assign(self, target: ast.expr, value: Value, st: State, fr: Frame) -> None:

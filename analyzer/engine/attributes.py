@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from runtime_shim.capture import CaptureError
 from runtime_shim.semantics import CheckpointingStrategy
+from runtime_shim.texts import CaptureError
 
 from ..domain import (
     BOTTOM,
@@ -33,10 +33,11 @@ from ..domain import (
 from ..imports import shim_public_names, shim_submodules
 from ..models.base import UNHANDLED
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import SuperRef
 
 
-class Attributes:
+class Attributes(EngineMixin):
     """Attribute lookup on every kind of value."""
 
     def expr_Attribute(self, node: ast.Attribute, st: State, fr: Frame) -> Value:

@@ -25,6 +25,7 @@ from ..domain import (
 )
 from .flow_state import Frame, State
 from .limits import MAX_GETATTR_NAMES, MAX_UNROLL
+from .mixin import EngineMixin
 from .narrowing import isinstance_outcome
 from .python_values import splice_items
 
@@ -33,7 +34,7 @@ _ITERATING = frozenset({"enumerate", "zip", "list", "tuple", "sorted", "reversed
                         "sum"})
 
 
-class Builtins:
+class Builtins(EngineMixin):
     """The Python builtins and container methods the analysis models (range, enumerate, zip, len, dict methods ...)."""
 
     def call_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -46,7 +47,7 @@ class Builtins:
         if name in _ITERATING and node is not None and not st.dead:
             # their arguments are iterated: a project object's ``__iter__()`` stands for it
             count = len(args) if name == "zip" else (len(args) == 1) if name in ("min", "max") else 1
-            args = [self.iterated(a, node, st, fr) if i < count else a  # type: ignore[attr-defined]
+            args = [self.iterated(a, node, st, fr) if i < count else a
                     for i, a in enumerate(args)]
         if name == "enumerate" and args:
             items = splice_items(args[0])

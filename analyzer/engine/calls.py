@@ -37,6 +37,7 @@ from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
+from .mixin import EngineMixin
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
 
@@ -76,7 +77,7 @@ def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: b
     return result, updated
 
 
-class Calls:
+class Calls(EngineMixin):
     """Calls."""
 
     def expr_Call(self, node: ast.Call, st: State, fr: Frame) -> Value:
@@ -271,7 +272,7 @@ class Calls:
             # uncalled functions (analysed once with unknown arguments), as a library function would be
             return TOP
         if not quiet:
-            self.analysed.add(fn)
+            self.analyzed.add(fn)
         if ctx_id in self.summaries:
             summary = self.summaries[ctx_id]
             self.note_callee(ctx_id, summary)

@@ -11,10 +11,11 @@ from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, S
 from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
+from .mixin import EngineMixin
 from .python_values import is_nonempty_sequence, names_library_function, splice_items
 
 
-class ControlFlow:
+class ControlFlow(EngineMixin):
     """Compound statements."""
 
     def stmt_If(self, node: ast.If, st: State, fr: Frame) -> State:
@@ -43,7 +44,8 @@ class ControlFlow:
         entry = st
         head = entry.copy()
         widened: set[str] = set()
-        exit_state, breaks = dead(), []
+        exit_state = dead()
+        breaks: list[State] = []
         reads = self.loop_reads(node, fr)
         for iteration in range(MAX_LOOP_ITERATIONS):
             mutations = self.changes.count

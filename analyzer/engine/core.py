@@ -125,7 +125,7 @@ class Engine(
         self._counter_stores: dict[int, bool] = {}  # loop node -> it stores at the index it counts
         self._shared_elements: dict[int, tuple[str, str] | None] = {}  # loop node -> (list, element) it changes
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
-        self.analysed: set[FunctionInfo] = set()
+        self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
         self.attr_writers: dict[str, set[int]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
@@ -146,7 +146,7 @@ class Engine(
             self.begin_demand_pass()
             self.begin_pass()  # facts: kept for the contexts this pass will not need to run again
             self.summaries.clear()
-            self.analysed.clear()
+            self.analyzed.clear()
             self.defined.clear()
             for ctx in self.contexts.values():
                 ctx.clear_callers()
@@ -203,19 +203,19 @@ class Engine(
         progress = True
         while progress:
             progress = False
-            pending = [(fn, fref) for fn, fref in self.defined.items() if fn not in self.analysed]
+            pending = [(fn, fref) for fn, fref in self.defined.items() if fn not in self.analyzed]
             for fn, _fref in pending:
                 # what the skipped ones may change first: the analysed ones then read it unknown from the start
                 # (not stale reads that make the next pass run them again)
-                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analysing_instead(fn) \
+                if not self.sweep_worthy(fn, self.instantiated_early) and not self.worth_analyzing_instead(fn) \
                         and self.model_entry(fn) is None:
-                    self.analysed.add(fn)
+                    self.analyzed.add(fn)
                     self.skip_uncalled(fn)
             for fn, fref in pending:
-                if fn in self.analysed:
+                if fn in self.analyzed:
                     continue
                 progress = True
-                self.analysed.add(fn)
+                self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
@@ -281,8 +281,10 @@ class Engine(
         return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
 
     def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
-        """As :meth:`Definitions._rebound_later` (the names ``enclosing`` binds textually after ``inner``), with
-        each enclosing function's own-scope stores collected once (not once per nested ``def``)."""
+        """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs, so
+        a later rebinding may be what it sees (in a loop the value at the def is already the join over the
+        iterations). Each enclosing function's own-scope stores are collected once, not once per nested
+        ``def``."""
         key = (id(enclosing), id(inner))
         found = self._late_names.get(key)
         if found is None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
-from ..tree_walk import scope_nodes
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo
 from .python_values import call_name, is_dataclass_decorator, is_setter
 
 
-class Definitions:
+class Definitions(EngineMixin):
     """``def``, ``lambda`` and ``class`` statements."""
 
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, st: State, fr: Frame) -> State:
@@ -25,7 +25,7 @@ class Definitions:
             return st  # ``@x.setter``: the property object stays
         function = V(self.make_function(node, st, fr))
         # a click command or hydra main: the name holds an object that runs the function as the framework does
-        wrapped = node.decorator_list and self.model_wrapped(node, fr.module)  # type: ignore[attr-defined]
+        wrapped = node.decorator_list and self.model_wrapped(node, fr.module)
         if not wrapped and fr.kind != "class":
             function = self._decorated_function(node, decorators, function, st, fr)
             if st.dead:
@@ -96,19 +96,6 @@ class Definitions:
                 self.defined[fn] = fref
         return fref
 
-    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
-        """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs,
-        so a later rebinding may be what it sees. (In a loop the value at the def is already the join over
-        the iterations.)"""
-        key = (id(enclosing), id(inner))
-        found = self._late_names.get(key)
-        if found is None:
-            after = inner.end_lineno or inner.lineno
-            found = self._late_names[key] = frozenset(
-                node.id for node in scope_nodes(enclosing, comprehensions=False)
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.lineno > after)
-        return found
-
     def stmt_ClassDef(self, node: ast.ClassDef, st: State, fr: Frame) -> State:
         info = self.classes.get(id(node))
         if info is None:
@@ -121,9 +108,9 @@ class Definitions:
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             # (a LightningModule, whose library is not analysed, is an nn.Module too)
             # (a LightningModule, whose library is not analysed, is an nn.Module too: the framework's model says)
-            found = self.model_class_base(value)  # type: ignore[attr-defined]
+            found = self.model_class_base(value)
             if value.top:
-                found += self.model_framework_class(info)  # type: ignore[attr-defined]
+                found += self.model_framework_class(info)
             info.library_bases = tuple(dict.fromkeys((*info.library_bases, *found)))
         info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},

@@ -51,6 +51,7 @@ from typing import Any
 from ..domain import TOP, Value
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes, store_targets
+from .mixin import EngineMixin
 from .program import FunctionInfo
 from .unknown_names import constant_keys, unknown_names, unknown_rooted
 
@@ -110,8 +111,8 @@ def _is_source(node: ast.AST) -> bool:
         return isinstance(value, str) and value.split(":", 1)[0] in DEVICE_TYPES
     if kind is ast.keyword:  # ``device=<constant>``, ``requires_grad=True``
         value = node.value  # type: ignore[attr-defined]
-        return node.arg in ("device", "requires_grad") and isinstance(value, ast.Constant) \
-            and value.value not in (None, False)  # type: ignore[attr-defined]
+        return (node.arg in ("device", "requires_grad")  # type: ignore[attr-defined]
+                and isinstance(value, ast.Constant) and value.value not in (None, False))
     return False
 
 
@@ -198,7 +199,6 @@ def target_writes(targets: Iterable[ast.AST | None], out: list[ast.AST] | None =
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _CONTAINERS = (ast.stmt, ast.ExceptHandler, ast.match_case)  # what holds statements
-_ALWAYS_VISITED = (*_CONTAINERS, ast.Lambda)
 # the same as sets of node types (``type(node) in ...`` is cheaper than ``isinstance`` in the scan's loop)
 _FUNCTION_TYPES = frozenset(_FUNCTIONS)
 _STATEMENT_TYPES = frozenset(cls for cls in vars(ast).values()
@@ -296,7 +296,7 @@ _CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})
 
 
 def _is_dict_attribute(node: ast.AST) -> bool:
-    return type(node) is ast.Attribute and node.attr == "__dict__"  # type: ignore[attr-defined]
+    return type(node) is ast.Attribute and node.attr == "__dict__"
 
 
 def _is_dtype(node: ast.AST) -> bool:
@@ -324,9 +324,9 @@ def _note_exempt(node: ast.AST, exempt: set[int]) -> None:
             return
         if func.attr in _DICT_READERS and _is_dict_attribute(func.value):
             exempt.add(id(func.value))
-        elif func.attr == "to" and (node.args or node.keywords) \
-                and all(map(_is_dtype, node.args)) \
-                and all(k.arg in _CAST_KEYWORDS for k in node.keywords):  # type: ignore[attr-defined]
+        elif (func.attr == "to" and (node.args or node.keywords)  # type: ignore[attr-defined]
+              and all(map(_is_dtype, node.args))  # type: ignore[attr-defined]
+              and all(k.arg in _CAST_KEYWORDS for k in node.keywords)):  # type: ignore[attr-defined]
             exempt.add(id(func))
 
 
@@ -371,7 +371,8 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
 
 
 def _effects(writes: list[ast.AST], receiver: str | None, unknown: set[str] | frozenset[str],
-             module_names: set[str] | frozenset[str], function: ast.AST | None) -> Effects:
+             module_names: set[str] | frozenset[str],
+             function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None) -> Effects:
     """:func:`effects` with ``unknown`` the names that can hold only unknown objects; given the ``function``,
     a ``setattr`` whose name iterates over a local dict's constant keys stores those names."""
     own: set[str] = set()
@@ -432,7 +433,7 @@ def _root(node: ast.expr) -> ast.expr:
             return node
 
 
-class DemandSweep:
+class DemandSweep(EngineMixin):
     """Which uncalled functions the sweep analyses, and the havoc of the skipped ones (mixed into the engine)."""
 
     def init_demand(self, files: int) -> None:
@@ -523,7 +524,7 @@ class DemandSweep:
             found = self._effects[id(fn.node)] = effects(fn, writes, self.module_names(fn.module.file))
         return found
 
-    def worth_analysing_instead(self, fn: FunctionInfo) -> bool:
+    def worth_analyzing_instead(self, fn: FunctionInfo) -> bool:
         """Would skipping ``fn`` make every attribute of every instance partly unknown (a ``setattr`` with a
         computed name on objects it may know)? Then it is analysed: the analysis makes unknown only the
         attributes of the instances it reaches (rare: ``fuse`` walks of a model's children)."""
@@ -545,7 +546,7 @@ class DemandSweep:
         Stores through ``os``, ``torch`` or ``amp`` change no module the analysis knows."""
         found = self._module_names.get(file)
         if found is None:
-            is_project = self.resolver.is_project  # type: ignore[attr-defined]
+            is_project = self.resolver.is_project
             found = self._module_names[file] = frozenset(
                 name for name, source in self._imported[file].items()
                 if source is None or is_project(source) or is_project(source.rpartition(".")[0]))

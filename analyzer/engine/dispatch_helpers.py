@@ -81,7 +81,7 @@ def data_kinds(data: Value) -> list[str] | None:
 def argument_origins(bound: dict[str, Value]) -> frozenset[tuple[str, int, int]]:
     """Where the states the arguments hold were made (each atom's origin), for reporting at the caller."""
     return frozenset((origin.file, origin.line, origin.col) for value in bound.values() for atom in value.atoms
-                     if (origin := getattr(atom, "origin", None)) is not None and getattr(origin, "line", 0))
+                     if (origin := getattr(atom, "origin", None)) is not None and getattr(origin, "line", None))
 
 
 def describe_args(fn: FunctionInfo, bound: dict[str, Value]) -> tuple[tuple[str, str], ...]:

@@ -36,6 +36,7 @@ from ..shim_api import BINARY, BINOPS, UNARY
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
+from .mixin import EngineMixin
 from .python_values import (
     ARITH_OPS,
     BUILTIN_NAMES,
@@ -53,7 +54,7 @@ from .python_values import (
 _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
-class Expressions:
+class Expressions(EngineMixin):
     """Expressions."""
 
     def eval(self, node: ast.expr | None, st: State, fr: Frame, quiet: bool = False) -> Value:
@@ -516,11 +517,11 @@ class Expressions:
             return iterable
         out = Value(iterable.atoms.difference(instances), iterable.top)
         for atom in instances:
-            method = self.attribute_of(atom, "__iter__", None, st, fr)  # type: ignore[attr-defined]
+            method = self.attribute_of(atom, "__iter__", None, st, fr)
             if method is None or method.top or not method.atoms:
                 out = out.join(V(atom))
                 continue
-            out = out.join(self.call(method, [], {}, node, st, fr))  # type: ignore[attr-defined]
+            out = out.join(self.call(method, [], {}, node, st, fr))
         return out
 
     def iter_element(self, value: Value) -> Value:

@@ -12,7 +12,7 @@ from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
-Alias = tuple[str, tuple[tuple[str, str], ...]]
+Alias = tuple[str, tuple[tuple[str, str | int], ...]]
 # ``row = grid[0]``: aliases["[]row"] = ("grid", (("item", 0),)), so that ``row[j] = v`` updates ``grid`` too (the
 # prefix keeps these apart from the narrowing aliases, whose names are variables)
 ELEMENT_ALIAS = "[]"

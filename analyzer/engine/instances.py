@@ -6,11 +6,12 @@ import ast
 
 from ..domain import BOTTOM, TOP, FuncRef, Instance, V, Value
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import ClassInfo, SuperRef
 from .python_values import call_name
 
 
-class Instances:
+class Instances(EngineMixin):
     """Class instantiation."""
 
     def instantiate(self, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -38,7 +39,7 @@ class Instances:
         elif cls.dataclass_fields is not None:
             self._dataclass_init(cls, instance, args, kwargs, node, st, fr)
         else:  # a library base's constructor (``torch.distributions.Normal``'s)
-            self.model_library_init(cls, V(instance), args, kwargs, st, fr)  # type: ignore[attr-defined]
+            self.model_library_init(cls, V(instance), args, kwargs, st, fr)
         post_init = cls.lookup("__post_init__")
         if post_init is not None and init is None and cls.dataclass_fields is not None:
             self.call(self._bind_class_attr(post_init, instance, node, st, fr), [], {}, node, st, fr)

@@ -16,9 +16,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-_DEFINING_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom,
-                    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
 
 def loop_reads(node: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
     """The names an iteration of ``node``'s body (with a ``while`` loop's test, after a ``for`` loop's

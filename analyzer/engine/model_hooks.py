@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain import Atom, Value
 from ..models.base import UNHANDLED, LibraryModel, Unhandled
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 
 if TYPE_CHECKING:
     from .program import ClassInfo, FunctionInfo, ModuleInfo
@@ -27,7 +28,7 @@ def _own_hooks(model: type[LibraryModel]) -> tuple[str, ...]:
     return tuple(hook for hook in HOOKS if getattr(model, hook) is not getattr(LibraryModel, hook))
 
 
-class ModelHooks:
+class ModelHooks(EngineMixin):
     """The engine's side of the model boundary (mixed into the engine)."""
 
     models: list[LibraryModel]

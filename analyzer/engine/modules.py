@@ -18,11 +18,12 @@ from ..imports import (
     shim_public_names,
 )
 from .flow_state import Frame, State
+from .mixin import EngineMixin
 from .program import ModuleInfo
 from .reuse import public_names
 
 
-class ModuleLoading:
+class ModuleLoading(EngineMixin):
     """Modules of the analysed project."""
 
     def find_module(self, name: str, root: str) -> ModuleInfo | None:
@@ -111,7 +112,7 @@ class ModuleLoading:
         if isinstance(target, ProjectNameTarget):
             return self.module_attr(self.module_ref(target.module, fr.module.root), target.name)
         if isinstance(target, UnknownTarget):
-            modelled = self.model_import(target.what)  # type: ignore[attr-defined]
+            modelled = self.model_import(target.what)
             if modelled is not None:
                 return modelled  # ``import torch``: a library model's name
         return TOP

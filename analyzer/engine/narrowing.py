@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import Any
 
 from runtime_shim import semantics as S
 
@@ -28,10 +29,11 @@ from ..domain import (
     const,
 )
 from .flow_state import Frame, State, dead, join_states
+from .mixin import EngineMixin
 from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
 
 
-class Narrowing:
+class Narrowing(EngineMixin):
     """Branch conditions."""
 
     def branch(self, test: ast.expr, st: State, fr: Frame) -> tuple[State, State]:
@@ -130,16 +132,13 @@ class Narrowing:
         if isinstance(test, ast.Call) and func is not None:
             if types is not None:
                 for key, steps in self._targets(test.args[0], st):
-                    out.append((key, lambda atom, s=steps, t=types: self._project_pred(
-                        atom, s, lambda v, t=t: _is_instance(v, t))))
+                    out.append((key, self._predicate(steps, _instance_test(types))))
             return out
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op, left, right = test.ops[0], test.left, test.comparators[0]
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
                 for key, steps in self._targets(left, st):
-                    is_none = isinstance(op, ast.Is)
-                    out.append((key, lambda atom, s=steps, w=is_none: self._project_pred(
-                        atom, s, lambda v: is_none_value(v) if w else negate(is_none_value(v)))))
+                    out.append((key, self._predicate(steps, _none_test(isinstance(op, ast.Is)))))
                 return out
             compare = CMP_OPS.get(type(op))
             if compare is None:
@@ -147,15 +146,13 @@ class Narrowing:
             for this, other, flipped in ((left, right, False), (right, left, True)):
                 for key, steps in self._targets(this, st):
                     other_value = self.eval(other, st.copy(), fr, quiet=True)
-                    out.append((key, lambda atom, s=steps, o=other_value, f=flipped: self._project_pred(
-                        atom, s, lambda v, o=o, f=f: compare_values(compare, o, v) if f
-                        else compare_values(compare, v, o))))
+                    out.append((key, self._predicate(steps, _compare_test(compare, other_value, flipped))))
             return out
         for key, steps in self._targets(test, st):
-            out.append((key, lambda atom, s=steps: self._project_pred(atom, s, truth_of)))
+            out.append((key, self._predicate(steps, truth_of)))
         return out
 
-    def _targets(self, expr: ast.expr, st: State) -> list[tuple[str, list[tuple[str, str]]]]:
+    def _targets(self, expr: ast.expr, st: State) -> list[tuple[str, list[tuple[str, str | int]]]]:
         """The narrowable paths ``expr`` stands for: its own, and through a variable that copied a path
         (``b = t.device().backend``, ``ad = d.is_autodiff()``, a walrus), that path too."""
         if isinstance(expr, ast.NamedExpr):
@@ -169,9 +166,9 @@ class Narrowing:
             out.append((alias[0], [*alias[1], *path[1]]))
         return out
 
-    def _target(self, expr: ast.expr, st: State) -> tuple[str, list[tuple[str, str]]] | None:
+    def _target(self, expr: ast.expr, st: State) -> tuple[str, list[tuple[str, str | int]]] | None:
         """A narrowable variable (``name`` or ``name.attr``) and the steps from it to ``expr``."""
-        steps: list[tuple[str, str]] = []
+        steps: list[tuple[str, str | int]] = []
         current = expr
         while True:
             if isinstance(current, ast.Call) and not current.args and not current.keywords and isinstance(
@@ -219,16 +216,21 @@ class Narrowing:
                 return None
         return tuple(types) if types and len(value.atoms) == 1 and not value.top else None
 
-    def _project_pred(self, atom: Atom, steps: list[tuple[str, str]],
-                      test: Callable[[Value], bool | None]) -> bool | None:
+    def _predicate(self, steps: list[tuple[str, str | int]], test: Test) -> Callable[[Atom], bool | None]:
+        """What ``test`` says of an atom's value at ``steps`` (``None``: it cannot say)."""
+        return lambda atom: self._project_pred(atom, steps, test)
+
+    def _project_pred(self, atom: Atom, steps: list[tuple[str, str | int]],
+                      test: Test) -> bool | None:
         value = V(atom)
         for kind, name in steps:
-            value = self._pure_step(value, kind, name)
-            if value is None:
+            stepped = self._pure_step(value, kind, name)
+            if stepped is None:
                 return None
+            value = stepped
         return test(value)
 
-    def _pure_step(self, value: Value, kind: str, name: str) -> Value | None:
+    def _pure_step(self, value: Value, kind: str, name: str | int) -> Value | None:
         """Follow ``.name`` or ``.name()`` without recording facts; ``None`` when not modelled."""
         out = BOTTOM
         for atom in value.atoms:
@@ -318,6 +320,23 @@ def isinstance_outcome(value: Value, types: Value) -> bool | None:
     (``torch.Tensor``); ``None`` otherwise. Narrowing a variable's own possibilities is :class:`Narrowing`'s."""
     names = Narrowing._builtin_types(types)
     return None if names is None or value.is_bottom else _is_instance(value, names)
+
+
+Test = Callable[[Value], bool | None]  # a narrowing test of a value (None: it cannot say)
+
+
+def _instance_test(types: tuple[type | str, ...]) -> Test:
+    return lambda value: _is_instance(value, types)
+
+
+def _none_test(is_none: bool) -> Test:
+    """``x is None`` (``is_none``) or ``x is not None``."""
+    return lambda value: is_none_value(value) if is_none else negate(is_none_value(value))
+
+
+def _compare_test(compare: Callable[[Any, Any], Any], other: Value, flipped: bool) -> Test:
+    """``x <op> other``, or ``other <op> x`` when ``flipped``."""
+    return lambda value: compare_values(compare, other, value) if flipped else compare_values(compare, value, other)
 
 
 def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:

@@ -34,6 +34,12 @@ class FunctionInfo:
         # body when first asked for (``__getattr__``): a library defines thousands of functions the demand
         # sweep never runs, and walking each body at its ``def`` was a third of the modules' top level
 
+    # read from the body when first asked for (``__getattr__``)
+    locals: set[str]
+    free: list[str]
+    is_generator: bool
+    globals: frozenset[str]
+
     def __getattr__(self, name: str) -> Any:
         if name not in _SCOPE_ATTRIBUTES:
             raise AttributeError(name)
@@ -153,7 +159,7 @@ class ModuleInfo:
             found = _SCOPES_BY_TEXT[segment] = (frozenset(bound), frozenset(loads), generator, declared)
         return set(found[0]), set(found[1]), found[2], found[3]
 
-    def _segment(self, node: ast.AST) -> bytes | None:
+    def _segment(self, node: ast.stmt) -> bytes | None:
         """The source of ``node`` (its whole subtree: the same text parses to the same tree, positions aside);
         None when the text is not at hand or has ``\r`` line ends (lines are then not split on ``\n`` alone)."""
         if self._line_starts is None:
@@ -185,36 +191,21 @@ class SuperRef(Atom):
 
 
 
-def declared_globals(node: ast.AST) -> frozenset[str]:
-    """The names a function declares ``global`` in its own scope (its stores go to the module)."""
-    names: set[str] = set()
-    stack = list(node.body) if isinstance(node.body, list) else []
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ast.Global):
-            names.update(current.names)
-        elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(child_nodes(current))
-    return frozenset(names)
-
-
-def scope_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
-    """Names bound in a function's own scope, names it (or its nested scopes) loads, and whether it yields."""
-    bound, loads, generator, _globals = scope_info(node)
-    return bound, loads, generator
-
-
-def scope_info(node: ast.AST) -> tuple[set[str], set[str], bool, frozenset[str]]:
-    """:func:`scope_names` and :func:`declared_globals` in one walk of the function (a ``global`` in its
-    own scope is one the walk meets with ``own`` set: nested ``def``, ``class`` and ``lambda`` bodies and
-    comprehensions are walked with it cleared, and hold no statement of the function's own scope)."""
+def scope_info(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+               ) -> tuple[set[str], set[str], bool, frozenset[str]]:
+    """The names bound in a function's own scope, the names it (or its nested scopes) loads, whether it yields,
+    and the names its own scope declares ``global``, in one walk (a ``global`` in its own scope is one the walk
+    meets with ``own`` set: nested ``def``, ``class`` and ``lambda`` bodies and comprehensions are walked with it
+    cleared, and hold no statement of the function's own scope)."""
     bound: set[str] = set()
     loads: set[str] = set()
     declared: set[str] = set()
     own_globals: set[str] = set()
     generator = False
     body = node.body if isinstance(node.body, list) else [node.body]
-    stack: list[tuple[ast.AST, bool]] = [(child, True) for child in body]
+    # Any: each node is dispatched on its exact type (``type(node) is``: the walk is hot), which mypy
+    # narrows only when spelled at each test
+    stack: list[tuple[Any, bool]] = [(child, True) for child in body]
     while stack:
         current, own = stack.pop()
         kind = type(current)
@@ -298,7 +289,7 @@ def own_scope_stores(function: ast.AST) -> list[tuple[int, str]]:
     """(line, name) of every ``Name`` stored in a function's own scope (nested functions, lambdas, classes
     and comprehensions left out: their stores bind in their own scopes), in no particular order."""
     out: list[tuple[int, str]] = []
-    stack = list(ast.iter_child_nodes(function))
+    stack: list[Any] = list(ast.iter_child_nodes(function))  # dispatched on the exact type (see scope_info)
     while stack:
         node = stack.pop()
         kind = type(node)

@@ -48,6 +48,7 @@ from ..domain import Atom, Const, Instance, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, State, join_states
+from .mixin import EngineMixin
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
@@ -58,7 +59,7 @@ KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
-class Relational:
+class Relational(EngineMixin):
     """Choice tags on undecided branches, and statements run per way of a choice."""
 
     _statement_ifexps: frozenset[int] = frozenset()
@@ -175,7 +176,7 @@ class Relational:
             values: list[Value] = []
             if fr.tagged or outer:
                 variables = {**outer, **st.vars}
-                values = [self.model_attributes_read(variables[name], once[4].get(name, ()))  # type: ignore[attr-defined]
+                values = [self.model_attributes_read(variables[name], once[4].get(name, ()))
                           for name in once[3] if name in variables]
                 found = {c for c, ways in alternatives(values).items() if len(ways) == 2}
             forcing: list[tuple[int, Choice, bool]] = []
@@ -402,16 +403,16 @@ def _decided_by(value: Value) -> tuple[Choice, bool] | None:
 def _test_facts(test: ast.expr) -> tuple[ast.expr, bool, frozenset[str], str] | None:
     """A test without its ``not``s, the way that makes it true, the names it reads and its text (None: not
     a stable test), found once per test (kept on the node)."""
-    facts = getattr(test, "_devicelint_test", False)
-    if facts is False:
-        facts = None
-        if _stable(test):
-            inner, way = test, True
-            while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
-                inner, way = inner.operand, not way
-            names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
-            facts = (inner, way, names, ast.unparse(inner))
-        test._devicelint_test = facts  # type: ignore[attr-defined]
+    if hasattr(test, "_devicelint_test"):
+        return test._devicelint_test
+    facts: tuple[ast.expr, bool, frozenset[str], str] | None = None
+    if _stable(test):
+        inner, way = test, True
+        while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner, way = inner.operand, not way
+        names = frozenset(n.id for n in ast.walk(inner) if isinstance(n, ast.Name))
+        facts = (inner, way, names, ast.unparse(inner))
+    test._devicelint_test = facts  # type: ignore[attr-defined]
     return facts
 
 

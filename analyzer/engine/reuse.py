@@ -45,6 +45,7 @@ from ..facts import CallerLink
 from .calls import global_names
 from .dispatch_helpers import NullFacts
 from .flow_state import stored
+from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
 
@@ -113,14 +114,15 @@ def _same(now: Value | None, seen: Value | None) -> bool:
     return now is seen or now == seen
 
 
-class PassReuse:
+class PassReuse(EngineMixin):
     """Recording runs, and keeping the valid ones in the next pass (mixed into the engine)."""
 
     keep_runs = True  # off: every pass runs everything (the reference the tests compare against)
 
     def init_reuse(self) -> None:
         self.records: dict[int, RunRecord] = {}  # context -> its last complete run
-        self.recording: list[RunRecord] = []  # the runs in progress, innermost last (quiet runs excluded)
+        # the runs in progress, innermost last (quiet runs excluded)
+        self.recording: list[RunRecord | ModuleRecord] = []
         self.ran_this_pass: set[int] = set()
         self.kept_this_pass: set[int] = set()
         self._validity: dict[tuple[int, int], bool] = {}
@@ -276,6 +278,7 @@ class PassReuse:
                 self._keep_module(subject)
             else:
                 self._replay(kind, subject, detail)
+        assert record.namespace is not None  # a module run is kept only once finished (_valid_module)
         module.namespace = dict(record.namespace)
         module.state = "done"
 
@@ -483,8 +486,9 @@ class PassReuse:
         self.function_runs += 1  # it counts against the pass's budget as the run it stands for
         self.fact_store.keep_context(ctx_id)
         record = self.records[ctx_id]
+        assert record.summary is not None  # a run is kept only once it returned (_valid)
         self.set_summary(ctx_id, record.summary)
-        self.analysed.add(record.fn)
+        self.analyzed.add(record.fn)
         self.heap_reads.update(record.reads)
         self._replay_havoc_reads(record.global_reads)
         for kind, subject, detail in record.events:

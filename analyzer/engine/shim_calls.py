@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from runtime_shim import semantics as S
-from runtime_shim.capture import CaptureError
+from runtime_shim.texts import CaptureError
 
 from .. import lift
 from ..domain import (
@@ -42,9 +42,10 @@ from ..shim_api import (
 )
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
 from .flow_state import Frame, State, past_failure, widen_if_large
+from .mixin import EngineMixin
 
 
-class ShimCalls:
+class ShimCalls(EngineMixin):
     """runtime_shim calls."""
 
     def site(self, node: ast.AST, api: str, fr: Frame) -> Site:

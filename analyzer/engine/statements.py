@@ -7,10 +7,11 @@ import ast
 from ..budget import Budget
 from ..domain import NONE
 from .flow_state import ELEMENT_ALIAS, Frame, State, dead
+from .mixin import EngineMixin
 from .python_values import as_load
 
 
-class Statements:
+class Statements(EngineMixin):
     """Simple statements."""
 
     budget: Budget
@@ -132,8 +133,11 @@ def remember_element(node: ast.Assign, st: State) -> None:
         return
     value = node.value
     if not (isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
-            and isinstance(value.slice, ast.Constant) and type(value.slice.value) in (int, str)):
+            and isinstance(value.slice, ast.Constant)):
+        return
+    key = value.slice.value
+    if not isinstance(key, int | str) or isinstance(key, bool):
         return
     name, container = node.targets[0].id, value.value.id
     if container != name and container in st.vars:
-        st.aliases[ELEMENT_ALIAS + name] = (container, (("item", value.slice.value),))
+        st.aliases[ELEMENT_ALIAS + name] = (container, (("item", key),))

@@ -20,8 +20,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-
 
 class _Bindings(ast.NodeVisitor):
     """Every binding of a name in a function's body (nested functions included)."""
@@ -157,9 +155,9 @@ def unknown_rooted(node: ast.expr | None, unknown: set[str] | frozenset[str]) ->
 def _is_copy(func: ast.expr) -> bool:
     """``deepcopy``, ``copy.deepcopy``, ``copy.copy``: a copy of an unknown object is unknown."""
     if type(func) is ast.Name:
-        return func.id == "deepcopy"  # type: ignore[attr-defined]
+        return func.id == "deepcopy"
     return type(func) is ast.Attribute and func.attr in ("deepcopy", "copy") \
-        and type(func.value) is ast.Name and func.value.id == "copy"  # type: ignore[attr-defined]
+        and type(func.value) is ast.Name and func.value.id == "copy"
 
 
 def unknown_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,

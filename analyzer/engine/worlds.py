@@ -44,11 +44,14 @@ COUNT_QUESTION = b"cuda.device_count"
 # (is_available(), device_count() or None where not asked, the assumption named in a diagnostic, in a few words)
 CUDA_WORLD = "CUDA is available"
 CPU_WORLD = "CUDA is not available"
-WORLDS = ((True, None, CUDA_WORLD), (False, 0, CPU_WORLD))
-WORLDS_BY_COUNT = ((True, 1, "one GPU is available"), (True, 2, "several GPUs are available"), (False, 0, CPU_WORLD))
+# (what torch.cuda.is_available() answers, what torch.cuda.device_count() answers, the world's name); None: either
+World = tuple[bool | None, int | None, str]
+WORLDS: tuple[World, ...] = ((True, None, CUDA_WORLD), (False, 0, CPU_WORLD))
+WORLDS_BY_COUNT: tuple[World, ...] = ((True, 1, "one GPU is available"), (True, 2, "several GPUs are available"),
+                                      (False, 0, CPU_WORLD))
 #: a program that asks ``torch.backends.mps.is_available()`` runs on a Mac too: no CUDA, and MPS (its answer is
 #: False in the other worlds)
-MPS_WORLD = (False, 0, "MPS is available")
+MPS_WORLD: World = (False, 0, "MPS is available")
 NO_ACCELERATOR_WORLD = "neither CUDA nor MPS is available"
 
 
@@ -173,5 +176,5 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WO
             into.function_spans[file] = sorted({*into.function_spans.get(file, ()), *spans})
     if into.expressions is not None:
         for _world, part in parts:
-            for key, texts in (part.expressions or {}).items():
-                into.expressions.setdefault(key, set()).update(texts)
+            for span, texts in (part.expressions or {}).items():
+                into.expressions.setdefault(span, set()).update(texts)

@@ -20,10 +20,14 @@ import tempfile
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic
 from ..frontend import SourceFile
 from . import apply_fixes
+
+if TYPE_CHECKING:
+    from ..runner import Report
 
 #: At most this many rounds of "apply, re-analyse" (ruff stops after 100; a fix here never
 #: needs more than two: the second takes what the first left because of overlapping edits).
@@ -61,7 +65,7 @@ class FileFix:
 class FixOutcome:
     """What fixing did: the final analysis of the fixed texts, the files that changed, what was reverted."""
 
-    report: object  # analyzer.runner.Report of the fixed texts
+    report: Report  # the analysis of the fixed texts
     files: dict[str, FileFix]
     reverted: list[str] = field(default_factory=list)  # files whose fixes broke their syntax (a bug)
 
@@ -70,22 +74,22 @@ class FixOutcome:
         return [d for f in self.files.values() for d in f.applied]
 
 
-Analyze = Callable[[list[SourceFile]], object]
+Analyze = Callable[[list[SourceFile]], "Report"]
 
 
-def fix_report(report: object, analyze: Analyze, unsafe: bool = False, passes: int = MAX_PASSES) -> FixOutcome:
+def fix_report(report: Report, analyze: Analyze, unsafe: bool = False, passes: int = MAX_PASSES) -> FixOutcome:
     """Apply the applicable fixes of ``report``'s findings, re-analyse with ``analyze`` (the fixed
     sources → a new report), and repeat until nothing more applies or ``passes`` rounds ran."""
     files: dict[str, FileFix] = {}
     reverted: list[str] = []
     for _ in range(passes):
         pending: dict[str, list[Diagnostic]] = {}
-        for d in report.findings:  # type: ignore[attr-defined]
+        for d in report.findings:
             if d.fix is not None and d.fix.applies(unsafe) and d.file not in reverted:
                 pending.setdefault(d.file, []).append(d)
         before: dict[str, str] = {}
         for path, diagnostics in pending.items():
-            source = report.sources.get(path)  # type: ignore[attr-defined]
+            source = report.sources.get(path)
             if source is None or source.failure is not None:
                 continue
             current = files.get(path) or FileFix.read(source)
@@ -99,7 +103,7 @@ def fix_report(report: object, analyze: Analyze, unsafe: bool = False, passes: i
             break
         report = analyze(_sources(report, files))
         broken = [path for path in before if any(d.code == SYNTAX_CODE and d.file == path
-                                                 for d in report.findings)]  # type: ignore[attr-defined]
+                                                 for d in report.findings)]
         if broken:
             for path in broken:
                 files[path].text = before[path]
@@ -109,10 +113,10 @@ def fix_report(report: object, analyze: Analyze, unsafe: bool = False, passes: i
     return FixOutcome(report, {path: f for path, f in files.items() if f.changed}, reverted)
 
 
-def _sources(report: object, files: dict[str, FileFix]) -> list[SourceFile]:
+def _sources(report: Report, files: dict[str, FileFix]) -> list[SourceFile]:
     """Fresh (unparsed) sources of the project, the fixed files with their new bytes."""
     out = []
-    for source in report.sources.values():  # type: ignore[attr-defined]
+    for source in report.sources.values():
         data = files[source.path].encoded() if source.path in files else source.data
         out.append(SourceFile(source.path, source.module, source.is_package, data, failure=source.failure,
                               cells=source.cells))

@@ -226,7 +226,7 @@ class Source:
         before the comment lines right above the next statement."""
         body = tree.body
         index = 1 if body and _docstring(body[0]) else 0
-        while index < len(body) and isinstance(body[index], ast.ImportFrom) and body[index].module == "__future__":
+        while index < len(body) and _is_future_import(body[index]):
             index += 1
         if index == len(body):
             ends_with_newline = not self.text or self.text.endswith(("\n", "\r"))
@@ -265,3 +265,7 @@ def _binds(statement: ast.stmt, name: str) -> bool:
 def source_for(text: str) -> Source:
     """The :class:`Source` of ``text`` (cached: the fixes of one file share its parsed calls and imports)."""
     return Source(text)
+
+
+def _is_future_import(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.ImportFrom) and statement.module == "__future__"

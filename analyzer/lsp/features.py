@@ -99,7 +99,7 @@ def register(server: DeviceLintServer) -> DeviceLintServer:
     async def hover(ls: DeviceLintServer, params: types.HoverParams) -> types.Hover | None:
         path = _path(params.text_document.uri)
         result = await ls.detailed(path) if path is not None else None
-        if result is None or result.detail is None:
+        if path is None or result is None or result.detail is None:
             return None
         lines = split_lines(result.text)
         row, column = analyzer_position(lines, params.position.line, params.position.character, ls.encoding)
@@ -116,7 +116,7 @@ def register(server: DeviceLintServer) -> DeviceLintServer:
     async def code_action(ls: DeviceLintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         path = _path(params.text_document.uri)
         result = await ls.detailed(path) if path is not None else None
-        if result is None or result.detail is None:
+        if path is None or result is None or result.detail is None:
             return None
         only = [getattr(kind, "value", kind) for kind in params.context.only] if params.context.only else None
         return code_actions(params.text_document.uri, result.text, result.detailed_diagnostics(path), params.range,

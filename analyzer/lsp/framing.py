@@ -45,7 +45,7 @@ class Skipped:
 Event = Frame | Skipped
 
 
-def _json_prefix(data: bytes) -> tuple[object, int] | None:
+def _json_prefix(data: bytes | bytearray) -> tuple[object, int] | None:
     """The JSON value at the start of ``data`` (after blanks) and where it ends; None when there is none."""
     try:
         text = data.decode("utf-8")
@@ -110,7 +110,7 @@ class Framer:
             position = field.end()
         rest = self._buffer[position:]
         end = _LINE_END.match(rest)
-        if end is None and (rest in (b"", b"\r") or (_PARTIAL_FIELD.fullmatch(rest) and len(rest) < MAX_HEADER)):
+        if end is None and (not rest or rest == b"\r" or (_PARTIAL_FIELD.fullmatch(rest) and len(rest) < MAX_HEADER)):
             return False  # the rest of the header is on its way
         if end is None:  # a line that is neither a header field nor the empty line that ends the header
             events.append(Skipped(bytes(self._buffer[:position]), "a header not ended by an empty line"))

@@ -11,6 +11,7 @@ A ``didChange`` for a document that is not open is logged and ignored.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -121,7 +122,7 @@ class DeviceLintProtocol(LanguageServerProtocol):
     # ------------------------------------------------------------------ documents
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Iterator[Any]:
         """pygls' document update, for open documents only (an edit to one the client never opened is ignored)."""
         uri = params.text_document.uri
         if unquote(uri) not in self.workspace.text_documents:

@@ -245,7 +245,7 @@ class ArgparseModel(LibraryModel):
         # a parser whose options come partly from elsewhere: not known completely
         bound = bind_call(path, args, kwargs)
         complete = bound.get("parents") is None and bound.get("argument_default") is None
-        return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))  # type: ignore[attr-defined]
+        return V(ArgParserAtom(self.origin(node, fr, "argparse parser"), (), complete))
 
     def argparse_parser_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State, fr: Frame) -> Value:
@@ -327,7 +327,7 @@ class ArgparseModel(LibraryModel):
         has few), each once."""
         cache = self.__dict__.setdefault("_unfollowed_by_module", {})
         mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b|setattr")
-        for module in self.modules:  # type: ignore[attr-defined]
+        for module in self.modules:
             source = module.source
             if source.tree is None or (source.text is not None and not mentions.search(source.text)):
                 continue

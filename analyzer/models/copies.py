@@ -32,7 +32,7 @@ class Copies(LibraryModel):
         return None
 
     def deep_copy(self, value: Value, node: ast.AST, fr: Frame) -> Value:
-        return _copied(value, self.origin(node, fr, "deepcopy"))  # type: ignore[attr-defined]
+        return _copied(value, self.origin(node, fr, "deepcopy"))
 
 
 def _copied(value: Value, origin: Origin) -> Value:

@@ -330,11 +330,6 @@ def fixture_links(paths: list[str]) -> list[tuple[int, int]]:
     return links
 
 
-def is_lightning_base(node: ast.expr, tree: ast.Module) -> bool:
-    """Is ``node`` (a class's base) a Lightning ``LightningModule`` (an ``nn.Module`` to the analysis)?"""
-    return _path(node, _aliases(tree)) in _LIGHTNING_BASES
-
-
 class EntryPoints(LibraryModel):
     """The engine's entry points: what a framework passes to a function nothing in the program calls."""
 

@@ -830,7 +830,7 @@ class TorchModel(TorchData, LibraryModel):
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
             elif data.only(ArrayAtom) and not data.top:
-                ndims = {a.ndim for a in data.atoms}  # type: ignore[attr-defined]
+                ndims = {a.ndim for a in data.atoms}
                 zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
@@ -1342,10 +1342,7 @@ class TorchModel(TorchData, LibraryModel):
         if name == "type":
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
-            keeps_rank = name not in ("reshape", "view", "flatten", "squeeze", "unsqueeze", "expand", "repeat",
-                                      "unflatten", "view_as", "expand_as", "new_zeros", "new_ones", "new_empty",
-                                      "new_full", "new_tensor", "nonzero", "unique", "diag", "unfold")
-            return self.same_device_result(receiver, node, st, fr, None if not keeps_rank else None, api=name)
+            return self.same_device_result(receiver, node, st, fr, None, api=name)
         if name in ("unbind", "split", "chunk", "tensor_split"):
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
@@ -1625,7 +1622,7 @@ class TorchModel(TorchData, LibraryModel):
         device check sees; an empty list, a model of no layers, is not considered)."""
         layers = sorted(element.atoms, key=repr)
         if element.top or not layers or not all(isinstance(a, TorchLayerAtom) for a in layers) \
-                or len({a.dev for a in layers if a.weights}) > 1:  # type: ignore[union-attr]
+                or len({a.dev for a in layers if a.weights}) > 1:
             return TOP
         return self._layer("Sequential", [V(a) for a in layers], {}, node, st, fr)
 
@@ -1787,7 +1784,7 @@ class TorchModel(TorchData, LibraryModel):
             for atom in receiver.atoms:
                 if isinstance(atom, TorchLayerAtom) and atom.origin is not None:
                     key = (atom.origin, _HOOKS)
-                    self.heap_set(key, self.heap.get(key, BOTTOM).join(hook))  # type: ignore[arg-type]
+                    self.heap_set(key, self.heap.get(key, BOTTOM).join(hook))
             return TOP
         if name in ("register_buffer", "register_parameter") and len(args) >= 2:
             names = args[0].consts()
@@ -1846,7 +1843,7 @@ class TorchModel(TorchData, LibraryModel):
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
         if isinstance(atom, TorchLayerAtom):
-            children = tuple(self.move_module(c, dev) for c in atom.children)  # type: ignore[misc]
+            children = tuple(self.move_module(c, dev) for c in atom.children)
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
             own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
@@ -2047,7 +2044,7 @@ class TorchModel(TorchData, LibraryModel):
         """``self.device`` / ``self.on_gpu`` of a LightningModule the Trainer moved (unknown otherwise)."""
         text = self.__dict__.get("_moved_to", {}).get(atom)
         frameworks = self.model_named("entry_points")  # (the entry points' model knows Lightning's classes)
-        if text is None or frameworks is None or not any(frameworks.is_lightning_class(c)  # type: ignore[attr-defined]
+        if text is None or frameworks is None or not any(frameworks.is_lightning_class(c)
                                                          for c in atom.cls.mro()):
             return None
         kind, _, index = text.partition(":")
@@ -2216,7 +2213,7 @@ def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set
     if layer.children:
         return {dev for child in layer.children
                 for dev in (_weight_devices(child, moved_to) if isinstance(child, TorchLayerAtom)
-                            else {moved_to.get(child)})}  # type: ignore[arg-type]
+                            else {moved_to.get(child)})}
     return {layer.dev.text if layer.dev is not None else None} if layer.weights else set()
 
 

@@ -157,7 +157,7 @@ def test_huge_dict_literal_keeps_python_semantics() -> None:
 
 
 @pytest.mark.parametrize("bound", ["10 ** 20", "2 ** 64", "-(2 ** 70)"])
-def test_range_beyond_sys_maxsize_is_analysed(bound: str) -> None:
+def test_range_beyond_sys_maxsize_is_analyzed(bound: str) -> None:
     source = textwrap.dedent(f"""\
         import torch
         order = {bound}
@@ -299,7 +299,7 @@ def test_failed_components_are_not_cached(tmp_path: Path, monkeypatch: pytest.Mo
     assert not any(d.code == "MV903" for d in check([str(root)], Settings(cache_dir=str(tmp_path / "cache"))).findings)
 
 
-def test_a_function_past_its_budget_is_unknown_and_the_rest_is_analysed() -> None:
+def test_a_function_past_its_budget_is_unknown_and_the_rest_is_analyzed() -> None:
     body = "".join(f"    y{i} = x + 1\n" for i in range(3000))
     source = (f'import torch\nx = torch.zeros(3, device="cuda")\n\n\ndef heavy(x):\n{body}'
               "    return x\n\n\ndef light(x):\n    return x + torch.zeros(3)\n\n\n"

@@ -58,7 +58,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def analyse(root: Path, **settings: object):
+def analyze(root: Path, **settings: object):
     return check([str(root)], Settings(cache_dir=str(root.parent / "cache"), **settings))
 
 
@@ -67,43 +67,43 @@ def found(report) -> set[tuple[str, int, str]]:
 
 
 def test_hits_and_misses(project: Path) -> None:
-    cold = analyse(project)
+    cold = analyze(project)
     assert cold.components == 3 and cold.cache_hits == 0 and cold.cache_misses == 3
     assert found(cold) == {("train.py", 5, "MV102"), ("lib.py", 5, "MV102"), ("other.py", 3, "MV150")}
-    warm = analyse(project)
+    warm = analyze(project)
     assert warm.cache_hits == 3 and warm.cache_misses == 0
     assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
     (project / "other.py").write_text(OTHER + "# touched\n", encoding="utf-8")
-    touched = analyse(project)
+    touched = analyze(project)
     assert touched.cache_hits == 2 and touched.cache_misses == 1  # only the changed file's component
 
 
 def test_a_changed_import_invalidates_the_importer(project: Path) -> None:
-    assert ("train.py", 5, "MV102") in found(analyse(project))
+    assert ("train.py", 5, "MV102") in found(analyze(project))
     (project / "helpers.py").write_text(HELPERS.replace("Device.ndarray()", "Device.flex().autodiff()"),
                                         encoding="utf-8")
-    report = analyse(project)
+    report = analyze(project)
     assert ("train.py", 5, "MV102") not in found(report)  # train.py itself is unchanged
     assert report.cache_misses == 1
 
 
 def test_a_changed_caller_invalidates_the_callee(project: Path) -> None:
-    assert ("lib.py", 5, "MV102") in found(analyse(project))
+    assert ("lib.py", 5, "MV102") in found(analyze(project))
     (project / "main.py").write_text(MAIN.replace("Tensor.random([2], Device.flex().autodiff())",
                                                   "Tensor.random([2], Device.flex())"), encoding="utf-8")
-    assert ("lib.py", 5, "MV102") not in found(analyse(project))  # lib.py is unchanged; its context is not
+    assert ("lib.py", 5, "MV102") not in found(analyze(project))  # lib.py is unchanged; its context is not
 
 
 def test_a_new_module_changes_what_imports_resolve_to(project: Path) -> None:
     (project / "train.py").write_text(TRAIN.replace("from helpers import TARGET", "from devices import TARGET"),
                                       encoding="utf-8")
-    assert ("train.py", 5, "MV102") not in found(analyse(project))  # `devices` is unknown: nothing is reported
+    assert ("train.py", 5, "MV102") not in found(analyze(project))  # `devices` is unknown: nothing is reported
     (project / "devices.py").write_text(HELPERS, encoding="utf-8")
-    assert ("train.py", 5, "MV102") in found(analyse(project))
+    assert ("train.py", 5, "MV102") in found(analyze(project))
 
 
-def test_warm_run_analyses_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cold = analyse(project)
+def test_warm_run_analyzes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cold = analyze(project)
 
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError("analysed again")
@@ -111,7 +111,7 @@ def test_warm_run_analyses_nothing(project: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(parallel, "analyze_component", boom)
     monkeypatch.setattr(parallel, "file_info", boom)
     monkeypatch.setattr(parallel, "components", boom)  # the split into components is cached as well
-    warm = analyse(project)
+    warm = analyze(project)
     assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
 
 
@@ -138,28 +138,28 @@ def test_a_warm_run_imports_no_engine(project: Path) -> None:
 
 
 def test_selection_and_noqa_are_applied_after_the_cache(project: Path) -> None:
-    analyse(project)
-    report = analyse(project, select=("MV150",))
+    analyze(project)
+    report = analyze(project, select=("MV150",))
     assert report.cache_hits == 3 and found(report) == {("other.py", 3, "MV150")}
     (project / "pyproject.toml").write_text("", encoding="utf-8")
     text = (project / "other.py").read_text(encoding="utf-8").replace("autodiff())\n", "autodiff())  # noqa\n")
     (project / "other.py").write_text(text, encoding="utf-8")
-    assert ("other.py", 3, "MV150") not in found(analyse(project))
+    assert ("other.py", 3, "MV150") not in found(analyze(project))
 
 
 def test_profile_and_backends_are_part_of_the_key(project: Path) -> None:
-    analyse(project)
-    legacy = analyse(project, profile="burn-0.21")
+    analyze(project)
+    legacy = analyze(project, profile="burn-0.21")
     assert legacy.cache_hits == 0 and ("other.py", 3, "MV102") in found(legacy)
-    target = analyse(project, backends=frozenset({"Flex"}))
+    target = analyze(project, backends=frozenset({"Flex"}))
     assert target.cache_hits == 0 and any(code == "MV112" for _f, _r, code in found(target))
-    assert analyse(project).cache_hits == 3
+    assert analyze(project).cache_hits == 3
 
 
 def test_a_new_analyzer_does_not_read_old_results(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    analyse(project)
+    analyze(project)
     monkeypatch.setattr(cache_module, "code_fingerprint", lambda *_directory: "another build")
-    assert analyse(project).cache_hits == 0
+    assert analyze(project).cache_hits == 0
 
 
 def _cache_files(project: Path) -> list[Path]:
@@ -167,11 +167,11 @@ def _cache_files(project: Path) -> list[Path]:
 
 
 def test_a_damaged_cache_is_ignored(project: Path) -> None:
-    cold = analyse(project)
+    cold = analyze(project)
     [path] = _cache_files(project)
     for garbage in (b"", b"{not json", b"\xff\xfe", b"[1, 2]", b'{"files": 3, "components": "x"}'):
         path.write_bytes(garbage)
-        report = analyse(project)
+        report = analyze(project)
         assert report.cache_hits == 0
         assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
     # a damaged entry: that component is analysed again, the others are read
@@ -182,7 +182,7 @@ def test_a_damaged_cache_is_ignored(project: Path) -> None:
     document["files"][next(names)]["info"] = {"imports": "nope"}
     document["files"][next(names)]["info"]["imports"] = [["i"], ["f", "x", 1, None]]
     path.write_text(json.dumps(document), encoding="utf-8")
-    report = analyse(project)
+    report = analyze(project)
     assert report.cache_hits == 2 and report.cache_misses == 1
     assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
     assert not list(path.parent.glob(".tmp-*"))  # atomic writes leave no temporary file
@@ -192,7 +192,7 @@ def test_a_damaged_cache_is_ignored(project: Path) -> None:
         [grouping] = document["groups"].values()
         grouping["groups"] = groups
         path.write_text(json.dumps(document), encoding="utf-8")
-        report = analyse(project)
+        report = analyze(project)
         assert report.components == 3 and report.cache_hits == 3
         assert [d.to_json() for d in report.diagnostics] == [d.to_json() for d in cold.diagnostics]
 
@@ -200,7 +200,7 @@ def test_a_damaged_cache_is_ignored(project: Path) -> None:
 def test_unwritable_cache_is_not_an_error(project: Path) -> None:
     blocker = project.parent / "cache"
     blocker.write_text("a file where the cache directory should be")
-    assert found(analyse(project))  # analysed, nothing cached, no exception
+    assert found(analyze(project))  # analysed, nothing cached, no exception
 
 
 def test_cli_cache_location_and_no_cache(project: Path, capsys: pytest.CaptureFixture) -> None:

@@ -127,7 +127,7 @@ MOVES = notebook(
 )
 
 
-def test_a_notebook_is_analysed_cell_by_cell(tmp_path: Path) -> None:
+def test_a_notebook_is_analyzed_cell_by_cell(tmp_path: Path) -> None:
     """Code cells joined in order (one namespace, as the notebook runs), findings at their cell and row;
     IPython magics do not break the parse; never a silent "All checks passed!"."""
     (tmp_path / "train.ipynb").write_text(MOVES, encoding="utf-8")

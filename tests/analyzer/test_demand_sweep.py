@@ -313,7 +313,7 @@ def test_a_setattr_over_a_local_dicts_constant_keys_stores_those_names() -> None
     assert demand.ALL_ATTRIBUTES in _effects_of(text.replace("    for key", "    fill(meta)\n    for key")).any
 
 
-def test_a_method_that_sets_computed_attributes_on_known_objects_is_analysed_instead_of_skipped(
+def test_a_method_that_sets_computed_attributes_on_known_objects_is_analyzed_instead_of_skipped(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Skipping ``fuse`` (``setattr(net, name, ...)`` on ``self`` and its children) would make every attribute
     of every instance partly unknown; analysing it makes unknown only those of the instances it reaches."""

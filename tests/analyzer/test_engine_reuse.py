@@ -63,19 +63,19 @@ unrelated_{n}(Tensor.ones([2], Device.flex()))
 """ for n in range(5))
 
 
-def _analysed(keep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], list[Engine]]:
+def _analyzed(keep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], list[Engine]]:
     monkeypatch.setattr(reuse.PassReuse, "keep_runs", keep)
     engines = remember_engines(monkeypatch)
     return as_data(check_source(PROGRAM, "tracer.py", Settings(jobs=1))), engines
 
 
 def test_a_later_pass_runs_again_only_what_read_the_changed_attribute(monkeypatch: pytest.MonkeyPatch) -> None:
-    kept, (engine,) = _analysed(True, monkeypatch)
+    kept, (engine,) = _analyzed(True, monkeypatch)
     assert engine.kept_this_pass  # the last pass kept the unrelated functions' runs
     ran = {engine.contexts[c].function for c in engine.ran_this_pass}
     assert "Tracer.report" in ran
     assert not any(name.startswith("unrelated_") for name in ran)
-    everything, _ = _analysed(False, monkeypatch)
+    everything, _ = _analyzed(False, monkeypatch)
     assert kept == everything
     assert any(d["code"] == "MV102" for d in kept)  # the hooked autodiff tensor, moved to a plain device
 
@@ -257,15 +257,15 @@ unrelated_recursion(Tensor.ones([2], Device.flex()))
 
 
 def test_a_later_pass_keeps_a_recursive_context(monkeypatch: pytest.MonkeyPatch) -> None:
-    def analysed(keep: bool) -> tuple[list[dict], list[Engine]]:
+    def analyzed(keep: bool) -> tuple[list[dict], list[Engine]]:
         monkeypatch.setattr(reuse.PassReuse, "keep_runs", keep)
         engines = remember_engines(monkeypatch)
         return as_data(check_source(RECURSIVE, "tracer.py", Settings(jobs=1))), engines
 
-    kept, (engine,) = analysed(True)
+    kept, (engine,) = analyzed(True)
     ran = {engine.contexts[c].function for c in engine.ran_this_pass}
     assert "Tracer.report" in ran  # the second pass's reason
     assert not {"nested", "unrelated_recursion"} & ran, ran
     assert {"nested", "unrelated_recursion"} <= {engine.contexts[c].function for c in engine.kept_this_pass}
-    everything, _ = analysed(False)
+    everything, _ = analyzed(False)
     assert kept == everything

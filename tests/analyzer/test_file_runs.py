@@ -159,7 +159,7 @@ def test_files_of_several_projects_each_with_its_own(tmp_path: Path, capsys, mon
     assert code == 1 and [(d["filename"], d["code"]) for d in found] == [("first/pkg/train.py", "MV201")]
 
 
-def test_a_file_outside_any_project_is_analysed_with_its_package(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_a_file_outside_any_project_is_analyzed_with_its_package(tmp_path: Path, capsys, monkeypatch) -> None:
     if projects.marker_root(str(tmp_path)) is not None:
         pytest.skip("the temporary directory is inside a project on this machine")
     train = _write_package(tmp_path / "loose", marker=None)
@@ -182,7 +182,7 @@ def test_configured_roots_are_projects_of_their_own(tmp_path: Path, capsys, monk
     assert code == 1 and [(d["filename"], d["code"]) for d in found] == [("apps/gpu/pkg/train.py", "MV201")]
 
 
-def test_this_repository_analyses_each_fixture_as_its_own_program() -> None:
+def test_this_repository_analyzes_each_fixture_as_its_own_program() -> None:
     roots = discover(str(FIXTURES / "trainkit" / "model.py")).roots()
     assert projects.find_root(str(FIXTURES / "trainkit" / "model.py"), roots).directory == str(FIXTURES / "trainkit")
     loose = projects.find_root(str(FIXTURES / "export_checkpoint.py"), roots)

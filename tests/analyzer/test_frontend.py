@@ -48,7 +48,7 @@ def test_relevance_is_a_substring_fixpoint(tmp_path: Path) -> None:
     assert sorted(s.module for s in frontend.relevant(sources)) == ["a", "b", "c"]
 
 
-def test_with_the_pytorch_rules_the_modules_analysed_files_import_are_analysed(tmp_path: Path) -> None:
+def test_with_the_pytorch_rules_the_modules_analyzed_files_import_are_analyzed(tmp_path: Path) -> None:
     """A helper that moves a model in place, or a config module naming the device, need not mention torch."""
     sources = make(tmp_path, {
         "train.py": "import torch\nfrom pk.helpers import place\nfrom settings import DEVICE\n",

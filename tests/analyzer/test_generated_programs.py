@@ -32,7 +32,7 @@ BOUNDED = Settings(max_component_steps=STEPS, max_component_seconds=None, max_wo
 HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
-def analyse_bounded(source: str) -> None:
+def analyze_bounded(source: str) -> None:
     tracemalloc.start()
     try:
         report = check_source(source, "generated.py", BOUNDED)
@@ -48,19 +48,19 @@ def analyse_bounded(source: str) -> None:
 
 @given(st.data())
 @settings(max_examples=30, deadline=None, suppress_health_check=HEALTH, derandomize=True)
-def test_generated_programs_analyse_within_bounds(data: st.DataObject) -> None:
-    analyse_bounded(generate(hypothesis_chooser(data.draw), max_statements=30))
+def test_generated_programs_analyze_within_bounds(data: st.DataObject) -> None:
+    analyze_bounded(generate(hypothesis_chooser(data.draw), max_statements=30))
 
 
 @pytest.mark.slow
 @pytest.mark.skipif("'slow' not in config.getoption('markexpr', '')", reason="many programs: run with -m slow")
 @given(st.data())
 @settings(max_examples=400, deadline=None, suppress_health_check=HEALTH)
-def test_many_generated_programs_analyse_within_bounds(data: st.DataObject) -> None:
-    analyse_bounded(generate(hypothesis_chooser(data.draw), max_statements=80))
+def test_many_generated_programs_analyze_within_bounds(data: st.DataObject) -> None:
+    analyze_bounded(generate(hypothesis_chooser(data.draw), max_statements=80))
 
 
-def analyse_any(source: str) -> None:
+def analyze_any(source: str) -> None:
     """Any valid Python (hypothesmith's grammar programs): no crash, work bounded; the relevance skip is off so
     that every program is analysed, whatever it mentions."""
     try:
@@ -77,14 +77,14 @@ def analyse_any(source: str) -> None:
 
 @given(hypothesmith.from_grammar())
 @settings(max_examples=60, deadline=None, suppress_health_check=HEALTH, derandomize=True)
-def test_grammar_programs_analyse_within_bounds(source: str) -> None:
-    analyse_any(source)
+def test_grammar_programs_analyze_within_bounds(source: str) -> None:
+    analyze_any(source)
 
 
 @given(hypothesmith.from_node())
 @settings(max_examples=40, deadline=None, suppress_health_check=HEALTH, derandomize=True)
-def test_syntax_tree_programs_analyse_within_bounds(source: str) -> None:
-    analyse_any(source)
+def test_syntax_tree_programs_analyze_within_bounds(source: str) -> None:
+    analyze_any(source)
 
 
 def test_the_generator_is_deterministic_and_valid() -> None:

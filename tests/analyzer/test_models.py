@@ -68,7 +68,7 @@ print(np.asarray(y), teacher(x.cuda()))
 """
 
 
-def _analyse(tmp_path: Path, files: dict[str, str],
+def _analyze(tmp_path: Path, files: dict[str, str],
              models: tuple[type[LibraryModel], ...] | None) -> tuple[Engine, FactStore]:
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
@@ -82,7 +82,7 @@ def _analyse(tmp_path: Path, files: dict[str, str],
 
 
 def test_the_engine_analyses_plain_python_with_no_model(tmp_path: Path) -> None:
-    engine, facts = _analyse(tmp_path, {"plain.py": PLAIN}, models=())
+    engine, facts = _analyze(tmp_path, {"plain.py": PLAIN}, models=())
     assert engine.models == []
     assert facts.file_failures == []
     ran = {fn.name for fn in engine.functions.values()}
@@ -91,10 +91,10 @@ def test_the_engine_analyses_plain_python_with_no_model(tmp_path: Path) -> None:
 
 
 def test_a_torch_program_yields_no_torch_facts_with_no_model(tmp_path: Path) -> None:
-    _engine, facts = _analyse(tmp_path, {"train.py": TORCH}, models=())
+    _engine, facts = _analyze(tmp_path, {"train.py": TORCH}, models=())
     assert facts.file_failures == []
     assert facts.sites == {}  # nothing the analysis knows is called: torch, numpy, argparse values are unknown
-    _engine, facts = _analyse(tmp_path, {"train.py": TORCH}, models=None)
+    _engine, facts = _analyze(tmp_path, {"train.py": TORCH}, models=None)
     assert facts.file_failures == []
     assert any(site.api.startswith(("torch.", "Tensor.", "nn.")) for site, _ctx in facts.sites), \
         sorted({site.api for site, _ctx in facts.sites})
@@ -103,8 +103,8 @@ def test_a_torch_program_yields_no_torch_facts_with_no_model(tmp_path: Path) -> 
 def test_the_runtime_shim_rules_need_no_library_model(tmp_path: Path) -> None:
     """MV1xx sites come from the engine and :mod:`analyzer.lift`: the same with or without the models."""
     text = (FIXTURES / "backend_mixing.py").read_text()
-    _engine, bare = _analyse(tmp_path, {"backend_mixing.py": text}, models=())
-    _engine, full = _analyse(tmp_path, {"backend_mixing.py": text}, models=None)
+    _engine, bare = _analyze(tmp_path, {"backend_mixing.py": text}, models=())
+    _engine, full = _analyze(tmp_path, {"backend_mixing.py": text}, models=None)
     assert bare.sites and bare.file_failures == []
     assert {(s.line, s.api) for s, _c in bare.sites} == {(s.line, s.api) for s, _c in full.sites}
 
@@ -268,12 +268,12 @@ doubled = answer().double()
 
 
 def test_a_new_model_plugs_in_with_no_engine_change(tmp_path: Path) -> None:
-    engine, facts = _analyse(tmp_path, {"toy.py": TOY}, models=(*default_models(), _ToyModel))
+    engine, facts = _analyze(tmp_path, {"toy.py": TOY}, models=(*default_models(), _ToyModel))
     namespace = engine.modules[0].namespace
     assert facts.file_failures == []
     assert namespace["value"] == V(const(42))
     assert namespace["doubled"] == V(const(84))
-    engine, _facts = _analyse(tmp_path, {"toy.py": TOY}, models=default_models())
+    engine, _facts = _analyze(tmp_path, {"toy.py": TOY}, models=default_models())
     assert engine.modules[0].namespace["value"].top  # without it: unknown
 
 

@@ -139,7 +139,7 @@ WORLD_SOURCE = """
     """
 
 
-def test_a_target_device_analyses_its_world_only() -> None:
+def test_a_target_device_analyzes_its_world_only() -> None:
     # both answers: the unmoved batch fails where CUDA is available (a warning naming that world)
     assert run_on(WORLD_SOURCE, "auto") == [(7, "MV202", "warning")]
     # "this code trains on CUDA": the failing world is the only one, so it fails on every path

@@ -1,0 +1,26 @@
+"""The base of the engine's mixins (:class:`~analyzer.engine.core.Engine` is their union).
+
+A mixin reaches the other mixins' methods and the engine's state through ``self``, which only the assembled
+engine has. To the type checker (only: nothing changes at run time) an attribute a mixin does not define itself
+is therefore of any type; everything else about it, and every other object's attributes, stays checked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+
+class EngineMixin:
+    # the engine's counters that mixins update in place (``self.depth += 1``): set in Engine.__init__
+    # (module_loads: in PassReuse.init_reuse)
+    function_runs: int
+    depth: int
+    catching: int
+    module_code_depth: int
+    module_stores: int
+    mutations: int
+    unrolled_runs: int
+    module_loads: int
+
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any: ...
