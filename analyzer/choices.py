@@ -9,8 +9,10 @@ and which way it went. Two possibilities whose tags name one choice with
 different alternatives never meet in one operation (:func:`consistent`).
 
 Tags are a refinement only: a possibility without a tag stands for every
-alternative, so dropping a tag (over the cap, at a heap store, at a function's
-return) gives back today's pairings, never a failure that was not there before.
+alternative, so dropping a tag (over the cap, at a function's return) gives back
+today's pairings, never a failure that was not there before. The heap keeps an
+activation's tags as *lasting* choices (:func:`for_heap`): an attribute holds one
+value at a time, in every method that reads it.
 
 A *program-wide* choice (context :data:`PROGRAM`) is one the whole run makes once: a
 command-line option's value (``--device`` with ``choices=["cpu", "cuda"]``, a

@@ -16,11 +16,15 @@ helper's result) is tagged by device where a statement reads it.
 Bounded: no new choice inside a loop on a test (or a value) whose names the
 loop assigns (one test, many outcomes), and at most :data:`MAX_SPLIT` choices
 split per statement (others keep both ways, as before). Tags stay in the frame
-that made them: they are dropped on the way into a callee, out of it, and into
-the heap; dropping a tag only pairs more. Program-wide choices (a command-line
-option's value, :mod:`analyzer.choices`) are the exception: their tags travel,
-a statement reading a global or closure variable that holds them splits too, and
-what a split run stores in the heap carries its ways of them.
+that made them: they are dropped on the way into a callee and out of it;
+dropping a tag only pairs more. Program-wide choices (a command-line option's
+value, :mod:`analyzer.choices`) are the exception: their tags travel, and a
+statement reading a global or closure variable that holds them splits too. What
+goes into the heap keeps its tags as *lasting* choices, and what a split run
+stores there carries its ways (an attribute holds one value at a time); a value
+on several devices stored in an attribute (``self.device = get_device()``) is
+tagged by device there (:func:`one_value`), and a module's top level makes lasting
+choices (it runs once).
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ class Relational(EngineMixin):
 
     _statement_ifexps: frozenset[int] = frozenset()
     _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
-    #: the ways of program-wide choices the statement being run took (what it stores in the heap carries them)
+    #: the ways of the choices the statement being run took (what it stores in the heap carries them)
     program_ways: frozenset = frozenset()
 
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:

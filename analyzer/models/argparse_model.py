@@ -319,12 +319,12 @@ class ArgparseModel(LibraryModel):
 
     def attribute_assigned(self, attr: str) -> bool:
         """Whether a store the analysis does not follow on a namespace could assign or delete ``attr``:
-        ``del x.name``, ``setattr(x, "name", ...)`` (or a computed name), and ``obj.name = ...`` unless ``obj``
-        is a variable the same scope binds by assignment (followed where it runs: :meth:`namespace_store`) or
-        the ``self`` of a method (an instance). A store through a parameter, a global or an attribute
-        (``def setup(opt): opt.device = ...``, ``self.args.device = ...``) may reach a namespace that other
-        variables also hold. Only modules whose text could hold such a store are walked (a large program
-        has few), each once."""
+        ``del x.name``, ``setattr(x, "name", ...)`` (or a computed name) unless ``x`` is the ``self`` of a
+        method (an instance), and ``obj.name = ...`` unless ``obj`` is a variable the same scope binds by
+        assignment (followed where it runs: :meth:`namespace_store`) or the ``self`` of a method. A store
+        through a parameter, a global or an attribute (``def setup(opt): opt.device = ...``,
+        ``self.args.device = ...``) may reach a namespace that other variables also hold. Only modules whose
+        text could hold such a store are walked (a large program has few), each once."""
         cache = self.__dict__.setdefault("_unfollowed_by_module", {})
         mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b|setattr")
         for module in self.modules:
@@ -351,8 +351,8 @@ def _unfollowed_stores(scope: ast.AST, instances: frozenset[str], names: set[str
             if not (isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id in local):
                 names.add(node.attr)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) >= 2:
-            name = node.args[1]
+                and len(node.args) >= 2 and not (isinstance(node.args[0], ast.Name) and node.args[0].id in instances):
+            name = node.args[1]  # (``setattr(self, name, ...)`` in a method: an instance's, as ``self.x = ...``)
             names.add(name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else "*")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(scope, ast.ClassDef):
             params = node.args.posonlyargs + node.args.args

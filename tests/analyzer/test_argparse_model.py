@@ -78,6 +78,10 @@ def test_a_store_the_analysis_does_not_follow_drops_the_default() -> None:
     # ``self.device = ...`` in a method stores on an instance: the option keeps its default
     assert findings(extra="class Log:\n    def __init__(self):\n        self.device = 'cpu'\n") \
         == [("MV202", "warning")]
+    # so does ``setattr(self, name, ...)``, whatever the name; on anything else a computed name may be the option
+    assert findings(extra="class Stats:\n    def __init__(self, names):\n        for n in names:\n"
+                          "            setattr(self, n, 0)\n") == [("MV202", "warning")]
+    assert findings(extra="def load(opts, names):\n    for n in names:\n        setattr(opts, n, 'cpu')\n") == []
 
 
 def test_simple_namespaces_hold_their_keywords() -> None:

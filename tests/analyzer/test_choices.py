@@ -6,9 +6,11 @@ import textwrap
 
 from analyzer.choices import (
     MAX_TAGS,
+    PROGRAM,
     Choice,
     alternatives,
     consistent,
+    for_heap,
     restricted,
     stripped,
     tag_except,
@@ -256,4 +258,121 @@ def test_a_device_picked_among_three_is_one_value() -> None:
             return a + b
 
         print(run(int(input())))
+        """) == []
+
+
+# --- one value kept in an attribute or a global -----------------------------------------------------------
+
+
+def test_the_heap_keeps_a_frames_tags_as_lasting_ones() -> None:
+    cpu = tagged(V(TorchTensorAtom(CPU)), frozenset({(FLAG, False)}))
+    cuda = tagged(V(TorchTensorAtom(CUDA)), frozenset({(FLAG, True)}))
+    kept = for_heap(cpu.join(cuda))
+    (choice,) = alternatives([kept])
+    assert choice.ctx == PROGRAM and choice != FLAG and str(choice) == str(FLAG)
+    assert stripped(kept) == kept  # it outlives the activation: into callees, out of them
+    assert for_heap(kept) == kept  # (stored again: the same choice, no new one)
+    assert {a.dev for a in restricted(kept, choice, True).atoms} == {CUDA}  # type: ignore[attr-defined]
+
+
+RUNNER = """
+    import os
+    import torch
+    from torch import nn
+
+    def pick_device():
+        wanted = os.environ.get("TRAIN_DEVICE", "auto")
+        if wanted == "cpu":
+            return torch.device("cpu")
+        if wanted == "second" and torch.cuda.device_count() > 1:
+            return torch.device("cuda:1")
+        if torch.cuda.is_available():
+            return torch.device("cuda:0")
+        return torch.device("cpu")
+
+    class Runner:
+        def __init__(self):
+            self.device = pick_device()
+            self.model = nn.Linear(4, 2).to(self.device)
+
+        def step(self, x):
+            return self.model(x.to(self.device))
+
+        def step_on_gpu(self, x):
+            return self.model(x.cuda())
+    """
+
+
+def test_a_helpers_returns_stored_in_an_attribute_are_one_value_in_every_method() -> None:
+    # the model moved to ``self.device`` in ``__init__``, the batch moved there in ``step``: the same device
+    assert findings(RUNNER + """
+    print(Runner().step(torch.randn(3, 4)))
+    """) == []
+    # a batch moved elsewhere still meets the model on another device
+    assert findings(RUNNER + """
+    print(Runner().step_on_gpu(torch.randn(3, 4)))
+    """) == [(25, "MV202")]
+
+
+def test_two_instances_keep_apart_the_devices_they_were_given() -> None:
+    assert findings("""
+        import os
+        import torch
+        from torch import nn
+
+        class Runner:
+            def __init__(self, device):
+                self.device = device
+                self.model = nn.Linear(4, 2).to(self.device)
+
+        a = Runner(torch.device("cuda" if os.environ.get("A") == "1" else "cpu"))
+        b = Runner(torch.device("cuda" if os.environ.get("B") == "1" else "cpu"))
+        print(a.model(torch.randn(3, 4).to(a.device)))
+        print(a.model(torch.randn(3, 4).to(b.device)))
+        """) == [(14, "MV202")]
+
+
+def test_a_module_level_elif_chain_read_as_a_global_is_one_value() -> None:
+    source = """
+        import os
+        import torch
+        from torch import nn
+
+        backend = os.environ.get("BACKEND", "auto")
+        if backend == "cpu":
+            DEVICE = "cpu"
+        elif backend == "gpu1" and torch.cuda.device_count() > 1:
+            DEVICE = "cuda:1"
+        elif torch.cuda.is_available():
+            DEVICE = "cuda:0"
+        else:
+            DEVICE = "cpu"
+
+        def build():
+            return nn.Linear(4, 2).to(DEVICE)
+
+        def run(model, n):
+            return model(torch.randn(n, 4, device=DEVICE))
+
+        print(run(build(), 3))
+        """
+    assert findings(source) == []
+    assert findings(source.replace('device=DEVICE', 'device="cuda:1"')) == [(20, "MV202")]
+
+
+def test_a_conditional_expression_stored_in_an_attribute_is_one_value() -> None:
+    assert findings("""
+        import os
+        import torch
+        from torch import nn
+
+        class Runner:
+            def __init__(self):
+                self.device = "cuda" if os.environ.get("GPU") == "1" and torch.cuda.is_available() else "cpu"
+                self.model = nn.Linear(4, 2).to(self.device)
+
+            def step(self, x):
+                return self.model(x.to(self.device))
+
+        print(Runner().step(torch.randn(3, 4)))
         """) == []
