@@ -29,6 +29,9 @@ from runtime_shim.semantics import (
     TensorClass,
     device_debug,
 )
+from runtime_shim.semantics import (
+    cell as profile_cell,
+)
 
 DISABLED, BALANCED = CheckpointingStrategy.DISABLED, CheckpointingStrategy.BALANCED
 STRATEGIES = (DISABLED, BALANCED)
@@ -80,6 +83,20 @@ MSG = {
     "backend_short": "The provided tensors are not on the same backend.",
     "unreachable": "internal error: entered unreachable code",
 }
+
+HEAD = "burn-2026-08"  # the HEAD column of dispatch-semantics.md (2c06be35), spelled out case by case
+
+
+def head_cell(table: str, **key: object):  # noqa: ANN201 - the table's (row, outcome)
+    return profile_cell(table, HEAD, **key)
+
+
+def head_column():
+    """Run under the profile of the HEAD column (a module makes it its autouse fixture); the pinned default's cells
+    are checked by test_profile_pinned.py, test_burn_pinned_scenarios.py and test_properties.py (every profile)."""
+    with rs.profile(HEAD):
+        yield
+
 
 
 def capture_no_value(value_id: int) -> str:

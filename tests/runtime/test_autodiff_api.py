@@ -31,8 +31,10 @@ from _states import (
     device,
     expected_reveal,
     first_available,
+    head_column,
     snapshot,
 )
+from _states import head_cell as cell  # the HEAD column's (row, outcome)
 
 import runtime_shim as rs
 from runtime_shim import Device, Tensor, reveal_device
@@ -53,23 +55,8 @@ from runtime_shim.semantics import (
     Route,
     keys_of,
 )
-from runtime_shim.semantics import (
-    cell as profile_cell,
-)
 
-HEAD = "burn-2026-08"  # these cases spell out dispatch-semantics.md's HEAD column (2c06be35)
-
-
-def cell(table: str, **key: object):  # noqa: ANN201 - the table's (row, outcome)
-    return profile_cell(table, HEAD, **key)
-
-
-@pytest.fixture(autouse=True)
-def _head_column():
-    """Run under the profile of the HEAD column; the pinned default's cells are checked by
-    test_profile_pinned.py, test_burn_pinned_scenarios.py and test_properties.py (every profile)."""
-    with rs.profile(HEAD):
-        yield
+_head_column = pytest.fixture(autouse=True)(head_column)
 
 # One state per class (Af: one per role). Strategies vary so "keep" and "clear" are visible.
 STATE_FOR = {

@@ -32,9 +32,11 @@ from _states import (
     device_mismatch,
     expected_reveal,
     first_available,
+    head_column,
     snapshot,
     strategy_mismatch,
 )
+from _states import head_cell as cell  # the HEAD column's (row, outcome)
 
 import runtime_shim as rs
 from runtime_shim import Device, Tensor, reveal_device
@@ -54,23 +56,8 @@ from runtime_shim.semantics import (
     keys_of,
     strategy_result,
 )
-from runtime_shim.semantics import (
-    cell as profile_cell,
-)
 
-HEAD = "burn-2026-08"  # these cases spell out dispatch-semantics.md's HEAD column (2c06be35)
-
-
-def cell(table: str, **key: object):  # noqa: ANN201 - the table's (row, outcome)
-    return profile_cell(table, HEAD, **key)
-
-
-@pytest.fixture(autouse=True)
-def _head_column():
-    """Run under the profile of the HEAD column; the pinned default's cells are checked by
-    test_profile_pinned.py, test_burn_pinned_scenarios.py and test_properties.py (every profile)."""
-    with rs.profile(HEAD):
-        yield
+_head_column = pytest.fixture(autouse=True)(head_column)
 
 # Burn's operation names for the device check (dispatch-semantics.md 5.1); `cross` has no
 # counterpart in the runtime_shim API.
