@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """``from analyzer import reveal_device``: the run-time reveal (runtime_shim's, which also takes
+    """``from devicelint import reveal_device``: the run-time reveal (runtime_shim's, which also takes
     PyTorch tensors and modules), imported only when asked for so that the analyzer itself loads no
     runtime."""
     if name == "reveal_device":

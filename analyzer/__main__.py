@@ -1,4 +1,4 @@
-"""``python -m analyzer``: the devicelint command line."""
+"""``python -m devicelint``: the devicelint command line."""
 
 from .cli import console
 

@@ -57,12 +57,12 @@ def _codes_flag(parser: argparse.ArgumentParser, name: str, text: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="devicelint", description="Find device moves and operations that will fail, "
-                     "before the code runs (Burn-style dispatch via runtime_shim).")
+    parser = _Parser(prog="devicelint", description="Find the tensor device moves and operations that will fail, "
+                     "before the code runs: PyTorch and NumPy (MV2xx), Burn's dispatch through runtime_shim (MV1xx).")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    check_cmd = commands.add_parser("check", help="analyse files or directories (default: .)")
+    check_cmd = commands.add_parser("check", help="analyze files or directories (default: .)")
     check_cmd.add_argument("paths", nargs="*", help="files or directories; '-' reads one file from stdin")
     check_cmd.add_argument("--output-format", choices=sorted(FORMATS), default=None,
                            help="how findings are printed (default: concise)")
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--backends", default=None,
                            help="backends the target machine has (for MV112), e.g. Cpu,Flex")
     check_cmd.add_argument("--target-device", default=None, metavar="{cuda,cpu,auto}",
-                           help="where the PyTorch code runs: cuda or cpu analyses that machine only and reports "
+                           help="where the PyTorch code runs: cuda or cpu analyzes that machine only and reports "
                                 "its failures as errors; auto (the default) both answers of "
                                 "torch.cuda.is_available()")
     check_cmd.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -104,10 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     check_cmd.add_argument("--config", action="append", default=None, metavar="PATH | KEY=VALUE",
                            help="a configuration file, or a `KEY = VALUE` override of [tool.devicelint]")
     check_cmd.add_argument("--isolated", action="store_true", help="read no configuration file")
-    check_cmd.add_argument("--show-files", action="store_true", help="list the files that would be analysed")
+    check_cmd.add_argument("--show-files", action="store_true", help="list the files that would be analyzed")
     check_cmd.add_argument("--analyze-all", action="store_true",
-                           help="analyse every file, also those that never mention runtime_shim or a project module "
-                                "that does (by default they are skipped unparsed: they cannot fail a dispatch)")
+                           help="analyze every file, also those that mention neither torch nor runtime_shim nor a "
+                                "project module that does (by default they are skipped unparsed: they hold no tensor)")
     check_cmd.add_argument("-v", "--verbose", action="store_true",
                            help="also print notes about the run: components whose analysis stopped at a work "
                                 "budget (their findings unknown) and the tracebacks of MV903 findings")
@@ -191,7 +191,7 @@ _RETAINED: list[object] | None = None
 
 
 def console() -> None:
-    """The ``devicelint`` script (and ``python -m analyzer``): :func:`main`, then the exit.
+    """The ``devicelint`` script (and ``python -m devicelint``): :func:`main`, then the exit.
 
     After a command that leaves nothing running, the process ends without freeing its objects one by
     one (as mypy does): the interpreter's teardown of a finished check took about a fifth of a cached
@@ -265,7 +265,7 @@ def _models(signatures: bool = False) -> int:
 def _rules(markdown: bool = False) -> int:
     """One line per rule; ``[*]`` marks the rules with an autofix (``devicelint explain`` says how safe).
     With ``markdown``, the whole reference page."""
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     if markdown:
         from .rules_doc import render
@@ -278,7 +278,7 @@ def _rules(markdown: bool = False) -> int:
 
 
 def _explain(code: str) -> int:
-    from rules import rule_by_code
+    from devicelint.rules import rule_by_code
 
     rule = rule_by_code(code)
     if rule is None:
@@ -556,7 +556,7 @@ def _add_noqa(report: Report, quiet: bool) -> int:
 
 @dataclass
 class _PathRun:
-    """A run over the directories named (each the whole of what is analysed, as given), or over a buffer
+    """A run over the directories named (each the whole of what is analyzed, as given), or over a buffer
     from stdin that names no file: what :class:`analyzer.projects.FileRun` is for named files."""
 
     report: Report

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 SHIM = "runtime_shim"
 #: This tool's own package, whose ``reveal_device`` is runtime_shim's (``analyzer/__init__.py``).
-TOOL_PACKAGE = "analyzer"
+TOOL_PACKAGE = "devicelint"
 
 
 @lru_cache(maxsize=1)

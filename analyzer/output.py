@@ -223,7 +223,7 @@ def _plain(markdown: str) -> str:
 
 
 def sarif_rules() -> list[dict]:
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     out = []
     for rule in all_rules():
@@ -351,7 +351,7 @@ def statistics(diagnostics: list[Diagnostic], output_format: str, unsafe_fixes: 
     ``unsafe_fixes``, unsafe fixes count too); the table marks those codes ``[*]``. The JSON also counts the
     run's ``notes`` by name, with an empty code (``analysis-budget``: components whose analysis stopped at a
     work budget, their findings unknown)."""
-    from rules import rule_by_code
+    from devicelint.rules import rule_by_code
 
     counts: Counter = Counter()
     fixable: Counter = Counter()

@@ -324,7 +324,7 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
                        backends: frozenset[str] | None,
                        expressions: dict[str, list[tuple[int, int, int, int, str]]] | None,
                        fixes: bool, limits: Limits | None, target: str = "auto") -> list[Diagnostic]:
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     from .budget import budgeted
     from .engine.worlds import run_worlds
@@ -393,7 +393,7 @@ def failed_component(sources: list[frontend.SourceFile], error: BaseException) -
     traceback names one of the component's files), and a note with the traceback."""
     import traceback
 
-    from rules import rule_by_code
+    from devicelint.rules import rule_by_code
 
     cause = error.__cause__ if isinstance(error, AnalysisError) and error.__cause__ is not None else error
     where = _failure_site(cause, {s.path for s in sources})
@@ -442,7 +442,7 @@ def failure_diagnostics(failures: list[FileFailure]) -> list[Diagnostic]:
     """MV901 (and whatever else reads file failures) for files that cannot be read, decoded or parsed."""
     if not failures:  # (nothing to report: the rules need not be imported)
         return []
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     from .facts import FactStore
 
@@ -613,7 +613,7 @@ def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[f
 
 def worker_died(sources: list[frontend.SourceFile]) -> list[Diagnostic]:
     """MV903 on a component whose worker process died while analysing it (killed: out of memory, a signal)."""
-    from rules import rule_by_code
+    from devicelint.rules import rule_by_code
 
     rule = rule_by_code("MV903")
     assert rule is not None

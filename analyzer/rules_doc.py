@@ -1,6 +1,6 @@
 """The rules reference page (docs/rules.md), generated from the rules' docstrings.
 
-``devicelint rules --markdown`` prints it; ``python -m analyzer.rules_doc`` rewrites the file and
+``devicelint rules --markdown`` prints it; ``python -m devicelint.rules_doc`` rewrites the file and
 ``--check`` fails when it is out of date. Each rule gets one heading, ``## MV102 (autodiff-mismatch-move)``,
 whose GitHub anchor (``#mv102-autodiff-mismatch-move``) is what :func:`analyzer.diagnostics.rule_url` gives.
 """
@@ -16,7 +16,7 @@ from .diagnostics import rule_anchor
 _HEADER = """\
 # Rules
 
-<!-- Generated from the rules' docstrings by `python -m analyzer.rules_doc`; do not edit by hand. -->
+<!-- Generated from the rules' docstrings by `python -m devicelint.rules_doc`; do not edit by hand. -->
 
 Every rule devicelint reports, by code. `devicelint rules` lists them on one line each and
 `devicelint explain CODE` prints one rule's section. MV1xx rules check programs written against
@@ -64,7 +64,7 @@ def profiles_section(code: str) -> str | None:
 
 def render() -> str:
     """The whole page."""
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     rules = all_rules()
     index = [f"| [{r.code}](#{rule_anchor(r.code, r.name)}) | `{r.name}` | {'[*]' if r.fixable() else ''} "
@@ -81,13 +81,13 @@ def render() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args not in ([], ["--check"]):
-        print("usage: python -m analyzer.rules_doc [--check]", file=sys.stderr)
+        print("usage: python -m devicelint.rules_doc [--check]", file=sys.stderr)
         return 2
     text = render()
     current = PAGE.read_text(encoding="utf-8") if PAGE.is_file() else None
     if args == ["--check"]:
         if current != text:
-            print(f"{PAGE} is out of date: run `python -m analyzer.rules_doc`", file=sys.stderr)
+            print(f"{PAGE} is out of date: run `python -m devicelint.rules_doc`", file=sys.stderr)
             return 1
         return 0
     if current != text:

@@ -353,7 +353,7 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
             used[directive].add(d.code)
     if not any(directives.values()):  # no directive can be unused (and the rules need not be imported)
         return out
-    from rules import rule_by_code
+    from devicelint.rules import rule_by_code
 
     rule = rule_by_code("MV902")
     if rule is None or not enabled(rule.code):

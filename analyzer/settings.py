@@ -163,7 +163,7 @@ class Settings:
 
     def torch_rules(self) -> bool:
         """Whether some PyTorch rule (MV2xx) is enabled: files that mention torch are then analysed too."""
-        from rules import rule_codes
+        from devicelint.rules import rule_codes
 
         return any(code.startswith("MV2") and self.selects(code) for code in rule_codes())
 
@@ -189,7 +189,7 @@ def _matches(prefix: str, code: str) -> bool:
 
 def check_selector(selector: str) -> str:
     """A rule selector (ALL, MV, MV1, MV10, MV102) that names at least one rule, upper-cased."""
-    from rules import rule_codes  # rules import analyzer modules: import them late
+    from devicelint.rules import rule_codes  # rules import analyzer modules: import them late
 
     code = selector.strip().upper()
     if not _SELECTOR.fullmatch(code):

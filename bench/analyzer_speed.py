@@ -14,7 +14,7 @@ What it measures
       (``-E``: only the checks that report errors run, or it would not finish), measured once
       (``--pylint-repeats``), killed after ``--pylint-timeout`` seconds: a ratio against a killed
       run is a lower bound (``≥``);
-    * devicelint cold: ``python -m analyzer check DIR --exit-zero -q --output-format json --isolated
+    * devicelint cold: ``python -m devicelint check DIR --exit-zero -q --output-format json --isolated
       --no-respect-gitignore --no-cache``, in a fresh interpreter, start-up included (like ruff's,
       no configuration file of the repo and no ``.gitignore`` apply to the corpus; options this
       checkout's CLI lacks are left out: the bench reads ``check --help``); ``--select CODES`` passes
@@ -95,7 +95,7 @@ QUICK_CORPUS = ROOT / "runtime_shim"
 GOAL_COLD_VS_RUFF = 10.0  # devicelint cold ≤ 10x ruff's time
 GOAL_PYLINT_VS_COLD = 10.0  # ≥ 10x faster than pylint -j2
 GOAL_WARM_VS_RUFF = 1.0  # devicelint warm ≤ ruff's time
-FORCE_ALL = ("import sys\nfrom analyzer import cli, frontend\n"
+FORCE_ALL = ("import sys\nfrom devicelint import cli, frontend\n"
              "frontend.relevant = lambda files, *_: list(files)  # analyse every file\n"
              "sys.exit(cli.main(sys.argv[1:]))\n")
 
@@ -125,7 +125,7 @@ def source_digest() -> str:
 
 def environment(**extra: Any) -> dict[str, Any]:
     """The interpreter, machine, commit and analyzer sources, for every result file."""
-    from analyzer import __version__
+    from devicelint import __version__
 
     return {"python": platform.python_version(), "platform": platform.platform(), "cpu_count": os.cpu_count(),
             "git": git_revision(), "analyzer_sources": source_digest(), "devicelint": __version__,
@@ -346,10 +346,10 @@ def devicelint_env() -> dict[str, str]:
 
 def devicelint_flags() -> set[str]:
     """The options of ``devicelint check`` this checkout has (the CLI grows: the bench uses what exists)."""
-    done = subprocess.run([sys.executable, "-m", "analyzer", "check", "--help"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "devicelint", "check", "--help"], capture_output=True, text=True,
                           cwd=ROOT, env=devicelint_env(), timeout=120)
     if done.returncode != 0:
-        raise RuntimeError(f"`python -m analyzer check --help` failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"`python -m devicelint check --help` failed:\n{done.stderr[-2000:]}")
     wanted = ("--no-cache", "--cache-dir", "--isolated", "--no-respect-gitignore", "--show-files", "--select",
               "--analyze-all")
     return {flag for flag in wanted if flag in done.stdout}
@@ -357,10 +357,10 @@ def devicelint_flags() -> set[str]:
 
 def rule_codes() -> list[str]:
     """The rule codes ``devicelint rules`` lists in this checkout (MV2xx appear once they exist)."""
-    done = subprocess.run([sys.executable, "-m", "analyzer", "rules"], capture_output=True, text=True, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "devicelint", "rules"], capture_output=True, text=True, cwd=ROOT,
                           env=devicelint_env(), timeout=120)
     if done.returncode != 0:
-        raise RuntimeError(f"`python -m analyzer rules` failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"`python -m devicelint rules` failed:\n{done.stderr[-2000:]}")
     return [match.group(0) for line in done.stdout.splitlines() if (match := re.match(r"[A-Z]+[0-9]+", line))]
 
 
@@ -395,7 +395,7 @@ def devicelint_files(corpus: Corpus, flags: set[str]) -> int | None:
     if "--show-files" not in flags:
         return None
     extra = [flag for flag in ("--isolated", "--no-respect-gitignore") if flag in flags]
-    done = subprocess.run([sys.executable, "-m", "analyzer", "check", str(corpus.directory), "--show-files", *extra],
+    done = subprocess.run([sys.executable, "-m", "devicelint", "check", str(corpus.directory), "--show-files", *extra],
                           capture_output=True, text=True, cwd=corpus.directory.parent, env=devicelint_env(),
                           timeout=600)
     if done.returncode != 0:
@@ -428,7 +428,7 @@ def build_tools(args: argparse.Namespace, flags: set[str]) -> tuple[list[Tool], 
                           args.pylint_timeout, accepts=lambda returncode: not returncode & 32))
     env = devicelint_env()
     # like ruff's: no configuration file of the repo around the corpus, no .gitignore of it (bench/.cache/)
-    check = [sys.executable, "-m", "analyzer", "check", "DIR", "--exit-zero", "-q", "--output-format", "json",
+    check = [sys.executable, "-m", "devicelint", "check", "DIR", "--exit-zero", "-q", "--output-format", "json",
              *[flag for flag in ("--isolated", "--no-respect-gitignore") if flag in flags]]
     if args.select:
         check += ["--select", args.select]
@@ -695,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     notes = select_notes + notes + ([bytecode_note] if bytecode_note else [])
     versions = {"ruff": tool_version([*(ruff_binary() or ["ruff"]), "--version"]),
                 "pylint": tool_version([sys.executable, "-m", "pylint", "--version"]) if not args.quick else None,
-                "devicelint": tool_version([sys.executable, "-m", "analyzer", "--version"])}
+                "devicelint": tool_version([sys.executable, "-m", "devicelint", "--version"])}
 
     print("# devicelint analysis speed against ruff, pylint and ast.parse, same files, same run")
     print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs; "

@@ -31,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
-from analyzer.torch_domain import DEVICE_TYPES  # noqa: E402  (the analyzer's list of device types)
+from devicelint.torch_domain import DEVICE_TYPES  # noqa: E402  (the analyzer's list of device types)
+
 from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch  # noqa: E402  (one list of corpora, one place)
 
 SOURCE_ATTRIBUTES = {"cpu", "cuda", "numpy", "from_numpy", "set_default_device", "device"}
@@ -116,9 +117,10 @@ def engine_contexts(directory: Path, full_sweep: bool = False) -> tuple[int, int
     """(calling contexts, contexts with a site fact, statements executed, seconds) of one in-process analysis of
     ``directory``; ``full_sweep``: every uncalled function swept (the demand-driven sweep off). The statement
     count is the engine's work, independent of the machine's speed."""
-    from analyzer import frontend
-    from analyzer.engine.core import Engine
-    from analyzer.facts import FactStore
+    from devicelint import frontend
+    from devicelint.engine.core import Engine
+    from devicelint.facts import FactStore
+
     from runtime_shim.semantics import DEFAULT_PROFILE
 
     sys.setrecursionlimit(20000)

@@ -4,7 +4,7 @@ What it does
     For each corpus (the pinned wheels of bench/analyzer_speed.py, :data:`~bench.analyzer_speed.CORPORA`:
     timm, transformers, torchvision and pytorch-lightning, downloaded once into ``--cache-dir``), it runs::
 
-        python -m analyzer check DIR --select MV2 --output-format json --no-cache --exit-zero \\
+        python -m devicelint check DIR --select MV2 --output-format json --no-cache --exit-zero \\
             --isolated --no-respect-gitignore
 
     in a fresh interpreter (``--isolated`` and ``--no-respect-gitignore``: no configuration file of
@@ -242,7 +242,7 @@ def parse_tree(spec: str) -> tuple[str, str, Path]:
 
 
 def check_command(directory: Path, select: str, flags: set[str], analyze_all: bool) -> list[str]:
-    command = [sys.executable, "-m", "analyzer", "check", str(directory), "--select", select, "--output-format",
+    command = [sys.executable, "-m", "devicelint", "check", str(directory), "--select", select, "--output-format",
                "json", "--no-cache", "--exit-zero",
                *[flag for flag in ("--isolated", "--no-respect-gitignore") if flag in flags]]
     return [*command, "--analyze-all"] if analyze_all else command

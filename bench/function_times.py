@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: the analyzer without installing
 
-from analyzer import cli  # noqa: E402
-from analyzer.engine.calls import Calls  # noqa: E402
-from analyzer.engine.modules import ModuleLoading  # noqa: E402
+from devicelint import cli  # noqa: E402
+from devicelint.engine.calls import Calls  # noqa: E402
+from devicelint.engine.modules import ModuleLoading  # noqa: E402
 
 
 def main() -> int:

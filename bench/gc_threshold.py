@@ -32,7 +32,7 @@ sys.path.insert(0, {root!r})
 setting = tuple({setting!r})
 set_threshold = gc.set_threshold
 gc.set_threshold = lambda *args: set_threshold(*setting)  # the CLI's own call gets the setting
-from analyzer import cli
+from devicelint import cli
 started = time.perf_counter()
 try:
     cli.main(["check", {directory!r}, "--isolated", "--no-cache", "--no-respect-gitignore", "--exit-zero", "-q"])

@@ -5,7 +5,7 @@ What it measures (``python bench/analyzer_speed.py --incremental``, the corpora 
 ``--repeats`` runs of each (interleaved where they do not depend on each other):
 
 * ruff cold: ``ruff check --no-cache --isolated --exit-zero -q PKG``;
-* devicelint cold: ``python -m analyzer check PKG --no-cache`` (the flags of analyzer_speed's runs);
+* devicelint cold: ``python -m devicelint check PKG --no-cache`` (the flags of analyzer_speed's runs);
 * devicelint warm, no change: the same with ``--cache-dir`` (filled by one untimed run first);
 * after a comment appended to the edited file (:data:`EDITED`, a new comment each repeat);
 * after a statement inserted into a function body of that file (``_bench_edit = N`` as the first
@@ -66,7 +66,7 @@ def measure_incremental(name: str, package_dir: Path, repeats: int, check_flags:
         original = edited.read_bytes()
         env = devicelint_env()
         cache = str(scratch / "cache")
-        check = [sys.executable, "-m", "analyzer", "check", *check_flags]
+        check = [sys.executable, "-m", "devicelint", "check", *check_flags]
         ruff = ruff_binary()
         commands = {
             "ruff_cold": [*ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", package] if ruff else None,

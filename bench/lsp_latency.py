@@ -1,7 +1,7 @@
 """LSP latency: from ``didChange`` to ``publishDiagnostics`` of ``devicelint lsp``, on 1,000- and 5,000-line files.
 
 What it measures
-    The real server (``python -m analyzer lsp``, a subprocess) driven over stdio by pygls'
+    The real server (``python -m devicelint lsp``, a subprocess) driven over stdio by pygls'
     client. Per file size: one document of realistic runtime_shim code, generated from the
     spec's fixtures (each standalone fixture's body becomes a function, called under
     ``try``, imports hoisted; cut to the size asked), opened, then ``--edits`` edits (an
@@ -134,7 +134,7 @@ async def measure_lsp(text: str, path: Path, edits: int, warmup: int) -> dict[st
                 future.set_exception(RuntimeError(f"the server reported: {params.message}"))
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    await client.start_io(sys.executable, "-m", "analyzer", "lsp", env=env)
+    await client.start_io(sys.executable, "-m", "devicelint", "lsp", env=env)
     try:
         await client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(), root_uri=path.parent.as_uri(),
@@ -168,9 +168,9 @@ async def measure_lsp(text: str, path: Path, edits: int, warmup: int) -> dict[st
 
 
 def measure_in_process(text: str, path: Path, repeats: int) -> dict[str, list[float]]:
-    from analyzer import config
-    from analyzer.lsp.options import ClientOptions, build_settings
-    from analyzer.projects import Project
+    from devicelint import config
+    from devicelint.lsp.options import ClientOptions, build_settings
+    from devicelint.projects import Project
 
     project = Project(str(path.parent), build_settings(config.Config(None, str(path.parent), {}), ClientOptions()))
     analysis, cpu, parse = [], [], []

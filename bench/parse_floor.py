@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
-from analyzer import frontend, parallel  # noqa: E402
+from devicelint import frontend, parallel  # noqa: E402
+
 from bench.analyzer_speed import (  # noqa: E402
     add_corpus_arguments,
     corpus_targets,

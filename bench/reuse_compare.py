@@ -23,10 +23,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
-from analyzer.engine import reuse  # noqa: E402
-from analyzer.engine.core import Engine  # noqa: E402
-from analyzer.runner import check  # noqa: E402
-from analyzer.settings import Settings  # noqa: E402
+from devicelint.engine import reuse  # noqa: E402
+from devicelint.engine.core import Engine  # noqa: E402
+from devicelint.runner import check  # noqa: E402
+from devicelint.settings import Settings  # noqa: E402
+
 from bench.analyzer_speed import add_corpus_arguments, corpus_targets  # noqa: E402
 
 _CONTEXT = re.compile(r"ctx=(\d+)")

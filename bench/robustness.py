@@ -143,7 +143,7 @@ def init_worker(force: bool) -> None:
     global _FORCE
     _FORCE = force
     threading.stack_size(THREAD_STACK)
-    from analyzer import frontend
+    from devicelint import frontend
 
     original = getattr(frontend.relevant, "__wrapped__", frontend.relevant)
 
@@ -184,7 +184,7 @@ def in_thread(fn: Callable[[], Any], timeout: float) -> tuple[str, Any]:
 
 def settings() -> Any:
     """The library's defaults (no cache, one process), every file analysed when forced and the API allows it."""
-    from analyzer.settings import Settings
+    from devicelint.settings import Settings
 
     if _FORCE and "analyze_everything" in getattr(Settings, "__dataclass_fields__", {}):
         return Settings(analyze_everything=True)
@@ -193,7 +193,7 @@ def settings() -> Any:
 
 def analyze(paths: list[str]) -> dict[str, Any]:
     """What ``devicelint check PATHS --exit-zero --output-format json`` computes, in process."""
-    from analyzer import output, runner
+    from devicelint import output, runner
 
     _CHOSEN.clear()
     options = settings()
@@ -227,7 +227,7 @@ def analyzer_frame(error: BaseException) -> str | None:
 
 def describe(error: BaseException) -> dict[str, Any]:
     """An escaped exception: an InternalError is described by its cause (the analyzer's own exception)."""
-    from analyzer.runner import InternalError
+    from devicelint.runner import InternalError
 
     internal = isinstance(error, InternalError)
     cause = error
@@ -332,7 +332,8 @@ def analyze_generated(seeds: list[int], statements: int, timeout: float) -> list
     its outcome, seconds, and the peak of the memory it allocated (tracemalloc)."""
     import tracemalloc
 
-    from analyzer.runner import check_source
+    from devicelint.runner import check_source
+
     from bench.generated_programs import generate_seeded
 
     out = []
@@ -442,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.chunk < 1:
         parser.error("--chunk must be at least 1")
     try:
-        import analyzer.runner  # noqa: F401 - fail here, once, when the analyzer cannot even be imported
+        import devicelint.runner  # noqa: F401 - fail here, once, when the analyzer cannot even be imported
     except Exception:  # noqa: BLE001
         print("robustness: the analyzer cannot be imported:\n" + traceback.format_exc(), file=sys.stderr)
         return 2

@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
-from analyzer.engine import demand  # noqa: E402
+from devicelint.engine import demand  # noqa: E402
+
 from bench.analyzer_speed import add_corpus_arguments, corpus_targets, python_files  # noqa: E402
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -64,7 +64,7 @@ def main() -> int:
         for corpus, directory in targets:
             tools: dict[str, tuple[list[str], str]] = {}
             for n, checkout in enumerate(checkouts):
-                command = [sys.executable, "-m", "analyzer", "check", directory, *FLAGS,
+                command = [sys.executable, "-m", "devicelint", "check", directory, *FLAGS,
                            *(["--no-cache"] if args.cold else ["--cache-dir", os.path.join(caches, f"{n}-{corpus}")])]
                 if not args.cold:
                     timed(command, checkout, env)  # fills the cache

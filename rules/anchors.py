@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from analyzer.facts import CallerLink, Context, Possibility, SiteFact
+from devicelint.facts import CallerLink, Context, Possibility, SiteFact
 
 #: How far out a finding may move (caller links followed from the failing function).
 MAX_DEPTH = 8

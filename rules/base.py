@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Iterator, Mapping
 
-from analyzer.diagnostics import Diagnostic, Fix, Related, Severity
-from analyzer.facts import Context, FactStore, Possibility, Site, SiteFact
+from devicelint.diagnostics import Diagnostic, Fix, Related, Severity
+from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
 from .anchors import MAX_DEPTH, Anchor, anchors_for
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from analyzer.diagnostics import UNSAFE, Fix
-from analyzer.facts import Site, SiteFact
-from analyzer.torch_domain import TorchTensorAtom
+from devicelint.diagnostics import UNSAFE, Fix
+from devicelint.facts import Site, SiteFact
+from devicelint.torch_domain import TorchTensorAtom
 
 from .base import fails_everywhere
 
@@ -25,7 +25,7 @@ _ARG = re.compile(r"arg(\d+)")
 def move_to_gpu_operand(site: Site, site_facts: list[SiteFact], source: str, code: str,
                         cpu_roles: frozenset[str] | None = None) -> Fix | None:
     """The fix, or None where it is not mechanical. ``cpu_roles``: the operands that may be moved (None: any)."""
-    from analyzer.fixes.spans import source_for
+    from devicelint.fixes.spans import source_for
 
     if not fails_everywhere(site_facts, code):
         return None

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from analyzer.diagnostics import SAFE, Fix
-from analyzer.facts import Site, SiteFact
+from devicelint.diagnostics import SAFE, Fix
+from devicelint.facts import Site, SiteFact
+
 from runtime_shim.semantics import AF
 
 from .base import OutcomeRule, fails_everywhere, operand_atoms
@@ -57,7 +58,7 @@ class AutodiffMismatchMove(OutcomeRule):
             return None
         if not all(atom.cls is AF for atom in operand_atoms(site_facts, "tensor")):
             return None
-        from analyzer.fixes.spans import source_for
+        from devicelint.fixes.spans import source_for
 
         parsed = source_for(source)
         call = parsed.call_at(site)

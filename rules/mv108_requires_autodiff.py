@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyzer.diagnostics import SAFE, Fix
-from analyzer.facts import Site, SiteFact
+from devicelint.diagnostics import SAFE, Fix
+from devicelint.facts import Site, SiteFact
 
 from .base import OutcomeRule, fails_everywhere
 
@@ -58,7 +58,7 @@ class RequiresAutodiff(OutcomeRule):
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         if site.api != "Tensor.inner" or not fails_everywhere(site_facts, self.code):
             return None
-        from analyzer.fixes.spans import source_for
+        from devicelint.fixes.spans import source_for
 
         parsed = source_for(source)
         call = parsed.call_at(site)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from analyzer.diagnostics import UNSAFE, Diagnostic, Fix, Severity
-from analyzer.facts import FactStore, Site, SiteFact
+from devicelint.diagnostics import UNSAFE, Diagnostic, Fix, Severity
+from devicelint.facts import FactStore, Site, SiteFact
 
 from .base import Rule, related_for
 
@@ -79,7 +79,7 @@ class UntrackedAutodiffMove(Rule):
         """Called only where every possibility is the redirected move (see :meth:`check`)."""
         if site.api != "Tensor.to_device":
             return None
-        from analyzer.fixes.spans import source_for
+        from devicelint.fixes.spans import source_for
 
         parsed = source_for(source)
         call = parsed.call_at(site)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from analyzer.diagnostics import Diagnostic, Severity
-from analyzer.domain import TensorAtom
-from analyzer.facts import FactStore, Possibility
+from devicelint.diagnostics import Diagnostic, Severity
+from devicelint.domain import TensorAtom
+from devicelint.facts import FactStore, Possibility
+
 from runtime_shim.semantics import AF, Role
 
 from .base import Rule, related_for

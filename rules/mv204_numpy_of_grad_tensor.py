@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyzer.diagnostics import SAFE, Fix
-from analyzer.facts import Site, SiteFact
+from devicelint.diagnostics import SAFE, Fix
+from devicelint.facts import Site, SiteFact
 
 from .base import OutcomeRule, operand_atoms
 
@@ -54,7 +54,7 @@ class NumpyOfGradTensor(OutcomeRule):
     name = "numpy-of-grad-tensor"
 
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
-        from analyzer.fixes.spans import source_for
+        from devicelint.fixes.spans import source_for
 
         if operand_atoms(site_facts, "element"):
             return None  # tensors inside a list or tuple (`np.mean(losses)`): `.detach()` is a tensor's method

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from analyzer.diagnostics import SAFE, Fix
-from analyzer.facts import Site, SiteFact
+from devicelint.diagnostics import SAFE, Fix
+from devicelint.facts import Site, SiteFact
 
 from .base import OutcomeRule
 
@@ -67,7 +67,7 @@ class MovedLeafOptimized(OutcomeRule):
         origin = origins.pop()
         if origin is None or origin.file != site.file:
             return None
-        from analyzer.fixes.spans import source_for
+        from devicelint.fixes.spans import source_for
 
         parsed = source_for(source)
         move = _move_of_factory(source, origin.line, origin.col)

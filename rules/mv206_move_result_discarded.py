@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from analyzer.diagnostics import UNSAFE, Fix
-from analyzer.facts import Site, SiteFact
+from devicelint.diagnostics import UNSAFE, Fix
+from devicelint.facts import Site, SiteFact
 
 from .base import OutcomeRule
 
@@ -54,7 +54,7 @@ class MoveResultDiscarded(OutcomeRule):
     name = "move-result-discarded"
 
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
-        from analyzer.fixes.spans import source_for
+        from devicelint.fixes.spans import source_for
 
         parsed = source_for(source)
         call = parsed.call_at(site)

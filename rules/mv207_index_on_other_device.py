@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyzer.diagnostics import Fix
-from analyzer.facts import Site, SiteFact
+from devicelint.diagnostics import Fix
+from devicelint.facts import Site, SiteFact
 
 from .base import OutcomeRule
 from .move_fix import move_to_gpu_operand

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from analyzer.diagnostics import Diagnostic, Severity
-from analyzer.facts import FactStore
+from devicelint.diagnostics import Diagnostic, Severity
+from devicelint.facts import FactStore
 
 from .base import Rule
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
-from analyzer.diagnostics import Diagnostic, Severity
-from analyzer.facts import FactStore
-from analyzer.noqa import OUR_CODE, Directive
+from devicelint.diagnostics import Diagnostic, Severity
+from devicelint.facts import FactStore
+from devicelint.noqa import OUR_CODE, Directive
 
 from .base import Rule
 

@@ -137,8 +137,8 @@ def test_the_analyzer_names_each_examples_failure_and_nothing_else():
     """The quick start's promise: each example's declared failure is the one finding the analyzer reports
     in it (an error, or a warning naming the CUDA case where the script picks its device with
     ``torch.cuda.is_available()``), and a clean example has none."""
-    from analyzer.runner import check
-    from analyzer.settings import Settings
+    from devicelint.runner import check
+    from devicelint.settings import Settings
 
     report = check([str(EXAMPLES)], Settings(jobs=1))
     found: dict[str, set[tuple[str, int]]] = {}

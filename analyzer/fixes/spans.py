@@ -26,8 +26,8 @@ with warnings.catch_warnings():  # libcst imports its pyre provider, which uses 
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-from analyzer.diagnostics import Edit
-from analyzer.facts import Site
+from devicelint.diagnostics import Edit
+from devicelint.facts import Site
 
 from . import edit_between, line_starts
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from analyzer.engine.core import Engine
+from devicelint.engine.core import Engine
 
 
 def remember_engines(monkeypatch: pytest.MonkeyPatch) -> list[Engine]:

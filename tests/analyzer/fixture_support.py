@@ -30,7 +30,8 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.confirm.reveal import reveal_matches  # the product's comparison (devicelint confirm's)
+from devicelint.confirm.reveal import reveal_matches  # the product's comparison (devicelint confirm's)
+
 from runtime_shim.profiles import DEFAULT_PROFILE, PROFILE_ALIASES
 
 REPO = Path(__file__).resolve().parents[2]

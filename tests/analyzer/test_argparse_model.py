@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from analyzer.domain import TOP, BuiltinRef, V, const, seq
-from analyzer.models.argparse_model import option_alternatives, option_default
-from analyzer.runner import check_source
-from analyzer.settings import Settings
+from devicelint.domain import TOP, BuiltinRef, V, const, seq
+from devicelint.models.argparse_model import option_alternatives, option_default
+from devicelint.runner import check_source
+from devicelint.settings import Settings
 
 
 def s(text: str):

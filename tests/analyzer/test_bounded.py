@@ -13,13 +13,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from analyzer import cli, domain, parallel
-from analyzer.domain import MAX_ATOMS, TOP, V, Value, const, join_all, seq, seq_of
-from analyzer.engine import builtins as engine_builtins
-from analyzer.engine import calls as engine_calls
-from analyzer.runner import check, check_source
-from analyzer.settings import Settings
+from devicelint import cli, domain, parallel
+from devicelint.domain import MAX_ATOMS, TOP, V, Value, const, join_all, seq, seq_of
+from devicelint.engine import builtins as engine_builtins
+from devicelint.engine import calls as engine_calls
+from devicelint.runner import check, check_source
+from devicelint.settings import Settings
 
 VALUES = ['1', '2.0', '"x"', 'None', '3j', 'b"y"', 'True', '(1,)', '5', '"w"', '6.5', 'False']
 
@@ -204,7 +203,7 @@ def test_memory_error_in_a_component_becomes_a_note(monkeypatch: pytest.MonkeyPa
 
 def test_memory_ceiling_stops_a_component(monkeypatch: pytest.MonkeyPatch) -> None:
     grown = iter(range(0, 10 ** 12, 1 << 28))  # the process "grows" by 256 MiB at every check
-    monkeypatch.setattr("analyzer.budget.resident_bytes", lambda: next(grown))
+    monkeypatch.setattr("devicelint.budget.resident_bytes", lambda: next(grown))
     report = check_source(long_program(20_000), "grows.py", Settings(max_worker_memory=512 << 20))
     assert not report.findings
     (note,) = report.notes
@@ -220,7 +219,7 @@ def test_budget_notes_under_verbose_and_in_json_statistics(tmp_path: Path, capsy
     settings = Settings(max_component_steps=1000)
     report = check([str(program)], settings)
     assert report.notes
-    from analyzer.output import statistics
+    from devicelint.output import statistics
 
     stats = json.loads(statistics(report.diagnostics, "json", notes=report.notes))
     assert {"code": "", "name": "analysis-budget", "count": 1, "fixable": False, "fixable_count": 0} in stats

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer import cache as cache_module
-from analyzer import parallel
-from analyzer.cli import main
-from analyzer.runner import check
-from analyzer.settings import Settings
+from devicelint import cache as cache_module
+from devicelint import parallel
+from devicelint.cli import main
+from devicelint.runner import check
+from devicelint.settings import Settings
 
 HELPERS = "from runtime_shim import Device\n\nTARGET = Device.ndarray()\n"
 TRAIN = """\
@@ -116,22 +115,22 @@ def test_warm_run_analyzes_nothing(project: Path, monkeypatch: pytest.MonkeyPatc
 
 
 #: Modules a cached run has no use for: the engine and its abstract domain, worker processes, ``confirm``.
-NOT_FOR_A_WARM_RUN = ("analyzer.engine", "analyzer.domain", "multiprocessing", "concurrent.futures.process",
-                      "analyzer.confirm.session", "analyzer.confirm.launch", "libcst",
+NOT_FOR_A_WARM_RUN = ("devicelint.engine", "devicelint.domain", "multiprocessing", "concurrent.futures.process",
+                      "devicelint.confirm.session", "devicelint.confirm.launch", "libcst",
                       # nor what only the analysis or a rule reads: the table, the facts, the import resolver
                       # and OpenSSL (each 1 to 7 ms of a 60 ms cached run)
-                      "runtime_shim.semantics", "analyzer.facts", "rules.base", "analyzer.imports",
-                      "analyzer.shim_api", "_hashlib")
+                      "runtime_shim.semantics", "devicelint.facts", "devicelint.rules.base", "devicelint.imports",
+                      "devicelint.shim_api", "_hashlib")
 
 
 def test_a_warm_run_imports_no_engine(project: Path) -> None:
     """A cached check pays only for what it uses: every import is start-up time a warm run cannot hide."""
-    command = [sys.executable, "-c", "import sys\nfrom analyzer.cli import main\nstatus = main(sys.argv[1:])\n"
+    command = [sys.executable, "-c", "import sys\nfrom devicelint.cli import main\nstatus = main(sys.argv[1:])\n"
                "print(sorted(sys.modules))", "check", str(project), "--cache-dir", str(project.parent / "cache"),
                "--exit-zero", "-q"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     cold = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
-    assert "analyzer.engine" in cold.stdout  # the first run analysed
+    assert "devicelint.engine" in cold.stdout  # the first run analysed
     warm = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     modules = set(ast.literal_eval(warm.stdout.strip().splitlines()[-1]))
     assert [name for name in NOT_FOR_A_WARM_RUN if name in modules] == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from analyzer.choices import (
+from devicelint.choices import (
     MAX_TAGS,
     PROGRAM,
     Choice,
@@ -17,10 +17,10 @@ from analyzer.choices import (
     tagged,
     tags_of,
 )
-from analyzer.domain import Instance, V, Value, const, seq
-from analyzer.runner import check_source
-from analyzer.settings import Settings
-from analyzer.torch_domain import CPU, TorchDev, TorchTensorAtom
+from devicelint.domain import Instance, V, Value, const, seq
+from devicelint.runner import check_source
+from devicelint.settings import Settings
+from devicelint.torch_domain import CPU, TorchDev, TorchTensorAtom
 
 CUDA = TorchDev("cuda", 0)
 FLAG = Choice(1, "use_cuda#0")

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer import __version__
-from analyzer.cli import main
-from rules import all_rules
+from devicelint import __version__
+from devicelint.cli import main
+from devicelint.rules import all_rules
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -75,7 +74,7 @@ def test_usage_errors_exit_2_without_traceback(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_missing_path_from_a_real_process(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", str(tmp_path / "nope")], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", str(tmp_path / "nope")], capture_output=True,
                           text=True, cwd=REPO)
     assert proc.returncode == 2
     assert "No such file or directory" in proc.stderr
@@ -83,12 +82,12 @@ def test_missing_path_from_a_real_process(tmp_path: Path) -> None:
 
 
 def test_a_real_process_delivers_all_its_output_before_exiting(tmp_path: Path) -> None:
-    """``python -m analyzer check`` ends without the interpreter's teardown: what it wrote must still arrive
+    """``python -m devicelint check`` ends without the interpreter's teardown: what it wrote must still arrive
     whole, through a pipe far larger than the pipe's buffer and into ``-o``, with the exit status."""
     moves = "".join(f"\n\ndef move_{i}():\n    t = Tensor.random([2], Device.flex().autodiff())\n"
                     "    return t.to_device(Device.ndarray())\n" for i in range(600))  # a failure each
     write(tmp_path, "many.py", "from runtime_shim import Device, Tensor\n" + moves)
-    command = [sys.executable, "-m", "analyzer", "check", str(tmp_path), "--no-cache", "--output-format", "json"]
+    command = [sys.executable, "-m", "devicelint", "check", str(tmp_path), "--no-cache", "--output-format", "json"]
     proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 1, proc.stderr
     assert len(proc.stdout) > 1 << 17 and len(json.loads(proc.stdout)) == 600
@@ -103,8 +102,8 @@ def test_the_script_keeps_the_report_for_the_exit_and_the_library_call_does_not(
     """The script ends the process right after a check: the report (the files' trees) is not freed first."""
     import gc
 
-    import analyzer.cli as cli
-    from analyzer.runner import Report
+    import devicelint.cli as cli
+    from devicelint.runner import Report
 
     write(tmp_path, "ok.py", "x = 1\n")
     monkeypatch.setattr(cli, "_RETAINED", None)
@@ -277,11 +276,11 @@ def test_pep263_declared_encoding(tmp_path: Path, capsys: pytest.CaptureFixture)
 
 
 def test_stdin(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-", "--stdin-filename", "train.py"],
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "-", "--stdin-filename", "train.py"],
                           input=FAILING, capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 1
     assert proc.stdout.startswith("train.py:4:1: MV102 [error]")
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-"], input=CLEAN, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "-"], input=CLEAN, capture_output=True,
                           text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
 
@@ -314,7 +313,7 @@ def test_reveal_notes_do_not_count_as_findings(tmp_path: Path, capsys: pytest.Ca
 
 def test_analyzer_never_imports_torch(tmp_path: Path) -> None:
     path = write(tmp_path, "failing.py", FAILING)
-    script = ("import sys\nfrom analyzer.cli import main\ncode = main(['check', '-q', sys.argv[1]])\n"
+    script = ("import sys\nfrom devicelint.cli import main\ncode = main(['check', '-q', sys.argv[1]])\n"
               "assert 'torch' not in sys.modules, 'torch was imported'\nprint('exit', code)\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
+from devicelint.cli import main
 
 HEAD = """\
 from runtime_shim import Device, Tensor

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from analyzer import noqa
-from analyzer.cli import main
+from devicelint import noqa
+from devicelint.cli import main
 
 HEAD = """\
 from runtime_shim import Device, Tensor

@@ -7,17 +7,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer import frontend, parallel
-from analyzer.cli import main
-from analyzer.domain import TOP
-from analyzer.engine import worlds
-from analyzer.engine.worlds import run_worlds
-from analyzer.facts import FactStore
-from analyzer.models import torch_model
-from analyzer.runner import check, suppress
-from analyzer.settings import Settings
-from rules import all_rules
+from devicelint import frontend, parallel
+from devicelint.cli import main
+from devicelint.domain import TOP
+from devicelint.engine import worlds
+from devicelint.engine.worlds import run_worlds
+from devicelint.facts import FactStore
+from devicelint.models import torch_model
+from devicelint.rules import all_rules
+from devicelint.runner import check, suppress
+from devicelint.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -186,7 +185,7 @@ def test_a_failing_worker_is_an_internal_error(project: Path, force_pool: None, 
 
 def test_an_unexpected_exception_is_an_internal_error(project: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture) -> None:
-    import analyzer.cli as cli
+    import devicelint.cli as cli
 
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("unexpected")

@@ -1,6 +1,6 @@
 """What the command line reads and how it refuses: special files (FIFOs, devices, broken links), the
 per-file size cap, file names that are not UTF-8 in every output format, a closed stdin, notebooks (cell by
-cell), and syntax errors that no selection hides. Run as users run it: ``python -m analyzer``."""
+cell), and syntax errors that no selection hides. Run as users run it: ``python -m devicelint``."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ NOT_REGULAR = "not a regular file"
 
 def devicelint(cwd: Path, *argv: str, stdin: int | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", "analyzer", "check", "--no-cache", *argv], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "devicelint", "check", "--no-cache", *argv], cwd=cwd, env=env,
                           capture_output=True, stdin=stdin if stdin is not None else subprocess.DEVNULL,
                           timeout=timeout)
 
@@ -103,7 +103,7 @@ def test_file_names_that_are_not_utf8_are_escaped(tmp_path: Path, output_format:
 def test_closed_stdin_is_a_usage_error(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     code = ("import os, subprocess, sys\nos.close(0)\n"
-            "sys.exit(subprocess.run([sys.executable, '-m', 'analyzer', 'check', '--no-cache', '-'],"
+            "sys.exit(subprocess.run([sys.executable, '-m', 'devicelint', 'check', '--no-cache', '-'],"
             " stdin=None, close_fds=True).returncode)\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, timeout=120)
     no_crash(proc)
@@ -182,7 +182,7 @@ def test_syntax_errors_are_always_reported(tmp_path: Path, argv: list[str]) -> N
 
 
 def test_ipython_syntax_keeps_the_rows() -> None:
-    from analyzer.notebook import to_program
+    from devicelint.notebook import to_program
 
     program, cells = to_program(notebook(
         ("code", ["%%time\n", "anything at all (\n"]),

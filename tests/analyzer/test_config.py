@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from devicelint import discovery
+from devicelint.cli import main
+from devicelint.discovery import DiscoveryOptions, discover
+from devicelint.settings import PerFileIgnore, RuleSelection, Settings, SettingsError, parse_codes
 
-from analyzer import discovery
-from analyzer.cli import main
-from analyzer.discovery import DiscoveryOptions, discover
-from analyzer.settings import PerFileIgnore, RuleSelection, Settings, SettingsError, parse_codes
 from bench.tools import find_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -173,7 +173,7 @@ def test_bad_configuration_is_one_line_and_exit_2(tmp_path: Path, text: str, mes
     write(tmp_path, "pyproject.toml", text)
     write(tmp_path, "train.py", FAILING)
     write(tmp_path, "taken", "a file where the cache directory's parent should be")
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", str(tmp_path / "train.py")],
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", str(tmp_path / "train.py")],
                           capture_output=True, text=True, cwd=tmp_path, env=_env())
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -246,13 +246,13 @@ def test_default_excludes_and_extend_exclude(tmp_path: Path, capsys: pytest.Capt
 def test_force_exclude_from_config_and_stdin_filename(tmp_path: Path) -> None:
     write(tmp_path, "pyproject.toml", '[tool.devicelint]\nextend-exclude = ["legacy"]\nforce-exclude = true\n')
     path = write(tmp_path, "legacy/old.py", FAILING)
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", str(path)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", str(path)], capture_output=True, text=True,
                           cwd=tmp_path, env=_env())
     assert proc.returncode == 0, proc.stdout  # pre-commit passes excluded files one by one
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "--stdin-filename", "legacy/old.py", "-"],
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "--stdin-filename", "legacy/old.py", "-"],
                           input=FAILING, capture_output=True, text=True, cwd=tmp_path, env=_env())
     assert proc.returncode == 0 and "MV102" not in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "--stdin-filename", "new.py"],
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "--stdin-filename", "new.py"],
                           input=FAILING, capture_output=True, text=True, cwd=tmp_path, env=_env())
     assert proc.returncode == 1 and proc.stdout.startswith("new.py:4:1: MV102")  # no path: stdin (ruff)
 
@@ -366,7 +366,7 @@ def test_gitignore_matcher_agrees_with_git(tmp_path: Path) -> None:
 def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
     write(tmp_path, "train.py", FAILING)
     write(tmp_path, "taken", "a file, not a directory")
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", *argv, "train.py"],
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", *argv, "train.py"],
                           capture_output=True, text=True, cwd=tmp_path, env=_env())
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
@@ -377,7 +377,7 @@ def test_an_unreadable_pyproject_is_an_error(tmp_path: Path, capsys: pytest.Capt
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """One that cannot be read may hold the configuration: running without it would be silently wrong.
     (Simulated: root reads a file of mode 000.)"""
-    from analyzer import config
+    from devicelint import config
 
     write(tmp_path, "pyproject.toml", "[tool.devicelint]\nignore = ['MV102']\n")
     write(tmp_path, "train.py", FAILING)

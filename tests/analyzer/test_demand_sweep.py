@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from devicelint.engine import demand
+from devicelint.engine.core import Engine
+from devicelint.runner import check
+from devicelint.settings import Settings
 from engine_support import remember_engines
-
-from analyzer.engine import demand
-from analyzer.engine.core import Engine
-from analyzer.runner import check
-from analyzer.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -180,7 +179,7 @@ def test_the_pass_trace_counts_skipped_functions(tmp_path: Path) -> None:
     library(tmp_path, MODEL)
     env = dict(os.environ, DEVICELINT_TRACE_PASSES="1",
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-m", "analyzer", "check", str(tmp_path), "--isolated", "--no-cache",
+    done = subprocess.run([sys.executable, "-m", "devicelint", "check", str(tmp_path), "--isolated", "--no-cache",
                            "--exit-zero", "-q"], capture_output=True, text=True, env=env, cwd=tmp_path)
     lines = [line for line in done.stderr.splitlines() if " uncalled skipped" in line]
     assert lines and not any(", 0 uncalled skipped" in line for line in lines), done.stderr

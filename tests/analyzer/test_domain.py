@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-import runtime_shim as rs
-from analyzer.domain import (
+from devicelint.domain import (
     BOOL,
     BOTTOM,
     NONE,
@@ -22,6 +21,8 @@ from analyzer.domain import (
     reveal_text,
     same_device,
 )
+
+import runtime_shim as rs
 from runtime_shim import CheckpointingStrategy, Device, Tensor
 from runtime_shim.semantics import AF, CC, CI, PF, PF_STAR, PI, PI_STAR, Role
 

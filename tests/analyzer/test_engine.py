@@ -9,10 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from analyzer import frontend
-from analyzer.runner import check, check_source
-from analyzer.settings import Settings
+from devicelint import frontend
+from devicelint.runner import check, check_source
+from devicelint.settings import Settings
 
 HEAD = Settings(profile="burn-2026-08")  # the HEAD column, where an autodiff and a plain float mix fails
 HEADER = "from runtime_shim import CheckpointingStrategy, Device, DispatchError, Tensor, reveal_device\n"

@@ -9,10 +9,9 @@ import ast
 
 import numpy as np
 import pytest
+from devicelint.domain import TOP, ArrayAtom, BuiltinRef, Const, NumpyRef, V, const, seq, seq_of
+from devicelint.models.numpy_model import array_binop, array_kinds, array_method, dtype_kind, numpy_call, rng_method
 from test_engine import HEADER, assert_markers
-
-from analyzer.domain import TOP, ArrayAtom, BuiltinRef, Const, NumpyRef, V, const, seq, seq_of
-from analyzer.models.numpy_model import array_binop, array_kinds, array_method, dtype_kind, numpy_call, rng_method
 
 
 def _kind_of(array: np.ndarray) -> str:

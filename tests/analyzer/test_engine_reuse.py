@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from devicelint.engine import reuse
+from devicelint.engine.core import Engine
+from devicelint.runner import check, check_source
+from devicelint.settings import Settings
 from engine_support import remember_engines
-
-from analyzer.engine import reuse
-from analyzer.engine.core import Engine
-from analyzer.runner import check, check_source
-from analyzer.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,7 +84,7 @@ def test_the_pass_trace_says_what_each_pass_ran_and_kept(tmp_path: Path) -> None
     program.write_text(PROGRAM, encoding="utf-8")
     env = dict(os.environ, DEVICELINT_TRACE_PASSES="1",
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-m", "analyzer", "check", str(program), "--isolated", "--no-cache",
+    done = subprocess.run([sys.executable, "-m", "devicelint", "check", str(program), "--isolated", "--no-cache",
                            "--exit-zero", "-q"], capture_output=True, text=True, env=env, cwd=tmp_path)
     lines = [line for line in done.stderr.splitlines() if line.startswith("devicelint: pass ")]
     assert len(lines) >= 2, done.stderr

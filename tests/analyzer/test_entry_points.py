@@ -8,8 +8,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from analyzer.runner import check, check_source
-from analyzer.settings import Settings
+from devicelint.runner import check, check_source
+from devicelint.settings import Settings
 
 
 def findings(source: str, filename: str = "prog.py") -> list[tuple[int, str, str]]:

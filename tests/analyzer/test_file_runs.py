@@ -14,13 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer import projects
-from analyzer.cli import main
-from analyzer.config import discover
-from analyzer.discovery import DiscoveryOptions
-from analyzer.runner import check
-from analyzer.settings import Settings
+from devicelint import projects
+from devicelint.cli import main
+from devicelint.config import discover
+from devicelint.discovery import DiscoveryOptions
+from devicelint.runner import check
+from devicelint.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -119,11 +118,11 @@ def test_a_pre_commit_run_blocks_a_bug_caused_in_a_committed_module(tmp_path: Pa
     train = _write_package(tmp_path / "project", marker=".git")
     entry = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8").split("entry: devicelint ")[1].split()[0:2]
     env = {**os.environ, "DEVICELINT_CACHE_DIR": str(tmp_path / "cache")}
-    blocked = subprocess.run([sys.executable, "-m", "analyzer", *entry, "pkg/train.py"], cwd=train.parents[1],
+    blocked = subprocess.run([sys.executable, "-m", "devicelint", *entry, "pkg/train.py"], cwd=train.parents[1],
                              capture_output=True, text=True, env=env)
     assert blocked.returncode == 1 and "pkg/train.py:8:10: MV201" in blocked.stdout, blocked.stdout + blocked.stderr
     train.write_text(TRAIN_FIXED, encoding="utf-8")
-    passed = subprocess.run([sys.executable, "-m", "analyzer", *entry, "pkg/train.py"], cwd=train.parents[1],
+    passed = subprocess.run([sys.executable, "-m", "devicelint", *entry, "pkg/train.py"], cwd=train.parents[1],
                             capture_output=True, text=True, env=env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from devicelint.rules import all_rules
 from fixture_coverage import CONSTRUCTS, constructs_at, matrix
-
-from rules import all_rules
 
 # (code, construct) -> why no fixture can exercise it
 EXEMPT: dict[tuple[str, str], str] = {}

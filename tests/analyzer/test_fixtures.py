@@ -17,11 +17,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from devicelint.rules import all_rules
+from devicelint.runner import check
+from devicelint.settings import Settings, parse_backends
 from fixture_support import Fixture, all_fixtures, reveal_matches, run_group
 
-from analyzer.runner import check
-from analyzer.settings import Settings, parse_backends
-from rules import all_rules
 from runtime_shim.profiles import PROFILE_NAMES
 
 FIXTURES = all_fixtures()

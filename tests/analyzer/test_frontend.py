@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from analyzer import frontend
-from analyzer.imports import (
+from devicelint import frontend
+from devicelint.imports import (
     ProjectModuleTarget,
     ProjectNameTarget,
     Resolver,
@@ -106,8 +105,8 @@ def test_import_resolution() -> None:
 
 
 def test_a_model_moved_by_a_helper_that_never_mentions_torch_is_moved(tmp_path: Path) -> None:
-    from analyzer.runner import check
-    from analyzer.settings import Settings
+    from devicelint.runner import check
+    from devicelint.settings import Settings
 
     make(tmp_path, {
         "train.py": "import torch\nfrom pk.helpers import place\n\nmodel = torch.nn.Linear(4, 2)\n"

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import hypothesmith
 import pytest
+from devicelint.runner import check_source
+from devicelint.settings import Settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from analyzer.runner import check_source
-from analyzer.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.generated_programs import generate, generate_seeded, hypothesis_chooser  # noqa: E402

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from analyzer.hover import state_at
-from analyzer.runner import check_source
-from analyzer.settings import Settings
+from devicelint.hover import state_at
+from devicelint.runner import check_source
+from devicelint.settings import Settings
 
 PROGRAM = textwrap.dedent("""\
     from runtime_shim import Device, Tensor

@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer.runner import check, check_source
-from analyzer.settings import Settings
+from devicelint.runner import check, check_source
+from devicelint.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from analyzer import incremental
-from analyzer.runner import Report, check
-from analyzer.settings import Settings
+from devicelint import incremental
+from devicelint.runner import Report, check
+from devicelint.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("capturekit", "devicekit", "devicepolicy", "distillkit", "finetune_pipeline", "servekit", "trainkit")
@@ -217,8 +216,8 @@ def test_a_comment_on_a_finding_line_is_checked_against_its_text(tmp_path: Path)
 
 
 def test_the_text_probes_cover_every_question_the_engine_asks_of_a_files_text() -> None:
-    from analyzer.engine import worlds
-    from analyzer.models import entry_points
+    from devicelint.engine import worlds
+    from devicelint.models import entry_points
 
     asked = {*worlds.QUESTIONS, *worlds.ARGPARSE_QUESTIONS, worlds.COUNT_QUESTION, worlds.MPS_QUESTION,
              *(f.encode() for f in entry_points._FRAMEWORKS), b"set_device", b"cuda.device(", b"runtime_shim",

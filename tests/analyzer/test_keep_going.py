@@ -11,8 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
+from devicelint.cli import main
 
 
 @pytest.fixture(autouse=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from devicelint import lift
+from devicelint.domain import NONE, DeviceAtom, GradsAtom, Origin, PlainDev, TensorAtom, V, Value, reveal_text
+from devicelint.shim_api import BINARY, MASK_FILL, UNARY, scalar_kind
 
 import runtime_shim as rs
-from analyzer import lift
-from analyzer.domain import NONE, DeviceAtom, GradsAtom, Origin, PlainDev, TensorAtom, V, Value, reveal_text
-from analyzer.shim_api import BINARY, MASK_FILL, UNARY, scalar_kind
 from runtime_shim import CheckpointingStrategy, Device, DispatchError, Tensor
 from runtime_shim.semantics import AF, PROFILES
 
@@ -208,7 +208,7 @@ def test_with_strategy_matches_runtime(grid) -> None:
         for name, t in tensors.items():
             for strategy in CheckpointingStrategy:
                 lifted = lift.autodiff(rs.current_profile(), "with_strategy", V(tensor_atom(t)), ORIGIN,
-                                       Value([__import__("analyzer.domain").domain.const(strategy)]))
+                                       Value([__import__("devicelint.domain").domain.const(strategy)]))
                 runtime = run_runtime(lambda t=t, s=strategy: t.with_gradient_checkpointing_strategy(s))
                 agree(runtime, run_lifted(lifted), f"{name}.with_gradient_checkpointing_strategy({strategy})")
 

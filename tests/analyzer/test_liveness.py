@@ -6,11 +6,11 @@ import ast
 import textwrap
 
 import pytest
+from devicelint.engine import control_flow
+from devicelint.engine.liveness import loop_reads
+from devicelint.runner import check, check_source
+from devicelint.settings import Settings
 
-from analyzer.engine import control_flow
-from analyzer.engine.liveness import loop_reads
-from analyzer.runner import check, check_source
-from analyzer.settings import Settings
 from tests.analyzer.fixture_support import FIXTURES
 
 

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from devicelint import frontend
+from devicelint.cli import main
+from devicelint.domain import Atom, BoundShim, V, Value, const
+from devicelint.engine.core import Engine
+from devicelint.engine.flow_state import Frame, State
+from devicelint.facts import FactStore
+from devicelint.models.base import UNHANDLED, LibraryModel, Unhandled
+from devicelint.models.registry import default_models
+from devicelint.models.signatures import SIGNATURES, argument, bind, bind_call, parse_signature, signature_of
 
-from analyzer import frontend
-from analyzer.cli import main
-from analyzer.domain import Atom, BoundShim, V, Value, const
-from analyzer.engine.core import Engine
-from analyzer.engine.flow_state import Frame, State
-from analyzer.facts import FactStore
-from analyzer.models.base import UNHANDLED, LibraryModel, Unhandled
-from analyzer.models.registry import default_models
-from analyzer.models.signatures import SIGNATURES, argument, bind, bind_call, parse_signature, signature_of
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -183,7 +183,7 @@ def test_signatures_resolve_by_name_then_by_prefix() -> None:
 def test_the_torch_call_table_and_the_signatures_agree() -> None:
     """Every name the torch call table routes has its parameters declared, and every declared torch function
     (not a method or a family) is routed to a handler."""
-    from analyzer.models.torch_calls import TORCH_CALLS, modelled_names, torch_handlers
+    from devicelint.models.torch_calls import TORCH_CALLS, modelled_names, torch_handlers
 
     for rule in TORCH_CALLS:
         for name in rule.listed():
@@ -199,7 +199,7 @@ def test_the_torch_call_table_and_the_signatures_agree() -> None:
 
 
 def test_the_torch_call_rules_keep_their_order() -> None:
-    from analyzer.models.torch_calls import torch_handlers
+    from devicelint.models.torch_calls import torch_handlers
 
     assert torch_handlers("torch.zeros") == ("_call_create", "_call_function_op")
     assert torch_handlers("torch.cuda.is_available") == ("_call_is_available", "_call_unknown_bool")

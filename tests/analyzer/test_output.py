@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
-from rules import all_rules
+from devicelint.cli import main
+from devicelint.rules import all_rules
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -248,9 +247,9 @@ def test_full_output_shows_source_from_cache(project: Path, capsys: pytest.Captu
 
 def test_quiet_and_silent(project: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-s"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "-s"], capture_output=True, text=True,
                           cwd=project, env=env)
     assert proc.returncode == 1 and proc.stdout == "" and proc.stderr == ""
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "-q"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "-q"], capture_output=True, text=True,
                           cwd=project, env=env)
     assert proc.returncode == 1 and "Found" not in proc.stdout and proc.stdout.count("\n") == 4

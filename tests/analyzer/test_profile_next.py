@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
+from devicelint import lift
+from devicelint.cli import main
+from devicelint.domain import DeviceAtom, Origin, PlainDev, TensorAtom, V
 from fixture_support import REPO, all_fixtures
 
-from analyzer import lift
-from analyzer.cli import main
-from analyzer.domain import DeviceAtom, Origin, PlainDev, TensorAtom, V
 from runtime_shim.semantics import AF, DEFAULT_PROFILE, CheckpointingStrategy, Role
 
 PROFILE = "burn-next"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
-from analyzer.diagnostics import Diagnostic
-from analyzer.runner import check_source
-from analyzer.settings import Settings
+from devicelint.diagnostics import Diagnostic
+from devicelint.runner import check_source
+from devicelint.settings import Settings
 
 
 def diagnostics(source: str) -> list[Diagnostic]:

@@ -17,15 +17,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-import rules
-from analyzer.diagnostics import Severity
-from analyzer.domain import DeviceAtom, PlainDev
-from analyzer.facts import Context, FactStore, Possibility, Site, SiteFact
-from analyzer.runner import check_source
-from analyzer.settings import Settings
-from rules import all_rules
-from rules.base import OutcomeRule
+from devicelint import rules
+from devicelint.diagnostics import Severity
+from devicelint.domain import DeviceAtom, PlainDev
+from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
+from devicelint.rules import all_rules
+from devicelint.rules.base import OutcomeRule
+from devicelint.runner import check_source
+from devicelint.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = ("## What it does", "## Example", "## Use instead", "## Fix safety")
@@ -56,7 +55,7 @@ def test_registry_discovers_every_rule_module() -> None:
 
 def test_adding_a_rule_touches_only_its_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "mv199_example_rule.py").write_text(
-        "from rules.base import OutcomeRule\n\n\nclass ExampleRule(OutcomeRule):\n"
+        "from devicelint.rules.base import OutcomeRule\n\n\nclass ExampleRule(OutcomeRule):\n"
         '    """An example."""\n\n    code = "MV199"\n    name = "example-rule"\n')
     monkeypatch.setattr(rules, "__path__", [*rules.__path__, str(tmp_path)])
     all_rules.cache_clear()
@@ -66,7 +65,7 @@ def test_adding_a_rule_touches_only_its_module(tmp_path: Path, monkeypatch: pyte
     finally:
         monkeypatch.undo()
         all_rules.cache_clear()
-        sys.modules.pop("rules.mv199_example_rule", None)
+        sys.modules.pop("devicelint.rules.mv199_example_rule", None)
     assert "MV199" not in [r.code for r in all_rules()]
 
 

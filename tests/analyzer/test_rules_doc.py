@@ -6,12 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from analyzer.cli import main
-from analyzer.diagnostics import rule_url
-from analyzer.rules_doc import PAGE, render
-from analyzer.rules_doc import main as rules_doc_main
-from rules import all_rules
+from devicelint.cli import main
+from devicelint.diagnostics import rule_url
+from devicelint.rules import all_rules
+from devicelint.rules_doc import PAGE, render
+from devicelint.rules_doc import main as rules_doc_main
 
 
 def _github_anchor(heading: str) -> str:
@@ -20,7 +19,7 @@ def _github_anchor(heading: str) -> str:
 
 
 def test_the_page_is_up_to_date() -> None:
-    assert PAGE.read_text(encoding="utf-8") == render(), "run `python -m analyzer.rules_doc`"
+    assert PAGE.read_text(encoding="utf-8") == render(), "run `python -m devicelint.rules_doc`"
     assert rules_doc_main(["--check"]) == 0
 
 
@@ -47,7 +46,7 @@ def test_rules_markdown_prints_the_page(capsys: pytest.CaptureFixture) -> None:
 def test_check_reports_a_stale_page(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     stale = tmp_path / "rules.md"
     stale.write_text("# Rules\n", encoding="utf-8")
-    monkeypatch.setattr("analyzer.rules_doc.PAGE", stale)
+    monkeypatch.setattr("devicelint.rules_doc.PAGE", stale)
     assert rules_doc_main(["--check"]) == 1
     assert "out of date" in capsys.readouterr().err
     assert rules_doc_main([]) == 0 and stale.read_text(encoding="utf-8") == render()

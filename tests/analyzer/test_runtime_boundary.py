@@ -1,6 +1,6 @@
 """The analysis reaches the runtime through its pure modules only: the semantics tables and the texts both sides
 print (runtime_shim.texts). Running a program is ``devicelint confirm``'s job (analyzer/confirm), and
-``from analyzer import reveal_device`` hands out the runtime's function when a program asks for it."""
+``from devicelint import reveal_device`` hands out the runtime's function when a program asks for it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ PURE = {"runtime_shim", "runtime_shim.semantics", "runtime_shim.torch_semantics"
         "runtime_shim.texts"}
 # the code that runs programs under the runtime, not the analysis
 RUNS_PROGRAMS = ("analyzer/confirm/",)
-LAZY_REEXPORT = ("analyzer/__init__.py", "runtime_shim.reveal")  # ``from analyzer import reveal_device``
+LAZY_REEXPORT = ("analyzer/__init__.py", "runtime_shim.reveal")  # ``from devicelint import reveal_device``
 
 
 def runtime_imports(path: Path) -> list[tuple[int, str]]:
@@ -64,7 +64,7 @@ def test_analyzing_a_burn_program_loads_no_runtime_module() -> None:
     """What an analysis loads, measured: the example programs use every part of the runtime's API."""
     script = (
         "import sys\n"
-        "from analyzer.cli import main\n"
+        "from devicelint.cli import main\n"
         "main(['check', '--no-cache', '--exit-zero', '-q', 'examples/'])\n"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('runtime_shim', 'numpy', 'torch'))))\n"
     )

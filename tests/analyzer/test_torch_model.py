@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from devicelint.runner import check_source
+from devicelint.settings import Settings
 
-from analyzer.runner import check_source
-from analyzer.settings import Settings
 from runtime_shim import torch_semantics as T
 
 
@@ -1133,7 +1133,7 @@ def test_a_stored_element_changes_the_container_it_was_read_from() -> None:
 
 
 def test_device_equality_follows_torch_device_eq() -> None:
-    from analyzer.models.torch_api import devices_equal
+    from devicelint.models.torch_api import devices_equal
     assert devices_equal(("cpu", None, False), ("cuda", 0, False)) is False
     assert devices_equal(("cpu", None, False), ("cpu", None, False)) is True
     assert devices_equal(("cuda", 0, False), ("cuda", 1, False)) is False

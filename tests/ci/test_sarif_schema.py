@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
+from devicelint.cli import main
 
 jsonschema = pytest.importorskip("jsonschema")
 

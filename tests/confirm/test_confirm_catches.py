@@ -13,8 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
+from devicelint.cli import main
 
 WRONG = {
     # the analyzer believes Config.device is Flex; at run time it is NdArray

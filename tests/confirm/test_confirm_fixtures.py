@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
+from devicelint.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "analyzer"))

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from analyzer.cli import main  # noqa: E402
+from devicelint.cli import main  # noqa: E402
 
 PROJECT = {
     "pyproject.toml": """\
@@ -223,7 +223,7 @@ def test_a_missing_compiler_for_the_fake_cuda_guard_is_one_line(
 
 
 def test_an_entrys_command_line_shows_its_arguments_once(project: Path) -> None:
-    from analyzer.confirm.entries import load_project, resolve
+    from devicelint.confirm.entries import load_project, resolve
 
     loaded = load_project(str(project))
     files = [str(p) for p in project.rglob("*.py")]
@@ -242,7 +242,7 @@ def test_reveal_device_on_torch_values_is_judged_against_the_analysis(
     _write(tmp_path, {"reveals.py": """\
         import torch
 
-        from analyzer import reveal_device
+        from devicelint import reveal_device
 
         x = torch.ones(2, device="cuda", requires_grad=True)
         y = x * 2

@@ -22,10 +22,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from analyzer.cli import main  # noqa: E402
-from analyzer.confirm.launch import Run, missing_cuda, run_programs  # noqa: E402
-from analyzer.confirm.match import AGREE, MISS, NOT_REACHED, compare  # noqa: E402
-from analyzer.confirm.programs import (  # noqa: E402
+from devicelint.cli import main  # noqa: E402
+from devicelint.confirm.launch import Run, missing_cuda, run_programs  # noqa: E402
+from devicelint.confirm.match import AGREE, MISS, NOT_REACHED, compare  # noqa: E402
+from devicelint.confirm.programs import (  # noqa: E402
     SHIM_RUNTIME,
     TORCH_RUNTIME,
     Program,
@@ -33,10 +33,10 @@ from analyzer.confirm.programs import (  # noqa: E402
     imports_torch,
     runtime_of,
 )
-from analyzer.confirm.session import Options, collect  # noqa: E402
-from analyzer.confirm.sites import Lines, observe, predict  # noqa: E402
-from analyzer.diagnostics import Diagnostic, Severity  # noqa: E402
-from rules import all_rules  # noqa: E402
+from devicelint.confirm.session import Options, collect  # noqa: E402
+from devicelint.confirm.sites import Lines, observe, predict  # noqa: E402
+from devicelint.diagnostics import Diagnostic, Severity  # noqa: E402
+from devicelint.rules import all_rules  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH_FIXTURES = REPO / "fixtures" / "torch"

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer.diagnostics import Diagnostic, Edit, Fix, Severity
-from analyzer.fixes import FixError, apply_fixes
+from devicelint.diagnostics import Diagnostic, Edit, Fix, Severity
+from devicelint.fixes import FixError, apply_fixes
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,7 +88,7 @@ def test_the_analysis_does_not_import_libcst_until_a_fix_is_built(tmp_path: Path
     failing = tmp_path / "failing.py"
     failing.write_text("from runtime_shim import Device, Tensor\n"
                        "Tensor.ones([2], Device.flex().autodiff()).to_device(Device.flex())\n", encoding="utf-8")
-    probe = ("import sys\nfrom analyzer.parallel import analyze_component\nfrom analyzer import frontend\n"
+    probe = ("import sys\nfrom devicelint.parallel import analyze_component\nfrom devicelint import frontend\n"
              "sources = frontend.load([sys.argv[1]])\n"
              "d = analyze_component(sources, frozenset(s.module for s in sources), 'burn-2026-08', None)\n"
              "print(bool([x for x in d if x.fix]), 'libcst' in sys.modules)\n")

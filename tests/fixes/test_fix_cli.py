@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analyzer.cli import main
-from analyzer.diagnostics import SAFE, Edit, Fix
+from devicelint.cli import main
+from devicelint.diagnostics import SAFE, Edit, Fix
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -149,11 +148,11 @@ def test_fix_keys_in_the_configuration(project: Path, capsys: pytest.CaptureFixt
 
 def test_stdin_prints_the_fixed_source(project: Path) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "--fix", "--stdin-filename", "x.py", "-"],
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "--fix", "--stdin-filename", "x.py", "-"],
                           input=MV102.encode(), capture_output=True, cwd=project, env=env)
     assert proc.returncode == 0 and proc.stdout == MV102_FIXED.encode()
     assert b"Found 1 finding (1 fixed, 0 remaining)." in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "analyzer", "check", "--diff", "-"], input=MV102.encode(),
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "--diff", "-"], input=MV102.encode(),
                           capture_output=True, cwd=project, env=env)
     assert proc.returncode == 1 and b"+weights.inner().to_device" in proc.stdout
 
@@ -182,7 +181,7 @@ def test_a_failed_write_leaves_whole_files(project: Path, capsys: pytest.Capture
 
 def test_a_fix_that_breaks_the_syntax_is_reverted(project: Path, capsys: pytest.CaptureFixture,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from rules.mv102_autodiff_mismatch_move import AutodiffMismatchMove
+    from devicelint.rules.mv102_autodiff_mismatch_move import AutodiffMismatchMove
 
     def broken(self, site, site_facts, source):  # a buggy fix: an unclosed parenthesis
         return Fix(SAFE, "broken", (Edit(site.line, site.col + 1, site.line, site.col + 1, "("),))
@@ -221,7 +220,7 @@ def test_a_read_only_file_is_not_replaced(project: Path, capsys: pytest.CaptureF
 def test_a_file_changed_during_the_run_is_not_fixed(project: Path, capsys: pytest.CaptureFixture,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The user saves a line while the analysis runs: the fix (computed from the old bytes) is not written."""
-    from analyzer.fixes import files as fix_files
+    from devicelint.fixes import files as fix_files
 
     (project / "a.py").write_text(MV102, encoding="utf-8")
     (project / "b.py").write_text(MV102, encoding="utf-8")
@@ -243,7 +242,7 @@ def test_a_file_changed_during_the_run_is_not_fixed(project: Path, capsys: pytes
 
 
 def test_write_atomic_compares_right_before_the_rename(tmp_path: Path) -> None:
-    from analyzer.fixes.files import NotWritten, write_atomic
+    from devicelint.fixes.files import NotWritten, write_atomic
 
     target = tmp_path / "x.py"
     target.write_bytes(b"new content\n")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from devicelint.cli import main
 
-from analyzer.cli import main
 from runtime_shim.runner import run_program
 
 
@@ -298,7 +298,7 @@ def test_no_fix_where_another_context_passes(tmp_path: Path, capsys: pytest.Capt
 def test_documented_examples_are_fixed_clean(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Each fixable rule's documented example: --fix --unsafe-fixes leaves nothing of its code (MV108's
     example calls `backward()`, which has no automatic fix: it must stay)."""
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     for rule in all_rules():
         if not rule.fixable():
@@ -314,7 +314,7 @@ def test_documented_examples_are_fixed_clean(tmp_path: Path, capsys: pytest.Capt
 
 def test_each_fixable_rule_documents_its_fix_safety(capsys: pytest.CaptureFixture) -> None:
     """`devicelint explain` prints a "## Fix safety" section whose first word matches what the fix is."""
-    from rules import all_rules
+    from devicelint.rules import all_rules
 
     applicability = {case.code: case.applicability for case in CASES}
     fixable = [rule for rule in all_rules() if rule.fixable()]

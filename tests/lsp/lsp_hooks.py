@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from rules import rule_by_code
+from devicelint.rules import rule_by_code
 
 _rule = rule_by_code("MV102")
 _original = type(_rule).check

@@ -1,4 +1,4 @@
-"""pytest-lsp helpers: the real server (``python -m analyzer lsp``) in a subprocess, a client that records
+"""pytest-lsp helpers: the real server (``python -m devicelint lsp``) in a subprocess, a client that records
 every ``publishDiagnostics`` and helpers that wait for them (a generous hang guard, never a timing check)."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def server_config() -> ClientServerConfig:
     path = os.pathsep.join([str(ROOT / "tests" / "lsp"), str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path, "DEVICELINT_LSP_PRELOAD": "lsp_hooks"}
     env.pop("RUNTIME_SHIM_RECORD", None)
-    return ClientServerConfig(server_command=[sys.executable, "-m", "analyzer", "lsp"], client_factory=make_client,
+    return ClientServerConfig(server_command=[sys.executable, "-m", "devicelint", "lsp"], client_factory=make_client,
                               server_env=env)
 
 

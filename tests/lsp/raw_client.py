@@ -1,4 +1,4 @@
-"""A raw JSON-RPC client for the LSP tests: the real server (``python -m analyzer lsp``) in a subprocess, fed
+"""A raw JSON-RPC client for the LSP tests: the real server (``python -m devicelint lsp``) in a subprocess, fed
 raw bytes (malformed ones too), its framed output read on a thread. Every wait is bounded by a generous hang
 guard that only stops a broken server from hanging the suite (never a timing check)."""
 
@@ -45,7 +45,7 @@ class RawServer:
     def __init__(self, cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         env.pop("RUNTIME_SHIM_RECORD", None)
-        self.process = subprocess.Popen([sys.executable, "-m", "analyzer", "lsp"], cwd=cwd, env=env,
+        self.process = subprocess.Popen([sys.executable, "-m", "devicelint", "lsp"], cwd=cwd, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.received: list[dict[str, Any]] = []
         self._inbox: queue.Queue[dict[str, Any] | str] = queue.Queue()

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from analyzer.lsp.framing import Frame, Framer, Skipped
+from devicelint.lsp.framing import Frame, Framer, Skipped
 
 REQUEST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
                       "params": {"text": "é😀 Content-Length: 5"}}, ensure_ascii=False).encode()

@@ -264,7 +264,7 @@ async def test_a_buffer_gets_what_devicelint_check_of_the_file_gives(client: Lan
     the innermost configured root, whose modules share their names with another root's."""
     import json
 
-    from analyzer.cli import main
+    from devicelint.cli import main
 
     (workspace / "pyproject.toml").write_text('[tool.devicelint]\nroots = ["apps/*"]\n', encoding="utf-8")
     for app, device in (("gpu", "cuda"), ("cpu", "cpu")):

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pygls", reason="the LSP tests need the `lsp` extra (pygls, lsprotocol)")
 
-from analyzer.diagnostics import Diagnostic, Severity  # noqa: E402
-from analyzer.lsp.actions import noqa_edit  # noqa: E402
-from analyzer.lsp.options import parse_client_options  # noqa: E402
-from analyzer.lsp.positions import UTF8, UTF16, UTF32, analyzer_position, from_units, lsp_position, split_lines  # noqa: E402
-from analyzer.settings import SettingsError  # noqa: E402
+from devicelint.diagnostics import Diagnostic, Severity  # noqa: E402
+from devicelint.lsp.actions import noqa_edit  # noqa: E402
+from devicelint.lsp.options import parse_client_options  # noqa: E402
+from devicelint.lsp.positions import UTF8, UTF16, UTF32, analyzer_position, from_units, lsp_position, split_lines  # noqa: E402
+from devicelint.settings import SettingsError  # noqa: E402
 
 
 def test_columns_count_code_units_of_the_negotiated_encoding() -> None:
@@ -64,8 +64,8 @@ def test_client_settings_are_validated() -> None:
 
 
 def test_the_client_target_device_wins_over_the_file() -> None:
-    from analyzer import config
-    from analyzer.lsp.options import build_settings
+    from devicelint import config
+    from devicelint.lsp.options import build_settings
 
     found = config.Config(None, os.getcwd(), {"target-device": "cpu"})
     assert build_settings(found, parse_client_options({})).target_device == "cpu"
@@ -79,7 +79,7 @@ def test_the_cli_imports_no_pygls_and_says_what_to_install_without_it(monkeypatc
     done = subprocess.run([sys.executable, "-c", "import sys, analyzer.cli; print('pygls' in sys.modules)"],
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
-    from analyzer.cli import main
+    from devicelint.cli import main
 
     monkeypatch.setitem(sys.modules, "pygls", None)  # as if it were not installed
     assert main(["lsp"]) == 2
@@ -90,7 +90,7 @@ def test_the_cli_imports_no_pygls_and_says_what_to_install_without_it(monkeypatc
 def test_the_collector_is_paused_during_analyses_and_resumed_after_the_last() -> None:
     import gc
 
-    from analyzer.lsp.server import gc_paused
+    from devicelint.lsp.server import gc_paused
 
     enabled = gc.isenabled()
     gc.enable()

@@ -34,7 +34,7 @@ def test_neovim_shows_the_servers_diagnostics(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.devicelint]\n", encoding="utf-8")
     out = tmp_path / "diagnostics.json"
     env = {**os.environ,
-           "DEVICELINT_NVIM_CMD": json.dumps([sys.executable, "-m", "analyzer", "lsp"]),
+           "DEVICELINT_NVIM_CMD": json.dumps([sys.executable, "-m", "devicelint", "lsp"]),
            "DEVICELINT_NVIM_FILE": str(fixture), "DEVICELINT_NVIM_OUT": str(out),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data")}

@@ -1,6 +1,6 @@
 """``reveal_device`` on PyTorch values at run time, and the fake CUDA guard's compiler error.
 
-``from analyzer import reveal_device`` is runtime_shim's function: for a torch tensor, module or device
+``from devicelint import reveal_device`` is runtime_shim's function: for a torch tensor, module or device
 it prints the analyzer's reveal text (device; requires grad as a leaf or a non-leaf) to stderr, as
 ``typing.reveal_type`` does, and returns it; runtime_shim values keep their text. Both are recorded
 (confirm compares them with the analyzer's reveal: tests/confirm/test_confirm_projects.py).
@@ -16,7 +16,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from analyzer import reveal_device  # noqa: E402
+from devicelint import reveal_device  # noqa: E402
+
 from runtime_shim import Device, Tensor  # noqa: E402
 from runtime_shim import reveal_device as shim_reveal_device  # noqa: E402
 from runtime_shim.torch_observer import guard_ext  # noqa: E402
