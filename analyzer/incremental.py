@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import frontend
-from .parallel import digest
+from .scheduler import digest
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic

@@ -7,7 +7,7 @@ This is the library entry point (the CLI is a thin layer over :func:`check`):
    APIs are not even parsed);
 3. per relevant file, its imports and ``noqa`` directives (or its MV901 failure), from the
    cache when the content is unchanged;
-4. components (:mod:`analyzer.parallel`: files connected through imports), each analysed by
+4. components (:mod:`analyzer.scheduler`: files connected through imports), each analysed by
    its own engine, from the cache or in worker processes;
 5. rule selection, per-file ignores, ``noqa`` and MV902 (after the cache, so changing them
    reuses every cached result).
@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import discovery, frontend, incremental, noqa, parallel
+from . import discovery, frontend, incremental, noqa, scheduler
 from .diagnostics import Diagnostic
 from .failures import FileFailure
 from .notebook import CellMap
@@ -98,7 +98,7 @@ def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | N
 def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                     stdin_name: str | None = None, project_modules: frozenset[str] | None = None,
                     fixes: bool = True, targets: Collection[str] | None = None,
-                    file_info: Callable[[frontend.SourceFile], parallel.FileInfo] | None = None,
+                    file_info: Callable[[frontend.SourceFile], scheduler.FileInfo] | None = None,
                     unsaved: frozenset[str] = frozenset()) -> Report:
     """Analyse ``sources``; ``project_modules`` (default: the sources' modules) names every module of the
     project; ``fixes=False`` attaches no fixes (an editor builds them only when it asks for code actions).
@@ -124,7 +124,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
 
     failures: list[FileFailure] = []
     parsed: list[frontend.SourceFile] = []
-    infos: list[parallel.FileInfo] = []
+    infos: list[scheduler.FileInfo] = []
     digests: list[str] = []
     for source in chosen:
         targeted = wanted is None or os.path.abspath(source.path) in wanted
@@ -132,11 +132,11 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if targeted:
                 failures.append(source.failure)
             continue
-        digest = parallel.digest(source.data)
+        digest = scheduler.digest(source.data)
         kept = cache if source.path != stdin_name and source.path not in unsaved else None
         info = kept.file_info(source.path, digest) if kept is not None else None
         if info is None:
-            info = file_info(source) if file_info is not None else parallel.file_info(source)
+            info = file_info(source) if file_info is not None else scheduler.file_info(source)
             if kept is not None:
                 kept.put_file_info(source.path, digest, info)
         if info.failure is not None:
@@ -158,7 +158,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
 
         groups = cache.grouping(*grouping, len(parsed), imports_key)
     if groups is None:
-        groups = parallel.components(parsed, infos, project_modules)
+        groups = scheduler.components(parsed, infos, project_modules)
         if cache is not None:
             cache.put_grouping(*grouping, groups, imports_key())
     report.components = len(groups)
@@ -178,7 +178,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         if cache is not None:
             members = [(parsed[i].path, _key_path(parsed[i].path), parsed[i].module, parsed[i].is_package,
                         digests[i]) for i in group]
-            tops = parallel.import_tops([parsed[i] for i in group], [infos[i] for i in group])
+            tops = scheduler.import_tops([parsed[i] for i in group], [infos[i] for i in group])
             visible = sorted(name for top in tops for name in names_by_top.get(top, ()))
             slot, key, shape = Cache.component_key(engine_key, members, visible)
             hit = cache.component(slot, key)
@@ -203,18 +203,18 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     limits = settings.limits()
     if settings.record_expressions or not fixes:
         take_semantics()
-        computed = [parallel.analyze_component([parsed[i] for i in groups[n]], project_modules,
+        computed = [scheduler.analyze_component([parsed[i] for i in groups[n]], project_modules,
                                                settings.profile, settings.backends,
                                                expressions=report.expressions if settings.record_expressions
                                                else None, fixes=fixes, limits=limits,
                                                target=settings.target_device) for n in todo]
     else:
-        computed = parallel.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
+        computed = scheduler.run(parsed, [groups[n] for n in todo], project_modules, settings.profile,
                                 settings.backends, settings.jobs, limits, settings.target_device, take_semantics)
     take_semantics()
     for n, diagnostics in zip(todo, computed, strict=True):
-        notes = [d for d in diagnostics if d.name in parallel.RUN_NOTES]
-        results[n] = [d for d in diagnostics if d.name not in parallel.RUN_NOTES]
+        notes = [d for d in diagnostics if d.name in scheduler.RUN_NOTES]
+        results[n] = [d for d in diagnostics if d.name not in scheduler.RUN_NOTES]
         report.notes.extend(notes)
         # a component stopped by a budget or failed is not cached: another run (more memory, a fixed
         # analyzer) may do better
@@ -231,7 +231,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     else:
         report.cache_misses = len(todo)
 
-    diagnostics = parallel.failure_diagnostics(failures)
+    diagnostics = scheduler.failure_diagnostics(failures)
     for component_diagnostics in results:
         diagnostics.extend(component_diagnostics or ())
     # only the analysed files' directives can be used or unused (MV902)

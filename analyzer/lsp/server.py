@@ -26,9 +26,9 @@ from pygls.uris import to_fs_path
 
 from .. import __version__, config
 from ..diagnostics import Diagnostic
-from ..parallel import TRACEBACK_NOTE
 from ..projects import Analysis, Project, find_root
 from ..runner import Report
+from ..scheduler import TRACEBACK_NOTE
 from ..settings import Settings, SettingsError
 from . import config_report
 from .config_report import check_globs, file_of

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from devicelint import cli, domain, parallel
+from devicelint import cli, domain, scheduler
 from devicelint.domain import MAX_ATOMS, TOP, V, Value, const, join_all, seq, seq_of
 from devicelint.engine import builtins as engine_builtins
 from devicelint.engine import calls as engine_calls
@@ -184,7 +184,7 @@ def test_a_component_past_its_statement_budget_is_unknown_with_a_note() -> None:
     report = check_source(long_program(5000), "long.py", Settings(max_component_steps=1000))
     assert not report.findings
     (note,) = report.notes
-    assert note.name == parallel.BUDGET_NOTE and note.file.endswith("long.py")
+    assert note.name == scheduler.BUDGET_NOTE and note.file.endswith("long.py")
     assert "statements" in note.message
     # within the budget: the same program's finding
     assert [d.code for d in check_source(long_program(5000), "long.py").findings] == ["MV201"]
@@ -264,7 +264,7 @@ def test_a_crash_is_mv903_where_it_happened_and_other_files_are_reported(
     assert [(Path(d.file).name, d.row, d.column) for d in failed] == [("bad.py", 3, 10)]
     assert "ValueError: boom" in failed[0].message
     assert sorted(Path(d.file).name for d in report.findings if d.code == "MV201") == [f"m{i}.py" for i in range(9)]
-    (trace,) = [n for n in report.notes if n.name == parallel.TRACEBACK_NOTE]
+    (trace,) = [n for n in report.notes if n.name == scheduler.TRACEBACK_NOTE]
     assert "Traceback" in trace.message and "boom" in trace.message
 
 
@@ -307,7 +307,7 @@ def test_a_function_past_its_budget_is_unknown_and_the_rest_is_analyzed() -> Non
     report = check_source(source, "heavy.py", Settings(max_function_steps=1000))
     assert [d.row for d in report.findings] == [light_row]
     (note,) = report.notes
-    assert note.name == parallel.BUDGET_NOTE and "`heavy`" in note.message and note.row == 5
+    assert note.name == scheduler.BUDGET_NOTE and "`heavy`" in note.message and note.row == 5
     default = check_source(source, "heavy.py")
     assert [d.row for d in default.findings] == [light_row] and not default.notes
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from devicelint import cache as cache_module
-from devicelint import parallel
+from devicelint import scheduler
 from devicelint.cli import main
 from devicelint.runner import check
 from devicelint.settings import Settings
@@ -107,9 +107,9 @@ def test_warm_run_analyzes_nothing(project: Path, monkeypatch: pytest.MonkeyPatc
     def boom(*args: object, **kwargs: object) -> None:
         raise AssertionError("analysed again")
 
-    monkeypatch.setattr(parallel, "analyze_component", boom)
-    monkeypatch.setattr(parallel, "file_info", boom)
-    monkeypatch.setattr(parallel, "components", boom)  # the split into components is cached as well
+    monkeypatch.setattr(scheduler, "analyze_component", boom)
+    monkeypatch.setattr(scheduler, "file_info", boom)
+    monkeypatch.setattr(scheduler, "components", boom)  # the split into components is cached as well
     warm = analyze(project)
     assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
 

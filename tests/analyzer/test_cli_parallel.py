@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from devicelint import frontend, parallel
+from devicelint import frontend, scheduler
 from devicelint.cli import main
 from devicelint.domain import TOP
 from devicelint.engine import worlds
@@ -39,15 +39,15 @@ def whole_program(paths: list[str], settings: Settings) -> list[dict]:
         else:
             parsed.append(source)
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, parallel.RECURSION_LIMIT))
+    sys.setrecursionlimit(max(limit, scheduler.RECURSION_LIMIT))
     try:
         run_worlds(parsed, facts, settings.profile, settings.backends, frozenset(s.module for s in sources))
     finally:
         sys.setrecursionlimit(limit)
     by_file = {s.path: s for s in sources}
     texts = {s.path: s.text for s in parsed}  # the rules build their fixes from them
-    diagnostics = [parallel.finish(d, by_file) for rule in all_rules() for d in rule.check(facts, texts)]
-    diagnostics += [parallel.finish(d, by_file) for d in parallel.reveal_notes(facts)]
+    diagnostics = [scheduler.finish(d, by_file) for rule in all_rules() for d in rule.check(facts, texts)]
+    diagnostics += [scheduler.finish(d, by_file) for d in scheduler.reveal_notes(facts)]
     directives = {s.path: [] for s in parsed}  # MV902 is not what this compares
     kept = suppress(diagnostics, settings, directives, by_file)
     return [d.to_json() for d in sorted(kept, key=lambda d: d.sort_key())]
@@ -55,7 +55,7 @@ def whole_program(paths: list[str], settings: Settings) -> list[dict]:
 
 @pytest.fixture
 def force_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_FILES", 2)
+    monkeypatch.setattr(scheduler, "MIN_PARALLEL_FILES", 2)
 
 
 def test_parallel_equals_serial_on_the_fixtures(force_pool: None) -> None:
@@ -132,9 +132,9 @@ def project(tmp_path: Path) -> Path:
 def test_components_follow_the_engines_resolution(project: Path) -> None:
     sources = frontend.load(frontend.discover([str(project)]))
     chosen = frontend.relevant(sources)
-    infos = [parallel.file_info(s) for s in chosen]
+    infos = [scheduler.file_info(s) for s in chosen]
     parsed = [(s, i) for s, i in zip(chosen, infos, strict=True) if i.failure is None]
-    groups = parallel.components([s for s, _ in parsed], [i for _, i in parsed], {s.module for s in sources})
+    groups = scheduler.components([s for s, _ in parsed], [i for _, i in parsed], {s.module for s in sources})
     named = sorted(sorted(str(Path(parsed[i][0].path).relative_to(project)) for i in g) for g in groups)
     assert ["app/main.py", "app/pkg/__init__.py", "app/pkg/devices.py", "app/pkg/export.py",
             "app/pkg/star.py"] in named
@@ -159,7 +159,7 @@ def test_spawned_workers_give_the_same(project: Path, force_pool: None, monkeypa
     import multiprocessing
 
     serial = as_data(check([str(project)], Settings(jobs=1)))
-    monkeypatch.setattr(parallel, "_context", lambda: (multiprocessing.get_context("spawn"), False))
+    monkeypatch.setattr(scheduler, "_context", lambda: (multiprocessing.get_context("spawn"), False))
     assert as_data(check([str(project)], Settings(jobs=2))) == serial
 
 
@@ -169,9 +169,9 @@ def test_a_failing_worker_is_an_internal_error(project: Path, force_pool: None, 
         try:
             raise ValueError("boom")
         except ValueError as error:
-            raise parallel.AnalysisError("ValueError: boom") from error
+            raise scheduler.AnalysisError("ValueError: boom") from error
 
-    monkeypatch.setattr(parallel, "analyze_component", broken)  # forked workers inherit it
+    monkeypatch.setattr(scheduler, "analyze_component", broken)  # forked workers inherit it
     monkeypatch.setenv("DEVICELINT_CACHE_DIR", str(project / ".cache"))
     code = main(["check", str(project)])
     _out, err = capsys.readouterr()

@@ -88,7 +88,7 @@ def test_the_analysis_does_not_import_libcst_until_a_fix_is_built(tmp_path: Path
     failing = tmp_path / "failing.py"
     failing.write_text("from runtime_shim import Device, Tensor\n"
                        "Tensor.ones([2], Device.flex().autodiff()).to_device(Device.flex())\n", encoding="utf-8")
-    probe = ("import sys\nfrom devicelint.parallel import analyze_component\nfrom devicelint import frontend\n"
+    probe = ("import sys\nfrom devicelint.scheduler import analyze_component\nfrom devicelint import frontend\n"
              "sources = frontend.load([sys.argv[1]])\n"
              "d = analyze_component(sources, frozenset(s.module for s in sources), 'burn-2026-08', None)\n"
              "print(bool([x for x in d if x.fix]), 'libcst' in sys.modules)\n")
