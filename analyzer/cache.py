@@ -17,7 +17,7 @@ Two kinds of entries:
 * per file, keyed by path and content digest: the imports, the ``noqa``
   directives, or the MV901 failure (what the runner needs before analysis,
   without parsing the file again);
-* per component (:mod:`analyzer.scheduler`), keyed by the set of its paths and
+* per component (:mod:`analyzer.import_graph`), keyed by the set of its paths and
   validated by a digest of every input: each file's path, module name and
   content digest, and the project module names its imports can see. A changed
   file, or a changed module it imports or that imports it, misses the key; the
@@ -54,7 +54,7 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic
-from .scheduler import FileInfo, digest
+from .import_graph import FileInfo, digest
 
 CACHE_DIR_NAME = ".devicelint_cache"
 FORMAT = "v1"

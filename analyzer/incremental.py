@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import frontend
-from .scheduler import digest
+from .import_graph import digest
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic

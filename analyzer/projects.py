@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from . import discovery, frontend, scheduler
+from . import discovery, frontend, import_graph
 from .notebook import is_notebook
 from .runner import Report, analyze_project
 from .settings import Settings
@@ -127,7 +127,7 @@ class Project:
         self.skipped: dict[str, str] = {}  # path -> why it was left out (not a regular file, over the size cap)
         self.named_skipped: list[tuple[str, str]] = []  # of the files named explicitly, in the last sources()
         self._modules: dict[str, tuple[str, bool]] = {}
-        self._infos: dict[str, tuple[str, scheduler.FileInfo]] = {}  # path -> (digest, info)
+        self._infos: dict[str, tuple[str, import_graph.FileInfo]] = {}  # path -> (digest, info)
 
     def forget_files(self) -> None:
         """Rediscover the project's files on the next analysis (a file was saved, created or deleted)."""
@@ -197,12 +197,12 @@ class Project:
             self._modules[path] = frontend.module_name(path)
         return self._modules[path]
 
-    def _info(self, source: frontend.SourceFile) -> scheduler.FileInfo:
-        digest = scheduler.digest(source.data)
+    def _info(self, source: frontend.SourceFile) -> import_graph.FileInfo:
+        digest = import_graph.digest(source.data)
         known = self._infos.get(source.path)
         if known is not None and known[0] == digest:
             return known[1]
-        info = scheduler.file_info(source)
+        info = import_graph.file_info(source)
         self._infos[source.path] = (digest, info)
         return info
 

@@ -7,8 +7,8 @@ This is the library entry point (the CLI is a thin layer over :func:`check`):
    APIs are not even parsed);
 3. per relevant file, its imports and ``noqa`` directives (or its MV901 failure), from the
    cache when the content is unchanged;
-4. components (:mod:`analyzer.scheduler`: files connected through imports), each analysed by
-   its own engine, from the cache or in worker processes;
+4. components (:mod:`analyzer.import_graph`: files connected through imports), each analysed by
+   its own engine (:mod:`analyzer.scheduler`), from the cache or in worker processes;
 5. rule selection, per-file ignores, ``noqa`` and MV902 (after the cache, so changing them
    reuses every cached result).
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import discovery, frontend, incremental, noqa, scheduler
+from . import discovery, frontend, import_graph, incremental, noqa, scheduler
 from .diagnostics import Diagnostic
 from .failures import FileFailure
 from .notebook import CellMap
@@ -98,7 +98,7 @@ def check_source(text: str, filename: str = "<stdin>.py", settings: Settings | N
 def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                     stdin_name: str | None = None, project_modules: frozenset[str] | None = None,
                     fixes: bool = True, targets: Collection[str] | None = None,
-                    file_info: Callable[[frontend.SourceFile], scheduler.FileInfo] | None = None,
+                    file_info: Callable[[frontend.SourceFile], import_graph.FileInfo] | None = None,
                     unsaved: frozenset[str] = frozenset()) -> Report:
     """Analyse ``sources``; ``project_modules`` (default: the sources' modules) names every module of the
     project; ``fixes=False`` attaches no fixes (an editor builds them only when it asks for code actions).
@@ -124,7 +124,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
 
     failures: list[FileFailure] = []
     parsed: list[frontend.SourceFile] = []
-    infos: list[scheduler.FileInfo] = []
+    infos: list[import_graph.FileInfo] = []
     digests: list[str] = []
     for source in chosen:
         targeted = wanted is None or os.path.abspath(source.path) in wanted
@@ -132,11 +132,11 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if targeted:
                 failures.append(source.failure)
             continue
-        digest = scheduler.digest(source.data)
+        digest = import_graph.digest(source.data)
         kept = cache if source.path != stdin_name and source.path not in unsaved else None
         info = kept.file_info(source.path, digest) if kept is not None else None
         if info is None:
-            info = file_info(source) if file_info is not None else scheduler.file_info(source)
+            info = file_info(source) if file_info is not None else import_graph.file_info(source)
             if kept is not None:
                 kept.put_file_info(source.path, digest, info)
         if info.failure is not None:
@@ -158,7 +158,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
 
         groups = cache.grouping(*grouping, len(parsed), imports_key)
     if groups is None:
-        groups = scheduler.components(parsed, infos, project_modules)
+        groups = import_graph.components(parsed, infos, project_modules)
         if cache is not None:
             cache.put_grouping(*grouping, groups, imports_key())
     report.components = len(groups)
@@ -178,7 +178,7 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         if cache is not None:
             members = [(parsed[i].path, _key_path(parsed[i].path), parsed[i].module, parsed[i].is_package,
                         digests[i]) for i in group]
-            tops = scheduler.import_tops([parsed[i] for i in group], [infos[i] for i in group])
+            tops = import_graph.import_tops([parsed[i] for i in group], [infos[i] for i in group])
             visible = sorted(name for top in tops for name in names_by_top.get(top, ()))
             slot, key, shape = Cache.component_key(engine_key, members, visible)
             hit = cache.component(slot, key)

@@ -1,6 +1,6 @@
 """What a cold run of one component cannot go below: parsing its files, in the one process that analyses it.
 
-The engine analyses a *component* (files connected through imports, :mod:`analyzer.scheduler`) in one
+The engine analyses a *component* (files connected through imports, :mod:`analyzer.import_graph`) in one
 process, on parsed trees in that process's memory. This bench measures, per corpus and in the same run:
 
 * ruff's time on the same files (the speed goal's baseline, as ``bench/analyzer_speed.py`` runs it);
@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
-from devicelint import frontend, scheduler  # noqa: E402
+from devicelint import frontend  # noqa: E402
+from devicelint import import_graph as graph  # noqa: E402
 
 from bench.analyzer_speed import (  # noqa: E402
     add_corpus_arguments,
@@ -82,12 +83,12 @@ def _timed(fn, items: list) -> tuple[float, list]:
 def import_graph(directory: Path) -> dict[str, int]:
     """The largest component, and how many of its files reach every file of it through their imports."""
     sources = frontend.load(frontend.discover([str(directory)]))
-    infos = [scheduler.file_info(s) for s in sources]
+    infos = [graph.file_info(s) for s in sources]
     keep = [i for i, info in enumerate(infos) if info.failure is None]
     sources, infos = [sources[i] for i in keep], [infos[i] for i in keep]
     project = frozenset(s.module for s in sources)
-    largest = max(scheduler.components(sources, infos, project), key=len)
-    edges = scheduler.edges(sources, infos, project)
+    largest = max(graph.components(sources, infos, project), key=len)
+    edges = graph.edges(sources, infos, project)
     members = set(largest)
     whole = 0
     for start in largest:

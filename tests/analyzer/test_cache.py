@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from devicelint import cache as cache_module
-from devicelint import scheduler
+from devicelint import import_graph, scheduler
 from devicelint.cli import main
 from devicelint.runner import check
 from devicelint.settings import Settings
@@ -108,8 +108,8 @@ def test_warm_run_analyzes_nothing(project: Path, monkeypatch: pytest.MonkeyPatc
         raise AssertionError("analysed again")
 
     monkeypatch.setattr(scheduler, "analyze_component", boom)
-    monkeypatch.setattr(scheduler, "file_info", boom)
-    monkeypatch.setattr(scheduler, "components", boom)  # the split into components is cached as well
+    monkeypatch.setattr(import_graph, "file_info", boom)
+    monkeypatch.setattr(import_graph, "components", boom)  # the split into components is cached as well
     warm = analyze(project)
     assert [d.to_json() for d in warm.diagnostics] == [d.to_json() for d in cold.diagnostics]
 

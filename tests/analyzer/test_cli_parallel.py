@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from devicelint import frontend, scheduler
+from devicelint import frontend, import_graph, scheduler
 from devicelint.cli import main
 from devicelint.domain import TOP
 from devicelint.engine import worlds
@@ -132,9 +132,9 @@ def project(tmp_path: Path) -> Path:
 def test_components_follow_the_engines_resolution(project: Path) -> None:
     sources = frontend.load(frontend.discover([str(project)]))
     chosen = frontend.relevant(sources)
-    infos = [scheduler.file_info(s) for s in chosen]
+    infos = [import_graph.file_info(s) for s in chosen]
     parsed = [(s, i) for s, i in zip(chosen, infos, strict=True) if i.failure is None]
-    groups = scheduler.components([s for s, _ in parsed], [i for _, i in parsed], {s.module for s in sources})
+    groups = import_graph.components([s for s, _ in parsed], [i for _, i in parsed], {s.module for s in sources})
     named = sorted(sorted(str(Path(parsed[i][0].path).relative_to(project)) for i in g) for g in groups)
     assert ["app/main.py", "app/pkg/__init__.py", "app/pkg/devices.py", "app/pkg/export.py",
             "app/pkg/star.py"] in named
