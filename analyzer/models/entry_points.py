@@ -194,6 +194,9 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
     out = ModuleEntries()
     aliases = _aliases(tree)
     frameworks = {_framework(p) for p in aliases.values()}
+    test_file = _is_test_file(file) or "pytest" in frameworks  # a module of tests: named so, or importing pytest
+    if not aliases and not test_file:
+        return out  # every rule below needs a framework's name or a test module (a word like "fired" got here)
     top = {node.name: node for node in tree.body
            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     command_objects: set[str] = set()  # names bound to ``typer.Typer()`` / ``click.Group()`` / a click group
@@ -231,7 +234,6 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
                     out.entries[id(item)] = Entry("cli", caller=runner)
         elif defined is not None:
             out.entries[id(defined)] = Entry("cli", caller=runner)
-    test_file = _is_test_file(file) or "pytest" in frameworks  # a module of tests: named so, or importing pytest
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             bases = {_path(b, aliases) for b in node.bases}
