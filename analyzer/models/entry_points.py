@@ -89,10 +89,22 @@ class ModuleEntries:
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
 
 
+def _statements(tree: ast.Module) -> list[ast.AST]:
+    """The statements of ``tree`` (those of handlers and ``case`` blocks too) in ``ast.walk``'s order, without
+    walking expressions (an import is a statement: most of a large module's nodes cannot be one)."""
+    out: list[ast.AST] = []
+    level: list[ast.AST] = [tree]
+    while level:  # breadth first, as ast.walk: the later of two imports of one name wins, as before
+        out.extend(level)
+        level = [child for node in level for child in ast.iter_child_nodes(node)
+                 if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
+    return out
+
+
 def _aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> the framework path it is bound to (``pl`` -> ``pytorch_lightning``)."""
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in _FRAMEWORKS:
@@ -234,7 +246,7 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
                     out.entries[id(item)] = Entry("cli", caller=runner)
         elif defined is not None:
             out.entries[id(defined)] = Entry("cli", caller=runner)
-    for node in ast.walk(tree):
+    for node in _statements(tree):  # (classes and functions: statements)
         if isinstance(node, ast.ClassDef):
             bases = {_path(b, aliases) for b in node.bases}
             if bases & _LIGHTNING_BASES:
