@@ -84,7 +84,7 @@ class Entry:
 @dataclass
 class ModuleEntries:
     entries: dict[int, Entry] = field(default_factory=dict)  # id(def node) -> how it is called
-    fixtures: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)  # what each Trainer(...) of the module runs on
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
 
@@ -212,15 +212,15 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
     top = {node.name: node for node in tree.body
            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     command_objects: set[str] = set()  # names bound to ``typer.Typer()`` / ``click.Group()`` / a click group
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                and _framework(_path(node.value.func, aliases)) in ("typer", "click"):
-            command_objects.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+                and _framework(_path(stmt.value.func, aliases)) in ("typer", "click"):
+            command_objects.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 (_path(d.func if isinstance(d, ast.Call) else d, aliases) or "").endswith(".group")
-                for d in node.decorator_list):
-            command_objects.add(node.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
+                for d in stmt.decorator_list):
+            command_objects.add(stmt.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
     fire_targets: list[tuple[ast.expr, str]] = []  # (what is run, by what)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -357,7 +357,7 @@ class EntryPoints(LibraryModel):
             tree, file = module.source.tree, module.file or ""
             if tree is not None and (any(f.encode() in module.source.data for f in _FRAMEWORKS) or _is_test_file(file)):
                 self.scans[file] = scan_module(tree, file)
-        self.conftest_fixtures: dict[str, ast.FunctionDef] = {}
+        self.conftest_fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         for file, scan in self.scans.items():
             if os.path.basename(file) == "conftest.py":
                 self.conftest_fixtures.update(scan.fixtures)
@@ -418,7 +418,7 @@ class EntryPoints(LibraryModel):
             cases = entry.cases if entry.framework == "pytest" else [{}]
             if not cases:
                 return None
-            calls = []
+            calls: list[tuple[list[Value], dict[str, Value]]] = []
             for case in cases:
                 kwargs = self._fixture_values(fn, frame, set(case), 0)
                 kwargs.update({name: self._value(expr, frame) for name, expr in case.items()})
@@ -471,7 +471,7 @@ class EntryPoints(LibraryModel):
             values[name] = self._fixture(node, frame, depth)
         return values
 
-    def _fixture(self, node: ast.FunctionDef, frame: Frame, depth: int) -> Value:
+    def _fixture(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame, depth: int) -> Value:
         engine = self.engine
         functions = engine.functions
         info = functions.get(id(node))
@@ -527,7 +527,7 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     return TOP
 
 
-def _yields(node: ast.FunctionDef) -> bool:
+def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
 
 
