@@ -7,6 +7,7 @@ import ast
 from ..domain import (
     BOTTOM,
     TOP,
+    Atom,
     ClassRef,
     DictAtom,
     FuncRef,
@@ -183,7 +184,7 @@ class Assignment(EngineMixin):
         """``container[key] = value`` on each possibility: a dict with a constant key gets it replaced;
         with an unknown key any entry may now hold the value, or a new unknown key does."""
         keys = key.consts()
-        updated = []
+        updated: list[Atom] = []
         for atom in container.atoms:
             if isinstance(atom, DictAtom) and len(atom.items) >= MAX_DICT_KEYS:
                 # a registry of hundreds of entries: its keys stop mattering (each store would copy them all)
@@ -191,8 +192,8 @@ class Assignment(EngineMixin):
             elif isinstance(atom, DictAtom) and keys and len(keys) == 1 and not key.top:
                 updated.append(with_entry(atom, keys[0], value))
             elif isinstance(atom, DictAtom):
-                items = [(k, v.join(value)) for k, v in atom.items]
-                updated.append(DictAtom(tuple(items), atom.unknown_keys().join(value)))
+                entries = tuple((k, v.join(value)) for k, v in atom.items)
+                updated.append(DictAtom(entries, atom.unknown_keys().join(value)))
             elif isinstance(atom, SeqAtom) and atom.kind == "list" and atom.items is not None and keys \
                     and len(keys) == 1 and not key.top and type(keys[0]) is int \
                     and -len(atom.items) <= keys[0] < len(atom.items):  # ``pairs[i] = ...`` with i known

@@ -118,7 +118,8 @@ class Builtins(EngineMixin):
         of the instances it may reach partly unknown (modules and classes: not followed)."""
         names = attr.consts() or []  # (None: some possibility is not a constant, e.g. a function's __name__)
         holder = node.args[0] if isinstance(node, ast.Call) and node.args else None
-        if not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr):
+        if (not attr.top and len(names) == 1 and type(names[0]) is str and isinstance(holder, ast.expr)
+                and node is not None):
             # ``obj.name = value`` itself (setters, buffers, the ``obj.name`` overlay: Assignment.assign)
             self.assign(ast.copy_location(ast.Attribute(holder, names[0], ast.Store()), node), value, st, fr)
             return
@@ -181,9 +182,9 @@ class Builtins(EngineMixin):
     def _length(value: Value) -> Value:
         lengths = set()
         for atom in value.atoms:
-            if isinstance(atom, SeqAtom) and atom.items is not None or (
-                    isinstance(atom, DictAtom) and atom.rest is None):
-                lengths.add(len(atom.items))
+            items = _known_items(atom)
+            if items is not None:
+                lengths.add(len(items))
             elif isinstance(atom, Const) and isinstance(atom.value, (str, bytes)):
                 lengths.add(len(atom.value))
             else:
@@ -234,6 +235,15 @@ class Builtins(EngineMixin):
             else:
                 out = out.join(TOP)
         return out
+
+
+def _known_items(atom: Atom) -> tuple[object, ...] | None:
+    """The items of a sequence or a dict whose every item is known (None: any other atom)."""
+    if isinstance(atom, SeqAtom):
+        return atom.items
+    if isinstance(atom, DictAtom) and atom.rest is None:
+        return atom.items
+    return None
 
 
 def _range_length(values: range) -> int:

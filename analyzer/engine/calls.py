@@ -393,15 +393,17 @@ def global_names(fn: FunctionInfo, fref: FuncRef) -> list[str]:
 def _popped(container: Value, index: Value) -> tuple[Value, Value]:
     """``xs.pop(i)``: the element and the list after it. Element-wise for one list of known length and a
     constant index (a worklist drained in a loop stays precise); else any element, and the length unknown."""
-    atom = next(iter(container.atoms))
+    lists = [a for a in container.atoms if isinstance(a, SeqAtom)]
+    assert len(lists) == len(container.atoms)  # the caller pops only from lists
+    atom = lists[0]
     wanted = index.consts()
-    if len(container.atoms) == 1 and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
+    if len(lists) == 1 and atom.kind == "list" and atom.items is not None and wanted and len(wanted) == 1 \
             and type(wanted[0]) is int and -len(atom.items) <= wanted[0] < len(atom.items):
         position = wanted[0] % len(atom.items)
         rest = atom.items[:position] + atom.items[position + 1:]
         return atom.items[position], V(seq(atom.kind, rest))
-    element = join_all(a.elem for a in container.atoms)
-    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in container.atoms))
+    element = join_all(a.elem for a in lists)
+    return element, Value(frozenset(seq_of(a.kind, a.elem) for a in lists))
 
 
 def _layers_of_the_inputs_way(func: Value, x: Value) -> Value:

@@ -280,7 +280,8 @@ class Engine(
         """Attribute names some function other than the caller assigns: a call may change them."""
         return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
 
-    def _rebound_later(self, enclosing: ast.AST, inner: ast.AST) -> frozenset[str]:
+    def _rebound_later(self, enclosing: ast.AST,
+                       inner: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
         """The names ``enclosing`` binds textually after ``inner``: a closure reads a variable when it runs, so
         a later rebinding may be what it sees (in a loop the value at the def is already the join over the
         iterations). Each enclosing function's own-scope stores are collected once, not once per nested

@@ -58,7 +58,7 @@ class Definitions(EngineMixin):
         if fn is None:
             cls = fr.cls if fr.kind == "class" else None
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else (
-                fr.cls.qualname + "." if cls is not None else "")
+                cls.qualname + "." if cls is not None else "")
             fn = FunctionInfo(node, fr.module, prefix + getattr(node, "name", "<lambda>"), cls)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in node.decorator_list:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from .. import lift
@@ -32,6 +33,7 @@ from ..domain import (
     seq,
     seq_of,
 )
+from ..facts import FactStore
 from ..shim_api import BINARY, BINOPS, UNARY
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, State, join_states, widen_if_large
@@ -54,8 +56,15 @@ from .python_values import (
 _HOVERED = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
+# a unary operator applied to a constant operand
+_CONST_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+
+
 class Expressions(EngineMixin):
     """Expressions."""
+
+    facts: FactStore  # swapped for NullFacts during a quiet evaluation
 
     def eval(self, node: ast.expr | None, st: State, fr: Frame, quiet: bool = False) -> Value:
         if node is None:
@@ -81,7 +90,9 @@ class Expressions(EngineMixin):
             return  # hover shows tensors and devices only
         key = (fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,
                node.end_col_offset or node.col_offset)
-        self.facts.expressions.setdefault(key, set()).add(reveal_text(value))
+        expressions = self.facts.expressions
+        assert expressions is not None  # eval records only while the store collects expressions
+        expressions.setdefault(key, set()).add(reveal_text(value))
 
     def expr_Constant(self, node: ast.Constant, st: State, fr: Frame) -> Value:
         return const_value(node.value)
@@ -363,7 +374,7 @@ class Expressions(EngineMixin):
         consts = operand.consts()
         if consts is not None and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             try:
-                fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)]
+                fn = _CONST_UNARY[type(node.op)]
                 return Value(frozenset(const(fn(c)) for c in consts))
             except Exception:  # noqa: BLE001 - a constant the program would fail on
                 return TOP

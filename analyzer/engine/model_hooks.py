@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain import Atom, Value
 from ..models.base import UNHANDLED, LibraryModel, Unhandled
@@ -22,10 +21,24 @@ if TYPE_CHECKING:
 HOOKS = tuple(name for name, value in vars(LibraryModel).items() if callable(value) and not name.startswith("_"))
 
 
-@cache
+class BoundHook(Protocol):
+    """A model's hook as the engine holds it: a bound method, which knows its model."""
+
+    __self__: LibraryModel
+
+    def __call__(self, *args: Any) -> Any: ...
+
+
+_OWN_HOOKS: dict[type[LibraryModel], tuple[str, ...]] = {}  # (a dict, not functools.cache: typed by class)
+
+
 def _own_hooks(model: type[LibraryModel]) -> tuple[str, ...]:
     """The hooks a model class defines (an engine per component binds them: once per class)."""
-    return tuple(hook for hook in HOOKS if getattr(model, hook) is not getattr(LibraryModel, hook))
+    found = _OWN_HOOKS.get(model)
+    if found is None:
+        found = _OWN_HOOKS[model] = tuple(hook for hook in HOOKS
+                                          if getattr(model, hook) is not getattr(LibraryModel, hook))
+    return found
 
 
 class ModelHooks(EngineMixin):
@@ -35,7 +48,7 @@ class ModelHooks(EngineMixin):
 
     def index_hooks(self) -> None:
         """For each hook, the bound methods of the models that define their own (asked at every hook)."""
-        self.hook_table: dict[str, list[Callable[..., Any]]] = {hook: [] for hook in HOOKS}
+        self.hook_table: dict[str, list[BoundHook]] = {hook: [] for hook in HOOKS}
         for model in self.models:
             for hook in _own_hooks(type(model)):
                 self.hook_table[hook].append(getattr(model, hook))
@@ -209,7 +222,7 @@ class ModelHooks(EngineMixin):
         for hook, part in zip(self.hook_table["context_key"], key, strict=True):
             hook.__self__.enter_function(state, part, fn)
 
-    def model_enter_call(self, fn: FunctionInfo) -> list[Callable[..., Any]]:
+    def model_enter_call(self, fn: FunctionInfo) -> list[BoundHook]:
         """The models told that ``fn`` starts to run (each is told when it ends: ``exit_call``)."""
         hooks = self.hook_table["enter_call"]
         for hook in hooks:

@@ -355,8 +355,8 @@ def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:
             answers.add(isinstance(atom.value, python))
         elif isinstance(atom, (TensorAtom, DeviceAtom, GradsAtom, ScopeAtom, GraphAtom)):
             answers.add(False)
-        elif (kind := atom.library_type()) is not None:
-            answers.add(kind in library)
+        elif (library_kind := atom.library_type()) is not None:
+            answers.add(library_kind in library)
         elif isinstance(atom, Instance) and any(atom.cls.has_library_base(t) for t in library):
             answers.add(True)  # a project class derived from the library class
         else:

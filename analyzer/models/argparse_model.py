@@ -133,19 +133,20 @@ def _const_str(value: Value | None) -> str | None:
 def option_default(args: list[Value], kwargs: dict[str, Value]) -> tuple[str, Value | None] | None:
     """``add_argument``'s (destination, default when no option is given: ``None`` if not known), or
     ``None`` when the destination is not known."""
-    names = [_const_str(a) for a in args]
-    if not names or any(n is None for n in names):
+    texts = [_const_str(a) for a in args]
+    names = [n for n in texts if n is not None]
+    if not names or len(names) != len(texts):
         return None
     dest = _const_str(kwargs["dest"]) if "dest" in kwargs else None
-    positional = not names[0].startswith("-")  # type: ignore[union-attr]
+    positional = not names[0].startswith("-")
     if dest is None:
         if "dest" in kwargs:
             return None
         if positional:
             dest = names[0]
         else:
-            long = [n for n in names if n.startswith("--")]  # type: ignore[union-attr]
-            dest = (long or names)[0].lstrip("-").replace("-", "_")  # type: ignore[union-attr]
+            long = [n for n in names if n.startswith("--")]
+            dest = (long or names)[0].lstrip("-").replace("-", "_")
     action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
     required = kwargs.get("required")
     nargs = _const_str(kwargs.get("nargs"))
@@ -265,9 +266,10 @@ class ArgparseModel(LibraryModel):
         if name == "set_defaults":
             if args:
                 return TOP
-            given = dict(kwargs)
-            options = tuple((dest, given.pop(dest) if dest in given else default) for dest, default in parser.options)
-            options += tuple(given.items())  # a default for a destination no option has: still an attribute
+            new_defaults = dict(kwargs)
+            options = tuple((dest, new_defaults.pop(dest) if dest in new_defaults else default)
+                            for dest, default in parser.options)
+            options += tuple(new_defaults.items())  # a default for a destination no option has: still an attribute
             alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
             return TOP
@@ -283,8 +285,8 @@ class ArgparseModel(LibraryModel):
             defaults = empty or bool(self.argparse_defaults)
         given: tuple[tuple[str, Value], ...] = ()
         if not defaults and parser.complete:  # (``argument_default=``, ``parents=``: other defaults)
-            found = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
-            given = tuple((dest, value) for dest, value in found.items() if value is not None)
+            chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
+            given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
             fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
         namespace = V(NamespaceAtom(parser.options, defaults, (), given))
         return V(seq("tuple", (namespace, TOP))) if "known" in name else namespace

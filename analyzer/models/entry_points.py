@@ -84,15 +84,27 @@ class Entry:
 @dataclass
 class ModuleEntries:
     entries: dict[int, Entry] = field(default_factory=dict)  # id(def node) -> how it is called
-    fixtures: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)  # what each Trainer(...) of the module runs on
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
+
+
+def _statements(tree: ast.Module) -> list[ast.AST]:
+    """The statements of ``tree`` (those of handlers and ``case`` blocks too) in ``ast.walk``'s order, without
+    walking expressions (an import is a statement: most of a large module's nodes cannot be one)."""
+    out: list[ast.AST] = []
+    level: list[ast.AST] = [tree]
+    while level:  # breadth first, as ast.walk: the later of two imports of one name wins, as before
+        out.extend(level)
+        level = [child for node in level for child in ast.iter_child_nodes(node)
+                 if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
+    return out
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> the framework path it is bound to (``pl`` -> ``pytorch_lightning``)."""
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in _FRAMEWORKS:
@@ -194,18 +206,21 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
     out = ModuleEntries()
     aliases = _aliases(tree)
     frameworks = {_framework(p) for p in aliases.values()}
+    test_file = _is_test_file(file) or "pytest" in frameworks  # a module of tests: named so, or importing pytest
+    if not aliases and not test_file:
+        return out  # every rule below needs a framework's name or a test module (a word like "fired" got here)
     top = {node.name: node for node in tree.body
            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     command_objects: set[str] = set()  # names bound to ``typer.Typer()`` / ``click.Group()`` / a click group
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                and _framework(_path(node.value.func, aliases)) in ("typer", "click"):
-            command_objects.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+                and _framework(_path(stmt.value.func, aliases)) in ("typer", "click"):
+            command_objects.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 (_path(d.func if isinstance(d, ast.Call) else d, aliases) or "").endswith(".group")
-                for d in node.decorator_list):
-            command_objects.add(node.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
+                for d in stmt.decorator_list):
+            command_objects.add(stmt.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
     fire_targets: list[tuple[ast.expr, str]] = []  # (what is run, by what)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -231,8 +246,7 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
                     out.entries[id(item)] = Entry("cli", caller=runner)
         elif defined is not None:
             out.entries[id(defined)] = Entry("cli", caller=runner)
-    test_file = _is_test_file(file) or "pytest" in frameworks  # a module of tests: named so, or importing pytest
-    for node in ast.walk(tree):
+    for node in _statements(tree):  # (classes and functions: statements)
         if isinstance(node, ast.ClassDef):
             bases = {_path(b, aliases) for b in node.bases}
             if bases & _LIGHTNING_BASES:
@@ -343,7 +357,7 @@ class EntryPoints(LibraryModel):
             tree, file = module.source.tree, module.file or ""
             if tree is not None and (any(f.encode() in module.source.data for f in _FRAMEWORKS) or _is_test_file(file)):
                 self.scans[file] = scan_module(tree, file)
-        self.conftest_fixtures: dict[str, ast.FunctionDef] = {}
+        self.conftest_fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         for file, scan in self.scans.items():
             if os.path.basename(file) == "conftest.py":
                 self.conftest_fixtures.update(scan.fixtures)
@@ -404,7 +418,7 @@ class EntryPoints(LibraryModel):
             cases = entry.cases if entry.framework == "pytest" else [{}]
             if not cases:
                 return None
-            calls = []
+            calls: list[tuple[list[Value], dict[str, Value]]] = []
             for case in cases:
                 kwargs = self._fixture_values(fn, frame, set(case), 0)
                 kwargs.update({name: self._value(expr, frame) for name, expr in case.items()})
@@ -457,7 +471,7 @@ class EntryPoints(LibraryModel):
             values[name] = self._fixture(node, frame, depth)
         return values
 
-    def _fixture(self, node: ast.FunctionDef, frame: Frame, depth: int) -> Value:
+    def _fixture(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame, depth: int) -> Value:
         engine = self.engine
         functions = engine.functions
         info = functions.get(id(node))
@@ -513,7 +527,7 @@ def spawn_call(engine: Any, path: str, args: list[Value], kwargs: dict[str, Valu
     return TOP
 
 
-def _yields(node: ast.FunctionDef) -> bool:
+def _yields(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
 
 

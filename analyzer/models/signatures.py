@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from ..domain import TOP
 
@@ -54,6 +54,11 @@ class Bound(Generic[T]):
     arguments: dict[str, T]
     rest: list[T]
     extra: dict[str, T]
+
+    @overload
+    def get(self, name: str) -> T | None: ...
+    @overload
+    def get(self, name: str, default: T) -> T: ...
 
     def get(self, name: str, default: T | None = None) -> T | None:
         return self.arguments.get(name, default)

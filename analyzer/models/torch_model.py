@@ -459,18 +459,20 @@ class TorchModel(TorchData, LibraryModel):
         if value is None:
             return 0
         indexes = value.consts()
-        return indexes[0] if not value.top and len(indexes) == 1 and type(indexes[0]) is int else None
+        return indexes[0] if not value.top and indexes is not None and len(indexes) == 1 \
+            and type(indexes[0]) is int else None
 
     def current_cuda_device_changes(self) -> bool | None:
         """Does this program change the current CUDA device: None (never), False (only where the flow state
         follows it: ``set_device`` at a module's top level, ``with torch.cuda.device(i)`` blocks), True (some
         ``set_device`` inside a function, or ``torch.cuda.device`` not as a ``with`` block)."""
         cached = getattr(self, "_cuda_current_changes", _UNSET)
-        if cached is _UNSET:
-            texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
-            cached = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
-            self._cuda_current_changes = cached
-        return cached
+        if cached is None or isinstance(cached, bool):
+            return cached
+        texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
+        changes = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
+        self._cuda_current_changes = changes
+        return changes
 
     def devices_of(self, value: Value, st: State | None = None,
                    tensors_too: bool = False) -> list[tuple[TorchDev, object]] | None:
@@ -684,7 +686,7 @@ class TorchModel(TorchData, LibraryModel):
         # (``np.array(2.0)``, ``a.mean()``: a 0-d array, a 0-dim tensor, which the model makes apart)
         array = argument(path, args, kwargs, "ndarray", None)
         made = array.only(ArrayAtom) if array is not None else False
-        ndims = {a.ndim for a in array.atoms} if made else {None}  # type: ignore[union-attr, attr-defined]
+        ndims = {a.ndim for a in array.atoms} if made else {None}
         zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
         return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
                                  origin=self.origin(node, fr, "from numpy")))
@@ -927,7 +929,7 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         unknown = tensor.top or not tensor.only(TorchTensorAtom)
         return self.torch_record(self.site(node, api, fr), possibilities, unknown, result, st, fr,
-                                 **{role: tensor})
+                                 raises=True, **{role: tensor})  # (raises given: the role names an operand)
 
     def _export_possibilities(self, kind: str, tensor: Value, st: State, role: str = "tensor") -> list[Possibility]:
         possibilities = []
@@ -1610,18 +1612,18 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         if name in T.LOSSES:
             return self._loss(name, args, kwargs, origin)
-        devices = self._device_argument(kwargs.get("device"), st) if weights else [(CPU, None)]
-        if devices is None:
+        placements = self._device_argument(kwargs.get("device"), st) if weights else [(CPU, None)]
+        if placements is None:
             return TOP
         return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
-                               for dev, _a in devices))
+                               for dev, _a in placements))
 
     def torch_sequential_of(self, element: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,
         when they are library layers whose weights are all on one device (their order then decides nothing a
         device check sees; an empty list, a model of no layers, is not considered)."""
-        layers = sorted(element.atoms, key=repr)
-        if element.top or not layers or not all(isinstance(a, TorchLayerAtom) for a in layers) \
+        layers = sorted((a for a in element.atoms if isinstance(a, TorchLayerAtom)), key=repr)
+        if element.top or not layers or len(layers) != len(element.atoms) \
                 or len({a.dev for a in layers if a.weights}) > 1:
             return TOP
         return self._layer("Sequential", [V(a) for a in layers], {}, node, st, fr)
@@ -1634,7 +1636,7 @@ class TorchModel(TorchData, LibraryModel):
                    if value is not None and value.consts() != [None]]
         if not weights:
             return V(TorchLayerAtom(name, None, False, (), origin))
-        devices = {atom.dev for value in weights for atom in torch_tensors(value)}
+        devices: set[TorchDev | None] = {atom.dev for value in weights for atom in torch_tensors(value)}
         if len(weights) > 1 or any(value.top or not torch_tensors(value) for value in weights):
             devices = {None} if len(devices) != 1 or any(value.top for value in weights) else devices
         return Value(frozenset(TorchLayerAtom(name, dev, True, (), origin) for dev in devices or {None}))
@@ -1660,7 +1662,8 @@ class TorchModel(TorchData, LibraryModel):
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
                 else:  # (the container's choice tags: its layers were placed with it)
-                    value = self._apply_layer(with_tags(child, tags_of(layer)), [value], {}, node, st, fr,  # type: ignore[arg-type]
+                    assert isinstance(child, TorchLayerAtom)  # a Sequential holds library layers and project modules
+                    value = self._apply_layer(with_tags(child, tags_of(layer)), [value], {}, node, st, fr,
                                               f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
@@ -1942,9 +1945,9 @@ class TorchModel(TorchData, LibraryModel):
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
             return True  # the moved copies are other instances: this one is the reference left behind
-        here = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
+        weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        return devices.top or len(here) != 1 or any(c not in here for c in devices.consts())
+        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
         """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
@@ -2207,7 +2210,7 @@ def _dotted(expr: ast.AST) -> str | None:
     return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
 
 
-def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Instance, str]) -> set[str | None]:
+def _weight_devices(layer: TorchLayerAtom, moved_to: dict[Atom, str]) -> set[str | None]:
     """The devices of a layer's weights (a container's: its layers' and project modules'; ``None`` for one not
     known; ``moved_to``: the device of each instance a ``.to()`` made)."""
     if layer.children:
