@@ -53,16 +53,20 @@ class ModelHooks(EngineMixin):
             for hook in _own_hooks(type(model)):
                 self.hook_table[hook].append(getattr(model, hook))
 
+    def _first_answer(self, hook: str, *args: Any) -> Any:
+        """The first answer other than ``None`` of the models defining ``hook``, asked in registration order."""
+        for answer_of in self.hook_table[hook]:
+            found = answer_of(*args)
+            if found is not None:
+                return found
+        return None
+
     def model_named(self, name: str) -> LibraryModel | None:
         return next((m for m in self.models if m.name == name), None)
 
     # -- names and calls -------------------------------------------------------------------------------
     def model_import(self, path: str) -> Value | None:
-        for hook in self.hook_table["import_ref"]:
-            found = hook(path)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("import_ref", path)
 
     def model_call(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                    st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
@@ -74,11 +78,7 @@ class ModelHooks(EngineMixin):
 
     def model_call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
                               star_unknown: bool, st: State, fr: Frame) -> Value | None:
-        for hook in self.hook_table["call_expression"]:
-            found = hook(node, func, args, kwargs, star_unknown, st, fr)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("call_expression", node, func, args, kwargs, star_unknown, st, fr)
 
     def model_method(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                      node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
@@ -89,11 +89,7 @@ class ModelHooks(EngineMixin):
         return UNHANDLED
 
     def model_builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
-        for hook in self.hook_table["builtin"]:
-            found = hook(name, args, kwargs)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("builtin", name, args, kwargs)
 
     # -- attributes ----------------------------------------------------------------------------------
     def model_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
@@ -105,19 +101,11 @@ class ModelHooks(EngineMixin):
         return UNHANDLED
 
     def model_value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
-        for hook in self.hook_table["value_attribute"]:
-            found = hook(obj, attr, node, st, fr)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("value_attribute", obj, attr, node, st, fr)
 
     def model_instance_attribute(self, instance: Atom, attr: str, node: ast.expr | None, st: State,
                                  fr: Frame) -> Value | None:
-        for hook in self.hook_table["instance_attribute"]:
-            found = hook(instance, attr, node, st, fr)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("instance_attribute", instance, attr, node, st, fr)
 
     def model_stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
         for hook in self.hook_table["stored_attribute"]:
@@ -140,34 +128,18 @@ class ModelHooks(EngineMixin):
         return value
 
     def model_namespace_store(self, obj: Value, attr: str, value: Value) -> Value | None:
-        for hook in self.hook_table["namespace_store"]:
-            found = hook(obj, attr, value)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("namespace_store", obj, attr, value)
 
     # -- operators -----------------------------------------------------------------------------------
     def model_binop(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                     compare: bool = False) -> Value | None:
-        for hook in self.hook_table["binary"]:
-            found = hook(op, left, right, node, st, fr, compare)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("binary", op, left, right, node, st, fr, compare)
 
     def model_unary(self, op: ast.unaryop, operand: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
-        for hook in self.hook_table["unary"]:
-            found = hook(op, operand, node, st, fr)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("unary", op, operand, node, st, fr)
 
     def model_index(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
-        for hook in self.hook_table["item"]:
-            found = hook(atom, key, node, st, fr)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("item", atom, key, node, st, fr)
 
     def model_store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
                          fr: Frame) -> None:
@@ -175,11 +147,7 @@ class ModelHooks(EngineMixin):
             hook(container, key, value, target, st, fr)
 
     def model_element(self, atom: Atom, how: str) -> Value | None:
-        for hook in self.hook_table["element"]:
-            found = hook(atom, how)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("element", atom, how)
 
     # -- control flow ----------------------------------------------------------------------------------
     def model_enter_with(self, value: Value, st: State) -> list[tuple[LibraryModel, Any]]:
@@ -192,18 +160,10 @@ class ModelHooks(EngineMixin):
         return entered
 
     def model_choose_branch(self, true: State, false: State) -> bool | None:
-        for hook in self.hook_table["choose_branch"]:
-            found = hook(true, false)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("choose_branch", true, false)
 
     def model_choose_value(self, body: Value, orelse: Value) -> bool | None:
-        for hook in self.hook_table["choose_value"]:
-            found = hook(body, orelse)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("choose_value", body, orelse)
 
     def model_assignment(self, node: ast.Assign, st: State, fr: Frame) -> list[tuple[Callable[..., Any], Value]]:
         """What the models need after ``node`` (:meth:`model_assigned`)."""
@@ -248,18 +208,10 @@ class ModelHooks(EngineMixin):
             hook(cls, instance, args, kwargs, st, fr)
 
     def model_class_attribute(self, cls: ClassInfo, attr: str) -> Value | None:
-        for hook in self.hook_table["class_attribute"]:
-            found = hook(cls, attr)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("class_attribute", cls, attr)
 
     def model_wrapped(self, node: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo) -> bool:
         return any(hook(node, module) for hook in self.hook_table["wrapped"])
 
     def model_entry(self, fn: FunctionInfo) -> Any:
-        for hook in self.hook_table["entry"]:
-            found = hook(fn)
-            if found is not None:
-                return found
-        return None
+        return self._first_answer("entry", fn)
