@@ -9,9 +9,13 @@ import sys
 from pathlib import Path
 
 
-def find_tool(name: str) -> str | None:
-    """The executable ``name`` beside ``sys.executable``, else on PATH, else None."""
+def venv_tool(name: str) -> str | None:
+    """The executable ``name`` beside ``sys.executable`` (what this environment installed), else None."""
     beside = Path(sys.executable).parent / (f"{name}.exe" if os.name == "nt" else name)
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which(name)
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
+
+
+def find_tool(name: str) -> str | None:
+    """The executable ``name`` beside ``sys.executable``, else on PATH (system tools: git, nvim, taskset), else
+    None."""
+    return venv_tool(name) or shutil.which(name)

@@ -4,22 +4,23 @@ are found next to the interpreter, never on PATH."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from bench.tools import venv_tool
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def venv_tool(name: str) -> str:
-    path = Path(sys.executable).parent / (f"{name}.exe" if os.name == "nt" else name)
-    assert path.is_file(), f"{name} is not installed next to {sys.executable} (the `dev` extra has it)"
-    return str(path)
+def dev_tool(name: str) -> str:
+    path = venv_tool(name)
+    assert path is not None, f"{name} is not installed next to {sys.executable} (the `dev` extra has it)"
+    return path
 
 
 def test_ruff_finds_nothing() -> None:
-    proc = subprocess.run([venv_tool("ruff"), "check", "--no-cache", "analyzer", "rules", "runtime_shim", "tests",
+    proc = subprocess.run([dev_tool("ruff"), "check", "--no-cache", "analyzer", "rules", "runtime_shim", "tests",
                            "bench"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -39,7 +40,7 @@ def installed_layout(root: Path) -> Path:
 
 def test_mypy_finds_nothing(tmp_path: Path) -> None:
     layout = installed_layout(tmp_path / "src")
-    proc = subprocess.run([venv_tool("mypy"), "--config-file", str(REPO / "pyproject.toml"), "--cache-dir",
+    proc = subprocess.run([dev_tool("mypy"), "--config-file", str(REPO / "pyproject.toml"), "--cache-dir",
                            str(tmp_path / "mypy_cache"), "-p", "devicelint"], cwd=layout,
                           capture_output=True, text=True, timeout=600)
     # name the repository's files in the report
