@@ -53,7 +53,7 @@ class WrittenElsewhere:
 
     __slots__ = ("owner", "writers")
 
-    def __init__(self, writers: dict[str, set[int]], owner: int | None) -> None:
+    def __init__(self, writers: dict[str, set[tuple[str, int, int]]], owner: tuple[str, int, int] | None) -> None:
         self.writers = writers
         self.owner = owner
 
@@ -127,7 +127,8 @@ class Engine(
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
-        self.attr_writers: dict[str, set[int]] = {}
+        # attribute name -> the functions (file, line, column of the ``def``) with a statement that assigns it
+        self.attr_writers: dict[str, set[tuple[str, int, int]]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
         self.models: list[LibraryModel] = [model(self) for model in (default_models() if models is None else models)]
         self.index_hooks()
@@ -258,11 +259,11 @@ class Engine(
             tree = module.source.tree
             if tree is None:
                 continue
-            stack: list[tuple[ast.stmt, int | None]] = [(stmt, None) for stmt in tree.body]
+            stack: list[tuple[ast.stmt, tuple[str, int, int] | None]] = [(stmt, None) for stmt in tree.body]
             while stack:
                 node, owner = stack.pop()
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    owner = id(node)
+                    owner = (module.file, node.lineno, node.col_offset)
                 elif owner is not None:
                     for write in target_writes(store_targets(node)):
                         if isinstance(write, ast.Attribute):
@@ -278,7 +279,9 @@ class Engine(
 
     def _attrs_written_elsewhere(self, fr: Frame) -> WrittenElsewhere:
         """Attribute names some function other than the caller assigns: a call may change them."""
-        return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
+        node = fr.func.node if fr.func is not None else None
+        return WrittenElsewhere(self.attr_writers, (fr.func.module.file, node.lineno, node.col_offset)
+                                if fr.func is not None and node is not None else None)
 
     def _rebound_later(self, enclosing: ast.AST,
                        inner: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
