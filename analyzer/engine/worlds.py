@@ -102,7 +102,7 @@ def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backen
             parts.append((world.label, part))
         # an outer split: what it fixes may be unknown in its other worlds, where a site reached with unknown
         # operands has no fact (a site failing in the first world only and unseen elsewhere may pass there)
-        _merge(parts, into, offset=WORLD_OFFSET << (AXIS_SHIFT * len(inner)), unseen_unknown=axis.outer)
+        _merge(parts, into, axis.name, offset=WORLD_OFFSET << (AXIS_SHIFT * len(inner)), unseen_unknown=axis.outer)
 
     run(splits, {}, facts)
 
@@ -126,7 +126,7 @@ def _content(fact: SiteFact | RevealFact) -> tuple:
     return (frozenset(fact.possibilities), fact.unknown, fact.real, fact.passed_past_failure)
 
 
-def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WORLD_OFFSET,
+def _merge(parts: list[tuple[str, FactStore]], into: FactStore, split: str, offset: int = WORLD_OFFSET,
            unseen_unknown: bool = False) -> None:
     """The worlds' facts in one store: a fact every world has alike once, as it is; the others once per world,
     their contexts naming it (after the world they already name, for a split inside another). With
@@ -140,7 +140,8 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WO
             shift = (len(relabelled) + 1) * offset
             named = f"{context.world} and {world}" if context.world else world
             relabelled[key] = dataclasses.replace(context, id=context.id + shift, world=named,
-                                                  conditions=(*context.conditions, world))
+                                                  conditions=(*context.conditions, world),
+                                                  splits=(*context.splits, split))
         return relabelled[key]
 
     (first_world, first), others = parts[0], parts[1:]

@@ -48,11 +48,12 @@ class Unhandled:
 UNHANDLED: Final = Unhandled()
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
-class Assumption(Generic[T]):
-    """A key of what a world assumes, of values ``T``: declared and read by the model that owns it."""
+class Assumption(Generic[T_co]):
+    """A key of what a world assumes, of values ``T_co``: declared and read by the model that owns it."""
 
     name: str  # unique among the models' keys ("torch.cuda.is_available")
 
