@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
-from ..models.base import World, WorldAxis
+from ..models.base import Assumption, LibraryModel, World, WorldAxis
 from ..models.registry import default_models
 from .core import Engine
-
-if TYPE_CHECKING:
-    from ..models.base import Assumption, LibraryModel
 
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
@@ -38,7 +35,7 @@ AXIS_SHIFT = 16
 #: the world of an axis not split: nothing assumed, nothing named
 UNSPLIT = World("", {})
 
-Assumptions = Mapping["Assumption[Any]", object]
+Assumptions = Mapping[Assumption[Any], object]
 
 
 def world_axes(models: Sequence[type[LibraryModel]]) -> list[tuple[WorldAxis, tuple[bytes, ...]]]:

@@ -51,11 +51,12 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Assumption(Generic[T_co]):
-    """A key of what a world assumes, of values ``T_co``: declared and read by the model that owns it."""
+    """A key of what a world assumes, of values ``T_co``: declared (once, a module constant: keys compare by
+    identity) and read by the model that owns it."""
 
-    name: str  # unique among the models' keys ("torch.cuda.is_available")
+    name: str  # what it is, for a reader ("torch.cuda.is_available")
 
 
 @dataclass(frozen=True, slots=True)
