@@ -81,10 +81,10 @@ class Refinement:
 
 @dataclass(frozen=True, slots=True)
 class WorldAxis:
-    """A question of a library whose answers split the analysis: a small program (:data:`..engine.worlds.
-    MAX_WORLD_FILES`) whose text asks it is analysed once per world and the facts are merged (a failure in
-    some worlds is a warning naming the world). A named ``target-device`` keeps the worlds it names (in any
-    program, asked or not; the first only in a large one); an axis with none of them ignores it."""
+    """A question of a library whose answers split the analysis: a small program (``MAX_WORLD_FILES``,
+    :mod:`..engine.worlds`) whose text asks it is analysed once per world and the facts are merged (a failure
+    in some worlds is a warning naming the world). A named ``target-device`` keeps the worlds it names (in
+    any program, asked or not; the first only in a large one); an axis with none of them ignores it."""
 
     name: str  # what other models' :class:`AxisQuestions` name it by
     questions: tuple[bytes, ...]  # source text that makes a program ask it
