@@ -17,6 +17,7 @@ libraries return (``ax.plot`` of ``plt.subplots()``) are not.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING
 
 from ..domain import TOP, Value
@@ -88,16 +89,17 @@ class ArrayConsumers(LibraryModel):
         return None if result is None else (result if st.dead else TOP)
 
 
-_IMPORTS: dict[int, tuple[ast.Module, dict[str, str]]] = {}
+#: per module tree (weakly: a tree dropped by the engine drops its entry)
+_IMPORTS: weakref.WeakKeyDictionary[ast.Module, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def _imports(tree: ast.Module | None) -> dict[str, str]:
     """The names a module's top-level imports bind, and the qualified names they stand for."""
     if tree is None:
         return {}
-    cached = _IMPORTS.get(id(tree))
-    if cached is not None and cached[0] is tree:
-        return cached[1]
+    cached = _IMPORTS.get(tree)
+    if cached is not None:
+        return cached
     names: dict[str, str] = {}
     for statement in tree.body:
         if isinstance(statement, ast.Import):
@@ -110,9 +112,7 @@ def _imports(tree: ast.Module | None) -> dict[str, str]:
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             for alias in statement.names:
                 names[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-    if len(_IMPORTS) > 4096:
-        _IMPORTS.clear()
-    _IMPORTS[id(tree)] = (tree, names)
+    _IMPORTS[tree] = names
     return names
 
 
