@@ -230,8 +230,9 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     if cache is not None:
         for n in todo:  # the scans a run in this process built or extended (a worker's are not seen here)
             for i in groups[n]:
-                if parsed[i].scan is not None:
-                    cache.put_scan_summary(digests[i], parsed[i].scan)
+                summary = parsed[i].scan
+                if summary is not None:
+                    cache.put_scan_summary(digests[i], summary)
         report.cache_hits, report.cache_misses = cache.hits, len(todo)
         cache.save()
     else:

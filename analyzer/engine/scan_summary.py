@@ -25,7 +25,7 @@ module names) computes it from the tree as a run without the summary does.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeGuard
 
 FORMAT = 1
 CHANGED = "changed"  # set on a summary a run built or extended (the cache then writes it back)
@@ -42,7 +42,7 @@ def new(imported: dict[str, str | None], mentions: dict[str, bool],
             "writers": writers, "module_names": None, "scopes": {}, CHANGED: True}
 
 
-def valid(summary: Any) -> bool:
+def valid(summary: Any) -> TypeGuard[dict[str, Any]]:
     """Does ``summary`` (read from a cache file) have the shape :func:`new` gives? Checked once per file."""
     if not isinstance(summary, dict) or summary.get("format") != FORMAT:
         return False
