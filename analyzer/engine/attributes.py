@@ -32,7 +32,7 @@ from ..domain import (
 )
 from ..imports import shim_public_names, shim_submodules
 from ..models.base import UNHANDLED
-from .flow_state import Frame, State
+from .flow_state import Frame, Overlay, State
 from .mixin import EngineMixin
 from .program import SuperRef
 
@@ -42,7 +42,7 @@ class Attributes(EngineMixin):
 
     def expr_Attribute(self, node: ast.Attribute, st: State, fr: Frame) -> Value:
         if isinstance(node.value, ast.Name):
-            overlay = st.vars.get(f"{node.value.id}.{node.attr}")
+            overlay = st.overlays.get(Overlay(node.value.id, node.attr))
             if overlay is not None:
                 return overlay
         obj = self.eval(node.value, st, fr)

@@ -28,7 +28,7 @@ from .control_flow import ControlFlow
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
 from .expressions import Expressions
-from .flow_state import Frame
+from .flow_state import Frame, FrameKind
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .model_hooks import ModelHooks
@@ -227,7 +227,7 @@ class Engine(
                     else:
                         receivers = [[Value(frozenset(instances), top=not instances)]]
                 module_ctx = self.module_context(fn.module)
-                frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
+                frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
                 for model in self.models:
                     framework = model.entry_calls(fn, receivers, frame)

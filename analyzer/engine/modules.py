@@ -17,7 +17,7 @@ from ..imports import (
     is_shim_module,
     shim_public_names,
 )
-from .flow_state import Frame, State
+from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
 from .program import ModuleInfo
 from .reuse import public_names
@@ -54,7 +54,7 @@ class ModuleLoading(EngineMixin):
         assert tree is not None
         ctx = self.module_context(module)
         record = self.start_module_record(module)
-        frame = Frame(module, ctx, kind="module", profile=self.profile)
+        frame = Frame(module, ctx, kind=FrameKind.MODULE, profile=self.profile)
         state = State(module.namespace)
         state.vars["__name__"] = TOP
         state.vars["__file__"] = TOP

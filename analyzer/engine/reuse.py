@@ -514,7 +514,7 @@ class PassReuse(EngineMixin):
 
 def public_names(namespace: dict[str, Value]) -> dict[str, Value]:
     """What ``from module import *`` copies."""
-    return {name: value for name, value in namespace.items() if not name.startswith("_") and "." not in name}
+    return {name: value for name, value in namespace.items() if not name.startswith("_")}
 
 
 def _or_top(value: Value | None) -> Value:
