@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any, Generic, TypeVar, overload
 
 from ..domain import TOP
+from .array_consumers import CONSUMERS
 
 T = TypeVar("T")
 
@@ -341,4 +342,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "copy": {
         "copy.deepcopy": "x, memo=None",
     },
+    # (their positional arguments and the keywords the model lists are converted with numpy.asarray)
+    "array-consumers": {f"{module}.{name}": "*arrays, **keywords"
+                        for module, (names, _keywords) in CONSUMERS.items() for name in names},
 }

@@ -1250,14 +1250,25 @@ class TorchModel(TorchData, LibraryModel):
         if not tensors or node is None:
             return None
         kind = "dlpack" if name in NUMPY_DLPACK else "numpy"
+        result = self._convert(kind, f"numpy.{name}", tensors, node, st, fr)
+        return result if name not in ("asarray", "array") or st.dead else V(ArrayAtom("float"))
+
+    def numpy_conversion(self, api: str, values: list[Value], node: ast.AST, st: State, fr: Frame) -> Value | None:
+        """A library call ``api`` that converts ``values`` with ``numpy.asarray`` (``Tensor.__array__``): the
+        tensors among them, and in the lists and tuples among them. None: no tensor is converted."""
+        tensors = [inner for v in values for inner in _numpy_inputs(v)]
+        return self._convert("numpy", api, tensors, node, st, fr) if tensors else None
+
+    def _convert(self, kind: str, api: str, tensors: list[tuple[str, Value]], node: ast.AST, st: State,
+                 fr: Frame) -> Value:
         # every element is converted: one that fails on every path decides the call (the others cannot save it)
         certain = [(role, value) for role, value in tensors if self._export_always_fails(kind, value, st)]
         result = TOP
         for role, value in certain[:1] or tensors:
-            result = self.torch_export(kind, f"numpy.{name}", value, node, st, fr, role=role)
+            result = self.torch_export(kind, api, value, node, st, fr, role=role)
             if st.dead:
                 return BOTTOM
-        return result if name not in ("asarray", "array") else Value(frozenset(ArrayAtom("float") for _ in [0]))
+        return result
 
     # --- tensor methods and attributes ----------------------------------------------------------------------
 
