@@ -34,7 +34,7 @@ from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FU
 from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
-from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .program import ClassInfo, FunctionInfo, FunctionKind, LoadState, ModuleInfo, stores_after
 from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
@@ -154,7 +154,7 @@ class Engine(
             self.function_runs = 0
             self.heap_reads.clear()
             for module in self.modules:
-                module.state = "new"
+                module.state = LoadState.NEW
                 module.namespace = {}
             for module in self.modules:
                 self.load_module(module)
@@ -218,7 +218,7 @@ class Engine(
                 self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
-                if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
+                if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
                     instances = self.instances.get(fn.cls) or set()
                     if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
                         # one context per instance: attributes read together come from one object (a join of

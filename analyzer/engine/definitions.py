@@ -7,7 +7,7 @@ import ast
 from ..domain import TOP, ClassRef, FuncRef, V, Value
 from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
-from .program import ClassInfo, FunctionInfo
+from .program import ClassInfo, FunctionInfo, FunctionKind
 from .python_values import call_name, is_dataclass_decorator, is_setter
 
 
@@ -65,11 +65,11 @@ class Definitions(EngineMixin):
                 for deco in node.decorator_list:
                     name = call_name(deco)
                     if name in ("staticmethod", "classmethod", "property"):
-                        fn.kind = name
+                        fn.kind = FunctionKind(name)
                     elif name == "cached_property":
-                        fn.kind = "property"  # computed on first access, the same value after
+                        fn.kind = FunctionKind.PROPERTY  # computed on first access, the same value after
                     elif name in ("setter", "deleter"):
-                        fn.kind = "setter"
+                        fn.kind = FunctionKind.SETTER
                 if isinstance(node, ast.AsyncFunctionDef):
                     fn.is_generator = True
             self.functions[id(node)] = fn
@@ -91,7 +91,7 @@ class Definitions(EngineMixin):
                     captured.append((name, fr.closure[name]))
             closure = tuple(captured)
         fref = FuncRef(fn, closure, defaults, kw_defaults)
-        if fn.kind != "setter":
+        if fn.kind is not FunctionKind.SETTER:
             self.note_defined(fn, fref)
             if fn not in self.defined:
                 self.defined[fn] = fref

@@ -19,7 +19,7 @@ from ..imports import (
 )
 from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
-from .program import ModuleInfo
+from .program import LoadState, ModuleInfo
 from .reuse import public_names
 
 
@@ -43,11 +43,11 @@ class ModuleLoading(EngineMixin):
     def load_module(self, module: ModuleInfo | None) -> dict[str, Value] | None:
         if module is None:
             return None
-        if module.state != "new":
+        if module.state is not LoadState.NEW:
             return module.namespace  # done, or a cycle: what is defined so far
         if self.keep_module(module):  # the previous pass's run, if nothing it read changed
             return module.namespace
-        module.state = "loading"
+        module.state = LoadState.LOADING
         self.module_loads += 1  # a function run that loads a module is not kept for the next pass
         self.changes.changed()
         tree = module.source.tree
@@ -60,7 +60,7 @@ class ModuleLoading(EngineMixin):
         state.vars["__file__"] = TOP
         self.exec_block(tree.body, state, frame)
         module.namespace = state.vars if not state.dead else module.namespace
-        module.state = "done"
+        module.state = LoadState.DONE
         self.finish_module_record(record)
         return module.namespace
 
