@@ -62,11 +62,14 @@ class State:
         self.past_failure = past_failure
 
     def copy(self) -> State:
-        out = State(dict(self.vars), self.dead, self.past_failure)
-        out.overlays = dict(self.overlays)
-        out.modes = dict(self.modes)
-        out.aliases = dict(self.aliases)
-        out.elements = dict(self.elements)
+        out = State.__new__(State)  # (the hottest allocation of the engine: no defaults to fill in)
+        out.vars = self.vars.copy()
+        out.overlays = self.overlays.copy() if self.overlays else {}
+        out.modes = self.modes.copy() if self.modes else {}
+        out.aliases = self.aliases.copy() if self.aliases else {}
+        out.elements = self.elements.copy() if self.elements else {}
+        out.dead = self.dead
+        out.past_failure = self.past_failure
         return out
 
     def same(self, other: State) -> bool:
