@@ -17,11 +17,11 @@ libraries return (``ax.plot`` of ``plt.subplots()``) are not.
 from __future__ import annotations
 
 import ast
-import weakref
 from typing import TYPE_CHECKING
 
 from ..domain import TOP, Value
 from .base import LibraryModel
+from .imports import library_call_name, unknown_library_name
 
 if TYPE_CHECKING:
     from ..engine.flow_state import Frame, State
@@ -74,9 +74,9 @@ class ArrayConsumers(LibraryModel):
 
     def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
                         star_unknown: bool, st: State, fr: Frame) -> Value | None:
-        if not func.top or func.atoms or star_unknown:
+        if not unknown_library_name(func) or star_unknown:
             return None  # a value the analysis knows (a project function, a modelled library) is not one of these
-        path = qualified_name(node.func, _imports(fr.module.source.tree))
+        path = library_call_name(node.func, fr)
         module, _dot, name = path.rpartition(".") if path else ("", "", "")
         declared = CONSUMERS.get(module)
         if declared is None or name not in declared[0]:
@@ -87,41 +87,3 @@ class ArrayConsumers(LibraryModel):
         converted = [*args, *(value for key, value in kwargs.items() if key in declared[1])]
         result = torch.numpy_conversion(path, converted, node, st, fr)
         return None if result is None else (result if st.dead else TOP)
-
-
-#: per module tree (weakly: a tree dropped by the engine drops its entry)
-_IMPORTS: weakref.WeakKeyDictionary[ast.Module, dict[str, str]] = weakref.WeakKeyDictionary()
-
-
-def _imports(tree: ast.Module | None) -> dict[str, str]:
-    """The names a module's top-level imports bind, and the qualified names they stand for."""
-    if tree is None:
-        return {}
-    cached = _IMPORTS.get(tree)
-    if cached is not None:
-        return cached
-    names: dict[str, str] = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    names[alias.asname] = alias.name
-                else:
-                    root = alias.name.partition(".")[0]
-                    names[root] = root
-        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            for alias in statement.names:
-                names[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-    _IMPORTS[tree] = names
-    return names
-
-
-def qualified_name(func: ast.expr, imports: dict[str, str]) -> str | None:
-    """``plt.plot`` -> ``matplotlib.pyplot.plot`` through the imports; None: not an imported name."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in imports:
-        return None
-    return ".".join([imports[func.id], *reversed(parts)])

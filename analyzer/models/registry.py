@@ -16,7 +16,8 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .copies import Copies
     from .entry_points import EntryPoints
     from .numpy_model import NumpyModel
+    from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
     # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers)
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars)

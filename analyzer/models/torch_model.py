@@ -729,6 +729,14 @@ class TorchModel(TorchData, LibraryModel):
                            fr: Frame) -> Value | None:
         return BOOL
 
+    def _call_compiled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                       fr: Frame) -> Value | None:
+        """``torch.compile(model)`` / ``torch.jit.script(model)``: a wrapper that runs the module's (or the
+        function's) own code on its own weights, and moves with it: for devices, the module itself. Called with
+        no module (``torch.compile(mode=...)``, a decorator factory): unknown."""
+        module = argument(path, args, kwargs, "model" if path == "torch.compile" else "obj", None)
+        return TOP if module is None or module.consts() == [None] else module
+
     def _call_grad_mode(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
         if args and isinstance(args[0].atoms and next(iter(args[0].atoms)), FuncRef):
