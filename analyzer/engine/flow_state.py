@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import enum
 from collections.abc import Container, Iterable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
@@ -24,8 +24,9 @@ class Overlay(NamedTuple):
 
 #: a place narrowing can refine: a variable (its name) or an overlay
 Slot = str | Overlay
-#: steps from a slot to a value: ``("attr", name)``, ``("call", method)``, ``("item", key)``
-Steps = tuple[tuple[str, str | int], ...]
+#: one step from a slot towards a value: ``("attr", name)``, ``("call", method)`` (no arguments), ``("item", key)``
+Step = tuple[Literal["attr", "call", "item"], str | int]
+Steps = tuple[Step, ...]
 #: ``b = t.device().backend``: (the slot, the steps from it)
 Alias = tuple[Slot, Steps]
 #: ``row = grid[0]``: (the container variable, (("item", 0),))

@@ -28,7 +28,7 @@ from ..domain import (
     Value,
     const,
 )
-from .flow_state import Frame, Overlay, Slot, State, dead, join_states
+from .flow_state import Frame, Overlay, Slot, State, Step, dead, join_states
 from .mixin import EngineMixin
 from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
 
@@ -151,7 +151,7 @@ class Narrowing(EngineMixin):
             out.append((key, self._predicate(steps, truth_of)))
         return out
 
-    def _targets(self, expr: ast.expr, st: State) -> list[tuple[Slot, list[tuple[str, str | int]]]]:
+    def _targets(self, expr: ast.expr, st: State) -> list[tuple[Slot, list[Step]]]:
         """The narrowable paths ``expr`` stands for: its own, and through a variable that copied a path
         (``b = t.device().backend``, ``ad = d.is_autodiff()``, a walrus), that path too."""
         if isinstance(expr, ast.NamedExpr):
@@ -165,9 +165,9 @@ class Narrowing(EngineMixin):
             out.append((alias[0], [*alias[1], *path[1]]))
         return out
 
-    def _target(self, expr: ast.expr, st: State) -> tuple[Slot, list[tuple[str, str | int]]] | None:
+    def _target(self, expr: ast.expr, st: State) -> tuple[Slot, list[Step]] | None:
         """A narrowable variable (``name`` or ``name.attr``) and the steps from it to ``expr``."""
-        steps: list[tuple[str, str | int]] = []
+        steps: list[Step] = []
         current = expr
         while True:
             if isinstance(current, ast.Call) and not current.args and not current.keywords and isinstance(
@@ -215,11 +215,11 @@ class Narrowing(EngineMixin):
                 return None
         return tuple(types) if types and len(value.atoms) == 1 and not value.top else None
 
-    def _predicate(self, steps: list[tuple[str, str | int]], test: Test) -> Callable[[Atom], bool | None]:
+    def _predicate(self, steps: list[Step], test: Test) -> Callable[[Atom], bool | None]:
         """What ``test`` says of an atom's value at ``steps`` (``None``: it cannot say)."""
         return lambda atom: self._project_pred(atom, steps, test)
 
-    def _project_pred(self, atom: Atom, steps: list[tuple[str, str | int]],
+    def _project_pred(self, atom: Atom, steps: list[Step],
                       test: Test) -> bool | None:
         value = V(atom)
         for kind, name in steps:

@@ -6,7 +6,7 @@ import ast
 
 from ..budget import Budget
 from ..domain import NONE
-from .flow_state import Frame, FrameKind, Overlay, Slot, State, dead
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead
 from .mixin import EngineMixin
 from .python_values import as_load
 
@@ -64,7 +64,7 @@ class Statements(EngineMixin):
         return st
 
     @staticmethod
-    def remember_alias(targets: list[ast.expr], path: tuple[Slot, list[tuple[str, str]]] | None,
+    def remember_alias(targets: list[ast.expr], path: tuple[Slot, list[Step]] | None,
                        st: State) -> None:
         """``b = t.device().backend``: a test on ``b`` is a test on that path (narrowing both)."""
         if path is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
