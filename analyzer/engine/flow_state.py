@@ -99,7 +99,7 @@ class State:
         """``slot`` (a variable or an overlay) changes: aliases of it or through it end."""
         if self.aliases:
             for alias in [a for a, (key, _steps) in self.aliases.items()
-                          if a == slot or key == slot or (type(key) is Overlay and key.base == slot)]:
+                          if a == slot or key == slot or (isinstance(key, Overlay) and key.base == slot)]:
                 del self.aliases[alias]
         if self.elements:
             for alias in [a for a, (key, _steps) in self.elements.items() if a == slot or key == slot]:
@@ -147,8 +147,8 @@ def join_states(states: Iterable[State]) -> State:
             elif known is not value:  # (the same object on every path: most variables)
                 out[key] = known.join(value)
     state = State(out, past_failure=all(s.past_failure for s in live))
-    state.overlays = _join_common([s.overlays for s in live])
-    state.modes = _join_common([s.modes for s in live])
+    state.overlays = _join_common([s.overlays for s in live])  # (on one path only: back to the heap's)
+    state.modes = _join_common([s.modes for s in live])  # (on one path only: back to the default)
     state.aliases = {a: path for a, path in first.aliases.items()
                      if all(other.aliases.get(a) == path for other in live[1:])}
     if first.elements:
