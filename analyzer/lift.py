@@ -213,7 +213,10 @@ def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, o
 # --- creation --------------------------------------------------------------------------------
 
 
-def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
+def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[ScopeId], origin: Origin,
+           closed: frozenset[ScopeId] = frozenset()) -> Lifted:
+    """Creation on ``device``; ``closed``: scopes whose ``complete()`` already ran (a creation on their
+    device fails as burn-capture's closed session does, before the creation cell is looked at)."""
     out = Lifted().given(device=device)
     _unknown_if(out, device)
     for kind in kinds:
@@ -224,6 +227,8 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
             scope = active_scope(scopes, plain) if plain.is_capture else None
             row, outcome = S.decided_cell("create", profile, dtype="float" if kind == "float" else "int", device=where,
                                   scope=scope is not None)
+            if scope is None and plain.is_capture and active_scope(closed, plain) is not None:
+                row, outcome = S.decided_cell("capture_use", profile, scope=False)
             operands = (("device", d),)
             if isinstance(outcome, Fail):
                 made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()} (the call fails)")
