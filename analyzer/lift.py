@@ -444,12 +444,13 @@ def _api_cell(profile: str, call: str, t: TensorAtom) -> tuple[S.Row, S.Ok | S.F
 
 
 def autodiff(profile: str, call: str, value: Value, origin: Origin,
-             strategies: Value | None = None) -> Lifted:
+             strategies: Value | None = None, method: str | None = None) -> Lifted:
     """``inner``, ``from_inner``, ``no_grad``, ``detach``, ``require_grad``, ``unrequire_grad``,
-    ``with_strategy``, ``backward``, ``grad`` and ``grad_remove`` of every possibility."""
+    ``with_strategy``, ``backward``, ``grad`` and ``grad_remove`` of every possibility; ``method``: the
+    name the program called when it is not the call's own (``without_autodiff`` runs ``no_grad``)."""
     out = Lifted().given(tensor=value)
     _unknown_if(out, value)
-    here = Origin(origin.file, origin.line, origin.col, f"{call}()")
+    here = Origin(origin.file, origin.line, origin.col, f"{method or call}()")
     for t in value.tensors():
         row, outcome = _api_cell(profile, call, t)
         operands = (("tensor", t),)

@@ -29,6 +29,7 @@ from .devices import Device, availability_problem, executor_place
 from .errors import BackendUnavailable, error_for
 from .executors import Executor, get_executor
 from .modes import SETTINGS
+from . import semantics as _semantics
 from .semantics import (
     AF,
     BINARY_OPS,
@@ -186,6 +187,15 @@ def _check_capture_use(op: str, tensors: Iterable[Tensor]) -> None:
             _row, outcome = cell("capture_use", SETTINGS.profile, scope=_capture_scope_open(t))
             if isinstance(outcome, Fail):
                 _fail(op, outcome)
+
+
+def _later_method(name: str) -> None:
+    """A method of later Burn: an ``AttributeError`` in a profile whose Burn does not have it (a
+    Rust program calling it would not compile)."""
+    profile = SETTINGS.profile
+    if not _semantics.has_tensor_method(profile, name):
+        having = ", ".join(_semantics.profiles_with_tensor_method(name))
+        raise AttributeError(f"Tensor.{name} does not exist in profile {profile}'s Burn (it exists in: {having})")
 
 
 def _numpy_exec() -> Executor:
@@ -838,10 +848,10 @@ class Tensor:
         return result
 
     # --- the autodiff API -------------------------------------------------------------------------
-    def _api(self, call: str, record: bool = True) -> Any:
+    def _api(self, call: str, record: bool = True, public: str | None = None) -> Any:
         _row, outcome = cell("autodiff", SETTINGS.profile, call=call, cls=self._cls,
                              role=self._role if self._cls is AF else None)
-        name = f"Tensor.{_PUBLIC_NAMES.get(call, call)}"  # records name the method the user called
+        name = f"Tensor.{public or _PUBLIC_NAMES.get(call, call)}"  # records name the method the user called
         if isinstance(outcome, Fail):
             _fail(name, outcome)
         if record and recording.ACTIVE:
@@ -872,6 +882,24 @@ class Tensor:
     def no_grad(self) -> Tensor:
         outcome = self._api("no_grad")
         return self if outcome.result is None else self._with(outcome.result, None)
+
+    def without_autodiff(self) -> Tensor:
+        """Burn's later name of :meth:`no_grad` (the same cells), in the profiles whose Burn has it."""
+        _later_method("without_autodiff")
+        outcome = self._api(_semantics.RENAMED_TENSOR_METHODS["without_autodiff"], public="without_autodiff")
+        return self if outcome.result is None else self._with(outcome.result, None)
+
+    def is_autodiff(self) -> bool:
+        """Whether autodiff is enabled for this tensor (its device reports autodiff), in the profiles
+        whose Burn has it."""
+        _later_method("is_autodiff")
+        return _semantics.query_result("is_autodiff", self._cls, self._role)
+
+    def is_tracked(self) -> bool:
+        """Whether this tensor is on a recorded autodiff graph (a tracked leaf or a non-leaf), in the
+        profiles whose Burn has it."""
+        _later_method("is_tracked")
+        return _semantics.query_result("is_tracked", self._cls, self._role)
 
     def detach(self) -> Tensor:
         outcome = self._api("detach")

@@ -247,6 +247,16 @@ class ShimCalls(EngineMixin):
             if False in truth or None in truth:
                 merge_lifted(lifted, lift.autodiff(profile, "unrequire_grad", receiver, origin))
             return self.record(self.site(node, "Tensor.require_grad", fr), lifted.finish(), st, fr)
+        if name in S.RENAMED_TENSOR_METHODS:
+            if not S.has_tensor_method(profile, name):  # no such method in this profile's Burn
+                return TOP
+            lifted = lift.autodiff(profile, S.RENAMED_TENSOR_METHODS[name], receiver, origin, method=name)
+            return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
+        if name in S.TENSOR_QUERIES:
+            if not S.has_tensor_method(profile, name):
+                return TOP
+            return Value(frozenset(const(S.query_result(name, t.cls, t.role)) for t in receiver.tensors()),
+                         receiver.top)
         if name == "is_require_grad":
             return Value(frozenset(const(S.is_require_grad(t.cls, t.role)) for t in receiver.tensors()),
                          receiver.top)
