@@ -9,11 +9,14 @@ What it measures
     runtime_shim and for raw torch, and their ratio (shim / raw: 1.0 is parity, lower is slower).
     runtime_shim and raw moves alternate within a row, so both see the same machine state.
 
-    * host→GPU: a ``Device.cpu()`` tensor ``.to_device(Device.cuda(0))``, against raw
-      ``torch.from_numpy(a).to('cuda', non_blocking=True)`` where ``a`` is pinned (the numpy view
-      of ``torch.empty(n, pin_memory=True)``, built once);
+    * host→GPU: a ``Device.cpu()`` tensor made by ``from_data`` of a pageable array with host
+      pinning on (``RUNTIME_SHIM_PIN_HOST=1``: pinned at creation) ``.to_device(Device.cuda(0))``,
+      against raw ``torch.from_numpy(a).to('cuda', non_blocking=True)`` where ``a`` is pinned (the
+      numpy view of ``torch.empty(n, pin_memory=True)``, built once);
     * host (pinned)→GPU: the same, the Cpu tensor made from that pinned ``a``;
-    * numpy→GPU: a ``Device.flex()`` tensor ``.to_device(Device.cuda(0))``, same baseline;
+    * numpy→GPU: a ``Device.flex()`` tensor made the same way, same baseline;
+    * host (pageable)→GPU and numpy (pageable)→GPU: the same with host pinning off (the default):
+      the upload is staged;
     * GPU→host and GPU→numpy: a ``Device.cuda(0)`` tensor ``.to_device(Device.cpu())`` or
       ``.to_device(Device.flex())``, against raw ``x.cpu().numpy()``;
     * GPU→GPU, only with 2+ GPUs: ``Device.cuda(0)`` → ``Device.cuda(1)``, against ``x.to('cuda:1')``.
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import statistics
 import sys
 import time
@@ -154,10 +158,11 @@ def cuda_cases(nbytes: int) -> list[Case]:
     pinned_np[...] = host
     pinned_dst = torch.empty(n, dtype=torch.float32, pin_memory=True)
     cuda0, cpu, flex = rs.Device.cuda(0), rs.Device.cpu(), rs.Device.flex()
-    on_cpu = rs.Tensor.from_data(host, cpu)
+    with host_pinning(True):  # created from pageable data, pinned at creation (RUNTIME_SHIM_PIN_HOST=1)
+        on_cpu = rs.Tensor.from_data(host, cpu)
+        on_flex = rs.Tensor.from_data(host, flex)
     on_cpu_pinned = rs.Tensor.from_data(pinned_np, cpu)
-    on_flex = rs.Tensor.from_data(host, flex)
-    with host_pinning(False):  # the staged path: sources that stayed in pageable memory
+    with host_pinning(False):  # the staged path: sources that stayed in pageable memory (the default)
         on_cpu_pageable = rs.Tensor.from_data(host, cpu)
         on_flex_pageable = rs.Tensor.from_data(host, flex)
     on_gpu = rs.Tensor.from_data(host, cuda0)
@@ -216,8 +221,8 @@ def creation_costs(sizes_mb: list[int], repeats: int) -> list[dict[str, Any]]:
             row: dict[str, Any] = {"backend": name, "mib": mb, "repeats": repeats}
             for pinned in (True, False):
                 with host_pinning(pinned):
-                    create = lambda: rs.Tensor.from_data(host, device)  # noqa: E731
-                    both = lambda: rs.Tensor.from_data(host, device).to_device(cuda0)  # noqa: E731
+                    create = functools.partial(rs.Tensor.from_data, host, device)
+                    both = functools.partial(_create_and_upload, host, device, cuda0)
                     for fn in (create, both):
                         for _ in range(WARMUP):
                             timed(fn, sync)
@@ -227,6 +232,10 @@ def creation_costs(sizes_mb: list[int], repeats: int) -> list[dict[str, Any]]:
                 row[key] = {"create_ms": create_s * 1e3, "create_and_upload_ms": both_s * 1e3}
             rows.append(row)
     return rows
+
+
+def _create_and_upload(host: np.ndarray, device: rs.Device, target: rs.Device) -> rs.Tensor:
+    return rs.Tensor.from_data(host, device).to_device(target)
 
 
 def creation_table(rows: list[dict[str, Any]]) -> str:
@@ -283,7 +292,8 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
 
 STAGER_KEYS = {"threads": 1, "buffers": 1, "buffer_mb": MIB, "min_chunks": 1, "piece_kb": 1024,
-               "pinned_result_mb": MIB, "small_mb": MIB, "block_uploads": 1}
+               "pinned_result_mb": MIB, "small_mb": MIB, "block_uploads": 1,
+               "block_upload_mb": MIB, "recycle": 1}
 
 
 def stager_from(spec: str) -> dataplane.PinnedStager:
@@ -300,14 +310,17 @@ def stager_from(spec: str) -> dataplane.PinnedStager:
         min_chunks=options.get("min_chunks", dataplane.MIN_CHUNKS),
         piece_bytes=options.get("piece_kb", dataplane.STAGER.piece_bytes),
         pinned_result_bytes=options.get("pinned_result_mb"),
-        block_uploads=bool(options.get("block_uploads", dataplane.STAGER.block_uploads)))
+        block_uploads=bool(options.get("block_uploads", dataplane.STAGER.block_uploads)),
+        block_upload_bytes=options.get("block_upload_mb", dataplane.STAGER.block_upload_bytes),
+        recycle_results=bool(options.get("recycle", dataplane.STAGER.recycle_results)))
 
 
 def stager_settings(stager: dataplane.PinnedStager) -> dict[str, int]:
     return {"buffer_bytes": stager.buffer_bytes, "buffers": stager.buffers, "threads": stager.threads,
             "min_chunks": stager.min_chunks, "piece_bytes": stager.piece_bytes,
             "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes,
-            "block_uploads": int(stager.block_uploads)}
+            "block_uploads": int(stager.block_uploads), "block_upload_bytes": stager.block_upload_bytes,
+            "recycle": int(stager.recycle_results)}
 
 
 SMALL_SIZES = (4 << 10, 64 << 10, 1 << 20)

@@ -6,14 +6,18 @@ otherwise copies once, byte for byte, never through Python objects. Moves
 between the host and CUDA devices of tensors of ``SMALL_BYTES`` or more go
 through ``STAGER``:
 
-* uploads from pageable memory are staged through a ring of reused pinned
-  buffers: several threads copy pieces of the source into them while the copy
-  engine moves the chunks already staged (``runtime_shim.staging``);
-* downloads land in a pinned result (torch's caching host allocator reuses the
-  memory of freed results, so there are no page faults and no extra copy) while
-  the live pinned results stay under ``PinnedStager.pinned_result_bytes``;
+* uploads from pageable memory up to ``BLOCK_UPLOAD_BYTES`` go through one
+  pinned block of their size, chunk copies overlapped with their DMA; larger
+  ones are staged through a ring of reused pinned buffers: several threads
+  copy pieces of the source into them while the copy engine moves the chunks
+  already staged (``runtime_shim.staging``);
+* downloads land in a pinned result (the block of a dead result of the same
+  size is reused, so there are no page faults and no extra copy) while the
+  live pinned results stay under ``PinnedStager.pinned_result_bytes``;
   beyond that, or where pinned memory cannot be had, they are staged through
-  the ring into ordinary memory, the reverse of uploads.
+  the ring into ordinary memory, the reverse of uploads;
+* with ``PIN_HOST`` (``RUNTIME_SHIM_PIN_HOST=1``), host arrays made from data
+  are pinned at creation (``pin_host``), so their uploads are one DMA.
 
 Sources already in pinned memory go straight to the DMA engine, as in raw
 torch; smaller tensors take torch's own copies, so a small move costs what
@@ -44,10 +48,15 @@ SMALL_BYTES = 8 << 20
 #: Size and number of the pinned staging buffers (allocated once, on the first staged move).
 BUFFER_BYTES = 16 << 20
 BUFFERS = 4
-#: Host arrays of ``SMALL_BYTES`` or more that a host backend makes from data are copied into
-#: pinned memory while a CUDA device is usable, so that uploading them is one DMA (the copy is paid
-#: at creation instead of at every move). ``RUNTIME_SHIM_PIN_HOST=0`` turns it off.
-PIN_HOST = os.environ.get("RUNTIME_SHIM_PIN_HOST", "1").strip().lower() not in ("0", "false", "no", "off")
+#: With ``RUNTIME_SHIM_PIN_HOST=1``, host arrays of ``SMALL_BYTES`` or more that a host backend makes
+#: from data are copied into pinned memory while a CUDA device is usable, so that every upload of
+#: them is one DMA. Off by default: the copy costs more at creation than it saves on one upload (a
+#: created-then-moved-once tensor is slower end to end); it pays from the second upload on.
+PIN_HOST = os.environ.get("RUNTIME_SHIM_PIN_HOST", "").strip().lower() in ("1", "true", "yes", "on")
+#: Uploads from pageable memory up to this size go through one pinned block (see ``PinnedStager``).
+BLOCK_UPLOAD_BYTES = 128 << 20
+#: Pinned download-result blocks kept for reuse after their arrays die.
+SPARE_RESULTS = 4
 #: Transfers are cut into at least this many chunks (down to one piece each), so the copy of one
 #: chunk overlaps the DMA of the others even for mid-sized tensors.
 MIN_CHUNKS = 8
@@ -188,6 +197,8 @@ class PinnedStager:
         piece_bytes: int = staging.PIECE_BYTES,
         pinned_result_bytes: int | None = None,
         block_uploads: bool = True,
+        block_upload_bytes: int = BLOCK_UPLOAD_BYTES,
+        recycle_results: bool = True,
     ) -> None:
         self.buffer_bytes = buffer_bytes
         self.small_bytes = small_bytes
@@ -196,9 +207,14 @@ class PinnedStager:
         self.piece_bytes = piece_bytes
         self.pinned_result_bytes = (_default_pinned_result_bytes() if pinned_result_bytes is None
                                     else pinned_result_bytes)
-        #: uploads from pageable memory go through one pinned block of their size while the pinned
-        #: budget allows (else, or when False, through the ring)
+        #: uploads from pageable memory of at most ``block_upload_bytes`` go through one pinned block
+        #: of their size while the pinned budget allows (larger ones, or all when False: the ring)
         self.block_uploads = block_uploads
+        self.block_upload_bytes = block_upload_bytes
+        #: the memory of a dead pinned download result is kept for the next result of its size
+        #: (at most ``SPARE_RESULTS`` blocks) instead of going back through torch's allocator
+        self.recycle_results = recycle_results
+        self._spare: dict[int, list[torch.Tensor]] = {}
         #: chunks staged so far per direction, and downloads made straight into pinned results,
         #: to check which path a transfer took
         self.chunks = {"h2d": 0, "d2h": 0}
@@ -238,7 +254,7 @@ class PinnedStager:
             return out
         dst = out.view(-1).view(torch.uint8)
         plan = self.plan(total)
-        if self.block_uploads and self._block_upload(src, dst, plan, device):
+        if self.block_uploads and total <= self.block_upload_bytes and self._block_upload(src, dst, plan, device):
             out.record_stream(self._stream(device))
             return out
         with self._lock:
@@ -306,11 +322,14 @@ class PinnedStager:
             if nbytes == 0 or self._live_pinned + nbytes > self.pinned_result_bytes:
                 return None
             self._live_pinned += nbytes
+        block = self._spare_block(nbytes)
         try:
-            out = torch.empty(tuple(t.shape), dtype=t.dtype, pin_memory=True)
+            if block is None:
+                block = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
         except RuntimeError:  # pinned memory exhausted: ordinary memory will do
             self._release(nbytes)
             return None
+        out = block.view(t.dtype).view(tuple(t.shape))
         # On the current stream, after the work that wrote t, as raw torch's copy would be.
         stream = torch.cuda.current_stream(t.device)
         with torch.cuda.stream(stream):
@@ -318,7 +337,7 @@ class PinnedStager:
         stream.synchronize()
         # The array, not out: numpy's views keep the array alive, and the array keeps the memory.
         array = out.numpy()
-        weakref.finalize(array, self._release, nbytes)
+        weakref.finalize(array, self._result_died, block, nbytes)
         with self._live_lock:
             self.pinned_results += 1
         return array
@@ -345,6 +364,19 @@ class PinnedStager:
         with self._live_lock:
             self.pinned_hosts += 1
         return result
+
+    def _spare_block(self, nbytes: int) -> torch.Tensor | None:
+        with self._live_lock:
+            blocks = self._spare.get(nbytes)
+            return blocks.pop() if blocks else None
+
+    def _result_died(self, block: torch.Tensor, nbytes: int) -> None:
+        """A pinned result's array is gone (no view of it is left): keep its block for the next
+        result of that size, within ``SPARE_RESULTS`` blocks."""
+        with self._live_lock:
+            self._live_pinned -= nbytes
+            if self.recycle_results and sum(map(len, self._spare.values())) < SPARE_RESULTS:
+                self._spare.setdefault(nbytes, []).append(block)
 
     def _release(self, nbytes: int) -> None:
         with self._live_lock:

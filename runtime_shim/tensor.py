@@ -22,6 +22,7 @@ import numpy as np
 
 from . import autodiff
 from . import recorder as recording
+from . import semantics as _semantics
 from . import validation as check
 from .capture import Scope, active_scope, completed_scope
 from .dataplane import transfer
@@ -29,7 +30,6 @@ from .devices import Device, availability_problem, executor_place
 from .errors import BackendUnavailable, error_for
 from .executors import Executor, get_executor
 from .modes import SETTINGS
-from . import semantics as _semantics
 from .semantics import (
     AF,
     BINARY_OPS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 
 from runtime_shim import semantics as S
@@ -187,14 +188,15 @@ class ShimCalls(EngineMixin):
             if isinstance(atom, SeqAtom) and atom.items:
                 others = [(f"tensors[{i}]", item) for i, item in enumerate(atom.items[1:], 1)]
                 head = atom.items[0]
-                part = self.scoped(st, fr, lambda scopes: lift.multi(fr.profile, "cat", head, others, scopes,
-                                                                     self.origin(node, fr), "cat"))
+                part = self.scoped(st, fr, functools.partial(lift.multi, fr.profile, "cat", head, others,
+                                                             origin=self.origin(node, fr), op="cat"))
                 merge_lifted(lifted, part)
             elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
                 # a list of unknown length: the first tensor and any other one are each one of the elements
                 elem = atom.elem
-                part = self.scoped(st, fr, lambda scopes: lift.multi(fr.profile, "cat", elem, [("tensors[1]", elem)],
-                                                                     scopes, self.origin(node, fr), "cat"))
+                rest = [("tensors[1]", elem)]
+                part = self.scoped(st, fr, functools.partial(lift.multi, fr.profile, "cat", elem, rest,
+                                                             origin=self.origin(node, fr), op="cat"))
                 merge_lifted(lifted, part)
             else:
                 lifted.unknown = True

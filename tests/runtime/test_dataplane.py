@@ -449,6 +449,7 @@ def test_host_arrays_stay_shared_without_a_usable_gpu(monkeypatch: pytest.Monkey
 
     stager = dataplane.PinnedStager(1 << 20, 1 << 20)
     monkeypatch.setattr(dataplane, "STAGER", stager)
+    monkeypatch.setattr(dataplane, "PIN_HOST", True)
     values = np.arange(MIB, dtype=np.float32)  # 4 MiB: above this stager's staging threshold
     with virtual_devices():
         for ex in (host, cpu):
@@ -461,7 +462,7 @@ def test_host_arrays_stay_shared_without_a_usable_gpu(monkeypatch: pytest.Monkey
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
-def test_large_host_arrays_are_created_pinned(monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray,
+def test_large_host_arrays_are_created_pinned_on_request(monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray,
                                               host: Executor, cpu: Executor, cuda0: Executor) -> None:
     import gc
 
@@ -469,6 +470,7 @@ def test_large_host_arrays_are_created_pinned(monkeypatch: pytest.MonkeyPatch, r
 
     stager = dataplane.PinnedStager(1 << 20, 1 << 20, pinned_result_bytes=9 * MIB // 2)
     monkeypatch.setattr(dataplane, "STAGER", stager)
+    monkeypatch.setattr(dataplane, "PIN_HOST", True)
     values = _host_values(random_bytes, "float32", 2 * MIB).reshape(2, -1)  # 2 MiB
     with virtual_devices(False):
         on_host, on_cpu = host.from_numpy(values), cpu.from_numpy(values)
@@ -503,3 +505,30 @@ def test_block_uploads_split_at_chunk_edges(monkeypatch: pytest.MonkeyPatch, ran
     moved = _move(direction, values, host, cpu, cuda0)
     assert_bit_identical(moved, values)
     assert stager.chunks["h2d"] == stager.plan(values.nbytes).chunks and stager.live_pinned_bytes == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_dead_pinned_results_are_recycled(monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray) -> None:
+    """A pinned result's memory serves the next result of its size once no view of it is left,
+    whatever the dtype; never while one is."""
+    import gc
+
+    stager = dataplane.PinnedStager(1 << 20, 1 << 20)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    values = _host_values(random_bytes, "float32", 2 * MIB)
+    on_device = torch.from_numpy(values).to("cuda:0")
+    first = stager.to_host(on_device)
+    address = first.__array_interface__["data"][0]
+    view = first[10:]
+    del first
+    gc.collect()
+    second = stager.to_host(on_device)  # the first is still viewed: new memory
+    assert second.__array_interface__["data"][0] != address
+    assert_bit_identical(view, values[10:])
+    del view
+    gc.collect()
+    as_ints = stager.to_host(on_device.view(torch.int32))
+    assert as_ints.__array_interface__["data"][0] == address
+    assert_bit_identical(as_ints, values.view(np.int32))
+    assert_bit_identical(second, values)
