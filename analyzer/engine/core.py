@@ -6,7 +6,7 @@ import ast
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -41,7 +41,7 @@ from .shim_calls import ShimCalls
 from .statements import Statements
 
 if TYPE_CHECKING:
-    from ..models.base import LibraryModel
+    from ..models.base import Assumption, LibraryModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
 TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"
@@ -70,16 +70,14 @@ class Engine(
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
-                 project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
-                 gpu_count: int | None = None, argparse_defaults: bool | None = None,
-                 mps_world: bool | None = None, models: Sequence[type[LibraryModel]] | None = None) -> None:
+                 project_modules: set[str] | frozenset[str] | None = None,
+                 assumptions: Mapping[Assumption[Any], object] | None = None,
+                 models: Sequence[type[LibraryModel]] | None = None) -> None:
         self.facts = facts
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
-        self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
-        self.gpu_count = gpu_count  # what torch.cuda.device_count() returns (None: not known)
-        self.mps_world = mps_world  # what torch.backends.mps.is_available() returns (None: either)
-        self.argparse_defaults = argparse_defaults  # the command line gives no options (None: not split)
+        # the world analysed (:mod:`.worlds`): the models' keys it fixes (``LibraryModel.assumption``)
+        self.assumptions: dict[Assumption[Any], object] = dict(assumptions or {})
         # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
         self.function_runs = 0
         self.run_budget = RUNS_PER_FUNCTION * sum(s.data.count(b"def ") + s.data.count(b"lambda") for s in sources) \

@@ -12,10 +12,12 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     """Every registered model. Imported here, not at the top: the models import the engine's leaf modules,
     the engine imports this one."""
     from .argparse_model import ArgparseModel
+    from .array_consumers import ArrayConsumers
     from .copies import Copies
     from .entry_points import EntryPoints
     from .numpy_model import NumpyModel
+    from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
     # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints)
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars)

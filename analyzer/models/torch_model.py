@@ -79,7 +79,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .base import UNHANDLED, LibraryModel, Unhandled
+from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
@@ -113,6 +113,7 @@ from .torch_calls import torch_handlers
 from .torch_data import TorchData
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_parallel import data_parallel, data_parallel_call
+from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
 
 GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
 DEVICE_VAR = "@torch.default_device"
@@ -166,6 +167,7 @@ class TorchModel(TorchData, LibraryModel):
     """PyTorch calls, attributes, operators and modes."""
 
     name = "torch"
+    world_axes = (TORCH_WORLDS,)
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
@@ -321,7 +323,7 @@ class TorchModel(TorchData, LibraryModel):
         return self.world_branch(true, false)
 
     def decides_values(self) -> bool:
-        return self.cuda_world is not None
+        return self.assumption(CUDA_AVAILABLE) is not None
 
     def choose_value(self, body: Value, orelse: Value) -> bool | None:
         return self.world_device_choice(body, orelse)
@@ -509,7 +511,7 @@ class TorchModel(TorchData, LibraryModel):
         """Store the facts of one call and return its result. A call that raises on every path is reported and
         the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
         empty, else unknown), so the bugs after it are found in the same run."""
-        if self.cuda_world is False and possibilities:
+        if self.assumption(CUDA_AVAILABLE) is False and possibilities:
             # without CUDA no tensor is on a GPU: the move or creation that would have put one there raised, so
             # a combination with one is not reached (a program that calls ``.cuda()`` unconditionally)
             reached = [p for p in possibilities if not _on_cuda(p)]
@@ -714,20 +716,32 @@ class TorchModel(TorchData, LibraryModel):
 
     def _call_is_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
-        return None if self.cuda_world is None else V(const(self.cuda_world))  # the world's answer
+        return self._world_answer(CUDA_AVAILABLE)
 
     def _call_device_count(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
-        # the world's answer (:mod:`.worlds`); else how many: not known
-        return None if self.gpu_count is None else V(const(self.gpu_count))
+        return self._world_answer(GPU_COUNT)  # (not known outside a world)
 
     def _call_mps_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value | None:
-        return None if self.mps_world is None else V(const(self.mps_world))  # the world's answer
+        return self._world_answer(MPS_AVAILABLE)
+
+    def _world_answer(self, question: Assumption[Any]) -> Value | None:
+        """The answer of the world analysed (:mod:`.torch_worlds`); None: either (a bool, an int)."""
+        answer = self.assumption(question)
+        return None if answer is None else V(const(answer))
 
     def _call_unknown_bool(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
         return BOOL
+
+    def _call_compiled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                       fr: Frame) -> Value | None:
+        """``torch.compile(model)`` / ``torch.jit.script(model)``: a wrapper that runs the module's (or the
+        function's) own code on its own weights, and moves with it: for devices, the module itself. Called with
+        no module (``torch.compile(mode=...)``, a decorator factory): unknown."""
+        module = argument(path, args, kwargs, "model" if path == "torch.compile" else "obj", None)
+        return TOP if module is None or module.consts() == [None] else module
 
     def _call_grad_mode(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
@@ -1250,14 +1264,25 @@ class TorchModel(TorchData, LibraryModel):
         if not tensors or node is None:
             return None
         kind = "dlpack" if name in NUMPY_DLPACK else "numpy"
+        result = self._convert(kind, f"numpy.{name}", tensors, node, st, fr)
+        return result if name not in ("asarray", "array") or st.dead else V(ArrayAtom("float"))
+
+    def numpy_conversion(self, api: str, values: list[Value], node: ast.AST, st: State, fr: Frame) -> Value | None:
+        """A library call ``api`` that converts ``values`` with ``numpy.asarray`` (``Tensor.__array__``): the
+        tensors among them, and in the lists and tuples among them. None: no tensor is converted."""
+        tensors = [inner for v in values for inner in _numpy_inputs(v)]
+        return self._convert("numpy", api, tensors, node, st, fr) if tensors else None
+
+    def _convert(self, kind: str, api: str, tensors: list[tuple[str, Value]], node: ast.AST, st: State,
+                 fr: Frame) -> Value:
         # every element is converted: one that fails on every path decides the call (the others cannot save it)
         certain = [(role, value) for role, value in tensors if self._export_always_fails(kind, value, st)]
         result = TOP
         for role, value in certain[:1] or tensors:
-            result = self.torch_export(kind, f"numpy.{name}", value, node, st, fr, role=role)
+            result = self.torch_export(kind, api, value, node, st, fr, role=role)
             if st.dead:
                 return BOTTOM
-        return result if name not in ("asarray", "array") else Value(frozenset(ArrayAtom("float") for _ in [0]))
+        return result
 
     # --- tensor methods and attributes ----------------------------------------------------------------------
 
@@ -1894,10 +1919,11 @@ class TorchModel(TorchData, LibraryModel):
         available, the CPU where not. Joining both would pair a model moved to one with a batch moved to the
         other (the analysis is not relational), a mismatch no run makes. True: the first branch, False: the
         second, None: not such a choice (both are kept)."""
-        if self.cuda_world is None:
+        cuda = self.assumption(CUDA_AVAILABLE)
+        if cuda is None:
             return None
         # where CUDA is not available: the CPU, not another accelerator (MPS in the world that has it)
-        wanted = "cuda" if self.cuda_world else "mps" if self.mps_world else "cpu"
+        wanted = "cuda" if cuda else "mps" if self.assumption(MPS_AVAILABLE) else "cpu"
         kinds = (_device_kind(body, wanted), _device_kind(orelse, wanted))
         if set(kinds) != {True, False}:
             return None
@@ -1907,7 +1933,7 @@ class TorchModel(TorchData, LibraryModel):
         """The same choice for an ``if`` statement whose test the analysis does not know: the branch whose
         device variables are the world's (True: the first, False: the second), when every variable the branches
         leave on different devices agrees; None otherwise (both are joined)."""
-        if self.cuda_world is None:
+        if self.assumption(CUDA_AVAILABLE) is None:
             return None
         choices = set()
         for name in true.vars.keys() | false.vars.keys():
