@@ -461,6 +461,17 @@ def autodiff(profile: str, call: str, value: Value, origin: Origin,
     return out.finish()
 
 
+def enable_autodiff(profile: str, call: str, value: Value, origin: Origin, method: str) -> Lifted:
+    """``t.autodiff()``: a tensor that reports autodiff as it is (no cell), any other through ``call``'s
+    cells (``from_inner``)."""
+    enabled = Value(frozenset(t for t in value.tensors() if S.reports_autodiff(t.cls)))
+    others = Value(frozenset(t for t in value.tensors() if not S.reports_autodiff(t.cls)), value.top)
+    out = autodiff(profile, call, others, origin, method=method) if others.atoms or others.top else Lifted()
+    for t in enabled.atoms:
+        out.ok(t, (("tensor", t),), "api.already-autodiff")
+    return out.given(tensor=value).finish()
+
+
 def _api_intended(call: str, t: TensorAtom, origin: Origin) -> Value:
     """An autodiff API call that failed, as if it had succeeded (unknown where the class is a guess)."""
     if call == "backward":

@@ -740,16 +740,20 @@ PROFILES = {**PROFILES, "burn-next": {**PROFILES[DEFAULT_PROFILE], **BURN_NEXT_O
 # burn-tensor src/tensor/api/autodiff.rs after 2c06be35 (the DispatchAutodiffContext era, whose
 # burn-dispatch backend.rs the default profile cites; it has `Dispatch::is_tracked`): `no_grad` is
 # renamed `without_autodiff` ("if the tensor uses autodiff, this moves it to the inner backend ...
-# if autodiff is already disabled, the tensor is returned unchanged"), and `is_autodiff` (the device
+# if autodiff is already disabled, the tensor is returned unchanged"), `autodiff` is its inverse
+# (`from_inner` unless the tensor already uses autodiff), and `is_autodiff` (the device
 # reports autodiff) and `is_tracked` (the tensor "participates in a recorded autodiff graph") are
 # added. At 2c06be35 and in v0.21 none of them exists. A renamed method runs its old name's cells;
 # a query has no failing cell.
 
 #: New name -> the ``call`` of the autodiff table that it runs.
 RENAMED_TENSOR_METHODS: Mapping[str, str] = {"without_autodiff": "no_grad"}
+#: ``t.autodiff()``: a tensor that reports autodiff is returned unchanged (no cell: ``if
+#: self.is_autodiff() { self }``), any other runs this call's cells (``K::from_inner``).
+ENABLING_TENSOR_METHODS: Mapping[str, str] = {"autodiff": "from_inner"}
 #: Boolean queries on a tensor that later Burn added.
 TENSOR_QUERIES = ("is_autodiff", "is_tracked")
-_LATER_TENSOR_API = frozenset(RENAMED_TENSOR_METHODS) | frozenset(TENSOR_QUERIES)
+_LATER_TENSOR_API = frozenset(RENAMED_TENSOR_METHODS) | frozenset(ENABLING_TENSOR_METHODS) | frozenset(TENSOR_QUERIES)
 #: The tensor methods each profile's Burn has beyond the 2c06be35 API.
 PROFILE_TENSOR_API: Mapping[str, frozenset[str]] = {
     "burn-d16f7ba": _LATER_TENSOR_API,

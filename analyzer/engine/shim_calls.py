@@ -254,6 +254,11 @@ class ShimCalls(EngineMixin):
                 return TOP
             lifted = lift.autodiff(profile, S.RENAMED_TENSOR_METHODS[name], receiver, origin, method=name)
             return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
+        if name in S.ENABLING_TENSOR_METHODS:
+            if not S.has_tensor_method(profile, name):
+                return TOP
+            lifted = lift.enable_autodiff(profile, S.ENABLING_TENSOR_METHODS[name], receiver, origin, name)
+            return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
         if name in S.TENSOR_QUERIES:
             if not S.has_tensor_method(profile, name):
                 return TOP

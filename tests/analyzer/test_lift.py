@@ -216,6 +216,13 @@ def test_later_api_matches_runtime(grid, profile: str) -> None:
                     continue
                 lifted = lift.autodiff(profile, call, V(tensor_atom(t)), ORIGIN, method=method)
                 agree(run_runtime(lambda t=t, m=method: getattr(t, m)()), run_lifted(lifted), f"{name}.{method}()")
+            for method, call in S.ENABLING_TENSOR_METHODS.items():
+                if not S.has_tensor_method(profile, method):
+                    with pytest.raises(AttributeError):
+                        getattr(t, method)()
+                    continue
+                lifted = lift.enable_autodiff(profile, call, V(tensor_atom(t)), ORIGIN, method)
+                agree(run_runtime(lambda t=t, m=method: getattr(t, m)()), run_lifted(lifted), f"{name}.{method}()")
             for query in S.TENSOR_QUERIES:
                 if S.has_tensor_method(profile, query):
                     atom = tensor_atom(t)

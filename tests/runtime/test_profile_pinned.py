@@ -104,6 +104,10 @@ def test_later_api_names_run_the_old_cells() -> None:
     assert reveal_device(labels.without_autodiff()) == "Flex int"  # int_inner clears the association
     assert [t.is_tracked() for t in (untracked, leaf, derived, derived.detach(), leaf.detach(), plain)] == [
         False, True, True, False, True, False]
+    assert leaf.autodiff() is leaf and labels.autodiff() is labels  # already autodiff: unchanged
+    assert reveal_device(plain.autodiff()) == reveal_device(Tensor.from_inner(plain))
+    assert reveal_device(plain.autodiff()) == "Autodiff { device: Flex, checkpointing: Disabled } float untracked"
+    assert reveal_device(labels.without_autodiff().autodiff()) == reveal_device(labels)
     off = derived.without_autodiff()
     assert not off.is_autodiff() and not off.is_tracked() and not off.is_require_grad()
     assert np.allclose(off.to_numpy(), [2.0, 4.0])
@@ -112,7 +116,7 @@ def test_later_api_names_run_the_old_cells() -> None:
 
 
 @pytest.mark.parametrize("profile", ["burn-2026-08", "burn-0.21"])
-@pytest.mark.parametrize("name", ["without_autodiff", "is_autodiff", "is_tracked"])
+@pytest.mark.parametrize("name", ["without_autodiff", "autodiff", "is_autodiff", "is_tracked"])
 def test_later_api_names_do_not_exist_in_earlier_profiles(profile: str, name: str) -> None:
     t = Tensor.from_floats([1.0], Device.flex().autodiff())
     with rs.profile(profile), pytest.raises(AttributeError, match=f"Tensor.{name} does not exist in profile {profile}"):
