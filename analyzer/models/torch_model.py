@@ -520,7 +520,10 @@ class TorchModel(TorchData, LibraryModel):
             possibilities = reached
         fact = self.facts.site(site, fr.ctx)
         fact.record(possibilities, st.past_failure)
-        fact.unknown = fact.unknown or unknown
+        if unknown and st.past_failure:
+            fact.passed_past_failure = True  # (what a path no run takes makes unknown is no more than its passes)
+        else:
+            fact.unknown = fact.unknown or unknown
         for role, value in operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if raises and possibilities and not unknown and all(p.failed for p in possibilities):
@@ -1722,19 +1725,19 @@ class TorchModel(TorchData, LibraryModel):
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
-            # where the output is: the weights' device; past the failure of a layer left on the CPU given an input on
-            # an accelerator (a layer built in ``forward``, a model never moved), the input's, as the user meant it
-            # to run (a later layer of the moved model is not one more failure of the same cause)
-            inputs = torch_tensors(x)
-            placed = {(a.dev, joined((tags_of(layer), tags_of(a)))) if layer.dev == CPU and a.dev != CPU
-                      else (layer.dev, tags_of(layer)) for a in inputs}
-            if x.top or not inputs:
-                placed.add((layer.dev, tags_of(layer)))
-            result = Value(frozenset(with_tags(TorchTensorAtom(dev, NON_LEAF if enabled and grad else NO_GRAD,
+            # where the output is: the weights' device. Past the failure of a layer left on the CPU given an input on
+            # an accelerator, unknown: the user may have meant the input on the CPU (a model never moved: its next
+            # layer is not one more finding) or the layer on the accelerator (a layer built in ``forward``: the
+            # model's next layer is not one either). A batch left on the CPU is meant on the model's accelerator.
+            # (an input of the other way of a choice the layer was placed by never meets it: :mod:`analyzer.choices`)
+            inputs = [a for a in torch_tensors(x) if consistent(tags_of(layer), tags_of(a))] or torch_tensors(x)
+            undecided = layer.dev == CPU and any(a.dev != CPU for a in inputs)
+            placed = not inputs or x.top or any(not (layer.dev == CPU and a.dev != CPU) for a in inputs)
+            result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
                                                                False, origin=self.origin(node, fr, f"{api} output")),
-                                               tags)
-                                     for dev, tags in placed for enabled in self.grad_modes(st) for grad in tracked),
-                           checked.top) if not st.dead else BOTTOM
+                                               tags_of(layer))
+                                     for enabled in self.grad_modes(st) for grad in tracked) if placed else (),
+                           checked.top or undecided) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
