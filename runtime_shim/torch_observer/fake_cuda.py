@@ -128,6 +128,25 @@ class FakeCuda:
         setattr(owner, name, value)
         self._undo.append(lambda: delattr(owner, name) if old is missing else setattr(owner, name, old))
 
+    def _generator(self) -> type:
+        """``torch.Generator(device="cuda")`` needs the CUDA library: a host generator that names the fake device
+        (the random ops' handler checks its device type as CUDA does, then draws without it)."""
+        fake = self
+
+        class Generator(torch._C.Generator):
+            def __new__(cls, device: Any = "cpu") -> Generator:
+                return super().__new__(cls, "cpu")
+
+            def __init__(self, device: Any = "cpu") -> None:
+                self._fake_device = torch.device(fake.normalize(device))
+
+            @property
+            def device(self) -> torch.device:  # type: ignore[override]
+                return self._fake_device
+
+        Generator.__qualname__ = Generator.__name__ = "Generator"
+        return Generator
+
     def _swap_tensors(self, original: Callable[..., None]) -> Callable[..., None]:
         memo = self.mode.fake_tensor_converter.tensor_memo
 
@@ -183,6 +202,7 @@ class FakeCuda:
         self._patch(torch.distributions.Distribution, "_validate_args", False)
         self._patch(torch.utils, "swap_tensors", self._swap_tensors(torch.utils.swap_tensors))
         self._patch(torch, "save", self._save(torch.save))
+        self._patch(torch, "Generator", self._generator())
         self._patch(torch, "load", self._load(torch.load))
         try:
             with self.mode:
