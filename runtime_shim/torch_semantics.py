@@ -1,4 +1,4 @@
-"""PyTorch's device and autograd rules for MV201-MV208: one table the observer and the analyzer share.
+"""PyTorch's device and autograd rules for MV201-MV211: one table the observer and the analyzer share.
 
 Pure data and functions over plain values (no torch import): the observer
 (:mod:`runtime_shim.torch_observer`) classifies the failures real PyTorch
