@@ -44,12 +44,10 @@ from runtime_shim import torch_semantics as T
 from ..domain import (
     TOP,
     ArrayAtom,
-    Atom,
     Const,
     DictAtom,
     Instance,
     NumberAtom,
-    Origin,
     SeqAtom,
     V,
     Value,
@@ -64,14 +62,13 @@ from ..torch_domain import (
     LEAF,
     NO_GRAD,
     NON_LEAF,
-    TorchDev,
     TorchDeviceAtom,
     TorchGeneratorAtom,
     TorchSamplerAtom,
     TorchTensorAtom,
     TorchWorkersAtom,
 )
-from .signatures import argument, bind_call
+from .signatures import Bound, argument, bind_call
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
@@ -118,7 +115,8 @@ class TorchData:
             return V(TorchSamplerAtom(None, origin))
         if generator.top or not generator.only(TorchGeneratorAtom):
             return TOP
-        return Value(frozenset(TorchSamplerAtom(g, origin) for g in generator.atoms))  # type: ignore[arg-type]
+        return Value(frozenset(TorchSamplerAtom(g, origin) for g in generator.atoms
+                               if isinstance(g, TorchGeneratorAtom)))
 
     def _tensor_dataset(self, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """``TensorDataset(a, b)``: a list whose items are ``(a[i], b[i])``."""
@@ -157,7 +155,7 @@ class TorchData:
         self._check_pinning(bound, batch, node, st, fr)
         return V(seq_of("list", widen_if_large(batch)))
 
-    def _forked_workers(self, bound: dict[str, Value], node: ast.AST, fr: Frame) -> TorchWorkersAtom | None:
+    def _forked_workers(self, bound: Bound[Value], node: ast.AST, fr: Frame) -> TorchWorkersAtom | None:
         """The loader's workers, when it has some (a known count above 0) and fork starts them."""
         count = bound.get("num_workers")
         counts = count.consts() if count is not None and not count.top else None
@@ -187,7 +185,7 @@ class TorchData:
                          for t in tensors for w in workers.atoms if isinstance(w, TorchWorkersAtom)]
         return self.torch_record(self.site(node, api, fr), possibilities, result.top, result, st, fr)  # type: ignore[attr-defined]
 
-    def _check_pinning(self, bound: dict[str, Value], batch: Value, node: ast.AST, st: State, fr: Frame) -> None:
+    def _check_pinning(self, bound: Bound[Value], batch: Value, node: ast.AST, st: State, fr: Frame) -> None:
         """``pin_memory=True``: each batch is pinned, and a tensor on a GPU cannot be (MV210)."""
         pin = bound.get("pin_memory")
         if pin is None or pin.truthiness() != {True}:
@@ -202,7 +200,7 @@ class TorchData:
         self.torch_record(self.site(node, "DataLoader", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
-    def _check_sampler_generator(self, bound: dict[str, Value], node: ast.AST, st: State, fr: Frame) -> None:
+    def _check_sampler_generator(self, bound: Bound[Value], node: ast.AST, st: State, fr: Frame) -> None:
         """The generator a loader draws with against the default device (MV211): a random sampler (``shuffle=True``
         or a ``RandomSampler``) draws ``torch.randperm`` on the default device with its generator, and a loader's
         own ``generator`` seeds its workers with ``random_`` on the default device."""
