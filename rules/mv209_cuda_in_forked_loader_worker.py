@@ -16,7 +16,9 @@ class CudaInForkedLoaderWorker(OutcomeRule):
     `DataLoader` reading it has `num_workers` above 0 (a known number, or an
     option's default) and starts its workers by fork: no
     `multiprocessing_context` (the default start method, fork on Linux) or
-    `"fork"`. The message names the tensor's device and where it was made, and
+    `"fork"`. A `TensorDataset` (or a list, or a tensor) of GPU tensors read
+    by such workers is reported at the `DataLoader(...)` call: torch's own
+    indexing touches CUDA in the worker. The message names the tensor's device and where it was made, and
     the loader whose workers run the code.
 
     ## Why it fails

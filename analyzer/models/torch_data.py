@@ -24,8 +24,10 @@ first, which is recorded where the CUDA tensor is made):
   or ``"fork"``), the dataset's ``__getitem__``, what it calls and the ``collate_fn`` run in a forked worker:
   they are analysed with a worker mode (``WORKER_VAR``, part of the calling context like the default device),
   and a torch call there that makes a CUDA tensor from no CUDA input (``.cuda()``, ``.to(device)``, a creation
-  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``. A ``spawn`` or
-  ``forkserver`` context, or one the analysis does not know, is silent.
+  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``; a library dataset
+  (a ``TensorDataset``, a list, a tensor) holding CUDA tensors fails the same way when torch indexes it there
+  (recorded at the ``DataLoader(...)`` call). A ``spawn`` or ``forkserver`` context, or one the analysis does
+  not know, is silent.
 * **MV210**: ``pin_memory=True`` with batches (the collated items or the ``collate_fn``'s) holding a CUDA tensor:
   the loader pins every batch, and ``Tensor.pin_memory()`` of a GPU tensor raises.
 * **MV211**: a random sampler (``shuffle=True``, or ``sampler=RandomSampler(...)``) or an explicit ``generator``
@@ -140,6 +142,8 @@ class TorchData:
                 return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
             dataset = bound.get("dataset", TOP)
             item = self._dataset_item(dataset, node, st, fr)
+            if workers is not None:
+                self._check_worker_rows(dataset, workers, node, st, fr)
             if own_collate is not None and own_collate.consts() != [None]:
                 if own_collate.top or not own_collate.atoms:
                     return V(seq_of("list", TOP))
@@ -167,6 +171,23 @@ class TorchData:
             return None  # "spawn", "forkserver", a context object: a fresh interpreter may use CUDA
         return TorchWorkersAtom(min(counts), _FORK_METHODS[methods[0]],
                                 self.origin(node, fr, f"DataLoader with num_workers={min(counts)}"))  # type: ignore[attr-defined]
+
+    def _check_worker_rows(self, dataset: Value, workers: TorchWorkersAtom, node: ast.AST, st: State,
+                           fr: Frame) -> None:
+        """A library dataset (a ``TensorDataset``, a list, a tensor) holding CUDA tensors, indexed in a forked
+        worker: indexing a CUDA tensor there initialises CUDA (MV209, at the ``DataLoader(...)`` call: the
+        indexing is torch's code)."""
+        rows = Value(frozenset(a for a in dataset.atoms if not isinstance(a, Instance)))
+        if not rows.atoms:
+            return
+        tensors = _tensors_in(self.iter_element(rows))  # type: ignore[attr-defined]
+        if not any(t.dev.type == "cuda" for t in tensors):
+            return
+        possibilities = [Possibility((("tensor", t), ("worker", workers)), "MV209" if t.dev.type == "cuda" else None,
+                                     T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
+                         for t in tensors]
+        self.torch_record(self.site(node, "DataLoader", fr), possibilities, dataset.top, TOP, st, fr,  # type: ignore[attr-defined]
+                          raises=False)
 
     def worker_made_cuda(self, api: str, result: Value, inputs: list[Value], node: ast.AST | None, st: State,
                          fr: Frame) -> Value:

@@ -1447,3 +1447,15 @@ def test_a_loader_built_in_a_cuda_device_block_shuffles_on_the_gpu() -> None:
     """
     assert findings(source) == [(6, "MV211", "error")]
     assert "default device: torch.device('cuda:0')" in messages(source)[0]
+
+
+def test_a_library_dataset_of_gpu_tensors_read_by_forked_workers() -> None:
+    assert findings("""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        rows = torch.randn(16, 4).cuda()
+        forked = DataLoader(TensorDataset(rows), batch_size=4, num_workers=2)
+        listed = DataLoader([r for r in rows], batch_size=4, num_workers=2)
+        spawned = DataLoader(TensorDataset(rows), num_workers=2, multiprocessing_context="spawn")
+        host = DataLoader(TensorDataset(rows.cpu()), batch_size=4, num_workers=2)
+    """) == [(5, "MV209", "error"), (6, "MV209", "error")]
