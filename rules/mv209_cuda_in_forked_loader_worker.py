@@ -79,5 +79,6 @@ class CudaInForkedLoaderWorker(OutcomeRule):
 
     code = "MV209"
     name = "cuda-in-forked-loader-worker"
+    reported_at_setup = True  # (a library dataset's rows: at the DataLoader call; fails when iterated)
     hint = ("keep samples on the CPU and move each batch in the training loop, or start the workers with "
             "`multiprocessing_context='spawn'`")

@@ -53,4 +53,5 @@ class PinnedCudaBatch(OutcomeRule):
 
     code = "MV210"
     name = "pinned-cuda-batch"
+    reported_at_setup = True  # at the DataLoader call; it fails when the loader is iterated
     hint = "drop `pin_memory=True`, or keep batches on the CPU and move them in the loop (`non_blocking=True`)"

@@ -51,4 +51,5 @@ class SamplerGeneratorOffDefaultDevice(OutcomeRule):
 
     code = "MV211"
     name = "sampler-generator-off-default-device"
+    reported_at_setup = True  # at the DataLoader call; it fails when the loader is iterated
     hint = "give the loader a generator on the default device: `generator=torch.Generator(device='cuda')`"
