@@ -201,7 +201,8 @@ def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict
     return sorted(sites, key=lambda site: (site.file, site.span))
 
 
-def _move_setup_findings(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict[Span, Predicted]]) -> None:
+def _move_setup_findings(observed: dict[str, dict[Span, Observed]],
+                         predicted: dict[str, dict[Span, Predicted]]) -> None:
     """A finding at a call that sets up a later failure (``Rule.reported_at_setup``: a ``DataLoader(...)`` whose
     settings fail when it is iterated) moves to the sites that failed through that call (it is among their records'
     callers), as a finding reported at a caller does; one that no failure came through stays where it is."""
