@@ -204,7 +204,10 @@ class TorchData:
                                      "MV209" if t.dev.type == "cuda" else None,
                                      T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
                          for t in tensors for w in workers.atoms if isinstance(w, TorchWorkersAtom)]
-        return self.torch_record(self.site(node, api, fr), possibilities, result.top, result, st, fr)  # type: ignore[attr-defined]
+        # (raises=False: the worker raises, but the DataLoader(...) call that analyses its code does not: the loop
+        # over the loader does, and the code after the call is analysed with the batches the user meant)
+        return self.torch_record(self.site(node, api, fr), possibilities, result.top, result, st, fr,  # type: ignore[attr-defined]
+                                 raises=False)
 
     def _check_pinning(self, bound: Bound[Value], batch: Value, node: ast.AST, st: State, fr: Frame) -> None:
         """``pin_memory=True``: each batch is pinned, and a tensor on a GPU cannot be (MV210)."""
