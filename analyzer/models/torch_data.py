@@ -77,8 +77,8 @@ TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data
 RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"})
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
 _NUMBERS = frozenset({"int", "float", "bool"})
-#: the flow-state variable of the worker mode: a DataLoader's forked workers run the code analysed under it
-WORKER_VAR = "@torch.data_worker"
+#: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
+WORKER_VAR = "torch.data_worker"
 _FORK_METHODS = {None: "fork (the default start method on Linux)", "fork": "fork"}
 
 
@@ -134,9 +134,9 @@ class TorchData:
         own_collate = bound.get("collate_fn")
         batch_size = bound.get("batch_size")
         workers = self._forked_workers(bound, node, fr)
-        saved = st.vars.get(WORKER_VAR)
+        saved = st.modes.get(WORKER_VAR)
         if workers is not None:  # the dataset and the collate_fn run in a forked worker
-            st.vars[WORKER_VAR] = V(workers)
+            st.modes[WORKER_VAR] = V(workers)
         try:
             if batch_size is not None and batch_size.consts() == [None]:
                 return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
@@ -153,9 +153,9 @@ class TorchData:
                 batch = _collated(item, self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
         finally:
             if saved is None:
-                st.vars.pop(WORKER_VAR, None)
+                st.modes.pop(WORKER_VAR, None)
             else:
-                st.vars[WORKER_VAR] = saved
+                st.modes[WORKER_VAR] = saved
         self._check_pinning(bound, batch, node, st, fr)
         return V(seq_of("list", widen_if_large(batch)))
 
@@ -193,7 +193,7 @@ class TorchData:
                          fr: Frame) -> Value:
         """A torch call in a forked DataLoader worker: one that makes a CUDA tensor from no CUDA input initialises
         CUDA in the child, which fails (MV209, recorded here)."""
-        workers = st.vars.get(WORKER_VAR)
+        workers = st.modes.get(WORKER_VAR)
         if workers is None or node is None:
             return result
         tensors = _tensors(result)
