@@ -14,14 +14,18 @@ class SamplerGeneratorOffDefaultDevice(OutcomeRule):
     `torch.set_default_tensor_type(torch.cuda.FloatTensor)`) that shuffles
     (`shuffle=True`, `sampler=RandomSampler(...)`) with a CPU generator (the
     sampler's own, made when it is given none, or a `torch.Generator()`
-    passed as `generator=`). The message names the default device and where it
-    was set, and where the generator comes from.
+    passed as `generator=`), and the converse: a CUDA `generator=` for a
+    loader built on the CPU default device. The message names the default
+    device and where it was set, and where the generator comes from. The default
+    device is the one in force where the loader is built.
 
     ## Why it fails
     `RandomSampler.__iter__` draws its permutation with `torch.randperm(n,
     generator=generator)`, which allocates on the default device and checks that
-    the generator is of that device's type: iterating the loader raises
-    `RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'`.
+    the generator is of that device's type, and a loader seeds its workers with
+    `random_(generator=generator)` on the default device: iterating the loader
+    raises `RuntimeError: Expected a 'cuda' device type for generator but found
+    'cpu'` (or `Expected a 'cpu' device type for generator but found 'cuda'`).
 
     ## Example
     ```python

@@ -33,7 +33,9 @@ first, which is recorded where the CUDA tensor is made):
 * **MV211**: a random sampler (``shuffle=True``, or ``sampler=RandomSampler(...)``) or an explicit ``generator``
   whose generator is on another device type than the default device (``torch.set_default_device("cuda")``,
   ``set_default_tensor_type(torch.cuda.FloatTensor)``): ``RandomSampler`` makes a CPU ``torch.Generator()``
-  when it is given none, and ``torch.randperm`` on the default device refuses it.
+  when it is given none, and ``torch.randperm`` on the default device refuses it (a CUDA generator on the CPU
+  default device the other way round). The default device is the one in force where the loader is built
+  (programs set it at start-up); one changed between building and iterating is not followed.
 """
 
 from __future__ import annotations
@@ -245,8 +247,9 @@ class TorchData:
         if not generators:
             return
         defaults = self.default_devices(st)  # type: ignore[attr-defined]
-        if defaults is None or all(dev.type == "cpu" for dev, _source in defaults):
-            return  # (a CPU default device: nothing to record)
+        if defaults is None or (all(dev.type == "cpu" for dev, _source in defaults)
+                                and all(g is None or g.dev.type == "cpu" for g in generators)):
+            return  # (CPU generators on a CPU default device: nothing to record)
         origin = self.origin(node, fr, "RandomSampler's own torch.Generator()")  # type: ignore[attr-defined]
         possibilities = []
         for generator in generators:

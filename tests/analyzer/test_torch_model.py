@@ -1459,3 +1459,14 @@ def test_a_library_dataset_of_gpu_tensors_read_by_forked_workers() -> None:
         spawned = DataLoader(TensorDataset(rows), num_workers=2, multiprocessing_context="spawn")
         host = DataLoader(TensorDataset(rows.cpu()), batch_size=4, num_workers=2)
     """) == [(5, "MV209", "error"), (6, "MV209", "error")]
+
+
+def test_a_cuda_generator_for_a_loader_on_the_cpu_default_device() -> None:
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+        data = [torch.zeros(2)] * 8
+        loader = DataLoader(data, shuffle=True, generator=torch.Generator(device="cuda"))
+    """
+    assert findings(source) == [(5, "MV211", "error")]
+    assert messages(source)[0].startswith("Expected a 'cpu' device type for generator but found 'cuda'")
