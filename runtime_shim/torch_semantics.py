@@ -23,7 +23,7 @@ RULES: dict[str, str] = {
     "MV208": "dlpack-of-grad-tensor",
     "MV209": "cuda-in-forked-loader-worker",
     "MV210": "pinned-cuda-batch",
-    "MV211": "sampler-generator-off-default-device",
+    "MV211": "sampler-generator-device",
 }
 
 # --- PyTorch's texts ----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Rule MV211: a DataLoader's random sampler draws with a generator off the default device."""
+"""Rule MV211: a DataLoader draws with a generator on another device type than the default device."""
 
 from __future__ import annotations
 
@@ -54,6 +54,6 @@ class SamplerGeneratorOffDefaultDevice(OutcomeRule):
     """
 
     code = "MV211"
-    name = "sampler-generator-off-default-device"
+    name = "sampler-generator-device"
     reported_at_setup = True  # at the DataLoader call; it fails when the loader is iterated
     hint = "give the loader a generator on the default device: `generator=torch.Generator(device='cuda')`"
