@@ -73,6 +73,7 @@ from ..torch_domain import (
     TorchDev,
     TorchDeviceAtom,
     TorchDistributionAtom,
+    TorchGeneratorAtom,
     TorchLayerAtom,
     TorchModeAtom,
     TorchOptimizerAtom,
@@ -110,7 +111,7 @@ from .torch_api import (
     device_str,
 )
 from .torch_calls import torch_handlers
-from .torch_data import TorchData
+from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_parallel import data_parallel, data_parallel_call
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -131,7 +132,7 @@ _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
-UNCALLED_MODES = (None, TOP, TOP)
+UNCALLED_MODES = (None, TOP, TOP, None)
 AUTOGRAD_TYPE = "torch.autograd.Function"
 DISTRIBUTION_PREFIX = "torch.distributions."  # + a class name: a ``torch.distributions`` base
 _TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
@@ -183,7 +184,12 @@ class TorchModel(TorchData, LibraryModel):
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                    st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
         if isinstance(atom, TorchRef):
-            return TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr)
+            if star_unknown:
+                return TOP
+            result = self.torch_call(atom.path, args, kwargs, node, st, fr)
+            if WORKER_VAR in st.modes:
+                return self.worker_made_cuda(atom.path, result, [*args, *kwargs.values()], node, st, fr)
+            return result
         if isinstance(atom, TorchLayerAtom):
             return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
                 else self.torch_layer_call(atom, args, kwargs, node, st, fr)
@@ -205,7 +211,13 @@ class TorchModel(TorchData, LibraryModel):
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
         if kind == "TorchTensorAtom":
-            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+            result = self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+            if WORKER_VAR in st.modes and isinstance(result, Value):
+                return self.worker_made_cuda(f"Tensor.{name}", result, [receiver, *args, *kwargs.values()], node,
+                                             st, fr)
+            return result
+        if kind == "TorchGeneratorAtom":  # ``torch.Generator().manual_seed(0)`` is the generator
+            return receiver if name == "manual_seed" else TOP
         if kind == "Instance" and name == DISTRIBUTION_INIT:
             return self.torch_distribution_init(receiver, args, kwargs, st, fr)
         if kind in ("TorchLayerAtom", "Instance"):
@@ -233,6 +245,8 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
             return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, TorchGeneratorAtom):
+            return V(TorchDeviceAtom(atom.dev, atom.origin)) if attr == "device" else V(BoundShim(atom, attr))
         if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
@@ -389,15 +403,16 @@ class TorchModel(TorchData, LibraryModel):
         return {True, False} if value.top or not modes else modes
 
     @staticmethod
-    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None]:
-        """What a callee inherits (and what tells its calling contexts apart)."""
+    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None, Value | None]:
+        """What a callee inherits (and what tells its calling contexts apart): the grad mode, the default device,
+        the current CUDA device, and whether it runs in a forked DataLoader worker (:mod:`.torch_data`)."""
         if st is None:
-            return (None, None, None)
-        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR))
+            return (None, None, None, None)
+        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR), st.modes.get(WORKER_VAR))
 
     @staticmethod
     def enter_torch_modes(state: State, modes: tuple[Value | None, ...], no_grad: bool = False) -> None:
-        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR), modes, strict=False):
+        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR, WORKER_VAR), modes, strict=False):
             if value is not None:
                 state.modes[name] = value
         if no_grad:
@@ -699,6 +714,10 @@ class TorchModel(TorchData, LibraryModel):
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
         return self._device_ctor(path, args, kwargs, node, st, fr)
+
+    def _call_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self.torch_generator(path, args, kwargs, node, st, fr)
 
     def _call_data(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                    fr: Frame) -> Value | None:
