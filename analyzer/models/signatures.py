@@ -202,6 +202,13 @@ SIGNATURES: dict[str, dict[str, str]] = {
             "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
         **{name: "module, device_ids=None, output_device=None, dim=0" for name in (
             "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")},
+        **{name: "module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True, "
+                 "process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False, "
+                 "gradient_as_bucket_view=False, static_graph=False, delay_all_reduce_named_params=None, "
+                 "param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None, "
+                 "skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False, "
+                 "forward_sync_buffers=None" for name in (
+            "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")},
         "torch.distributions.kl_divergence": "p, q",
         "torch.distributions.kl.kl_divergence": "p, q",
         "torch.backends.mps.is_available": _NO_ARGUMENTS,
