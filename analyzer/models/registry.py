@@ -14,8 +14,9 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .argparse_model import ArgparseModel
     from .copies import Copies
     from .entry_points import EntryPoints
+    from .hf_trainer import HFTrainer
     from .numpy_model import NumpyModel
     from .torch_model import TorchModel
 
     # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints)
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, HFTrainer)

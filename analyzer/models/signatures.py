@@ -348,4 +348,11 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "copy": {
         "copy.deepcopy": "x, memo=None",
     },
+    "transformers": {
+        # the constructor a project subclass calls (``super().__init__(model=model, args=args, ...)``)
+        "transformers.Trainer": "model=None, args=None, data_collator=None, train_dataset=None, eval_dataset=None, "
+                                "processing_class=None, model_init=None, compute_loss_func=None, "
+                                "compute_metrics=None, callbacks=None, optimizers=(None, None), "
+                                "optimizer_cls_and_kwargs=None, preprocess_logits_for_metrics=None, **kwargs",
+    },
 }

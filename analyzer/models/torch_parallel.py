@@ -134,16 +134,16 @@ def data_parallel_call(engine: Any, layer: TorchLayerAtom, args: list[Value], kw
     if st.dead or failed:
         return checked
     origin = engine.origin(node, fr, "scattered by nn.DataParallel")
-    inputs = [_on(engine, value, src, origin, 0) for value in args]
-    named = {key: _on(engine, value, src, origin, 0) for key, value in kwargs.items()}
+    inputs = [copied_to(engine, value, src, origin, 0) for value in args]
+    named = {key: copied_to(engine, value, src, origin, 0) for key, value in kwargs.items()}
     if isinstance(child, TorchLayerAtom):
         result = engine.torch_layer_call(child, inputs, named, node, st, fr)
     else:
         result = engine.call(V(child), inputs, named, node, st, fr)
-    return _on(engine, result, src, engine.origin(node, fr, "gathered by nn.DataParallel"), 0)
+    return copied_to(engine, result, src, engine.origin(node, fr, "gathered by nn.DataParallel"), 0)
 
 
-def _on(engine: Any, value: Value, dev: TorchDev, origin: Any, depth: int) -> Value:
+def copied_to(engine: Any, value: Value, dev: TorchDev, origin: Any, depth: int) -> Value:
     """``value`` with its tensors copied to ``dev`` (a copy of a tensor in the graph is in the graph)."""
     if depth > _MAX_DEPTH:
         return TOP
@@ -155,7 +155,7 @@ def _on(engine: Any, value: Value, dev: TorchDev, origin: Any, depth: int) -> Va
                                   moved_from=None, origin=origin)
             out = out.join(V(atom))
         elif isinstance(atom, (SeqAtom, DictAtom)):
-            out = out.join(V(map_elements(atom, lambda v: _on(engine, v, dev, origin, depth + 1))))
+            out = out.join(V(map_elements(atom, lambda v: copied_to(engine, v, dev, origin, depth + 1))))
         else:
             out = out.join(V(atom))
     return out
@@ -249,8 +249,8 @@ def ddp_call(engine: Any, layer: TorchLayerAtom, args: list[Value], kwargs: dict
             args = [_unknown_tensors(v, 0) for v in args]
             kwargs = {key: _unknown_tensors(v, 0) for key, v in kwargs.items()}
         else:
-            args = [_on(engine, v, src, origin, 0) for v in args]
-            kwargs = {key: _on(engine, v, src, origin, 0) for key, v in kwargs.items()}
+            args = [copied_to(engine, v, src, origin, 0) for v in args]
+            kwargs = {key: copied_to(engine, v, src, origin, 0) for key, v in kwargs.items()}
     if isinstance(child, TorchLayerAtom):
         return engine.torch_layer_call(child, args, kwargs, node, st, fr)
     return engine.call(V(child), args, kwargs, node, st, fr)
