@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 def default_models() -> tuple[type[LibraryModel], ...]:
     """Every registered model. Imported here, not at the top: the models import the engine's leaf modules,
     the engine imports this one."""
+    from .accelerate_model import AccelerateModel
     from .argparse_model import ArgparseModel
     from .copies import Copies
     from .entry_points import EntryPoints
@@ -19,4 +20,4 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .torch_model import TorchModel
 
     # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, HFTrainer)
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, HFTrainer, AccelerateModel)

@@ -355,4 +355,19 @@ SIGNATURES: dict[str, dict[str, str]] = {
                                 "compute_metrics=None, callbacks=None, optimizers=(None, None), "
                                 "optimizer_cls_and_kwargs=None, preprocess_logits_for_metrics=None, **kwargs",
     },
+    "accelerate": {
+        "accelerate.Accelerator": "device_placement=True, split_batches=False, mixed_precision=None, "
+                                  "gradient_accumulation_steps=1, cpu=False, **kwargs",
+        "accelerate.PartialState": "cpu=False, **kwargs",
+        "accelerate.AcceleratorState": "mixed_precision=None, cpu=False, **kwargs",
+        "accelerate.Accelerator.prepare": "*args, device_placement=None",
+        "accelerate.Accelerator.prepare_model": "model, device_placement=None, evaluation_mode=False",
+        "accelerate.Accelerator.prepare_data_loader": "data_loader, device_placement=None, "
+                                                      "slice_fn_for_dispatch=None",
+        "accelerate.Accelerator.backward": "loss, **kwargs",
+        **{f"accelerate.Accelerator.{name}": "tensor, *args, **kwargs" for name in (
+            "gather", "reduce", "pad_across_processes")},
+        "accelerate.Accelerator.gather_for_metrics": "input_data, use_gather_object=False",
+        "accelerate.Accelerator.unwrap_model": "model, keep_fp32_wrapper=True, keep_torch_compile=True",
+    },
 }
