@@ -33,11 +33,11 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import NONE, TOP, Atom, DictAtom, Instance, Origin, V, Value, join_all
+from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, join_all
 from ..engine.flow_state import Frame, State
-from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
+from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
-from .placement import aliases, dotted, flag, world_device
+from .placement import aliases, batch_on, dotted, flag, world_device
 from .signatures import bind_call
 from .torch_parallel import copied_to
 
@@ -202,8 +202,7 @@ class HFTrainer(LibraryModel):
                            key=_order)
         origin = Origin(fn.module.file or "", fn.node.lineno, fn.node.col_offset,
                         f"batch the Trainer moved to {dev.text}")
-        # a collator's batch: a dict of tensors, each moved to the device
-        inputs = V(DictAtom((), V(TorchTensorAtom(dev, NO_GRAD, None, origin=origin))))
+        inputs = batch_on(dev, origin)  # a collator's batch: a dict of tensors, each moved to the device
         pairs: list[tuple[Value, Value]] = []
         if not instances or len(instances) > _MAX_INSTANCES:
             pairs.append((Value(frozenset(instances), top=not instances), TOP))

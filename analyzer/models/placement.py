@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..domain import Origin, V, Value
+from ..domain import DictAtom, Origin, V, Value
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
 
 
@@ -68,6 +68,7 @@ def flag(call: ast.Call, keywords: tuple[str, ...]) -> bool | None:
 
 
 def batch_on(dev: TorchDev, origin: Origin | None) -> Value:
-    """A batch of a structure the analysis does not know, its tensors on ``dev``: a tensor there stands for it
-    (its items, rows and fields are tensors there too)."""
-    return V(TorchTensorAtom(dev, NO_GRAD, None, origin=origin))
+    """A batch of a structure the analysis does not know, its tensors on ``dev``: a mapping whose every item is a
+    tensor there (``batch["labels"]``, ``batch.pop("labels")``; what the collators of these libraries make). Not
+    a tensor: a ``BatchEncoding``'s ``batch.to(device)`` moves it in place, a tensor's would be discarded."""
+    return V(DictAtom((), V(TorchTensorAtom(dev, NO_GRAD, None, origin=origin))))
