@@ -27,16 +27,13 @@ import dataclasses
 
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
-from ..models.accelerate_model import QUESTIONS as ACCELERATE_QUESTIONS
 from ..models.argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
-from ..models.entry_points import CLI_QUESTIONS, LIGHTNING_QUESTIONS
-from ..models.hf_trainer import QUESTIONS as TRAINER_QUESTIONS
+from ..models.entry_points import CLI_QUESTIONS, FRAMEWORK_QUESTIONS
 from .core import Engine
 
 # the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
 MPS_QUESTION = b"mps.is_available"
-QUESTIONS = (b"cuda.is_available", b"cuda.device_count", MPS_QUESTION, *LIGHTNING_QUESTIONS, *TRAINER_QUESTIONS,
-             *ACCELERATE_QUESTIONS)
+QUESTIONS = (b"cuda.is_available", b"cuda.device_count", MPS_QUESTION, *FRAMEWORK_QUESTIONS)
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
 WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones

@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, MODULE_TYPE, NO_GRAD, TorchDev, TorchTensorAtom
+from .accelerate_model import QUESTIONS as ACCELERATE_QUESTIONS
 from .base import LibraryModel
+from .hf_trainer import QUESTIONS as TRAINER_QUESTIONS
 from .signatures import bind_call
 
 if TYPE_CHECKING:
@@ -48,6 +50,9 @@ _FRAMEWORKS = ("fire", "click", "typer", "hydra", "pytest", "pytorch_lightning",
 CLI_QUESTIONS = (b"import fire", b"from fire", b"import click", b"from click", b"import typer", b"from typer")
 #: the source text of a program whose Lightning device depends on the CUDA world
 LIGHTNING_QUESTIONS = (b"LightningModule",)
+#: the source text of a program whose framework picks its device by the CUDA world: a Lightning module, a Hugging
+#: Face Trainer, an accelerate Accelerator (:mod:`.hf_trainer`, :mod:`.accelerate_model`)
+FRAMEWORK_QUESTIONS = (*LIGHTNING_QUESTIONS, *TRAINER_QUESTIONS, *ACCELERATE_QUESTIONS)
 _LIGHTNING_BASES = frozenset({"pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
                               "pytorch_lightning.core.module.LightningModule", "lightning.pytorch.LightningModule",
                               "lightning.LightningModule", "lightning.pytorch.core.LightningModule",

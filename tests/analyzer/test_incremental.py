@@ -220,7 +220,8 @@ def test_the_text_probes_cover_every_question_the_engine_asks_of_a_files_text() 
     from devicelint.models import entry_points
 
     asked = {*worlds.QUESTIONS, *worlds.ARGPARSE_QUESTIONS, worlds.COUNT_QUESTION, worlds.MPS_QUESTION,
-             *(f.encode() for f in entry_points._FRAMEWORKS), b"set_device", b"cuda.device(", b"runtime_shim",
+             *(f.encode() for f in entry_points._FRAMEWORKS), b"transformers", b"set_device", b"cuda.device(",
+             b"runtime_shim",
              b"def ", b"lambda"}
     assert asked <= set(incremental.TEXT_PROBES)
     # a new question of the raw text (``... in source.data``) must be added to the probes: these are all
@@ -228,4 +229,5 @@ def test_the_text_probes_cover_every_question_the_engine_asks_of_a_files_text() 
     found = sorted(f"{p.relative_to(ROOT)}" for p in (ROOT / "analyzer").rglob("*.py")
                    if p.parent.name != "lsp" and reads.search(p.read_text(encoding="utf-8")))
     assert found == ["analyzer/engine/core.py", "analyzer/engine/demand.py", "analyzer/engine/worlds.py",
-                     "analyzer/models/entry_points.py", "analyzer/models/torch_model.py"]
+                     "analyzer/models/entry_points.py", "analyzer/models/hf_trainer.py",
+                     "analyzer/models/torch_model.py"]
