@@ -100,8 +100,10 @@ class Context:
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     entry: str = ""  # the framework that calls it where nothing in the project does ("pytest")
     world: str = ""  # the assumptions this context was analysed under ("CUDA is available and ...")
-    # the same, one per split (the CUDA world first): a message names the first, a note the others
+    # the same, one per split (the innermost first): a message names the first, a note the others
     conditions: tuple[str, ...] = ()
+    # the split (``WorldAxis.name``) each condition answers: two answers of one split exclude each other
+    splits: tuple[str, ...] = ()
     # the function's first and last line (0, 0 for a module's top level): which failing operands it made itself
     span: tuple[int, int] = (0, 0)
     # where the states its arguments hold were made ((file, line, col) of their origins): what came in through them
@@ -121,6 +123,11 @@ class Context:
         text = self._describe(depth, hide)
         condition = self.condition if condition is None else condition
         return f"{text} when {condition}" if condition else text
+
+    @property
+    def answers(self) -> tuple[tuple[str, str], ...]:
+        """(split, condition) of each world split this context was analysed under."""
+        return tuple(zip(self.splits, self.conditions, strict=True))
 
     @property
     def condition(self) -> str:

@@ -94,7 +94,7 @@ def _climb(link: CallerLink, carried: frozenset[tuple[str, int, int]], spans: di
 def anchors_for(fact: SiteFact, code: str, spans: dict[str, list[Span]]) -> list[Anchor] | None:
     """The calls a failing fact moves to, or None when it stays at its own site."""
     context = fact.context
-    if context.function is None or context.uncalled or not context.callers or fact.unknown:
+    if context.function is None or context.uncalled or not context.callers:
         return None
     carried = _carried(context, (p for p in fact.possibilities if p.code == code), spans)
     if carried is None:

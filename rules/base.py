@@ -70,6 +70,20 @@ class Rule:
         return Diagnostic(self.code, self.name, severity, message, site.file, site.line, site.col + 1,
                           site.end_line, site.end_col + 1, list(related)[:MAX_RELATED])
 
+    def advisory(self, site: Site, hits: Iterable[tuple[SiteFact, Possibility]], everywhere: bool,
+                 text: str) -> Diagnostic | None:
+        """The warning of an advisory rule at ``site`` (None: no ``hits``, the possibilities it is about):
+        ``text`` and the first hit's operands, then, unless it holds ``everywhere`` (every possibility of
+        every calling context), the first hit's context."""
+        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
+        if not ordered:
+            return None
+        fact, first = ordered[0]
+        message = f"{text} [{site.api}: {first.describe_operands()}]"
+        if not everywhere:
+            message += f"; on some paths: {fact.context.describe()}"
+        return self.diagnostic(site, Severity.WARNING, message, related_for(ordered))
+
 
 def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
     """Where the failing states came from, and the call sites of the failing contexts."""
@@ -96,39 +110,34 @@ def world_notes(site: Site, failing: Iterable[SiteFact]) -> list[Related]:
     return [Related(site.file, site.line, site.col + 1, f"fails when {world}") for world in worlds]
 
 
-def distinguishing(conditions: tuple[str, ...], others: Iterable[tuple[str, ...]]) -> str:
-    """A world in a few words: the fewest of its ``conditions`` that no world of ``others`` has all of (with
-    CUDA available both with and without options, a failure only with options is "when the command line
-    gives options"); its first condition where it has one only."""
-    kept = list(conditions)
+def distinguishing(answers: tuple[tuple[str, str], ...], others: Iterable[tuple[tuple[str, str], ...]]) -> str:
+    """A world in a few words (``answers``: its (split, condition) pairs, :attr:`Context.answers`): the fewest of
+    its conditions that no world of ``others`` has all of (with CUDA available both with and without options, a
+    failure only with options is "when the command line gives options"); its first condition where it has one
+    only."""
+    kept = list(answers)
     rest = [tuple(o) for o in others]
-    for condition in conditions:
-        trial = [c for c in kept if c != condition]
+    for answer in answers:
+        trial = [a for a in kept if a != answer]
         if trial and not any(_compatible(trial, other) for other in rest):
             kept = trial
-    return " and ".join(kept)
+    return " and ".join(condition for _split, condition in kept)
 
 
-def _split_of(condition: str) -> str:
-    """Which world split a condition answers (two answers of one split exclude each other): the command line's
-    (:mod:`analyzer.engine.argparse_model`) or CUDA's."""
-    return "command line" if "command line" in condition else "cuda"
-
-
-def _compatible(conditions: Iterable[str], other: tuple[str, ...]) -> bool:
-    """Whether some run meets both: no split answered one way in ``conditions`` and another in ``other`` (a
+def _compatible(answers: Iterable[tuple[str, str]], other: tuple[tuple[str, str], ...]) -> bool:
+    """Whether some run meets both: no split answered one way in ``answers`` and another in ``other`` (a
     world naming fewer conditions holds for every answer of the others)."""
-    answers = {_split_of(c): c for c in conditions}
-    return all(answers.get(_split_of(c), c) == c for c in other)
+    chosen = dict(answers)
+    return all(chosen.get(split, condition) == condition for split, condition in other)
 
 
 def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset(),
                     others: Iterable[SiteFact] = ()) -> str:
     phrases: list[str] = []
-    other_worlds = [f.context.conditions for f in others if f.context.conditions]
+    other_worlds = [f.context.answers for f in others if f.context.conditions]
     for fact in facts:
         conditions = fact.context.conditions
-        world = distinguishing(conditions, other_worlds) if len(conditions) > 1 else None
+        world = distinguishing(fact.context.answers, other_worlds) if len(conditions) > 1 else None
         phrase = fact.context.describe(hide=hide, condition=world)
         if phrase not in phrases:
             phrases.append(phrase)
@@ -251,11 +260,11 @@ class OutcomeRule(Rule):
                 if passing_contexts else frozenset()
             where = _context_phrase(failing_facts, same_elsewhere, passing_contexts)
             text += f"; fails on some paths {where}" if partial else f"; fails {where}"
-            failing_worlds = [f.context.conditions for f in failing_facts if f.context.conditions]
-            worlds = {distinguishing(f.context.conditions, failing_worlds) if len(f.context.conditions) > 1
+            failing_worlds = [f.context.answers for f in failing_facts if f.context.conditions]
+            worlds = {distinguishing(f.context.answers, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
             # a passing context in a world that also fails (another calling context): "ok when" would name it
-            overlap = any(_compatible(f.context.conditions, p.context.conditions)
+            overlap = any(_compatible(f.context.answers, p.context.answers)
                           for f in failing_facts for p in passing_contexts)
             if passing_contexts and all(worlds) and len(worlds) <= 2 and not overlap:
                 text += "; ok when " + " and when ".join(sorted(worlds))  # the other answer of a world split

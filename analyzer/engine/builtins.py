@@ -180,6 +180,8 @@ class Builtins(EngineMixin):
 
     @staticmethod
     def _length(value: Value) -> Value:
+        """``len(x)``: folded where the items are known, else an int of unknown value (``len`` returns one or
+        raises, whatever ``x`` is: ``len(y) - t`` is a tensor on ``t``'s device)."""
         lengths = set()
         for atom in value.atoms:
             items = _known_items(atom)
@@ -188,9 +190,9 @@ class Builtins(EngineMixin):
             elif isinstance(atom, Const) and isinstance(atom.value, (str, bytes)):
                 lengths.add(len(atom.value))
             else:
-                return TOP
+                return V(NumberAtom("int"))
         if value.top or not lengths:
-            return TOP
+            return V(NumberAtom("int"))
         return Value(frozenset(const(n) for n in lengths))
 
     @staticmethod

@@ -6,7 +6,7 @@ import ast
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -28,20 +28,20 @@ from .control_flow import ControlFlow
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
 from .expressions import Expressions
-from .flow_state import Frame
+from .flow_state import Frame, FrameKind
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
-from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .program import ClassInfo, FunctionInfo, FunctionKind, LoadState, ModuleInfo, stores_after
 from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
 
 if TYPE_CHECKING:
-    from ..models.base import LibraryModel
+    from ..models.base import Assumption, LibraryModel
 
 # ``DEVICELINT_TRACE_PASSES=1``: each engine pass prints its time and how many contexts it ran and kept
 TRACE_PASSES_ENV = "DEVICELINT_TRACE_PASSES"
@@ -70,16 +70,14 @@ class Engine(
 
     def __init__(self, sources: list[SourceFile], facts: FactStore, profile: str = DEFAULT_PROFILE,
                  backends: frozenset[str] | None = None,
-                 project_modules: set[str] | frozenset[str] | None = None, cuda_world: bool | None = None,
-                 gpu_count: int | None = None, argparse_defaults: bool | None = None,
-                 mps_world: bool | None = None, models: Sequence[type[LibraryModel]] | None = None) -> None:
+                 project_modules: set[str] | frozenset[str] | None = None,
+                 assumptions: Mapping[Assumption[Any], object] | None = None,
+                 models: Sequence[type[LibraryModel]] | None = None) -> None:
         self.facts = facts
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
-        self.cuda_world = cuda_world  # what torch.cuda.is_available() returns (None: either)
-        self.gpu_count = gpu_count  # what torch.cuda.device_count() returns (None: not known)
-        self.mps_world = mps_world  # what torch.backends.mps.is_available() returns (None: either)
-        self.argparse_defaults = argparse_defaults  # the command line gives no options (None: not split)
+        # the world analysed (:mod:`.worlds`): the models' keys it fixes (``LibraryModel.assumption``)
+        self.assumptions: dict[Assumption[Any], object] = dict(assumptions or {})
         # analyses of a function in a new context per pass: bounded by the code's size (see limits.py)
         self.function_runs = 0
         self.run_budget = RUNS_PER_FUNCTION * sum(s.data.count(b"def ") + s.data.count(b"lambda") for s in sources) \
@@ -154,7 +152,7 @@ class Engine(
             self.function_runs = 0
             self.heap_reads.clear()
             for module in self.modules:
-                module.state = "new"
+                module.state = LoadState.NEW
                 module.namespace = {}
             for module in self.modules:
                 self.load_module(module)
@@ -218,7 +216,7 @@ class Engine(
                 self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
-                if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
+                if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
                     instances = self.instances.get(fn.cls) or set()
                     if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
                         # one context per instance: attributes read together come from one object (a join of
@@ -227,7 +225,7 @@ class Engine(
                     else:
                         receivers = [[Value(frozenset(instances), top=not instances)]]
                 module_ctx = self.module_context(fn.module)
-                frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
+                frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
                 for model in self.models:
                     framework = model.entry_calls(fn, receivers, frame)

@@ -1,117 +1,113 @@
-"""Worlds: the whole analysis once per answer of ``torch.cuda.is_available()`` when a program asks it.
+"""Worlds: the whole analysis once per answer of a library's question when a program asks it.
 
-A program that also asks ``torch.backends.mps.is_available()`` gets a third world, a machine with MPS and
-no CUDA ("... when MPS is available"), where the device choices are MPS's.
+The models declare the questions (:class:`..models.base.WorldAxis`: torch's ``torch.cuda.is_available()``,
+argparse's command line with no options or some). ``device = "cuda" if torch.cuda.is_available() else
+"cpu"`` makes every later value depend on one answer: a non-relational join of both answers would pair a
+CUDA model with a CPU batch (a mismatch no run can reach). So a component that asks is analysed once per
+world, its answers fixed (the models read them: ``LibraryModel.assumption``), and the facts of the runs are
+merged: a fact every world agrees on is kept once, as it is; a fact that differs is kept per world, its
+context naming the world ("... when CUDA is available"), so a site that fails in some worlds only is a
+failure on some paths (a warning), in all an error.
 
-``device = "cuda" if torch.cuda.is_available() else "cpu"`` makes every later
-value depend on one answer: a non-relational join of both answers would pair
-a CUDA model with a CPU batch (a mismatch no run can reach). So a component that
-asks is analysed twice, with the answer fixed, and the facts of both runs are
-merged: a fact both worlds agree on is kept once, as it is; a fact that differs
-is kept per world, its context naming the world ("... when CUDA is available"),
-so a site that fails in one world only is a failure on some paths (a warning),
-in both an error. A named target device (``target-device``) runs its world only.
-
-A program that asks ``torch.cuda.device_count()`` picks devices by it (``"cuda:1" if
-torch.cuda.device_count() > 1 else "cuda:0"``): the CUDA world is then split in two, one GPU and
-several, so that a model and its batches placed by the same answer are not paired across answers
-either. (A program that parses its command line is split once more, around these worlds: with no
-options and with options given, :mod:`.argparse_model`.) "Several" is analysed as two GPUs
-(``cuda:0`` and ``cuda:1``): the count programs compare
-against and the devices they pick by it; branches for three or more GPUs are not followed.
+Each axis a program asks splits the runs of the axes after it: the outer ones first (a command line, around
+the CUDA worlds), then in the models' registration order. A named ``target-device`` keeps the worlds of an
+axis that names it (:attr:`..models.base.World.target`) and names no world.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
-from ..models.argparse_model import DEFAULTS_WORLD, GIVEN_WORLD
-from ..models.entry_points import CLI_QUESTIONS, FRAMEWORK_QUESTIONS
+from ..models.base import Assumption, LibraryModel, World, WorldAxis
+from ..models.registry import default_models
 from .core import Engine
 
-# the questions whose answers split the analysis: is_available() itself, and device_count() (0 without CUDA)
-MPS_QUESTION = b"mps.is_available"
-QUESTIONS = (b"cuda.is_available", b"cuda.device_count", MPS_QUESTION, *FRAMEWORK_QUESTIONS)
 # a library (hundreds of files) asks somewhere, but its values rarely hang on the answer: analysed once
 MAX_WORLD_FILES = 40
-WORLD_OFFSET = 1 << 32  # context ids of a world's own facts: apart from the shared ones
-ARGPARSE_OFFSET = 1 << 48  # the same for the argparse split, around the CUDA one: apart from both
-#: a program that parses its command line is analysed with no options and with options given (:mod:`.argparse_model`)
-ARGPARSE_QUESTIONS = (b"parse_args", b"parse_known_args", b"parse_intermixed_args", *CLI_QUESTIONS)
-COUNT_QUESTION = b"cuda.device_count"
-# (is_available(), device_count() or None where not asked, the assumption named in a diagnostic, in a few words)
-CUDA_WORLD = "CUDA is available"
-CPU_WORLD = "CUDA is not available"
-# (what torch.cuda.is_available() answers, what torch.cuda.device_count() answers, the world's name); None: either
-World = tuple[bool | None, int | None, str]
-WORLDS: tuple[World, ...] = ((True, None, CUDA_WORLD), (False, 0, CPU_WORLD))
-WORLDS_BY_COUNT: tuple[World, ...] = ((True, 1, "one GPU is available"), (True, 2, "several GPUs are available"),
-                                      (False, 0, CPU_WORLD))
-#: a program that asks ``torch.backends.mps.is_available()`` runs on a Mac too: no CUDA, and MPS (its answer is
-#: False in the other worlds)
-MPS_WORLD: World = (False, 0, "MPS is available")
-NO_ACCELERATOR_WORLD = "neither CUDA nor MPS is available"
+# context ids of a world's own facts, apart from the shared ones: the innermost axis shifts them by this, each
+# axis around it by 16 bits more (a world's facts are apart from those of the worlds it is inside)
+WORLD_OFFSET = 1 << 32
+AXIS_SHIFT = 16
+#: the world of an axis not split: nothing assumed, nothing named
+UNSPLIT = World("", {})
+
+Assumptions = Mapping[Assumption[Any], object]
+
+
+def world_axes(models: Sequence[type[LibraryModel]]) -> list[tuple[WorldAxis, tuple[bytes, ...]]]:
+    """The models' axes, outer ones first, each with every question that asks it (its own, other models')."""
+    extra: dict[str, list[bytes]] = {}
+    for model in models:
+        for asks in model.axis_questions:
+            extra.setdefault(asks.axis, []).extend(asks.questions)
+    axes = sorted((axis for model in models for axis in model.world_axes), key=lambda axis: not axis.outer)
+    return [(axis, (*axis.questions, *extra.get(axis.name, ()))) for axis in axes]
+
+
+def axis_worlds(axis: WorldAxis, questions: tuple[bytes, ...], asked: Callable[[bytes], bool], small: bool,
+                target: str) -> tuple[World, ...]:
+    """The worlds ``axis`` splits a component into (:data:`UNSPLIT` alone: none)."""
+    worlds = axis.worlds
+    for refinement in axis.refinements:
+        if asked(refinement.question):
+            worlds = tuple(split for world in worlds for split in (
+                refinement.into if world.label == refinement.splits
+                else (dataclasses.replace(world, assumptions={**world.assumptions, **refinement.elsewhere}),)))
+    named = tuple(world for world in worlds if world.target and world.target == target)
+    if named:  # the machine is named: its worlds only, in any component, asked or not
+        return named if small else named[:1]
+    if small and any(asked(question) for question in questions):
+        return worlds
+    return (UNSPLIT,)
 
 
 def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
-               project_modules: frozenset[str] | None, target: str = "auto") -> None:
+               project_modules: frozenset[str] | None, target: str = "auto",
+               models: Sequence[type[LibraryModel]] | None = None) -> None:
     """Run the engine over ``sources`` into ``facts`` (once, or once per world). ``target`` (``cuda``/``cpu``,
-    the ``target-device`` setting) fixes the answer of ``torch.cuda.is_available()``: that world only."""
+    the ``target-device`` setting) keeps the worlds that name it. ``models``: the registered ones (None)."""
+    models = default_models() if models is None else models
+    answers: dict[bytes, bool] = {}
+
+    def asked(question: bytes) -> bool:
+        if question not in answers:
+            answers[question] = any(question in s.data for s in sources)
+        return answers[question]
+
     small = len(sources) <= MAX_WORLD_FILES
-    if not (small and any(question in s.data for s in sources for question in ARGPARSE_QUESTIONS)):
-        _run_cuda_worlds(sources, facts, profile, backends, project_modules, None, target)
-        return
-    parts = []
-    for defaults, label in ((True, DEFAULTS_WORLD), (False, GIVEN_WORLD)):
-        part = _store_like(facts)
-        _run_cuda_worlds(sources, part, profile, backends, project_modules, defaults, target)
-        parts.append((label, part))
-    # with options given, what the defaults fix is unknown: a site failing with the defaults and not seen failing
-    # or passing with options (its operands unknown there) may pass there (a warning that names the defaults)
-    _merge(parts, facts, offset=ARGPARSE_OFFSET, unseen_unknown=True)
+    splits = [(axis, axis_worlds(axis, questions, asked, small, target)) for axis, questions in world_axes(models)]
+
+    def run(splits: list[tuple[WorldAxis, tuple[World, ...]]], assumptions: Assumptions, into: FactStore) -> None:
+        if not splits:
+            engine = Engine(sources, into, profile, backends, project_modules=project_modules,
+                            assumptions=assumptions, models=models)
+            engine.run()
+            engine.release()
+            return
+        (axis, worlds), inner = splits[0], splits[1:]
+        if len(worlds) == 1:  # one run: its facts are the program's, no world to name
+            run(inner, {**assumptions, **worlds[0].assumptions}, into)
+            return
+        parts = []
+        for world in worlds:
+            part = _store_like(into)
+            run(inner, {**assumptions, **world.assumptions}, part)
+            parts.append((world.label, part))
+        # an outer split: what it fixes may be unknown in its other worlds, where a site reached with unknown
+        # operands has no fact (a site failing in the first world only and unseen elsewhere may pass there)
+        _merge(parts, into, axis.name, offset=WORLD_OFFSET << (AXIS_SHIFT * len(inner)), unseen_unknown=axis.outer)
+
+    run(splits, {}, facts)
 
 
 def _store_like(facts: FactStore) -> FactStore:
     part = FactStore()
     part.expressions = {} if facts.expressions is not None else None
     return part
-
-
-def _run_cuda_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
-                     project_modules: frozenset[str] | None, argparse_defaults: bool | None,
-                     target: str = "auto") -> None:
-    counts = any(COUNT_QUESTION in s.data for s in sources)
-    worlds = WORLDS_BY_COUNT if counts else WORLDS
-    mps = any(MPS_QUESTION in s.data for s in sources)
-    if mps and target == "auto":  # the CPU world is then a machine with neither
-        worlds = (*((c, g, NO_ACCELERATOR_WORLD if label == CPU_WORLD else label) for c, g, label in worlds),
-                  MPS_WORLD)
-    if target != "auto":  # the machine is named: its world only (several GPUs or one are still both CUDA)
-        worlds = tuple(w for w in worlds if w[0] == (target == "cuda"))
-        if len(sources) > MAX_WORLD_FILES:
-            worlds = worlds[:1]
-    elif len(sources) > MAX_WORLD_FILES or not any(question in s.data for s in sources for question in QUESTIONS):
-        worlds = ((None, None, ""),)
-    if len(worlds) == 1:  # one run: its facts are the program's, no world to name
-        cuda_world, gpus, _label = worlds[0]
-        engine = Engine(sources, facts, profile, backends, project_modules=project_modules, cuda_world=cuda_world,
-                        gpu_count=gpus, argparse_defaults=argparse_defaults,
-                        mps_world=False if mps and cuda_world is not None else None)
-        engine.run()
-        engine.release()
-        return
-    parts = []
-    for world, gpus, label in worlds:
-        part = _store_like(facts)
-        engine = Engine(sources, part, profile, backends, project_modules=project_modules, cuda_world=world,
-                        gpu_count=gpus, argparse_defaults=argparse_defaults,
-                        mps_world=(label == MPS_WORLD[2]) if mps else None)
-        engine.run()
-        engine.release()
-        parts.append((label, part))
-    _merge(parts, facts)
 
 
 def _signature(fact: SiteFact | RevealFact) -> tuple:
@@ -127,7 +123,7 @@ def _content(fact: SiteFact | RevealFact) -> tuple:
     return (frozenset(fact.possibilities), fact.unknown, fact.real, fact.passed_past_failure)
 
 
-def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WORLD_OFFSET,
+def _merge(parts: list[tuple[str, FactStore]], into: FactStore, split: str, offset: int = WORLD_OFFSET,
            unseen_unknown: bool = False) -> None:
     """The worlds' facts in one store: a fact every world has alike once, as it is; the others once per world,
     their contexts naming it (after the world they already name, for a split inside another). With
@@ -141,7 +137,8 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore, offset: int = WO
             shift = (len(relabelled) + 1) * offset
             named = f"{context.world} and {world}" if context.world else world
             relabelled[key] = dataclasses.replace(context, id=context.id + shift, world=named,
-                                                  conditions=(*context.conditions, world))
+                                                  conditions=(*context.conditions, world),
+                                                  splits=(*context.splits, split))
         return relabelled[key]
 
     (first_world, first), others = parts[0], parts[1:]

@@ -28,15 +28,16 @@ from typing import Any
 from ..domain import NONE, TOP, Atom, BoundShim, Instance, Origin, SeqAtom, V, Value, map_elements, seq
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, MODULE_TYPE, TorchDev, TorchDeviceAtom, TorchLayerAtom
-from .base import UNHANDLED, LibraryModel, Unhandled
+from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
 from .placement import batch_on, world_device
 from .signatures import bind_call
 from .torch_parallel import copied_to
+from .torch_worlds import TORCH_WORLDS
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
 STATES = frozenset({"accelerate.PartialState", "accelerate.AcceleratorState", "accelerate.state.PartialState",
                     "accelerate.state.AcceleratorState"})
-#: the source text of a program whose accelerator device depends on the CUDA world (:mod:`..engine.worlds`)
+#: the source text of a program whose accelerator device depends on the CUDA world (:mod:`.torch_worlds`)
 QUESTIONS = (b"Accelerator", b"PartialState")
 #: methods that give back their first argument as it is, devices included (one process: nothing to gather)
 _SAME = frozenset({"gather", "gather_for_metrics", "reduce", "pad_across_processes", "unwrap_model",
@@ -66,6 +67,7 @@ class AccelerateModel(LibraryModel):
     """``accelerate.Accelerator`` and its state objects."""
 
     name = "accelerate"
+    axis_questions = (AxisQuestions(TORCH_WORLDS.name, QUESTIONS),)  # the accelerator's device is the CUDA world's
 
     def import_ref(self, path: str) -> Value | None:
         return V(AccelerateRef(path)) if path == "accelerate" or path.startswith("accelerate.") else None
@@ -102,7 +104,7 @@ class AccelerateModel(LibraryModel):
     def _device(self, cpu: bool | None) -> TorchDev | None:
         if cpu is None:
             return None
-        return CPU if cpu else world_device(self.engine)
+        return CPU if cpu else world_device(self)
 
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:

@@ -2,9 +2,10 @@
 
 ``parser.add_argument("--device", default="cuda")`` then ``model.to(args.device)``: where the model
 goes depends on the command line. A small program that parses its command line with ``argparse`` is
-analysed twice (:mod:`.worlds`): once as run with no options, where each option read through the
-namespace is its default, and once with options given, where each is unknown. A failure seen only
-with the defaults is then a warning that names them ("when the command line gives no options").
+analysed twice (its world axis, :data:`COMMAND_LINE_WORLDS`): once as run with no options, where each
+option read through the namespace is its default, and once with options given, where each is unknown. A
+failure seen only with the defaults is then a warning that names them ("when the command line gives no
+options").
 
 What is followed, and where it stops (an option it stops on reads as unknown in both runs):
 
@@ -38,18 +39,28 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..choices import one_of
 from ..domain import TOP, Atom, BoundShim, BuiltinRef, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
-from .base import UNHANDLED, LibraryModel, Unhandled
+from .base import UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
 from .signatures import bind_call
 
-#: the answer of the argparse world split (:mod:`.worlds`): how each such world is named in diagnostics
+#: the command line gives no options (True: each option is its default), or gives some (False: unknown)
+NO_OPTIONS: Final[Assumption[bool]] = Assumption("argparse.no_options")
 DEFAULTS_WORLD = "the command line gives no options"
 GIVEN_WORLD = "the command line gives options"
+#: a program that parses its command line, analysed with no options and with options given: an outer split,
+#: around the others, where a site seen failing with the defaults and not seen with options (its operands
+#: unknown there) may pass there (a warning that names the defaults)
+COMMAND_LINE_WORLDS: Final = WorldAxis(
+    name="command line",
+    questions=(b"parse_args", b"parse_known_args", b"parse_intermixed_args"),
+    worlds=(World(DEFAULTS_WORLD, {NO_OPTIONS: True}), World(GIVEN_WORLD, {NO_OPTIONS: False})),
+    outer=True,
+)
 
 _PARSE_METHODS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args",
                             "parse_known_intermixed_args"})
@@ -197,6 +208,7 @@ class ArgparseModel(LibraryModel):
     """The engine's ``argparse`` (mixed into the engine)."""
 
     name = "argparse"
+    world_axes = (COMMAND_LINE_WORLDS,)
 
     # --- the engine's hooks --------------------------------------------------------------------------
     def import_ref(self, path: str) -> Value | None:
@@ -233,9 +245,6 @@ class ArgparseModel(LibraryModel):
         if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
             return join_all(self.namespace_dict(atom) for atom in args[0].atoms)  # type: ignore[arg-type]
         return None
-
-
-    argparse_defaults: bool | None  # the world: parsed with no options (True), with options (False), not split
 
     def argparse_call(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                       fr: Frame) -> Value:
@@ -282,7 +291,7 @@ class ArgparseModel(LibraryModel):
                 or bound.get("namespace") is not None:
             defaults = False
         else:
-            defaults = empty or bool(self.argparse_defaults)
+            defaults = empty or bool(self.assumption(NO_OPTIONS))
         given: tuple[tuple[str, Value], ...] = ()
         if not defaults and parser.complete:  # (``argument_default=``, ``parents=``: other defaults)
             chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
@@ -328,7 +337,9 @@ class ArgparseModel(LibraryModel):
         ``self.args.device = ...``) may reach a namespace that other variables also hold. Only modules whose
         text could hold such a store are walked (a large program has few), each once."""
         cache = self.__dict__.setdefault("_unfollowed_by_module", {})
-        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b|setattr")
+        # (a comment runs to its line's end: ``#[^\n]*\n`` matches a run of ``#`` one way only, where ``#[^\n]*``
+        # under ``*`` would try every split of a ``####...`` banner line)
+        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)*" + re.escape(attr) + r"\b|setattr")
         for module in self.modules:
             source = module.source
             if source.tree is None or (source.text is not None and not mentions.search(source.text)):

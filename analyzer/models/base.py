@@ -10,13 +10,19 @@ analyses plain Python (library values are then unknown).
 A model reaches the engine's services (``eval``, ``call``, ``heap_get``/``heap_set``, ``site``, ``origin``,
 ``facts`` ...) as attributes of its own: :meth:`LibraryModel.__getattr__` forwards what the model does not
 define to the engine it serves.
+
+A model whose library's questions split the analysis (``torch.cuda.is_available()``, a command line parsed
+with no options or with some) declares a :class:`WorldAxis`: the engine runs once per world of each axis a
+program asks (:mod:`..engine.worlds`), and the model reads its world's answers with
+:meth:`LibraryModel.assumption` and its own :class:`Assumption` keys.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar, cast
 
 from ..domain import Atom, Value
 
@@ -41,11 +47,69 @@ class Unhandled:
 
 UNHANDLED: Final = Unhandled()
 
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Assumption(Generic[T_co]):
+    """A key of what a world assumes, of values ``T_co``: declared (once, a module constant: keys compare by
+    identity) and read by the model that owns it."""
+
+    name: str  # what it is, for a reader ("torch.cuda.is_available")
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """One answer of an axis: what it assumes, how diagnostics name it, the ``target-device`` it is."""
+
+    label: str  # in a few words, completing "fails when ...": "CUDA is available"
+    assumptions: Mapping[Assumption[Any], object]
+    target: str = ""  # the ``target-device`` value that names this world ("": none does)
+
+
+@dataclass(frozen=True, slots=True)
+class Refinement:
+    """A further question that splits one world of an axis where a program asks it (``device_count()``
+    inside the CUDA world), with what it fixes in the worlds it leaves (MPS is not available there)."""
+
+    question: bytes  # source text that asks it, anywhere in the component
+    splits: str  # the label of the world it replaces
+    into: tuple[World, ...]
+    elsewhere: Mapping[Assumption[Any], object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class WorldAxis:
+    """A question of a library whose answers split the analysis: a small program (``MAX_WORLD_FILES``,
+    :mod:`..engine.worlds`) whose text asks it is analysed once per world and the facts are merged (a failure
+    in some worlds is a warning naming the world). A named ``target-device`` keeps the worlds it names (in
+    any program, asked or not; the first only in a large one); an axis with none of them ignores it."""
+
+    name: str  # what other models' :class:`AxisQuestions` name it by
+    questions: tuple[bytes, ...]  # source text that makes a program ask it
+    worlds: tuple[World, ...]
+    refinements: tuple[Refinement, ...] = ()
+    # an outer split, run around the others: a fact of its first world that another world never saw (its
+    # operands unknown there, or not reached) is partly unknown (the command line: options may change it)
+    outer: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AxisQuestions:
+    """Source text of a model's library that asks another model's axis (a ``LightningModule`` picks its
+    device by ``torch.cuda.is_available()``)."""
+
+    axis: str
+    questions: tuple[bytes, ...]
+
 
 class LibraryModel:
     """What a library model may answer; every hook's default is "not mine"."""
 
     name: ClassVar[str] = ""  # the model's name (``devicelint models`` groups by it)
+    world_axes: ClassVar[tuple[WorldAxis, ...]] = ()  # the questions of its library that split the analysis
+    axis_questions: ClassVar[tuple[AxisQuestions, ...]] = ()  # its library's text that asks other models' axes
 
     def __init__(self, engine: Any) -> None:
         self.__dict__["engine"] = engine
@@ -58,6 +122,10 @@ class LibraryModel:
         if getattr(found, "__self__", None) is engine and callable(found):
             self.__dict__[name] = found
         return found
+
+    def assumption(self, key: Assumption[T]) -> T | None:
+        """What the world analysed assumes for ``key`` (None: nothing, either answer)."""
+        return cast("T | None", self.__dict__["engine"].assumptions.get(key))
 
     # -- names and calls -------------------------------------------------------------------------------
     def import_ref(self, path: str) -> Value | None:

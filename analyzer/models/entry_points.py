@@ -6,7 +6,7 @@ framework fixes some of them, and where they live decides whether the code fails
 * command lines: ``fire.Fire(fn)`` / ``fire.Fire({...})`` / ``fire.Fire(Class)`` / ``fire.Fire()``,
   click commands (``@click.command()``, ``@group.command()``, their ``@click.option``/``@click.argument``
   defaults), typer commands (``@app.command()``, ``typer.run(fn)``, ``typer.Option(default)``): in the
-  world where the command line gives no options (:mod:`.worlds`, as for ``argparse``) each is called
+  world where the command line gives no options (:data:`.argparse_model.COMMAND_LINE_WORLDS`) each is called
   with its options' defaults; with options given, unknown. ``@hydra.main`` functions get an unknown
   config (as the sweep gives them);
 * PyTorch Lightning: the hooks of a ``LightningModule`` subclass (``training_step``, ``forward``, ...)
@@ -36,23 +36,20 @@ from typing import TYPE_CHECKING, Any
 from ..domain import TOP, DictAtom, SeqAtom, V, Value, const
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, MODULE_TYPE, NO_GRAD, TorchDev, TorchTensorAtom
-from .accelerate_model import QUESTIONS as ACCELERATE_QUESTIONS
-from .base import LibraryModel
-from .hf_trainer import QUESTIONS as TRAINER_QUESTIONS
+from .argparse_model import COMMAND_LINE_WORLDS, NO_OPTIONS
+from .base import AxisQuestions, LibraryModel
 from .signatures import bind_call
+from .torch_worlds import CUDA_AVAILABLE, TORCH_WORLDS
 
 if TYPE_CHECKING:
     from ..engine.program import FunctionInfo, ModuleInfo
 
 #: what a ``from X import`` / ``import X`` of these binds is followed (other names are not entry points)
 _FRAMEWORKS = ("fire", "click", "typer", "hydra", "pytest", "pytorch_lightning", "lightning")
-#: the source text that makes a small program a command line (analysed with and without options: worlds.py)
+#: the source text that makes a small program a command line (analysed with and without options)
 CLI_QUESTIONS = (b"import fire", b"from fire", b"import click", b"from click", b"import typer", b"from typer")
 #: the source text of a program whose Lightning device depends on the CUDA world
 LIGHTNING_QUESTIONS = (b"LightningModule",)
-#: the source text of a program whose framework picks its device by the CUDA world: a Lightning module, a Hugging
-#: Face Trainer, an accelerate Accelerator (:mod:`.hf_trainer`, :mod:`.accelerate_model`)
-FRAMEWORK_QUESTIONS = (*LIGHTNING_QUESTIONS, *TRAINER_QUESTIONS, *ACCELERATE_QUESTIONS)
 _LIGHTNING_BASES = frozenset({"pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
                               "pytorch_lightning.core.module.LightningModule", "lightning.pytorch.LightningModule",
                               "lightning.LightningModule", "lightning.pytorch.core.LightningModule",
@@ -353,6 +350,9 @@ class EntryPoints(LibraryModel):
     """The engine's entry points: what a framework passes to a function nothing in the program calls."""
 
     name = "entry_points"
+    # a fire/click/typer program is a command line; a Lightning module's device is the CUDA world's
+    axis_questions = (AxisQuestions(COMMAND_LINE_WORLDS.name, CLI_QUESTIONS),
+                      AxisQuestions(TORCH_WORLDS.name, LIGHTNING_QUESTIONS))
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
@@ -411,9 +411,8 @@ class EntryPoints(LibraryModel):
         entry = self.entry(fn)
         if entry is None:
             return None
-        engine = self.engine
         if entry.framework == "cli":
-            if not getattr(engine, "argparse_defaults", False):
+            if not self.assumption(NO_OPTIONS):
                 return None  # options given: unknown
             kwargs = {name: self._value(expr, frame) for name, expr in entry.defaults.items()}
             return [(args, kwargs) for args in receivers]
@@ -437,7 +436,7 @@ class EntryPoints(LibraryModel):
             return CPU
         if self.accelerator == "cuda":
             return TorchDev("cuda", 0)
-        world = getattr(self.engine, "cuda_world", None)
+        world = self.assumption(CUDA_AVAILABLE)
         if self.accelerator != "auto" or world is None:
             return None
         return TorchDev("cuda", 0) if world else CPU

@@ -36,10 +36,11 @@ from typing import Any
 from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, join_all
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
-from .base import UNHANDLED, LibraryModel, Unhandled
+from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
 from .placement import aliases, batch_on, dotted, flag, world_device
 from .signatures import bind_call
 from .torch_parallel import copied_to
+from .torch_worlds import TORCH_WORLDS
 
 TRAINER_TYPE = "transformers.Trainer"
 #: how the Trainer classes are spelled (a class statement deriving from one is the program's Trainer)
@@ -48,7 +49,7 @@ TRAINERS = frozenset({"transformers.Trainer", "transformers.Seq2SeqTrainer", "tr
 TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments",
                                 "transformers.training_args.TrainingArguments",
                                 "transformers.training_args_seq2seq.Seq2SeqTrainingArguments"})
-#: the source text of a program whose Trainer device depends on the CUDA world (:mod:`..engine.worlds`)
+#: the source text of a program whose Trainer device depends on the CUDA world (:mod:`.torch_worlds`)
 QUESTIONS = (b"Trainer",)
 #: the hooks the Trainer calls with ``(model, inputs, ...)``, inputs on its device
 HOOKS = frozenset({"compute_loss", "training_step", "prediction_step"})
@@ -81,6 +82,7 @@ class HFTrainer(LibraryModel):
     """``transformers.Trainer`` subclasses: their hooks, constructor and ``self.args.device``."""
 
     name = "transformers"
+    axis_questions = (AxisQuestions(TORCH_WORLDS.name, QUESTIONS),)  # args.device is the CUDA world's
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
@@ -105,7 +107,7 @@ class HFTrainer(LibraryModel):
         """``args.device``: the CPU where the program asks for it, else the world's (unknown outside one)."""
         if self.placement == "cpu":
             return CPU
-        return world_device(self.engine) if self.placement == "auto" else None
+        return world_device(self) if self.placement == "auto" else None
 
     def is_trainer(self, cls: Any) -> bool:
         return any(TRAINER_TYPE in c.library_bases for c in cls.mro())

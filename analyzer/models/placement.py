@@ -4,28 +4,30 @@ the program (its tensors on that device).
 
 Hugging Face's ``Trainer`` (:mod:`.hf_trainer`) and accelerate's ``Accelerator`` (:mod:`.accelerate_model`)
 both pick ``cuda`` where CUDA is available, ``mps`` on a Mac, the CPU otherwise, unless the program asks for
-the CPU (``use_cpu=True``, ``cpu=True``). Where the analysis runs outside a world (the program never asks, and
-names neither framework: :mod:`..engine.worlds`) the device is unknown and so is everything placed on it.
+the CPU (``use_cpu=True``, ``cpu=True``): the answers of the torch worlds (:mod:`.torch_worlds`), which a
+program naming either framework asks (each model's ``axis_questions``). Where the analysis runs outside a
+world (a large program) the device is unknown and so is everything placed on it.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from ..domain import DictAtom, Origin, V, Value
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchTensorAtom
+from .base import LibraryModel
+from .torch_worlds import CUDA_AVAILABLE, MPS_AVAILABLE
 
 
-def world_device(engine: Any) -> TorchDev | None:
+def world_device(model: LibraryModel) -> TorchDev | None:
     """The accelerator a framework picks by itself: ``cuda:0`` where CUDA is available, ``mps`` in the world
     with MPS, else the CPU; ``None`` outside a world (the one place these models read the world)."""
-    world = getattr(engine, "cuda_world", None)
+    world = model.assumption(CUDA_AVAILABLE)
     if world is None:
         return None
     if world:
         return TorchDev("cuda", 0)
-    return TorchDev("mps") if getattr(engine, "mps_world", None) else CPU
+    return TorchDev("mps") if model.assumption(MPS_AVAILABLE) else CPU
 
 
 def aliases(tree: ast.Module, roots: tuple[str, ...]) -> dict[str, str]:

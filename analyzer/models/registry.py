@@ -13,11 +13,14 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     the engine imports this one."""
     from .accelerate_model import AccelerateModel
     from .argparse_model import ArgparseModel
+    from .array_consumers import ArrayConsumers
     from .copies import Copies
     from .entry_points import EntryPoints
     from .hf_trainer import HFTrainer
     from .numpy_model import NumpyModel
+    from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
     # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, HFTrainer, AccelerateModel)
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars, HFTrainer,
+            AccelerateModel)

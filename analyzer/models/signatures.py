@@ -12,6 +12,8 @@ from functools import cache
 from typing import Any, Generic, TypeVar, overload
 
 from ..domain import TOP
+from .array_consumers import CONSUMERS
+from .progress_bars import AROUND_BUILTINS, WRAPPERS
 
 T = TypeVar("T")
 
@@ -222,6 +224,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         # devices and modes
         "torch.device": "type, index=None",
         "torch.set_default_device": "device",
+        "torch.compile": "model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None, "
+                         "disable=False",
+        "torch.jit.script": "obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None",
         "torch.set_default_tensor_type": "t",
         "torch.cuda.is_available": _NO_ARGUMENTS,
         "torch.cuda.device_count": _NO_ARGUMENTS,
@@ -348,6 +353,14 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "copy": {
         "copy.deepcopy": "x, memo=None",
     },
+    "progress-bars": {
+        **dict.fromkeys(WRAPPERS - {"rich.progress.track"}, "iterable=None, *args, **kwargs"),
+        "rich.progress.track": "sequence, *args, **kwargs",
+        **dict.fromkeys(AROUND_BUILTINS, "*args, **kwargs"),
+    },
+    # (their positional arguments and the keywords the model lists are converted with numpy.asarray)
+    "array-consumers": {f"{module}.{name}": "*arrays, **keywords"
+                        for module, (names, _keywords) in CONSUMERS.items() for name in names},
     "transformers": {
         # the constructor a project subclass calls (``super().__init__(model=model, args=args, ...)``)
         "transformers.Trainer": "model=None, args=None, data_collator=None, train_dataset=None, eval_dataset=None, "

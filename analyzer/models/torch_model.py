@@ -54,7 +54,7 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.flow_state import Frame, Overlay, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
@@ -79,7 +79,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
-from .base import UNHANDLED, LibraryModel, Unhandled
+from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
@@ -113,10 +113,11 @@ from .torch_calls import torch_handlers
 from .torch_data import TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
+from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
 
-GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
-DEVICE_VAR = "@torch.default_device"
-CUDA_VAR = "@torch.cuda.current_device"  # absent: cuda:0
+GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
+DEVICE_VAR = "torch.default_device"
+CUDA_VAR = "torch.cuda.current_device"  # absent: cuda:0
 MAX_COMBINATIONS = 64
 _UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
@@ -166,6 +167,7 @@ class TorchModel(TorchData, LibraryModel):
     """PyTorch calls, attributes, operators and modes."""
 
     name = "torch"
+    world_axes = (TORCH_WORLDS,)
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
@@ -321,7 +323,7 @@ class TorchModel(TorchData, LibraryModel):
         return self.world_branch(true, false)
 
     def decides_values(self) -> bool:
-        return self.cuda_world is not None
+        return self.assumption(CUDA_AVAILABLE) is not None
 
     def choose_value(self, body: Value, orelse: Value) -> bool | None:
         return self.world_device_choice(body, orelse)
@@ -380,7 +382,7 @@ class TorchModel(TorchData, LibraryModel):
 
     @staticmethod
     def grad_modes(st: State | None) -> set[bool]:
-        value = st.vars.get(GRAD_VAR) if st is not None else None
+        value = st.modes.get(GRAD_VAR) if st is not None else None
         if value is None:
             return {True}
         modes = {a.value for a in value.atoms if isinstance(a, Const) and isinstance(a.value, bool)}
@@ -391,18 +393,18 @@ class TorchModel(TorchData, LibraryModel):
         """What a callee inherits (and what tells its calling contexts apart)."""
         if st is None:
             return (None, None, None)
-        return (st.vars.get(GRAD_VAR), st.vars.get(DEVICE_VAR), st.vars.get(CUDA_VAR))
+        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR))
 
     @staticmethod
     def enter_torch_modes(state: State, modes: tuple[Value | None, ...], no_grad: bool = False) -> None:
         for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR), modes, strict=False):
             if value is not None:
-                state.vars[name] = value
+                state.modes[name] = value
         if no_grad:
-            state.vars[GRAD_VAR] = V(const(False))
+            state.modes[GRAD_VAR] = V(const(False))
 
     def default_devices(self, st: State) -> list[tuple[TorchDev, object]] | None:
-        value = st.vars.get(DEVICE_VAR)
+        value = st.modes.get(DEVICE_VAR)
         if value is None:
             return [(CPU, None)]
         devices = self.devices_of(value, st)
@@ -413,25 +415,25 @@ class TorchModel(TorchData, LibraryModel):
         modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
         if not modes or value.top or len(modes) != len(value.atoms):
             return None
-        saved = {GRAD_VAR: st.vars.get(GRAD_VAR), DEVICE_VAR: st.vars.get(DEVICE_VAR), CUDA_VAR: st.vars.get(CUDA_VAR)}
+        saved = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
         grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
         if grads:
-            st.vars[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
+            st.modes[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
         currents = {m.cuda for m in modes if isinstance(m, TorchModeAtom) and m.cuda is not None}
         if currents:
-            st.vars[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
+            st.modes[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
         devices = [m for m in modes if isinstance(m, TorchDeviceAtom)]
         if devices:
-            st.vars[DEVICE_VAR] = Value(frozenset(devices))
+            st.modes[DEVICE_VAR] = Value(frozenset(devices))
         return saved
 
     @staticmethod
     def torch_mode_exit(saved: dict[str, Value | None], st: State) -> None:
         for name, value in saved.items():
             if value is None:
-                st.vars.pop(name, None)
+                st.modes.pop(name, None)
             else:
-                st.vars[name] = value
+                st.modes[name] = value
 
     # --- devices as values -----------------------------------------------------------------------------
 
@@ -455,7 +457,7 @@ class TorchModel(TorchData, LibraryModel):
             return 0  # this program never changes it
         if changes or st is None:
             return None  # changed where a caller cannot see it, or asked where the flow state is not at hand
-        value = st.vars.get(CUDA_VAR)
+        value = st.modes.get(CUDA_VAR)
         if value is None:
             return 0
         indexes = value.consts()
@@ -509,7 +511,7 @@ class TorchModel(TorchData, LibraryModel):
         """Store the facts of one call and return its result. A call that raises on every path is reported and
         the path goes on with ``intended``, the result the user meant it to have (``result`` when that is not
         empty, else unknown), so the bugs after it are found in the same run."""
-        if self.cuda_world is False and possibilities:
+        if self.assumption(CUDA_AVAILABLE) is False and possibilities:
             # without CUDA no tensor is on a GPU: the move or creation that would have put one there raised, so
             # a combination with one is not reached (a program that calls ``.cuda()`` unconditionally)
             reached = [p for p in possibilities if not _on_cuda(p)]
@@ -664,10 +666,10 @@ class TorchModel(TorchData, LibraryModel):
                                       st: State, fr: Frame) -> Value | None:
         kind = _legacy_type_device(argument(path, args, kwargs, "t"))
         if kind == "cpu":
-            st.vars.pop(DEVICE_VAR, None)
+            st.modes.pop(DEVICE_VAR, None)
         else:
             dev = self.parse_device("cuda", st) if kind == "cuda" else None
-            st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
+            st.modes[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
                 dev, self.origin(node, fr, "set_default_tensor_type")))
         return NONE
 
@@ -709,25 +711,37 @@ class TorchModel(TorchData, LibraryModel):
         index = self._cuda_index(argument(path, args, kwargs, "device"), st)
         if path == "torch.cuda.device":
             return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
-        st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
+        st.modes[CUDA_VAR] = TOP if index < 0 else V(const(index))
         return NONE
 
     def _call_is_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
-        return None if self.cuda_world is None else V(const(self.cuda_world))  # the world's answer
+        return self._world_answer(CUDA_AVAILABLE)
 
     def _call_device_count(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
-        # the world's answer (:mod:`.worlds`); else how many: not known
-        return None if self.gpu_count is None else V(const(self.gpu_count))
+        return self._world_answer(GPU_COUNT)  # (not known outside a world)
 
     def _call_mps_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value | None:
-        return None if self.mps_world is None else V(const(self.mps_world))  # the world's answer
+        return self._world_answer(MPS_AVAILABLE)
+
+    def _world_answer(self, question: Assumption[Any]) -> Value | None:
+        """The answer of the world analysed (:mod:`.torch_worlds`); None: either (a bool, an int)."""
+        answer = self.assumption(question)
+        return None if answer is None else V(const(answer))
 
     def _call_unknown_bool(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
         return BOOL
+
+    def _call_compiled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                       fr: Frame) -> Value | None:
+        """``torch.compile(model)`` / ``torch.jit.script(model)``: a wrapper that runs the module's (or the
+        function's) own code on its own weights, and moves with it: for devices, the module itself. Called with
+        no module (``torch.compile(mode=...)``, a decorator factory): unknown."""
+        module = argument(path, args, kwargs, "model" if path == "torch.compile" else "obj", None)
+        return TOP if module is None or module.consts() == [None] else module
 
     def _call_grad_mode(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
@@ -741,17 +755,17 @@ class TorchModel(TorchData, LibraryModel):
         truth = flag.truthiness()
         grads = {t for t in truth if t is not None}
         value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
-        st.vars[GRAD_VAR] = value
+        st.modes[GRAD_VAR] = value
         return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
 
     def _call_set_default_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                                  st: State, fr: Frame) -> Value | None:
         value = argument(path, args, kwargs, "device")
         if value.consts() == [None]:
-            st.vars.pop(DEVICE_VAR, None)
+            st.modes.pop(DEVICE_VAR, None)
         else:
             devices = self.devices_of(value, st)
-            st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
+            st.modes[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
                 TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
         return NONE
 
@@ -1080,7 +1094,7 @@ class TorchModel(TorchData, LibraryModel):
         ``d`` now (their state stays where it was made)."""
         olds = set(before.atoms)
         for name, value in list(st.vars.items()):
-            if "." in name or not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
+            if not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
                 continue
             atoms = set()
             for atom in value.atoms:
@@ -1254,14 +1268,25 @@ class TorchModel(TorchData, LibraryModel):
         if not tensors or node is None:
             return None
         kind = "dlpack" if name in NUMPY_DLPACK else "numpy"
+        result = self._convert(kind, f"numpy.{name}", tensors, node, st, fr)
+        return result if name not in ("asarray", "array") or st.dead else V(ArrayAtom("float"))
+
+    def numpy_conversion(self, api: str, values: list[Value], node: ast.AST, st: State, fr: Frame) -> Value | None:
+        """A library call ``api`` that converts ``values`` with ``numpy.asarray`` (``Tensor.__array__``): the
+        tensors among them, and in the lists and tuples among them. None: no tensor is converted."""
+        tensors = [inner for v in values for inner in _numpy_inputs(v)]
+        return self._convert("numpy", api, tensors, node, st, fr) if tensors else None
+
+    def _convert(self, kind: str, api: str, tensors: list[tuple[str, Value]], node: ast.AST, st: State,
+                 fr: Frame) -> Value:
         # every element is converted: one that fails on every path decides the call (the others cannot save it)
         certain = [(role, value) for role, value in tensors if self._export_always_fails(kind, value, st)]
         result = TOP
         for role, value in certain[:1] or tensors:
-            result = self.torch_export(kind, f"numpy.{name}", value, node, st, fr, role=role)
+            result = self.torch_export(kind, api, value, node, st, fr, role=role)
             if st.dead:
                 return BOTTOM
-        return result if name not in ("asarray", "array") else Value(frozenset(ArrayAtom("float") for _ in [0]))
+        return result
 
     # --- tensor methods and attributes ----------------------------------------------------------------------
 
@@ -1900,10 +1925,11 @@ class TorchModel(TorchData, LibraryModel):
         available, the CPU where not. Joining both would pair a model moved to one with a batch moved to the
         other (the analysis is not relational), a mismatch no run makes. True: the first branch, False: the
         second, None: not such a choice (both are kept)."""
-        if self.cuda_world is None:
+        cuda = self.assumption(CUDA_AVAILABLE)
+        if cuda is None:
             return None
         # where CUDA is not available: the CPU, not another accelerator (MPS in the world that has it)
-        wanted = "cuda" if self.cuda_world else "mps" if self.mps_world else "cpu"
+        wanted = "cuda" if cuda else "mps" if self.assumption(MPS_AVAILABLE) else "cpu"
         kinds = (_device_kind(body, wanted), _device_kind(orelse, wanted))
         if set(kinds) != {True, False}:
             return None
@@ -1913,16 +1939,17 @@ class TorchModel(TorchData, LibraryModel):
         """The same choice for an ``if`` statement whose test the analysis does not know: the branch whose
         device variables are the world's (True: the first, False: the second), when every variable the branches
         leave on different devices agrees; None otherwise (both are joined)."""
-        if self.cuda_world is None:
+        if self.assumption(CUDA_AVAILABLE) is None:
             return None
         choices = set()
-        for name in true.vars.keys() | false.vars.keys():
-            mine, theirs = true.vars.get(name), false.vars.get(name)
-            if mine is None or theirs is None or mine is theirs or mine == theirs:
-                continue
-            chosen = self.world_device_choice(mine, theirs)
-            if chosen is not None:
-                choices.add(chosen)
+        for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
+            for name in ours.keys() | others.keys():
+                mine, theirs = ours.get(name), others.get(name)
+                if mine is None or theirs is None or mine is theirs or mine == theirs:
+                    continue
+                chosen = self.world_device_choice(mine, theirs)
+                if chosen is not None:
+                    choices.add(chosen)
         return choices.pop() if len(choices) == 1 else None
 
     def container_modules(self, container: TorchLayerAtom) -> Value:
@@ -2035,7 +2062,7 @@ class TorchModel(TorchData, LibraryModel):
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
             self._supersede_attribute(owner, receiver.attr, before, value, fr)
-            st.vars[f"{receiver.value.id}.{receiver.attr}"] = value
+            st.overlays[Overlay(receiver.value.id, receiver.attr)] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                                fr: Frame) -> Value | None:

@@ -36,6 +36,7 @@ from ..engine.flow_state import Frame, State
 from ..facts import Possibility
 from ..torch_domain import LEAF, NON_LEAF, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .signatures import bind_call
+from .torch_worlds import CUDA_AVAILABLE
 
 #: How the wrapper is spelled.
 DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
@@ -56,7 +57,7 @@ def data_parallel(engine: Any, path: str, args: list[Value], kwargs: dict[str, V
     module = bound.get("module", TOP)
     if module.top or len(module.atoms) != 1:
         return TOP
-    if engine.cuda_world is False:
+    if engine.assumption(CUDA_AVAILABLE) is False:
         return module  # no CUDA: DataParallel runs its module as it is
     child = next(iter(module.atoms))
     ids = bound.get("device_ids")

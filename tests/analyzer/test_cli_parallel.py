@@ -4,6 +4,7 @@ exactly what one process gives, and what one engine over the whole project gives
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,9 @@ from devicelint.engine import worlds
 from devicelint.engine.worlds import run_worlds
 from devicelint.facts import FactStore
 from devicelint.models import torch_model
+from devicelint.models.argparse_model import ArgparseModel
+from devicelint.models.torch_model import TorchModel
+from devicelint.models.torch_worlds import TORCH_WORLDS
 from devicelint.rules import all_rules
 from devicelint.runner import check, suppress
 from devicelint.settings import Settings
@@ -69,19 +73,17 @@ def test_parallel_equals_serial_on_the_fixtures(force_pool: None) -> None:
 def test_components_equal_the_whole_program_on_the_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(jobs=1, select=tuple(r.code for r in all_rules() if r.code != "MV902"))
     # a program that asks torch.cuda.device_count() splits the CUDA world in two; the reference, one program of
-    # every fixture, would split them all (and count one context more in messages): not compared here
-    monkeypatch.setattr(worlds, "WORLDS_BY_COUNT", worlds.WORLDS)
-    # so does torch.backends.mps.is_available() (a third world, MPS): not compared here either
-    monkeypatch.setattr(worlds, "MPS_QUESTION", b"\0 no program asks this")
+    # every fixture, would split them all (and count one context more in messages): not compared here; so does
+    # torch.backends.mps.is_available() (a third world, MPS): not compared here either (torch's axis unrefined).
+    # The reference asks torch.cuda.is_available() for every fixture (some fixture asks): so do the components
+    # (every program asks b""), or a fixture whose failure needs CUDA would name that world in one run only
+    monkeypatch.setattr(TorchModel, "world_axes", (replace(TORCH_WORLDS, questions=(b"",), refinements=()),))
     # a program that parses its command line is analysed with and without options, and an option assigned as an
     # attribute anywhere in it is not read as its default: the reference would split and blur every fixture
-    monkeypatch.setattr(worlds, "ARGPARSE_QUESTIONS", ())
+    monkeypatch.setattr(ArgparseModel, "world_axes", ())
     # likewise a program that changes the current CUDA device makes "cuda" unknown in every function nothing
     # calls (they may run under any device): the reference would have it unknown in every fixture
     monkeypatch.setattr(torch_model, "UNCALLED_MODES", (None, TOP, None))
-    # the reference asks torch.cuda.is_available() for every fixture (some fixture asks): so do the components, or a
-    # fixture whose failure needs CUDA would name that world in one run and not in the other
-    monkeypatch.setattr(worlds, "QUESTIONS", (b"",))
     components = as_data(check([str(FIXTURES)], settings))
     # every fixture is a small program analysed per torch.cuda.is_available() answer; so is the reference
     monkeypatch.setattr(worlds, "MAX_WORLD_FILES", 10**6)

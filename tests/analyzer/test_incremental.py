@@ -216,11 +216,14 @@ def test_a_comment_on_a_finding_line_is_checked_against_its_text(tmp_path: Path)
 
 
 def test_the_text_probes_cover_every_question_the_engine_asks_of_a_files_text() -> None:
-    from devicelint.engine import worlds
+    from devicelint.engine.worlds import world_axes
     from devicelint.models import entry_points
+    from devicelint.models.registry import default_models
 
-    asked = {*worlds.QUESTIONS, *worlds.ARGPARSE_QUESTIONS, worlds.COUNT_QUESTION, worlds.MPS_QUESTION,
-             *(f.encode() for f in entry_points._FRAMEWORKS), b"transformers", b"set_device", b"cuda.device(",
+    splits = {q for axis, questions in world_axes(default_models())
+              for q in (*questions, *(refinement.question for refinement in axis.refinements))}
+    assert b"cuda.is_available" in splits and b"parse_args" in splits  # (the models' world axes)
+    asked = {*splits, *(f.encode() for f in entry_points._FRAMEWORKS), b"transformers", b"set_device", b"cuda.device(",
              b"runtime_shim",
              b"def ", b"lambda"}
     assert asked <= set(incremental.TEXT_PROBES)

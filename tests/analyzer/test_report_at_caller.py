@@ -126,3 +126,30 @@ def test_the_inner_call_is_a_related_location() -> None:
     assert finding.inner is not None and (finding.inner.row, finding.inner.column) == (5, 12)
     assert finding.inner in finding.related
     assert "in `blend` at prog.py:5" in finding.message and "this call passes the failing operands" in finding.message
+
+
+def test_a_command_line_program_reports_at_the_call_too() -> None:
+    # with options given the device is unknown, so the failing context is partly unknown: the known failure still
+    # moves to the call that passed the CPU labels, as a warning naming the world where it fails
+    found = located("""
+        import argparse
+        import torch
+        from torch import nn
+
+        def accuracy(logits, labels):
+            preds = logits.argmax(dim=-1)
+            return (preds == labels).float().mean()
+
+        def evaluate(model, device):
+            tokens = torch.randn(8, 4).to(device)
+            labels = torch.randint(0, 3, (8,))
+            return accuracy(model(tokens), labels)
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="auto")
+        args = parser.parse_args()
+        auto = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        device = auto if args.device == "auto" else torch.device(args.device)
+        evaluate(nn.Linear(4, 3).to(device), device)
+    """)
+    assert found == [(13, "MV201", "warning", 8)]

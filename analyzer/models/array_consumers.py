@@ -1,0 +1,89 @@
+"""Libraries that convert their arguments to numpy arrays: metrics, plots, data frames.
+
+``sklearn.metrics.accuracy_score(labels, preds)``, ``plt.plot(losses)`` and ``pd.DataFrame(t)`` read their array
+arguments with ``numpy.asarray``, which converts a tensor through ``Tensor.__array__`` (``.numpy()``): a CUDA
+tensor raises "can't convert cuda:0 device type tensor to numpy", a tensor that requires grad "Can't call numpy()
+on Tensor that requires grad", and a list of such tensors fails on its first element. These are among the
+most reported PyTorch mistakes (metrics computed on GPU predictions, loss curves plotted from a list of
+``loss`` tensors). The model declares which callables convert which arguments; the torch model judges each
+conversion as it judges ``numpy.asarray(t)`` (MV203, MV204).
+
+The libraries are recognised by name, through the module's imports (``import matplotlib.pyplot as plt``,
+``from sklearn.metrics import f1_score``, ``from sklearn import metrics``): they are not analysed, so the
+names are unknown values to the engine. Only calls of the names below are followed; methods of objects these
+libraries return (``ax.plot`` of ``plt.subplots()``) are not.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..domain import TOP, Value
+from .base import LibraryModel
+from .imports import library_call_name, unknown_library_name
+
+if TYPE_CHECKING:
+    from ..engine.flow_state import Frame, State
+
+#: sklearn.metrics functions: every array argument (positional, and the keywords below) goes through
+#: ``check_array``/``column_or_1d`` (``numpy.asarray``)
+_SKLEARN_METRICS = frozenset({
+    "accuracy_score", "auc", "average_precision_score", "balanced_accuracy_score", "classification_report",
+    "cohen_kappa_score", "confusion_matrix", "explained_variance_score", "f1_score", "fbeta_score",
+    "hamming_loss", "jaccard_score", "log_loss", "matthews_corrcoef", "mean_absolute_error",
+    "mean_absolute_percentage_error", "mean_squared_error", "mean_squared_log_error", "median_absolute_error",
+    "precision_recall_curve", "precision_recall_fscore_support", "precision_score", "r2_score", "recall_score",
+    "roc_auc_score", "roc_curve", "top_k_accuracy_score", "adjusted_rand_score", "normalized_mutual_info_score",
+    "adjusted_mutual_info_score", "silhouette_score", "pairwise_distances", "brier_score_loss", "zero_one_loss",
+    "multilabel_confusion_matrix", "ndcg_score", "dcg_score", "det_curve", "hinge_loss", "d2_absolute_error_score",
+})
+_SKLEARN_KEYWORDS = frozenset({"y_true", "y_pred", "y_score", "y_prob", "y_proba", "probas_pred", "sample_weight",
+                               "labels_true", "labels_pred", "X", "Y", "x", "y", "pred_decision"})
+#: matplotlib.pyplot plotting functions: their data arguments go through ``numpy.asarray``
+_PYPLOT = frozenset({
+    "plot", "scatter", "imshow", "hist", "hist2d", "bar", "barh", "fill_between", "errorbar", "step", "semilogx",
+    "semilogy", "loglog", "stem", "matshow", "contour", "contourf", "pcolormesh", "pcolor", "boxplot",
+    "violinplot", "stackplot", "hexbin", "quiver", "stairs", "ecdf",
+})
+_PYPLOT_KEYWORDS = frozenset({"x", "y", "X", "Y", "Z", "c", "s", "height", "width", "y1", "y2", "xerr", "yerr",
+                              "weights", "values", "edges"})
+#: pandas constructors: their ``data``
+_PANDAS = frozenset({"DataFrame", "Series"})
+_PANDAS_KEYWORDS = frozenset({"data"})
+#: scipy.stats tests of two samples
+_SCIPY_STATS = frozenset({"pearsonr", "spearmanr", "kendalltau", "ttest_ind", "ttest_rel", "wilcoxon",
+                          "mannwhitneyu", "ks_2samp", "entropy", "describe", "zscore"})
+_SCIPY_KEYWORDS = frozenset({"x", "y", "a", "b", "pk", "qk"})
+
+#: module path -> (the callables there that convert, the keywords they convert besides positional arguments)
+CONSUMERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "sklearn.metrics": (_SKLEARN_METRICS, _SKLEARN_KEYWORDS),
+    "sklearn.metrics.pairwise": (frozenset({"cosine_similarity", "euclidean_distances", "pairwise_distances"}),
+                                 _SKLEARN_KEYWORDS),
+    "matplotlib.pyplot": (_PYPLOT, _PYPLOT_KEYWORDS),
+    "pandas": (_PANDAS, _PANDAS_KEYWORDS),
+    "scipy.stats": (_SCIPY_STATS, _SCIPY_KEYWORDS),
+}
+
+
+class ArrayConsumers(LibraryModel):
+    """Calls of library functions that convert tensors with ``numpy.asarray``."""
+
+    name = "array-consumers"
+
+    def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
+                        star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if not unknown_library_name(func) or star_unknown:
+            return None  # a value the analysis knows (a project function, a modelled library) is not one of these
+        path = library_call_name(node.func, fr)
+        module, _dot, name = path.rpartition(".") if path else ("", "", "")
+        declared = CONSUMERS.get(module)
+        if declared is None or name not in declared[0]:
+            return None
+        torch = self.model_named("torch")
+        if torch is None:
+            return None
+        converted = [*args, *(value for key, value in kwargs.items() if key in declared[1])]
+        result = torch.numpy_conversion(path, converted, node, st, fr)
+        return None if result is None else (result if st.dead else TOP)

@@ -1,0 +1,94 @@
+"""Libraries that read tensors with numpy.asarray (analyzer/models/array_consumers.py): metrics on GPU predictions,
+loss curves plotted from a list of loss tensors, data frames of tensors. The libraries are not installed in the
+test environment; what they do with their arguments is numpy.asarray's conversion, which the fixtures confirm at
+run time (fixtures/torch/epoch_stats_numpy_of_gpu_lists.py, metrics_numpy_cuda.py)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from devicelint.runner import check_source
+from devicelint.settings import Settings
+
+
+def findings(source: str) -> list[tuple[int, str, str]]:
+    report = check_source(textwrap.dedent(source), "prog.py", Settings(select=("ALL",)))
+    return sorted((d.row, d.code, d.severity.value) for d in report.diagnostics if d.code)
+
+
+def test_sklearn_metrics_of_gpu_predictions() -> None:
+    assert findings("""
+        import torch
+        from sklearn.metrics import accuracy_score, f1_score
+        from sklearn import metrics
+
+        model = torch.nn.Linear(4, 3).cuda()
+        x = torch.randn(16, 4, device="cuda")
+        labels = torch.randint(0, 3, (16,))
+        preds = model(x).argmax(1)
+        print(accuracy_score(labels, preds))
+        print(metrics.f1_score(y_true=labels, y_pred=preds, average="macro"))
+        print(f1_score(labels.numpy(), preds.cpu().numpy(), average="macro"))
+        print(accuracy_score(labels, preds.cpu()))
+    """) == [(10, "MV203", "error"), (11, "MV203", "error")]
+
+
+def test_a_loss_curve_plotted_from_loss_tensors() -> None:
+    assert findings("""
+        import matplotlib.pyplot as plt
+        import torch
+
+        model = torch.nn.Linear(4, 1)
+        x = torch.randn(8, 4)
+        losses, values = [], []
+        for step in range(3):
+            loss = model(x).pow(2).mean()
+            losses.append(loss)
+            values.append(loss.item())
+        plt.plot(values)
+        plt.plot(losses)
+        plt.plot(torch.stack(losses).detach().numpy())
+    """) == [(13, "MV204", "warning")]  # (the list may be empty: its length is not followed through the loop)
+
+
+def test_frames_and_statistics_of_cuda_tensors() -> None:
+    assert findings("""
+        import pandas as pd
+        import scipy.stats
+        import torch
+
+        scores = torch.rand(10, device="cuda")
+        targets = torch.rand(10, device="cuda")
+        frame = pd.DataFrame({"score": scores.cpu().numpy()})
+        series = pd.Series(scores)
+        print(scipy.stats.pearsonr(scores.cpu(), targets.cpu()))
+        print(scipy.stats.spearmanr(scores, targets.cpu()))
+    """) == [(9, "MV203", "error"), (11, "MV203", "error")]
+
+
+def test_names_that_are_not_the_libraries_are_not_followed() -> None:
+    # a project function of the same name, a name imported from elsewhere, and a method of a returned object
+    assert findings("""
+        import matplotlib.pyplot as plt
+        import torch
+        from mytools.metrics import accuracy_score
+
+        def plot(values):
+            return len(values)
+
+        preds = torch.randn(8, device="cuda")
+        accuracy_score(preds, preds)
+        plot(preds)
+        fig, ax = plt.subplots()
+        ax.plot(preds.cpu())
+    """) == []
+
+
+def test_unknown_devices_stay_silent() -> None:
+    assert findings("""
+        import torch
+        from sklearn.metrics import accuracy_score
+
+        def evaluate(model, x, labels):
+            return accuracy_score(labels, model(x).argmax(1))
+    """) == []

@@ -1,0 +1,88 @@
+"""Wrappers a training loop is written with keep what they wrap: progress bars (analyzer/models/progress_bars.py)
+yield the loader's batches, ``torch.compile``/``torch.jit.script`` give the module itself. Without them the
+batches or the model are unknown and the loop's bugs go unseen. (tqdm and rich are not installed in the test
+environment; what the bars yield is their argument's elements, by their documented contract.)"""
+
+from __future__ import annotations
+
+import textwrap
+
+from devicelint.runner import check_source
+from devicelint.settings import Settings
+
+LOOP = """
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    {imports}
+
+    model = torch.nn.Linear(4, 2).cuda()
+    loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,))), batch_size=4)
+    for x, y in {loop}:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y)
+"""
+
+
+def findings(source: str) -> list[tuple[int, str, str]]:
+    report = check_source(textwrap.dedent(source), "prog.py", Settings(select=("ALL",)))
+    return sorted((d.row, d.code, d.severity.value) for d in report.diagnostics if d.code)
+
+
+def loop_findings(imports: str, loop: str) -> list[tuple[int, str, str]]:
+    return findings(LOOP.format(imports=imports, loop=loop))
+
+
+def test_the_batches_of_a_loop_behind_a_progress_bar_are_followed() -> None:
+    expected = [(9, "MV201", "error")]  # the labels were never moved
+    assert loop_findings("from tqdm import tqdm", "tqdm(loader)") == expected
+    assert loop_findings("from tqdm.auto import tqdm", "tqdm(loader, total=len(loader), leave=False)") == expected
+    assert loop_findings("import tqdm", "tqdm.tqdm(iterable=loader, desc='train')") == expected
+    assert loop_findings("from tqdm.notebook import tqdm as progress", "progress(loader)") == expected
+    assert loop_findings("from rich.progress import track", "track(loader, description='train')") == expected
+    assert loop_findings("try:\n        from tqdm import tqdm\n    except ImportError:\n        tqdm = None",
+                         "tqdm(loader)") == [(12, "MV201", "error")]
+
+
+def test_a_bar_of_the_project_or_of_an_unknown_library_is_not_one() -> None:
+    assert loop_findings("from mytools import tqdm", "tqdm(loader)") == []
+    assert loop_findings("def tqdm(items):\n        return [(None, None)]", "tqdm(loader)") == []
+
+
+def test_trange_and_tenumerate_are_their_builtins() -> None:
+    assert findings("""
+        import torch
+        from tqdm import trange
+        from tqdm.contrib import tenumerate
+
+        weights = torch.ones(3, device="cuda")
+        rows = [torch.zeros(3), torch.zeros(3)]
+        for step in trange(2):
+            print(step + 1)
+        for i, row in tenumerate(rows):
+            print(weights * row)
+    """) == [(11, "MV201", "error")]
+
+
+def test_a_compiled_or_scripted_module_is_the_module() -> None:
+    assert findings("""
+        import torch
+
+        model = torch.compile(torch.nn.Linear(4, 2).cuda(), mode="reduce-overhead")
+        scripted = torch.jit.script(torch.nn.Linear(4, 2))
+        x = torch.randn(3, 4)
+        print(model(x))
+        print(scripted(x))
+        print(scripted.cuda()(x))
+    """) == [(7, "MV202", "error"), (9, "MV202", "error")]
+
+
+def test_a_compiled_function_runs_its_own_code() -> None:
+    assert findings("""
+        import torch
+
+        def blend(a, b):
+            return a + b
+
+        fast = torch.compile(blend)
+        print(fast(torch.ones(2, device="cuda"), torch.ones(2)))
+        make = torch.compile(mode="max-autotune")
+    """) == [(8, "MV201", "error")]
