@@ -363,10 +363,15 @@ SIGNATURES: dict[str, dict[str, str]] = {
                         for module, (names, _keywords) in CONSUMERS.items() for name in names},
     "transformers": {
         # the constructor a project subclass calls (``super().__init__(model=model, args=args, ...)``)
-        "transformers.Trainer": "model=None, args=None, data_collator=None, train_dataset=None, eval_dataset=None, "
-                                "processing_class=None, model_init=None, compute_loss_func=None, "
-                                "compute_metrics=None, callbacks=None, optimizers=(None, None), "
-                                "optimizer_cls_and_kwargs=None, preprocess_logits_for_metrics=None, **kwargs",
+        **dict.fromkeys(("transformers.Trainer", "transformers.Seq2SeqTrainer"),
+                        "model=None, args=None, data_collator=None, train_dataset=None, eval_dataset=None, "
+                        "processing_class=None, model_init=None, compute_loss_func=None, compute_metrics=None, "
+                        "callbacks=None, optimizers=(None, None), optimizer_cls_and_kwargs=None, "
+                        "preprocess_logits_for_metrics=None, **kwargs"),
+        "transformers.Trainer._prepare_inputs": "inputs",
+        # (read from the source: the device every TrainingArguments of the program asks for)
+        **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
+                        "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
     },
     "accelerate": {
         "accelerate.Accelerator": "device_placement=True, split_batches=False, mixed_precision=None, "
