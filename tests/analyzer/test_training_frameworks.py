@@ -268,3 +268,26 @@ def test_ddp_without_device_ids_leaves_the_inputs_where_they_are() -> None:
 
 def test_ddp_of_an_unknown_rank_is_silent_where_the_module_was_moved() -> None:
     assert findings(_ddp(move=".to(rank)", nprocs="int(input())")) == []
+
+
+def test_ddp_module_on_another_gpu_than_device_ids_fails_in_its_layers() -> None:
+    source = """\
+        import torch
+        import torch.multiprocessing as mp
+        from torch import nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+        def worker(local_rank, node_rank):
+            rank = node_rank * 2 + local_rank
+            model = nn.Linear(4, 2).to(rank)  # the global rank: another GPU than the process's on node 1
+            ddp = DDP(model, device_ids=[local_rank])
+            return ddp(torch.randn(8, 4))
+
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(1,), nprocs=2)
+    """
+    assert findings(source) == [(11, "MV202", "error")]
+    assert "input: cuda:0 tensor (moved by DistributedDataParallel" in messages(source)[0]
+    assert findings(source.replace("args=(1,)", "args=(0,)")) == []
