@@ -1728,10 +1728,18 @@ class TorchModel(TorchData, LibraryModel):
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
-            result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
+            # where the output is: the weights' device; past the failure of a layer left on the CPU given an input on
+            # an accelerator (a layer built in ``forward``, a model never moved), the input's, as the user meant it
+            # to run (a later layer of the moved model is not one more failure of the same cause)
+            inputs = torch_tensors(x)
+            placed = {(a.dev, joined((tags_of(layer), tags_of(a)))) if layer.dev == CPU and a.dev != CPU
+                      else (layer.dev, tags_of(layer)) for a in inputs}
+            if x.top or not inputs:
+                placed.add((layer.dev, tags_of(layer)))
+            result = Value(frozenset(with_tags(TorchTensorAtom(dev, NON_LEAF if enabled and grad else NO_GRAD,
                                                                False, origin=self.origin(node, fr, f"{api} output")),
-                                               tags_of(layer))
-                                     for enabled in self.grad_modes(st) for grad in tracked),
+                                               tags)
+                                     for dev, tags in placed for enabled in self.grad_modes(st) for grad in tracked),
                            checked.top) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
