@@ -37,7 +37,7 @@ from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, join_all
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
 from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
-from .placement import aliases, batch_on, dotted, flag, world_device
+from .placement import aliases, batch_on, dotted, flag, statements, world_device
 from .signatures import bind_call
 from .torch_parallel import copied_to
 from .torch_worlds import TORCH_WORLDS
@@ -95,11 +95,12 @@ class HFTrainer(LibraryModel):
             names = aliases(tree, ("transformers",))
             if not names:
                 continue
-            for node in ast.walk(tree):
+            for node in statements(tree):
                 if isinstance(node, ast.ClassDef) and any(dotted(b, names) in TRAINERS for b in node.bases):
                     self.trainer_classes.add(id(node))
-                elif isinstance(node, ast.Call) and dotted(node.func, names) in TRAINING_ARGUMENTS:
-                    placements.add(flag(node, ("use_cpu", "no_cuda")))
+            if b"TrainingArguments" in module.source.data:  # (expressions: walked only where they may be)
+                placements.update(flag(node, ("use_cpu", "no_cuda")) for node in ast.walk(tree)
+                                  if isinstance(node, ast.Call) and dotted(node.func, names) in TRAINING_ARGUMENTS)
         # every TrainingArguments on the CPU: the CPU; none asks (or none is built here): the machine's choice
         self.placement = "cpu" if placements == {True} else "auto" if placements <= {False} else "other"
 
