@@ -112,8 +112,8 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import WORKER_VAR, TorchData
+from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
-from .torch_parallel import data_parallel, data_parallel_call
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
 
 GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
@@ -810,6 +810,10 @@ class TorchModel(TorchData, LibraryModel):
     def _call_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value | None:
         return data_parallel(self, path, args, kwargs, node, st, fr)
+
+    def _call_distributed_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value],
+                                        node: ast.AST, st: State, fr: Frame) -> Value | None:
+        return distributed_data_parallel(self, path, args, kwargs, node, st, fr)
 
     def _call_parameter(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
@@ -1695,7 +1699,7 @@ class TorchModel(TorchData, LibraryModel):
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
-        if attr == "module" and atom.name == DATA_PARALLEL_NAME:
+        if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
         if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
@@ -1719,6 +1723,8 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         if layer.name == DATA_PARALLEL_NAME:
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
+        if layer.name == DDP_NAME:
+            return ddp_call(self, layer, args, kwargs, node, st, fr)
         return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
@@ -1903,7 +1909,7 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
-            own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
+            own = atom.dev if atom.name in WRAPPERS else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
