@@ -23,7 +23,7 @@ RULES: dict[str, str] = {
     "MV208": "dlpack-of-grad-tensor",
     "MV209": "cuda-in-forked-loader-worker",
     "MV210": "pinned-cuda-batch",
-    "MV211": "sampler-generator-device",
+    "MV211": "generator-device",
 }
 
 # --- PyTorch's texts ----------------------------------------------------------------------------------

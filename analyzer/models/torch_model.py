@@ -888,7 +888,28 @@ class TorchModel(TorchData, LibraryModel):
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
                                        origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
                 out.add(with_tags(made, tags_of(source)))
-        return Value(frozenset(out)) if out else TOP
+        result = Value(frozenset(out)) if out else TOP
+        generator = kwargs.get("generator")
+        if generator is not None and out and not st.dead:
+            return self._check_generator(f"torch.{name}", result, generator, node, st, fr)
+        return result
+
+    def _check_generator(self, api: str, made: Value, generator: Value, node: ast.AST, st: State,
+                         fr: Frame) -> Value:
+        """A random op drawing ``made`` with ``generator=``: the generator must be of the output's device type
+        (MV211, ATen's ``check_generator``: ``torch.randn(n, device="cuda", generator=torch.Generator())``)."""
+        if generator.consts() == [None]:
+            return made
+        generators = [a for a in generator.atoms if isinstance(a, TorchGeneratorAtom)]
+        possibilities = [Possibility((("output", atom), ("generator", g)),
+                                     "MV211" if atom.dev.type != g.dev.type else None,
+                                     T.generator_message(atom.dev.type, g.dev.type)
+                                     if atom.dev.type != g.dev.type else "", "torch.random_op")
+                         for atom in torch_tensors(made) for g in generators]
+        if not possibilities:
+            return made
+        unknown = generator.top or len(generators) != len(generator.atoms)
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, made, st, fr)
 
     @staticmethod
     def _requires_grad_flags(kwargs: dict[str, Value]) -> set[bool]:
