@@ -593,7 +593,10 @@ class TorchModel(TorchData, LibraryModel):
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
                 possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
-                device = data[0].dev  # what the user meant: the first operand's device
+                # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
+                # the one left behind: its later uses on the accelerator are not more findings of one cause),
+                # else the first operand's device
+                device = next((a.dev for a in data if a.dev != CPU), data[0].dev)
                 target = intended
             else:
                 possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
