@@ -760,6 +760,20 @@ class TorchModel(TorchData, LibraryModel):
                            fr: Frame) -> Value | None:
         return BOOL
 
+    def _call_pack_padded(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        """``pack_padded_sequence(input, lengths)``: the lengths must be on the CPU (MV212); a list is made a CPU
+        tensor. The packed sequence itself is not followed (unknown)."""
+        lengths = argument(path, args, kwargs, "lengths")
+        tensors = torch_tensors(lengths)
+        if not tensors:
+            return TOP
+        possibilities = [Possibility((("lengths", atom),), "MV212" if atom.dev != CPU else None,
+                                     T.lengths_message(1, atom.dev.text) if atom.dev != CPU else "",
+                                     "torch.pack_padded_sequence") for atom in tensors]
+        unknown = lengths.top or len(tensors) != len(lengths.atoms)
+        return self.torch_record(self.site(node, "pack_padded_sequence", fr), possibilities, unknown, TOP, st, fr)
+
     def _call_compiled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                        fr: Frame) -> Value | None:
         """``torch.compile(model)`` / ``torch.jit.script(model)``: a wrapper that runs the module's (or the
