@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, map_elements
-from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
+from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 
 #: the most tags one possibility carries: one more is not added (the possibility stays less precise)
 MAX_TAGS = 4
@@ -89,6 +89,20 @@ def taggable(atom: Atom) -> bool:
     return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool)))
 
 
+#: the possibilities whose tags a value's notes keep: instances of the project's classes, and the library's
+#: names (``torch.cuda.FloatTensor if x.is_cuda else torch.FloatTensor``: a tensor type chosen by a test)
+NOTED = (Instance, TorchRef)
+
+
+def noted(atom: Atom) -> bool:
+    return isinstance(atom, NOTED)
+
+
+def tracked(atom: Atom) -> bool:
+    """A possibility whose way an undecided test can record (its own tags, or its value's notes)."""
+    return taggable(atom) or noted(atom)
+
+
 def tags_of(atom: object) -> frozenset:
     tags = getattr(atom, "tags", NO_TAGS)
     return tags if tags and isinstance(tags, frozenset) else NO_TAGS  # (another atom's ``tags`` field: none)
@@ -139,13 +153,14 @@ def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
 
 
 def tagged(value: Value, tags: frozenset) -> Value:
-    """``value`` with ``tags`` added to every possibility (instances: in the value's notes)."""
+    """``value`` with ``tags`` added to every possibility (instances and library names: in the value's
+    notes)."""
     if not tags or not value.atoms:
         return value
     atoms = frozenset(with_tags(a, tags) for a in value.atoms)
     notes = dict(value.notes or {})
     for atom in atoms:
-        if isinstance(atom, Instance):
+        if noted(atom):
             ways = frozenset(w | tags for w in notes.get(atom, (NO_TAGS,)) if consistent(w, tags))
             if ways and len(ways) <= MAX_WAYS and all(len(w) <= MAX_TAGS for w in ways):
                 notes[atom] = ways

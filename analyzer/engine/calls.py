@@ -40,6 +40,7 @@ from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROU
 from .mixin import EngineMixin
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
+from .relational import helper_answer
 
 #: Methods that change the list or dict they are called on, which the analysis follows.
 LIST_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop"})
@@ -276,6 +277,7 @@ class Calls(EngineMixin):
         if ctx_id in self.summaries:
             summary = self.summaries[ctx_id]
             self.note_callee(ctx_id, summary)
+            fr.tagged = fr.tagged or has_tags(summary)  # (a program-wide choice: the caller's statements split)
             return summary
         if ctx_id in self.in_progress:
             self.recursive_hits.add(ctx_id)
@@ -296,6 +298,7 @@ class Calls(EngineMixin):
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
                 result = widen_if_large(stripped(self._run_function(fn, fref, ctx, bound, scopes, profile, modes)))
+                result = helper_answer(fn, bound, result)  # (a device helper: one answer in every call)
                 if ctx_id not in self.recursive_hits or result == self.in_progress[ctx_id]:
                     break
                 self.in_progress[ctx_id] = self.in_progress[ctx_id].join(result)
@@ -320,6 +323,7 @@ class Calls(EngineMixin):
         if not quiet:
             self.set_summary(ctx_id, result)
             self.note_callee(ctx_id, result)
+        fr.tagged = fr.tagged or has_tags(result)
         return result
 
     def forget_context(self, ctx_id: int) -> None:

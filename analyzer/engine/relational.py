@@ -40,19 +40,22 @@ from ..choices import (
     consistent,
     has_tags,
     lasting,
+    program_choice,
     restricted,
     stripped,
     tag_except,
     taggable,
     tagged,
     tags_of,
+    tracked,
     with_tags,
 )
-from ..domain import Atom, Const, Instance, Value, const
+from ..domain import Atom, Const, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, State, join_states
 from .mixin import EngineMixin
+from .program import FunctionInfo
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
@@ -110,7 +113,7 @@ class Relational(EngineMixin):
             theirs = false.vars.get(name)
             if theirs is None or mine is theirs:
                 continue
-            if any(taggable(a) or isinstance(a, Instance) for a in mine.atoms ^ theirs.atoms):
+            if any(tracked(a) for a in mine.atoms ^ theirs.atoms):
                 return True
         return False
 
@@ -459,3 +462,56 @@ def _stable(test: ast.expr) -> bool:
                                ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return False
     return True
+
+
+def helper_answer(fn: FunctionInfo, bound: dict[str, Value], result: Value) -> Value:
+    """What a device helper returned (``get_device()``: CUDA when it is available, else the CPU), as one value
+    for the whole run: its possibilities on two or three devices are tagged by device with program-wide
+    choices named for the helper and its constant arguments, so every call of it answers the same way
+    (``model.to(get_device())`` and, later or in another module, ``x.to(get_device())``). Only for a helper
+    whose answer cannot change between calls (:func:`_answers_once`)."""
+    if len(result.atoms) < 2 or not _answers_once(fn):
+        return result
+    arguments = []
+    for name in fn.param_names:
+        value = bound.get(name)
+        if value is None or value.top or len(value.atoms) != 1 or not isinstance(next(iter(value.atoms)), Const):
+            if name in _test_names(fn):
+                return result  # (a test reads an argument that is not one constant: two calls may differ)
+            continue
+        arguments.append(f"{name}={next(iter(value.atoms))!r}")
+    keys = _device_keys(result)
+    if keys is None:
+        return result
+    name = f"{fn.module.file}:{fn.node.lineno}:{fn.qualname}({', '.join(arguments)})"
+    return by_device(result, keys, name, program_choice)
+
+
+def _answers_once(fn: FunctionInfo) -> bool:
+    """A function whose tests are all stable (:func:`_stable`: availability probes, environment lookups,
+    constants), outside loops, that rebinds no global and is not an instance's method (whose answer may
+    follow the instance's state: ``next(self.parameters()).device``)."""
+    known = getattr(fn.node, "_devicelint_answers_once", None)
+    if known is not None:
+        return known
+    node = fn.node
+    answers = not fn.is_generator and not isinstance(node, (ast.Lambda, ast.AsyncFunctionDef)) and (
+        fn.cls is None or fn.kind == "staticmethod")
+    if answers:
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Global, ast.Nonlocal, ast.For, ast.AsyncFor, ast.While, ast.Yield,
+                                  ast.Await, *_MANY_TIMES)) and inner is not node:
+                answers = False
+                break
+            test = getattr(inner, "test", None) if isinstance(inner, (ast.If, ast.IfExp)) else None
+            if test is not None and _test_facts(test) is None:
+                answers = False
+                break
+    node._devicelint_answers_once = answers  # type: ignore[union-attr]
+    return answers
+
+
+def _test_names(fn: FunctionInfo) -> frozenset[str]:
+    """The names the tests of ``fn`` read."""
+    return frozenset(n.id for inner in ast.walk(fn.node) if isinstance(inner, (ast.If, ast.IfExp))
+                     for n in ast.walk(inner.test) if isinstance(n, ast.Name))

@@ -30,7 +30,7 @@ from typing import Any
 
 from runtime_shim import torch_semantics as T
 
-from ..choices import consistent, joined, tags_of, with_tags
+from ..choices import consistent, joined, tagged, tags_of, with_tags
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -125,6 +125,8 @@ _DUNDERS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
             ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
             ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
 _HOOKS = "@forward_hooks"
+#: a tensor's ``is_<type>`` flags and the device type each tests
+_DEVICE_PREDICATES = {"is_cuda": "cuda", "is_cpu": "cpu", "is_mps": "mps", "is_xpu": "xpu"}
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
@@ -302,6 +304,18 @@ class TorchModel(TorchData, LibraryModel):
         if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+
+    def pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
+        if isinstance(atom, TorchTensorAtom):
+            if kind == "attr" and name in _DEVICE_PREDICATES:
+                return V(const(atom.dev.type == _DEVICE_PREDICATES[name]))
+            if kind == "attr" and name == "device":
+                return V(TorchDeviceAtom(atom.dev, atom.origin))
+            if kind == "call" and name == "get_device":  # (the CPU's is -1)
+                return V(const(-1 if atom.dev.type == "cpu" else atom.dev.index))
+        if isinstance(atom, TorchDeviceAtom) and kind == "attr" and name in ("type", "index"):
+            return self.read_attribute(atom, name, None, None, None)  # type: ignore[arg-type]
+        return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
         if isinstance(atom, TorchTensorAtom) and how == "slice":
@@ -1293,8 +1307,8 @@ class TorchModel(TorchData, LibraryModel):
             return V(const(atom.grad != NON_LEAF))
         if attr == "requires_grad":
             return V(const(atom.requires_grad))
-        if attr == "is_cuda":
-            return V(const(atom.dev.type == "cuda"))
+        if attr in _DEVICE_PREDICATES:
+            return V(const(atom.dev.type == _DEVICE_PREDICATES[attr]))
         if attr in ("T", "mT", "H", "mH"):
             return V(atom.with_(owned=False))
         if attr == "data":
@@ -1755,9 +1769,12 @@ class TorchModel(TorchData, LibraryModel):
                 targets = self._to_targets(args, kwargs, st)
                 if targets == []:
                     return receiver
-            moved = TOP if targets is None else Value(frozenset(
-                with_tags(self.move_module(atom, dev), tags_of(source))
-                for atom in receiver.atoms for dev, source in _same_way(atom, targets)), receiver.top)
+            moved = TOP
+            if targets is not None:  # (a moved project module keeps its device's ways in the value's notes)
+                moved = Value((), receiver.top)
+                for atom in receiver.atoms:
+                    for dev, source in _same_way(atom, targets):
+                        moved = moved.join(tagged(V(self.move_module(atom, dev)), tags_of(source)))
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
