@@ -291,8 +291,16 @@ _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.La
 
 def _feasible(values: list[Value], ways: frozenset) -> bool:
     """Whether some run takes these ways of the choices: every value read has a possibility they allow."""
-    return all(value.top or not value.atoms or any(consistent(tags_of(a), ways) for a in value.atoms)
+    return all(value.top or not value.atoms or any(_allowed(value, a, ways) for a in value.atoms)
                for value in values)
+
+
+def _allowed(value: Value, atom: Atom, ways: frozenset) -> bool:
+    """Whether a possibility of ``value`` can be there on these ways (its own tags, or an instance's notes)."""
+    noted_ways = value.notes.get(atom) if value.notes else None
+    if noted_ways is not None:
+        return any(consistent(way, ways) for way in noted_ways)
+    return consistent(tags_of(atom), ways)
 
 
 def _tagged_outer_names(reads: frozenset[str], st: State, fr: Frame) -> dict[str, Value]:
