@@ -263,8 +263,10 @@ def _made_in(fr: Frame) -> Callable[[str], Choice]:
 
 
 def lasting_in(fr: Frame, choice: Choice) -> Choice:
-    """A choice of a module's top level outlives it (the top level runs once: one answer for the whole run)."""
-    return lasting(choice) if fr.kind == "module" else choice
+    """A choice of a module's top level, or of a class body there, outlives it (either runs once: one answer
+    for the whole run, ``device = "cuda" if ... else "cpu"`` in a config class read by every method)."""
+    once = fr.kind == "module" or (fr.kind == "class" and fr.ctx.function is None)
+    return lasting(choice) if once else choice
 
 
 def by_device(value: Value, keys: dict[Atom, object], name: str, made: Callable[[str], Choice]) -> Value:
