@@ -30,7 +30,7 @@ from typing import Any
 
 from runtime_shim import torch_semantics as T
 
-from ..choices import consistent, joined, tagged, tags_of, with_tags
+from ..choices import consistent, joined, tagged, tags_of, untagged, with_tags
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -2046,7 +2046,9 @@ class TorchModel(TorchData, LibraryModel):
         atoms: set[Atom] = set()
         for atom in value.atoms:
             if isinstance(atom, TorchTensorAtom) and atom.owned:
-                atoms.add(atom.with_(dev=dev))  # parameters stay leaves: the module moves their data
+                # parameters stay leaves: the module moves their data; where they were made no longer matters
+                # (the moved module's ways are its value's notes)
+                atoms.add(untagged(atom.with_(dev=dev)))
             elif isinstance(atom, SeqAtom):
                 if not plain_moves:
                     atoms.add(atom)
