@@ -34,6 +34,7 @@ import itertools
 from collections.abc import Callable
 
 from ..choices import (
+    MAX_ALTERNATIVES,
     PROGRAM,
     Choice,
     alternatives,
@@ -480,7 +481,7 @@ def helper_answer(fn: FunctionInfo, bound: dict[str, Value], result: Value) -> V
     choices named for the helper and its constant arguments, so every call of it answers the same way
     (``model.to(get_device())`` and, later or in another module, ``x.to(get_device())``). Only for a helper
     whose answer cannot change between calls (:func:`_answers_once`)."""
-    if len(result.atoms) < 2 or not _answers_once(fn):
+    if not result.atoms or not _answers_once(fn):
         return result
     arguments = []
     for name in fn.param_names:
@@ -490,11 +491,23 @@ def helper_answer(fn: FunctionInfo, bound: dict[str, Value], result: Value) -> V
                 return result  # (a test reads an argument that is not one constant: two calls may differ)
             continue
         arguments.append(f"{name}={next(iter(value.atoms))!r}")
-    keys = _device_keys(result)
-    if keys is None:
-        return result
-    name = f"{fn.module.file}:{fn.node.lineno}:{fn.qualname}({', '.join(arguments)})"
-    return by_device(result, keys, name, program_choice)
+    return _one_answer(result, f"{fn.module.file}:{fn.node.lineno}:{fn.qualname}({', '.join(arguments)})")
+
+
+def _one_answer(value: Value, name: str) -> Value:
+    """``value`` tagged by device as one program-wide value, and the values a namespace it holds carries
+    (``SimpleNamespace(device=...)`` a config helper built), each by its place in it."""
+    if len(value.atoms) == 1 and hasattr(atom := next(iter(value.atoms)), "map_inner"):
+        counter = itertools.count()
+        return Value((atom.map_inner(lambda v: _one_answer(v, f"{name}.{next(counter)}")),), value.top)
+    if 1 < len(value.atoms) <= MAX_ALTERNATIVES and all(hasattr(a, "map_inner") for a in value.atoms):
+        # several namespaces (one per way of the helper's test): the values of each go together
+        ordered = sorted(value.atoms, key=repr)
+        choices = [program_choice(f"{name}#{j}") for j in range(len(ordered) - 1)]
+        return Value(frozenset(a.map_inner(lambda v, i=i: tagged(v, frozenset((c, i == j) for j, c in enumerate(
+            choices)))) for i, a in enumerate(ordered)), value.top)  # type: ignore[attr-defined]
+    keys = _device_keys(value) if len(value.atoms) > 1 else None
+    return value if keys is None else by_device(value, keys, name, program_choice)
 
 
 def _answers_once(fn: FunctionInfo) -> bool:
