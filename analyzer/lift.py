@@ -196,7 +196,7 @@ def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, o
            redirected: str | None) -> TensorAtom:
     """``Tensor._moved``: the moved tensor's state."""
     cls = outcome.result or t.cls
-    strategy = d.strategy if outcome.strategy == "target" else t.strategy
+    strategy = d.strategy if outcome.strategy is S.StrategyFrom.TARGET else t.strategy
     if outcome.transfer is S.Transfer.NONE:
         return t
     what = f"moved to {d.reveal()}"
@@ -235,7 +235,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                                        Role.UNTRACKED if cls is AF else None, None, made)
                 out.fail(outcome, operands, row.id, intended=meant)
                 continue
-            strategy = d.strategy if outcome.strategy == "target" else None
+            strategy = d.strategy if outcome.strategy is S.StrategyFrom.TARGET else None
             made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()}")
             if scope is not None:
                 atom = TensorAtom(kind, plain, _created_class(outcome), strategy, None, scope, made)
@@ -297,7 +297,8 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, intended=meant, lhs=left.strategy, rhs=right.strategy)
                 continue
-            strategy = {"clear": None, "lhs": left.strategy, "rhs": right.strategy}.get(
+            strategy = {S.StrategyFrom.CLEAR: None, S.StrategyFrom.LHS: left.strategy,
+                        S.StrategyFrom.RHS: right.strategy}.get(
                 outcome.strategy, S.strategy_result(left.strategy, right.strategy))
             row, outcome = S.decided_cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
                                   same_backend=left.dev.backend == right.dev.backend)
@@ -407,7 +408,7 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
                 out.fail(outcome, operands, row.id, intended=meant, name=name, backend=head.dev.backend)
                 verdict = None
                 break
-            if outcome.strategy == "validated":  # the inputs' strategies merge (a profile's cell)
+            if outcome.strategy is S.StrategyFrom.VALIDATED:  # the inputs' strategies merge (a profile's cell)
                 srow, merged = S.cell("strategy", profile, lhs=strategy, rhs=other.strategy)
                 if isinstance(merged, Fail):
                     out.fail(merged, operands, srow.id, intended=meant, lhs=strategy, rhs=other.strategy)
@@ -497,7 +498,7 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
     if call in ("grad", "grad_remove"):
         if t.role is Role.UNTRACKED:
             return NONE  # no tape node: never a gradient
-        strategy = None if outcome.strategy == "clear" else t.strategy
+        strategy = None if outcome.strategy is S.StrategyFrom.CLEAR else t.strategy
         cls = S.class_of("float", False, strategy is not None)
         grad_origin = Origin(origin.file, origin.line, origin.col, f"gradient from {call}()")
         return V(TensorAtom("float", t.dev, cls, strategy, None, None, grad_origin), const(None))

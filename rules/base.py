@@ -70,6 +70,20 @@ class Rule:
         return Diagnostic(self.code, self.name, severity, message, site.file, site.line, site.col + 1,
                           site.end_line, site.end_col + 1, list(related)[:MAX_RELATED])
 
+    def advisory(self, site: Site, hits: Iterable[tuple[SiteFact, Possibility]], everywhere: bool,
+                 text: str) -> Diagnostic | None:
+        """The warning of an advisory rule at ``site`` (None: no ``hits``, the possibilities it is about):
+        ``text`` and the first hit's operands, then, unless it holds ``everywhere`` (every possibility of
+        every calling context), the first hit's context."""
+        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
+        if not ordered:
+            return None
+        fact, first = ordered[0]
+        message = f"{text} [{site.api}: {first.describe_operands()}]"
+        if not everywhere:
+            message += f"; on some paths: {fact.context.describe()}"
+        return self.diagnostic(site, Severity.WARNING, message, related_for(ordered))
+
 
 def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
     """Where the failing states came from, and the call sites of the failing contexts."""

@@ -50,6 +50,7 @@ from .semantics import (
     Place,
     Role,
     Route,
+    StrategyFrom,
     TensorClass,
     Transfer,
     binary_kind,
@@ -247,7 +248,7 @@ class Tensor:
         if isinstance(outcome, Fail):
             _fail(op, outcome)
         exec_ = executor_for(plain)
-        strategy = device._strategy if outcome.strategy == "target" else None
+        strategy = device._strategy if outcome.strategy is StrategyFrom.TARGET else None
         if scope is not None:
             value = array if array is not None else exec_.to_numpy(make(exec_))
             value_id = scope.add_initializer(value)
@@ -424,7 +425,7 @@ class Tensor:
 
     def _moved(self, outcome: Any, device: Device, plain: Device, scope: Scope | None) -> Tensor:
         tcls = outcome.result or self._cls
-        strategy = device._strategy if outcome.strategy == "target" else self._strategy
+        strategy = device._strategy if outcome.strategy is StrategyFrom.TARGET else self._strategy
         if outcome.transfer is Transfer.NONE:
             return self
         if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
@@ -610,7 +611,7 @@ class Tensor:
                                  other=route_of(other._cls), same_backend=self._dev._backend == other._dev._backend)
             if isinstance(outcome, Fail):
                 _fail(full_op, outcome, name=name, backend=self._dev._backend)  # stringify!($Backend): the variant name
-            if outcome.strategy == "validated":
+            if outcome.strategy is StrategyFrom.VALIDATED:
                 _row, merged = cell("strategy", profile, lhs=strategy, rhs=other._strategy)
                 if isinstance(merged, Fail):
                     _fail(full_op, merged, lhs=strategy, rhs=other._strategy)
@@ -921,7 +922,7 @@ class Tensor:
         if entry is None:
             return None
         prim, exec_ = entry
-        strategy = None if outcome.strategy == "clear" else self._strategy
+        strategy = None if outcome.strategy is StrategyFrom.CLEAR else self._strategy
         return Tensor._make(prim, exec_, self._dev, class_of("float", False, strategy is not None), strategy, "float")
 
     def grad(self, grads: autodiff.Gradients) -> Tensor | None:

@@ -35,7 +35,7 @@ from ..domain import (
 from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
-from .flow_state import Frame, State, widen_if_large
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
 from .program import FunctionInfo
@@ -130,11 +130,11 @@ class Calls(EngineMixin):
     def _container_mutation(self, node: ast.Call, st: State, fr: Frame) -> Value | None:
         """``xs.append(v)`` on a list the analysis follows: the list now also holds ``v``."""
         receiver = node.func.value  # type: ignore[attr-defined]
-        key = None
+        key: Slot | None = None
         if isinstance(receiver, ast.Name):
             key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
-            key = f"{receiver.value.id}.{receiver.attr}"
+            key = Overlay(receiver.value.id, receiver.attr)
         attr = node.func.attr  # type: ignore[attr-defined]
         container = self.eval(receiver, st, fr)
         dicts = container.only(DictAtom) and not container.top and attr in DICT_MUTATORS
@@ -161,7 +161,7 @@ class Calls(EngineMixin):
                 added = self.iter_element(added)
             updated = Value(frozenset(seq_of(a.kind, a.elem.join(added)) if isinstance(a, SeqAtom) else a
                                       for a in container.atoms), container.top)
-        if key is not None and isinstance(receiver, ast.Name) and fr.kind == "function" and key not in st.vars \
+        if isinstance(key, str) and fr.kind is FrameKind.FUNCTION and key not in st.vars \
                 and key not in fr.closure and key in fr.module.namespace:
             # a module-level list filled from inside a function: a weak update of the module's namespace
             self.store_global(fr.module, key, updated)
@@ -337,7 +337,7 @@ class Calls(EngineMixin):
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
                       scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
-                      kind="function", cls=fn.cls)
+                      kind=FrameKind.FUNCTION, cls=fn.cls)
         # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
         frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))

@@ -54,7 +54,7 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.flow_state import Frame, Overlay, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
@@ -115,9 +115,9 @@ from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_parallel import data_parallel, data_parallel_call
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
 
-GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
-DEVICE_VAR = "@torch.default_device"
-CUDA_VAR = "@torch.cuda.current_device"  # absent: cuda:0
+GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
+DEVICE_VAR = "torch.default_device"
+CUDA_VAR = "torch.cuda.current_device"  # absent: cuda:0
 MAX_COMBINATIONS = 64
 _UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
@@ -396,7 +396,7 @@ class TorchModel(TorchData, LibraryModel):
 
     @staticmethod
     def grad_modes(st: State | None) -> set[bool]:
-        value = st.vars.get(GRAD_VAR) if st is not None else None
+        value = st.modes.get(GRAD_VAR) if st is not None else None
         if value is None:
             return {True}
         modes = {a.value for a in value.atoms if isinstance(a, Const) and isinstance(a.value, bool)}
@@ -407,18 +407,18 @@ class TorchModel(TorchData, LibraryModel):
         """What a callee inherits (and what tells its calling contexts apart)."""
         if st is None:
             return (None, None, None)
-        return (st.vars.get(GRAD_VAR), st.vars.get(DEVICE_VAR), st.vars.get(CUDA_VAR))
+        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR))
 
     @staticmethod
     def enter_torch_modes(state: State, modes: tuple[Value | None, ...], no_grad: bool = False) -> None:
         for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR), modes, strict=False):
             if value is not None:
-                state.vars[name] = value
+                state.modes[name] = value
         if no_grad:
-            state.vars[GRAD_VAR] = V(const(False))
+            state.modes[GRAD_VAR] = V(const(False))
 
     def default_devices(self, st: State) -> list[tuple[TorchDev, object]] | None:
-        value = st.vars.get(DEVICE_VAR)
+        value = st.modes.get(DEVICE_VAR)
         if value is None:
             return [(CPU, None)]
         devices = self.devices_of(value, st)
@@ -429,25 +429,25 @@ class TorchModel(TorchData, LibraryModel):
         modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
         if not modes or value.top or len(modes) != len(value.atoms):
             return None
-        saved = {GRAD_VAR: st.vars.get(GRAD_VAR), DEVICE_VAR: st.vars.get(DEVICE_VAR), CUDA_VAR: st.vars.get(CUDA_VAR)}
+        saved = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
         grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
         if grads:
-            st.vars[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
+            st.modes[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
         currents = {m.cuda for m in modes if isinstance(m, TorchModeAtom) and m.cuda is not None}
         if currents:
-            st.vars[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
+            st.modes[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
         devices = [m for m in modes if isinstance(m, TorchDeviceAtom)]
         if devices:
-            st.vars[DEVICE_VAR] = Value(frozenset(devices))
+            st.modes[DEVICE_VAR] = Value(frozenset(devices))
         return saved
 
     @staticmethod
     def torch_mode_exit(saved: dict[str, Value | None], st: State) -> None:
         for name, value in saved.items():
             if value is None:
-                st.vars.pop(name, None)
+                st.modes.pop(name, None)
             else:
-                st.vars[name] = value
+                st.modes[name] = value
 
     # --- devices as values -----------------------------------------------------------------------------
 
@@ -471,7 +471,7 @@ class TorchModel(TorchData, LibraryModel):
             return 0  # this program never changes it
         if changes or st is None:
             return None  # changed where a caller cannot see it, or asked where the flow state is not at hand
-        value = st.vars.get(CUDA_VAR)
+        value = st.modes.get(CUDA_VAR)
         if value is None:
             return 0
         indexes = value.consts()
@@ -680,10 +680,10 @@ class TorchModel(TorchData, LibraryModel):
                                       st: State, fr: Frame) -> Value | None:
         kind = _legacy_type_device(argument(path, args, kwargs, "t"))
         if kind == "cpu":
-            st.vars.pop(DEVICE_VAR, None)
+            st.modes.pop(DEVICE_VAR, None)
         else:
             dev = self.parse_device("cuda", st) if kind == "cuda" else None
-            st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
+            st.modes[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
                 dev, self.origin(node, fr, "set_default_tensor_type")))
         return NONE
 
@@ -725,7 +725,7 @@ class TorchModel(TorchData, LibraryModel):
         index = self._cuda_index(argument(path, args, kwargs, "device"), st)
         if path == "torch.cuda.device":
             return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
-        st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
+        st.modes[CUDA_VAR] = TOP if index < 0 else V(const(index))
         return NONE
 
     def _call_is_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
@@ -769,17 +769,17 @@ class TorchModel(TorchData, LibraryModel):
         truth = flag.truthiness()
         grads = {t for t in truth if t is not None}
         value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
-        st.vars[GRAD_VAR] = value
+        st.modes[GRAD_VAR] = value
         return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
 
     def _call_set_default_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                                  st: State, fr: Frame) -> Value | None:
         value = argument(path, args, kwargs, "device")
         if value.consts() == [None]:
-            st.vars.pop(DEVICE_VAR, None)
+            st.modes.pop(DEVICE_VAR, None)
         else:
             devices = self.devices_of(value, st)
-            st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
+            st.modes[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
                 TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
         return NONE
 
@@ -1104,7 +1104,7 @@ class TorchModel(TorchData, LibraryModel):
         ``d`` now (their state stays where it was made)."""
         olds = set(before.atoms)
         for name, value in list(st.vars.items()):
-            if "." in name or not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
+            if not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
                 continue
             atoms = set()
             for atom in value.atoms:
@@ -1955,13 +1955,14 @@ class TorchModel(TorchData, LibraryModel):
         if self.assumption(CUDA_AVAILABLE) is None:
             return None
         choices = set()
-        for name in true.vars.keys() | false.vars.keys():
-            mine, theirs = true.vars.get(name), false.vars.get(name)
-            if mine is None or theirs is None or mine is theirs or mine == theirs:
-                continue
-            chosen = self.world_device_choice(mine, theirs)
-            if chosen is not None:
-                choices.add(chosen)
+        for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
+            for name in ours.keys() | others.keys():
+                mine, theirs = ours.get(name), others.get(name)
+                if mine is None or theirs is None or mine is theirs or mine == theirs:
+                    continue
+                chosen = self.world_device_choice(mine, theirs)
+                if chosen is not None:
+                    choices.add(chosen)
         return choices.pop() if len(choices) == 1 else None
 
     def container_modules(self, container: TorchLayerAtom) -> Value:
@@ -2076,7 +2077,7 @@ class TorchModel(TorchData, LibraryModel):
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
             self._supersede_attribute(owner, receiver.attr, before, value, fr)
-            st.vars[f"{receiver.value.id}.{receiver.attr}"] = value
+            st.overlays[Overlay(receiver.value.id, receiver.attr)] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                                fr: Frame) -> Value | None:
