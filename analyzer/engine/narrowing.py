@@ -162,13 +162,15 @@ class Narrowing(EngineMixin):
         subject, other, compare = test, None, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
             subject, other, compare = test.left, test.comparators[0], CMP_OPS.get(type(test.ops[0]))
+            if compare is None:
+                return None
         elif not isinstance(test, (ast.Attribute, ast.Call)):
             return None
         for key, steps in self._targets(subject, st):
             value = st.get(key)
             if not steps or value is None or not value.top or not value.atoms:
                 continue
-            check: Test = truth_of if other is None else _compare_test(
+            check: Test = truth_of if other is None or compare is None else _compare_test(
                 compare, self.eval(other, st.copy(), fr, quiet=True), False)
             answers = {self._project_pred(atom, steps, check) for atom in value.atoms}
             if len(answers) == 1 and None not in answers:

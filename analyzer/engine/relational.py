@@ -508,8 +508,9 @@ def _one_answer(value: Value, name: str) -> Value:
         # several namespaces (one per way of the helper's test): the values of each go together
         ordered = sorted(value.atoms, key=repr)
         choices = [program_choice(f"{name}#{j}") for j in range(len(ordered) - 1)]
-        return Value(frozenset(a.map_inner(lambda v, i=i: tagged(v, frozenset((c, i == j) for j, c in enumerate(
-            choices)))) for i, a in enumerate(ordered)), value.top)  # type: ignore[attr-defined]
+        ways = [frozenset((c, i == j) for j, c in enumerate(choices)) for i in range(len(ordered))]
+        return Value(frozenset(a.map_inner(lambda v, w=w: tagged(v, w))  # type: ignore[attr-defined]
+                               for a, w in zip(ordered, ways, strict=True)), value.top)
     keys = _device_keys(value) if len(value.atoms) > 1 else None
     return value if keys is None else by_device(value, keys, name, program_choice)
 

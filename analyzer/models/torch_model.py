@@ -314,7 +314,7 @@ class TorchModel(TorchData, LibraryModel):
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
                 return V(const(-1 if atom.dev.type == "cpu" else atom.dev.index))
         if isinstance(atom, TorchDeviceAtom) and kind == "attr" and name in ("type", "index"):
-            return self.read_attribute(atom, name, None, None, None)  # type: ignore[arg-type]
+            return V(const(atom.dev.type if name == "type" else atom.dev.index))
         return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
