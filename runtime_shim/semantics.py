@@ -445,6 +445,9 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
          cls=PI_STAR),
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
     _row("api.no_grad-af", Ok(result=PF, strategy=StrategyFrom.CLEAR), call="no_grad", cls=AF),
+    # `no_grad` is `if self.device().is_autodiff() { self.inner() }`: an associated int/bool reports
+    # an autodiff device, so it takes `inner()` (the identity at 2c06be35)
+    _row("api.no_grad-int-ad", Ok(), call="no_grad", cls=PI_STAR),
     _row("api.no_grad-other", Ok(), call="no_grad"),
     # burn-autodiff ops/tensor.rs float_detach keeps `float_is_require_grad`, which is true for
     # `Requirement::Grad` (a tracked leaf) only: a detached non-leaf is an untracked leaf.
@@ -722,6 +725,9 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
         # inner clears the association, from_inner restores it as Enabled(Disabled); each asserts
         # the other state.
         "api.inner-int-ad": Ok(result=PI, strategy=StrategyFrom.CLEAR),
+        # burn-tensor api/autodiff.rs `without_autodiff` (the renamed `no_grad`): `K::inner` of a
+        # tensor whose device reports autodiff, so an associated int/bool leaves autodiff as above
+        "api.no_grad-int-ad": Ok(result=PI, strategy=StrategyFrom.CLEAR),
         "api.inner-int": Fail("MV108", MSG_INNER_TWICE),
         "api.from_inner-int-plain": Ok(result=PI_STAR, strategy=StrategyFrom.DISABLED_IF_NONE),
         "api.from_inner-int": Fail("MV109", MSG_ALREADY_AUTODIFF),
@@ -747,7 +753,59 @@ BURN_NEXT_OVERRIDES: Mapping[str, Outcome] = {
 }
 PROFILES = {**PROFILES, "burn-next": {**PROFILES[DEFAULT_PROFILE], **BURN_NEXT_OVERRIDES}}
 
-if set(PROFILES) != set(PROFILE_NAMES):
+# --- tensor methods that later Burn added or renamed ------------------------------------------------
+#
+# burn-tensor src/tensor/api/autodiff.rs after 2c06be35 (the DispatchAutodiffContext era, whose
+# burn-dispatch backend.rs the default profile cites; it has `Dispatch::is_tracked`): `no_grad` is
+# renamed `without_autodiff` ("if the tensor uses autodiff, this moves it to the inner backend ...
+# if autodiff is already disabled, the tensor is returned unchanged"), `autodiff` is its inverse
+# (`from_inner` unless the tensor already uses autodiff), and `is_autodiff` (the device
+# reports autodiff) and `is_tracked` (the tensor "participates in a recorded autodiff graph") are
+# added. At 2c06be35 and in v0.21 none of them exists. A renamed method runs its old name's cells;
+# a query has no failing cell.
+
+#: New name -> the ``call`` of the autodiff table that it runs.
+RENAMED_TENSOR_METHODS: Mapping[str, str] = {"without_autodiff": "no_grad"}
+#: ``t.autodiff()``: a tensor that reports autodiff is returned unchanged (no cell: ``if
+#: self.is_autodiff() { self }``), any other runs this call's cells (``K::from_inner``).
+ENABLING_TENSOR_METHODS: Mapping[str, str] = {"autodiff": "from_inner"}
+#: Boolean queries on a tensor that later Burn added.
+TENSOR_QUERIES = ("is_autodiff", "is_tracked")
+_LATER_TENSOR_API = frozenset(RENAMED_TENSOR_METHODS) | frozenset(ENABLING_TENSOR_METHODS) | frozenset(TENSOR_QUERIES)
+#: The tensor methods each profile's Burn has beyond the 2c06be35 API.
+PROFILE_TENSOR_API: Mapping[str, frozenset[str]] = {
+    "burn-d16f7ba": _LATER_TENSOR_API,
+    "burn-2026-08": frozenset(),
+    "burn-0.21": frozenset(),
+    "burn-next": _LATER_TENSOR_API,
+}
+
+
+def has_tensor_method(profile: str, name: str) -> bool:
+    """Whether ``name`` (one of the later methods) exists in ``profile``'s Burn."""
+    return name in PROFILE_TENSOR_API[profile]
+
+
+def profiles_with_tensor_method(name: str) -> tuple[str, ...]:
+    return tuple(p for p in PROFILE_NAMES if has_tensor_method(p, name))
+
+
+def is_tracked(cls: TensorClass, role: Role | None) -> bool:
+    """Burn's ``is_tracked``: an autodiff float on the recorded graph, a tracked leaf or a non-leaf
+    (``tensor.as_autodiff().is_tracked()``; a detached non-leaf is an untracked leaf)."""
+    return cls is AF and role in (Role.TRACKED, Role.NON_LEAF)
+
+
+def query_result(query: str, cls: TensorClass, role: Role | None) -> bool:
+    """The answer of one of :data:`TENSOR_QUERIES` for a tensor in this state."""
+    if query == "is_tracked":
+        return is_tracked(cls, role)
+    if query == "is_autodiff":
+        return reports_autodiff(cls)
+    raise ValueError(f"unknown tensor query {query!r}")
+
+
+if set(PROFILES) != set(PROFILE_NAMES) or set(PROFILE_TENSOR_API) != set(PROFILE_NAMES):
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
 
 

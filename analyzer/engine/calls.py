@@ -35,7 +35,7 @@ from ..domain import (
 from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
-from .flow_state import Frame, FrameKind, Overlay, Slot, State, widen_if_large
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, completed_scopes, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
 from .program import FunctionInfo
@@ -225,7 +225,11 @@ class Calls(EngineMixin):
             # a recursive call: constants that change at each level (counters, depths) would make a new
             # context per level, so they become unknown; tensors and devices keep their states
             bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
-        scopes = fr.scopes if scopes is None else scopes
+        if scopes is None:
+            scopes = fr.scopes
+            done, certain = completed_scopes(st) if st is not None else (frozenset(), True)
+            if certain and done & scopes:
+                scopes = scopes - done  # the caller completed them on every path: closed in the callee too
         profile = fr.profile
         # the module globals it reads itself; what its callees read is checked when a summary is reused (below)
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))

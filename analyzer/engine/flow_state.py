@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import BOTTOM, TOP, ScopeId, Value
+from ..domain import BOTTOM, TOP, Const, ScopeId, Value
 from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
@@ -38,7 +38,9 @@ K = TypeVar("K")
 class State:
     """What one program point knows, one map per kind of key:
 
-    - ``vars``: variables (local names; a module's or class body's are its namespace);
+    - ``vars``: variables (local names; a module's or class body's are its namespace), and the capture
+      scopes completed on the way here (``COMPLETED_SCOPES``, which a join keeps as "maybe" when some
+      path lacks it);
     - ``overlays``: ``name.attr`` stores this path made (keyed by :class:`Overlay`);
     - ``modes``: library modes in force (``torch.no_grad()``), keyed by a name their model chose;
     - ``aliases``: ``b = t.device().backend``: b holds what that path gives (until b or t changes), so
@@ -130,12 +132,33 @@ def stored(old: Value | None, value: Value, strong: bool = False) -> Value:
     return value if strong or old is None else widen_if_large(old.join(value))
 
 
+#: The pseudo-variable that holds the capture scopes whose ``complete()`` ran on the path to here
+#: (``Const(scope, COMPLETED_TNAME)`` atoms; with ``NOT_COMPLETED`` where some path did not run it).
+#: No Python name contains ``%``, so it never meets a program variable.
+COMPLETED_SCOPES = "%completed"
+COMPLETED_TNAME = "capture-scope-completed"
+NOT_COMPLETED = Const(None, "capture-scope-open")
+
+
+def completed_scopes(st: State) -> tuple[frozenset[ScopeId], bool]:
+    """The scopes completed on some path to ``st``, and whether that holds on every path."""
+    value = st.vars.get(COMPLETED_SCOPES)
+    if value is None:
+        return frozenset(), True
+    done = frozenset(a.value for a in value.atoms if isinstance(a, Const) and a.tname == COMPLETED_TNAME)
+    return done, NOT_COMPLETED not in value.atoms
+
+
 def join_states(states: Iterable[State]) -> State:
     live = [s for s in states if not s.dead]
     if not live:
         return dead()
     first = live[0]
     out = dict(first.vars)
+    if any(COMPLETED_SCOPES in s.vars for s in live) and not all(COMPLETED_SCOPES in s.vars for s in live):
+        # a path that did not complete the scope: it may still be open here
+        done = next(s.vars[COMPLETED_SCOPES] for s in live if COMPLETED_SCOPES in s.vars)
+        out[COMPLETED_SCOPES] = done.join(Value(frozenset({NOT_COMPLETED})))
     for other in live[1:]:
         variables = other.vars
         if variables is first.vars:

@@ -264,6 +264,8 @@ class Narrowing(EngineMixin):
                     out = out.join(V(atom.reported_device()))
                 elif kind == "call" and name == "is_require_grad":
                     out = out.join(V(const(S.is_require_grad(atom.cls, atom.role))))
+                elif kind == "call" and name in S.TENSOR_QUERIES and S.has_tensor_method(self.profile, str(name)):
+                    out = out.join(V(const(S.query_result(str(name), atom.cls, atom.role))))
                 elif kind == "attr" and name == "kind":
                     out = out.join(V(const(atom.kind)))
                 else:

@@ -1736,12 +1736,20 @@ class TorchModel(TorchData, LibraryModel):
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
-            # (and the input's: the output of an input on one way of a choice is on that way too)
-            ways = _input_ways(x, tags_of(layer))
-            result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
+            # where the output is: the weights' device; past the failure of a layer left on the CPU given an input on
+            # an accelerator (a layer built in ``forward``, a model never moved), the input's, as the user meant it
+            # to run (a later layer of the moved model is not one more failure of the same cause). Its ways: the
+            # layer's and the input's (the output of an input on one way of a choice is on that way too)
+            inputs = torch_tensors(x)
+            own = tags_of(layer)
+            placed = {(a.dev if layer.dev == CPU and a.dev != CPU else layer.dev, joined((own, tags_of(a))))
+                      for a in inputs if consistent(own, tags_of(a))}
+            if x.top or not placed:
+                placed.add((layer.dev, own))
+            result = Value(frozenset(with_tags(TorchTensorAtom(dev, NON_LEAF if enabled and grad else NO_GRAD,
                                                                False, origin=self.origin(node, fr, f"{api} output")),
-                                               way)
-                                     for enabled in self.grad_modes(st) for grad in tracked for way in ways),
+                                               tags)
+                                     for dev, tags in placed for enabled in self.grad_modes(st) for grad in tracked),
                            checked.top) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
@@ -2106,12 +2114,6 @@ class TorchModel(TorchData, LibraryModel):
 
 #: what a LightningModule says of where it is (a moved one: where it was moved)
 _LIGHTNING_DEVICE_ATTRIBUTES = frozenset({"device", "on_gpu"})
-
-
-def _input_ways(x: Value, own: frozenset) -> set[frozenset]:
-    """The tags of a layer's outputs: its own joined with each input's that can meet it."""
-    ways = {joined((own, tags_of(a))) for a in x.atoms if consistent(own, tags_of(a))}
-    return ways | {own} if x.top or not ways else ways
 
 
 def _same_way(atom: Atom, targets: list[tuple[TorchDev, object]]) -> list[tuple[TorchDev, object]]:

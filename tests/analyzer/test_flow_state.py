@@ -85,3 +85,20 @@ def test_a_copy_is_independent_and_the_same() -> None:
     assert copied.same(st)
     copied.modes["grad"] = V(const(False))
     assert not copied.same(st) and st.modes == {}
+
+
+def test_a_scope_completed_on_one_path_only_is_completed_maybe() -> None:
+    from devicelint.domain import CaptureId, Const, ScopeId
+    from devicelint.engine.flow_state import COMPLETED_SCOPES, COMPLETED_TNAME, completed_scopes
+
+    scope = ScopeId(CaptureId("f.py", 1, 0, 0), "f.py", 2, 0, 0)
+    done = V(Const(scope, COMPLETED_TNAME))
+    closed, still = state(x=1), state(x=1)
+    closed.vars[COMPLETED_SCOPES] = done
+    assert completed_scopes(closed) == (frozenset({scope}), True)
+    assert completed_scopes(still) == (frozenset(), True)
+    for paths in ([closed, still], [still, closed]):
+        assert completed_scopes(join_states(paths)) == (frozenset({scope}), False)
+    other = state(x=2)
+    other.vars[COMPLETED_SCOPES] = done
+    assert completed_scopes(join_states([closed, other])) == (frozenset({scope}), True)
