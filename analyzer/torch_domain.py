@@ -237,3 +237,42 @@ class TorchModeAtom(Atom):
     cuda: int | None = None  # ``torch.cuda.device(i)``: the current CUDA device inside (-1: not known; None: unchanged)
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class TorchGeneratorAtom(Atom):
+    """A ``torch.Generator`` on ``dev`` (a sampler draws its permutation with it, on the default device)."""
+
+    dev: TorchDev
+    origin: Origin | None = field(default=None, compare=False)
+
+    def revealable(self) -> bool:
+        return True
+
+    def reveal(self) -> str:
+        return f"{self.dev.type} generator"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchWorkersAtom(Atom):
+    """The worker processes of a ``DataLoader`` whose dataset, transforms and ``collate_fn`` run in them:
+    ``count`` of them, started by ``start`` (a start method that forks)."""
+
+    count: int
+    start: str  # "fork", or "fork (the default start method on Linux)"
+    origin: Origin | None = field(default=None, compare=False)  # the DataLoader call
+
+    def reveal(self) -> str:
+        return f"{self.count} DataLoader worker processes started by {self.start}"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchSamplerAtom(Atom):
+    """A ``RandomSampler``: it draws its permutation on the default device with ``generator`` (``None``: one it
+    makes itself, ``torch.Generator()``, on the CPU)."""
+
+    generator: TorchGeneratorAtom | None
+    origin: Origin | None = field(default=None, compare=False)
+
+    def reveal(self) -> str:
+        return "RandomSampler"

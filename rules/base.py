@@ -33,6 +33,10 @@ class Rule:
 
     code: str = ""
     name: str = ""
+    #: the finding is at a call that sets up a failure raised later, where its result is used (a ``DataLoader``'s
+    #: settings fail when it is iterated): the runtime names this call among the failure's callers, and
+    #: ``devicelint confirm`` judges the finding on the failures that came through it
+    reported_at_setup: bool = False
     #: "warning" for a rule that never reports errors (SARIF's defaultConfiguration.level)
     default_level: str | None = None
 

@@ -250,6 +250,10 @@ SIGNATURES: dict[str, dict[str, str]] = {
                                        "generator=None, *, prefetch_factor=None, persistent_workers=False, "
                                        "pin_memory_device=''",
         "torch.utils.data.TensorDataset": "*tensors",
+        "torch.utils.data.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
+        "torch.Generator": "device='cpu'",
+        "torch._C.Generator": "device='cpu'",
+        "torch.utils.data.sampler.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
         # methods
         "torch.Tensor.cuda": "device=None, non_blocking=False, memory_format=None",
         "torch.Tensor.type": "dtype=None, non_blocking=False, **kwargs",

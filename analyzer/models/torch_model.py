@@ -73,6 +73,7 @@ from ..torch_domain import (
     TorchDev,
     TorchDeviceAtom,
     TorchDistributionAtom,
+    TorchGeneratorAtom,
     TorchLayerAtom,
     TorchModeAtom,
     TorchOptimizerAtom,
@@ -110,7 +111,7 @@ from .torch_api import (
     device_str,
 )
 from .torch_calls import torch_handlers
-from .torch_data import TorchData
+from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_parallel import data_parallel, data_parallel_call
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -133,7 +134,7 @@ _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
-UNCALLED_MODES = (None, TOP, TOP)
+UNCALLED_MODES = (None, TOP, TOP, None)
 AUTOGRAD_TYPE = "torch.autograd.Function"
 DISTRIBUTION_PREFIX = "torch.distributions."  # + a class name: a ``torch.distributions`` base
 _TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
@@ -185,7 +186,12 @@ class TorchModel(TorchData, LibraryModel):
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                    st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
         if isinstance(atom, TorchRef):
-            return TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr)
+            if star_unknown:
+                return TOP
+            result = self.torch_call(atom.path, args, kwargs, node, st, fr)
+            if WORKER_VAR in st.modes:
+                return self.worker_made_cuda(atom.path, result, [*args, *kwargs.values()], node, st, fr)
+            return result
         if isinstance(atom, TorchLayerAtom):
             return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
                 else self.torch_layer_call(atom, args, kwargs, node, st, fr)
@@ -207,7 +213,13 @@ class TorchModel(TorchData, LibraryModel):
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
         if kind == "TorchTensorAtom":
-            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+            result = self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+            if WORKER_VAR in st.modes and isinstance(result, Value):
+                return self.worker_made_cuda(f"Tensor.{name}", result, [receiver, *args, *kwargs.values()], node,
+                                             st, fr)
+            return result
+        if kind == "TorchGeneratorAtom":  # ``torch.Generator().manual_seed(0)`` is the generator
+            return receiver if name == "manual_seed" else TOP
         if kind == "Instance" and name == DISTRIBUTION_INIT:
             return self.torch_distribution_init(receiver, args, kwargs, st, fr)
         if kind in ("TorchLayerAtom", "Instance"):
@@ -235,6 +247,8 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
             return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, TorchGeneratorAtom):
+            return V(TorchDeviceAtom(atom.dev, atom.origin)) if attr == "device" else V(BoundShim(atom, attr))
         if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
@@ -403,15 +417,16 @@ class TorchModel(TorchData, LibraryModel):
         return {True, False} if value.top or not modes else modes
 
     @staticmethod
-    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None]:
-        """What a callee inherits (and what tells its calling contexts apart)."""
+    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None, Value | None]:
+        """What a callee inherits (and what tells its calling contexts apart): the grad mode, the default device,
+        the current CUDA device, and whether it runs in a forked DataLoader worker (:mod:`.torch_data`)."""
         if st is None:
-            return (None, None, None)
-        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR))
+            return (None, None, None, None)
+        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR), st.modes.get(WORKER_VAR))
 
     @staticmethod
     def enter_torch_modes(state: State, modes: tuple[Value | None, ...], no_grad: bool = False) -> None:
-        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR), modes, strict=False):
+        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR, WORKER_VAR), modes, strict=False):
             if value is not None:
                 state.modes[name] = value
         if no_grad:
@@ -534,7 +549,10 @@ class TorchModel(TorchData, LibraryModel):
             possibilities = reached
         fact = self.facts.site(site, fr.ctx)
         fact.record(possibilities, st.past_failure)
-        fact.unknown = fact.unknown or unknown
+        if unknown and st.past_failure:
+            fact.passed_past_failure = True  # (what a path no run takes makes unknown is no more than its passes)
+        else:
+            fact.unknown = fact.unknown or unknown
         for role, value in operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if raises and possibilities and not unknown and all(p.failed for p in possibilities):
@@ -710,6 +728,10 @@ class TorchModel(TorchData, LibraryModel):
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
         return self._device_ctor(path, args, kwargs, node, st, fr)
+
+    def _call_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self.torch_generator(path, args, kwargs, node, st, fr)
 
     def _call_data(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                    fr: Frame) -> Value | None:
@@ -1736,21 +1758,25 @@ class TorchModel(TorchData, LibraryModel):
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
-            # where the output is: the weights' device; past the failure of a layer left on the CPU given an input on
-            # an accelerator (a layer built in ``forward``, a model never moved), the input's, as the user meant it
-            # to run (a later layer of the moved model is not one more failure of the same cause). Its ways: the
-            # layer's and the input's (the output of an input on one way of a choice is on that way too)
-            inputs = torch_tensors(x)
+            # where the output is: the weights' device. Past the failure of a layer left on the CPU given an input on
+            # an accelerator, unknown: the user may have meant the input on the CPU (a model never moved: its next
+            # layer is not one more finding) or the layer on the accelerator (a layer built in ``forward``: the
+            # model's next layer is not one either). A batch left on the CPU is meant on the model's accelerator.
+            # (an input of the other way of a choice the layer was placed by never meets it: :mod:`analyzer.choices`)
             own = tags_of(layer)
-            placed = {(a.dev if layer.dev == CPU and a.dev != CPU else layer.dev, joined((own, tags_of(a))))
-                      for a in inputs if consistent(own, tags_of(a))}
-            if x.top or not placed:
-                placed.add((layer.dev, own))
-            result = Value(frozenset(with_tags(TorchTensorAtom(dev, NON_LEAF if enabled and grad else NO_GRAD,
+            inputs = [a for a in torch_tensors(x) if consistent(own, tags_of(a))] or torch_tensors(x)
+            undecided = layer.dev == CPU and any(a.dev != CPU for a in inputs)
+            placed = not inputs or x.top or any(not (layer.dev == CPU and a.dev != CPU) for a in inputs)
+            # its ways: the layer's and the input's (the output of an input on one way of a choice is on that way)
+            ways = {joined((own, tags_of(a))) for a in inputs
+                    if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
+            if x.top:
+                ways.add(own)
+            result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
                                                                False, origin=self.origin(node, fr, f"{api} output")),
-                                               tags)
-                                     for dev, tags in placed for enabled in self.grad_modes(st) for grad in tracked),
-                           checked.top) if not st.dead else BOTTOM
+                                               way)
+                                     for enabled in self.grad_modes(st) for grad in tracked for way in ways)
+                           if placed else (), checked.top or undecided) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
