@@ -235,8 +235,9 @@ class Calls(EngineMixin):
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
         modes = self.model_context_key(st, uncalled)
+        # (and the ways of the caller's split run: the heap reads on one way of a choice see that way's values)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
-                    globals_key, uncalled, modes)
+                    globals_key, uncalled, modes, None if self.active_functions.get(fn) else self.program_ways)
         ctx_id = self.ctx_ids.get(key)
         bound_key = None
         if ctx_id is None:
