@@ -23,7 +23,7 @@ RULES: dict[str, str] = {
     "MV208": "dlpack-of-grad-tensor",
     "MV209": "cuda-in-forked-loader-worker",
     "MV210": "pinned-cuda-batch",
-    "MV211": "sampler-generator-device",
+    "MV211": "generator-device",
 }
 
 # --- PyTorch's texts ----------------------------------------------------------------------------------
@@ -229,3 +229,15 @@ def data_parallel_message(expected: str, found: str) -> str:
     """``nn.DataParallel``'s check, before it scatters the inputs: the module must be on ``device_ids[0]``."""
     return (f"module must have its parameters and buffers on device {expected} (device_ids[0]) but found one of "
             f"them on device: {found}")
+
+
+# --- nn.parallel.DistributedDataParallel ----------------------------------------------------------------
+
+
+def ddp_device_ids_message(device_ids: str, output_device: str, devices: str) -> str:
+    """``DistributedDataParallel(module, device_ids=[...])`` of a module on the CPU: the constructor's check
+    (``torch/nn/parallel/distributed.py``; ``devices`` is the set of its parameters' devices, as Python prints
+    it: ``{device(type='cpu')}``)."""
+    return ("DistributedDataParallel device_ids and output_device arguments only work with single-device/"
+            "multiple-device GPU modules or CPU modules, but got device_ids "
+            f"{device_ids}, output_device {output_device}, and module parameters {devices}.")

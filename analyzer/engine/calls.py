@@ -50,7 +50,8 @@ CONTAINER_MUTATORS = LIST_MUTATORS | DICT_MUTATORS
 
 def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: bool) -> tuple[Value, Value]:
     """``d.pop(k[, default])``, ``d.update(other)``, ``d.setdefault(k[, v])`` on dicts with known keys: the result
-    and the dict after. Anything less known leaves the dict unknown (its old entries may be gone or replaced)."""
+    and the dict after (``pop`` of a key not listed in a dict whose other keys are not known: one of their
+    values). Anything less known leaves the dict unknown (its old entries may be gone or replaced)."""
     result, updated = BOTTOM, BOTTOM
     key = values[0].consts() if values and attr != "update" else None
     for atom in container.atoms:
@@ -65,11 +66,16 @@ def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: b
                 merged = with_entry(merged, k, v)
             result, updated = NONE, updated.join(V(merged))
             continue
-        if key is None or len(key) != 1 or len(values) > 2 or keywords or atom.rest is not None:
+        if key is None or len(key) != 1 or len(values) > 2 or keywords \
+                or (atom.rest is not None and attr != "pop"):
             return TOP, TOP
         found = atom.get(key[0])
         default = values[1] if len(values) > 1 else (NONE if attr == "setdefault" else BOTTOM)
-        if attr == "pop":
+        if found is None and atom.rest is not None:
+            # a key not listed of a dict with keys not known (a batch): one of those values, or the default
+            result = result.join(atom.rest.join(default))
+            updated = updated.join(V(atom))
+        elif attr == "pop":
             result = result.join(found if found is not None else default)
             updated = updated.join(V(without_entry(atom, key[0])))
         else:  # setdefault

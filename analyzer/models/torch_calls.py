@@ -20,7 +20,7 @@ from .torch_api import (
     SEQUENCE_OPS,
     UNCHECKED_VIEWS,
 )
-from .torch_parallel import DATA_PARALLEL
+from .torch_parallel import DATA_PARALLEL, DISTRIBUTED
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_set_default_device", "torch.set_default_device"),
     _exact("_call_from_pretrained", "torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained"),
     Rule("_call_data_parallel", paths=DATA_PARALLEL),
+    Rule("_call_distributed_data_parallel", paths=DISTRIBUTED),
     _exact("_call_parameter", "torch.nn.Parameter", "torch.nn.parameter.Parameter"),
     Rule("_call_layer", module=("torch.nn", "torch.nn.modules")),
     Rule("_call_layer", prefix="torch.nn.modules."),

@@ -112,8 +112,8 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import WORKER_VAR, TorchData
+from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
-from .torch_parallel import data_parallel, data_parallel_call
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
 
 GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
@@ -607,7 +607,10 @@ class TorchModel(TorchData, LibraryModel):
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
                 possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
-                device = data[0].dev  # what the user meant: the first operand's device
+                # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
+                # the one left behind: its later uses on the accelerator are not more findings of one cause),
+                # else the first operand's device
+                device = next((a.dev for a in data if a.dev != CPU), data[0].dev)
                 target = intended
             else:
                 possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
@@ -825,6 +828,10 @@ class TorchModel(TorchData, LibraryModel):
                             st: State, fr: Frame) -> Value | None:
         return data_parallel(self, path, args, kwargs, node, st, fr)
 
+    def _call_distributed_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value],
+                                        node: ast.AST, st: State, fr: Frame) -> Value | None:
+        return distributed_data_parallel(self, path, args, kwargs, node, st, fr)
+
     def _call_parameter(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
         return self._wrapped(path, args, kwargs, parameter=True)
@@ -898,7 +905,28 @@ class TorchModel(TorchData, LibraryModel):
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
                                        origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
                 out.add(with_tags(made, tags_of(source)))
-        return Value(frozenset(out)) if out else TOP
+        result = Value(frozenset(out)) if out else TOP
+        generator = kwargs.get("generator")
+        if generator is not None and out and not st.dead:
+            return self._check_generator(f"torch.{name}", result, generator, node, st, fr)
+        return result
+
+    def _check_generator(self, api: str, made: Value, generator: Value, node: ast.AST, st: State,
+                         fr: Frame) -> Value:
+        """A random op drawing ``made`` with ``generator=``: the generator must be of the output's device type
+        (MV211, ATen's ``check_generator``: ``torch.randn(n, device="cuda", generator=torch.Generator())``)."""
+        if generator.consts() == [None]:
+            return made
+        generators = [a for a in generator.atoms if isinstance(a, TorchGeneratorAtom)]
+        possibilities = [Possibility((("output", atom), ("generator", g)),
+                                     "MV211" if atom.dev.type != g.dev.type else None,
+                                     T.generator_message(atom.dev.type, g.dev.type)
+                                     if atom.dev.type != g.dev.type else "", "torch.random_op")
+                         for atom in torch_tensors(made) for g in generators]
+        if not possibilities:
+            return made
+        unknown = generator.top or len(generators) != len(generator.atoms)
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, made, st, fr)
 
     @staticmethod
     def _requires_grad_flags(kwargs: dict[str, Value]) -> set[bool]:
@@ -1709,7 +1737,7 @@ class TorchModel(TorchData, LibraryModel):
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
-        if attr == "module" and atom.name == DATA_PARALLEL_NAME:
+        if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
         if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
@@ -1733,6 +1761,8 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         if layer.name == DATA_PARALLEL_NAME:
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
+        if layer.name == DDP_NAME:
+            return ddp_call(self, layer, args, kwargs, node, st, fr)
         return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
@@ -1926,7 +1956,7 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
-            own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
+            own = atom.dev if atom.name in WRAPPERS else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)

@@ -34,6 +34,9 @@ _BAD_FORK = re.compile(r"Cannot re-initialize CUDA in forked subprocess")
 _PIN_NOT_CPU = re.compile(r"cannot pin '\S+' only dense CPU tensors can be pinned")
 _GENERATOR_DEVICE = re.compile(r"Expected a '\w+' device type for generator but found '\w+'")
 _DATA_PARALLEL = re.compile(r"module must have its parameters and buffers on device \S+ \(device_ids\[0\]\)")
+# DistributedDataParallel's constructor: ``device_ids`` given for a module on the CPU, or a module on two device types
+_DDP_MODULE = re.compile(r"DistributedDataParallel device_ids and output_device arguments only work with"
+                         r"|DistributedDataParallel's input module must be on the same type of devices")
 
 _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_INDEX_DEVICE, "MV207"),
@@ -47,6 +50,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_BAD_FORK, "MV209"),  # CUDA in a DataLoader worker forked after the parent initialised it
     (_PIN_NOT_CPU, "MV210"),  # the DataLoader pins a batch already on the GPU
     (_GENERATOR_DEVICE, "MV211"),  # a sampler's CPU generator under a CUDA default device
+    (_DDP_MODULE, "MV202"),  # DistributedDataParallel's module is not on a GPU device_ids names
 )
 
 def is_device_mismatch(message: str) -> bool:

@@ -19,6 +19,7 @@ from ..torch_semantics import generator_message, pin_message
 from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
 
 Handler = Callable[[Callable[..., Any], tuple, dict], Any]
+_PARSE_TO = torch._C._nn._parse_to
 
 
 def _is_device(value: Any) -> bool:
@@ -44,6 +45,8 @@ def normalize_devices(fake: FakeCuda, func: Callable[..., Any], args: tuple, kwa
         kwargs = {**kwargs, "device": fake.normalize(kwargs["device"])}
     if func is torch.Tensor.to:
         args = (args[0], *(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args[1:]))
+    elif func is _PARSE_TO:  # ``module.to(rank)``: Module.to parses its arguments first (an int is cuda:int)
+        args = tuple(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args)
     elif func is torch.Tensor.cuda:
         device = args[1] if len(args) > 1 else kwargs.get("device")
         device = torch.device("cuda", device) if isinstance(device, int) else device

@@ -1470,3 +1470,46 @@ def test_a_cuda_generator_for_a_loader_on_the_cpu_default_device() -> None:
     """
     assert findings(source) == [(5, "MV211", "error")]
     assert messages(source)[0].startswith("Expected a 'cpu' device type for generator but found 'cuda'")
+
+
+def test_past_a_mismatch_the_result_is_on_the_accelerator() -> None:
+    # two replay-buffer tensors left on the CPU are two findings; the loss of the GPU prediction against the target
+    # they make is not a third (past the failures the target is where the user meant it: on the GPU)
+    assert findings("""
+        import torch
+        import torch.nn.functional as F
+
+        q = torch.randn(32, device="cuda", requires_grad=True)
+        q2 = torch.randn(32, device="cuda")
+        rewards, done = torch.rand(32), torch.zeros(32)
+        target = rewards + 0.99 * q2 * (1 - done)
+        loss = F.smooth_l1_loss(q, target)
+    """) == [(8, "MV201", "error"), (8, "MV201", "error")]
+
+
+def test_past_a_layer_left_on_the_cpu_the_output_is_unknown() -> None:
+    # a model never moved fails at its first layer only; a layer built in forward fails there only
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(4, 8)
+                self.fc2 = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.fc2(torch.relu(self.fc1(x)))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+
+            def forward(self, x):
+                return self.conv(nn.BatchNorm2d(3)(x))
+
+        MLP()(torch.randn(2, 4, device="cuda"))
+        Block().cuda()(torch.randn(1, 3, 8, 8, device="cuda"))
+    """) == [(12, "MV202", "error"), (20, "MV202", "error")]

@@ -1,15 +1,17 @@
-"""Rule MV211: a DataLoader draws with a generator on another device type than the default device."""
+"""Rule MV211: a random op, or a DataLoader's sampler, draws with a generator of another device type."""
 
 from __future__ import annotations
 
 from .base import OutcomeRule
 
 
-class SamplerGeneratorOffDefaultDevice(OutcomeRule):
-    """A `DataLoader` whose sampler draws with a generator on another device than the default device.
+class GeneratorOnAnotherDevice(OutcomeRule):
+    """A random op or a `DataLoader` drawing with a generator of another device type.
 
     ## What it does
-    Reports a `DataLoader(...)` built while the default device is a GPU
+    Reports a random creation given a generator of another device type than its
+    output (`torch.randn(n, device="cuda", generator=torch.Generator())`), and a
+    `DataLoader(...)` built while the default device is a GPU
     (`torch.set_default_device("cuda")`, `with torch.device("cuda"):`,
     `torch.set_default_tensor_type(torch.cuda.FloatTensor)`) that shuffles
     (`shuffle=True`, `sampler=RandomSampler(...)`) with a CPU generator (the
@@ -20,7 +22,8 @@ class SamplerGeneratorOffDefaultDevice(OutcomeRule):
     device is the one in force where the loader is built.
 
     ## Why it fails
-    `RandomSampler.__iter__` draws its permutation with `torch.randperm(n,
+    A random op checks that its generator is of its output's device type. For
+    a loader, `RandomSampler.__iter__` draws its permutation with `torch.randperm(n,
     generator=generator)`, which allocates on the default device and checks that
     the generator is of that device's type, and a loader seeds its workers with
     `random_(generator=generator)` on the default device: iterating the loader
@@ -54,6 +57,7 @@ class SamplerGeneratorOffDefaultDevice(OutcomeRule):
     """
 
     code = "MV211"
-    name = "sampler-generator-device"
+    name = "generator-device"
     reported_at_setup = True  # at the DataLoader call; it fails when the loader is iterated
     hint = "give the loader a generator on the default device: `generator=torch.Generator(device='cuda')`"
+    row_hints = {"torch.random_op": "give it a generator of its output's device: `torch.Generator(device=...)`"}
