@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
-from ..choices import for_heap, lasting_tags, tagged
+from ..choices import for_heap, lasting_tags, restricted, tagged
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -296,6 +296,9 @@ class Engine(
         self.heap_reads.add(key)
         value = self.heap.get(key)
         self.note_read(key, value)
+        if value is not None and self.program_ways:  # (read on one way of a choice: that way's value)
+            for choice, way in self.program_ways:
+                value = restricted(value, choice, way)
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:
