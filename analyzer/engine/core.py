@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
-from ..choices import for_heap, lasting_tags, tagged
+from ..choices import for_heap, lasting_tags, restricted, tagged
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -28,13 +28,13 @@ from .control_flow import ControlFlow
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
 from .expressions import Expressions
-from .flow_state import Frame
+from .flow_state import Frame, FrameKind
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
-from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .program import ClassInfo, FunctionInfo, FunctionKind, LoadState, ModuleInfo, stores_after
 from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
@@ -153,7 +153,7 @@ class Engine(
             self.function_runs = 0
             self.heap_reads.clear()
             for module in self.modules:
-                module.state = "new"
+                module.state = LoadState.NEW
                 module.namespace = {}
             for module in self.modules:
                 self.load_module(module)
@@ -217,7 +217,7 @@ class Engine(
                 self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
-                if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
+                if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
                     instances = self.instances.get(fn.cls) or set()
                     if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
                         # one context per instance: attributes read together come from one object (a join of
@@ -226,7 +226,7 @@ class Engine(
                     else:
                         receivers = [[Value(frozenset(instances), top=not instances)]]
                 module_ctx = self.module_context(fn.module)
-                frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
+                frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
                 for model in self.models:
                     framework = model.entry_calls(fn, receivers, frame)
@@ -299,6 +299,9 @@ class Engine(
         self.heap_reads.add(key)
         value = self.heap.get(key)
         self.note_read(key, value)
+        if value is not None and self.program_ways:  # (read on one way of a choice: that way's value)
+            for choice, way in self.program_ways:
+                value = restricted(value, choice, way)
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:

@@ -53,7 +53,7 @@ from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes, store_targets
 from . import scan_summary
 from .mixin import EngineMixin
-from .program import FunctionInfo
+from .program import FunctionInfo, FunctionKind
 from .unknown_names import constant_keys, unknown_names, unknown_rooted
 
 #: components of more files than this sweep on demand (the ``torch.cuda.is_available()`` worlds use the same bound)
@@ -375,7 +375,8 @@ def receiver_of(fn: FunctionInfo) -> str | None:
     """The parameter that holds ``self`` (the instances of the method's class) when ``fn`` is skipped."""
     args = fn.node.args
     positional = [*args.posonlyargs, *args.args]
-    return positional[0].arg if fn.cls is not None and fn.kind in ("function", "property") and positional else None
+    return positional[0].arg if fn.cls is not None and positional \
+        and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) else None
 
 
 def _effects(writes: list[ast.AST], receiver: str | None, unknown: set[str] | frozenset[str],

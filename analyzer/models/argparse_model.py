@@ -337,7 +337,9 @@ class ArgparseModel(LibraryModel):
         ``self.args.device = ...``) may reach a namespace that other variables also hold. Only modules whose
         text could hold such a store are walked (a large program has few), each once."""
         cache = self.__dict__.setdefault("_unfollowed_by_module", {})
-        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b|setattr")
+        # (a comment runs to its line's end: ``#[^\n]*\n`` matches a run of ``#`` one way only, where ``#[^\n]*``
+        # under ``*`` would try every split of a ``####...`` banner line)
+        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)*" + re.escape(attr) + r"\b|setattr")
         for module in self.modules:
             source = module.source
             if source.tree is None or (source.text is not None and not mentions.search(source.text)):

@@ -15,9 +15,11 @@ from torch._subclasses.fake_tensor import (
 )
 from torch.utils._pytree import tree_flatten, tree_map
 
+from ..torch_semantics import generator_message, lengths_message, pin_message
 from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
 
 Handler = Callable[[Callable[..., Any], tuple, dict], Any]
+_PARSE_TO = torch._C._nn._parse_to
 
 
 def _is_device(value: Any) -> bool:
@@ -43,6 +45,8 @@ def normalize_devices(fake: FakeCuda, func: Callable[..., Any], args: tuple, kwa
         kwargs = {**kwargs, "device": fake.normalize(kwargs["device"])}
     if func is torch.Tensor.to:
         args = (args[0], *(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args[1:]))
+    elif func is _PARSE_TO:  # ``module.to(rank)``: Module.to parses its arguments first (an int is cuda:int)
+        args = tuple(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args)
     elif func is torch.Tensor.cuda:
         device = args[1] if len(args) > 1 else kwargs.get("device")
         device = torch.device("cuda", device) if isinstance(device, int) else device
@@ -273,11 +277,12 @@ def _random(output_device: Callable[[tuple, dict], str]) -> Handler:
     """A random op given a generator of another device type fails (CUDA's check in check_generator)."""
     def handler(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         generator = kwargs.get("generator")
-        if isinstance(generator, torch.Generator):
+        if isinstance(generator, torch._C.Generator):  # (``torch.Generator`` is the fake one while faking)
             device = output_device(args, kwargs)
             if device != generator.device.type:
-                raise RuntimeError(f"Expected a '{device}' device type for generator but found "
-                                   f"'{generator.device.type}'")
+                raise RuntimeError(generator_message(device, generator.device.type))
+            if generator.device.type != "cpu":  # a fake CUDA generator draws on the host: fake values need none
+                kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
         return func(*args, **kwargs)
     return handler
 
@@ -350,11 +355,41 @@ def grad(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 
 def pin_memory(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """Pinned host memory needs a driver; for devices it is the same host tensor."""
-    return args[0]
+    """Pinned host memory needs a driver; for devices it is the same host tensor. A tensor on a GPU cannot be
+    pinned: ``is_pinned`` answers False for it and ``_pin_memory`` checks (aten/src/ATen/native/Memory.cpp)."""
+    t = args[0]
+    if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+        raise RuntimeError(pin_message(_legacy_type(t)))
+    return t
+
+
+def pack_padded(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``_pack_padded_sequence(input, lengths, batch_first)``: ATen checks ``lengths`` first (a CPU int64 tensor),
+    then sizes its results by their values, which fake mode cannot: the packed data of the real sizes (the
+    lengths are host values, read as a real run reads them) on the input's device, the batch sizes on the CPU."""
+    input_, lengths = args[0], args[1]
+    if lengths.device.type != "cpu":
+        raise RuntimeError(lengths_message(lengths.dim(), str(lengths.device), _scalar_name(lengths)))
+    try:
+        return func(*args, **kwargs)
+    except DynamicOutputShapeException:
+        batch_first = args[2] if len(args) > 2 else kwargs.get("batch_first", False)
+        steps, batch = (input_.shape[1], input_.shape[0]) if batch_first else (input_.shape[0], input_.shape[1])
+        # lengths fake mode propagated are read as they are; others as full (the largest result, as for masks)
+        known = getattr(lengths, "constant", None) is not None
+        counts = [int(n) for n in _values(lengths).reshape(-1).tolist()] if known else [steps] * batch
+        batch_sizes = torch.tensor([sum(1 for n in counts if n > t) for t in range(max(counts, default=0))],
+                                   dtype=torch.int64)
+        return torch.zeros((sum(counts), *input_.shape[2:]), dtype=input_.dtype, device=input_.device), batch_sizes
+
+
+def _scalar_name(t: torch.Tensor) -> str:
+    return {torch.int64: "Long", torch.int32: "Int", torch.float32: "Float", torch.float64: "Double"}.get(
+        t.dtype, str(t.dtype).removeprefix("torch."))
 
 
 HANDLERS: dict[Callable[..., Any], Handler] = {
+    torch._VF._pack_padded_sequence: pack_padded,  # type: ignore[attr-defined]
     torch.autograd.grad: grad, torch.Tensor.pin_memory: pin_memory,
     torch.tensor: new_tensor, torch.as_tensor: new_tensor,
     torch.Tensor.to: move, torch.Tensor.cuda: move,
