@@ -4,6 +4,7 @@ found only where nothing else finds the library, and placing the model and the b
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -37,22 +38,34 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-def test_the_trainer_moves_the_model_and_each_batch_to_args_device() -> None:
-    torch = pytest.importorskip("torch")
-    transformers = _load("transformers")
-    seen: list[str] = []
+TRAINER = """
+import importlib.util, torch
+from runtime_shim.torch_observer import stand_ins
+spec = stand_ins.StandInFinder().find_spec("transformers")
+transformers = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(transformers)
+seen = []
 
-    class Recording(transformers.Trainer):
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            seen.append(str(inputs["x"].device))
-            loss = model(inputs["x"]).sum()
-            return (loss, {"logits": loss}) if return_outputs else loss
+class Recording(transformers.Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        seen.append(str(inputs["x"].device))
+        loss = model(inputs["x"]).sum()
+        return (loss, {"logits": loss}) if return_outputs else loss
 
-    model = torch.nn.Linear(2, 1)
-    args = transformers.TrainingArguments("out", use_cpu=True, per_device_train_batch_size=2)
-    trainer = Recording(model=model, args=args, train_dataset=[{"x": torch.ones(2)}] * 4)
-    trainer.train()
-    assert args.device == torch.device("cpu") and seen == ["cpu", "cpu"]
+args = transformers.TrainingArguments("out", use_cpu=True, per_device_train_batch_size=2)
+Recording(model=torch.nn.Linear(2, 1), args=args, train_dataset=[{"x": torch.ones(2)}] * 4).train()
+print(args.device, seen)
+"""
+
+
+def test_the_trainer_moves_the_model_and_each_batch_to_args_device(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    # in a process of its own: training builds an optimizer, whose first step imports torch._dynamo, which the
+    # state other tests leave in this process (fake modes, patched ops) can break
+    done = subprocess.run([sys.executable, "-c", TRAINER], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "cpu ['cpu', 'cpu']"
 
 
 def test_the_accelerator_prepares_modules_and_loaders() -> None:
