@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 #: are all here.
 TEXT_PROBES: tuple[bytes, ...] = (
     b"cuda.is_available", b"cuda.device_count", b"mps.is_available", b"LightningModule",  # worlds.QUESTIONS
+    b"Trainer", b"Accelerator", b"PartialState",  # the torch worlds asked by hf_trainer, accelerate_model
+    b"transformers", b"TrainingArguments",  # the Trainer model's scan
     b"parse_args", b"parse_known_args", b"parse_intermixed_args",  # worlds.ARGPARSE_QUESTIONS
     b"import fire", b"from fire", b"import click", b"from click", b"import typer", b"from typer",
     b"fire", b"click", b"typer", b"hydra", b"pytest", b"pytorch_lightning", b"lightning",  # entry points

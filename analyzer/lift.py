@@ -196,7 +196,7 @@ def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, o
            redirected: str | None) -> TensorAtom:
     """``Tensor._moved``: the moved tensor's state."""
     cls = outcome.result or t.cls
-    strategy = d.strategy if outcome.strategy == "target" else t.strategy
+    strategy = d.strategy if outcome.strategy is S.StrategyFrom.TARGET else t.strategy
     if outcome.transfer is S.Transfer.NONE:
         return t
     what = f"moved to {d.reveal()}"
@@ -213,7 +213,10 @@ def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, o
 # --- creation --------------------------------------------------------------------------------
 
 
-def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
+def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[ScopeId], origin: Origin,
+           closed: frozenset[ScopeId] = frozenset()) -> Lifted:
+    """Creation on ``device``; ``closed``: scopes whose ``complete()`` already ran (a creation on their
+    device fails as burn-capture's closed session does, before the creation cell is looked at)."""
     out = Lifted().given(device=device)
     _unknown_if(out, device)
     for kind in kinds:
@@ -224,6 +227,8 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
             scope = active_scope(scopes, plain) if plain.is_capture else None
             row, outcome = S.decided_cell("create", profile, dtype="float" if kind == "float" else "int", device=where,
                                   scope=scope is not None)
+            if scope is None and plain.is_capture and active_scope(closed, plain) is not None:
+                row, outcome = S.decided_cell("capture_use", profile, scope=False)
             operands = (("device", d),)
             if isinstance(outcome, Fail):
                 made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()} (the call fails)")
@@ -235,7 +240,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                                        Role.UNTRACKED if cls is AF else None, None, made)
                 out.fail(outcome, operands, row.id, intended=meant)
                 continue
-            strategy = d.strategy if outcome.strategy == "target" else None
+            strategy = d.strategy if outcome.strategy is S.StrategyFrom.TARGET else None
             made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()}")
             if scope is not None:
                 atom = TensorAtom(kind, plain, _created_class(outcome), strategy, None, scope, made)
@@ -297,7 +302,8 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
             if isinstance(outcome, Fail):
                 out.fail(outcome, operands, row.id, intended=meant, lhs=left.strategy, rhs=right.strategy)
                 continue
-            strategy = {"clear": None, "lhs": left.strategy, "rhs": right.strategy}.get(
+            strategy = {S.StrategyFrom.CLEAR: None, S.StrategyFrom.LHS: left.strategy,
+                        S.StrategyFrom.RHS: right.strategy}.get(
                 outcome.strategy, S.strategy_result(left.strategy, right.strategy))
             row, outcome = S.decided_cell("backend", profile, lhs=S.route_of(left.cls), rhs=S.route_of(right.cls),
                                   same_backend=left.dev.backend == right.dev.backend)
@@ -407,7 +413,7 @@ def multi(profile: str, family: str, first: Value, others: Sequence[tuple[str, V
                 out.fail(outcome, operands, row.id, intended=meant, name=name, backend=head.dev.backend)
                 verdict = None
                 break
-            if outcome.strategy == "validated":  # the inputs' strategies merge (a profile's cell)
+            if outcome.strategy is S.StrategyFrom.VALIDATED:  # the inputs' strategies merge (a profile's cell)
                 srow, merged = S.cell("strategy", profile, lhs=strategy, rhs=other.strategy)
                 if isinstance(merged, Fail):
                     out.fail(merged, operands, srow.id, intended=meant, lhs=strategy, rhs=other.strategy)
@@ -439,12 +445,13 @@ def _api_cell(profile: str, call: str, t: TensorAtom) -> tuple[S.Row, S.Ok | S.F
 
 
 def autodiff(profile: str, call: str, value: Value, origin: Origin,
-             strategies: Value | None = None) -> Lifted:
+             strategies: Value | None = None, method: str | None = None) -> Lifted:
     """``inner``, ``from_inner``, ``no_grad``, ``detach``, ``require_grad``, ``unrequire_grad``,
-    ``with_strategy``, ``backward``, ``grad`` and ``grad_remove`` of every possibility."""
+    ``with_strategy``, ``backward``, ``grad`` and ``grad_remove`` of every possibility; ``method``: the
+    name the program called when it is not the call's own (``without_autodiff`` runs ``no_grad``)."""
     out = Lifted().given(tensor=value)
     _unknown_if(out, value)
-    here = Origin(origin.file, origin.line, origin.col, f"{call}()")
+    here = Origin(origin.file, origin.line, origin.col, f"{method or call}()")
     for t in value.tensors():
         row, outcome = _api_cell(profile, call, t)
         operands = (("tensor", t),)
@@ -453,6 +460,17 @@ def autodiff(profile: str, call: str, value: Value, origin: Origin,
             continue
         out.ok(_api_result(call, t, outcome, here, strategies, out), operands, row.id)
     return out.finish()
+
+
+def enable_autodiff(profile: str, call: str, value: Value, origin: Origin, method: str) -> Lifted:
+    """``t.autodiff()``: a tensor that reports autodiff as it is (no cell), any other through ``call``'s
+    cells (``from_inner``)."""
+    enabled = Value(frozenset(t for t in value.tensors() if S.reports_autodiff(t.cls)))
+    others = Value(frozenset(t for t in value.tensors() if not S.reports_autodiff(t.cls)), value.top)
+    out = autodiff(profile, call, others, origin, method=method) if others.atoms or others.top else Lifted()
+    for t in enabled.atoms:
+        out.ok(t, (("tensor", t),), "api.already-autodiff")
+    return out.given(tensor=value).finish()
 
 
 def _api_intended(call: str, t: TensorAtom, origin: Origin) -> Value:
@@ -497,7 +515,7 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
     if call in ("grad", "grad_remove"):
         if t.role is Role.UNTRACKED:
             return NONE  # no tape node: never a gradient
-        strategy = None if outcome.strategy == "clear" else t.strategy
+        strategy = None if outcome.strategy is S.StrategyFrom.CLEAR else t.strategy
         cls = S.class_of("float", False, strategy is not None)
         grad_origin = Origin(origin.file, origin.line, origin.col, f"gradient from {call}()")
         return V(TensorAtom("float", t.dev, cls, strategy, None, None, grad_origin), const(None))

@@ -10,6 +10,7 @@ know (``f"cuda:{rank}"``) is not an atom: it stays unknown.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -90,8 +91,17 @@ class TorchDeviceAtom(Atom):
         return f"torch.device('{self.dev.text}')"
 
 
-#: autograd roles: no graph, a leaf that requires grad, a non-leaf (an op's result that requires grad)
-NO_GRAD, LEAF, NON_LEAF = "no grad", "leaf", "non-leaf"
+class GradRole(enum.Enum):
+    """A tensor's place in autograd's graph."""
+
+    NO_GRAD = "no grad"
+    LEAF = "leaf"  # a leaf that requires grad
+    NON_LEAF = "non-leaf"  # an op's result that requires grad
+
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow (atoms are hashed often)
+
+
+NO_GRAD, LEAF, NON_LEAF = GradRole.NO_GRAD, GradRole.LEAF, GradRole.NON_LEAF
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +109,7 @@ class TorchTensorAtom(Atom):
     """A ``torch.Tensor``."""
 
     dev: TorchDev
-    grad: str = NO_GRAD  # NO_GRAD, LEAF or NON_LEAF
+    grad: GradRole = NO_GRAD
     zero_dim: bool | None = False  # None: the analysis does not know the rank
     owned: bool = False  # a parameter or buffer of a module
     moved_from: TorchDev | None = None  # a requires-grad leaf moved here from this device (a non-leaf now)
@@ -227,3 +237,42 @@ class TorchModeAtom(Atom):
     cuda: int | None = None  # ``torch.cuda.device(i)``: the current CUDA device inside (-1: not known; None: unchanged)
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class TorchGeneratorAtom(Atom):
+    """A ``torch.Generator`` on ``dev`` (a sampler draws its permutation with it, on the default device)."""
+
+    dev: TorchDev
+    origin: Origin | None = field(default=None, compare=False)
+
+    def revealable(self) -> bool:
+        return True
+
+    def reveal(self) -> str:
+        return f"{self.dev.type} generator"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchWorkersAtom(Atom):
+    """The worker processes of a ``DataLoader`` whose dataset, transforms and ``collate_fn`` run in them:
+    ``count`` of them, started by ``start`` (a start method that forks)."""
+
+    count: int
+    start: str  # "fork", or "fork (the default start method on Linux)"
+    origin: Origin | None = field(default=None, compare=False)  # the DataLoader call
+
+    def reveal(self) -> str:
+        return f"{self.count} DataLoader worker processes started by {self.start}"
+
+
+@dataclass(frozen=True, slots=True)
+class TorchSamplerAtom(Atom):
+    """A ``RandomSampler``: it draws its permutation on the default device with ``generator`` (``None``: one it
+    makes itself, ``torch.Generator()``, on the CPU)."""
+
+    generator: TorchGeneratorAtom | None
+    origin: Origin | None = field(default=None, compare=False)
+
+    def reveal(self) -> str:
+        return "RandomSampler"

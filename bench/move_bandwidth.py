@@ -9,11 +9,14 @@ What it measures
     runtime_shim and for raw torch, and their ratio (shim / raw: 1.0 is parity, lower is slower).
     runtime_shim and raw moves alternate within a row, so both see the same machine state.
 
-    * host→GPU: a ``Device.cpu()`` tensor ``.to_device(Device.cuda(0))``, against raw
-      ``torch.from_numpy(a).to('cuda', non_blocking=True)`` where ``a`` is pinned (the numpy view
-      of ``torch.empty(n, pin_memory=True)``, built once);
+    * host→GPU: a ``Device.cpu()`` tensor made by ``from_data`` of a pageable array with host
+      pinning on (``RUNTIME_SHIM_PIN_HOST=1``: pinned at creation) ``.to_device(Device.cuda(0))``,
+      against raw ``torch.from_numpy(a).to('cuda', non_blocking=True)`` where ``a`` is pinned (the
+      numpy view of ``torch.empty(n, pin_memory=True)``, built once);
     * host (pinned)→GPU: the same, the Cpu tensor made from that pinned ``a``;
-    * numpy→GPU: a ``Device.flex()`` tensor ``.to_device(Device.cuda(0))``, same baseline;
+    * numpy→GPU: a ``Device.flex()`` tensor made the same way, same baseline;
+    * host (pageable)→GPU and numpy (pageable)→GPU: the same with host pinning off (the default):
+      the upload is staged;
     * GPU→host and GPU→numpy: a ``Device.cuda(0)`` tensor ``.to_device(Device.cpu())`` or
       ``.to_device(Device.flex())``, against raw ``x.cpu().numpy()``;
     * GPU→GPU, only with 2+ GPUs: ``Device.cuda(0)`` → ``Device.cuda(1)``, against ``x.to('cuda:1')``.
@@ -40,10 +43,12 @@ Reproduce
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,9 +158,13 @@ def cuda_cases(nbytes: int) -> list[Case]:
     pinned_np[...] = host
     pinned_dst = torch.empty(n, dtype=torch.float32, pin_memory=True)
     cuda0, cpu, flex = rs.Device.cuda(0), rs.Device.cpu(), rs.Device.flex()
-    on_cpu = rs.Tensor.from_data(host, cpu)
+    with host_pinning(True):  # created from pageable data, pinned at creation (RUNTIME_SHIM_PIN_HOST=1)
+        on_cpu = rs.Tensor.from_data(host, cpu)
+        on_flex = rs.Tensor.from_data(host, flex)
     on_cpu_pinned = rs.Tensor.from_data(pinned_np, cpu)
-    on_flex = rs.Tensor.from_data(host, flex)
+    with host_pinning(False):  # the staged path: sources that stayed in pageable memory (the default)
+        on_cpu_pageable = rs.Tensor.from_data(host, cpu)
+        on_flex_pageable = rs.Tensor.from_data(host, flex)
     on_gpu = rs.Tensor.from_data(host, cuda0)
     raw_gpu = torch.from_numpy(pinned_np).to("cuda:0")
     sync0 = synchronizer(0)
@@ -172,6 +181,10 @@ def cuda_cases(nbytes: int) -> list[Case]:
         Case("host→GPU", lambda: on_cpu.to_device(cuda0), raw_to_gpu, sync0, host, to_gpu_reference, "raw"),
         Case("host (pinned)→GPU", lambda: on_cpu_pinned.to_device(cuda0), raw_to_gpu, sync0, host, None, "raw"),
         Case("numpy→GPU", lambda: on_flex.to_device(cuda0), raw_to_gpu, sync0, host, to_gpu_reference, "raw"),
+        Case("host (pageable)→GPU", lambda: on_cpu_pageable.to_device(cuda0), raw_to_gpu, sync0, host,
+             to_gpu_reference, "raw"),
+        Case("numpy (pageable)→GPU", lambda: on_flex_pageable.to_device(cuda0), raw_to_gpu, sync0, host,
+             to_gpu_reference, "raw"),
         Case("GPU→host", lambda: on_gpu.to_device(cpu), raw_to_host, sync0, host, to_host_reference, "reference"),
         Case("GPU→numpy", lambda: on_gpu.to_device(flex), raw_to_host, sync0, host, to_host_reference,
              "reference"),
@@ -181,6 +194,57 @@ def cuda_cases(nbytes: int) -> list[Case]:
         cases.append(Case("GPU→GPU", lambda: on_gpu.to_device(cuda1), lambda: raw_gpu.to("cuda:1"),
                           synchronizer(0, 1), host))
     return cases
+
+
+@contextlib.contextmanager
+def host_pinning(enabled: bool) -> Iterator[None]:
+    """Creations inside the block copy large host arrays into pinned memory (or not)."""
+    previous = dataplane.PIN_HOST
+    dataplane.PIN_HOST = enabled
+    try:
+        yield
+    finally:
+        dataplane.PIN_HOST = previous
+
+
+def creation_costs(sizes_mb: list[int], repeats: int) -> list[dict[str, Any]]:
+    """What pinning at creation costs and what it saves: the median time of ``Tensor.from_data``
+    from a pageable numpy array on Cpu and Flex, and of that creation followed by one move to
+    Cuda(0) (the whole cost of a one-shot upload), with host pinning on and off."""
+    cuda0 = rs.Device.cuda(0)
+    sync = synchronizer(0)
+    rows = []
+    for mb in sizes_mb:
+        nbytes = mb * MIB
+        host = np.arange(nbytes // 4, dtype=np.float32)
+        for name, device in (("Cpu", rs.Device.cpu()), ("Flex", rs.Device.flex())):
+            row: dict[str, Any] = {"backend": name, "mib": mb, "repeats": repeats}
+            for pinned in (True, False):
+                with host_pinning(pinned):
+                    create = functools.partial(rs.Tensor.from_data, host, device)
+                    both = functools.partial(_create_and_upload, host, device, cuda0)
+                    for fn in (create, both):
+                        for _ in range(WARMUP):
+                            timed(fn, sync)
+                    create_s = statistics.median(timed(create, sync) for _ in range(repeats))
+                    both_s = statistics.median(timed(both, sync) for _ in range(repeats))
+                key = "pinned" if pinned else "pageable"
+                row[key] = {"create_ms": create_s * 1e3, "create_and_upload_ms": both_s * 1e3}
+            rows.append(row)
+    return rows
+
+
+def _create_and_upload(host: np.ndarray, device: rs.Device, target: rs.Device) -> rs.Tensor:
+    return rs.Tensor.from_data(host, device).to_device(target)
+
+
+def creation_table(rows: list[dict[str, Any]]) -> str:
+    return markdown_table(
+        ["backend", "MiB", "from_data ms (pinned / pageable)", "from_data + to Cuda(0) ms (pinned / pageable)", "n"],
+        [[r["backend"], r["mib"], f"{r['pinned']['create_ms']:.2f} / {r['pageable']['create_ms']:.2f}",
+          f"{r['pinned']['create_and_upload_ms']:.2f} / {r['pageable']['create_and_upload_ms']:.2f}", r["repeats"]]
+         for r in rows],
+    )
 
 
 def cpu_cases(nbytes: int) -> list[Case]:
@@ -228,7 +292,8 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
 
 STAGER_KEYS = {"threads": 1, "buffers": 1, "buffer_mb": MIB, "min_chunks": 1, "piece_kb": 1024,
-               "pinned_result_mb": MIB, "small_mb": MIB}
+               "pinned_result_mb": MIB, "small_mb": MIB, "block_uploads": 1,
+               "block_upload_mb": MIB, "recycle": 1}
 
 
 def stager_from(spec: str) -> dataplane.PinnedStager:
@@ -244,13 +309,18 @@ def stager_from(spec: str) -> dataplane.PinnedStager:
         buffers=options.get("buffers", dataplane.BUFFERS), threads=options.get("threads", dataplane.STAGER.threads),
         min_chunks=options.get("min_chunks", dataplane.MIN_CHUNKS),
         piece_bytes=options.get("piece_kb", dataplane.STAGER.piece_bytes),
-        pinned_result_bytes=options.get("pinned_result_mb"))
+        pinned_result_bytes=options.get("pinned_result_mb"),
+        block_uploads=bool(options.get("block_uploads", dataplane.STAGER.block_uploads)),
+        block_upload_bytes=options.get("block_upload_mb", dataplane.STAGER.block_upload_bytes),
+        recycle_results=bool(options.get("recycle", dataplane.STAGER.recycle_results)))
 
 
 def stager_settings(stager: dataplane.PinnedStager) -> dict[str, int]:
     return {"buffer_bytes": stager.buffer_bytes, "buffers": stager.buffers, "threads": stager.threads,
             "min_chunks": stager.min_chunks, "piece_bytes": stager.piece_bytes,
-            "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes}
+            "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes,
+            "block_uploads": int(stager.block_uploads), "block_upload_bytes": stager.block_upload_bytes,
+            "recycle": int(stager.recycle_results)}
 
 
 SMALL_SIZES = (4 << 10, 64 << 10, 1 << 20)
@@ -312,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stager", default="", metavar="KEY=N,...",
                         help=f"measure a stager with these settings ({', '.join(STAGER_KEYS)})")
     parser.add_argument("--moves", help="comma-separated moves to measure (e.g. 'host→GPU,numpy→GPU'); default all")
+    parser.add_argument("--creation", type=int, default=0, metavar="N",
+                        help="also time N creations from pageable data, with host pinning on and off, alone "
+                             "and followed by one upload (what pinning at creation costs)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     wanted = set(args.moves.split(",")) if args.moves else None
@@ -353,6 +426,10 @@ def main(argv: list[str] | None = None) -> int:
         payload["small"] = small_overheads(args.small)
         print()
         print(small_table(payload["small"]))
+    if args.creation and not args.quick:
+        payload["creation"] = creation_costs(sizes, args.creation)
+        print()
+        print(creation_table(payload["creation"]))
     print()
     print(payload["summary"])
     write_json(args.json, payload)

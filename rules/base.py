@@ -33,6 +33,10 @@ class Rule:
 
     code: str = ""
     name: str = ""
+    #: the finding is at a call that sets up a failure raised later, where its result is used (a ``DataLoader``'s
+    #: settings fail when it is iterated): the runtime names this call among the failure's callers, and
+    #: ``devicelint confirm`` judges the finding on the failures that came through it
+    reported_at_setup: bool = False
     #: "warning" for a rule that never reports errors (SARIF's defaultConfiguration.level)
     default_level: str | None = None
 
@@ -69,6 +73,20 @@ class Rule:
     def diagnostic(self, site: Site, severity: Severity, message: str, related: Iterable[Related] = ()) -> Diagnostic:
         return Diagnostic(self.code, self.name, severity, message, site.file, site.line, site.col + 1,
                           site.end_line, site.end_col + 1, list(related)[:MAX_RELATED])
+
+    def advisory(self, site: Site, hits: Iterable[tuple[SiteFact, Possibility]], everywhere: bool,
+                 text: str) -> Diagnostic | None:
+        """The warning of an advisory rule at ``site`` (None: no ``hits``, the possibilities it is about):
+        ``text`` and the first hit's operands, then, unless it holds ``everywhere`` (every possibility of
+        every calling context), the first hit's context."""
+        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
+        if not ordered:
+            return None
+        fact, first = ordered[0]
+        message = f"{text} [{site.api}: {first.describe_operands()}]"
+        if not everywhere:
+            message += f"; on some paths: {fact.context.describe()}"
+        return self.diagnostic(site, Severity.WARNING, message, related_for(ordered))
 
 
 def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:

@@ -11,12 +11,16 @@ class CaptureOutsideScope(OutcomeRule):
     ## What it does
     Reports creations on a capture device, moves to a capture device and
     operations on capture tensors that run where no `capture_scope` is open on
-    that device, or after the scope that made the tensor has completed.
+    that device, or after the scope that made the tensor has completed, also
+    after `scope.complete(...)` inside the traced function itself.
 
     ## Why it fails
     Capture operations are recorded into the graph of the active scope; without
     one Burn panics with
     `capture tensor operations must run inside CaptureDevice::capture_scope`.
+    `complete()` closes the scope's session at once: an operation on its
+    tensors or a creation on its device after it panics with
+    `capture scope is already complete`.
 
     ## Example
     ```python

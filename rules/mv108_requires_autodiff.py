@@ -19,7 +19,8 @@ class RequiresAutodiff(OutcomeRule):
     ## Why it fails
     These calls unwrap the autodiff primitive; a plain float has none:
     `Requires autodiff tensor.` A frequent cause is a tensor created on the
-    plain device, or one already taken off the tape with `inner()`/`no_grad()`.
+    plain device, or one already taken off the tape with `inner()`/`no_grad()`
+    (`without_autodiff()` in later Burn).
     An untracked autodiff float (never `require_grad()`, or a non-leaf cut off
     with `detach()`) has no step on the tape, and Burn's autodiff server panics
     in `backward()`: `Node should have a step registered, did you forget to call

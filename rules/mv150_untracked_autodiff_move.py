@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from devicelint.diagnostics import UNSAFE, Diagnostic, Fix, Severity
-from devicelint.facts import FactStore, Site, SiteFact
+from devicelint.diagnostics import UNSAFE, Diagnostic, Fix
+from devicelint.facts import FactStore, Possibility, Site, SiteFact
 
-from .base import Rule, related_for
+from .base import Rule
 
 
 class UntrackedAutodiffMove(Rule):
@@ -59,21 +59,16 @@ class UntrackedAutodiffMove(Rule):
 
     def check(self, facts: FactStore, sources: Mapping[str, str] | None = None) -> Iterator[Diagnostic]:
         for site, site_facts in facts.by_site().items():
-            hits = sorted(((f, p) for f in site_facts for p in f.possibilities
-                           if p.redirected_from == self.redirect_row and not p.failed),
-                          key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
-            if not hits:
-                continue
-            everywhere = all(p.redirected_from == self.redirect_row and not p.failed
-                             for f in site_facts for p in f.possibilities) and not any(f.unknown for f in site_facts)
-            text = (f"a plain float moved to an autodiff device stays plain and untracked (it lands on the inner "
-                    f"device; no gradient reaches it) [{site.api}: {hits[0][1].describe_operands()}]")
-            diagnostic = self.diagnostic(site, Severity.WARNING, text, related_for(hits))
-            if not everywhere:
-                diagnostic.message += f"; on some paths: {hits[0][0].context.describe()}"
-                yield diagnostic
-            else:
-                yield self.with_fix(diagnostic, site, site_facts, sources)
+            hits = [(f, p) for f in site_facts for p in f.possibilities if self._redirected(p)]
+            everywhere = len(hits) == sum(len(f.possibilities) for f in site_facts) \
+                and not any(f.unknown for f in site_facts)
+            diagnostic = self.advisory(site, hits, everywhere, "a plain float moved to an autodiff device stays "
+                                       "plain and untracked (it lands on the inner device; no gradient reaches it)")
+            if diagnostic is not None:
+                yield self.with_fix(diagnostic, site, site_facts, sources) if everywhere else diagnostic
+
+    def _redirected(self, p: Possibility) -> bool:
+        return p.redirected_from == self.redirect_row and not p.failed
 
     def fix(self, site: Site, site_facts: list[SiteFact], source: str) -> Fix | None:
         """Called only where every possibility is the redirected move (see :meth:`check`)."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from devicelint.diagnostics import Diagnostic, Severity
+from devicelint.diagnostics import Diagnostic
 from devicelint.domain import TensorAtom
 from devicelint.facts import FactStore, Possibility
 
 from runtime_shim.semantics import AF, Role
 
-from .base import Rule, related_for
+from .base import Rule
 
 GRADIENT_READS = ("Tensor.grad", "Tensor.grad_remove")
 
@@ -77,14 +77,8 @@ class GradOfUntracked(Rule):
             # state inside one context is left alone: the analysis may have merged two objects there)
             certain = [f for f in site_facts
                        if not f.unknown and f.possibilities and all(_untracked(p) for p in f.possibilities)]
-            hits = sorted(((f, p) for f in certain for p in f.possibilities),
-                          key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
-            if not hits:
-                continue
-            everywhere = len(certain) == len(site_facts)
-            text = (f"the gradient of an untracked autodiff tensor (never `require_grad()`, or a detached "
-                    f"non-leaf) is always None [{site.api}: {hits[0][1].describe_operands()}]")
-            diagnostic = self.diagnostic(site, Severity.WARNING, text, related_for(hits))
-            if not everywhere:
-                diagnostic.message += f"; on some paths: {hits[0][0].context.describe()}"
-            yield diagnostic
+            diagnostic = self.advisory(site, [(f, p) for f in certain for p in f.possibilities],
+                                       len(certain) == len(site_facts), "the gradient of an untracked autodiff "
+                                       "tensor (never `require_grad()`, or a detached non-leaf) is always None")
+            if diagnostic is not None:
+                yield diagnostic

@@ -29,7 +29,13 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     same`). `nn.DataParallel` checks its module before it scatters the inputs:
     `RuntimeError: module must have its parameters and buffers on device cuda:0
     (device_ids[0]) but found one of them on device: cuda:1` (its inputs may be
-    anywhere; the module must be on `device_ids[0]`).
+    anywhere; the module must be on `device_ids[0]`). `DistributedDataParallel`
+    given `device_ids` checks that its module is on a GPU: `ValueError:
+    DistributedDataParallel device_ids and output_device arguments only work
+    with single-device/multiple-device GPU modules or CPU modules, but got
+    device_ids [0], output_device None, and module parameters
+    {device(type='cpu')}.` (`DDP(model, device_ids=[rank])` before
+    `model.to(rank)`).
 
     ## Example
     ```python
@@ -56,11 +62,13 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     the input's move often belongs in the data loader.
     The message ends with the usual fixes (move the batch to the model's device; register a plain
     tensor attribute as a buffer so that `model.to()` moves it); for `nn.DataParallel`'s check, move the
-    module to `device_ids[0]`.
+    module to `device_ids[0]`; for `DistributedDataParallel`'s, move the module to the process's GPU first.
     """
 
     code = "MV202"
     reported_at_caller = True
     hint = "move the batch to the model's device (a tensor attribute: register it as a buffer)"
-    row_hints = {"torch.DataParallel": "move the module to device_ids[0] (its inputs may stay on any device)"}
+    row_hints = {"torch.DataParallel": "move the module to device_ids[0] (its inputs may stay on any device)",
+                 "torch.DistributedDataParallel": "move the module to the process's GPU before wrapping it "
+                                                  "(`model.to(rank)`)"}
     name = "module-and-input-on-different-devices"

@@ -6,14 +6,18 @@ otherwise copies once, byte for byte, never through Python objects. Moves
 between the host and CUDA devices of tensors of ``SMALL_BYTES`` or more go
 through ``STAGER``:
 
-* uploads from pageable memory are staged through a ring of reused pinned
-  buffers: several threads copy pieces of the source into them while the copy
-  engine moves the chunks already staged (``runtime_shim.staging``);
-* downloads land in a pinned result (torch's caching host allocator reuses the
-  memory of freed results, so there are no page faults and no extra copy) while
-  the live pinned results stay under ``PinnedStager.pinned_result_bytes``;
+* uploads from pageable memory up to ``BLOCK_UPLOAD_BYTES`` go through one
+  pinned block of their size, chunk copies overlapped with their DMA; larger
+  ones are staged through a ring of reused pinned buffers: several threads
+  copy pieces of the source into them while the copy engine moves the chunks
+  already staged (``runtime_shim.staging``);
+* downloads land in a pinned result (the block of a dead result of the same
+  size is reused, so there are no page faults and no extra copy) while the
+  live pinned results stay under ``PinnedStager.pinned_result_bytes``;
   beyond that, or where pinned memory cannot be had, they are staged through
-  the ring into ordinary memory, the reverse of uploads.
+  the ring into ordinary memory, the reverse of uploads;
+* with ``PIN_HOST`` (``RUNTIME_SHIM_PIN_HOST=1``), host arrays made from data
+  are pinned at creation (``pin_host``), so their uploads are one DMA.
 
 Sources already in pinned memory go straight to the DMA engine, as in raw
 torch; smaller tensors take torch's own copies, so a small move costs what
@@ -44,6 +48,15 @@ SMALL_BYTES = 8 << 20
 #: Size and number of the pinned staging buffers (allocated once, on the first staged move).
 BUFFER_BYTES = 16 << 20
 BUFFERS = 4
+#: With ``RUNTIME_SHIM_PIN_HOST=1``, host arrays of ``SMALL_BYTES`` or more that a host backend makes
+#: from data are copied into pinned memory while a CUDA device is usable, so that every upload of
+#: them is one DMA. Off by default: the copy costs more at creation than it saves on one upload (a
+#: created-then-moved-once tensor is slower end to end); it pays from the second upload on.
+PIN_HOST = os.environ.get("RUNTIME_SHIM_PIN_HOST", "").strip().lower() in ("1", "true", "yes", "on")
+#: Uploads from pageable memory up to this size go through one pinned block (see ``PinnedStager``).
+BLOCK_UPLOAD_BYTES = 128 << 20
+#: Pinned download-result blocks kept for reuse after their arrays die.
+SPARE_RESULTS = 4
 #: Transfers are cut into at least this many chunks (down to one piece each), so the copy of one
 #: chunk overlaps the DMA of the others even for mid-sized tensors.
 MIN_CHUNKS = 8
@@ -78,6 +91,28 @@ def transfer(prim: Prim, src: Executor, dst: Executor) -> Prim:
     if src_host:
         return host_to_device(prim, dst.place)
     return prim.to(dst.place)  # device to device, peer-to-peer where the devices allow it
+
+
+def pin_host(array: np.ndarray) -> np.ndarray:
+    """``array``, or a copy of it in pinned memory where that makes its uploads one DMA: large
+    enough to be staged, pinning on (``PIN_HOST``), a real CUDA device usable, and the pinned
+    budget not spent (the copy shares ``PinnedStager.pinned_result_bytes`` with downloads)."""
+    stager = STAGER
+    if not PIN_HOST or array.nbytes < stager.small_bytes or not _cuda_usable():
+        return array
+    pinned = stager.pinned_copy(array)
+    return array if pinned is None else pinned
+
+
+def _cuda_usable() -> bool:
+    """A real CUDA device can be used: torch is loaded (a program that never loaded it moves
+    nothing to a GPU), devices are not virtual, and torch sees a GPU."""
+    import sys
+
+    from runtime_shim.modes import SETTINGS
+
+    torch = sys.modules.get("torch")
+    return torch is not None and not SETTINGS.virtual and bool(torch.cuda.is_available())
 
 
 def numpy_to_torch(array: np.ndarray) -> torch.Tensor:
@@ -161,6 +196,9 @@ class PinnedStager:
         min_chunks: int = MIN_CHUNKS,
         piece_bytes: int = staging.PIECE_BYTES,
         pinned_result_bytes: int | None = None,
+        block_uploads: bool = True,
+        block_upload_bytes: int = BLOCK_UPLOAD_BYTES,
+        recycle_results: bool = True,
     ) -> None:
         self.buffer_bytes = buffer_bytes
         self.small_bytes = small_bytes
@@ -169,10 +207,20 @@ class PinnedStager:
         self.piece_bytes = piece_bytes
         self.pinned_result_bytes = (_default_pinned_result_bytes() if pinned_result_bytes is None
                                     else pinned_result_bytes)
+        #: uploads from pageable memory of at most ``block_upload_bytes`` go through one pinned block
+        #: of their size while the pinned budget allows (larger ones, or all when False: the ring)
+        self.block_uploads = block_uploads
+        self.block_upload_bytes = block_upload_bytes
+        #: the memory of a dead pinned download result is kept for the next result of its size
+        #: (at most ``SPARE_RESULTS`` blocks) instead of going back through torch's allocator
+        self.recycle_results = recycle_results
+        self._spare: dict[int, list[torch.Tensor]] = {}
         #: chunks staged so far per direction, and downloads made straight into pinned results,
         #: to check which path a transfer took
         self.chunks = {"h2d": 0, "d2h": 0}
         self.pinned_results = 0
+        #: host arrays copied into pinned memory at creation (``pin_host``)
+        self.pinned_hosts = 0
         self._threads = staging.CopyThreads(threads)
         self._lock = threading.Lock()
         self._ring: list[torch.Tensor] = []
@@ -206,6 +254,9 @@ class PinnedStager:
             return out
         dst = out.view(-1).view(torch.uint8)
         plan = self.plan(total)
+        if self.block_uploads and total <= self.block_upload_bytes and self._block_upload(src, dst, plan, device):
+            out.record_stream(self._stream(device))
+            return out
         with self._lock:
             ring = self._ring_buffers()
             stream = self._stream(device)
@@ -220,6 +271,39 @@ class PinnedStager:
             # work too before reusing out's memory, whichever stream out is freed on.
             out.record_stream(stream)
         return out
+
+    def _block_upload(self, src: torch.Tensor, dst: torch.Tensor, plan: staging.Plan, device: torch.device) -> bool:
+        """Upload ``src`` through one pinned block of its size, chunk by chunk: torch copies chunk
+        k into the block (its parallel memcpy, on this thread) while the copy stream moves chunk
+        k - 1, so the host copy and the DMA overlap without the ring's per-piece hand-offs. False
+        (nothing done) where the pinned budget or the allocation says no."""
+        import torch
+
+        total = plan.total
+        with self._live_lock:
+            if self._live_pinned + total > self.pinned_result_bytes:
+                return False
+            self._live_pinned += total
+        try:
+            try:
+                block = torch.empty(total, dtype=torch.uint8, pin_memory=True)
+            except RuntimeError:  # pinned memory exhausted: the ring will do
+                return False
+            stream = self._stream(device)
+            current = torch.cuda.current_stream(device)
+            stream.wait_stream(current)  # dst's memory may have been freed by work queued there
+            with torch.cuda.stream(stream):
+                for start in range(0, total, plan.chunk):
+                    end = min(total, start + plan.chunk)
+                    block[start:end].copy_(src[start:end])
+                    # torch's caching host allocator records this copy on the block, so the block is
+                    # reused only once the DMA is done, however soon it is freed here
+                    dst[start:end].copy_(block[start:end], non_blocking=True)
+            current.wait_stream(stream)
+            self.chunks["h2d"] += plan.chunks
+        finally:
+            self._release(total)
+        return True
 
     def to_host(self, t: torch.Tensor) -> np.ndarray:
         """A new numpy array with the values of CUDA tensor ``t``: pinned memory while the budget
@@ -238,11 +322,14 @@ class PinnedStager:
             if nbytes == 0 or self._live_pinned + nbytes > self.pinned_result_bytes:
                 return None
             self._live_pinned += nbytes
+        block = self._spare_block(nbytes)
         try:
-            out = torch.empty(tuple(t.shape), dtype=t.dtype, pin_memory=True)
+            if block is None:
+                block = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
         except RuntimeError:  # pinned memory exhausted: ordinary memory will do
             self._release(nbytes)
             return None
+        out = block.view(t.dtype).view(tuple(t.shape))
         # On the current stream, after the work that wrote t, as raw torch's copy would be.
         stream = torch.cuda.current_stream(t.device)
         with torch.cuda.stream(stream):
@@ -250,10 +337,46 @@ class PinnedStager:
         stream.synchronize()
         # The array, not out: numpy's views keep the array alive, and the array keeps the memory.
         array = out.numpy()
-        weakref.finalize(array, self._release, nbytes)
+        weakref.finalize(array, self._result_died, block, nbytes)
         with self._live_lock:
             self.pinned_results += 1
         return array
+
+    def pinned_copy(self, array: np.ndarray) -> np.ndarray | None:
+        """A copy of ``array`` in new pinned memory (C order, native byte order), or None where
+        the budget, the dtype or the pinned allocation says no; the budget is released when the
+        copy dies, as for pinned download results."""
+        import torch
+
+        nbytes = array.nbytes
+        with self._live_lock:
+            if nbytes == 0 or self._live_pinned + nbytes > self.pinned_result_bytes:
+                return None
+            self._live_pinned += nbytes
+        try:
+            out = torch.empty(tuple(array.shape), dtype=_torch_dtype(array.dtype.name), pin_memory=True)
+        except (RuntimeError, KeyError, ValueError, TypeError):  # no pinned memory, or a dtype torch lacks
+            self._release(nbytes)
+            return None
+        out.copy_(numpy_to_torch(array))  # torch's parallel copy; numpy_to_torch fixes byte order and strides
+        result = out.numpy()
+        weakref.finalize(result, self._release, nbytes)
+        with self._live_lock:
+            self.pinned_hosts += 1
+        return result
+
+    def _spare_block(self, nbytes: int) -> torch.Tensor | None:
+        with self._live_lock:
+            blocks = self._spare.get(nbytes)
+            return blocks.pop() if blocks else None
+
+    def _result_died(self, block: torch.Tensor, nbytes: int) -> None:
+        """A pinned result's array is gone (no view of it is left): keep its block for the next
+        result of that size, within ``SPARE_RESULTS`` blocks."""
+        with self._live_lock:
+            self._live_pinned -= nbytes
+            if self.recycle_results and sum(map(len, self._spare.values())) < SPARE_RESULTS:
+                self._spare.setdefault(nbytes, []).append(block)
 
     def _release(self, nbytes: int) -> None:
         with self._live_lock:

@@ -143,20 +143,31 @@ class Fail:
         return self.message.format(**values) if values else self.message
 
 
+class StrategyFrom(enum.StrEnum):
+    """Where a successful call's result takes its checkpointing strategy from."""
+
+    KEEP = "keep"  # the tensor's own
+    TARGET = "target"  # the target device's
+    CLEAR = "clear"  # none
+    VALIDATED = "validated"  # the op's validated strategy
+    FIRST = "first"  # the first input's
+    ARG = "arg"  # the call's argument
+    DISABLED_IF_NONE = "disabled-if-none"  # the tensor's own, Disabled where it has none
+    LHS = "lhs"  # (the strategy table) the left operand's
+    RHS = "rhs"  # the right operand's
+
+
 @dataclass(frozen=True)
 class Ok:
     """The call succeeds.
 
     ``result`` is the result's class (``None``: the operand's own class);
-    ``strategy`` says where the result's strategy comes from: ``"keep"`` (the
-    tensor's own), ``"target"`` (the target device's), ``"clear"`` (none),
-    ``"validated"`` (the op's validated strategy), ``"first"`` (the first
-    input's), ``"arg"`` (the call's argument) or ``"disabled-if-none"``.
+    ``strategy`` says where the result's strategy comes from (:class:`StrategyFrom`).
     ``role`` is the autodiff role of an Af result (``None``: not an Af, or kept).
     """
 
     result: TensorClass | None = None
-    strategy: str = "keep"
+    strategy: StrategyFrom = StrategyFrom.KEEP
     transfer: Transfer = Transfer.NONE
     role: Role | None = None
     note: str = ""
@@ -286,10 +297,10 @@ MOVE_ROWS: tuple[Row, ...] = (
          cls=PLAIN_INTS, ad=False, place=Place.SAME_BACKEND),
     _row("move.8b", Ok(transfer=Transfer.HOST_COPY), "int/bool to a plain device of another backend",
          cls=PLAIN_INTS, ad=False, place=Place.OTHER_BACKEND),
-    _row("move.9", Ok(result=PI_STAR, strategy="target", transfer=Transfer.NATIVE),
+    _row("move.9", Ok(result=PI_STAR, strategy=StrategyFrom.TARGET, transfer=Transfer.NATIVE),
          "int/bool to an autodiff device: lands on the inner device with the target's strategy",
          cls=PLAIN_INTS, ad=True, place=Place.SAME_BACKEND),
-    _row("move.9b", Ok(result=PI_STAR, strategy="target", transfer=Transfer.HOST_COPY),
+    _row("move.9b", Ok(result=PI_STAR, strategy=StrategyFrom.TARGET, transfer=Transfer.HOST_COPY),
          "int/bool to an autodiff device of another backend",
          cls=PLAIN_INTS, ad=True, place=Place.OTHER_BACKEND),
     _row("move.9c", Fail("MV109", MSG_DOUBLE_WRAP_DEVICE), "int/bool to an autodiff device wrapping a capture",
@@ -315,12 +326,15 @@ MOVE_ROWS: tuple[Row, ...] = (
 # Section 4: creation. Key: dtype ("float" or "int"), device ("plain",
 # "autodiff", "capture", "autodiff-capture"), scope.
 CREATE_ROWS: tuple[Row, ...] = (
-    _row("create.plain-float", Ok(result=PF, strategy="clear"), dtype="float", device="plain"),
-    _row("create.plain-int", Ok(result=PI, strategy="clear"), dtype="int", device="plain"),
-    _row("create.ad-float", Ok(result=AF, strategy="target", role=Role.UNTRACKED), dtype="float", device="autodiff"),
-    _row("create.ad-int", Ok(result=PI_STAR, strategy="target"), dtype="int", device="autodiff"),
-    _row("create.capture-float", Ok(result=CI, strategy="clear"), dtype="float", device="capture", scope=True),
-    _row("create.capture-int", Ok(result=CI_INT, strategy="clear"), dtype="int", device="capture", scope=True),
+    _row("create.plain-float", Ok(result=PF, strategy=StrategyFrom.CLEAR), dtype="float", device="plain"),
+    _row("create.plain-int", Ok(result=PI, strategy=StrategyFrom.CLEAR), dtype="int", device="plain"),
+    _row("create.ad-float", Ok(result=AF, strategy=StrategyFrom.TARGET, role=Role.UNTRACKED),
+         dtype="float", device="autodiff"),
+    _row("create.ad-int", Ok(result=PI_STAR, strategy=StrategyFrom.TARGET), dtype="int", device="autodiff"),
+    _row("create.capture-float", Ok(result=CI, strategy=StrategyFrom.CLEAR),
+         dtype="float", device="capture", scope=True),
+    _row("create.capture-int", Ok(result=CI_INT, strategy=StrategyFrom.CLEAR),
+         dtype="int", device="capture", scope=True),
     _row("create.capture-no-scope", Fail("MV104", MSG_CAPTURE_NO_SCOPE), device="capture", scope=False),
     _row("create.ad-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), device="autodiff-capture"),
 )
@@ -339,11 +353,13 @@ DEVICE_CHECK_ROWS: tuple[Row, ...] = (
 # Section 5.2: strategy validation. Key: lhs, rhs (None, or a strategy).
 _STRATS = (None, CheckpointingStrategy.DISABLED, CheckpointingStrategy.BALANCED)
 STRATEGY_ROWS: tuple[Row, ...] = (
-    _row("strategy.none", Ok(strategy="clear"), lhs=None, rhs=None),
-    _row("strategy.promote-rhs", Ok(strategy="rhs"), lhs=None, rhs=_STRATS[1:]),
-    _row("strategy.promote-lhs", Ok(strategy="lhs"), lhs=_STRATS[1:], rhs=None),
-    _row("strategy.same", Ok(strategy="lhs"), lhs=CheckpointingStrategy.DISABLED, rhs=CheckpointingStrategy.DISABLED),
-    _row("strategy.same-b", Ok(strategy="lhs"), lhs=CheckpointingStrategy.BALANCED, rhs=CheckpointingStrategy.BALANCED),
+    _row("strategy.none", Ok(strategy=StrategyFrom.CLEAR), lhs=None, rhs=None),
+    _row("strategy.promote-rhs", Ok(strategy=StrategyFrom.RHS), lhs=None, rhs=_STRATS[1:]),
+    _row("strategy.promote-lhs", Ok(strategy=StrategyFrom.LHS), lhs=_STRATS[1:], rhs=None),
+    _row("strategy.same", Ok(strategy=StrategyFrom.LHS),
+         lhs=CheckpointingStrategy.DISABLED, rhs=CheckpointingStrategy.DISABLED),
+    _row("strategy.same-b", Ok(strategy=StrategyFrom.LHS),
+         lhs=CheckpointingStrategy.BALANCED, rhs=CheckpointingStrategy.BALANCED),
     _row("strategy.mismatch", Fail("MV107", MSG_STRATEGY_MISMATCH), lhs=_STRATS[1:], rhs=_STRATS[1:]),
 )
 
@@ -372,9 +388,10 @@ MULTI_ROWS: tuple[Row, ...] = (
          family="cat", first=Route.AUTODIFF, other=Route.FLOAT, same_backend=True),
     _row("multi.cat-ad-expected", Fail("MV106", MSG_CAT_EXPECTED_AD), family="cat", first=Route.AUTODIFF,
          other=(Route.FLOAT, Route.INT)),
-    _row("multi.ad-ok", Ok(strategy="first"), first=Route.AUTODIFF, other=(Route.AUTODIFF, Route.INT),
+    _row("multi.ad-ok", Ok(strategy=StrategyFrom.FIRST), first=Route.AUTODIFF, other=(Route.AUTODIFF, Route.INT),
          same_backend=True),
-    _row("multi.plain-ok", Ok(strategy="first"), first=(Route.FLOAT, Route.INT), other=(Route.FLOAT, Route.INT),
+    _row("multi.plain-ok", Ok(strategy=StrategyFrom.FIRST),
+         first=(Route.FLOAT, Route.INT), other=(Route.FLOAT, Route.INT),
          same_backend=True),
     _row("multi.cat-plain-ad", Fail("MV106", MSG_CAT_WRONG_BACKEND), "cat: an autodiff float after a plain one",
          family="cat", first=Route.FLOAT, other=Route.AUTODIFF, same_backend=True),
@@ -415,19 +432,22 @@ CAPTURE_USE_ROWS: tuple[Row, ...] = (
 _FLOATS_NOT_AD = (PF, PF_STAR)
 _AF_ROLES = tuple(Role)
 AUTODIFF_ROWS: tuple[Row, ...] = (
-    _row("api.inner-af", Ok(result=PF, strategy="clear"), call="inner", cls=AF),
+    _row("api.inner-af", Ok(result=PF, strategy=StrategyFrom.CLEAR), call="inner", cls=AF),
     _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
     _row("api.inner-int", Ok(), "inner() of an int/bool tensor not associated with autodiff", call="inner",
          cls=(PI, CI_INT, CC_INT)),
     _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
     _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
-    _row("api.from_inner-float", Ok(result=AF, strategy="disabled-if-none", role=Role.UNTRACKED),
+    _row("api.from_inner-float", Ok(result=AF, strategy=StrategyFrom.DISABLED_IF_NONE, role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
     _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
     _row("api.from_inner-int", Ok(), "from_inner() of an int/bool tensor associated with autodiff", call="from_inner",
          cls=PI_STAR),
     _row("api.from_inner-capture", Fail("MV102", MSG_CAPTURE_AUTODIFF), call="from_inner", cls=CAPTURE_CLASSES),
-    _row("api.no_grad-af", Ok(result=PF, strategy="clear"), call="no_grad", cls=AF),
+    _row("api.no_grad-af", Ok(result=PF, strategy=StrategyFrom.CLEAR), call="no_grad", cls=AF),
+    # `no_grad` is `if self.device().is_autodiff() { self.inner() }`: an associated int/bool reports
+    # an autodiff device, so it takes `inner()` (the identity at 2c06be35)
+    _row("api.no_grad-int-ad", Ok(), call="no_grad", cls=PI_STAR),
     _row("api.no_grad-other", Ok(), call="no_grad"),
     # burn-autodiff ops/tensor.rs float_detach keeps `float_is_require_grad`, which is true for
     # `Requirement::Grad` (a tracked leaf) only: a detached non-leaf is an untracked leaf.
@@ -439,14 +459,15 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.require_grad-other", Ok(), call="require_grad"),
     _row("api.unrequire_grad-af", Ok(role=Role.UNTRACKED), call="unrequire_grad", cls=AF),
     _row("api.unrequire_grad-other", Ok(), call="unrequire_grad"),
-    _row("api.with_strategy-af", Ok(strategy="arg"), call="with_strategy", cls=AF),
-    _row("api.with_strategy-float", Ok(result=PF_STAR, strategy="arg"), call="with_strategy", cls=_FLOATS_NOT_AD),
-    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy="arg"), call="with_strategy", cls=PLAIN_INTS),
-    _row("api.with_strategy-capture", Ok(strategy="arg"), call="with_strategy", cls=CAPTURE_CLASSES),
+    _row("api.with_strategy-af", Ok(strategy=StrategyFrom.ARG), call="with_strategy", cls=AF),
+    _row("api.with_strategy-float", Ok(result=PF_STAR, strategy=StrategyFrom.ARG),
+         call="with_strategy", cls=_FLOATS_NOT_AD),
+    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy=StrategyFrom.ARG), call="with_strategy", cls=PLAIN_INTS),
+    _row("api.with_strategy-capture", Ok(strategy=StrategyFrom.ARG), call="with_strategy", cls=CAPTURE_CLASSES),
     # An untracked Af has no step on the tape (only `require_grad` and ops on tracked inputs
     # register one), so burn-autodiff's server panics in `backward`.
     _row("api.backward-untracked", Fail("MV108", MSG_NO_STEP), call="backward", cls=AF, role=Role.UNTRACKED),
-    _row("api.grads-af", Ok(result=PF_STAR, strategy="keep"), call=("backward", "grad", "grad_remove",
+    _row("api.grads-af", Ok(result=PF_STAR, strategy=StrategyFrom.KEEP), call=("backward", "grad", "grad_remove",
                                                                      "grad_replace"), cls=AF),
     _row("api.grads-other", Fail("MV108", MSG_REQUIRES_AD), call=("backward", "grad", "grad_remove",
                                                                   "grad_replace")),
@@ -660,7 +681,7 @@ def operands_accepted(op: str, lhs: str, rhs: str) -> bool:
 #: Citations ``file:line`` are tracel-ai/burn at d16f7ba2ed (2026-09-05): burn-dispatch
 #: ``src/macros.rs`` (to_device), ``src/backend.rs`` (the AutodiffBackend impl and its
 #: ``autodiff_context_tests``) and burn-backend-extension's ``#[backend_dispatch]`` routing.
-_PINNED_MERGE = Ok(result=AF, strategy="validated",
+_PINNED_MERGE = Ok(result=AF, strategy=StrategyFrom.VALIDATED,
                    note="the plain float joins as an untracked autodiff leaf (from_inner)")
 _PINNED_WRONG_BACKEND = Fail("MV106", MSG_INPUT_WRONG_BACKEND)
 PROFILES: Mapping[str, Mapping[str, Outcome]] = {
@@ -689,8 +710,8 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
         "multi.cat-ad-expected": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
         "multi.cat-ad-backend": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
         "multi.cat-plain": Fail("MV106", MSG_CAT_INPUT_WRONG_BACKEND),
-        "multi.ad-ok": Ok(strategy="validated"),
-        "multi.plain-ok": Ok(strategy="validated"),
+        "multi.ad-ok": Ok(strategy=StrategyFrom.VALIDATED),
+        "multi.plain-ok": Ok(strategy=StrategyFrom.VALIDATED),
         # backend.rs:819 uniform_contexts_propagate_through_fixed_arity_and_vector_ops: multi-input ops (layer_norm)
         # take the same route; a plain float input is lifted like a binary op's.
         "multi.input-unreachable": _PINNED_MERGE,
@@ -698,14 +719,17 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
         "multi.input-wrong": _PINNED_WRONG_BACKEND,
         # backend.rs:389 `grad` and :434 `grad_remove` (test gradients_are_inner_backend_tensors, :999):
         # a gradient's context is Disabled, so it carries no strategy.
-        "api.grads-af": Ok(result=PF, strategy="clear"),
+        "api.grads-af": Ok(result=PF, strategy=StrategyFrom.CLEAR),
         # backend.rs:525 `int_inner` / :596 `int_from_inner` (disable_autodiff_context :297-300,
         # enable_autodiff_context :306-310; test inner_transitions_clear_and_restore_context, :976):
         # inner clears the association, from_inner restores it as Enabled(Disabled); each asserts
         # the other state.
-        "api.inner-int-ad": Ok(result=PI, strategy="clear"),
+        "api.inner-int-ad": Ok(result=PI, strategy=StrategyFrom.CLEAR),
+        # burn-tensor api/autodiff.rs `without_autodiff` (the renamed `no_grad`): `K::inner` of a
+        # tensor whose device reports autodiff, so an associated int/bool leaves autodiff as above
+        "api.no_grad-int-ad": Ok(result=PI, strategy=StrategyFrom.CLEAR),
         "api.inner-int": Fail("MV108", MSG_INNER_TWICE),
-        "api.from_inner-int-plain": Ok(result=PI_STAR, strategy="disabled-if-none"),
+        "api.from_inner-int-plain": Ok(result=PI_STAR, strategy=StrategyFrom.DISABLED_IF_NONE),
         "api.from_inner-int": Fail("MV109", MSG_ALREADY_AUTODIFF),
         # backend.rs:438 `grad_replace`: assert_eq!(autodiff, Disabled, ...) at :447, before the match.
         "replace.autodiff": Fail("MV106", MSG_REPLACEMENT_INNER),
@@ -729,7 +753,59 @@ BURN_NEXT_OVERRIDES: Mapping[str, Outcome] = {
 }
 PROFILES = {**PROFILES, "burn-next": {**PROFILES[DEFAULT_PROFILE], **BURN_NEXT_OVERRIDES}}
 
-if set(PROFILES) != set(PROFILE_NAMES):
+# --- tensor methods that later Burn added or renamed ------------------------------------------------
+#
+# burn-tensor src/tensor/api/autodiff.rs after 2c06be35 (the DispatchAutodiffContext era, whose
+# burn-dispatch backend.rs the default profile cites; it has `Dispatch::is_tracked`): `no_grad` is
+# renamed `without_autodiff` ("if the tensor uses autodiff, this moves it to the inner backend ...
+# if autodiff is already disabled, the tensor is returned unchanged"), `autodiff` is its inverse
+# (`from_inner` unless the tensor already uses autodiff), and `is_autodiff` (the device
+# reports autodiff) and `is_tracked` (the tensor "participates in a recorded autodiff graph") are
+# added. At 2c06be35 and in v0.21 none of them exists. A renamed method runs its old name's cells;
+# a query has no failing cell.
+
+#: New name -> the ``call`` of the autodiff table that it runs.
+RENAMED_TENSOR_METHODS: Mapping[str, str] = {"without_autodiff": "no_grad"}
+#: ``t.autodiff()``: a tensor that reports autodiff is returned unchanged (no cell: ``if
+#: self.is_autodiff() { self }``), any other runs this call's cells (``K::from_inner``).
+ENABLING_TENSOR_METHODS: Mapping[str, str] = {"autodiff": "from_inner"}
+#: Boolean queries on a tensor that later Burn added.
+TENSOR_QUERIES = ("is_autodiff", "is_tracked")
+_LATER_TENSOR_API = frozenset(RENAMED_TENSOR_METHODS) | frozenset(ENABLING_TENSOR_METHODS) | frozenset(TENSOR_QUERIES)
+#: The tensor methods each profile's Burn has beyond the 2c06be35 API.
+PROFILE_TENSOR_API: Mapping[str, frozenset[str]] = {
+    "burn-d16f7ba": _LATER_TENSOR_API,
+    "burn-2026-08": frozenset(),
+    "burn-0.21": frozenset(),
+    "burn-next": _LATER_TENSOR_API,
+}
+
+
+def has_tensor_method(profile: str, name: str) -> bool:
+    """Whether ``name`` (one of the later methods) exists in ``profile``'s Burn."""
+    return name in PROFILE_TENSOR_API[profile]
+
+
+def profiles_with_tensor_method(name: str) -> tuple[str, ...]:
+    return tuple(p for p in PROFILE_NAMES if has_tensor_method(p, name))
+
+
+def is_tracked(cls: TensorClass, role: Role | None) -> bool:
+    """Burn's ``is_tracked``: an autodiff float on the recorded graph, a tracked leaf or a non-leaf
+    (``tensor.as_autodiff().is_tracked()``; a detached non-leaf is an untracked leaf)."""
+    return cls is AF and role in (Role.TRACKED, Role.NON_LEAF)
+
+
+def query_result(query: str, cls: TensorClass, role: Role | None) -> bool:
+    """The answer of one of :data:`TENSOR_QUERIES` for a tensor in this state."""
+    if query == "is_tracked":
+        return is_tracked(cls, role)
+    if query == "is_autodiff":
+        return reports_autodiff(cls)
+    raise ValueError(f"unknown tensor query {query!r}")
+
+
+if set(PROFILES) != set(PROFILE_NAMES) or set(PROFILE_TENSOR_API) != set(PROFILE_NAMES):
     raise RuntimeError(f"the profiles' overrides {tuple(PROFILES)} and names {PROFILE_NAMES} differ")
 
 

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from . import autodiff
+from . import autodiff as tape
 from . import recorder as recording
+from . import semantics as _semantics
 from . import validation as check
 from .capture import Scope, active_scope, completed_scope
 from .dataplane import transfer
@@ -50,6 +51,7 @@ from .semantics import (
     Place,
     Role,
     Route,
+    StrategyFrom,
     TensorClass,
     Transfer,
     binary_kind,
@@ -188,6 +190,15 @@ def _check_capture_use(op: str, tensors: Iterable[Tensor]) -> None:
                 _fail(op, outcome)
 
 
+def _later_method(name: str) -> None:
+    """A method of later Burn: an ``AttributeError`` in a profile whose Burn does not have it (a
+    Rust program calling it would not compile)."""
+    profile = SETTINGS.profile
+    if not _semantics.has_tensor_method(profile, name):
+        having = ", ".join(_semantics.profiles_with_tensor_method(name))
+        raise AttributeError(f"Tensor.{name} does not exist in profile {profile}'s Burn (it exists in: {having})")
+
+
 def _numpy_exec() -> Executor:
     return get_executor("numpy", "host")
 
@@ -203,7 +214,7 @@ class Tensor:
     _cls: TensorClass
     _strategy: CheckpointingStrategy | None
     _role: Role | None
-    _node: autodiff.Node | None
+    _node: tape.Node | None
     _kind: str
     _cap: _CaptureRef | None
     id: int
@@ -217,7 +228,7 @@ class Tensor:
     @classmethod
     def _make(cls, prim: Any, exec_: Executor, dev: Device, tcls: TensorClass,
               strategy: CheckpointingStrategy | None, kind: str, role: Role | None = None,
-              node: autodiff.Node | None = None, cap: _CaptureRef | None = None) -> Tensor:
+              node: tape.Node | None = None, cap: _CaptureRef | None = None) -> Tensor:
         t = object.__new__(cls)
         t._prim, t._exec, t._dev, t._cls, t._strategy = prim, exec_, dev, tcls, strategy
         t._role, t._node, t._kind, t._cap = role, node, kind, cap
@@ -247,7 +258,7 @@ class Tensor:
         if isinstance(outcome, Fail):
             _fail(op, outcome)
         exec_ = executor_for(plain)
-        strategy = device._strategy if outcome.strategy == "target" else None
+        strategy = device._strategy if outcome.strategy is StrategyFrom.TARGET else None
         if scope is not None:
             value = array if array is not None else exec_.to_numpy(make(exec_))
             value_id = scope.add_initializer(value)
@@ -424,7 +435,7 @@ class Tensor:
 
     def _moved(self, outcome: Any, device: Device, plain: Device, scope: Scope | None) -> Tensor:
         tcls = outcome.result or self._cls
-        strategy = device._strategy if outcome.strategy == "target" else self._strategy
+        strategy = device._strategy if outcome.strategy is StrategyFrom.TARGET else self._strategy
         if outcome.transfer is Transfer.NONE:
             return self
         if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
@@ -439,7 +450,7 @@ class Tensor:
         prim = transfer(self._prim, self._exec, dst)
         if outcome.transfer is Transfer.AUTODIFF and self._role is not Role.UNTRACKED:
             src = self._exec
-            node = autodiff.record("to_device", dst, (self._node,), prim,
+            node = tape.record("to_device", dst, (self._node,), prim,
                                    forward=lambda v: transfer(v, src, dst), backward=_bw_identity,
                                    needs_inputs=False, needs_output=False,
                                    compute_bound="to_device" in COMPUTE_BOUND_OPS,
@@ -450,7 +461,7 @@ class Tensor:
                                 self._record_host_transfer(dst, prim))
         return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
 
-    def _record_host_transfer(self, dst: Executor, prim: Any) -> autodiff.Node:
+    def _record_host_transfer(self, dst: Executor, prim: Any) -> tape.Node:
         """The tape node of a cross-backend autodiff move (burn-autodiff's recorded transfer).
 
         Compute-bound, as burn-autodiff's `to_backend` prepares it: Balanced checkpointing keeps its
@@ -458,12 +469,12 @@ class Tensor:
         backward hands the gradient back in the source's dtype; the tape copies it to the source device.
         """
         src, dtype = self._exec, self._exec.dtype(self._prim)
-        autodiff.link_parents((self._node,), (self._prim,), self._strategy, needs_inputs=False)
+        tape.link_parents((self._node,), (self._prim,), self._strategy, needs_inputs=False)
 
         def backward(e: Executor, g: Any, ins: Any, out: Any) -> tuple:
             return (g if e.dtype(g) == dtype else e.cast(g, dtype),)
 
-        return autodiff.record("to_device", dst, (self._node,), prim, forward=lambda v: transfer(v, src, dst),
+        return tape.record("to_device", dst, (self._node,), prim, forward=lambda v: transfer(v, src, dst),
                                backward=backward, needs_inputs=False, needs_output=False,
                                compute_bound="to_device" in COMPUTE_BOUND_OPS,
                                strategy=self._strategy)
@@ -471,7 +482,7 @@ class Tensor:
     # --- the op engine ---------------------------------------------------------------------
     def _apply(self, op: str, operands: tuple[Tensor, ...], tcls_route_ad: bool,
                strategy: CheckpointingStrategy | None, fwd: Callable[..., Any],
-               bwd: autodiff.Backward | None, needs_inputs: bool = False, needs_output: bool = False,
+               bwd: tape.Backward | None, needs_inputs: bool = False, needs_output: bool = False,
                compute_bound: bool = False, forced_cls: TensorClass | None = None,
                role: Role | None = None) -> Tensor:
         """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
@@ -489,8 +500,8 @@ class Tensor:
         if bwd is None or not any(t._node is not None for t in operands):  # nothing tracked: no tape node
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
         floats = [t for t in operands if t._kind == "float"]
-        parents = tuple(t._node if t._node is not None else autodiff.constant(exec_, t._prim) for t in floats)
-        autodiff.link_parents(parents, [t._prim for t in floats], strategy, needs_inputs)
+        parents = tuple(t._node if t._node is not None else tape.constant(exec_, t._prim) for t in floats)
+        tape.link_parents(parents, [t._prim for t in floats], strategy, needs_inputs)
         # Recomputation gets the float parents' values; int/bool operands (masks) are kept as they are.
         # Only those are captured: keeping the float inputs here would defeat Balanced checkpointing.
         fixed = [None if t._kind == "float" else t._prim for t in operands]
@@ -502,7 +513,7 @@ class Tensor:
                     args[i] = next(floats_in)
             return fwd(exec_, *args)
 
-        node = autodiff.record(op, exec_, parents, out, forward=forward, backward=bwd,
+        node = tape.record(op, exec_, parents, out, forward=forward, backward=bwd,
                                needs_inputs=needs_inputs, needs_output=needs_output,
                                compute_bound=compute_bound, strategy=strategy)
         return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, Role.NON_LEAF, node)
@@ -521,7 +532,7 @@ class Tensor:
         tcls = CC if kind == "float" else CC_INT
         return Tensor._make(None, self._exec, self._dev, tcls, strategy, kind, cap=ref)
 
-    def _unary(self, op: str, fwd: Callable[..., Any], bwd: autodiff.Backward | None, *,
+    def _unary(self, op: str, fwd: Callable[..., Any], bwd: tape.Backward | None, *,
                needs_inputs: bool = False, needs_output: bool = False, kind_error: str | None = None) -> Tensor:
         # operand kinds and the unary table's key come from the op's spec (scalar forms of binary
         # ops have none: _binary passes the kind error, raised after dispatch like the kernel would)
@@ -546,10 +557,10 @@ class Tensor:
             recording.record_ok(op)
         return result
 
-    def _binary(self, op: str, other: Tensor | Scalar, fwd: Callable[..., Any], bwd: autodiff.Backward | None,
+    def _binary(self, op: str, other: Tensor | Scalar, fwd: Callable[..., Any], bwd: tape.Backward | None,
                 *, needs_inputs: bool = False, compute_bound: bool = False,
                 scalar_fwd: Callable[..., Any] | None = None,
-                scalar_bwd: autodiff.Backward | None = None, operand_name: str = "other") -> Tensor:
+                scalar_bwd: tape.Backward | None = None, operand_name: str = "other") -> Tensor:
         if not isinstance(other, Tensor):  # operators return NotImplemented before reaching here
             if scalar_fwd is None:
                 raise TypeError(f"Tensor.{op}: {operand_name} must be a Tensor, got {check.type_name(other)}")
@@ -610,7 +621,7 @@ class Tensor:
                                  other=route_of(other._cls), same_backend=self._dev._backend == other._dev._backend)
             if isinstance(outcome, Fail):
                 _fail(full_op, outcome, name=name, backend=self._dev._backend)  # stringify!($Backend): the variant name
-            if outcome.strategy == "validated":
+            if outcome.strategy is StrategyFrom.VALIDATED:
                 _row, merged = cell("strategy", profile, lhs=strategy, rhs=other._strategy)
                 if isinstance(merged, Fail):
                     _fail(full_op, merged, lhs=strategy, rhs=other._strategy)
@@ -838,10 +849,10 @@ class Tensor:
         return result
 
     # --- the autodiff API -------------------------------------------------------------------------
-    def _api(self, call: str, record: bool = True) -> Any:
+    def _api(self, call: str, record: bool = True, public: str | None = None) -> Any:
         _row, outcome = cell("autodiff", SETTINGS.profile, call=call, cls=self._cls,
                              role=self._role if self._cls is AF else None)
-        name = f"Tensor.{_PUBLIC_NAMES.get(call, call)}"  # records name the method the user called
+        name = f"Tensor.{public or _PUBLIC_NAMES.get(call, call)}"  # records name the method the user called
         if isinstance(outcome, Fail):
             _fail(name, outcome)
         if record and recording.ACTIVE:
@@ -849,7 +860,7 @@ class Tensor:
         return outcome
 
     def _with(self, tcls: TensorClass, strategy: CheckpointingStrategy | None, role: Role | None = None,
-              node: autodiff.Node | None = None) -> Tensor:
+              node: tape.Node | None = None) -> Tensor:
         return Tensor._make(self._prim, self._exec, self._dev, tcls, strategy, self._kind, role, node, self._cap)
 
     def inner(self) -> Tensor:
@@ -863,15 +874,47 @@ class Tensor:
     def from_inner(tensor: Tensor) -> Tensor:
         """Wrap a plain float as an autodiff float (an untracked leaf)."""
         check.check_tensor("Tensor.from_inner", "tensor", tensor)
-        outcome = tensor._api("from_inner")
+        return tensor._enabled(tensor._api("from_inner"))
+
+    def _enabled(self, outcome: Any) -> Tensor:
+        """The result of a ``from_inner`` cell that succeeded."""
         if outcome.result is None:
-            return tensor
+            return self
         role = Role.UNTRACKED if outcome.result is AF else None
-        return tensor._with(outcome.result, tensor._strategy or CheckpointingStrategy.DISABLED, role)
+        return self._with(outcome.result, self._strategy or CheckpointingStrategy.DISABLED, role)
 
     def no_grad(self) -> Tensor:
         outcome = self._api("no_grad")
         return self if outcome.result is None else self._with(outcome.result, None)
+
+    def without_autodiff(self) -> Tensor:
+        """Burn's later name of :meth:`no_grad` (the same cells), in the profiles whose Burn has it."""
+        _later_method("without_autodiff")
+        outcome = self._api(_semantics.RENAMED_TENSOR_METHODS["without_autodiff"], public="without_autodiff")
+        return self if outcome.result is None else self._with(outcome.result, None)
+
+    def autodiff(self) -> Tensor:
+        """Burn's later ``Tensor::autodiff``: a tensor that reports autodiff is returned unchanged, any
+        other runs ``Tensor.from_inner``'s cells; in the profiles whose Burn has it."""
+        _later_method("autodiff")
+        if _semantics.reports_autodiff(self._cls):  # no dispatch: `if self.is_autodiff() { self }`
+            if recording.ACTIVE:
+                recording.record_ok("Tensor.autodiff")
+            return self
+        outcome = self._api(_semantics.ENABLING_TENSOR_METHODS["autodiff"], public="autodiff")
+        return self._enabled(outcome)
+
+    def is_autodiff(self) -> bool:
+        """Whether autodiff is enabled for this tensor (its device reports autodiff), in the profiles
+        whose Burn has it."""
+        _later_method("is_autodiff")
+        return _semantics.query_result("is_autodiff", self._cls, self._role)
+
+    def is_tracked(self) -> bool:
+        """Whether this tensor is on a recorded autodiff graph (a tracked leaf or a non-leaf), in the
+        profiles whose Burn has it."""
+        _later_method("is_tracked")
+        return _semantics.query_result("is_tracked", self._cls, self._role)
 
     def detach(self) -> Tensor:
         outcome = self._api("detach")
@@ -880,7 +923,7 @@ class Tensor:
         return self._new_leaf(outcome.role)
 
     def _new_leaf(self, role: Role) -> Tensor:
-        node = autodiff.leaf(self._exec, self._prim) if role is Role.TRACKED else None
+        node = tape.leaf(self._exec, self._prim) if role is Role.TRACKED else None
         return self._with(AF, self._strategy, role, node)
 
     def require_grad(self) -> Tensor:
@@ -908,34 +951,34 @@ class Tensor:
         outcome = self._api("with_strategy")
         return self._with(outcome.result or self._cls, strategy, self._role, self._node)
 
-    def backward(self) -> autodiff.Gradients:
+    def backward(self) -> tape.Gradients:
         """Gradients of this tensor for every tracked leaf it depends on."""
         self._api("backward")
         if self._node is None:
-            return autodiff.Gradients({})
+            return tape.Gradients({})
         seed = self._exec.ones(self.shape, self.dtype)
-        return autodiff.backward(self._node, seed)
+        return tape.backward(self._node, seed)
 
     def _grad_tensor(self, outcome: Ok, entry: tuple[Any, Executor] | None) -> Tensor | None:
         """A gradient on the inner backend: a plain float carrying this tensor's strategy or none."""
         if entry is None:
             return None
         prim, exec_ = entry
-        strategy = None if outcome.strategy == "clear" else self._strategy
+        strategy = None if outcome.strategy is StrategyFrom.CLEAR else self._strategy
         return Tensor._make(prim, exec_, self._dev, class_of("float", False, strategy is not None), strategy, "float")
 
-    def grad(self, grads: autodiff.Gradients) -> Tensor | None:
+    def grad(self, grads: tape.Gradients) -> Tensor | None:
         """This tensor's gradient on the inner backend, carrying its strategy (Pf*), or None."""
         check.check_gradients("Tensor.grad", grads)
         outcome = self._api("grad")
         return self._grad_tensor(outcome, grads.get(self._node.id) if self._node is not None else None)
 
-    def grad_remove(self, grads: autodiff.Gradients) -> Tensor | None:
+    def grad_remove(self, grads: tape.Gradients) -> Tensor | None:
         check.check_gradients("Tensor.grad_remove", grads)
         outcome = self._api("grad_remove")
         return self._grad_tensor(outcome, grads.pop(self._node.id) if self._node is not None else None)
 
-    def grad_replace(self, grads: autodiff.Gradients, gradient: Tensor) -> None:
+    def grad_replace(self, grads: tape.Gradients, gradient: Tensor) -> None:
         """Replace this tensor's gradient with ``gradient`` (a plain float of the same backend)."""
         check.check_gradients("Tensor.grad_replace", grads)
         check.check_tensor("Tensor.grad_replace", "gradient", gradient)

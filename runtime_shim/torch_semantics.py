@@ -1,4 +1,4 @@
-"""PyTorch's device and autograd rules for MV201-MV208: one table the observer and the analyzer share.
+"""PyTorch's device and autograd rules for MV201-MV211: one table the observer and the analyzer share.
 
 Pure data and functions over plain values (no torch import): the observer
 (:mod:`runtime_shim.torch_observer`) classifies the failures real PyTorch
@@ -21,6 +21,9 @@ RULES: dict[str, str] = {
     "MV206": "move-result-discarded",
     "MV207": "index-on-other-device",
     "MV208": "dlpack-of-grad-tensor",
+    "MV209": "cuda-in-forked-loader-worker",
+    "MV210": "pinned-cuda-batch",
+    "MV211": "generator-device",
 }
 
 # --- PyTorch's texts ----------------------------------------------------------------------------------
@@ -42,6 +45,30 @@ NON_LEAF_GRAD_MESSAGE = ("The .grad attribute of a Tensor that is not a leaf Ten
                          "attribute won't be populated during autograd.backward().")
 GRAD_FLAG_MESSAGE = "you can only change requires_grad flags of leaf variables."
 DLPACK_GRAD_MESSAGE = "Can't export tensors that require gradient, use tensor.detach()"
+#: torch/cuda/__init__.py ``_lazy_init`` in a process forked after the parent initialised CUDA (a forked
+#: DataLoader worker whose dataset, transform or collate_fn makes a CUDA tensor)
+BAD_FORK_MESSAGE = ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
+                    "the 'spawn' start method")
+
+
+def worker_message(text: str, where: str = "DataLoader worker process 0", kind: str = "RuntimeError") -> str:
+    """What the main process raises for a failure in a DataLoader worker or its pin-memory thread
+    (``ExceptionWrapper.reraise``: ``Caught RuntimeError in DataLoader worker process 0. Original ...``)."""
+    return f"Caught {kind} in {where}.\nOriginal Traceback (most recent call last):\n{kind}: {text}"
+
+
+def pin_message(legacy_type: str) -> str:
+    """``Tensor.pin_memory()`` of a tensor not on the CPU (aten/src/ATen/native/Memory.cpp ``_pin_memory``;
+    ``is_pinned`` answers False for it, so the DataLoader's pinning reaches the check)."""
+    return f"cannot pin '{legacy_type}' only dense CPU tensors can be pinned"
+
+
+def generator_message(device_type: str, generator_type: str) -> str:
+    """A random op (``torch.randperm`` in ``RandomSampler.__iter__``) given a generator of another device type
+    than its output (aten/src/ATen/core/Generator.h ``check_generator``)."""
+    return f"Expected a '{device_type}' device type for generator but found '{generator_type}'"
+
+
 DISCARDED_MOVE_MESSAGE = ("the result of Tensor.{op}() is discarded: a tensor does not move in place "
                           "(assign it: x = x.{op}(...))")
 
@@ -202,3 +229,15 @@ def data_parallel_message(expected: str, found: str) -> str:
     """``nn.DataParallel``'s check, before it scatters the inputs: the module must be on ``device_ids[0]``."""
     return (f"module must have its parameters and buffers on device {expected} (device_ids[0]) but found one of "
             f"them on device: {found}")
+
+
+# --- nn.parallel.DistributedDataParallel ----------------------------------------------------------------
+
+
+def ddp_device_ids_message(device_ids: str, output_device: str, devices: str) -> str:
+    """``DistributedDataParallel(module, device_ids=[...])`` of a module on the CPU: the constructor's check
+    (``torch/nn/parallel/distributed.py``; ``devices`` is the set of its parameters' devices, as Python prints
+    it: ``{device(type='cpu')}``)."""
+    return ("DistributedDataParallel device_ids and output_device arguments only work with single-device/"
+            "multiple-device GPU modules or CPU modules, but got device_ids "
+            f"{device_ids}, output_device {output_device}, and module parameters {devices}.")

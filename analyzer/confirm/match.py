@@ -177,6 +177,7 @@ def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict
     """Every site of ``files`` that executed or has a prediction, judged, in file and position order."""
     sites: list[Site] = []
     moved_sites: list[Site] = []
+    _move_setup_findings(observed, predicted)
     for file in sorted(files):
         seen, said = observed.get(file, {}), predicted.get(file, {})
         pairs = _pair(seen, said, functools.partial(lines.reported_start, file))
@@ -198,6 +199,26 @@ def compare(observed: dict[str, dict[Span, Observed]], predicted: dict[str, dict
     for site in sorted(sites, key=lambda site: (site.file, site.span)):
         judge(site, profile)
     return sorted(sites, key=lambda site: (site.file, site.span))
+
+
+def _move_setup_findings(observed: dict[str, dict[Span, Observed]],
+                         predicted: dict[str, dict[Span, Predicted]]) -> None:
+    """A finding at a call that sets up a later failure (``Rule.reported_at_setup``: a ``DataLoader(...)`` whose
+    settings fail when it is iterated) moves to the sites that failed through that call (it is among their records'
+    callers), as a finding reported at a caller does; one that no failure came through stays where it is."""
+    moves: list[tuple[str, Span, Moved]] = []
+    for at, spans in predicted.items():
+        for where, prediction in spans.items():
+            for finding in prediction.setup:
+                if where in observed.get(at, {}):
+                    continue  # it failed here: judged here
+                hosts = [(file, span) for file, seen in observed.items() for span, site in seen.items()
+                         if finding.code in site.via.get(finding.place, (0, {}))[1]]
+                if hosts:
+                    (prediction.errors if finding.error else prediction.warnings).pop(finding.code, None)
+                    moves.extend((file, span, finding) for file, span in hosts)
+    for file, span, finding in moves:
+        predicted.setdefault(file, {}).setdefault(span, Predicted()).moved.append(finding)
 
 
 def _has_claims(prediction: Predicted) -> bool:

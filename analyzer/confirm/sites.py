@@ -56,6 +56,8 @@ class Predicted:
     reveals: list[str] = field(default_factory=list)  # the notes' texts ("A | B")
     # findings reported at the call that passed their failing operands, whose failing call is this site
     moved: list[Moved] = field(default_factory=list)
+    # findings at this call of a rule ``reported_at_setup``: judged where the runtime failed through it, if it did
+    setup: list[Moved] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -201,3 +203,13 @@ def predict(diagnostics: Iterable[Diagnostic], into: dict[str, dict[Span, Predic
         else:
             target = site.setdefault(span, Predicted())
             (target.errors if d.severity is Severity.ERROR else target.warnings).setdefault(d.code, d.message)
+            if _reported_at_setup(d.code):
+                target.setup.append(Moved(d.code, d.severity is Severity.ERROR, d.message,
+                                          os.path.realpath(d.file), span))
+
+
+def _reported_at_setup(code: str) -> bool:
+    from ..rules import rule_by_code  # (the rules, imported where a confirm run predicts)
+
+    rule = rule_by_code(code)
+    return rule is not None and rule.reported_at_setup

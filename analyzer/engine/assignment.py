@@ -22,7 +22,7 @@ from ..domain import (
     seq_of,
     with_entry,
 )
-from .flow_state import ELEMENT_ALIAS, Frame, State, stored, widen_if_large
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, stored, widen_if_large
 from .limits import MAX_DICT_KEYS
 from .mixin import EngineMixin
 from .program import ModuleInfo
@@ -39,7 +39,7 @@ class Assignment(EngineMixin):
             st.vars[target.id] = widen_if_large(value)
             st.drop_overlays(target.id)
             st.kill_aliases(target.id)
-            if fr.func is not None and fr.kind == "function" and target.id in fr.func.globals:
+            if fr.func is not None and fr.kind is FrameKind.FUNCTION and target.id in fr.func.globals:
                 # ``global DEVICE; DEVICE = ...``: a weak update of the module's namespace (as for
                 # containers filled from functions); this function reads on what it stored
                 self.store_global(fr.module, target.id, widen_if_large(value))
@@ -59,8 +59,9 @@ class Assignment(EngineMixin):
                 if namespace is not None:  # ``args.cuda = ...``: the namespace carries it into calls
                     st.vars[target.value.id] = namespace
             if isinstance(target.value, ast.Name) and not obj.is_bottom:
-                st.vars[f"{target.value.id}.{target.attr}"] = widen_if_large(value)
-                st.kill_aliases(f"{target.value.id}.{target.attr}")
+                overlay = Overlay(target.value.id, target.attr)
+                st.overlays[overlay] = widen_if_large(value)
+                st.kill_aliases(overlay)
         elif isinstance(target, ast.Subscript):
             self._store_subscript(target, value, st, fr)
 
@@ -123,7 +124,7 @@ class Assignment(EngineMixin):
     def store_attribute(self, obj: Value, attr: str, value: Value, fr: Frame) -> None:
         """``obj.attr = value``: instances get a weak update of the heap; a project module's namespace is
         updated in place (strongly from a module's top level when the module is known, else weakly)."""
-        strong = fr.kind == "module" and len(obj.atoms) == 1 and not obj.top
+        strong = fr.kind is FrameKind.MODULE and len(obj.atoms) == 1 and not obj.top
         for atom in obj.atoms:
             if isinstance(atom, Instance):
                 key = (atom, attr)
@@ -150,13 +151,14 @@ class Assignment(EngineMixin):
             updated = self._updated_container(container, key, value)
             base = target.value.value.id
             self.store_attribute(self.eval(target.value.value, st, fr), target.value.attr, updated, fr)
-            st.vars[f"{base}.{target.value.attr}"] = widen_if_large(updated)
-            st.kill_aliases(f"{base}.{target.value.attr}")
+            overlay = Overlay(base, target.value.attr)
+            st.overlays[overlay] = widen_if_large(updated)
+            st.kill_aliases(overlay)
             return
         if not isinstance(target.value, ast.Name):
             return
         name = target.value.id
-        is_global = (fr.kind == "function" and name not in st.vars and name not in fr.closure
+        is_global = (fr.kind is FrameKind.FUNCTION and name not in st.vars and name not in fr.closure
                      and name in fr.module.namespace)
         if name not in st.vars and not is_global:
             return
@@ -167,17 +169,18 @@ class Assignment(EngineMixin):
             self.store_global(fr.module, name, value)
         self.update_variable_in_place(name, value, st, fr)
 
-    def update_variable_in_place(self, name: str, value: Value, st: State, fr: Frame) -> None:
+    def update_variable_in_place(self, name: Slot, value: Value, st: State, fr: Frame) -> None:
         """``name`` now holds ``value`` because the object it names changed in place (``xs[i] = v``,
         ``xs.append(v)``): where it is another variable's element (``row = grid[0]``), that one's too."""
-        element = st.aliases.get(ELEMENT_ALIAS + name)
-        st.vars[name] = value
+        element = st.elements.get(name) if isinstance(name, str) else None
+        st.set(name, value)
         st.kill_aliases(name)
         holder = st.vars.get(element[0]) if element is not None else None
         if element is not None and holder is not None and holder.only(SeqAtom, DictAtom):
             owner, ((_item, index),) = element
             self.update_variable_in_place(owner, self._updated_container(holder, V(const(index)), value), st, fr)
-            st.aliases[ELEMENT_ALIAS + name] = element  # still the same object
+            if isinstance(name, str):
+                st.elements[name] = element  # still the same object
 
     @staticmethod
     def _updated_container(container: Value, key: Value, value: Value) -> Value:

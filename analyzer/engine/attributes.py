@@ -32,9 +32,9 @@ from ..domain import (
 )
 from ..imports import shim_public_names, shim_submodules
 from ..models.base import UNHANDLED
-from .flow_state import Frame, State
+from .flow_state import Frame, Overlay, State
 from .mixin import EngineMixin
-from .program import SuperRef
+from .program import FunctionKind, SuperRef
 
 
 class Attributes(EngineMixin):
@@ -42,7 +42,7 @@ class Attributes(EngineMixin):
 
     def expr_Attribute(self, node: ast.Attribute, st: State, fr: Frame) -> Value:
         if isinstance(node.value, ast.Name):
-            overlay = st.vars.get(f"{node.value.id}.{node.attr}")
+            overlay = st.overlays.get(Overlay(node.value.id, node.attr))
             if overlay is not None:
                 return overlay
         obj = self.eval(node.value, st, fr)
@@ -114,7 +114,7 @@ class Attributes(EngineMixin):
                 return None
             out = BOTTOM
             for item in found.atoms:
-                if isinstance(item, FuncRef) and item.fn.kind == "classmethod":
+                if isinstance(item, FuncRef) and item.fn.kind is FunctionKind.CLASSMETHOD:
                     out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, atom)))
                 else:
                     out = out.join(V(item))
@@ -140,12 +140,12 @@ class Attributes(EngineMixin):
         out = TOP if found.top else BOTTOM
         for item in found.atoms:
             if isinstance(item, FuncRef) and item.bound is None:
-                if item.fn.kind == "staticmethod":
+                if item.fn.kind is FunctionKind.STATICMETHOD:
                     out = out.join(V(item))
-                elif item.fn.kind == "classmethod":
+                elif item.fn.kind is FunctionKind.CLASSMETHOD:
                     cls_atom = ClassRef(instance.cls) if isinstance(instance, Instance) else instance
                     out = out.join(V(FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, cls_atom)))
-                elif item.fn.kind == "property":
+                elif item.fn.kind is FunctionKind.PROPERTY:
                     getter = FuncRef(item.fn, item.closure, item.defaults, item.kw_defaults, instance)
                     out = out.join(self.call(V(getter), [], {}, node, st, fr))
                 else:

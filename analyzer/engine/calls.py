@@ -35,7 +35,7 @@ from ..domain import (
 from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
-from .flow_state import Frame, State, widen_if_large
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, completed_scopes, widen_if_large
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
 from .program import FunctionInfo
@@ -49,7 +49,8 @@ CONTAINER_MUTATORS = LIST_MUTATORS | DICT_MUTATORS
 
 def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: bool) -> tuple[Value, Value]:
     """``d.pop(k[, default])``, ``d.update(other)``, ``d.setdefault(k[, v])`` on dicts with known keys: the result
-    and the dict after. Anything less known leaves the dict unknown (its old entries may be gone or replaced)."""
+    and the dict after (``pop`` of a key not listed in a dict whose other keys are not known: one of their
+    values). Anything less known leaves the dict unknown (its old entries may be gone or replaced)."""
     result, updated = BOTTOM, BOTTOM
     key = values[0].consts() if values and attr != "update" else None
     for atom in container.atoms:
@@ -64,11 +65,16 @@ def _dict_mutation(container: Value, attr: str, values: list[Value], keywords: b
                 merged = with_entry(merged, k, v)
             result, updated = NONE, updated.join(V(merged))
             continue
-        if key is None or len(key) != 1 or len(values) > 2 or keywords or atom.rest is not None:
+        if key is None or len(key) != 1 or len(values) > 2 or keywords \
+                or (atom.rest is not None and attr != "pop"):
             return TOP, TOP
         found = atom.get(key[0])
         default = values[1] if len(values) > 1 else (NONE if attr == "setdefault" else BOTTOM)
-        if attr == "pop":
+        if found is None and atom.rest is not None:
+            # a key not listed of a dict with keys not known (a batch): one of those values, or the default
+            result = result.join(atom.rest.join(default))
+            updated = updated.join(V(atom))
+        elif attr == "pop":
             result = result.join(found if found is not None else default)
             updated = updated.join(V(without_entry(atom, key[0])))
         else:  # setdefault
@@ -129,11 +135,11 @@ class Calls(EngineMixin):
     def _container_mutation(self, node: ast.Call, st: State, fr: Frame) -> Value | None:
         """``xs.append(v)`` on a list the analysis follows: the list now also holds ``v``."""
         receiver = node.func.value  # type: ignore[attr-defined]
-        key = None
+        key: Slot | None = None
         if isinstance(receiver, ast.Name):
             key = receiver.id
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
-            key = f"{receiver.value.id}.{receiver.attr}"
+            key = Overlay(receiver.value.id, receiver.attr)
         attr = node.func.attr  # type: ignore[attr-defined]
         container = self.eval(receiver, st, fr)
         dicts = container.only(DictAtom) and not container.top and attr in DICT_MUTATORS
@@ -160,7 +166,7 @@ class Calls(EngineMixin):
                 added = self.iter_element(added)
             updated = Value(frozenset(seq_of(a.kind, a.elem.join(added)) if isinstance(a, SeqAtom) else a
                                       for a in container.atoms), container.top)
-        if key is not None and isinstance(receiver, ast.Name) and fr.kind == "function" and key not in st.vars \
+        if isinstance(key, str) and fr.kind is FrameKind.FUNCTION and key not in st.vars \
                 and key not in fr.closure and key in fr.module.namespace:
             # a module-level list filled from inside a function: a weak update of the module's namespace
             self.store_global(fr.module, key, updated)
@@ -224,7 +230,11 @@ class Calls(EngineMixin):
             # a recursive call: constants that change at each level (counters, depths) would make a new
             # context per level, so they become unknown; tensors and devices keep their states
             bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
-        scopes = fr.scopes if scopes is None else scopes
+        if scopes is None:
+            scopes = fr.scopes
+            done, certain = completed_scopes(st) if st is not None else (frozenset(), True)
+            if certain and done & scopes:
+                scopes = scopes - done  # the caller completed them on every path: closed in the callee too
         profile = fr.profile
         # the module globals it reads itself; what its callees read is checked when a summary is reused (below)
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
@@ -333,7 +343,7 @@ class Calls(EngineMixin):
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
                       scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
-                      kind="function", cls=fn.cls)
+                      kind=FrameKind.FUNCTION, cls=fn.cls)
         # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
         frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))

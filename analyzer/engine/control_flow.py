@@ -8,7 +8,7 @@ from typing import Any
 from runtime_shim.semantics import PROFILES
 
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
-from .flow_state import Frame, State, dead, force_top, join_states, widen_changed
+from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
 from .mixin import EngineMixin
@@ -43,7 +43,7 @@ class ControlFlow(EngineMixin):
     def stmt_While(self, node: ast.While, st: State, fr: Frame) -> State:
         entry = st
         head = entry.copy()
-        widened: set[str] = set()
+        widened: Widened = (set(), set(), set())
         exit_state = dead()
         breaks: list[State] = []
         reads = self.loop_reads(node, fr)
@@ -81,7 +81,7 @@ class ControlFlow(EngineMixin):
         element = self.iter_element(iterable)
         entry = st
         head = entry.copy()
-        widened: set[str] = set()
+        widened: Widened = (set(), set(), set())
         breaks: list[State] = []
         after_iteration = dead()
         reads = self.loop_reads(node, fr)
@@ -173,7 +173,7 @@ class ControlFlow(EngineMixin):
     def loop_reads(self, node: ast.For | ast.AsyncFor | ast.While, fr: Frame) -> frozenset[str] | None:
         """What a loop's iteration may read of its head (:mod:`.liveness`); ``None`` at a module's top level
         or in a class body, whose names the functions called in the loop read too."""
-        if fr.kind != "function":
+        if fr.kind is not FrameKind.FUNCTION:
             return None
         found = self._loop_reads.get(id(node))
         if found is None:
@@ -182,17 +182,21 @@ class ControlFlow(EngineMixin):
 
     def loop_converged(self, head: State, new_head: State, reads: frozenset[str] | None, mutations: int) -> bool:
         """Would another iteration from ``new_head`` compute what the last one, from ``head``, did? Yes when
-        the two agree on every name the body may read before assigning it (``reads``), the ``@`` entries
-        (torch modes), the instance overlays of those names and their aliases, and the iteration changed
-        nothing outside the frame (``mutations``: the heap, a namespace, a module loaded, the havoc sets)."""
+        the two agree on every name the body may read before assigning it (``reads``), the modes, the
+        overlays of those names and their aliases, and the iteration changed nothing outside the frame
+        (``mutations``: the heap, a namespace, a module loaded, the havoc sets)."""
         if new_head.same(head):
             return True
         if reads is None or self.changes.count != mutations or head.dead != new_head.dead:
             return False
         old, new = head.vars, new_head.vars
-        for key in old.keys() | new.keys():
-            if (key[0] == "@" or key.partition(".")[0] in reads) and old.get(key) != new.get(key):
-                return False
+        if any(key in reads and old.get(key) != new.get(key) for key in old.keys() | new.keys()):
+            return False
+        if any(key.base in reads and head.overlays.get(key) != new_head.overlays.get(key)
+               for key in head.overlays.keys() | new_head.overlays.keys()):
+            return False
+        if any(head.modes.get(key) != new_head.modes.get(key) for key in head.modes.keys() | new_head.modes.keys()):
+            return False
         return all(head.aliases.get(name) == new_head.aliases.get(name)
                    for name in head.aliases.keys() | new_head.aliases.keys() if name in reads)
 

@@ -28,13 +28,13 @@ from .control_flow import ControlFlow
 from .definitions import Definitions
 from .demand import DemandSweep, target_writes
 from .expressions import Expressions
-from .flow_state import Frame
+from .flow_state import Frame, FrameKind
 from .instances import Instances
 from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
-from .program import ClassInfo, FunctionInfo, ModuleInfo, stores_after
+from .program import ClassInfo, FunctionInfo, FunctionKind, LoadState, ModuleInfo, stores_after
 from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
@@ -152,7 +152,7 @@ class Engine(
             self.function_runs = 0
             self.heap_reads.clear()
             for module in self.modules:
-                module.state = "new"
+                module.state = LoadState.NEW
                 module.namespace = {}
             for module in self.modules:
                 self.load_module(module)
@@ -216,7 +216,7 @@ class Engine(
                 self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
-                if fn.cls is not None and fn.kind in ("function", "property") and bound is None:
+                if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
                     instances = self.instances.get(fn.cls) or set()
                     if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
                         # one context per instance: attributes read together come from one object (a join of
@@ -225,7 +225,7 @@ class Engine(
                     else:
                         receivers = [[Value(frozenset(instances), top=not instances)]]
                 module_ctx = self.module_context(fn.module)
-                frame = Frame(fn.module, module_ctx, kind="module", profile=self.profile)
+                frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
                 for model in self.models:
                     framework = model.entry_calls(fn, receivers, frame)

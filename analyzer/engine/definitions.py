@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 from ..domain import TOP, ClassRef, FuncRef, V, Value
-from .flow_state import Frame, State
+from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
-from .program import ClassInfo, FunctionInfo
+from .program import ClassInfo, FunctionInfo, FunctionKind
 from .python_values import call_name, is_dataclass_decorator, is_setter
 
 
@@ -20,13 +20,14 @@ class Definitions(EngineMixin):
         if st.dead:
             return st
         if is_setter(node) and node.name in st.vars:
-            if fr.kind == "class" and fr.cls is not None and any(call_name(d) == "setter" for d in node.decorator_list):
+            if fr.kind is FrameKind.CLASS and fr.cls is not None \
+                    and any(call_name(d) == "setter" for d in node.decorator_list):
                 fr.cls.setters[node.name] = V(self.make_function(node, st, fr))  # called on ``obj.x = v``
             return st  # ``@x.setter``: the property object stays
         function = V(self.make_function(node, st, fr))
         # a click command or hydra main: the name holds an object that runs the function as the framework does
         wrapped = node.decorator_list and self.model_wrapped(node, fr.module)
-        if not wrapped and fr.kind != "class":
+        if not wrapped and fr.kind is not FrameKind.CLASS:
             function = self._decorated_function(node, decorators, function, st, fr)
             if st.dead:
                 return st
@@ -56,7 +57,7 @@ class Definitions(EngineMixin):
                       fr: Frame) -> FuncRef:
         fn = self.functions.get(id(node))
         if fn is None:
-            cls = fr.cls if fr.kind == "class" else None
+            cls = fr.cls if fr.kind is FrameKind.CLASS else None
             prefix = fr.func.qualname + ".<locals>." if fr.func is not None else (
                 cls.qualname + "." if cls is not None else "")
             fn = FunctionInfo(node, fr.module, prefix + getattr(node, "name", "<lambda>"), cls)
@@ -64,11 +65,11 @@ class Definitions(EngineMixin):
                 for deco in node.decorator_list:
                     name = call_name(deco)
                     if name in ("staticmethod", "classmethod", "property"):
-                        fn.kind = name
+                        fn.kind = FunctionKind(name)
                     elif name == "cached_property":
-                        fn.kind = "property"  # computed on first access, the same value after
+                        fn.kind = FunctionKind.PROPERTY  # computed on first access, the same value after
                     elif name in ("setter", "deleter"):
-                        fn.kind = "setter"
+                        fn.kind = FunctionKind.SETTER
                 if isinstance(node, ast.AsyncFunctionDef):
                     fn.is_generator = True
             self.functions[id(node)] = fn
@@ -78,7 +79,7 @@ class Definitions(EngineMixin):
                             for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
                             if d is not None)
         closure: tuple[tuple[str, Value], ...] = ()
-        if fr.kind == "function":
+        if fr.kind is FrameKind.FUNCTION:
             captured = []
             late = self._rebound_later(fr.func.node, node) if fr.func is not None else frozenset()
             for name in fn.free:
@@ -90,7 +91,7 @@ class Definitions(EngineMixin):
                     captured.append((name, fr.closure[name]))
             closure = tuple(captured)
         fref = FuncRef(fn, closure, defaults, kw_defaults)
-        if fn.kind != "setter":
+        if fn.kind is not FunctionKind.SETTER:
             self.note_defined(fn, fref)
             if fn not in self.defined:
                 self.defined[fn] = fref
@@ -113,8 +114,8 @@ class Definitions(EngineMixin):
                 found += self.model_framework_class(info)
             info.library_bases = tuple(dict.fromkeys((*info.library_bases, *found)))
         info.set_bases(bases)
-        body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind == "function" else {},
-                           scopes=fr.scopes, profile=fr.profile, kind="class", cls=info)
+        body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind is FrameKind.FUNCTION else {},
+                           scopes=fr.scopes, profile=fr.profile, kind=FrameKind.CLASS, cls=info)
         body_state = State({})
         info.setters = {}
         body_state = self.exec_block(node.body, body_state, body_frame)

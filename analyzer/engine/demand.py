@@ -52,7 +52,7 @@ from ..domain import TOP, Value
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes, store_targets
 from .mixin import EngineMixin
-from .program import FunctionInfo
+from .program import FunctionInfo, FunctionKind
 from .unknown_names import constant_keys, unknown_names, unknown_rooted
 
 #: components of more files than this sweep on demand (the ``torch.cuda.is_available()`` worlds use the same bound)
@@ -359,8 +359,8 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     positional = [*args.posonlyargs, *args.args]
     with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
         a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
-    receiver = positional[0].arg if fn.cls is not None and fn.kind in ("function", "property") and positional \
-        else None
+    receiver = positional[0].arg if fn.cls is not None and positional \
+        and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) else None
     unknown_args = set(fn.param_names) - with_default - {receiver}
     found = _effects(writes, receiver, unknown_args, module_names, None)
     if ALL_ATTRIBUTES in found.any:

@@ -36,7 +36,7 @@ from ..domain import (
 from ..facts import FactStore
 from ..shim_api import BINARY, BINOPS, UNARY
 from .dispatch_helpers import NullFacts
-from .flow_state import Frame, State, join_states, widen_if_large
+from .flow_state import Frame, FrameKind, State, join_states, widen_if_large
 from .limits import MAX_UNROLL
 from .mixin import EngineMixin
 from .python_values import (
@@ -104,7 +104,7 @@ class Expressions(EngineMixin):
         value = st.vars.get(name)
         if value is not None:
             return value
-        if fr.kind != "module":
+        if fr.kind is not FrameKind.MODULE:
             value = fr.closure.get(name)
             if value is not None:
                 return value
@@ -269,13 +269,13 @@ class Expressions(EngineMixin):
             chosen = self.model_choose_value(body, orelse)
             if chosen is not None:  # ``"cuda" if use_cuda else "cpu"`` in a world of torch.cuda.is_available()
                 taken = true if chosen else false
-                st.vars, st.dead = taken.vars, taken.dead
+                st.take_values(taken)
                 return body if chosen else orelse
         if once and choice is None and body != orelse and any(
                 taggable(a) or isinstance(a, Instance) for a in body.atoms ^ orelse.atoms):
             choice = self.choice(node.test, st, fr)
         merged = join_states([true, false])
-        st.vars, st.dead = merged.vars, merged.dead
+        st.take_values(merged)
         if choice is not None and not true.dead and not false.dead and body != orelse:
             common = body.atoms & orelse.atoms
             fr.tagged = True
@@ -296,7 +296,7 @@ class Expressions(EngineMixin):
             if self.model_choose_value(value, rest) is False:
                 st.dead = True
                 return BOTTOM
-        st.vars, st.dead = taken.vars, taken.dead
+        st.take_values(taken)
         return value
 
     def expr_BoolOp(self, node: ast.BoolOp, st: State, fr: Frame) -> Value:
@@ -326,9 +326,9 @@ class Expressions(EngineMixin):
             decided = decided | common_tags(going_on)
             path = self._target(value_node, current)
             if path is not None and not path[1]:
-                current.vars[path[0]] = going_on
+                current.set(path[0], going_on)
         merged = join_states(exits)
-        st.vars, st.dead = merged.vars, merged.dead
+        st.take_values(merged)
         return result
 
     def expr_Compare(self, node: ast.Compare, st: State, fr: Frame) -> Value:

@@ -3,75 +3,127 @@
 from __future__ import annotations
 
 import ast
+import enum
 from collections.abc import Container, Iterable
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import BOTTOM, TOP, ScopeId, Value
+from ..domain import BOTTOM, TOP, Const, ScopeId, Value
 from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
 
-Alias = tuple[str, tuple[tuple[str, str | int], ...]]
-# ``row = grid[0]``: aliases["[]row"] = ("grid", (("item", 0),)), so that ``row[j] = v`` updates ``grid`` too (the
-# prefix keeps these apart from the narrowing aliases, whose names are variables)
-ELEMENT_ALIAS = "[]"
+
+class Overlay(NamedTuple):
+    """``base.attr`` as this path last stored it (the heap holds the join over every path of every run)."""
+
+    base: str  # a variable
+    attr: str
+
+
+#: a place narrowing can refine: a variable (its name) or an overlay
+Slot = str | Overlay
+#: one step from a slot towards a value: ``("attr", name)``, ``("call", method)`` (no arguments), ``("item", key)``
+Step = tuple[Literal["attr", "call", "item"], str | int]
+Steps = tuple[Step, ...]
+#: ``b = t.device().backend``: (the slot, the steps from it)
+Alias = tuple[Slot, Steps]
+#: ``row = grid[0]``: (the container variable, (("item", 0),))
+Element = tuple[str, Steps]
+
+K = TypeVar("K")
 
 
 class State:
-    """Variables (and ``name.attr`` overlays of instance attributes) on one program point."""
+    """What one program point knows, one map per kind of key:
 
-    __slots__ = ("vars", "dead", "aliases", "past_failure")
+    - ``vars``: variables (local names; a module's or class body's are its namespace), and the capture
+      scopes completed on the way here (``COMPLETED_SCOPES``, which a join keeps as "maybe" when some
+      path lacks it);
+    - ``overlays``: ``name.attr`` stores this path made (keyed by :class:`Overlay`);
+    - ``modes``: library modes in force (``torch.no_grad()``), keyed by a name their model chose;
+    - ``aliases``: ``b = t.device().backend``: b holds what that path gives (until b or t changes), so
+      narrowing b narrows t too; name -> (the slot, the steps from it);
+    - ``elements``: ``row = grid[0]``: row is that element, so ``row[j] = v`` updates ``grid`` too.
+
+    A variable on one path of a join keeps that path's value; an overlay or a mode on one path only is
+    dropped (an overlay falls back to the heap, a mode to its default)."""
+
+    __slots__ = ("vars", "overlays", "modes", "aliases", "elements", "dead", "past_failure")
 
     def __init__(self, variables: dict[str, Value] | None = None, dead: bool = False,
-                 aliases: dict[str, Alias] | None = None, past_failure: bool = False) -> None:
+                 past_failure: bool = False) -> None:
         self.vars: dict[str, Value] = variables if variables is not None else {}
+        self.overlays: dict[Overlay, Value] = {}
+        self.modes: dict[str, Value] = {}
+        self.aliases: dict[str, Alias] = {}
+        self.elements: dict[str, Element] = {}
         self.dead = dead
         # every path to here went on past a call that fails on every path (with the result it was meant to have):
         # what succeeds here succeeds only in that hypothetical, so it does not make a failure a warning
         self.past_failure = past_failure
-        # ``b = t.device().backend``: b holds what that path gives (until b or t changes), so narrowing
-        # b narrows t too; name -> (the narrowable key, the steps from it)
-        self.aliases: dict[str, Alias] = aliases if aliases is not None else {}
 
     def copy(self) -> State:
-        return State(dict(self.vars), self.dead, dict(self.aliases), self.past_failure)
+        out = State.__new__(State)  # (the hottest allocation of the engine: no defaults to fill in)
+        out.vars = self.vars.copy()
+        out.overlays = self.overlays.copy() if self.overlays else {}
+        out.modes = self.modes.copy() if self.modes else {}
+        out.aliases = self.aliases.copy() if self.aliases else {}
+        out.elements = self.elements.copy() if self.elements else {}
+        out.dead = self.dead
+        out.past_failure = self.past_failure
+        return out
 
     def same(self, other: State) -> bool:
-        return self.dead == other.dead and self.vars == other.vars and self.aliases == other.aliases \
+        return self.dead == other.dead and self.vars == other.vars and self.overlays == other.overlays \
+            and self.modes == other.modes and self.aliases == other.aliases and self.elements == other.elements \
             and self.past_failure == other.past_failure
 
-    def kill_aliases(self, name: str) -> None:
-        """``name`` (a variable or a ``base.attr`` overlay) changes: aliases of it or through it end."""
-        if not self.aliases:
-            return
-        prefix = name + "."
-        element = ELEMENT_ALIAS + name
-        for alias in [a for a, (key, _steps) in self.aliases.items()
-                      if a in (name, element) or key == name or key.startswith(prefix)]:
-            del self.aliases[alias]
+    def value_maps(self) -> tuple[dict[Any, Value], dict[Any, Value], dict[Any, Value]]:
+        """The maps holding values (variables, overlays, modes), for what treats every kind alike (tags)."""
+        return self.vars, self.overlays, self.modes
+
+    def take_values(self, other: State) -> None:
+        """Hold ``other``'s values (and deadness); the aliases stay this state's."""
+        self.vars, self.overlays, self.modes, self.dead = other.vars, other.overlays, other.modes, other.dead
+
+    def get(self, slot: Slot) -> Value | None:
+        return self.overlays.get(slot) if isinstance(slot, Overlay) else self.vars.get(slot)
+
+    def set(self, slot: Slot, value: Value) -> None:
+        if isinstance(slot, Overlay):
+            self.overlays[slot] = value
+        else:
+            self.vars[slot] = value
+
+    def kill_aliases(self, slot: Slot) -> None:
+        """``slot`` (a variable or an overlay) changes: aliases of it or through it end."""
+        if self.aliases:
+            for alias in [a for a, (key, _steps) in self.aliases.items()
+                          if a == slot or key == slot or (isinstance(key, Overlay) and key.base == slot)]:
+                del self.aliases[alias]
+        if self.elements:
+            for alias in [a for a, (key, _steps) in self.elements.items() if a == slot or key == slot]:
+                del self.elements[alias]
 
     def drop_overlays(self, base: str | None = None, attrs: Container[str] | None = None) -> None:
-        keys = [k for k in self.vars if "." in k]
-        for key in keys:
-            name, _, attr = key.partition(".")
-            if base is not None and name != base:
-                continue
-            if attrs is not None and attr not in attrs:
-                continue
-            del self.vars[key]
-        for alias, (key, _steps) in list(self.aliases.items()):
-            if "." not in key:
-                continue
-            name, _, attr = key.partition(".")
-            if (base is None or name == base) and (attrs is None or attr in attrs):
-                del self.aliases[alias]
+        """Forget the overlays of ``base`` (None: of every variable) on ``attrs`` (None: every attribute), and
+        the aliases of them."""
+        def dropped(slot: Slot) -> bool:
+            return isinstance(slot, Overlay) and (base is None or slot.base == base) \
+                and (attrs is None or slot.attr in attrs)
 
+        if self.overlays:
+            for key in [k for k in self.overlays if dropped(k)]:
+                del self.overlays[key]
+        if self.aliases:
+            for alias in [a for a, (slot, _steps) in self.aliases.items() if dropped(slot)]:
+                del self.aliases[alias]
 
 
 def dead() -> State:
     return State({}, True)
-
 
 
 def stored(old: Value | None, value: Value, strong: bool = False) -> Value:
@@ -80,28 +132,79 @@ def stored(old: Value | None, value: Value, strong: bool = False) -> Value:
     return value if strong or old is None else widen_if_large(old.join(value))
 
 
+#: The pseudo-variable that holds the capture scopes whose ``complete()`` ran on the path to here
+#: (``Const(scope, COMPLETED_TNAME)`` atoms; with ``NOT_COMPLETED`` where some path did not run it).
+#: No Python name contains ``%``, so it never meets a program variable.
+COMPLETED_SCOPES = "%completed"
+COMPLETED_TNAME = "capture-scope-completed"
+NOT_COMPLETED = Const(None, "capture-scope-open")
+
+
+def completed_scopes(st: State) -> tuple[frozenset[ScopeId], bool]:
+    """The scopes completed on some path to ``st``, and whether that holds on every path."""
+    value = st.vars.get(COMPLETED_SCOPES)
+    if value is None:
+        return frozenset(), True
+    done = frozenset(a.value for a in value.atoms if isinstance(a, Const) and a.tname == COMPLETED_TNAME)
+    return done, NOT_COMPLETED not in value.atoms
+
+
 def join_states(states: Iterable[State]) -> State:
     live = [s for s in states if not s.dead]
     if not live:
         return dead()
-    out = dict(live[0].vars)
+    first = live[0]
+    out = dict(first.vars)
+    if any(COMPLETED_SCOPES in s.vars for s in live) and not all(COMPLETED_SCOPES in s.vars for s in live):
+        # a path that did not complete the scope: it may still be open here
+        done = next(s.vars[COMPLETED_SCOPES] for s in live if COMPLETED_SCOPES in s.vars)
+        out[COMPLETED_SCOPES] = done.join(Value(frozenset({NOT_COMPLETED})))
     for other in live[1:]:
         variables = other.vars
-        if variables is live[0].vars:
+        if variables is first.vars:
             continue
-        for key in [k for k in out if "." in k and k not in variables]:
-            del out[key]  # an overlay on one path only: fall back to the heap
         for key, value in variables.items():
             known = out.get(key)
-            if known is not None:
-                if known is not value:  # (the same object on every path: most variables)
-                    out[key] = known.join(value)
-            elif "." not in key:
+            if known is None:
                 out[key] = value
-    aliases = {a: path for a, path in live[0].aliases.items()
-               if all(other.aliases.get(a) == path for other in live[1:])}
-    return State(out, aliases=aliases, past_failure=all(s.past_failure for s in live))
+            elif known is not value:  # (the same object on every path: most variables)
+                out[key] = known.join(value)
+    state = State(out, past_failure=all(s.past_failure for s in live))
+    state.overlays = _join_common([s.overlays for s in live])  # (on one path only: back to the heap's)
+    state.modes = _join_common([s.modes for s in live])  # (on one path only: back to the default)
+    state.aliases = {a: path for a, path in first.aliases.items()
+                     if all(other.aliases.get(a) == path for other in live[1:])}
+    if first.elements:
+        state.elements = {a: path for a, path in first.elements.items()
+                          if all(other.elements.get(a) == path for other in live[1:])}
+    return state
 
+
+def _join_common(maps: list[dict[K, Value]]) -> dict[K, Value]:
+    """The keys every map has, their values joined."""
+    out = dict(maps[0])
+    for other in maps[1:]:
+        if not out:
+            break
+        if other is maps[0]:
+            continue
+        for key in [k for k in out if k not in other]:
+            del out[key]
+        for key, value in other.items():
+            known = out.get(key)
+            if known is not None and known is not value:
+                out[key] = known.join(value)
+    return out
+
+
+class FrameKind(enum.Enum):
+    """What an activation runs."""
+
+    MODULE = "module"
+    CLASS = "class"  # a class body
+    FUNCTION = "function"
+
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow
 
 
 class Frame:
@@ -109,14 +212,15 @@ class Frame:
 
     def __init__(self, module: ModuleInfo, ctx: Context, *, func: FunctionInfo | None = None,
                  closure: dict[str, Value] | None = None, scopes: frozenset[ScopeId] = frozenset(),
-                 profile: str = DEFAULT_PROFILE, kind: str = "function", cls: ClassInfo | None = None) -> None:
+                 profile: str = DEFAULT_PROFILE, kind: FrameKind = FrameKind.FUNCTION,
+                 cls: ClassInfo | None = None) -> None:
         self.module = module
         self.ctx = ctx
         self.func = func
         self.closure = closure or {}
         self.scopes = scopes
         self.profile = profile
-        self.kind = kind  # "module", "class", "function"
+        self.kind = kind
         self.cls = cls
         self.loops: list[tuple[list[State], list[State]]] = []
         self.collectors: list[list[State]] = []
@@ -152,18 +256,23 @@ def widen_if_large(value: Value) -> Value:
 
 
 
-def force_top(state: State, widened: set[str]) -> None:
-    for name in widened:
-        if name in state.vars:
-            state.vars[name] = TOP
+#: the keys a loop widened to unknown, one set per map of :meth:`State.value_maps`
+Widened = tuple[set[Any], set[Any], set[Any]]
 
 
+def force_top(state: State, widened: Widened) -> None:
+    for values, names in zip(state.value_maps(), widened, strict=True):
+        for name in names:
+            if name in values:
+                values[name] = TOP
 
-def widen_changed(old: State, new: State, widened: set[str]) -> None:
-    for name, value in new.vars.items():
-        if old.vars.get(name) != value:
-            widened.add(name)
-            new.vars[name] = TOP
+
+def widen_changed(old: State, new: State, widened: Widened) -> None:
+    for before, now, names in zip(old.value_maps(), new.value_maps(), widened, strict=True):
+        for name, value in now.items():
+            if before.get(name) != value:
+                names.add(name)
+                now[name] = TOP
 
 
 def rebind_call_receiver(node: ast.AST, value: Value, st: State) -> None:

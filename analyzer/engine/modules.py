@@ -17,9 +17,9 @@ from ..imports import (
     is_shim_module,
     shim_public_names,
 )
-from .flow_state import Frame, State
+from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
-from .program import ModuleInfo
+from .program import LoadState, ModuleInfo
 from .reuse import public_names
 
 
@@ -43,24 +43,24 @@ class ModuleLoading(EngineMixin):
     def load_module(self, module: ModuleInfo | None) -> dict[str, Value] | None:
         if module is None:
             return None
-        if module.state != "new":
+        if module.state is not LoadState.NEW:
             return module.namespace  # done, or a cycle: what is defined so far
         if self.keep_module(module):  # the previous pass's run, if nothing it read changed
             return module.namespace
-        module.state = "loading"
+        module.state = LoadState.LOADING
         self.module_loads += 1  # a function run that loads a module is not kept for the next pass
         self.changes.changed()
         tree = module.source.tree
         assert tree is not None
         ctx = self.module_context(module)
         record = self.start_module_record(module)
-        frame = Frame(module, ctx, kind="module", profile=self.profile)
+        frame = Frame(module, ctx, kind=FrameKind.MODULE, profile=self.profile)
         state = State(module.namespace)
         state.vars["__name__"] = TOP
         state.vars["__file__"] = TOP
         self.exec_block(tree.body, state, frame)
         module.namespace = state.vars if not state.dead else module.namespace
-        module.state = "done"
+        module.state = LoadState.DONE
         self.finish_module_record(record)
         return module.namespace
 

@@ -28,7 +28,7 @@ from ..domain import (
     Value,
     const,
 )
-from .flow_state import Frame, State, dead, join_states
+from .flow_state import Frame, Overlay, Slot, State, Step, dead, join_states
 from .mixin import EngineMixin
 from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
 
@@ -98,24 +98,23 @@ class Narrowing(EngineMixin):
             return None
         return subject.value.id, subject.slice.value, pred
 
-    def _narrow(self, key: str, pred: Callable[[Atom], bool | None], true: State, false: State, fr: Frame) -> None:
+    def _narrow(self, key: Slot, pred: Callable[[Atom], bool | None], true: State, false: State, fr: Frame) -> None:
         for state, wanted in ((true, True), (false, False)):
             if state.dead:
                 continue
-            current = state.vars.get(key)
+            current = state.get(key)
             if current is None:
-                if "." not in key:
+                if not isinstance(key, Overlay):
                     continue
-                base, _, attr = key.partition(".")
-                current = self.attribute(state.vars.get(base, TOP), attr, None, state, fr)
+                current = self.attribute(state.vars.get(key.base, TOP), key.attr, None, state, fr)
             kept = current.filter(lambda atom, w=wanted: pred(atom) in (w, None))
             if kept.is_bottom and not current.is_bottom:
                 state.dead = True
             elif kept is not current:
-                state.vars[key] = kept
+                state.set(key, kept)
 
-    def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[str, Callable[[Atom], bool | None]]]:
-        out: list[tuple[str, Callable[[Atom], bool | None]]] = []
+    def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[Slot, Callable[[Atom], bool | None]]]:
+        out: list[tuple[Slot, Callable[[Atom], bool | None]]] = []
         func: Value | None = None
         types: tuple[type | str, ...] | None = None
         if isinstance(test, ast.Call) and test.args and not test.keywords and len(test.args) <= 2:
@@ -152,7 +151,7 @@ class Narrowing(EngineMixin):
             out.append((key, self._predicate(steps, truth_of)))
         return out
 
-    def _targets(self, expr: ast.expr, st: State) -> list[tuple[str, list[tuple[str, str | int]]]]:
+    def _targets(self, expr: ast.expr, st: State) -> list[tuple[Slot, list[Step]]]:
         """The narrowable paths ``expr`` stands for: its own, and through a variable that copied a path
         (``b = t.device().backend``, ``ad = d.is_autodiff()``, a walrus), that path too."""
         if isinstance(expr, ast.NamedExpr):
@@ -161,14 +160,14 @@ class Narrowing(EngineMixin):
         if path is None:
             return []
         out = [path]
-        alias = st.aliases.get(path[0])
-        if alias is not None and "." not in path[0]:
+        alias = st.aliases.get(path[0]) if isinstance(path[0], str) else None
+        if alias is not None:
             out.append((alias[0], [*alias[1], *path[1]]))
         return out
 
-    def _target(self, expr: ast.expr, st: State) -> tuple[str, list[tuple[str, str | int]]] | None:
+    def _target(self, expr: ast.expr, st: State) -> tuple[Slot, list[Step]] | None:
         """A narrowable variable (``name`` or ``name.attr``) and the steps from it to ``expr``."""
-        steps: list[tuple[str, str | int]] = []
+        steps: list[Step] = []
         current = expr
         while True:
             if isinstance(current, ast.Call) and not current.args and not current.keywords and isinstance(
@@ -188,10 +187,10 @@ class Narrowing(EngineMixin):
         steps.reverse()
         name = current.id
         if steps and steps[0][0] == "attr":
-            dotted = f"{name}.{steps[0][1]}"
+            overlay = Overlay(name, str(steps[0][1]))
             base = st.vars.get(name)
-            if dotted in st.vars or (base is not None and base.of_type(Instance)):
-                return dotted, steps[1:]
+            if overlay in st.overlays or (base is not None and base.of_type(Instance)):
+                return overlay, steps[1:]
         if name not in st.vars:
             return None
         return name, steps
@@ -216,11 +215,11 @@ class Narrowing(EngineMixin):
                 return None
         return tuple(types) if types and len(value.atoms) == 1 and not value.top else None
 
-    def _predicate(self, steps: list[tuple[str, str | int]], test: Test) -> Callable[[Atom], bool | None]:
+    def _predicate(self, steps: list[Step], test: Test) -> Callable[[Atom], bool | None]:
         """What ``test`` says of an atom's value at ``steps`` (``None``: it cannot say)."""
         return lambda atom: self._project_pred(atom, steps, test)
 
-    def _project_pred(self, atom: Atom, steps: list[tuple[str, str | int]],
+    def _project_pred(self, atom: Atom, steps: list[Step],
                       test: Test) -> bool | None:
         value = V(atom)
         for kind, name in steps:
@@ -239,6 +238,8 @@ class Narrowing(EngineMixin):
                     out = out.join(V(atom.reported_device()))
                 elif kind == "call" and name == "is_require_grad":
                     out = out.join(V(const(S.is_require_grad(atom.cls, atom.role))))
+                elif kind == "call" and name in S.TENSOR_QUERIES and S.has_tensor_method(self.profile, str(name)):
+                    out = out.join(V(const(S.query_result(str(name), atom.cls, atom.role))))
                 elif kind == "attr" and name == "kind":
                     out = out.join(V(const(atom.kind)))
                 else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,18 @@ from typing import Any
 from ..domain import Atom, Value
 from ..frontend import SourceFile
 from ..tree_walk import child_nodes
+
+
+class FunctionKind(enum.Enum):
+    """How a function is reached from its class (its decorator)."""
+
+    FUNCTION = "function"  # a plain function or method
+    STATICMETHOD = "staticmethod"
+    CLASSMETHOD = "classmethod"
+    PROPERTY = "property"  # (``cached_property`` too)
+    SETTER = "setter"  # a property's setter or deleter
+
+    __hash__ = object.__hash__  # members are singletons; Enum's hash is slow
 
 
 class FunctionInfo:
@@ -22,7 +35,7 @@ class FunctionInfo:
         self.qualname = qualname
         self.name = getattr(node, "name", "<lambda>")
         self.cls = cls
-        self.kind = "function"  # or "staticmethod", "classmethod", "property"
+        self.kind = FunctionKind.FUNCTION
         args = node.args
         self.positional = [a.arg for a in (*args.posonlyargs, *args.args)]
         self.vararg = args.vararg.arg if args.vararg else None
@@ -128,6 +141,14 @@ class ClassInfo:
 
 
 
+class LoadState(enum.Enum):
+    """How far a module's top level has run in this pass."""
+
+    NEW = "new"
+    LOADING = "loading"  # (a cycle: what it defined so far is its namespace)
+    DONE = "done"
+
+
 class ModuleInfo:
     def __init__(self, source: SourceFile) -> None:
         self.source = source
@@ -139,7 +160,7 @@ class ModuleInfo:
             directory = os.path.dirname(directory)
         self.root = directory
         self.namespace: dict[str, Value] = {}
-        self.state = "new"  # "new", "loading", "done"
+        self.state = LoadState.NEW
         self._utf8: bytes | None = None  # the text as ast counts columns, and where each line starts in it
         self._line_starts: list[int] | None = None
 

@@ -51,7 +51,7 @@ from ..choices import (
 from ..domain import Atom, Const, Instance, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
-from .flow_state import Frame, State, join_states
+from .flow_state import Frame, FrameKind, State, join_states
 from .mixin import EngineMixin
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
@@ -96,22 +96,24 @@ class Relational(EngineMixin):
         """Leave out of ``st`` the possibilities of ``choice``'s other way."""
         if st.dead:
             return
-        for name, value in list(st.vars.items()):
-            kept = restricted(value, choice, way)
-            if kept is not value:
-                st.vars[name] = kept
+        for values in st.value_maps():
+            for name, value in list(values.items()):
+                kept = restricted(value, choice, way)
+                if kept is not value:
+                    values[name] = kept
 
     @staticmethod
     def differ_in_taggables(true: State, false: State) -> bool:
         """Whether the branches leave some name holding a possibility that can carry a tag the other lacks."""
         if true.dead or false.dead:
             return False
-        for name, mine in true.vars.items():
-            theirs = false.vars.get(name)
-            if theirs is None or mine is theirs:
-                continue
-            if any(taggable(a) or isinstance(a, Instance) for a in mine.atoms ^ theirs.atoms):
-                return True
+        for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
+            for name, mine in ours.items():
+                theirs = others.get(name)
+                if theirs is None or mine is theirs:
+                    continue
+                if any(taggable(a) or isinstance(a, Instance) for a in mine.atoms ^ theirs.atoms):
+                    return True
         return False
 
     @staticmethod
@@ -120,14 +122,15 @@ class Relational(EngineMixin):
         true branch's)."""
         if true.dead or false.dead:
             return
-        for name in true.vars.keys() & false.vars.keys():
-            mine, theirs = true.vars[name], false.vars[name]
-            if mine is theirs or mine == theirs:
-                continue
-            common = mine.atoms & theirs.atoms
-            fr.tagged = True
-            true.vars[name] = tag_except(mine, common, frozenset({(choice, way)}))
-            false.vars[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
+        for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
+            for name in ours.keys() & others.keys():
+                mine, theirs = ours[name], others[name]
+                if mine is theirs or mine == theirs:
+                    continue
+                common = mine.atoms & theirs.atoms
+                fr.tagged = True
+                ours[name] = tag_except(mine, common, frozenset({(choice, way)}))
+                others[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
 
     def statement_choice(self, node: ast.IfExp) -> bool:
         """Whether a conditional expression is one choice: evaluated once per run of its statement (not the
@@ -209,18 +212,19 @@ class Relational(EngineMixin):
                     if choice in chosen:  # ``to_device(t, use_cuda)``: the callee sees one answer
                         way = chosen[choice]
                         part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
-                before = dict(part.vars)
+                before = [dict(values) for values in part.value_maps()]
                 self.program_ways = saved[2] | frozenset(chosen.items())
                 out = run(node, part, fr)
                 if not out.dead:
                     tags = frozenset(chosen.items())
-                    for name, value in list(out.vars.items()):
-                        if before.get(name) is not value:
-                            out.vars[name] = tagged(value, tags)
-                        elif name in st.vars:  # (restricted for this run only: a namespace's would not join back)
-                            out.vars[name] = st.vars[name]
-                        elif name in outer:
-                            del out.vars[name]
+                    for earlier, now, unsplit in zip(before, out.value_maps(), st.value_maps(), strict=True):
+                        for name, value in list(now.items()):
+                            if earlier.get(name) is not value:
+                                now[name] = tagged(value, tags)
+                            elif name in unsplit:  # (restricted for this run only: a namespace's would not join back)
+                                now[name] = unsplit[name]
+                            elif name in outer:
+                                del now[name]
                 outs.append(out)
             return join_states(outs) if outs else run(node, st, fr)
         finally:
@@ -261,7 +265,7 @@ def _made_in(fr: Frame) -> Callable[[str], Choice]:
 
 def lasting_in(fr: Frame, choice: Choice) -> Choice:
     """A choice of a module's top level outlives it (the top level runs once: one answer for the whole run)."""
-    return lasting(choice) if fr.kind == "module" else choice
+    return lasting(choice) if fr.kind is FrameKind.MODULE else choice
 
 
 def by_device(value: Value, keys: dict[Atom, object], name: str, made: Callable[[str], Choice]) -> Value:
@@ -295,7 +299,7 @@ def _feasible(values: list[Value], ways: frozenset) -> bool:
 def _tagged_outer_names(reads: frozenset[str], st: State, fr: Frame) -> dict[str, Value]:
     """Of the names a statement in a function reads, the globals and closure variables holding tags (a
     module-level choice, such as a command-line option: the same in every function)."""
-    if fr.kind == "module":
+    if fr.kind is FrameKind.MODULE:
         return {}
     out: dict[str, Value] = {}
     for name in reads:

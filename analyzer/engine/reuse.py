@@ -38,7 +38,7 @@ one) is read as it is now.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..domain import TOP, FuncRef, Value
 from ..facts import CallerLink
@@ -46,7 +46,11 @@ from .calls import global_names
 from .dispatch_helpers import NullFacts
 from .flow_state import stored
 from .mixin import EngineMixin
-from .program import ClassInfo, FunctionInfo, ModuleInfo
+from .program import ClassInfo, FunctionInfo, LoadState, ModuleInfo
+
+#: what a recorded run did, in order (the kinds are strings: they name the events wherever records are kept)
+EventKind = Literal["call", "store", "link", "def", "load", "read"]
+Event = tuple[EventKind, Any, Any]
 
 
 @dataclass(eq=False)
@@ -64,7 +68,7 @@ class RunRecord:
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
     # in the order they happened: ("call", context, its summary), ("store", (module, name, strong), value),
     # ("link", context, caller link), ("def", function, reference)
-    events: list[tuple[str, Any, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     stores_below: bool = False  # this run or one it called stored a module global
     tainted: bool = False
     summary: Value | None = None
@@ -80,7 +84,7 @@ class ModuleRecord:
     # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", key, value) for another
     # module's attribute (key ("module", module, name)) or public names (key ("star", module): ``import *``),
     # in the order they happened (a module read is valid only after its load)
-    events: list[tuple[str, Any, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     stores_below: bool = False
     tainted: bool = False
     namespace: dict[str, Value] | None = None  # at the end of the run (None: not finished)
@@ -104,7 +108,7 @@ class Simulation:
 
     def ready(self, module: ModuleInfo) -> bool:
         """Would ``module`` be loaded at this point of the simulated pass?"""
-        return module.state != "new" or id(module) in self.loaded
+        return module.state is not LoadState.NEW or id(module) in self.loaded
 
     def store(self, module: ModuleInfo, name: str, value: Value, strong: bool) -> None:
         self.overlay[(id(module), name)] = stored(self.value(module, name), value, strong)  # as apply_store
@@ -245,7 +249,7 @@ class PassReuse(EngineMixin):
 
     def _valid_module(self, module: ModuleInfo, sim: Simulation, visiting: set[int]) -> bool:
         record = self.module_records.get(module)
-        if record is None or record.tainted or record.namespace is None or module.state != "new" \
+        if record is None or record.tainted or record.namespace is None or module.state is not LoadState.NEW \
                 or id(module) in sim.loaded or id(module) in sim.loading:
             return False
         heap = self.heap
@@ -267,7 +271,7 @@ class PassReuse(EngineMixin):
     def _keep_module(self, module: ModuleInfo) -> None:
         """Replay a kept module run: what it called and stored, the modules it loaded, its namespace."""
         record = self.module_records[module]
-        module.state = "loading"
+        module.state = LoadState.LOADING
         self.module_loads += 1
         self.modules_kept.add(module.name)
         self.fact_store.keep_context(self.module_context(module).id)
@@ -280,7 +284,7 @@ class PassReuse(EngineMixin):
                 self._replay(kind, subject, detail)
         assert record.namespace is not None  # a module run is kept only once finished (_valid_module)
         module.namespace = dict(record.namespace)
-        module.state = "done"
+        module.state = LoadState.DONE
 
     def class_lookup(self, cls: ClassInfo, name: str, after: ClassInfo | None = None) -> Value | None:
         """``cls.lookup`` (class namespaces are rebuilt each pass: a kept run must have seen the same). An
@@ -451,7 +455,7 @@ class PassReuse(EngineMixin):
                 return False
         return True
 
-    def _same_events(self, events: list[tuple[str, Any, Any]], sim: Simulation, visiting: set[int],
+    def _same_events(self, events: list[Event], sim: Simulation, visiting: set[int],
                      own: int | None = None) -> bool:
         """Would a run now do what these recorded events did, in order (``sim`` advances past its stores)?
         A call of the run's own context (``own``: recursion) returned the approximation of that round of its
@@ -494,7 +498,7 @@ class PassReuse(EngineMixin):
         for kind, subject, detail in record.events:
             self._replay(kind, subject, detail)
 
-    def _replay(self, kind: str, subject: Any, detail: Any) -> None:
+    def _replay(self, kind: EventKind, subject: Any, detail: Any) -> None:
         if kind == "call":
             self._keep(subject)
         elif kind == "store":
@@ -514,7 +518,7 @@ class PassReuse(EngineMixin):
 
 def public_names(namespace: dict[str, Value]) -> dict[str, Value]:
     """What ``from module import *`` copies."""
-    return {name: value for name, value in namespace.items() if not name.startswith("_") and "." not in name}
+    return {name: value for name, value in namespace.items() if not name.startswith("_")}
 
 
 def _or_top(value: Value | None) -> Value:

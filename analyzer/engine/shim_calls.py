@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Callable
 
 from runtime_shim import semantics as S
 from runtime_shim.texts import CaptureError
@@ -41,7 +43,15 @@ from ..shim_api import (
     BinarySpec,
 )
 from .dispatch_helpers import created_kinds, merge_lifted, scalar_kinds_of
-from .flow_state import Frame, State, past_failure, widen_if_large
+from .flow_state import (
+    COMPLETED_SCOPES,
+    COMPLETED_TNAME,
+    Frame,
+    State,
+    completed_scopes,
+    past_failure,
+    widen_if_large,
+)
 from .mixin import EngineMixin
 
 
@@ -96,6 +106,12 @@ class ShimCalls(EngineMixin):
             return self.tensor_class_method(name, args, kwargs, node, st, fr)
         if kind == "scope" and name == "complete":
             scopes = [a.scope for a in receiver.atoms if isinstance(a, ScopeAtom)]
+            if scopes and not receiver.top and not st.dead:
+                # burn-capture's `complete` closes the session at once: what follows on this path runs
+                # after it (one scope known: it is closed; several possible: each may be)
+                done = Value(frozenset(Const(s, COMPLETED_TNAME) for s in scopes))
+                known = st.vars.get(COMPLETED_SCOPES)
+                st.vars[COMPLETED_SCOPES] = done if known is None or len(scopes) == 1 else known.join(done)
             return Value(frozenset(GraphAtom(s) for s in scopes))
         if kind == "dict":
             return self._dict_method(name, receiver, args)
@@ -103,6 +119,20 @@ class ShimCalls(EngineMixin):
             return receiver  # ``xs.copy()``: the same elements
         modelled = self.model_method(kind, name, receiver, args, kwargs, node, st, fr)
         return TOP if modelled is UNHANDLED else modelled
+
+    def scoped(self, st: State, fr: Frame, lifting: Callable[[frozenset[ScopeId]], lift.Lifted]) -> lift.Lifted:
+        """``lifting`` under the capture scopes open on this path: those of the frame less the ones whose
+        ``complete()`` ran before (on some paths only: both ways, so a failure there is a warning)."""
+        done, certain = completed_scopes(st)
+        done &= fr.scopes
+        if not done:
+            return lifting(fr.scopes)
+        closed = lifting(fr.scopes - done)
+        if certain:
+            return closed
+        out = lifting(fr.scopes)
+        merge_lifted(out, closed)
+        return out
 
     def device_class_method(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value:
@@ -137,7 +167,9 @@ class ShimCalls(EngineMixin):
             if kinds is None:
                 self.facts.site(site, fr.ctx).unknown = True
                 return TOP
-            lifted = lift.create(fr.profile, kinds, device, fr.scopes, self.origin(node, fr))
+            closed = completed_scopes(st)[0] & fr.scopes
+            lifted = self.scoped(st, fr, lambda scopes: lift.create(fr.profile, kinds, device, scopes,
+                                                                    self.origin(node, fr), closed - scopes))
             return self.record(site, lifted, st, fr)
         if name == "from_inner":
             value = args[0] if args else kwargs.get("tensor", TOP)
@@ -155,12 +187,16 @@ class ShimCalls(EngineMixin):
         for atom in tensors.atoms:
             if isinstance(atom, SeqAtom) and atom.items:
                 others = [(f"tensors[{i}]", item) for i, item in enumerate(atom.items[1:], 1)]
-                part = lift.multi(fr.profile, "cat", atom.items[0], others, fr.scopes, self.origin(node, fr), "cat")
+                head = atom.items[0]
+                part = self.scoped(st, fr, functools.partial(lift.multi, fr.profile, "cat", head, others,
+                                                             origin=self.origin(node, fr), op="cat"))
                 merge_lifted(lifted, part)
             elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
                 # a list of unknown length: the first tensor and any other one are each one of the elements
-                part = lift.multi(fr.profile, "cat", atom.elem, [("tensors[1]", atom.elem)], fr.scopes,
-                                  self.origin(node, fr), "cat")
+                elem = atom.elem
+                rest = [("tensors[1]", elem)]
+                part = self.scoped(st, fr, functools.partial(lift.multi, fr.profile, "cat", elem, rest,
+                                                             origin=self.origin(node, fr), op="cat"))
                 merge_lifted(lifted, part)
             else:
                 lifted.unknown = True
@@ -173,7 +209,8 @@ class ShimCalls(EngineMixin):
         if name == "to_device":
             device = args[0] if args else kwargs.get("device", TOP)
             return self.record(self.site(node, "Tensor.to_device", fr),
-                               lift.move(profile, receiver, device, fr.scopes, origin), st, fr)
+                               self.scoped(st, fr, lambda scopes: lift.move(profile, receiver, device, scopes,
+                                                                            origin)), st, fr)
         if name in BINARY or name == "mask_fill":
             spec = BINARY.get(name, MASK_FILL)
             other = args[0] if args else kwargs.get("other", kwargs.get("mask", TOP))
@@ -183,13 +220,14 @@ class ShimCalls(EngineMixin):
                 fill_kinds = scalar_kinds_of(fill) if fill.only(Const) else None
             return self.tensor_binary(spec, receiver, other, node, st, fr, reflected=False, fill_kinds=fill_kinds)
         if name in UNARY:
-            lifted = lift.unary(profile, UNARY[name], receiver, fr.scopes, origin)
+            lifted = self.scoped(st, fr, lambda scopes: lift.unary(profile, UNARY[name], receiver, scopes, origin))
             return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
         if name == "mask_where":
             mask = args[0] if args else kwargs.get("mask", TOP)
             value = args[1] if len(args) > 1 else kwargs.get("value", TOP)
-            lifted = lift.multi(profile, "input", receiver, [("mask", mask), ("value", value)], fr.scopes, origin,
-                                "mask_where")
+            lifted = self.scoped(st, fr, lambda scopes: lift.multi(profile, "input", receiver,
+                                                                   [("mask", mask), ("value", value)], scopes, origin,
+                                                                   "mask_where"))
             return self.record(self.site(node, "Tensor.mask_where", fr), lifted, st, fr)
         if name == "grad_replace":
             gradient = args[1] if len(args) > 1 else kwargs.get("gradient", TOP)
@@ -211,6 +249,21 @@ class ShimCalls(EngineMixin):
             if False in truth or None in truth:
                 merge_lifted(lifted, lift.autodiff(profile, "unrequire_grad", receiver, origin))
             return self.record(self.site(node, "Tensor.require_grad", fr), lifted.finish(), st, fr)
+        if name in S.RENAMED_TENSOR_METHODS:
+            if not S.has_tensor_method(profile, name):  # no such method in this profile's Burn
+                return TOP
+            lifted = lift.autodiff(profile, S.RENAMED_TENSOR_METHODS[name], receiver, origin, method=name)
+            return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
+        if name in S.ENABLING_TENSOR_METHODS:
+            if not S.has_tensor_method(profile, name):
+                return TOP
+            lifted = lift.enable_autodiff(profile, S.ENABLING_TENSOR_METHODS[name], receiver, origin, name)
+            return self.record(self.site(node, f"Tensor.{name}", fr), lifted, st, fr)
+        if name in S.TENSOR_QUERIES:
+            if not S.has_tensor_method(profile, name):
+                return TOP
+            return Value(frozenset(const(S.query_result(name, t.cls, t.role)) for t in receiver.tensors()),
+                         receiver.top)
         if name == "is_require_grad":
             return Value(frozenset(const(S.is_require_grad(t.cls, t.role)) for t in receiver.tensors()),
                          receiver.top)
@@ -229,15 +282,15 @@ class ShimCalls(EngineMixin):
         left_tensors = Value(frozenset(left.tensors()))
         right_tensors = Value(frozenset(right.tensors()))
         if left_tensors.atoms and right_tensors.atoms:
-            merge_lifted(lifted, lift.binary(fr.profile, spec, left_tensors, right_tensors, fr.scopes, origin,
-                                       fill_kinds=fill_kinds))
+            merge_lifted(lifted, self.scoped(st, fr, lambda scopes: lift.binary(
+                fr.profile, spec, left_tensors, right_tensors, scopes, origin, fill_kinds=fill_kinds)))
         if spec.scalar and left_tensors.atoms and scalar_kinds_of(right):
-            merge_lifted(lifted, lift.scalar_op(fr.profile, spec, left_tensors, scalar_kinds_of(right), fr.scopes,
-                                                origin))
+            merge_lifted(lifted, self.scoped(st, fr, lambda scopes: lift.scalar_op(
+                fr.profile, spec, left_tensors, scalar_kinds_of(right), scopes, origin)))
         if reflected and spec.scalar and right_tensors.atoms and scalar_kinds_of(left) and spec.name in (
                 "add", "sub", "mul", "div"):
-            merge_lifted(lifted, lift.scalar_op(fr.profile, spec, right_tensors, scalar_kinds_of(left), fr.scopes,
-                                                origin))
+            merge_lifted(lifted, self.scoped(st, fr, lambda scopes: lift.scalar_op(
+                fr.profile, spec, right_tensors, scalar_kinds_of(left), scopes, origin)))
         return self.record(self.site(node, f"Tensor.{spec.name}", fr), lifted.finish(), st, fr)
 
     def device_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST,

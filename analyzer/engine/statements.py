@@ -6,7 +6,7 @@ import ast
 
 from ..budget import Budget
 from ..domain import NONE
-from .flow_state import ELEMENT_ALIAS, Frame, State, dead
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead
 from .mixin import EngineMixin
 from .python_values import as_load
 
@@ -23,7 +23,7 @@ class Statements(EngineMixin):
             if fr.collectors:
                 self._collect(st, fr)
             st = self.exec_stmt(stmt, st, fr)
-            if fr.kind == "module":
+            if fr.kind is FrameKind.MODULE:
                 fr.module.namespace = st.vars if not st.dead else fr.module.namespace
         if fr.collectors and not st.dead:
             self._collect(st, fr)
@@ -64,13 +64,13 @@ class Statements(EngineMixin):
         return st
 
     @staticmethod
-    def remember_alias(targets: list[ast.expr], path: tuple[str, list[tuple[str, str]]] | None,
+    def remember_alias(targets: list[ast.expr], path: tuple[Slot, list[Step]] | None,
                        st: State) -> None:
         """``b = t.device().backend``: a test on ``b`` is a test on that path (narrowing both)."""
         if path is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
             return
         name, (key, steps) = targets[0].id, path
-        if key == name or key.startswith(name + "."):
+        if key == name or (isinstance(key, Overlay) and key.base == name):
             return
         st.aliases[name] = (key, tuple(steps))
 
@@ -140,4 +140,4 @@ def remember_element(node: ast.Assign, st: State) -> None:
         return
     name, container = node.targets[0].id, value.value.id
     if container != name and container in st.vars:
-        st.aliases[ELEMENT_ALIAS + name] = (container, (("item", key),))
+        st.elements[name] = (container, (("item", key),))

@@ -343,7 +343,9 @@ class ArgparseModel(LibraryModel):
 
     def _attribute_assigned(self, attr: str) -> bool:
         cache = self.__dict__.setdefault("_unfollowed_by_module", {})
-        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*)*" + re.escape(attr) + r"\b")
+        # (a comment runs to its line's end: ``#[^\n]*\n`` matches a run of ``#`` one way only, where ``#[^\n]*``
+        # under ``*`` would try every split of a ``####...`` banner line)
+        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)*" + re.escape(attr) + r"\b")
         for module in self.modules:
             source = module.source
             text = source.text

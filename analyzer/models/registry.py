@@ -11,13 +11,16 @@ if TYPE_CHECKING:
 def default_models() -> tuple[type[LibraryModel], ...]:
     """Every registered model. Imported here, not at the top: the models import the engine's leaf modules,
     the engine imports this one."""
+    from .accelerate_model import AccelerateModel
     from .argparse_model import ArgparseModel
     from .array_consumers import ArrayConsumers
     from .copies import Copies
     from .entry_points import EntryPoints
+    from .hf_trainer import HFTrainer
     from .numpy_model import NumpyModel
     from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
     # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars)
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars, HFTrainer,
+            AccelerateModel)

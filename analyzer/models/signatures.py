@@ -204,6 +204,13 @@ SIGNATURES: dict[str, dict[str, str]] = {
             "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
         **{name: "module, device_ids=None, output_device=None, dim=0" for name in (
             "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")},
+        **{name: "module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True, "
+                 "process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False, "
+                 "gradient_as_bucket_view=False, static_graph=False, delay_all_reduce_named_params=None, "
+                 "param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None, "
+                 "skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False, "
+                 "forward_sync_buffers=None" for name in (
+            "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")},
         "torch.distributions.kl_divergence": "p, q",
         "torch.distributions.kl.kl_divergence": "p, q",
         "torch.backends.mps.is_available": _NO_ARGUMENTS,
@@ -250,6 +257,10 @@ SIGNATURES: dict[str, dict[str, str]] = {
                                        "generator=None, *, prefetch_factor=None, persistent_workers=False, "
                                        "pin_memory_device=''",
         "torch.utils.data.TensorDataset": "*tensors",
+        "torch.utils.data.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
+        "torch.Generator": "device='cpu'",
+        "torch._C.Generator": "device='cpu'",
+        "torch.utils.data.sampler.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
         # methods
         "torch.Tensor.cuda": "device=None, non_blocking=False, memory_format=None",
         "torch.Tensor.type": "dtype=None, non_blocking=False, **kwargs",
@@ -354,4 +365,31 @@ SIGNATURES: dict[str, dict[str, str]] = {
     # (their positional arguments and the keywords the model lists are converted with numpy.asarray)
     "array-consumers": {f"{module}.{name}": "*arrays, **keywords"
                         for module, (names, _keywords) in CONSUMERS.items() for name in names},
+    "transformers": {
+        # the constructor a project subclass calls (``super().__init__(model=model, args=args, ...)``)
+        **dict.fromkeys(("transformers.Trainer", "transformers.Seq2SeqTrainer"),
+                        "model=None, args=None, data_collator=None, train_dataset=None, eval_dataset=None, "
+                        "processing_class=None, model_init=None, compute_loss_func=None, compute_metrics=None, "
+                        "callbacks=None, optimizers=(None, None), optimizer_cls_and_kwargs=None, "
+                        "preprocess_logits_for_metrics=None, **kwargs"),
+        "transformers.Trainer._prepare_inputs": "inputs",
+        # (read from the source: the device every TrainingArguments of the program asks for)
+        **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
+                        "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
+    },
+    "accelerate": {
+        "accelerate.Accelerator": "device_placement=True, split_batches=False, mixed_precision=None, "
+                                  "gradient_accumulation_steps=1, cpu=False, **kwargs",
+        "accelerate.PartialState": "cpu=False, **kwargs",
+        "accelerate.AcceleratorState": "mixed_precision=None, cpu=False, **kwargs",
+        "accelerate.Accelerator.prepare": "*args, device_placement=None",
+        "accelerate.Accelerator.prepare_model": "model, device_placement=None, evaluation_mode=False",
+        "accelerate.Accelerator.prepare_data_loader": "data_loader, device_placement=None, "
+                                                      "slice_fn_for_dispatch=None",
+        "accelerate.Accelerator.backward": "loss, **kwargs",
+        **{f"accelerate.Accelerator.{name}": "tensor, *args, **kwargs" for name in (
+            "gather", "reduce", "pad_across_processes")},
+        "accelerate.Accelerator.gather_for_metrics": "input_data, use_gather_object=False",
+        "accelerate.Accelerator.unwrap_model": "model, keep_fp32_wrapper=True, keep_torch_compile=True",
+    },
 }

@@ -20,7 +20,7 @@ from .torch_api import (
     SEQUENCE_OPS,
     UNCHECKED_VIEWS,
 )
-from .torch_parallel import DATA_PARALLEL
+from .torch_parallel import DATA_PARALLEL, DISTRIBUTED
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_from_numpy", "torch.from_numpy"),
     _exact("_call_device", "torch.device"),
     Rule("_call_data", prefix="torch.utils.data."),
+    _exact("_call_generator", "torch.Generator", "torch._C.Generator"),
     _exact("_call_current_device", "torch.cuda.current_device"),
     _exact("_call_set_device", "torch.cuda.set_device", "torch.cuda.device"),
     _exact("_call_is_available", "torch.cuda.is_available"),
@@ -86,6 +87,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_set_default_device", "torch.set_default_device"),
     _exact("_call_from_pretrained", "torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained"),
     Rule("_call_data_parallel", paths=DATA_PARALLEL),
+    Rule("_call_distributed_data_parallel", paths=DISTRIBUTED),
     _exact("_call_parameter", "torch.nn.Parameter", "torch.nn.parameter.Parameter"),
     Rule("_call_layer", module=("torch.nn", "torch.nn.modules")),
     Rule("_call_layer", prefix="torch.nn.modules."),

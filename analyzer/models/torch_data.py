@@ -15,6 +15,27 @@ a ``TensorDataset`` (or of a tensor), an element of a list used as a dataset, or
 batch is a CPU tensor). A project ``collate_fn`` is called with a list of items and gives the batch. Anything
 else (a dict used as a dataset included, a library ``collate_fn``) yields batches the analysis does not know
 (silent).
+
+What a loader's settings make fail when it is iterated (each recorded at the ``DataLoader(...)`` call but the
+first, which is recorded where the CUDA tensor is made):
+
+* **MV209**: with ``num_workers`` > 0 (a known int; an option's default in the command line's world without
+  options) and workers started by fork (no ``multiprocessing_context``: the default start method, fork on Linux;
+  or ``"fork"``), the dataset's ``__getitem__``, what it calls and the ``collate_fn`` run in a forked worker:
+  they are analysed with a worker mode (``WORKER_VAR``, part of the calling context like the default device),
+  and a torch call there that makes a CUDA tensor from no CUDA input (``.cuda()``, ``.to(device)``, a creation
+  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``; a library dataset
+  (a ``TensorDataset``, a list, a tensor) holding CUDA tensors fails the same way when torch indexes it there
+  (recorded at the ``DataLoader(...)`` call). A ``spawn`` or ``forkserver`` context, or one the analysis does
+  not know, is silent.
+* **MV210**: ``pin_memory=True`` with batches (the collated items or the ``collate_fn``'s) holding a CUDA tensor:
+  the loader pins every batch, and ``Tensor.pin_memory()`` of a GPU tensor raises.
+* **MV211**: a random sampler (``shuffle=True``, or ``sampler=RandomSampler(...)``) or an explicit ``generator``
+  whose generator is on another device type than the default device (``torch.set_default_device("cuda")``,
+  ``set_default_tensor_type(torch.cuda.FloatTensor)``): ``RandomSampler`` makes a CPU ``torch.Generator()``
+  when it is given none, and ``torch.randperm`` on the default device refuses it (a CUDA generator on the CPU
+  default device the other way round). The default device is the one in force where the loader is built
+  (programs set it at start-up); one changed between building and iterating is not followed.
 """
 
 from __future__ import annotations
@@ -22,14 +43,45 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..domain import TOP, ArrayAtom, Const, DictAtom, Instance, NumberAtom, SeqAtom, V, Value, map_elements, seq, seq_of
+from runtime_shim import torch_semantics as T
+
+from ..domain import (
+    TOP,
+    ArrayAtom,
+    Const,
+    DictAtom,
+    Instance,
+    NumberAtom,
+    SeqAtom,
+    V,
+    Value,
+    map_elements,
+    seq,
+    seq_of,
+)
 from ..engine.flow_state import Frame, State, widen_if_large
-from ..torch_domain import CPU, LEAF, NO_GRAD, NON_LEAF, TorchTensorAtom
-from .signatures import bind_call
+from ..facts import Possibility
+from ..torch_domain import (
+    CPU,
+    LEAF,
+    NO_GRAD,
+    NON_LEAF,
+    TorchDeviceAtom,
+    TorchGeneratorAtom,
+    TorchSamplerAtom,
+    TorchTensorAtom,
+    TorchWorkersAtom,
+)
+from .signatures import Bound, argument, bind_call
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"})
+GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
 _NUMBERS = frozenset({"int", "float", "bool"})
+#: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
+WORKER_VAR = "torch.data_worker"
+_FORK_METHODS = {None: "fork (the default start method on Linux)", "fork": "fork"}
 
 
 class TorchData:
@@ -42,7 +94,33 @@ class TorchData:
             return self._tensor_dataset(args, kwargs)
         if path in DATA_LOADERS:
             return self._data_loader(args, kwargs, node, st, fr)
+        if path in RANDOM_SAMPLERS:
+            return self._random_sampler(path, args, kwargs, node, fr)
         return None
+
+    def torch_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        """``torch.Generator(device=...)``: a generator on that device (the CPU without one; unknown: None)."""
+        if path not in GENERATORS:
+            return None
+        device = argument("torch.Generator", args, kwargs, "device", None)
+        devices = [(CPU, None)] if device is None else self.devices_of(device, st)  # type: ignore[attr-defined]
+        if devices is None:
+            return TOP
+        return Value(frozenset(TorchGeneratorAtom(dev, self.origin(node, fr, "torch.Generator"))  # type: ignore[attr-defined]
+                               for dev, _source in devices))
+
+    def _random_sampler(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                        fr: Frame) -> Value:
+        """``RandomSampler(data, generator=g)``: a sampler that draws with ``g`` (its own CPU generator without)."""
+        generator = argument("torch.utils.data.RandomSampler", args, kwargs, "generator", None)
+        origin = self.origin(node, fr, "RandomSampler")  # type: ignore[attr-defined]
+        if generator is None or generator.consts() == [None]:
+            return V(TorchSamplerAtom(None, origin))
+        if generator.top or not generator.only(TorchGeneratorAtom):
+            return TOP
+        return Value(frozenset(TorchSamplerAtom(g, origin) for g in generator.atoms
+                               if isinstance(g, TorchGeneratorAtom)))
 
     def _tensor_dataset(self, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """``TensorDataset(a, b)``: a list whose items are ``(a[i], b[i])``."""
@@ -54,20 +132,137 @@ class TorchData:
     def _data_loader(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value:
         bound = bind_call("torch.utils.data.DataLoader", args, kwargs)
+        self._check_sampler_generator(bound, node, st, fr)
         own_collate = bound.get("collate_fn")
         batch_size = bound.get("batch_size")
-        if batch_size is not None and batch_size.consts() == [None]:
-            return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
-        dataset = bound.get("dataset", TOP)
-        item = self._dataset_item(dataset, node, st, fr)
-        if own_collate is not None and own_collate.consts() != [None]:
-            if own_collate.top or not own_collate.atoms:
-                return V(seq_of("list", TOP))
-            # the project's own collation, called on a list of items (as the loader does for each batch)
-            batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
-            return V(seq_of("list", widen_if_large(batch)))
-        origin = self.origin(node, fr, "DataLoader batch")  # type: ignore[attr-defined]
-        return V(seq_of("list", widen_if_large(_collated(item, origin))))
+        workers = self._forked_workers(bound, node, fr)
+        saved = st.modes.get(WORKER_VAR)
+        if workers is not None:  # the dataset and the collate_fn run in a forked worker
+            st.modes[WORKER_VAR] = V(workers)
+        try:
+            if batch_size is not None and batch_size.consts() == [None]:
+                return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
+            dataset = bound.get("dataset", TOP)
+            item = self._dataset_item(dataset, node, st, fr)
+            if workers is not None:
+                self._check_worker_rows(dataset, workers, node, st, fr)
+            if own_collate is not None and own_collate.consts() != [None]:
+                if own_collate.top or not own_collate.atoms:
+                    return V(seq_of("list", TOP))
+                # the project's own collation, called on a list of items (as the loader does for each batch)
+                batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
+            else:
+                batch = _collated(item, self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
+        finally:
+            if saved is None:
+                st.modes.pop(WORKER_VAR, None)
+            else:
+                st.modes[WORKER_VAR] = saved
+        self._check_pinning(bound, batch, node, st, fr)
+        return V(seq_of("list", widen_if_large(batch)))
+
+    def _forked_workers(self, bound: Bound[Value], node: ast.AST, fr: Frame) -> TorchWorkersAtom | None:
+        """The loader's workers, when it has some (a known count above 0) and fork starts them."""
+        count = bound.get("num_workers")
+        counts = count.consts() if count is not None and not count.top else None
+        if not counts or not all(type(c) is int and c > 0 for c in counts):
+            return None
+        context = bound.get("multiprocessing_context")
+        methods = [None] if context is None else context.consts() if not context.top else None
+        if not methods or len(methods) != 1 or methods[0] not in _FORK_METHODS:
+            return None  # "spawn", "forkserver", a context object: a fresh interpreter may use CUDA
+        return TorchWorkersAtom(min(counts), _FORK_METHODS[methods[0]],
+                                self.origin(node, fr, f"DataLoader with num_workers={min(counts)}"))  # type: ignore[attr-defined]
+
+    def _check_worker_rows(self, dataset: Value, workers: TorchWorkersAtom, node: ast.AST, st: State,
+                           fr: Frame) -> None:
+        """A library dataset (a ``TensorDataset``, a list, a tensor) holding CUDA tensors, indexed in a forked
+        worker: indexing a CUDA tensor there initialises CUDA (MV209, at the ``DataLoader(...)`` call: the
+        indexing is torch's code)."""
+        rows = Value(frozenset(a for a in dataset.atoms if not isinstance(a, Instance)))
+        if not rows.atoms:
+            return
+        tensors = _tensors_in(self.iter_element(rows))  # type: ignore[attr-defined]
+        if not any(t.dev.type == "cuda" for t in tensors):
+            return
+        possibilities = [Possibility((("tensor", t), ("worker", workers)), "MV209" if t.dev.type == "cuda" else None,
+                                     T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
+                         for t in tensors]
+        self.torch_record(self.site(node, "DataLoader", fr), possibilities, dataset.top, TOP, st, fr,  # type: ignore[attr-defined]
+                          raises=False)
+
+    def worker_made_cuda(self, api: str, result: Value, inputs: list[Value], node: ast.AST | None, st: State,
+                         fr: Frame) -> Value:
+        """A torch call in a forked DataLoader worker: one that makes a CUDA tensor from no CUDA input initialises
+        CUDA in the child, which fails (MV209, recorded here)."""
+        workers = st.modes.get(WORKER_VAR)
+        if workers is None or node is None:
+            return result
+        tensors = _tensors(result)
+        if not any(t.dev.type == "cuda" for t in tensors) or any(
+                t.dev.type == "cuda" for value in inputs for t in _tensors(value)):
+            return result
+        possibilities = [Possibility((("tensor", t), ("worker", w)),
+                                     "MV209" if t.dev.type == "cuda" else None,
+                                     T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
+                         for t in tensors for w in workers.atoms if isinstance(w, TorchWorkersAtom)]
+        # (raises=False: the worker raises, but the DataLoader(...) call that analyses its code does not: the loop
+        # over the loader does, and the code after the call is analysed with the batches the user meant)
+        return self.torch_record(self.site(node, api, fr), possibilities, result.top, result, st, fr,  # type: ignore[attr-defined]
+                                 raises=False)
+
+    def _check_pinning(self, bound: Bound[Value], batch: Value, node: ast.AST, st: State, fr: Frame) -> None:
+        """``pin_memory=True``: each batch is pinned, and a tensor on a GPU cannot be (MV210)."""
+        pin = bound.get("pin_memory")
+        if pin is None or pin.truthiness() != {True}:
+            return
+        tensors = _tensors_in(batch)
+        if not any(t.dev.type != "cpu" for t in tensors):
+            return
+        possibilities = [Possibility((("batch", t),),
+                                     "MV210" if t.dev.type != "cpu" else None,
+                                     T.pin_message(f"{t.dev.text} tensor") if t.dev.type != "cpu" else "",
+                                     "torch.pin_memory") for t in tensors]
+        self.torch_record(self.site(node, "DataLoader", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
+                          raises=False)
+
+    def _check_sampler_generator(self, bound: Bound[Value], node: ast.AST, st: State, fr: Frame) -> None:
+        """The generator a loader draws with against the default device (MV211): a random sampler (``shuffle=True``
+        or a ``RandomSampler``) draws ``torch.randperm`` on the default device with its generator, and a loader's
+        own ``generator`` seeds its workers with ``random_`` on the default device."""
+        generators: list[TorchGeneratorAtom | None] = []  # None: a sampler's own CPU generator
+        explicit = bound.get("generator")
+        sampler = bound.get("sampler")
+        shuffle = bound.get("shuffle")
+        if explicit is not None and explicit.consts() != [None]:
+            if explicit.top or not explicit.only(TorchGeneratorAtom):
+                return
+            generators = list(explicit.atoms)  # type: ignore[arg-type]
+        elif sampler is not None and sampler.consts() != [None]:
+            if sampler.top or not sampler.only(TorchSamplerAtom):
+                return
+            generators = [a.generator for a in sampler.atoms]  # type: ignore[attr-defined]
+        elif shuffle is not None and shuffle.truthiness() == {True}:
+            generators = [None]
+        if not generators:
+            return
+        defaults = self.default_devices(st)  # type: ignore[attr-defined]
+        if defaults is None or (all(dev.type == "cpu" for dev, _source in defaults)
+                                and all(g is None or g.dev.type == "cpu" for g in generators)):
+            return  # (CPU generators on a CPU default device: nothing to record)
+        origin = self.origin(node, fr, "RandomSampler's own torch.Generator()")  # type: ignore[attr-defined]
+        possibilities = []
+        for generator in generators:
+            atom = generator if generator is not None else TorchGeneratorAtom(CPU, origin)
+            for dev, source in defaults:
+                device = source if isinstance(source, TorchDeviceAtom) else TorchDeviceAtom(dev)
+                fails = dev.type != atom.dev.type
+                possibilities.append(Possibility((("generator", atom), ("default device", device)),
+                                                 "MV211" if fails else None,
+                                                 T.generator_message(dev.type, atom.dev.type) if fails else "",
+                                                 "torch.generator"))
+        self.torch_record(self.site(node, "DataLoader", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
+                          raises=False)
 
     def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``dataset[i]``: a project dataset's ``__getitem__``; for anything else, what iterating it gives (a
@@ -98,3 +293,22 @@ def _collated(item: Value, origin: Any) -> Value:
         else:
             out = out.join(TOP)
     return out
+
+
+def _tensors(value: Value) -> list[TorchTensorAtom]:
+    return [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
+
+
+def _tensors_in(value: Value, depth: int = 0) -> list[TorchTensorAtom]:
+    """The tensors of a batch: the value's and its lists', tuples' and dicts' elements."""
+    out: list[TorchTensorAtom] = []
+    for atom in value.atoms:
+        if isinstance(atom, TorchTensorAtom):
+            out.append(atom)
+        elif isinstance(atom, SeqAtom) and depth < 4:
+            for element in (*(atom.items or ()), atom.elem):
+                out.extend(_tensors_in(element, depth + 1))
+        elif isinstance(atom, DictAtom) and depth < 4:
+            for _key, element in atom.items:
+                out.extend(_tensors_in(element, depth + 1))
+    return list(dict.fromkeys(out))

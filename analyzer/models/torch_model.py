@@ -54,7 +54,7 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..engine.flow_state import Frame, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.flow_state import Frame, Overlay, State, past_failure, rebind_call_receiver, stored, widen_if_large
 from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
@@ -73,6 +73,7 @@ from ..torch_domain import (
     TorchDev,
     TorchDeviceAtom,
     TorchDistributionAtom,
+    TorchGeneratorAtom,
     TorchLayerAtom,
     TorchModeAtom,
     TorchOptimizerAtom,
@@ -110,14 +111,14 @@ from .torch_api import (
     device_str,
 )
 from .torch_calls import torch_handlers
-from .torch_data import TorchData
+from .torch_data import WORKER_VAR, TorchData
+from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
-from .torch_parallel import data_parallel, data_parallel_call
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
 
-GRAD_VAR = "@torch.grad_enabled"  # names no Python code can bind
-DEVICE_VAR = "@torch.default_device"
-CUDA_VAR = "@torch.cuda.current_device"  # absent: cuda:0
+GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
+DEVICE_VAR = "torch.default_device"
+CUDA_VAR = "torch.cuda.current_device"  # absent: cuda:0
 MAX_COMBINATIONS = 64
 _UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
@@ -131,7 +132,7 @@ _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
-UNCALLED_MODES = (None, TOP, TOP)
+UNCALLED_MODES = (None, TOP, TOP, None)
 AUTOGRAD_TYPE = "torch.autograd.Function"
 DISTRIBUTION_PREFIX = "torch.distributions."  # + a class name: a ``torch.distributions`` base
 _TORCH_ALIASES = {"torch.nn.modules": "torch.nn", "torch.nn.parameter": "torch.nn",
@@ -183,7 +184,12 @@ class TorchModel(TorchData, LibraryModel):
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                    st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
         if isinstance(atom, TorchRef):
-            return TOP if star_unknown else self.torch_call(atom.path, args, kwargs, node, st, fr)
+            if star_unknown:
+                return TOP
+            result = self.torch_call(atom.path, args, kwargs, node, st, fr)
+            if WORKER_VAR in st.modes:
+                return self.worker_made_cuda(atom.path, result, [*args, *kwargs.values()], node, st, fr)
+            return result
         if isinstance(atom, TorchLayerAtom):
             return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
                 else self.torch_layer_call(atom, args, kwargs, node, st, fr)
@@ -205,7 +211,13 @@ class TorchModel(TorchData, LibraryModel):
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                     node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
         if kind == "TorchTensorAtom":
-            return self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+            result = self.torch_tensor_method(name, receiver, args, kwargs, node, st, fr)
+            if WORKER_VAR in st.modes and isinstance(result, Value):
+                return self.worker_made_cuda(f"Tensor.{name}", result, [receiver, *args, *kwargs.values()], node,
+                                             st, fr)
+            return result
+        if kind == "TorchGeneratorAtom":  # ``torch.Generator().manual_seed(0)`` is the generator
+            return receiver if name == "manual_seed" else TOP
         if kind == "Instance" and name == DISTRIBUTION_INIT:
             return self.torch_distribution_init(receiver, args, kwargs, st, fr)
         if kind in ("TorchLayerAtom", "Instance"):
@@ -233,6 +245,8 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
             return V(BoundShim(atom, attr)) if attr in DISTRIBUTION_METHODS else TOP
+        if isinstance(atom, TorchGeneratorAtom):
+            return V(TorchDeviceAtom(atom.dev, atom.origin)) if attr == "device" else V(BoundShim(atom, attr))
         if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
@@ -382,29 +396,30 @@ class TorchModel(TorchData, LibraryModel):
 
     @staticmethod
     def grad_modes(st: State | None) -> set[bool]:
-        value = st.vars.get(GRAD_VAR) if st is not None else None
+        value = st.modes.get(GRAD_VAR) if st is not None else None
         if value is None:
             return {True}
         modes = {a.value for a in value.atoms if isinstance(a, Const) and isinstance(a.value, bool)}
         return {True, False} if value.top or not modes else modes
 
     @staticmethod
-    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None]:
-        """What a callee inherits (and what tells its calling contexts apart)."""
+    def torch_modes(st: State | None) -> tuple[Value | None, Value | None, Value | None, Value | None]:
+        """What a callee inherits (and what tells its calling contexts apart): the grad mode, the default device,
+        the current CUDA device, and whether it runs in a forked DataLoader worker (:mod:`.torch_data`)."""
         if st is None:
-            return (None, None, None)
-        return (st.vars.get(GRAD_VAR), st.vars.get(DEVICE_VAR), st.vars.get(CUDA_VAR))
+            return (None, None, None, None)
+        return (st.modes.get(GRAD_VAR), st.modes.get(DEVICE_VAR), st.modes.get(CUDA_VAR), st.modes.get(WORKER_VAR))
 
     @staticmethod
     def enter_torch_modes(state: State, modes: tuple[Value | None, ...], no_grad: bool = False) -> None:
-        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR), modes, strict=False):
+        for name, value in zip((GRAD_VAR, DEVICE_VAR, CUDA_VAR, WORKER_VAR), modes, strict=False):
             if value is not None:
-                state.vars[name] = value
+                state.modes[name] = value
         if no_grad:
-            state.vars[GRAD_VAR] = V(const(False))
+            state.modes[GRAD_VAR] = V(const(False))
 
     def default_devices(self, st: State) -> list[tuple[TorchDev, object]] | None:
-        value = st.vars.get(DEVICE_VAR)
+        value = st.modes.get(DEVICE_VAR)
         if value is None:
             return [(CPU, None)]
         devices = self.devices_of(value, st)
@@ -415,25 +430,25 @@ class TorchModel(TorchData, LibraryModel):
         modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
         if not modes or value.top or len(modes) != len(value.atoms):
             return None
-        saved = {GRAD_VAR: st.vars.get(GRAD_VAR), DEVICE_VAR: st.vars.get(DEVICE_VAR), CUDA_VAR: st.vars.get(CUDA_VAR)}
+        saved = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
         grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
         if grads:
-            st.vars[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
+            st.modes[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
         currents = {m.cuda for m in modes if isinstance(m, TorchModeAtom) and m.cuda is not None}
         if currents:
-            st.vars[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
+            st.modes[CUDA_VAR] = TOP if -1 in currents else Value(frozenset(const(i) for i in currents))
         devices = [m for m in modes if isinstance(m, TorchDeviceAtom)]
         if devices:
-            st.vars[DEVICE_VAR] = Value(frozenset(devices))
+            st.modes[DEVICE_VAR] = Value(frozenset(devices))
         return saved
 
     @staticmethod
     def torch_mode_exit(saved: dict[str, Value | None], st: State) -> None:
         for name, value in saved.items():
             if value is None:
-                st.vars.pop(name, None)
+                st.modes.pop(name, None)
             else:
-                st.vars[name] = value
+                st.modes[name] = value
 
     # --- devices as values -----------------------------------------------------------------------------
 
@@ -457,7 +472,7 @@ class TorchModel(TorchData, LibraryModel):
             return 0  # this program never changes it
         if changes or st is None:
             return None  # changed where a caller cannot see it, or asked where the flow state is not at hand
-        value = st.vars.get(CUDA_VAR)
+        value = st.modes.get(CUDA_VAR)
         if value is None:
             return 0
         indexes = value.consts()
@@ -520,7 +535,10 @@ class TorchModel(TorchData, LibraryModel):
             possibilities = reached
         fact = self.facts.site(site, fr.ctx)
         fact.record(possibilities, st.past_failure)
-        fact.unknown = fact.unknown or unknown
+        if unknown and st.past_failure:
+            fact.passed_past_failure = True  # (what a path no run takes makes unknown is no more than its passes)
+        else:
+            fact.unknown = fact.unknown or unknown
         for role, value in operands.items():
             fact.operands[role] = fact.operands[role].join(value) if role in fact.operands else value
         if raises and possibilities and not unknown and all(p.failed for p in possibilities):
@@ -575,7 +593,10 @@ class TorchModel(TorchData, LibraryModel):
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
                 possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
-                device = data[0].dev  # what the user meant: the first operand's device
+                # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
+                # the one left behind: its later uses on the accelerator are not more findings of one cause),
+                # else the first operand's device
+                device = next((a.dev for a in data if a.dev != CPU), data[0].dev)
                 target = intended
             else:
                 possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
@@ -666,10 +687,10 @@ class TorchModel(TorchData, LibraryModel):
                                       st: State, fr: Frame) -> Value | None:
         kind = _legacy_type_device(argument(path, args, kwargs, "t"))
         if kind == "cpu":
-            st.vars.pop(DEVICE_VAR, None)
+            st.modes.pop(DEVICE_VAR, None)
         else:
             dev = self.parse_device("cuda", st) if kind == "cuda" else None
-            st.vars[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
+            st.modes[DEVICE_VAR] = TOP if dev is None else V(TorchDeviceAtom(
                 dev, self.origin(node, fr, "set_default_tensor_type")))
         return NONE
 
@@ -697,6 +718,10 @@ class TorchModel(TorchData, LibraryModel):
                      fr: Frame) -> Value | None:
         return self._device_ctor(path, args, kwargs, node, st, fr)
 
+    def _call_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                        fr: Frame) -> Value | None:
+        return self.torch_generator(path, args, kwargs, node, st, fr)
+
     def _call_data(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                    fr: Frame) -> Value | None:
         return self.torch_data_call(path, args, kwargs, node, st, fr)
@@ -711,7 +736,7 @@ class TorchModel(TorchData, LibraryModel):
         index = self._cuda_index(argument(path, args, kwargs, "device"), st)
         if path == "torch.cuda.device":
             return V(TorchModeAtom(cuda=index))  # a ``with`` block's current device
-        st.vars[CUDA_VAR] = TOP if index < 0 else V(const(index))
+        st.modes[CUDA_VAR] = TOP if index < 0 else V(const(index))
         return NONE
 
     def _call_is_available(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
@@ -755,17 +780,17 @@ class TorchModel(TorchData, LibraryModel):
         truth = flag.truthiness()
         grads = {t for t in truth if t is not None}
         value = BOOL if None in truth or not grads else Value(frozenset(const(g) for g in grads))
-        st.vars[GRAD_VAR] = value
+        st.modes[GRAD_VAR] = value
         return V(TorchModeAtom(grad=next(iter(grads)) if len(grads) == 1 and None not in truth else None))
 
     def _call_set_default_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                                  st: State, fr: Frame) -> Value | None:
         value = argument(path, args, kwargs, "device")
         if value.consts() == [None]:
-            st.vars.pop(DEVICE_VAR, None)
+            st.modes.pop(DEVICE_VAR, None)
         else:
             devices = self.devices_of(value, st)
-            st.vars[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
+            st.modes[DEVICE_VAR] = TOP if devices is None else Value(frozenset(
                 TorchDeviceAtom(d, self.origin(node, fr, "set_default_device")) for d, _a in devices))
         return NONE
 
@@ -788,6 +813,10 @@ class TorchModel(TorchData, LibraryModel):
     def _call_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                             st: State, fr: Frame) -> Value | None:
         return data_parallel(self, path, args, kwargs, node, st, fr)
+
+    def _call_distributed_data_parallel(self, path: str, args: list[Value], kwargs: dict[str, Value],
+                                        node: ast.AST, st: State, fr: Frame) -> Value | None:
+        return distributed_data_parallel(self, path, args, kwargs, node, st, fr)
 
     def _call_parameter(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
@@ -862,7 +891,28 @@ class TorchModel(TorchData, LibraryModel):
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
                                        origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
                 out.add(with_tags(made, tags_of(source)))
-        return Value(frozenset(out)) if out else TOP
+        result = Value(frozenset(out)) if out else TOP
+        generator = kwargs.get("generator")
+        if generator is not None and out and not st.dead:
+            return self._check_generator(f"torch.{name}", result, generator, node, st, fr)
+        return result
+
+    def _check_generator(self, api: str, made: Value, generator: Value, node: ast.AST, st: State,
+                         fr: Frame) -> Value:
+        """A random op drawing ``made`` with ``generator=``: the generator must be of the output's device type
+        (MV211, ATen's ``check_generator``: ``torch.randn(n, device="cuda", generator=torch.Generator())``)."""
+        if generator.consts() == [None]:
+            return made
+        generators = [a for a in generator.atoms if isinstance(a, TorchGeneratorAtom)]
+        possibilities = [Possibility((("output", atom), ("generator", g)),
+                                     "MV211" if atom.dev.type != g.dev.type else None,
+                                     T.generator_message(atom.dev.type, g.dev.type)
+                                     if atom.dev.type != g.dev.type else "", "torch.random_op")
+                         for atom in torch_tensors(made) for g in generators]
+        if not possibilities:
+            return made
+        unknown = generator.top or len(generators) != len(generator.atoms)
+        return self.torch_record(self.site(node, api, fr), possibilities, unknown, made, st, fr)
 
     @staticmethod
     def _requires_grad_flags(kwargs: dict[str, Value]) -> set[bool]:
@@ -1090,7 +1140,7 @@ class TorchModel(TorchData, LibraryModel):
         ``d`` now (their state stays where it was made)."""
         olds = set(before.atoms)
         for name, value in list(st.vars.items()):
-            if "." in name or not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
+            if not any(isinstance(a, TorchOptimizerAtom) and a.modules & olds for a in value.atoms):
                 continue
             atoms = set()
             for atom in value.atoms:
@@ -1673,7 +1723,7 @@ class TorchModel(TorchData, LibraryModel):
                 return V(TorchTensorAtom(atom.dev, NO_GRAD, False, owned=True, origin=atom.origin))
             return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
-        if attr == "module" and atom.name == DATA_PARALLEL_NAME:
+        if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
         if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
             return V(BoundShim(atom, attr))
@@ -1697,6 +1747,8 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         if layer.name == DATA_PARALLEL_NAME:
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
+        if layer.name == DDP_NAME:
+            return ddp_call(self, layer, args, kwargs, node, st, fr)
         return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
@@ -1722,11 +1774,19 @@ class TorchModel(TorchData, LibraryModel):
             # the output: on the weights' device, part of the graph while grad is enabled
             # frozen weights (``requires_grad_(False)``) make an output in the graph only for an input that is
             tracked = {True} if x.top or any(a.requires_grad for a in torch_tensors(x)) else self.grad_flags(layer)
+            # where the output is: the weights' device. Past the failure of a layer left on the CPU given an input on
+            # an accelerator, unknown: the user may have meant the input on the CPU (a model never moved: its next
+            # layer is not one more finding) or the layer on the accelerator (a layer built in ``forward``: the
+            # model's next layer is not one either). A batch left on the CPU is meant on the model's accelerator.
+            # (an input of the other way of a choice the layer was placed by never meets it: :mod:`analyzer.choices`)
+            inputs = [a for a in torch_tensors(x) if consistent(tags_of(layer), tags_of(a))] or torch_tensors(x)
+            undecided = layer.dev == CPU and any(a.dev != CPU for a in inputs)
+            placed = not inputs or x.top or any(not (layer.dev == CPU and a.dev != CPU) for a in inputs)
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
                                                                False, origin=self.origin(node, fr, f"{api} output")),
                                                tags_of(layer))
-                                     for enabled in self.grad_modes(st) for grad in tracked),
-                           checked.top) if not st.dead else BOTTOM
+                                     for enabled in self.grad_modes(st) for grad in tracked) if placed else (),
+                           checked.top or undecided) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
@@ -1873,7 +1933,7 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLayerAtom):
             children = tuple(self.move_module(c, dev) for c in atom.children)
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
-            own = atom.dev if atom.name == DATA_PARALLEL_NAME else None
+            own = atom.dev if atom.name in WRAPPERS else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
@@ -1936,13 +1996,14 @@ class TorchModel(TorchData, LibraryModel):
         if self.assumption(CUDA_AVAILABLE) is None:
             return None
         choices = set()
-        for name in true.vars.keys() | false.vars.keys():
-            mine, theirs = true.vars.get(name), false.vars.get(name)
-            if mine is None or theirs is None or mine is theirs or mine == theirs:
-                continue
-            chosen = self.world_device_choice(mine, theirs)
-            if chosen is not None:
-                choices.add(chosen)
+        for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
+            for name in ours.keys() | others.keys():
+                mine, theirs = ours.get(name), others.get(name)
+                if mine is None or theirs is None or mine is theirs or mine == theirs:
+                    continue
+                chosen = self.world_device_choice(mine, theirs)
+                if chosen is not None:
+                    choices.add(chosen)
         return choices.pop() if len(choices) == 1 else None
 
     def container_modules(self, container: TorchLayerAtom) -> Value:
@@ -2055,7 +2116,7 @@ class TorchModel(TorchData, LibraryModel):
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
             self._supersede_attribute(owner, receiver.attr, before, value, fr)
-            st.vars[f"{receiver.value.id}.{receiver.attr}"] = value
+            st.overlays[Overlay(receiver.value.id, receiver.attr)] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                                fr: Frame) -> Value | None:

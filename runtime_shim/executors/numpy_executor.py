@@ -167,8 +167,11 @@ class NumpyExecutor(Executor):
         dtype_kind(_name(array.dtype))
         if not array.dtype.isnative:
             return array.astype(array.dtype.newbyteorder("="))
-        # Arrays are never mutated, so the caller's array can be shared as it is.
-        return array
+        # Arrays are never mutated, so the caller's array can be shared as it is (or a pinned copy
+        # of it, when a GPU is usable, so that moving it to the GPU is one DMA).
+        from runtime_shim import dataplane
+
+        return dataplane.pin_host(array)
 
     def to_numpy(self, prim: np.ndarray) -> np.ndarray:
         return np.array(prim, copy=True)

@@ -102,7 +102,7 @@ class TorchExecutor(Executor):
         array = np.asarray(array)
         dtype_kind(array.dtype.name)
         if self.place == "cpu":
-            return dataplane.numpy_to_torch(array)
+            return dataplane.numpy_to_torch(dataplane.pin_host(array))
         return dataplane.host_to_device(array, self.place)
 
     def to_numpy(self, prim: torch.Tensor) -> np.ndarray:

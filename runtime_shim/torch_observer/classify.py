@@ -30,7 +30,13 @@ _NON_LEAF_OPTIMIZED = re.compile(r"can't optimize a non-leaf Tensor")
 _NON_LEAF_GRAD = re.compile(r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed")
 _GRAD_FLAG = re.compile(r"you can only change requires_grad flags of leaf variables")
 _DLPACK_GRAD = re.compile(r"Can't export tensors that require gradient")
+_BAD_FORK = re.compile(r"Cannot re-initialize CUDA in forked subprocess")
+_PIN_NOT_CPU = re.compile(r"cannot pin '\S+' only dense CPU tensors can be pinned")
+_GENERATOR_DEVICE = re.compile(r"Expected a '\w+' device type for generator but found '\w+'")
 _DATA_PARALLEL = re.compile(r"module must have its parameters and buffers on device \S+ \(device_ids\[0\]\)")
+# DistributedDataParallel's constructor: ``device_ids`` given for a module on the CPU, or a module on two device types
+_DDP_MODULE = re.compile(r"DistributedDataParallel device_ids and output_device arguments only work with"
+                         r"|DistributedDataParallel's input module must be on the same type of devices")
 
 _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_INDEX_DEVICE, "MV207"),
@@ -41,6 +47,10 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_GRAD_FLAG, "MV205"),
     (_DLPACK_GRAD, "MV208"),
     (_DATA_PARALLEL, "MV202"),  # nn.DataParallel's module is not on device_ids[0]
+    (_BAD_FORK, "MV209"),  # CUDA in a DataLoader worker forked after the parent initialised it
+    (_PIN_NOT_CPU, "MV210"),  # the DataLoader pins a batch already on the GPU
+    (_GENERATOR_DEVICE, "MV211"),  # a sampler's CPU generator under a CUDA default device
+    (_DDP_MODULE, "MV202"),  # DistributedDataParallel's module is not on a GPU device_ids names
 )
 
 def is_device_mismatch(message: str) -> bool:

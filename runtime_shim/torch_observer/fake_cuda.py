@@ -128,6 +128,40 @@ class FakeCuda:
         setattr(owner, name, value)
         self._undo.append(lambda: delattr(owner, name) if old is missing else setattr(owner, name, old))
 
+    def _set_default_tensor_type(self, original: Callable[[Any], None]) -> Callable[[Any], None]:
+        """``torch.set_default_tensor_type(torch.cuda.FloatTensor)`` (or ``"torch.cuda.FloatTensor"``) needs the
+        CUDA library: what it does to devices, factories allocating on the current CUDA device, is the default
+        device ``cuda`` with that dtype; a CPU type goes back to the CPU."""
+        def set_default_tensor_type(t: Any) -> None:
+            name = t if isinstance(t, str) else f"{getattr(t, '__module__', '')}.{getattr(t, '__name__', '')}"
+            kind = name.rpartition(".")[2]
+            if name.startswith("torch.cuda.") and kind in _LEGACY_DTYPES:
+                torch.set_default_dtype(_LEGACY_DTYPES[kind])
+                torch.set_default_device(self.normalize("cuda"))
+                return
+            torch.set_default_device(None)
+            original(t)
+        return set_default_tensor_type
+
+    def _generator(self) -> type:
+        """``torch.Generator(device="cuda")`` needs the CUDA library: a host generator that names the fake device
+        (the random ops' handler checks its device type as CUDA does, then draws without it)."""
+        fake = self
+
+        class Generator(torch._C.Generator):
+            def __new__(cls, device: Any = "cpu") -> Generator:
+                return super().__new__(cls, "cpu")
+
+            def __init__(self, device: Any = "cpu") -> None:
+                self._fake_device = torch.device(fake.normalize(device))
+
+            @property
+            def device(self) -> torch.device:  # type: ignore[override]
+                return self._fake_device
+
+        Generator.__qualname__ = Generator.__name__ = "Generator"
+        return Generator
+
     def _swap_tensors(self, original: Callable[..., None]) -> Callable[..., None]:
         memo = self.mode.fake_tensor_converter.tensor_memo
 
@@ -183,6 +217,8 @@ class FakeCuda:
         self._patch(torch.distributions.Distribution, "_validate_args", False)
         self._patch(torch.utils, "swap_tensors", self._swap_tensors(torch.utils.swap_tensors))
         self._patch(torch, "save", self._save(torch.save))
+        self._patch(torch, "Generator", self._generator())
+        self._patch(torch, "set_default_tensor_type", self._set_default_tensor_type(torch.set_default_tensor_type))
         self._patch(torch, "load", self._load(torch.load))
         try:
             with self.mode:

@@ -15,9 +15,11 @@ from torch._subclasses.fake_tensor import (
 )
 from torch.utils._pytree import tree_flatten, tree_map
 
+from ..torch_semantics import generator_message, pin_message
 from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
 
 Handler = Callable[[Callable[..., Any], tuple, dict], Any]
+_PARSE_TO = torch._C._nn._parse_to
 
 
 def _is_device(value: Any) -> bool:
@@ -43,6 +45,8 @@ def normalize_devices(fake: FakeCuda, func: Callable[..., Any], args: tuple, kwa
         kwargs = {**kwargs, "device": fake.normalize(kwargs["device"])}
     if func is torch.Tensor.to:
         args = (args[0], *(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args[1:]))
+    elif func is _PARSE_TO:  # ``module.to(rank)``: Module.to parses its arguments first (an int is cuda:int)
+        args = tuple(fake.normalize(a) if _is_device(a) or _is_index(a) else a for a in args)
     elif func is torch.Tensor.cuda:
         device = args[1] if len(args) > 1 else kwargs.get("device")
         device = torch.device("cuda", device) if isinstance(device, int) else device
@@ -273,11 +277,12 @@ def _random(output_device: Callable[[tuple, dict], str]) -> Handler:
     """A random op given a generator of another device type fails (CUDA's check in check_generator)."""
     def handler(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         generator = kwargs.get("generator")
-        if isinstance(generator, torch.Generator):
+        if isinstance(generator, torch._C.Generator):  # (``torch.Generator`` is the fake one while faking)
             device = output_device(args, kwargs)
             if device != generator.device.type:
-                raise RuntimeError(f"Expected a '{device}' device type for generator but found "
-                                   f"'{generator.device.type}'")
+                raise RuntimeError(generator_message(device, generator.device.type))
+            if generator.device.type != "cpu":  # a fake CUDA generator draws on the host: fake values need none
+                kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
         return func(*args, **kwargs)
     return handler
 
@@ -350,8 +355,12 @@ def grad(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 
 def pin_memory(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """Pinned host memory needs a driver; for devices it is the same host tensor."""
-    return args[0]
+    """Pinned host memory needs a driver; for devices it is the same host tensor. A tensor on a GPU cannot be
+    pinned: ``is_pinned`` answers False for it and ``_pin_memory`` checks (aten/src/ATen/native/Memory.cpp)."""
+    t = args[0]
+    if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+        raise RuntimeError(pin_message(_legacy_type(t)))
+    return t
 
 
 HANDLERS: dict[Callable[..., Any], Handler] = {

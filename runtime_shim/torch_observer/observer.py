@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - depends on the torch release
         """Never raised by this torch: nothing to re-raise as a plain RuntimeError."""
 
 from .. import recorder
-from . import fake_values, patches, sites
+from . import fake_values, loaders, patches, sites
 from .classify import INDEX_ARGS, Operand, classify
 from .fake_cuda import FakeCuda
 
@@ -89,6 +89,9 @@ class Observer:
         # Non-leaf tensors produced by moving a requires-grad tensor, with the device they came from (MV205).
         self.moved: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._stack: contextlib.ExitStack | None = None
+        self.cuda_used = False  # some torch call made or read a CUDA tensor (a forked worker cannot use CUDA then)
+        self.forked_worker = False  # fetching a batch as a DataLoader worker started by fork would (loaders.py)
+        self.loader_sites: list[list] = []  # [file, line, col] of the loaders starting or yielding a batch
 
     # --- recording -----------------------------------------------------------------------------
     def record(self, code: str, message: str, op: str, site: dict, **extra: Any) -> None:
@@ -107,8 +110,32 @@ class Observer:
         if isinstance(exc, FakeTensorDeviceMismatchError):  # real torch raises a plain RuntimeError
             exc = RuntimeError(message)
         exc.runtime_shim_code = code  # type: ignore[attr-defined]  # read by the runner's bootstrap
-        self.record(code, message, op, sites.user_site(), **extra)
+        site = sites.user_site()
+        if self.loader_sites:  # the line that built the loader chose its sampler, pinning and workers
+            site["callers"] = [*site.get("callers", []), *reversed(self.loader_sites)]
+        self.record(code, message, op, site, **extra)
         return exc
+
+    @contextlib.contextmanager
+    def iterating(self, loader_site: list | None) -> Iterator[None]:
+        """A loader (built at ``loader_site``) starts or yields a batch."""
+        if loader_site is None:
+            yield
+            return
+        self.loader_sites.append(loader_site)
+        try:
+            yield
+        finally:
+            self.loader_sites.pop()
+
+    @contextlib.contextmanager
+    def in_worker(self, forked: bool) -> Iterator[None]:
+        """A batch fetched as a DataLoader worker; ``forked``: one that fork started after CUDA was used."""
+        previous, self.forked_worker = self.forked_worker, forked
+        try:
+            yield
+        finally:
+            self.forked_worker = previous
 
     def operands(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> list[Operand]:
         tensors = _tensors((args, kwargs))
@@ -140,8 +167,14 @@ class Observer:
         try:
             if getattr(func, "__self__", None) is _GRAD:
                 return self.read_grad(func, args, kwargs)
+            if self.forked_worker and loaders.touches_cuda(args, kwargs):
+                raise loaders.bad_fork()  # the first CUDA call of a forked child initialises CUDA, and cannot
             handler = fake_values.HANDLERS.get(func) if self.fake is not None else None
             result = handler(func, args, kwargs) if handler is not None else func(*args, **kwargs)
+            if not self.cuda_used and isinstance(result, torch.Tensor) and result.device.type == "cuda":
+                self.cuda_used = True
+            elif self.forked_worker and loaders.touches_cuda(result):
+                raise loaders.bad_fork()
         except Exception as exc:
             extra = self.moved_from(_tensors((args, kwargs)))
             raised = self.failed(op_name(func), exc, self.operands(func, args, kwargs), **extra)
@@ -189,6 +222,7 @@ class Observer:
         if self.fake is not None:
             stack.enter_context(self.fake.active())
         stack.callback(patches.install(self))
+        stack.callback(loaders.install(self))
         stack.enter_context(ObserverMode(self))
         self._stack = stack
         return self

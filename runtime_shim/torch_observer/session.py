@@ -26,7 +26,10 @@ def start_from_env() -> Observer:
     """Start (once) the observer for this process; it stays on until the process ends."""
     global _observer
     if _observer is None:
+        from . import stand_ins
         from .observer import Observer
+
+        stand_ins.install()  # frameworks not installed here: their stand-ins (an installed one is found first)
 
         _observer = Observer(os.environ.get(MODE_VARIABLE, "fake")).start()
     return _observer

@@ -179,3 +179,32 @@ print(model(x))
     assert len(found) == 1
     assert "when CUDA is available and the command line gives options; ok when CUDA is not available and " \
            "when the command line gives no options" in found[0]
+
+
+def test_banner_comments_are_scanned_in_linear_time() -> None:
+    # a store of an option through a parameter is looked for in the text first; rows of ``#`` after a dot
+    # (a comment's last sentence, then a banner) once made that scan try every split of the rows. The program runs in a
+    # subprocess so that a regression hangs one test, bounded, rather than the suite.
+    import subprocess
+    import sys
+    import textwrap
+
+    banner = "#" * 79
+    program = textwrap.dedent(f"""
+        import argparse
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda")
+        args = parser.parse_args()
+        # Build the model.
+        {banner}
+        {banner}
+        model = torch.nn.Linear(2, 2).to(args.device).eval()
+        print(model(torch.zeros(2)), args.seed)
+    """)
+    code = ("import sys; from devicelint.runner import check_source; from devicelint.settings import Settings; "
+            "print(sorted(d.code for d in check_source(sys.stdin.read(), 'prog.py', Settings()).diagnostics))")
+    done = subprocess.run([sys.executable, "-c", code], input=program, capture_output=True, text=True, timeout=120,
+                          check=True)
+    assert done.stdout.strip() == "['MV202']"

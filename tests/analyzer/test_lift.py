@@ -18,6 +18,7 @@ from devicelint.shim_api import BINARY, MASK_FILL, UNARY, scalar_kind
 
 import runtime_shim as rs
 from runtime_shim import CheckpointingStrategy, Device, DispatchError, Tensor
+from runtime_shim import semantics as S
 from runtime_shim.semantics import AF, PROFILES
 
 ORIGIN = Origin("test.py", 1, 0, "test")
@@ -200,6 +201,32 @@ def test_autodiff_api_matches_runtime(grid, call: str) -> None:
             agree(runtime, run_lifted(lifted), f"{name}.{call}()", compare_values=call != "backward")
             if call == "backward" and runtime[0] is None:
                 assert lifted.results == V(GradsAtom(lifted.results.atoms and next(iter(lifted.results.atoms)).origin))
+
+
+def test_later_api_matches_runtime(grid, profile: str) -> None:
+    """without_autodiff runs no_grad's cells and the queries answer as the runtime does, in the profiles
+    whose Burn has them; in the others the runtime has no such method."""
+    tensors, _devices = grid
+    with rs.virtual_devices():
+        for name, t in tensors.items():
+            for method, call in S.RENAMED_TENSOR_METHODS.items():
+                if not S.has_tensor_method(profile, method):
+                    with pytest.raises(AttributeError):
+                        getattr(t, method)()
+                    continue
+                lifted = lift.autodiff(profile, call, V(tensor_atom(t)), ORIGIN, method=method)
+                agree(run_runtime(lambda t=t, m=method: getattr(t, m)()), run_lifted(lifted), f"{name}.{method}()")
+            for method, call in S.ENABLING_TENSOR_METHODS.items():
+                if not S.has_tensor_method(profile, method):
+                    with pytest.raises(AttributeError):
+                        getattr(t, method)()
+                    continue
+                lifted = lift.enable_autodiff(profile, call, V(tensor_atom(t)), ORIGIN, method)
+                agree(run_runtime(lambda t=t, m=method: getattr(t, m)()), run_lifted(lifted), f"{name}.{method}()")
+            for query in S.TENSOR_QUERIES:
+                if S.has_tensor_method(profile, query):
+                    atom = tensor_atom(t)
+                    assert getattr(t, query)() == S.query_result(query, atom.cls, atom.role), f"{name}.{query}()"
 
 
 def test_with_strategy_matches_runtime(grid) -> None:

@@ -1325,3 +1325,191 @@ def test_discarded_move_whatever_the_device() -> None:
 
         go(torch.randn(3), sys.argv[1], sys.argv[2])
         """) == [(6, "MV206", "error"), (8, "MV206", "error"), (9, "MV206", "error")]
+
+
+# --- DataLoader settings: forked workers (MV209), pinning (MV210), the sampler's generator (MV211) --------------
+
+_DATASET = """
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Samples(Dataset):
+        def __init__(self, device):
+            self.rows = torch.randn(16, 4)
+            self.device = device
+
+        def __len__(self):
+            return 16
+
+        def __getitem__(self, index):
+            return self.rows[index].to(self.device)
+
+    model = torch.nn.Linear(4, 2).cuda()
+"""
+
+
+@pytest.mark.parametrize(("loader", "expected"), [
+    ('DataLoader(Samples("cuda"), batch_size=4, num_workers=2)', [(14, "MV209", "error")]),
+    ('DataLoader(Samples("cuda"), num_workers=2, multiprocessing_context="fork")', [(14, "MV209", "error")]),
+    ('DataLoader(Samples("cuda"), num_workers=2, multiprocessing_context="spawn")', []),
+    ('DataLoader(Samples("cuda"), num_workers=2, multiprocessing_context="forkserver")', []),
+    ('DataLoader(Samples("cuda"), num_workers=0)', []),
+    ('DataLoader(Samples("cuda"))', []),
+    ('DataLoader(Samples("cpu"), num_workers=4)', []),
+    ('DataLoader(Samples("cuda"), num_workers=int(__import__("os").environ["WORKERS"]))', []),  # unknown: silent
+])
+def test_cuda_in_forked_loader_workers(loader: str, expected: list) -> None:
+    assert findings(_DATASET + f"""
+    for batch in {loader}:
+        model(batch.cuda())
+    """) == expected
+
+
+def test_cuda_in_a_workers_transform_and_collate_fn_is_reported_where_it_is_made() -> None:
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+
+        class ToGpu:
+            def __call__(self, row):
+                return torch.as_tensor(row, device="cuda")
+
+        class Rows(torch.utils.data.Dataset):
+            def __init__(self, transform):
+                self.transform = transform
+
+            def __len__(self):
+                return 8
+
+            def __getitem__(self, index):
+                return self.transform([0.0, 1.0])
+
+        def collate(samples):
+            return torch.stack(samples).cuda()
+
+        a = DataLoader(Rows(ToGpu()), batch_size=2, num_workers=2)
+        b = DataLoader([torch.zeros(2)] * 8, batch_size=2, num_workers=2, collate_fn=collate)
+        c = DataLoader([torch.zeros(2)] * 8, batch_size=2, collate_fn=collate)
+    """
+    assert findings(source) == [(7, "MV209", "error"), (20, "MV209", "error")]
+    assert "2 DataLoader worker processes started by fork" in messages(source)[0]
+
+
+@pytest.mark.parametrize(("loader", "expected"), [
+    ("DataLoader(TensorDataset(x.cuda()), batch_size=4, pin_memory=True)", [(5, "MV210", "error")]),
+    ("DataLoader(TensorDataset(x), batch_size=4, pin_memory=True)", []),
+    ("DataLoader(TensorDataset(x.cuda()), batch_size=4, pin_memory=False)", []),
+    ("DataLoader(TensorDataset(x.cuda()), batch_size=4)", []),
+    ("DataLoader(TensorDataset(x), collate_fn=lambda b: [t.cuda() for t, in b], pin_memory=True)",
+     [(5, "MV210", "error")]),
+])
+def test_pinned_gpu_batches(loader: str, expected: list) -> None:
+    assert findings(f"""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        x = torch.randn(16, 3)
+        loader = {loader}
+    """) == expected
+
+
+@pytest.mark.parametrize(("setup", "loader", "expected"), [
+    ('torch.set_default_device("cuda")', "DataLoader(data, shuffle=True)", [(6, "MV211", "error")]),
+    ("torch.set_default_tensor_type(torch.cuda.FloatTensor)", "DataLoader(data, shuffle=True)",
+     [(6, "MV211", "error")]),
+    ('torch.set_default_device("cuda")', "DataLoader(data, sampler=RandomSampler(data))", [(6, "MV211", "error")]),
+    ('torch.set_default_device("cuda")', "DataLoader(data, generator=torch.Generator().manual_seed(1))",
+     [(6, "MV211", "error")]),
+    ('torch.set_default_device("cuda")', 'DataLoader(data, shuffle=True, generator=torch.Generator(device="cuda"))',
+     []),
+    ('torch.set_default_device("cuda")',
+     'DataLoader(data, sampler=RandomSampler(data, generator=torch.Generator("cuda")))', []),
+    ('torch.set_default_device("cuda")', "DataLoader(data, shuffle=False)", []),
+    ("pass", "DataLoader(data, shuffle=True)", []),
+    ('torch.set_default_device("cpu")', "DataLoader(data, shuffle=True, generator=torch.Generator())", []),
+])
+def test_sampler_generator_against_the_default_device(setup: str, loader: str, expected: list) -> None:
+    assert findings(f"""
+        import torch
+        from torch.utils.data import DataLoader, RandomSampler
+        {setup}
+        data = [torch.zeros(2)] * 8
+        loader = {loader}
+    """) == expected
+
+
+def test_a_loader_built_in_a_cuda_device_block_shuffles_on_the_gpu() -> None:
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+        with torch.device("cuda"):
+            data = [torch.zeros(2)] * 8
+            loader = DataLoader(data, batch_size=2, shuffle=True)
+    """
+    assert findings(source) == [(6, "MV211", "error")]
+    assert "default device: torch.device('cuda:0')" in messages(source)[0]
+
+
+def test_a_library_dataset_of_gpu_tensors_read_by_forked_workers() -> None:
+    assert findings("""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        rows = torch.randn(16, 4).cuda()
+        forked = DataLoader(TensorDataset(rows), batch_size=4, num_workers=2)
+        listed = DataLoader([r for r in rows], batch_size=4, num_workers=2)
+        spawned = DataLoader(TensorDataset(rows), num_workers=2, multiprocessing_context="spawn")
+        host = DataLoader(TensorDataset(rows.cpu()), batch_size=4, num_workers=2)
+    """) == [(5, "MV209", "error"), (6, "MV209", "error")]
+
+
+def test_a_cuda_generator_for_a_loader_on_the_cpu_default_device() -> None:
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+        data = [torch.zeros(2)] * 8
+        loader = DataLoader(data, shuffle=True, generator=torch.Generator(device="cuda"))
+    """
+    assert findings(source) == [(5, "MV211", "error")]
+    assert messages(source)[0].startswith("Expected a 'cpu' device type for generator but found 'cuda'")
+
+
+def test_past_a_mismatch_the_result_is_on_the_accelerator() -> None:
+    # two replay-buffer tensors left on the CPU are two findings; the loss of the GPU prediction against the target
+    # they make is not a third (past the failures the target is where the user meant it: on the GPU)
+    assert findings("""
+        import torch
+        import torch.nn.functional as F
+
+        q = torch.randn(32, device="cuda", requires_grad=True)
+        q2 = torch.randn(32, device="cuda")
+        rewards, done = torch.rand(32), torch.zeros(32)
+        target = rewards + 0.99 * q2 * (1 - done)
+        loss = F.smooth_l1_loss(q, target)
+    """) == [(8, "MV201", "error"), (8, "MV201", "error")]
+
+
+def test_past_a_layer_left_on_the_cpu_the_output_is_unknown() -> None:
+    # a model never moved fails at its first layer only; a layer built in forward fails there only
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(4, 8)
+                self.fc2 = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.fc2(torch.relu(self.fc1(x)))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+
+            def forward(self, x):
+                return self.conv(nn.BatchNorm2d(3)(x))
+
+        MLP()(torch.randn(2, 4, device="cuda"))
+        Block().cuda()(torch.randn(1, 3, 8, 8, device="cuda"))
+    """) == [(12, "MV202", "error"), (20, "MV202", "error")]

@@ -439,3 +439,96 @@ def test_concurrent_moves_from_several_threads(
 
     with ThreadPoolExecutor(6) as pool:
         assert all(pool.map(round_trip, range(24)))
+
+
+def test_host_arrays_stay_shared_without_a_usable_gpu(monkeypatch: pytest.MonkeyPatch, host: Executor,
+                                                      cpu: Executor) -> None:
+    """Host pinning needs a real CUDA device: virtual devices (and machines without one) share the
+    caller's array, as before."""
+    from runtime_shim import virtual_devices
+
+    stager = dataplane.PinnedStager(1 << 20, 1 << 20)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    monkeypatch.setattr(dataplane, "PIN_HOST", True)
+    values = np.arange(MIB, dtype=np.float32)  # 4 MiB: above this stager's staging threshold
+    with virtual_devices():
+        for ex in (host, cpu):
+            prim = ex.from_numpy(values)
+            assert np.shares_memory(prim if isinstance(prim, np.ndarray) else prim.numpy(), values)
+    assert stager.pinned_hosts == 0
+    if not HAS_CUDA:
+        assert dataplane.pin_host(values) is values
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_large_host_arrays_are_created_pinned_on_request(monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray,
+                                              host: Executor, cpu: Executor, cuda0: Executor) -> None:
+    import gc
+
+    from runtime_shim import virtual_devices
+
+    stager = dataplane.PinnedStager(1 << 20, 1 << 20, pinned_result_bytes=9 * MIB // 2)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    monkeypatch.setattr(dataplane, "PIN_HOST", True)
+    values = _host_values(random_bytes, "float32", 2 * MIB).reshape(2, -1)  # 2 MiB
+    with virtual_devices(False):
+        on_host, on_cpu = host.from_numpy(values), cpu.from_numpy(values)
+        assert torch.from_numpy(on_host).is_pinned() and on_cpu.is_pinned()
+        assert not np.shares_memory(on_host, values) and stager.pinned_hosts == 2
+        for prim, src in ((on_host, host), (on_cpu, cpu)):
+            assert_bit_identical(prim, values)
+            assert_bit_identical(dataplane.transfer(prim, src, cuda0), values)
+        assert stager.chunks["h2d"] == 0  # pinned at creation: each upload is one DMA
+        assert not torch.from_numpy(host.from_numpy(values[:, ::2])).is_pinned()  # 1 MiB more: over the budget
+        del on_host, on_cpu, prim  # the loop's last prim is on_cpu
+        gc.collect()
+        assert stager.live_pinned_bytes == 0
+        monkeypatch.setattr(dataplane, "PIN_HOST", False)
+        assert np.shares_memory(host.from_numpy(values), values)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int8", "bool"])
+@pytest.mark.parametrize("nbytes", [1024, 4096 + 8, 7 * 4096 + 24])
+@pytest.mark.parametrize("direction", ["numpy->cuda", "torch_cpu->cuda"])
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_block_uploads_split_at_chunk_edges(monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray, host: Executor,
+                                            cpu: Executor, cuda0: Executor, direction: str, nbytes: int,
+                                            dtype: str) -> None:
+    """Uploads from pageable memory through one pinned block, chunk by chunk, are bit-exact at
+    odd sizes; with no pinned budget left they take the ring."""
+    stager = dataplane.PinnedStager(4096, 1024, buffers=3, threads=4, piece_bytes=1024, pinned_result_bytes=1 << 20)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    itemsize = np.dtype(dtype).itemsize
+    values = _host_values(random_bytes, dtype, nbytes // itemsize * itemsize)
+    moved = _move(direction, values, host, cpu, cuda0)
+    assert_bit_identical(moved, values)
+    assert stager.chunks["h2d"] == stager.plan(values.nbytes).chunks and stager.live_pinned_bytes == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_dead_pinned_results_are_recycled(monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray) -> None:
+    """A pinned result's memory serves the next result of its size once no view of it is left,
+    whatever the dtype; never while one is."""
+    import gc
+
+    stager = dataplane.PinnedStager(1 << 20, 1 << 20)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    values = _host_values(random_bytes, "float32", 2 * MIB)
+    on_device = torch.from_numpy(values).to("cuda:0")
+    first = stager.to_host(on_device)
+    address = first.__array_interface__["data"][0]
+    view = first[10:]
+    del first
+    gc.collect()
+    second = stager.to_host(on_device)  # the first is still viewed: new memory
+    assert second.__array_interface__["data"][0] != address
+    assert_bit_identical(view, values[10:])
+    del view
+    gc.collect()
+    as_ints = stager.to_host(on_device.view(torch.int32))
+    assert as_ints.__array_interface__["data"][0] == address
+    assert_bit_identical(as_ints, values.view(np.int32))
+    assert_bit_identical(second, values)

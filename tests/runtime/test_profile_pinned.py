@@ -86,3 +86,40 @@ def test_the_quoted_move_panics_are_unchanged() -> None:
         x.to_device(Device.ndarray().autodiff())
     assert str(info.value) == "Autodiff tensor cannot be moved between backends."
     assert info.value.panic == "not implemented: Autodiff tensor cannot be moved between backends."
+
+
+def test_later_api_names_run_the_old_cells() -> None:
+    """burn-tensor api/autodiff.rs of that era: ``without_autodiff`` is the renamed ``no_grad``
+    (``K::inner`` when the device reports autodiff, else the tensor unchanged); ``is_autodiff`` and
+    ``is_tracked`` (autodiff_and_tracking_states_follow_graph_transitions) answer per state."""
+    device = Device.flex().autodiff()
+    untracked = Tensor.from_floats([1.0, 2.0], device)
+    leaf = untracked.require_grad()
+    derived = leaf * 2.0
+    plain = Tensor.from_floats([1.0], Device.flex())
+    labels = Tensor.from_ints([0, 1], device)
+    for t in (untracked, leaf, derived, plain, labels, Tensor.from_ints([0], Device.flex())):
+        assert reveal_device(t.without_autodiff()) == reveal_device(t.no_grad())
+        assert t.is_autodiff() == t.device().is_autodiff()
+    assert reveal_device(labels.without_autodiff()) == "Flex int"  # int_inner clears the association
+    assert [t.is_tracked() for t in (untracked, leaf, derived, derived.detach(), leaf.detach(), plain)] == [
+        False, True, True, False, True, False]
+    assert leaf.autodiff() is leaf and labels.autodiff() is labels  # already autodiff: unchanged
+    assert reveal_device(plain.autodiff()) == reveal_device(Tensor.from_inner(plain))
+    assert reveal_device(plain.autodiff()) == "Autodiff { device: Flex, checkpointing: Disabled } float untracked"
+    assert reveal_device(labels.without_autodiff().autodiff()) == reveal_device(labels)
+    off = derived.without_autodiff()
+    assert not off.is_autodiff() and not off.is_tracked() and not off.is_require_grad()
+    assert np.allclose(off.to_numpy(), [2.0, 4.0])
+    with pytest.raises(rs.RequiresAutodiff):
+        off.backward()
+
+
+@pytest.mark.parametrize("profile", ["burn-2026-08", "burn-0.21"])
+@pytest.mark.parametrize("name", ["without_autodiff", "autodiff", "is_autodiff", "is_tracked"])
+def test_later_api_names_do_not_exist_in_earlier_profiles(profile: str, name: str) -> None:
+    t = Tensor.from_floats([1.0], Device.flex().autodiff())
+    with rs.profile(profile), pytest.raises(AttributeError, match=f"Tensor.{name} does not exist in profile {profile}"):
+        getattr(t, name)()
+    with rs.profile("burn-next"):
+        getattr(t, name)()

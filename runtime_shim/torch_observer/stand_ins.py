@@ -1,0 +1,45 @@
+"""Stand-ins for the training frameworks a program may import where they are not installed: a small model of
+what each does with devices, run instead of the library so that a program written against it runs under the
+observer (the CI machine has neither).
+
+* ``transformers`` (``stand_in_transformers``): ``TrainingArguments.device`` and the ``Trainer``'s placement: the
+  model moved to ``args.device``, every batch's tensors moved there by ``_prepare_inputs`` before
+  ``compute_loss(model, inputs)``, from ``training_step`` and ``prediction_step``;
+* ``accelerate`` (``stand_in_accelerate``): ``Accelerator.device`` and ``prepare``: modules moved there, data
+  loaders whose batches are sent there, the rest as given; ``backward`` and the one-process collectives.
+
+The finder sits last on ``sys.meta_path``: an installed library is always found first and runs as it is. A
+stand-in announces itself on stderr when it is imported. Nothing else of either library exists here: a
+program that needs more fails with an ``AttributeError`` / ``ImportError`` naming what is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from types import ModuleType
+
+#: top-level name -> the stand-in module's file (beside this one)
+STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in_accelerate.py"}
+
+
+class StandInFinder(importlib.abc.MetaPathFinder):
+    """Finds a stand-in for a framework no other finder found."""
+
+    def find_spec(self, fullname: str, path: object = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        file = STAND_INS.get(fullname)
+        if file is None:
+            return None
+        print(f"runtime_shim: {fullname} is not installed: running with the observer's stand-in "
+              f"(its device placement only; docs/torch_observer.md)", file=sys.stderr)
+        return importlib.util.spec_from_file_location(fullname, os.path.join(os.path.dirname(__file__), file))
+
+
+def install() -> None:
+    """Add the finder (once), after every other finder."""
+    if not any(isinstance(finder, StandInFinder) for finder in sys.meta_path):
+        sys.meta_path.append(StandInFinder())
