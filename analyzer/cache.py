@@ -26,7 +26,11 @@ Two kinds of entries:
   changed files only changed what the analysis does not read (comments, blank
   lines) is still a hit, after parsing the changed files alone;
 * how the files split into components, keyed by each file's imports (not its
-  content: an edit that changes no import keeps the split).
+  content: an edit that changes no import keeps the split);
+* per file content (in ``<settings key>.scans.json``, read only by a run that
+  analyses a component): the demand sweep's scan of the file as plain data
+  (:mod:`analyzer.engine.scan_summary`), so that a component analysed again
+  after an edit scans only its changed files.
 
 Paths in keys are as given (relative to the working directory when they are),
 and the fingerprint of devicelint's own sources is of their contents, so a
@@ -151,6 +155,9 @@ class Cache:
         self.components: dict[str, dict[str, Any]] = {}
         self.groups: dict[str, dict[str, Any]] = {}
         self.dirty = False
+        self.scans_path = os.path.join(self.directory, FORMAT, self.name + ".scans.json")
+        self._scans: dict[str, dict[str, Any]] | None = None  # content digest -> entry (read on first use)
+        self.scans_dirty = False
         self.now = int(time.time())
         self.hits = 0
         self._load()
@@ -292,13 +299,61 @@ class Cache:
         self.groups[slot] = {"key": key, "imports": imports_key, "groups": groups, "seen": self.now}
         self.dirty = True
 
+    # --- the demand sweep's scans, by file content -----------------------------------------------------
+
+    def _scan_entries(self) -> dict[str, dict[str, Any]]:
+        if self._scans is None:
+            self._scans = {}
+            try:
+                with open(self.scans_path, encoding="utf-8") as handle:
+                    document = json.load(handle)
+            except (OSError, ValueError, UnicodeDecodeError):
+                return self._scans  # none yet, or a broken one: start empty
+            entries = document.get("scans") if isinstance(document, dict) else None
+            if isinstance(entries, dict):
+                self._scans = entries
+        return self._scans
+
+    def scan_summary(self, digest: str) -> dict[str, Any] | None:
+        """The scan summary kept for a file of content ``digest`` (checked: a damaged one is None)."""
+        from .engine import scan_summary
+
+        entry = self._scan_entries().get(digest)
+        if not isinstance(entry, dict):
+            return None
+        summary = entry.get("scan")
+        if not scan_summary.valid(summary):
+            return None
+        summary[scan_summary.CHANGED] = False
+        seen = entry.get("seen")
+        if not isinstance(seen, int) or seen < self.now - TOUCH_EVERY:
+            entry["seen"] = self.now
+            self.scans_dirty = True
+        return summary
+
+    def put_scan_summary(self, digest: str, summary: dict[str, Any]) -> None:
+        from .engine import scan_summary
+
+        if summary.get(scan_summary.CHANGED):
+            kept = {k: v for k, v in summary.items() if k != scan_summary.CHANGED}
+            self._scan_entries()[digest] = {"scan": kept, "seen": self.now}
+            self.scans_dirty = True
+
     # --- writing ------------------------------------------------------------------------------------
 
     def save(self) -> None:
         """Write the entries back (atomically); a cache that cannot be written is silently skipped."""
+        oldest = self.now - MAX_AGE
+        if self.scans_dirty and self._scans is not None:
+            try:
+                self._prepare()
+                _write_atomic(self.scans_path, {"version": __version__,
+                                                "scans": _bounded(self._scans, oldest, MAX_FILES)})
+                self.scans_dirty = False
+            except OSError:
+                pass
         if not self.dirty:
             return
-        oldest = self.now - MAX_AGE
         document = {
             "version": __version__,
             "files": _bounded(self.files, oldest, MAX_FILES),

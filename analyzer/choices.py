@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, join_all, map_elements
-from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
+from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 
 #: the most tags one possibility carries: one more is not added (the possibility stays less precise)
 MAX_TAGS = 4
@@ -89,6 +89,20 @@ def taggable(atom: Atom) -> bool:
     return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool)))
 
 
+#: the possibilities whose tags a value's notes keep: instances of the project's classes, and the library's
+#: names (``torch.cuda.FloatTensor if x.is_cuda else torch.FloatTensor``: a tensor type chosen by a test)
+NOTED = (Instance, TorchRef)
+
+
+def noted(atom: Atom) -> bool:
+    return isinstance(atom, NOTED)
+
+
+def tracked(atom: Atom) -> bool:
+    """A possibility whose way an undecided test can record (its own tags, or its value's notes)."""
+    return taggable(atom) or noted(atom)
+
+
 def tags_of(atom: object) -> frozenset:
     tags = getattr(atom, "tags", NO_TAGS)
     return tags if tags and isinstance(tags, frozenset) else NO_TAGS  # (another atom's ``tags`` field: none)
@@ -103,13 +117,27 @@ def untagged(atom: Atom) -> Atom:
 
 
 def consistent(*groups: frozenset) -> bool:
-    """No choice is named with two alternatives across these tag sets."""
+    """No choice is named with two alternatives across these tag sets (a choice and its lasting form are one:
+    a value stored in the heap and read back in the activation that chose it)."""
     seen: dict[Choice, bool] = {}
     for tags in groups:
         for choice, alternative in tags:
-            if seen.setdefault(choice, alternative) != alternative:
+            if seen.setdefault(_key(choice), alternative) != alternative:
                 return False
     return True
+
+
+_KEYS: dict[Choice, Choice] = {}
+
+
+def _key(choice: Choice) -> Choice:
+    """The choice as the heap keeps it (:func:`lasting`), remembered: asked for every tag compared."""
+    key = _KEYS.get(choice)
+    if key is None:
+        if len(_KEYS) > 100_000:
+            _KEYS.clear()
+        key = _KEYS[choice] = lasting(choice)
+    return key
 
 
 def joined(groups: Iterable[frozenset]) -> frozenset:
@@ -139,18 +167,25 @@ def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
 
 
 def tagged(value: Value, tags: frozenset) -> Value:
-    """``value`` with ``tags`` added to every possibility (instances: in the value's notes)."""
+    """``value`` with ``tags`` added to every possibility (instances and library names: in the value's
+    notes)."""
     if not tags or not value.atoms:
         return value
     atoms = frozenset(with_tags(a, tags) for a in value.atoms)
     notes = dict(value.notes or {})
+    impossible = set()
     for atom in atoms:
-        if isinstance(atom, Instance):
+        if noted(atom):
             ways = frozenset(w | tags for w in notes.get(atom, (NO_TAGS,)) if consistent(w, tags))
-            if ways and len(ways) <= MAX_WAYS and all(len(w) <= MAX_TAGS for w in ways):
+            if not ways:
+                impossible.add(atom)  # (noted on other ways only: not a possibility on this one)
+            elif len(ways) <= MAX_WAYS and all(len(w) <= MAX_TAGS for w in ways):
                 notes[atom] = ways
             else:
                 notes.pop(atom, None)  # (over the cap: from every way)
+    if impossible and len(impossible) < len(atoms):
+        atoms = atoms - impossible
+        notes = {a: n for a, n in notes.items() if a not in impossible}
     if atoms == value.atoms and notes == (value.notes or {}):
         return value
     return Value(atoms, value.top, notes)
@@ -191,25 +226,26 @@ def tag_except(value: Value, common: frozenset, tags: frozenset) -> Value:
 
 
 def alternatives(values: Iterable[Value]) -> dict[Choice, set[bool]]:
-    """The choices these values' possibilities name (top level and inside sequences and dicts), with the
-    alternatives named."""
+    """The choices these values' possibilities name (top level and inside sequences and dicts; a choice and
+    its lasting form as one, the first seen), with the alternatives named."""
     out: dict[Choice, set[bool]] = {}
+    names: dict[Choice, Choice] = {}
     for value in values:
-        _collect(value, out, 0)
+        _collect(value, out, names, 0)
     return out
 
 
-def _collect(value: Value, out: dict[Choice, set[bool]], depth: int) -> None:
+def _collect(value: Value, out: dict[Choice, set[bool]], names: dict[Choice, Choice], depth: int) -> None:
     for atom in value.atoms:
         for choice, alternative in tags_of(atom):
-            out.setdefault(choice, set()).add(alternative)
+            out.setdefault(names.setdefault(_key(choice), choice), set()).add(alternative)
         if depth < MAX_NESTING and _holds_values(atom):
             for inner in _elements(atom):
-                _collect(inner, out, depth + 1)
+                _collect(inner, out, names, depth + 1)
     for ways in (value.notes or {}).values():
         for way in ways:
             for choice, alternative in way:
-                out.setdefault(choice, set()).add(alternative)
+                out.setdefault(names.setdefault(_key(choice), choice), set()).add(alternative)
 
 
 def _holds_values(atom: Atom) -> bool:
@@ -229,18 +265,21 @@ def restricted(value: Value, choice: Choice, alternative: bool) -> Value:
     """``value`` where ``choice`` went ``alternative``: the possibilities of the other way left out (inside
     sequences and dicts too). A value left with none keeps them all (a tag the analysis got wrong must not
     empty a value)."""
-    other = (choice, not alternative)
+    wanted = _key(choice)
+
+    def other(tags: frozenset) -> bool:  # (the choice, or its lasting form, named the other way)
+        return any(w != alternative and _key(c) == wanted for c, w in tags)
 
     def keep(atom: Atom) -> Atom | None:
-        if other in tags_of(atom):
+        if other(tags_of(atom)):
             return None
         if hasattr(atom, "inner_values") and any(  # a namespace one of whose values is of the other way only
-                v.atoms and not v.top and all(other in tags_of(a) for a in v.atoms) for v in atom.inner_values()):
+                v.atoms and not v.top and all(other(tags_of(a)) for a in v.atoms) for v in atom.inner_values()):
             return None
         return atom
 
     return _mapped(value, keep,
-                   lambda ways: frozenset(w for w in ways if other not in w), 0, other)
+                   lambda ways: frozenset(w for w in ways if not other(w)), 0, other)
 
 
 def reach(value: Value) -> tuple[frozenset, bool]:
@@ -323,15 +362,17 @@ def has_tags(value: Value, depth: int = 0) -> bool:
 
 
 def _mapped(value: Value, fn: Callable[[Atom], Atom | None],
-            on_notes: Callable[[frozenset], frozenset | None], depth: int, needs: tuple | None = None) -> Value:
+            on_notes: Callable[[frozenset], frozenset | None], depth: int,
+            needs: Callable[[frozenset], bool] | None = None) -> Value:
     """``fn`` over the possibilities (``None``: left out), ``on_notes`` over an instance's noted ways (``None``:
-    no note; empty: left out), inside sequences and dicts too. ``needs``: a tag without which ``fn`` and
-    ``on_notes`` change nothing (a value that holds it nowhere is given back as it is, unwalked)."""
+    no note; empty: left out), inside sequences and dicts too. ``needs``: true of a set of tags holding one
+    without which ``fn`` and ``on_notes`` change nothing (a value whose tags, all of them, hold none is given
+    back as it is, unwalked)."""
     if not value.atoms:
         return value
     if needs is not None:
         tags, rebuilt_equal = reach(value)
-        if needs not in tags and rebuilt_equal:
+        if rebuilt_equal and not needs(tags):
             return value
     if not has_tags(value, depth):
         return value

@@ -20,6 +20,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from . import discovery
 from .discovery import DEFAULT_EXCLUDE, DiscoveryOptions, PathError
@@ -46,6 +47,8 @@ class SourceFile:
     lines: list[str] = field(default_factory=list)
     failure: FileFailure | None = None  # set when the file cannot even be read
     cells: CellMap | None = None  # a notebook: where each code cell is in ``data`` (its joined code cells)
+    # the demand sweep's scan of it as plain data (analyzer.engine.scan_summary): from the cache, or built by a run
+    scan: dict[str, Any] | None = None
 
     @property
     def package(self) -> str:

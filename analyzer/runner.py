@@ -192,6 +192,8 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if not unsaved_member:
                 keys[n] = (slot, key, shape)
         todo.append(n)
+    if cache is not None and todo:
+        _restore_scans(cache, parsed, digests, [groups[n] for n in todo])
     semantics: dict[int, list[str | None]] = {}
 
     def take_semantics() -> None:
@@ -226,6 +228,11 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
                        for i, semantic in zip(groups[n], semantics[n], strict=True)]
             cache.put_component(slot, key, diagnostics, shape, records, sorted(fixed))
     if cache is not None:
+        for n in todo:  # the scans a run in this process built or extended (a worker's are not seen here)
+            for i in groups[n]:
+                summary = parsed[i].scan
+                if summary is not None:
+                    cache.put_scan_summary(digests[i], summary)
         report.cache_hits, report.cache_misses = cache.hits, len(todo)
         cache.save()
     else:
@@ -262,6 +269,19 @@ def _equivalent_entry(cache: Cache, slot: str, key: str, shape: str, sources: li
     if found is None or not incremental.equivalent(*found[:1], sources, digests, found[1]):
         return None
     return cache.renew_component(slot, key, digests)
+
+
+def _restore_scans(cache: Cache, parsed: list[frontend.SourceFile], digests: list[str],
+                   groups: list[list[int]]) -> None:
+    """The cached scans (:mod:`analyzer.engine.scan_summary`) of the files of the components to analyse that
+    sweep on demand (the others never scan): only their changed files are scanned again."""
+    from .engine import demand
+
+    for group in groups:
+        if len(group) > demand.DEMAND_SWEEP_MIN_FILES:
+            for i in group:
+                if parsed[i].scan is None:
+                    parsed[i].scan = cache.scan_summary(digests[i])
 
 
 def _semantic_digests(cache: Cache, slot: str, _key: str, shape: str, sources: list[frontend.SourceFile],

@@ -24,6 +24,7 @@ RULES: dict[str, str] = {
     "MV209": "cuda-in-forked-loader-worker",
     "MV210": "pinned-cuda-batch",
     "MV211": "generator-device",
+    "MV212": "lengths-on-gpu",
 }
 
 # --- PyTorch's texts ----------------------------------------------------------------------------------
@@ -61,6 +62,12 @@ def pin_message(legacy_type: str) -> str:
     """``Tensor.pin_memory()`` of a tensor not on the CPU (aten/src/ATen/native/Memory.cpp ``_pin_memory``;
     ``is_pinned`` answers False for it, so the DataLoader's pinning reaches the check)."""
     return f"cannot pin '{legacy_type}' only dense CPU tensors can be pinned"
+
+
+def lengths_message(dim: int, device: str, scalar_type: str = "Long") -> str:
+    """``pack_padded_sequence`` given ``lengths`` off the CPU (aten/src/ATen/native/PackedSequence.cpp
+    ``checkLongTensor``; torch/nn/utils/rnn.py has made them int64 first: ``Long``)."""
+    return f"'lengths' argument should be a 1D CPU int64 tensor, but got {dim}D {device} {scalar_type} tensor"
 
 
 def generator_message(device_type: str, generator_type: str) -> str:

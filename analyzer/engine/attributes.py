@@ -7,6 +7,7 @@ import ast
 from runtime_shim.semantics import CheckpointingStrategy
 from runtime_shim.texts import CaptureError
 
+from ..choices import has_tags
 from ..domain import (
     BOTTOM,
     TOP,
@@ -49,6 +50,8 @@ class Attributes(EngineMixin):
         value = self.attribute(obj, node.attr, node, st, fr)
         if value.is_bottom and not obj.is_bottom:
             st.dead = True  # a property that raises on every path
+        if not fr.tagged and value.atoms and has_tags(value):
+            fr.tagged = True  # (``cfg.device`` holding a lasting choice's ways: the statements after it split)
         return value
 
     def attribute(self, obj: Value, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value:

@@ -40,6 +40,7 @@ from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROU
 from .mixin import EngineMixin
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords
+from .relational import helper_answer
 
 #: Methods that change the list or dict they are called on, which the analysis follows.
 LIST_MUTATORS = frozenset({"append", "extend", "insert", "add", "pop"})
@@ -240,8 +241,9 @@ class Calls(EngineMixin):
         globals_key = tuple(fn.module.namespace.get(name, TOP) for name in global_names(fn, fref))
         # a function nobody in the analysed code calls may run under any default device (``with torch.device``)
         modes = self.model_context_key(st, uncalled)
+        # (and the ways of the caller's split run: the heap reads on one way of a choice see that way's values)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
-                    globals_key, uncalled, modes)
+                    globals_key, uncalled, modes, None if self.active_functions.get(fn) else self.program_ways)
         ctx_id = self.ctx_ids.get(key)
         bound_key = None
         if ctx_id is None:
@@ -286,6 +288,7 @@ class Calls(EngineMixin):
         if ctx_id in self.summaries:
             summary = self.summaries[ctx_id]
             self.note_callee(ctx_id, summary)
+            fr.tagged = fr.tagged or has_tags(summary)  # (a program-wide choice: the caller's statements split)
             return summary
         if ctx_id in self.in_progress:
             self.recursive_hits.add(ctx_id)
@@ -306,6 +309,7 @@ class Calls(EngineMixin):
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
                 result = widen_if_large(stripped(self._run_function(fn, fref, ctx, bound, scopes, profile, modes)))
+                result = helper_answer(fn, bound, result)  # (a device helper: one answer in every call)
                 if ctx_id not in self.recursive_hits or result == self.in_progress[ctx_id]:
                     break
                 self.in_progress[ctx_id] = self.in_progress[ctx_id].join(result)
@@ -330,6 +334,7 @@ class Calls(EngineMixin):
         if not quiet:
             self.set_summary(ctx_id, result)
             self.note_callee(ctx_id, result)
+        fr.tagged = fr.tagged or has_tags(result)
         return result
 
     def forget_context(self, ctx_id: int) -> None:

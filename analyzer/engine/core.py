@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
-from ..choices import for_heap, lasting_tags, tagged
+from ..choices import for_heap, lasting_tags, restricted, tagged
 from ..domain import FuncRef, Instance, V, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
@@ -53,7 +53,7 @@ class WrittenElsewhere:
 
     __slots__ = ("owner", "writers")
 
-    def __init__(self, writers: dict[str, set[int]], owner: int | None) -> None:
+    def __init__(self, writers: dict[str, set[tuple[str, int, int]]], owner: tuple[str, int, int] | None) -> None:
         self.writers = writers
         self.owner = owner
 
@@ -125,7 +125,8 @@ class Engine(
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
-        self.attr_writers: dict[str, set[int]] = {}
+        # attribute name -> the functions (file, line, column of the ``def``) with a statement that assigns it
+        self.attr_writers: dict[str, set[tuple[str, int, int]]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
         self.models: list[LibraryModel] = [model(self) for model in (default_models() if models is None else models)]
         self.index_hooks()
@@ -256,11 +257,11 @@ class Engine(
             tree = module.source.tree
             if tree is None:
                 continue
-            stack: list[tuple[ast.stmt, int | None]] = [(stmt, None) for stmt in tree.body]
+            stack: list[tuple[ast.stmt, tuple[str, int, int] | None]] = [(stmt, None) for stmt in tree.body]
             while stack:
                 node, owner = stack.pop()
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    owner = id(node)
+                    owner = (module.file, node.lineno, node.col_offset)
                 elif owner is not None:
                     for write in target_writes(store_targets(node)):
                         if isinstance(write, ast.Attribute):
@@ -276,7 +277,9 @@ class Engine(
 
     def _attrs_written_elsewhere(self, fr: Frame) -> WrittenElsewhere:
         """Attribute names some function other than the caller assigns: a call may change them."""
-        return WrittenElsewhere(self.attr_writers, id(fr.func.node) if fr.func is not None else None)
+        node = fr.func.node if fr.func is not None else None
+        return WrittenElsewhere(self.attr_writers, (fr.func.module.file, node.lineno, node.col_offset)
+                                if fr.func is not None and node is not None else None)
 
     def _rebound_later(self, enclosing: ast.AST,
                        inner: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
@@ -296,6 +299,9 @@ class Engine(
         self.heap_reads.add(key)
         value = self.heap.get(key)
         self.note_read(key, value)
+        if value is not None and self.program_ways:  # (read on one way of a choice: that way's value)
+            for choice, way in self.program_ways:
+                value = restricted(value, choice, way)
         return value
 
     def heap_set(self, key: Any, value: Value) -> None:

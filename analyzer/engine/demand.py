@@ -51,6 +51,7 @@ from typing import Any
 from ..domain import TOP, Value
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes, store_targets
+from . import scan_summary
 from .mixin import EngineMixin
 from .program import FunctionInfo, FunctionKind
 from .unknown_names import constant_keys, unknown_names, unknown_rooted
@@ -139,6 +140,7 @@ class FunctionScan:
     node_id: int = 0  # ``id`` of the function's node
     mentions: bool = False  # it holds a device source
     writes: list[ast.AST] = field(default_factory=list)  # the nodes through which it may store (see effects)
+    node: ast.AST | None = None  # the function's node
 
 
 class _Lines:
@@ -242,7 +244,7 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
         node, owners = pop()
         kind = type(node)
         if kind in _FUNCTION_TYPES:
-            scan = scans[id(node)] = FunctionScan(id(node))
+            scan = scans[id(node)] = FunctionScan(id(node), node=node)
             owners = (*owners, scan)
         if kind not in _STATEMENT_TYPES:  # an expression: all of it
             if owners and kind in _EXPRESSIONS_LOOKED_AT:
@@ -359,8 +361,7 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
     positional = [*args.posonlyargs, *args.args]
     with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
         a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
-    receiver = positional[0].arg if fn.cls is not None and positional \
-        and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) else None
+    receiver = receiver_of(fn)
     unknown_args = set(fn.param_names) - with_default - {receiver}
     found = _effects(writes, receiver, unknown_args, module_names, None)
     if ALL_ATTRIBUTES in found.any:
@@ -368,6 +369,14 @@ def effects(fn: FunctionInfo, writes: list[ast.AST], module_names: set[str] | fr
         # unknown: look closer at what it stores through and with which names (rare: a walk of the function)
         found = _effects(writes, receiver, unknown_names(node, unknown_args), module_names, node)
     return found
+
+
+def receiver_of(fn: FunctionInfo) -> str | None:
+    """The parameter that holds ``self`` (the instances of the method's class) when ``fn`` is skipped."""
+    args = fn.node.args
+    positional = [*args.posonlyargs, *args.args]
+    return positional[0].arg if fn.cls is not None and positional \
+        and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) else None
 
 
 def _effects(writes: list[ast.AST], receiver: str | None, unknown: set[str] | frozenset[str],
@@ -450,6 +459,10 @@ class DemandSweep(EngineMixin):
         self.unhavocked_reads: dict[str, set[Any]] = {}
         self._shim_modules: dict[str, bool] = {}  # file -> does it mention runtime_shim (then nothing is skipped)
         self._scans: dict[str, dict[int, FunctionScan]] = {}  # file -> its functions' scans
+        # file -> its scan as plain data (:mod:`analyzer.engine.scan_summary`), restored from the cache or built
+        # by the scan: where a module has one, ``_scans`` is filled only when a run needs a function's writes
+        self._summaries: dict[str, dict[str, Any]] = {}
+        self._alone: dict[int, FunctionScan] = {}  # a lambda the module's scan did not reach, scanned alone
         self._effects: dict[int, Effects] = {}
         self.skipped_uncalled = 0
 
@@ -462,7 +475,7 @@ class DemandSweep(EngineMixin):
         """Should the sweep analyse ``fn``? Always in the full sweep; on demand, see the module doc."""
         if not self.demand_sweep or (fn.cls is not None and fn.cls in instantiated):
             return True
-        return self._uses_shim(fn) or self._scan(fn).mentions
+        return self._uses_shim(fn) or self._mentions(fn)
 
     def _uses_shim(self, fn: FunctionInfo) -> bool:
         found = self._shim_modules.get(fn.module.file)
@@ -470,10 +483,53 @@ class DemandSweep(EngineMixin):
             found = self._shim_modules[fn.module.file] = b"runtime_shim" in fn.module.source.data
         return found
 
-    def scan_modules(self, modules: list[Any], attr_writers: dict[str, set[int]]) -> None:
-        """Scan every module now, filling ``attr_writers`` on the way (one walk for both)."""
+    def scan_modules(self, modules: list[Any], attr_writers: dict[str, set[tuple[str, int, int]]]) -> None:
+        """Scan every module now, filling ``attr_writers`` on the way (one walk for both); a module whose source
+        holds its summary (the cache's, for these bytes) is restored from it instead."""
         for module in modules:
-            self._scan_module(module, attr_writers)
+            summary = module.source.scan
+            if summary is not None:
+                self._restore(module, summary, attr_writers)
+            elif module.source.tree is not None:
+                self._summarize(module, attr_writers)
+            else:
+                self._scan_module(module)
+
+    def _summarize(self, module: Any, attr_writers: dict[str, set[tuple[str, int, int]]]) -> None:
+        """Scan ``module`` and keep its scan as plain data on its source (for the cache, and the other worlds)."""
+        written: dict[str, set[int]] = {}
+        scans = self._scan_module(module, written)
+        writers: dict[str, list[list[int]]] = {}
+        for attr, owners in written.items():
+            nodes = [scans[owner].node for owner in owners]
+            writers[attr] = sorted([node.lineno, node.col_offset] for node in nodes)  # type: ignore[union-attr]
+        mentions: dict[str, bool] = {}
+        shared: set[str] = set()  # positions two functions give (wrong positions in an f-string): left out
+        for scan in scans.values():
+            key = scan_summary.position(scan.node)  # type: ignore[arg-type]
+            if key in mentions:
+                shared.add(key)
+            mentions[key] = scan.mentions
+        for key in shared:
+            del mentions[key]  # (a function left out is scanned alone, which finds what the module's scan found)
+        summary = module.source.scan = scan_summary.new(dict(self._imported[module.file]), mentions, writers)
+        self._restore(module, summary, attr_writers)
+
+    def _restore(self, module: Any, summary: dict[str, Any],
+                 attr_writers: dict[str, set[tuple[str, int, int]]]) -> None:
+        file = module.file
+        self._summaries[file] = summary
+        self._imported[file] = dict(summary["imported"])
+        for attr, owners in summary["writers"].items():
+            attr_writers.setdefault(attr, set()).update((file, line, col) for line, col in owners)
+
+    def _mentions(self, fn: FunctionInfo) -> bool:
+        summary = self._summaries.get(fn.module.file)
+        if summary is not None and fn.module.file not in self._scans:
+            entry = summary["functions"].get(scan_summary.position(fn.node))
+            if entry is not None:
+                return entry[0]
+        return self._scan(fn).mentions
 
     def _scan_module(self, module: Any, attr_writers: dict[str, set[int]] | None = None) -> dict[int, FunctionScan]:
         tree = module.source.tree
@@ -486,6 +542,12 @@ class DemandSweep(EngineMixin):
         """``fn``'s scan (its module's functions are scanned together, on the first need)."""
         scans = self._scans.get(fn.module.file)
         if scans is None:
+            summary = self._summaries.get(fn.module.file)
+            if summary is not None and scan_summary.position(fn.node) not in summary["functions"]:
+                found = self._alone.get(id(fn.node))  # (its module's scan would not reach it either)
+                if found is None:
+                    found = self._alone[id(fn.node)] = scan_functions(fn.node, fn.module.source.data)[id(fn.node)]
+                return found
             scans = self._scan_module(fn.module)
         found = scans.get(id(fn.node))
         if found is None:  # a lambda in an expression the scan did not walk: scan it alone
@@ -520,8 +582,19 @@ class DemandSweep(EngineMixin):
         """What ``fn`` may change if it is skipped (computed once)."""
         found = self._effects.get(id(fn.node))
         if found is None:
-            writes = self._scan(fn).writes
-            found = self._effects[id(fn.node)] = effects(fn, writes, self.module_names(fn.module.file))
+            names = self.module_names(fn.module.file)
+            summary = self._summaries.get(fn.module.file)
+            key, receiver = scan_summary.position(fn.node), receiver_of(fn)
+            stored = scan_summary.effects(summary, key, receiver, names) if summary is not None else None
+            if stored is not None:
+                found = Effects(*(frozenset(part) for part in stored))
+            else:
+                found = effects(fn, self._scan(fn).writes, names)
+                if summary is not None:
+                    scan_summary.put_effects(summary, key, receiver, names, [
+                        sorted(found.own), sorted(found.any), sorted(found.modules), sorted(found.globals),
+                        sorted(found.filled)])
+            self._effects[id(fn.node)] = found
         return found
 
     def worth_analyzing_instead(self, fn: FunctionInfo) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import lift
-from ..choices import common_tags, each_way, tag_except, taggable, tagged, tags_of
+from ..choices import common_tags, each_way, tag_except, tagged, tags_of, tracked
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -271,9 +271,13 @@ class Expressions(EngineMixin):
                 taken = true if chosen else false
                 st.take_values(taken)
                 return body if chosen else orelse
-        if once and choice is None and body != orelse and any(
-                taggable(a) or isinstance(a, Instance) for a in body.atoms ^ orelse.atoms):
+        if once and choice is None and ((body != orelse and any(tracked(a) for a in body.atoms ^ orelse.atoms))
+                                        or self.differ_in_taggables(true, false)):
+            # (or the test narrowed a value: ``x`` of ``x.is_cuda`` goes the way of the branch it let through)
             choice = self.choice(node.test, st, fr)
+        if choice is not None:
+            # what the test narrowed (``x`` of ``x.is_cuda``) goes the same way as the branch it let through
+            self.tag_branches(choice[0], choice[1], true, false, fr)
         merged = join_states([true, false])
         st.take_values(merged)
         if choice is not None and not true.dead and not false.dead and body != orelse:

@@ -146,6 +146,9 @@ class ModelHooks(EngineMixin):
         for hook in self.hook_table["store_item"]:
             hook(container, key, value, target, st, fr)
 
+    def model_pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
+        return self._first_answer("pure_attribute", atom, kind, name)
+
     def model_element(self, atom: Atom, how: str) -> Value | None:
         return self._first_answer("element", atom, how)
 

@@ -64,6 +64,9 @@ class Narrowing(EngineMixin):
             return st, dead()
         true, false = st.copy(), st.copy()
         truth = value.truthiness()
+        if None in truth and len(truth) == 2:
+            known = self._known_answer(test, st, fr)
+            truth = truth if known is None else {known}
         if truth == {True}:
             false.dead = True
         elif truth == {False}:
@@ -150,6 +153,29 @@ class Narrowing(EngineMixin):
         for key, steps in self._targets(test, st):
             out.append((key, self._predicate(steps, truth_of)))
         return out
+
+    def _known_answer(self, test: ast.expr, st: State, fr: Frame) -> bool | None:
+        """The answer of a test on a partly unknown value's device (``x.is_cuda``, ``x.device.type == "cuda"``)
+        when every known possibility gives it: one value is on one device, so the unknown part is taken to be
+        on theirs (a branch only it would take would pair what it makes with the known ones). None: no such
+        answer."""
+        subject, other, compare = test, None, None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
+            subject, other, compare = test.left, test.comparators[0], CMP_OPS.get(type(test.ops[0]))
+            if compare is None:
+                return None
+        elif not isinstance(test, (ast.Attribute, ast.Call)):
+            return None
+        for key, steps in self._targets(subject, st):
+            value = st.get(key)
+            if not steps or value is None or not value.top or not value.atoms:
+                continue
+            check: Test = truth_of if other is None or compare is None else _compare_test(
+                compare, self.eval(other, st.copy(), fr, quiet=True), False)
+            answers = {self._project_pred(atom, steps, check) for atom in value.atoms}
+            if len(answers) == 1 and None not in answers:
+                return answers.pop()
+        return None
 
     def _targets(self, expr: ast.expr, st: State) -> list[tuple[Slot, list[Step]]]:
         """The narrowable paths ``expr`` stands for: its own, and through a variable that copied a path
@@ -257,7 +283,10 @@ class Narrowing(EngineMixin):
                 else:
                     return None
             else:
-                return None
+                stepped = self.model_pure_attribute(atom, kind, str(name))
+                if stepped is None:
+                    return None
+                out = out.join(stepped)
         return out.join(TOP) if value.top else out
 
 

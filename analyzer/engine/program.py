@@ -11,6 +11,7 @@ from typing import Any
 from ..domain import Atom, Value
 from ..frontend import SourceFile
 from ..tree_walk import child_nodes
+from . import scan_summary
 
 
 class FunctionKind(enum.Enum):
@@ -169,6 +170,17 @@ class ModuleInfo:
         """:func:`scope_info` of one of this module's functions, remembered by the function's source text (an
         editor re-analyses the whole file on every keystroke, where most functions did not change)."""
         # (a ``def`` is a statement: its position is exact; a lambda can sit in an f-string, and is small)
+        summary = self.source.scan if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if summary is not None:  # the cache's, by the file's content (a def's position names it there)
+            kept = scan_summary.scope(summary, node)
+            if kept is None:
+                kept = self._scope_info(node)
+                scan_summary.put_scope(summary, node, kept)
+            return kept
+        return self._scope_info(node)
+
+    def _scope_info(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+                    ) -> tuple[set[str], set[str], bool, frozenset[str]]:
         segment = self._segment(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         if segment is None or not segment.startswith((b"def", b"async")):
             return scope_info(node)

@@ -34,25 +34,29 @@ import itertools
 from collections.abc import Callable
 
 from ..choices import (
+    MAX_ALTERNATIVES,
     PROGRAM,
     Choice,
     alternatives,
     consistent,
     has_tags,
     lasting,
+    program_choice,
     restricted,
     stripped,
     tag_except,
     taggable,
     tagged,
     tags_of,
+    tracked,
     with_tags,
 )
-from ..domain import Atom, Const, Instance, Value, const
+from ..domain import Atom, Const, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, FrameKind, State, join_states
 from .mixin import EngineMixin
+from .program import FunctionInfo, FunctionKind
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
@@ -112,7 +116,7 @@ class Relational(EngineMixin):
                 theirs = others.get(name)
                 if theirs is None or mine is theirs:
                     continue
-                if any(taggable(a) or isinstance(a, Instance) for a in mine.atoms ^ theirs.atoms):
+                if any(tracked(a) for a in mine.atoms ^ theirs.atoms):
                     return True
         return False
 
@@ -264,8 +268,10 @@ def _made_in(fr: Frame) -> Callable[[str], Choice]:
 
 
 def lasting_in(fr: Frame, choice: Choice) -> Choice:
-    """A choice of a module's top level outlives it (the top level runs once: one answer for the whole run)."""
-    return lasting(choice) if fr.kind is FrameKind.MODULE else choice
+    """A choice of a module's top level, or of a class body there, outlives it (either runs once: one answer
+    for the whole run, ``device = "cuda" if ... else "cpu"`` in a config class read by every method)."""
+    once = fr.kind is FrameKind.MODULE or (fr.kind is FrameKind.CLASS and fr.ctx.function is None)
+    return lasting(choice) if once else choice
 
 
 def by_device(value: Value, keys: dict[Atom, object], name: str, made: Callable[[str], Choice]) -> Value:
@@ -292,8 +298,16 @@ _MANY_TIMES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.La
 
 def _feasible(values: list[Value], ways: frozenset) -> bool:
     """Whether some run takes these ways of the choices: every value read has a possibility they allow."""
-    return all(value.top or not value.atoms or any(consistent(tags_of(a), ways) for a in value.atoms)
+    return all(value.top or not value.atoms or any(_allowed(value, a, ways) for a in value.atoms)
                for value in values)
+
+
+def _allowed(value: Value, atom: Atom, ways: frozenset) -> bool:
+    """Whether a possibility of ``value`` can be there on these ways (its own tags, or an instance's notes)."""
+    noted_ways = value.notes.get(atom) if value.notes else None
+    if noted_ways is not None:
+        return any(consistent(way, ways) for way in noted_ways)
+    return consistent(tags_of(atom), ways)
 
 
 def _tagged_outer_names(reads: frozenset[str], st: State, fr: Frame) -> dict[str, Value]:
@@ -463,3 +477,69 @@ def _stable(test: ast.expr) -> bool:
                                ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return False
     return True
+
+
+def helper_answer(fn: FunctionInfo, bound: dict[str, Value], result: Value) -> Value:
+    """What a device helper returned (``get_device()``: CUDA when it is available, else the CPU), as one value
+    for the whole run: its possibilities on two or three devices are tagged by device with program-wide
+    choices named for the helper and its constant arguments, so every call of it answers the same way
+    (``model.to(get_device())`` and, later or in another module, ``x.to(get_device())``). Only for a helper
+    whose answer cannot change between calls (:func:`_answers_once`)."""
+    if not result.atoms or not _answers_once(fn):
+        return result
+    arguments = []
+    for name in fn.param_names:
+        value = bound.get(name)
+        if value is None or value.top or len(value.atoms) != 1 or not isinstance(next(iter(value.atoms)), Const):
+            if name in _test_names(fn):
+                return result  # (a test reads an argument that is not one constant: two calls may differ)
+            continue
+        arguments.append(f"{name}={next(iter(value.atoms))!r}")
+    return _one_answer(result, f"{fn.module.file}:{fn.node.lineno}:{fn.qualname}({', '.join(arguments)})")
+
+
+def _one_answer(value: Value, name: str) -> Value:
+    """``value`` tagged by device as one program-wide value, and the values a namespace it holds carries
+    (``SimpleNamespace(device=...)`` a config helper built), each by its place in it."""
+    if len(value.atoms) == 1 and hasattr(atom := next(iter(value.atoms)), "map_inner"):
+        counter = itertools.count()
+        return Value((atom.map_inner(lambda v: _one_answer(v, f"{name}.{next(counter)}")),), value.top)
+    if 1 < len(value.atoms) <= MAX_ALTERNATIVES and all(hasattr(a, "map_inner") for a in value.atoms):
+        # several namespaces (one per way of the helper's test): the values of each go together
+        ordered = sorted(value.atoms, key=repr)
+        choices = [program_choice(f"{name}#{j}") for j in range(len(ordered) - 1)]
+        ways = [frozenset((c, i == j) for j, c in enumerate(choices)) for i in range(len(ordered))]
+        return Value(frozenset(a.map_inner(lambda v, w=w: tagged(v, w))  # type: ignore[attr-defined]
+                               for a, w in zip(ordered, ways, strict=True)), value.top)
+    keys = _device_keys(value) if len(value.atoms) > 1 else None
+    return value if keys is None else by_device(value, keys, name, program_choice)
+
+
+def _answers_once(fn: FunctionInfo) -> bool:
+    """A function whose tests are all stable (:func:`_stable`: availability probes, environment lookups,
+    constants), outside loops, that rebinds no global and is not an instance's method (whose answer may
+    follow the instance's state: ``next(self.parameters()).device``)."""
+    known = getattr(fn.node, "_devicelint_answers_once", None)
+    if known is not None:
+        return known
+    node = fn.node
+    answers = not fn.is_generator and not isinstance(node, (ast.Lambda, ast.AsyncFunctionDef)) and (
+        fn.cls is None or fn.kind is FunctionKind.STATICMETHOD)
+    if answers:
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Global, ast.Nonlocal, ast.For, ast.AsyncFor, ast.While, ast.Yield,
+                                  ast.Await, *_MANY_TIMES)) and inner is not node:
+                answers = False
+                break
+            test = getattr(inner, "test", None) if isinstance(inner, (ast.If, ast.IfExp)) else None
+            if test is not None and _test_facts(test) is None:
+                answers = False
+                break
+    node._devicelint_answers_once = answers  # type: ignore[union-attr]
+    return answers
+
+
+def _test_names(fn: FunctionInfo) -> frozenset[str]:
+    """The names the tests of ``fn`` read."""
+    return frozenset(n.id for inner in ast.walk(fn.node) if isinstance(inner, (ast.If, ast.IfExp))
+                     for n in ast.walk(inner.test) if isinstance(n, ast.Name))

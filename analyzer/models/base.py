@@ -204,6 +204,11 @@ class LibraryModel:
                    fr: Frame) -> None:
         """``container[key] = value``."""
 
+    def pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
+        """``atom.name`` (``kind`` ``"attr"``) or ``atom.name()`` (``"call"``) as a branch test reads it, with
+        nothing recorded (``x.is_cuda``, ``x.device.type``: what narrows ``x`` in each branch); None: not known."""
+        return None
+
     def element(self, atom: Atom, how: str) -> Value | None:
         """An element of ``atom``: ``how`` is ``"iterate"`` (``for x in atom``), ``"unpack"`` (``x, y = atom``)
         or ``"slice"`` (``atom[a:b]``)."""

@@ -227,6 +227,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.compile": "model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None, options=None, "
                          "disable=False",
         "torch.jit.script": "obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None",
+        "torch.nn.utils.rnn.pack_padded_sequence": "input, lengths, batch_first=False, enforce_sorted=True",
         "torch.set_default_tensor_type": "t",
         "torch.cuda.is_available": _NO_ARGUMENTS,
         "torch.cuda.device_count": _NO_ARGUMENTS,

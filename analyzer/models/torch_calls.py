@@ -82,6 +82,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_mps_available", "torch.backends.mps.is_available"),
     _exact("_call_unknown_bool", "torch.cuda.is_available", "torch.backends.mps.is_available"),
     _exact("_call_compiled", "torch.compile", "torch.jit.script"),
+    _exact("_call_pack_padded", "torch.nn.utils.rnn.pack_padded_sequence"),
     Rule("_call_grad_mode", module=("torch",), names=frozenset(GRAD_MODES)),
     _exact("_call_set_grad_enabled", "torch.set_grad_enabled"),
     _exact("_call_set_default_device", "torch.set_default_device"),

@@ -30,7 +30,7 @@ from typing import Any
 
 from runtime_shim import torch_semantics as T
 
-from ..choices import consistent, joined, tags_of, with_tags
+from ..choices import consistent, joined, tagged, tags_of, untagged, with_tags
 from ..domain import (
     BOOL,
     BOTTOM,
@@ -126,6 +126,8 @@ _DUNDERS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
             ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
             ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
 _HOOKS = "@forward_hooks"
+#: a tensor's ``is_<type>`` flags and the device type each tests
+_DEVICE_PREDICATES = {"is_cuda": "cuda", "is_cpu": "cpu", "is_mps": "mps", "is_xpu": "xpu"}
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
@@ -316,6 +318,18 @@ class TorchModel(TorchData, LibraryModel):
         if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+
+    def pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
+        if isinstance(atom, TorchTensorAtom):
+            if kind == "attr" and name in _DEVICE_PREDICATES:
+                return V(const(atom.dev.type == _DEVICE_PREDICATES[name]))
+            if kind == "attr" and name == "device":
+                return V(TorchDeviceAtom(atom.dev, atom.origin))
+            if kind == "call" and name == "get_device":  # (the CPU's is -1)
+                return V(const(-1 if atom.dev.type == "cpu" else atom.dev.index))
+        if isinstance(atom, TorchDeviceAtom) and kind == "attr" and name in ("type", "index"):
+            return V(const(atom.dev.type if name == "type" else atom.dev.index))
+        return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
         if isinstance(atom, TorchTensorAtom) and how == "slice":
@@ -759,6 +773,20 @@ class TorchModel(TorchData, LibraryModel):
     def _call_unknown_bool(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                            fr: Frame) -> Value | None:
         return BOOL
+
+    def _call_pack_padded(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                          fr: Frame) -> Value | None:
+        """``pack_padded_sequence(input, lengths)``: the lengths must be on the CPU (MV212); a list is made a CPU
+        tensor. The packed sequence itself is not followed (unknown)."""
+        lengths = argument(path, args, kwargs, "lengths")
+        tensors = torch_tensors(lengths)
+        if not tensors:
+            return TOP
+        possibilities = [Possibility((("lengths", atom),), "MV212" if atom.dev != CPU else None,
+                                     T.lengths_message(1, atom.dev.text) if atom.dev != CPU else "",
+                                     "torch.pack_padded_sequence") for atom in tensors]
+        unknown = lengths.top or len(tensors) != len(lengths.atoms)
+        return self.torch_record(self.site(node, "pack_padded_sequence", fr), possibilities, unknown, TOP, st, fr)
 
     def _call_compiled(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                        fr: Frame) -> Value | None:
@@ -1343,8 +1371,8 @@ class TorchModel(TorchData, LibraryModel):
             return V(const(atom.grad != NON_LEAF))
         if attr == "requires_grad":
             return V(const(atom.requires_grad))
-        if attr == "is_cuda":
-            return V(const(atom.dev.type == "cuda"))
+        if attr in _DEVICE_PREDICATES:
+            return V(const(atom.dev.type == _DEVICE_PREDICATES[attr]))
         if attr in ("T", "mT", "H", "mH"):
             return V(atom.with_(owned=False))
         if attr == "data":
@@ -1779,14 +1807,20 @@ class TorchModel(TorchData, LibraryModel):
             # layer is not one more finding) or the layer on the accelerator (a layer built in ``forward``: the
             # model's next layer is not one either). A batch left on the CPU is meant on the model's accelerator.
             # (an input of the other way of a choice the layer was placed by never meets it: :mod:`analyzer.choices`)
-            inputs = [a for a in torch_tensors(x) if consistent(tags_of(layer), tags_of(a))] or torch_tensors(x)
+            own = tags_of(layer)
+            inputs = [a for a in torch_tensors(x) if consistent(own, tags_of(a))] or torch_tensors(x)
             undecided = layer.dev == CPU and any(a.dev != CPU for a in inputs)
             placed = not inputs or x.top or any(not (layer.dev == CPU and a.dev != CPU) for a in inputs)
+            # its ways: the layer's and the input's (the output of an input on one way of a choice is on that way)
+            ways = {joined((own, tags_of(a))) for a in inputs
+                    if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
+            if x.top:
+                ways.add(own)
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
                                                                False, origin=self.origin(node, fr, f"{api} output")),
-                                               tags_of(layer))
-                                     for enabled in self.grad_modes(st) for grad in tracked) if placed else (),
-                           checked.top or undecided) if not st.dead else BOTTOM
+                                               way)
+                                     for enabled in self.grad_modes(st) for grad in tracked for way in ways)
+                           if placed else (), checked.top or undecided) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result
@@ -1815,9 +1849,12 @@ class TorchModel(TorchData, LibraryModel):
                 targets = self._to_targets(args, kwargs, st)
                 if targets == []:
                     return receiver
-            moved = TOP if targets is None else Value(frozenset(
-                with_tags(self.move_module(atom, dev), tags_of(source))
-                for atom in receiver.atoms for dev, source in _same_way(atom, targets)), receiver.top)
+            moved = TOP
+            if targets is not None:  # (a moved project module keeps its device's ways in the value's notes)
+                moved = Value((), receiver.top)
+                for atom in receiver.atoms:
+                    for dev, source in _same_way(atom, targets):
+                        moved = moved.join(tagged(V(self.move_module(atom, dev)), tags_of(source)))
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
@@ -2088,7 +2125,9 @@ class TorchModel(TorchData, LibraryModel):
         atoms: set[Atom] = set()
         for atom in value.atoms:
             if isinstance(atom, TorchTensorAtom) and atom.owned:
-                atoms.add(atom.with_(dev=dev))  # parameters stay leaves: the module moves their data
+                # parameters stay leaves: the module moves their data; where they were made no longer matters
+                # (the moved module's ways are its value's notes)
+                atoms.add(untagged(atom.with_(dev=dev)))
             elif isinstance(atom, SeqAtom):
                 if not plain_moves:
                     atoms.add(atom)

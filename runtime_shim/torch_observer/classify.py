@@ -33,6 +33,7 @@ _DLPACK_GRAD = re.compile(r"Can't export tensors that require gradient")
 _BAD_FORK = re.compile(r"Cannot re-initialize CUDA in forked subprocess")
 _PIN_NOT_CPU = re.compile(r"cannot pin '\S+' only dense CPU tensors can be pinned")
 _GENERATOR_DEVICE = re.compile(r"Expected a '\w+' device type for generator but found '\w+'")
+_LENGTHS_OFF_CPU = re.compile(r"'lengths' argument should be a 1D CPU int64 tensor, but got \d+D (?!cpu )")
 _DATA_PARALLEL = re.compile(r"module must have its parameters and buffers on device \S+ \(device_ids\[0\]\)")
 # DistributedDataParallel's constructor: ``device_ids`` given for a module on the CPU, or a module on two device types
 _DDP_MODULE = re.compile(r"DistributedDataParallel device_ids and output_device arguments only work with"
@@ -50,6 +51,7 @@ _FIXED: tuple[tuple[re.Pattern[str], str], ...] = (
     (_BAD_FORK, "MV209"),  # CUDA in a DataLoader worker forked after the parent initialised it
     (_PIN_NOT_CPU, "MV210"),  # the DataLoader pins a batch already on the GPU
     (_GENERATOR_DEVICE, "MV211"),  # a sampler's CPU generator under a CUDA default device
+    (_LENGTHS_OFF_CPU, "MV212"),  # pack_padded_sequence given lengths on a GPU
     (_DDP_MODULE, "MV202"),  # DistributedDataParallel's module is not on a GPU device_ids names
 )
 

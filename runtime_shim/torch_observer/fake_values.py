@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import (
 )
 from torch.utils._pytree import tree_flatten, tree_map
 
-from ..torch_semantics import generator_message, pin_message
+from ..torch_semantics import generator_message, lengths_message, pin_message
 from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
 
 Handler = Callable[[Callable[..., Any], tuple, dict], Any]
@@ -363,7 +363,33 @@ def pin_memory(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return t
 
 
+def pack_padded(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``_pack_padded_sequence(input, lengths, batch_first)``: ATen checks ``lengths`` first (a CPU int64 tensor),
+    then sizes its results by their values, which fake mode cannot: the packed data of the real sizes (the
+    lengths are host values, read as a real run reads them) on the input's device, the batch sizes on the CPU."""
+    input_, lengths = args[0], args[1]
+    if lengths.device.type != "cpu":
+        raise RuntimeError(lengths_message(lengths.dim(), str(lengths.device), _scalar_name(lengths)))
+    try:
+        return func(*args, **kwargs)
+    except DynamicOutputShapeException:
+        batch_first = args[2] if len(args) > 2 else kwargs.get("batch_first", False)
+        steps, batch = (input_.shape[1], input_.shape[0]) if batch_first else (input_.shape[0], input_.shape[1])
+        # lengths fake mode propagated are read as they are; others as full (the largest result, as for masks)
+        known = getattr(lengths, "constant", None) is not None
+        counts = [int(n) for n in _values(lengths).reshape(-1).tolist()] if known else [steps] * batch
+        batch_sizes = torch.tensor([sum(1 for n in counts if n > t) for t in range(max(counts, default=0))],
+                                   dtype=torch.int64)
+        return torch.zeros((sum(counts), *input_.shape[2:]), dtype=input_.dtype, device=input_.device), batch_sizes
+
+
+def _scalar_name(t: torch.Tensor) -> str:
+    return {torch.int64: "Long", torch.int32: "Int", torch.float32: "Float", torch.float64: "Double"}.get(
+        t.dtype, str(t.dtype).removeprefix("torch."))
+
+
 HANDLERS: dict[Callable[..., Any], Handler] = {
+    torch._VF._pack_padded_sequence: pack_padded,  # type: ignore[attr-defined]
     torch.autograd.grad: grad, torch.Tensor.pin_memory: pin_memory,
     torch.tensor: new_tensor, torch.as_tensor: new_tensor,
     torch.Tensor.to: move, torch.Tensor.cuda: move,

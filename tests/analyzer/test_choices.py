@@ -11,6 +11,7 @@ from devicelint.choices import (
     alternatives,
     consistent,
     for_heap,
+    lasting,
     restricted,
     stripped,
     tag_except,
@@ -375,4 +376,75 @@ def test_a_conditional_expression_stored_in_an_attribute_is_one_value() -> None:
                 return self.model(x.to(self.device))
 
         print(Runner().step(torch.randn(3, 4)))
+        """) == []
+
+
+def test_a_choice_and_its_lasting_form_are_one_choice() -> None:
+    kept = lasting(FLAG)  # (a value stored in the heap and read back in the activation that chose it)
+    assert not consistent(frozenset({(FLAG, True)}), frozenset({(kept, False)}))
+    value = V(*tagged(V(TorchTensorAtom(CPU)), frozenset({(kept, False)})).atoms,
+              *tagged(V(TorchTensorAtom(CUDA)), frozenset({(FLAG, True)})).atoms)
+    assert [a.dev for a in restricted(value, FLAG, True).atoms] == [CUDA]  # type: ignore[attr-defined]
+    assert len(alternatives([value])) == 1
+
+
+def test_an_instance_noted_on_other_ways_only_is_not_a_possibility_on_this_one() -> None:
+    cpu_model, cuda_model = Instance(object(), "m.py", 1, 0, -1), Instance(object(), "m.py", 1, 0, -2)
+    both = tagged(V(cpu_model), frozenset({(FLAG, False)})).join(tagged(V(cuda_model), frozenset({(FLAG, True)})))
+    on_gpu = tagged(both, frozenset({(FLAG, True)}))
+    assert on_gpu.atoms == {cuda_model}
+    assert on_gpu.notes == {cuda_model: frozenset({frozenset({(FLAG, True)})})}
+
+
+def test_a_device_helper_called_twice_answers_the_same() -> None:
+    helper = """
+        import os
+        import torch
+        from torch import nn
+
+        def get_device():
+            return torch.device("cuda" if os.environ.get("USE_GPU") == "1" else "cpu")
+
+        def evaluate(model):
+            return model(torch.randn(4, 8).to(get_device()))
+
+        model = nn.Linear(8, 2).to(get_device())
+    """
+    assert findings(helper + """
+        print(model(torch.randn(4, 8).to(get_device())), evaluate(model))
+        """) == []
+    # a batch left on the CPU still meets the model on the GPU
+    assert findings(helper + """
+        print(model(torch.randn(4, 8)))
+        """) == [(14, "MV202")]
+
+
+def test_a_helper_whose_answer_follows_an_argument_is_not_one_value() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        def pick(flag):
+            return torch.device("cuda" if flag else "cpu")
+
+        def run(a, b):
+            model = nn.Linear(8, 2).to(pick(a))
+            return model(torch.randn(4, 8).to(pick(b)))
+
+        print(run(torch.randn(1).item() > 0, torch.randn(1).item() > 0))
+        """) == [(10, "MV202")]
+
+
+def test_a_device_test_on_a_partly_unknown_tensor_follows_its_known_device() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+
+        def sample(mu):
+            Tensor = torch.cuda.FloatTensor if mu.is_cuda else torch.FloatTensor
+            return Tensor(2, 4).normal_() + mu
+
+        layer = nn.Linear(4, 4).cuda()
+        mu = layer(torch.randn(2, 4).cuda()) if torch.randn(1).item() > 0 else torch.hub.load("a", "b")
+        print(sample(mu))
         """) == []

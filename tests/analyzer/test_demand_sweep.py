@@ -236,21 +236,38 @@ def test_a_skipped_function_changes_a_module_attribute_only_through_the_module(
 
 def test_the_module_scan_indexes_the_attribute_writes_the_engine_walk_finds() -> None:
     """Where the sweep is on demand, the engine's index of which functions assign each attribute comes from
-    the scan of every module (one walk); it must be the one the engine's own walk of the statements builds."""
+    the scan of every module (one walk), or from the scans the cache keeps; it must be the one the engine's own
+    walk of the statements builds."""
     import ast
+    import json
     from types import SimpleNamespace
 
+    from devicelint.engine import scan_summary
+
     paths = [p for folder in ("analyzer", "rules", "runtime_shim", "fixtures") for p in (REPO / folder).rglob("*.py")]
-    files = [(ast.parse(data), data) for path in paths for data in [path.read_bytes()]]
-    scanned: dict[str, set[int]] = {}
-    for tree, data in files:
-        demand.scan_functions(tree, data, {}, scanned)
+    files = [(str(path), ast.parse(data), data) for path in paths for data in [path.read_bytes()]]
+
+    def indexed(modules: list[SimpleNamespace]) -> dict[str, set[tuple[str, int, int]]]:
+        engine = Engine.__new__(Engine)
+        engine.init_demand(len(modules))
+        engine.attr_writers = {}
+        engine.scan_modules(modules, engine.attr_writers)
+        return engine.attr_writers
+
+    modules = [SimpleNamespace(source=SimpleNamespace(tree=tree, data=data, scan=None), file=path)
+               for path, tree, data in files]
+    scanned = indexed(modules)
     walked = Engine.__new__(Engine)
     walked.attr_writers = {}
-    walked.modules = [SimpleNamespace(source=SimpleNamespace(tree=tree)) for tree, _data in files]
+    walked.modules = modules
     walked._index_attribute_writes()
     assert scanned == walked.attr_writers
     assert len(scanned) > 100
+    kept = [json.loads(json.dumps({k: v for k, v in m.source.scan.items() if k != scan_summary.CHANGED}))
+            for m in modules]
+    restored = [SimpleNamespace(source=SimpleNamespace(tree=tree, data=data, scan=summary), file=path)
+                for (path, tree, data), summary in zip(files, kept, strict=True)]
+    assert indexed(restored) == scanned
 
 
 def _effects_of(text: str) -> demand.Effects:

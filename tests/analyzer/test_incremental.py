@@ -21,7 +21,9 @@ from devicelint.runner import Report, check
 from devicelint.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("capturekit", "devicekit", "devicepolicy", "distillkit", "finetune_pipeline", "servekit", "trainkit")
+#: every fixture package (a directory of fixtures/ with an ``__init__.py``), and tests/data's project
+PACKAGES = tuple(sorted(p.name for p in (ROOT / "fixtures").iterdir() if (p / "__init__.py").is_file()))
+DATA_PROJECT = ROOT / "tests" / "data" / "torch_project"
 TORCH_FILES = ("dataloader_batch_not_moved.py", "buffer_reset_on_cpu.py", "causal_mask_blocks.py")
 EDITS_PER_PROJECT = 12
 
@@ -33,7 +35,8 @@ def _findings(report: Report) -> list[list[object]]:
 def _project(tmp_path: Path, *packages: str) -> Path:
     root = tmp_path / "project"
     for package in packages:
-        shutil.copytree(ROOT / "fixtures" / package, root / package)
+        source = ROOT / "fixtures" / package if package != "torch_project" else DATA_PROJECT
+        shutil.copytree(source, root / package, ignore=shutil.ignore_patterns("__pycache__", "*.toml"))
     for name in TORCH_FILES:
         shutil.copy(ROOT / "fixtures" / "torch" / name, root / name)
     return root
@@ -153,14 +156,79 @@ def blank_line(path: Path, rng: random.Random) -> bool:
     return True
 
 
+def delete_statement(path: Path, rng: random.Random) -> bool:
+    """Replace a one-line statement of a function body by ``pass`` (a move, a check or a call dropped)."""
+    text = path.read_text(encoding="utf-8")
+    statements = [s for fn in _functions(ast.parse(text)) for s in fn.body
+                  if s.lineno == s.end_lineno and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not statements:
+        return False
+    node = rng.choice(statements)
+    lines = text.splitlines(keepends=True)
+    lines[node.lineno - 1] = " " * node.col_offset + "pass\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    return True
+
+
+def swap_device(path: Path, rng: random.Random) -> bool:
+    """Turn one device string into another (``"cuda"`` into ``"cpu"`` and back): findings come and go."""
+    text = path.read_text(encoding="utf-8")
+    found = list(re.finditer(r"([\"'])(cuda|cpu)(:\d)?\1", text))
+    if not found:
+        return False
+    match = rng.choice(found)
+    other = "cpu" if match.group(2) == "cuda" else "cuda"
+    path.write_text(text[: match.start(2)] + other + text[match.end(2):], encoding="utf-8")
+    return True
+
+
+def add_helper(path: Path, rng: random.Random) -> bool:
+    """A new function nothing calls that stores an attribute the file stores elsewhere (``obj.device = None``):
+    what it may change reaches the other functions (skipped by the demand sweep, it makes the attribute
+    unknown everywhere)."""
+    text = path.read_text(encoding="utf-8")
+    attributes = sorted({t.attr for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Assign, ast.AugAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                         if isinstance(t, ast.Attribute)})
+    if not attributes:
+        return False
+    name = f"_helper_{rng.randrange(1000)}"
+    value = rng.choice(["None", "'cpu'", "obj"])
+    path.write_text(text.rstrip("\n") + f"\n\n\ndef {name}(obj):\n    obj.{rng.choice(attributes)} = {value}\n",
+                    encoding="utf-8")
+    return True
+
+
 EDITS: tuple[Callable[[Path, random.Random], bool], ...] = (
-    edit_body, edit_default, move_line, delete_file, rename_import, append_comment, append_comment, blank_line)
+    edit_body, edit_default, move_line, delete_file, rename_import, append_comment, append_comment, blank_line,
+    delete_statement, swap_device, add_helper)
 
 
-@pytest.mark.parametrize("package", PACKAGES)
+@pytest.mark.parametrize("package", [*PACKAGES, "torch_project"])
 def test_incremental_runs_equal_cold_runs(tmp_path: Path, package: str) -> None:
     _edit_and_compare(_project(tmp_path, package), tmp_path / "cache", f"incremental-{package}", 1,
                       EDITS_PER_PROJECT)
+
+
+def test_incremental_runs_equal_cold_runs_under_the_demand_sweep(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every component analysed as a library is (the demand sweep: uncalled functions that hold no device
+    source are skipped and what they may store becomes unknown), which reads more of a file's text."""
+    from devicelint.engine import demand
+
+    monkeypatch.setattr(demand, "DEMAND_SWEEP_MIN_FILES", 0)
+    _edit_and_compare(_project(tmp_path, "trainkit", "gradkit", "launcher", "torch_project"), tmp_path / "cache",
+                      "incremental-demand", 1, 2 * EDITS_PER_PROJECT)
+
+
+def test_the_edits_change_findings(tmp_path: Path) -> None:
+    """The comparisons are not vacuous: the seeded edits of the runs above change what a cold run finds."""
+    changed = 0
+    for package in ("trainkit", "devicekit", "servekit"):
+        (tmp_path / package).mkdir()
+        changed += _edit_and_compare(_project(tmp_path / package, package), tmp_path / package / "cache",
+                                     f"incremental-{package}", 1, EDITS_PER_PROJECT)
+    assert changed >= 3
 
 
 def test_incremental_runs_with_worker_processes(tmp_path: Path) -> None:
@@ -169,12 +237,15 @@ def test_incremental_runs_with_worker_processes(tmp_path: Path) -> None:
                       "incremental-workers", 2, 6)
 
 
-def _edit_and_compare(root: Path, cache: Path, seed: str, jobs: int, edits: int) -> None:
+def _edit_and_compare(root: Path, cache: Path, seed: str, jobs: int, edits: int) -> int:
+    """Seeded random edits, each followed by a run with the cache and a cold run (finding by finding); the
+    number of edits that changed the cold run's findings."""
     settings = Settings(cache_dir=str(cache), jobs=jobs)
     cold = Settings(jobs=1)
-    assert _findings(check([str(root)], settings)) == _findings(check([str(root)], cold))
+    before = _findings(check([str(root)], cold))
+    assert _findings(check([str(root)], settings)) == before
     rng = random.Random(seed)
-    done = 0
+    done = changed = 0
     while done < edits:
         files = _files(root)
         edit = rng.choice(EDITS)
@@ -182,7 +253,11 @@ def _edit_and_compare(root: Path, cache: Path, seed: str, jobs: int, edits: int)
             continue
         done += 1
         warm = check([str(root)], settings)
-        assert _findings(warm) == _findings(check([str(root)], cold)), f"after {edit.__name__} (edit {done})"
+        now = _findings(check([str(root)], cold))
+        assert _findings(warm) == now, f"after {edit.__name__} (edit {done})"
+        changed += now != before
+        before = now
+    return changed
 
 
 def test_a_comment_reuses_the_component_and_a_body_edit_does_not(tmp_path: Path) -> None:

@@ -1513,3 +1513,19 @@ def test_past_a_layer_left_on_the_cpu_the_output_is_unknown() -> None:
         MLP()(torch.randn(2, 4, device="cuda"))
         Block().cuda()(torch.randn(1, 3, 8, 8, device="cuda"))
     """) == [(12, "MV202", "error"), (20, "MV202", "error")]
+
+
+def test_packed_sequence_lengths_must_be_on_the_cpu() -> None:
+    assert findings("""
+        import torch
+        from torch import nn
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        x = torch.randn(3, 5, 8, device="cuda")
+        mask = torch.ones(3, 5, device="cuda")
+        pack_padded_sequence(x, mask.sum(1).long(), batch_first=True, enforce_sorted=False)
+        nn.utils.rnn.pack_padded_sequence(x, mask.sum(1).long().cpu(), batch_first=True)
+        pack_padded_sequence(x, [5, 3, 2], batch_first=True)
+        pack_padded_sequence(x, torch.tensor([5, 3, 2]), batch_first=True)
+        torch.nn.utils.rnn.pack_padded_sequence(x, lengths=torch.tensor([5, 3, 2]).to(x.device), batch_first=True)
+    """) == [(8, "MV212", "error"), (12, "MV212", "error")]
