@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from devicelint import frontend, import_graph, scheduler
 from devicelint.cli import main
-from devicelint.domain import TOP
+from devicelint.domain import NONE, TOP
 from devicelint.engine import worlds
 from devicelint.engine.worlds import run_worlds
 from devicelint.facts import FactStore
@@ -84,6 +84,19 @@ def test_components_equal_the_whole_program_on_the_fixtures(monkeypatch: pytest.
     # likewise a program that changes the current CUDA device makes "cuda" unknown in every function nothing
     # calls (they may run under any device): the reference would have it unknown in every fixture
     monkeypatch.setattr(torch_model, "UNCALLED_MODES", (None, TOP, None))
+    # and a program that sets the current device inside a function (``torch.cuda.set_device(local_rank)`` in a
+    # DDP worker) makes "cuda" unknown everywhere in it: in the reference, in every fixture. Here the device a
+    # function sets is followed where the flow goes, and an unknown one changes nothing, in both runs
+    monkeypatch.setattr(torch_model, "_changes_current_device_unseen", lambda tree: False)
+    set_device = TorchModel._call_set_device
+
+    def known_devices_only(model: TorchModel, path: str, args: list, kwargs: dict, *rest: object) -> object:
+        bound = torch_model.argument(path, args, kwargs, "device")
+        if path != "torch.cuda.device" and model._cuda_index(bound, rest[1]) < 0:
+            return NONE
+        return set_device(model, path, args, kwargs, *rest)
+
+    monkeypatch.setattr(TorchModel, "_call_set_device", known_devices_only)
     components = as_data(check([str(FIXTURES)], settings))
     # every fixture is a small program analysed per torch.cuda.is_available() answer; so is the reference
     monkeypatch.setattr(worlds, "MAX_WORLD_FILES", 10**6)
