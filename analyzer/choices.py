@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, map_elements
+from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, join_all, map_elements
 from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 
 #: the most tags one possibility carries: one more is not added (the possibility stays less precise)
@@ -279,7 +279,33 @@ def restricted(value: Value, choice: Choice, alternative: bool) -> Value:
         return atom
 
     return _mapped(value, keep,
-                   lambda ways: frozenset(w for w in ways if not other(w)), 0)
+                   lambda ways: frozenset(w for w in ways if not other(w)), 0, other)
+
+
+def reach(value: Value) -> tuple[frozenset, bool]:
+    """Every tag inside ``value`` (at any depth, the notes' too), and whether :func:`_mapped` with functions
+    that change nothing gives it back (each sequence's element value is the join of its items, as a rebuilt
+    one's is). Kept on the value (values are not changed once made): a namespace of many options is restricted
+    once per way of every statement that reads it."""
+    found = value._reach
+    if found is None:
+        tags: set = set()
+        equal = True
+        for atom in value.atoms:
+            tags.update(tags_of(atom))
+            if not _holds_values(atom):
+                continue
+            if isinstance(atom, SeqAtom) and atom.items is not None and atom.elem != join_all(atom.items):
+                equal = False
+            for inner in _elements(atom):
+                inner_tags, inner_equal = reach(inner)
+                tags.update(inner_tags)
+                equal = equal and inner_equal
+        for ways in (value.notes or {}).values():
+            for way in ways:
+                tags.update(way)
+        found = value._reach = (frozenset(tags) if tags else NO_TAGS, equal)
+    return found
 
 
 def stripped(value: Value) -> Value:
@@ -336,16 +362,25 @@ def has_tags(value: Value, depth: int = 0) -> bool:
 
 
 def _mapped(value: Value, fn: Callable[[Atom], Atom | None],
-            on_notes: Callable[[frozenset], frozenset | None], depth: int) -> Value:
+            on_notes: Callable[[frozenset], frozenset | None], depth: int,
+            needs: Callable[[frozenset], bool] | None = None) -> Value:
     """``fn`` over the possibilities (``None``: left out), ``on_notes`` over an instance's noted ways (``None``:
-    no note; empty: left out), inside sequences and dicts too."""
-    if not value.atoms or not has_tags(value, depth):
+    no note; empty: left out), inside sequences and dicts too. ``needs``: true of a set of tags holding one
+    without which ``fn`` and ``on_notes`` change nothing (a value whose tags, all of them, hold none is given
+    back as it is, unwalked)."""
+    if not value.atoms:
+        return value
+    if needs is not None:
+        tags, rebuilt_equal = reach(value)
+        if rebuilt_equal and not needs(tags):
+            return value
+    if not has_tags(value, depth):
         return value
     atoms: set[Atom] = set()
     notes: dict[Atom, frozenset] = {}
     for atom in value.atoms:
         if depth < MAX_NESTING and _holds_values(atom):
-            inner = lambda v: _mapped(v, fn, on_notes, depth + 1)  # noqa: E731
+            inner = lambda v: _mapped(v, fn, on_notes, depth + 1, needs)  # noqa: E731
             atom = map_elements(atom, inner) if isinstance(atom, (SeqAtom, DictAtom)) \
                 else atom.map_inner(inner)  # type: ignore[attr-defined]
         ways = value.notes.get(atom) if value.notes else None

@@ -456,7 +456,7 @@ class RngAtom(Atom):
 class Value:
     """A set of possibilities; ``top`` adds "and anything the analysis does not know"."""
 
-    __slots__ = ("atoms", "top", "notes", "_hash", "_depth")
+    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach")
 
     def __init__(self, atoms: Iterable[Atom] = (), top: bool = False,
                  notes: dict[Atom, frozenset] | None = None) -> None:
@@ -467,6 +467,7 @@ class Value:
         self.notes = notes or None
         self._hash: int | None = None
         self._depth: int | None = None
+        self._reach: tuple[frozenset, bool] | None = None  # (:func:`.choices.reach`)
 
     def __eq__(self, other: object) -> bool:
         if self is other:

@@ -336,13 +336,23 @@ class ArgparseModel(LibraryModel):
         through a parameter, a global or an attribute (``def setup(opt): opt.device = ...``,
         ``self.args.device = ...``) may reach a namespace that other variables also hold. Only modules whose
         text could hold such a store are walked (a large program has few), each once."""
+        answers = self.__dict__.setdefault("_assigned_by_name", {})  # (the modules are the engine's, fixed)
+        if attr not in answers:
+            answers[attr] = self._attribute_assigned(attr)
+        return answers[attr]
+
+    def _attribute_assigned(self, attr: str) -> bool:
         cache = self.__dict__.setdefault("_unfollowed_by_module", {})
         # (a comment runs to its line's end: ``#[^\n]*\n`` matches a run of ``#`` one way only, where ``#[^\n]*``
         # under ``*`` would try every split of a ``####...`` banner line)
-        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)*" + re.escape(attr) + r"\b|setattr")
+        mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)*" + re.escape(attr) + r"\b")
         for module in self.modules:
             source = module.source
-            if source.tree is None or (source.text is not None and not mentions.search(source.text)):
+            text = source.text
+            # the text could hold such a store: ``setattr``, or ``.attr`` (a substring test first: the pattern
+            # is slow to search for where the name does not occur)
+            if source.tree is None or (text is not None and "setattr" not in text
+                                       and (attr not in text or not mentions.search(text))):
                 continue
             names = cache.get(module.file)
             if names is None:
