@@ -38,6 +38,7 @@ from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, MODULE_TYPE, NO_GRAD, TorchDev, TorchTensorAtom
 from .argparse_model import COMMAND_LINE_WORLDS, NO_OPTIONS
 from .base import AxisQuestions, LibraryModel
+from .imports import aliases, dotted, statements
 from .signatures import bind_call
 from .torch_worlds import CUDA_AVAILABLE, TORCH_WORLDS
 
@@ -91,43 +92,9 @@ class ModuleEntries:
     lightning_classes: set[int] = field(default_factory=set)  # id(class node)
 
 
-def _statements(tree: ast.Module) -> list[ast.AST]:
-    """The statements of ``tree`` (those of handlers and ``case`` blocks too) in ``ast.walk``'s order, without
-    walking expressions (an import is a statement: most of a large module's nodes cannot be one)."""
-    out: list[ast.AST] = []
-    level: list[ast.AST] = [tree]
-    while level:  # breadth first, as ast.walk: the later of two imports of one name wins, as before
-        out.extend(level)
-        level = [child for node in level for child in ast.iter_child_nodes(node)
-                 if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
-    return out
-
-
 def _aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> the framework path it is bound to (``pl`` -> ``pytorch_lightning``)."""
-    found: dict[str, str] = {}
-    for node in _statements(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] in _FRAMEWORKS:
-                    if alias.asname:
-                        found[alias.asname] = alias.name
-                    else:
-                        found[alias.name.split(".")[0]] = alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and node.module.split(".")[0] in _FRAMEWORKS:
-            for alias in node.names:
-                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return found
-
-
-def _path(node: ast.expr, aliases: dict[str, str]) -> str | None:
-    if isinstance(node, ast.Name):
-        return aliases.get(node.id)
-    if isinstance(node, ast.Attribute):
-        inner = _path(node.value, aliases)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
+    return aliases(tree, _FRAMEWORKS)
 
 
 def _framework(path: str | None) -> str | None:
@@ -170,7 +137,7 @@ def _typer_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[st
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
              *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
     for arg, default in pairs:
-        if isinstance(default, ast.Call) and _path(default.func, aliases) in ("typer.Option", "typer.Argument"):
+        if isinstance(default, ast.Call) and dotted(default.func, aliases) in ("typer.Option", "typer.Argument"):
             value = default.args[0] if default.args else _keyword(default, "default")
             required = value is None or (isinstance(value, ast.Constant) and value.value is Ellipsis)
             found[arg.arg] = None if required else value
@@ -179,14 +146,14 @@ def _typer_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[st
 
 def _parametrize(deco: ast.expr, aliases: dict[str, str]) -> list[dict[str, ast.expr]] | None:
     """``@pytest.mark.parametrize("a", [1, 2])`` / ``("a,b", [(1, 2), ...])``: one dict a case."""
-    if not (isinstance(deco, ast.Call) and _path(deco.func, aliases) == "pytest.mark.parametrize"
+    if not (isinstance(deco, ast.Call) and dotted(deco.func, aliases) == "pytest.mark.parametrize"
             and len(deco.args) >= 2 and isinstance(deco.args[0], ast.Constant)
             and isinstance(deco.args[0].value, str) and isinstance(deco.args[1], (ast.List, ast.Tuple))):
         return None
     names = [n.strip() for n in deco.args[0].value.split(",") if n.strip()]
     cases: list[dict[str, ast.expr]] = []
     for element in deco.args[1].elts:
-        if isinstance(element, ast.Call) and _path(element.func, aliases) == "pytest.param" and element.args:
+        if isinstance(element, ast.Call) and dotted(element.func, aliases) == "pytest.param" and element.args:
             values = element.args if len(names) > 1 else element.args[:1]
         elif len(names) > 1 and isinstance(element, (ast.Tuple, ast.List)):
             values = element.elts
@@ -216,18 +183,18 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
     command_objects: set[str] = set()  # names bound to ``typer.Typer()`` / ``click.Group()`` / a click group
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
-                and _framework(_path(stmt.value.func, aliases)) in ("typer", "click"):
+                and _framework(dotted(stmt.value.func, aliases)) in ("typer", "click"):
             command_objects.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                (_path(d.func if isinstance(d, ast.Call) else d, aliases) or "").endswith(".group")
+                (dotted(d.func if isinstance(d, ast.Call) else d, aliases) or "").endswith(".group")
                 for d in stmt.decorator_list):
             command_objects.add(stmt.name)  # ``@click.group()`` ``def cli()``: ``@cli.command()`` adds commands
     fire_targets: list[tuple[ast.expr, str]] = []  # (what is run, by what)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        path = _path(node.func, aliases)
+        path = dotted(node.func, aliases)
         if path in ("fire.Fire", "typer.run"):
             target = node.args[0] if node.args else _keyword(node, "component")
             if target is None and path == "fire.Fire":
@@ -248,9 +215,9 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
                     out.entries[id(item)] = Entry("cli", caller=runner)
         elif defined is not None:
             out.entries[id(defined)] = Entry("cli", caller=runner)
-    for node in _statements(tree):  # (classes and functions: statements)
+    for node in statements(tree):  # (classes and functions: statements)
         if isinstance(node, ast.ClassDef):
-            bases = {_path(b, aliases) for b in node.bases}
+            bases = {dotted(b, aliases) for b in node.bases}
             if bases & _LIGHTNING_BASES:
                 out.lightning_classes.add(id(node))
             if test_file and node.name.startswith("Test"):
@@ -260,7 +227,7 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
             continue
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        deco_paths = [_path(d.func if isinstance(d, ast.Call) else d, aliases) for d in node.decorator_list]
+        deco_paths = [dotted(d.func if isinstance(d, ast.Call) else d, aliases) for d in node.decorator_list]
         if "hydra.main" in deco_paths:
             out.entries[id(node)] = Entry("hydra", wrapped=True, caller="hydra")
         if "pytest.fixture" in deco_paths:
@@ -277,8 +244,8 @@ def scan_module(tree: ast.Module, file: str) -> ModuleEntries:
                           caller="click" if wrapped else "typer")
             for deco in node.decorator_list:
                 if isinstance(deco, ast.Call):
-                    kind = (_path(deco.func, aliases) or "").rpartition(".")[2]
-                    if kind in ("option", "argument") and _framework(_path(deco.func, aliases)) == "click":
+                    kind = (dotted(deco.func, aliases) or "").rpartition(".")[2]
+                    if kind in ("option", "argument") and _framework(dotted(deco.func, aliases)) == "click":
                         found = _click_parameter(deco, kind)
                         if found is not None:
                             entry.defaults[found[0]] = found[1]

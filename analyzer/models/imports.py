@@ -16,57 +16,56 @@ if TYPE_CHECKING:
 _IMPORTS: weakref.WeakKeyDictionary[ast.Module, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
-def _imports(tree: ast.Module | None) -> dict[str, str]:
-    """The names a module's top-level imports bind, and the qualified names they stand for."""
-    if tree is None:
-        return {}
-    cached = _IMPORTS.get(tree)
-    if cached is not None:
-        return cached
-    names: dict[str, str] = {}
-    for statement in _top_level(tree.body):
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    names[alias.asname] = alias.name
-                else:
-                    root = alias.name.partition(".")[0]
-                    names[root] = root
-        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            for alias in statement.names:
-                names[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-    _IMPORTS[tree] = names
-    return names
-
-
-def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of a module's top level, those in ``try``/``if`` blocks there included (``try: from
-    tqdm.auto import tqdm`` / ``except ImportError``)."""
-    out: list[ast.stmt] = []
-    for statement in body:
-        out.append(statement)
-        if isinstance(statement, ast.Try):
-            out.extend(_top_level([*statement.body, *(s for h in statement.handlers for s in h.body)]))
-        elif isinstance(statement, ast.If):
-            out.extend(_top_level([*statement.body, *statement.orelse]))
+def statements(tree: ast.Module) -> list[ast.AST]:
+    """Every statement of ``tree`` at any depth (bodies of functions, classes, branches, handlers), without walking
+    expressions (imports and class statements are statements: most of a large module's nodes cannot be one)."""
+    out: list[ast.AST] = []
+    level: list[ast.AST] = [tree]
+    while level:
+        out.extend(level)
+        level = [child for node in level for child in ast.iter_child_nodes(node)
+                 if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
     return out
 
 
-def qualified_name(func: ast.expr, imports: dict[str, str]) -> str | None:
-    """``plt.plot`` -> ``matplotlib.pyplot.plot`` through the imports; None: not an imported name."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in imports:
-        return None
-    return ".".join([imports[func.id], *reversed(parts)])
+def aliases(tree: ast.Module, roots: tuple[str, ...] | None = None) -> dict[str, str]:
+    """Local name -> the dotted path of a ``roots`` package (any package without ``roots``) it is bound to (``from
+    transformers import Trainer as T``: ``T`` -> ``transformers.Trainer``), at any depth of the module (imports
+    inside functions too)."""
+    found: dict[str, str] = {}
+    for node in statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if roots is None or alias.name.split(".")[0] in roots:
+                    found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
+                        else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and (roots is None or node.module.split(".")[0] in roots):
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return found
+
+
+def dotted(node: ast.expr, names: dict[str, str]) -> str | None:
+    """The library path an expression names (``transformers.Trainer``, ``T``), or None."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Attribute):
+        inner = dotted(node.value, names)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
 
 
 def library_call_name(func: ast.expr, fr: Frame) -> str | None:
     """``plt.plot`` -> ``matplotlib.pyplot.plot`` in a module that imports ``matplotlib.pyplot as plt``; None: not
     a name the module's top-level imports bind."""
-    return qualified_name(func, _imports(fr.module.source.tree))
+    tree = fr.module.source.tree
+    if tree is None:
+        return None
+    names = _IMPORTS.get(tree)
+    if names is None:
+        names = _IMPORTS[tree] = aliases(tree)
+    return dotted(func, names)
 
 
 def unknown_library_name(func: Value) -> bool:

@@ -30,45 +30,6 @@ def world_device(model: LibraryModel) -> TorchDev | None:
     return TorchDev("mps") if model.assumption(MPS_AVAILABLE) else CPU
 
 
-def statements(tree: ast.Module) -> list[ast.AST]:
-    """Every statement of ``tree`` at any depth (bodies of functions, classes, branches, handlers), without walking
-    expressions (imports and class statements are statements: most of a large module's nodes cannot be one)."""
-    out: list[ast.AST] = []
-    level: list[ast.AST] = [tree]
-    while level:
-        out.extend(level)
-        level = [child for node in level for child in ast.iter_child_nodes(node)
-                 if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
-    return out
-
-
-def aliases(tree: ast.Module, roots: tuple[str, ...]) -> dict[str, str]:
-    """Local name -> the dotted path of a ``roots`` package it is bound to (``from transformers import Trainer as
-    T``: ``T`` -> ``transformers.Trainer``), at any depth of the module (imports inside functions too)."""
-    found: dict[str, str] = {}
-    for node in statements(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] in roots:
-                    found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
-                        else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and node.module.split(".")[0] in roots:
-            for alias in node.names:
-                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return found
-
-
-def dotted(node: ast.expr, names: dict[str, str]) -> str | None:
-    """The library path an expression names (``transformers.Trainer``, ``T``), or None."""
-    if isinstance(node, ast.Name):
-        return names.get(node.id)
-    if isinstance(node, ast.Attribute):
-        inner = dotted(node.value, names)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
-
-
 def flag(call: ast.Call, keywords: tuple[str, ...]) -> bool | None:
     """The constant a keyword of ``call`` passes (the first of ``keywords`` given): True/False, ``None`` when it
     is not a constant the source fixes; absent: False."""
