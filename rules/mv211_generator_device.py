@@ -58,6 +58,6 @@ class GeneratorOnAnotherDevice(OutcomeRule):
 
     code = "MV211"
     name = "generator-device"
-    reported_at_setup = True  # at the DataLoader call; it fails when the loader is iterated
+    reported_at_setup = True  # a loader: where it is built (it fails when iterated); a random op: where it is
     hint = "give the loader a generator on the default device: `generator=torch.Generator(device='cuda')`"
     row_hints = {"torch.random_op": "give it a generator of its output's device: `torch.Generator(device=...)`"}
