@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer and bench without installing
 
 from bench.analyzer_speed import CORPORA, DEFAULT_CACHE, fetch, ruff_binary  # noqa: E402  (one list of corpora, one place)
+from bench.layout import installed_layout  # noqa: E402
 
 FLAGS = ["--exit-zero", "-q", "--output-format", "json", "--isolated", "--no-respect-gitignore"]
 
@@ -61,19 +62,29 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "compileall", "-q", "analyzer", "rules", "runtime_shim"],
                        cwd=checkout, env=env, check=True)
     with tempfile.TemporaryDirectory() as caches:
+        # each checkout runs its own code: its packages on PYTHONPATH (``python -m devicelint`` would otherwise run
+        # whichever checkout the environment installed, for every checkout)
+        envs = {}
+        for n, checkout in enumerate(checkouts):
+            layout = installed_layout(Path(checkout), Path(caches) / f"layout-{n}")
+            envs[checkout] = {**env, "PYTHONPATH": str(layout)}
+            found = subprocess.run([sys.executable, "-c", "import devicelint; print(devicelint.__file__)"],
+                                   env=envs[checkout], capture_output=True, text=True, check=True).stdout.strip()
+            assert found.startswith(str(layout)), f"{checkout}: python imports devicelint from {found}"
+        envs["ruff"] = env
         for corpus, directory in targets:
             tools: dict[str, tuple[list[str], str]] = {}
             for n, checkout in enumerate(checkouts):
                 command = [sys.executable, "-m", "devicelint", "check", directory, *FLAGS,
                            *(["--no-cache"] if args.cold else ["--cache-dir", os.path.join(caches, f"{n}-{corpus}")])]
                 if not args.cold:
-                    timed(command, checkout, env)  # fills the cache
+                    timed(command, checkout, envs[checkout])  # fills the cache
                 tools[checkout] = (command, checkout)
             tools["ruff"] = ([*ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q", directory], caches)
             times: dict[str, list[float]] = {name: [] for name in tools}
             for _ in range(args.runs):
                 for name, (command, cwd) in tools.items():
-                    times[name].append(timed(command, cwd, env))
+                    times[name].append(timed(command, cwd, envs[name]))
             baseline = statistics.median(times["ruff"])
             cells = [f"{name if name == 'ruff' else os.path.relpath(name)}: {statistics.median(t) * 1000:.0f} ms "
                      f"({statistics.median(t) / baseline:.2f}x ruff)" for name, t in times.items()]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.layout import installed_layout
 from bench.tools import venv_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,21 +26,8 @@ def test_ruff_finds_nothing() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def installed_layout(root: Path) -> Path:
-    """The packages as the wheel lays them out (``devicelint/`` from analyzer/, ``devicelint/rules/`` from rules/),
-    made of links to the repository's files: mypy cannot follow the editable install's name mapping."""
-    package = root / "devicelint"
-    package.mkdir(parents=True)
-    for entry in (REPO / "analyzer").iterdir():
-        if entry.name != "__pycache__":
-            (package / entry.name).symlink_to(entry)
-    (package / "rules").symlink_to(REPO / "rules")
-    (root / "runtime_shim").symlink_to(REPO / "runtime_shim")
-    return root
-
-
 def test_mypy_finds_nothing(tmp_path: Path) -> None:
-    layout = installed_layout(tmp_path / "src")
+    layout = installed_layout(REPO, tmp_path / "src")
     proc = subprocess.run([dev_tool("mypy"), "--config-file", str(REPO / "pyproject.toml"), "--cache-dir",
                            str(tmp_path / "mypy_cache"), "-p", "devicelint"], cwd=layout,
                           capture_output=True, text=True, timeout=600)
