@@ -264,6 +264,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.utils.data.sampler.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
         # methods
         "torch.Tensor.cuda": "device=None, non_blocking=False, memory_format=None",
+        "torch.Tensor.type_as": "other",
         "torch.Tensor.type": "dtype=None, non_blocking=False, **kwargs",
         # (the cast overload: the device overloads are resolved by the torch model's ``_to_targets``)
         "torch.Tensor.to": "dtype=None, non_blocking=False, copy=False, *args, memory_format=None, **kwargs",

@@ -1395,6 +1395,8 @@ class TorchModel(TorchData, LibraryModel):
                        node: ast.AST, st: State, fr: Frame) -> Value:
         if name in T.MOVE_METHODS:
             return self._tensor_move(name, receiver, args, kwargs, node, st, fr)
+        if name == "type_as":
+            return self._type_as(receiver, args, kwargs, node, st, fr)
         if name == "numpy":
             forced = argument("torch.Tensor.numpy", args, kwargs, "force", None)
             if forced is not None and forced.truthiness() == {True}:
@@ -1572,6 +1574,24 @@ class TorchModel(TorchData, LibraryModel):
                 out.add(TorchTensorAtom(dev, grad, atom.zero_dim, moved_from=moved_from if grad == NON_LEAF else None,
                                         origin=self.origin(node, fr, f"moved to {dev.text}")))
         return Value(frozenset(out), receiver.top or not receiver.only(TorchTensorAtom))
+
+    def _type_as(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                 fr: Frame) -> Value:
+        """``t.type_as(other)`` is ``t.type(other.type())``: a copy with ``other``'s tensor type, so on the CPU for a
+        CPU ``other`` and on the *current* CUDA device for a CUDA one (the type names no index)."""
+        other = argument("torch.Tensor.type_as", args, kwargs, "other")
+        targets: set[TorchDev] = set()
+        for atom in torch_tensors(other):
+            dev = self.parse_device("cuda", st) if atom.dev.type == "cuda" else atom.dev
+            if dev is None:
+                return TOP
+            targets.add(dev)
+        if not targets or other.top or not other.only(TorchTensorAtom):
+            return TOP
+        out = BOTTOM
+        for dev in sorted(targets, key=lambda d: d.text):
+            out = out.join(self._tensor_move("to", receiver, [V(TorchDeviceAtom(dev))], {}, node, st, fr))
+        return out
 
     def _tensor_move(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame) -> Value:

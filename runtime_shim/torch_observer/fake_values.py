@@ -238,6 +238,15 @@ def legacy_new(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return func(*args, **kwargs)
 
 
+def new_data_tensor(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``t.new_tensor(data)``: ``torch.tensor(data)`` with ``t``'s dtype and device unless given; fake mode cannot
+    copy the data to a fake device (as for ``torch.tensor``)."""
+    t, data = args[0], args[1] if len(args) > 1 else kwargs["data"]
+    options = {"dtype": kwargs.get("dtype") or t.dtype, "device": kwargs.get("device") or t.device}
+    made = new_tensor(torch.tensor, (data,), options)
+    return made.requires_grad_() if kwargs.get("requires_grad") else made
+
+
 # --- what CUDA checks that fake mode does not --------------------------------------------------------
 
 _LEGACY_TYPE_NAMES = {
@@ -399,7 +408,7 @@ HANDLERS: dict[Callable[..., Any], Handler] = {
     torch.Tensor.__float__: _known(_scalar(float)), torch.Tensor.__complex__: _known(_scalar(complex)),
     torch.Tensor.__format__: format_, torch.Tensor.__dlpack__: dlpack,
     torch.Tensor.__getitem__: index, torch.Tensor.__setitem__: index,
-    torch.Tensor.backward: backward, torch.Tensor.new: legacy_new,
+    torch.Tensor.backward: backward, torch.Tensor.new: legacy_new, torch.Tensor.new_tensor: new_data_tensor,
     **dict.fromkeys((torch.conv1d, torch.conv2d, torch.conv3d, torch.conv_transpose1d, torch.conv_transpose2d,
                      torch.conv_transpose3d), convolution),
     **dict.fromkeys((torch.masked_fill, torch.Tensor.masked_fill, torch.Tensor.masked_fill_), masked_fill),
