@@ -1,11 +1,10 @@
 """The observer's DataLoader (runtime_shim/torch_observer/loaders.py): forked workers that use CUDA, pinned GPU
-batches and a sampler's generator against the default device fail as on a CUDA machine, where torch fails, and
-each loader fixture fails exactly at its markers (the loader's line is among a failure's callers)."""
+batches and a sampler's generator against the default device fail as on a CUDA machine, where torch fails. That
+each loader fixture fails exactly at its markers (the loader's line among a failure's callers) is checked with every
+other PyTorch fixture (tests/runtime/test_torch_observer.py)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,49 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 LOADER_FIXTURES = sorted((REPO / "fixtures" / "torch").glob("loader_*.py"))
 
 
-def _fixture_support():
-    spec = importlib.util.spec_from_file_location("fixture_support_for_loaders",
-                                                  REPO / "tests" / "analyzer" / "fixture_support.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SUPPORT = _fixture_support()
-
-
-@pytest.fixture(scope="module")
-def outcomes() -> dict[str, object]:
-    results = cli.run_programs(LOADER_FIXTURES, timeout=180, jobs=2)
-    return {p.name: outcome for p, outcome in zip(LOADER_FIXTURES, results, strict=True)}
-
-
 def test_there_are_failing_and_correct_loader_fixtures() -> None:
     names = {p.stem for p in LOADER_FIXTURES}
     assert {"loader_workers_make_cuda_tensors", "loader_workers_cuda_ok", "loader_pin_memory_gpu_batches",
             "loader_pin_memory_host_batches_ok", "loader_shuffle_under_cuda_default_device",
             "loader_shuffle_cuda_generator_ok", "loader_workers_option_default"} <= names
-
-
-@pytest.mark.parametrize("program", LOADER_FIXTURES, ids=lambda p: p.stem)
-def test_loader_fixture_fails_exactly_at_its_markers(program: Path, outcomes: dict) -> None:
-    outcome = outcomes[program.name]
-    assert outcome.status == "ok", f"{outcome.status}: {outcome.detail}\n{outcome.stderr[-3000:]}"
-    fixture = SUPPORT.load_fixture(program)
-    errors = {(line, code) for _file, line, code in fixture.errors}
-    marked = errors | {(line, code) for _file, line, code in fixture.warnings}
-    failures = [r for r in outcome.records if isinstance(r.get("outcome"), dict)]
-    reported = [((r["line"], r["outcome"]["code"]),
-                 {(r["line"], r["outcome"]["code"]),
-                  *((line, r["outcome"]["code"]) for file, line, _col in r.get("callers", ())
-                    if Path(file) == program.resolve())})
-                for r in failures]
-    happened = set().union(*(lines for _call, lines in reported))
-    assert errors <= happened, f"predicted errors that did not happen: {sorted(errors - happened)}"
-    assert not [call for call, lines in reported if not lines & marked], failures
-    if not marked:
-        assert not failures
 
 
 @pytest.mark.parametrize(("message", "code"), [
