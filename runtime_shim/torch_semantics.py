@@ -174,6 +174,17 @@ def dlpack_outcome(requires_grad: bool) -> tuple[str, str] | None:
     return ("MV208", DLPACK_GRAD_MESSAGE) if requires_grad else None
 
 
+def generator_outcome(device_type: str, generator_type: str) -> tuple[str, str] | None:
+    """A random op drawing a tensor of ``device_type`` with a generator of ``generator_type``
+    (``check_generator``): the types must agree."""
+    return ("MV211", generator_message(device_type, generator_type)) if device_type != generator_type else None
+
+
+def lengths_outcome(device: str) -> tuple[str, str] | None:
+    """``pack_padded_sequence``'s ``lengths`` on ``device`` (a tensor; a list is made on the CPU)."""
+    return ("MV212", lengths_message(1, device)) if device != "cpu" else None
+
+
 def optimize_outcome(requires_grad: bool, is_leaf: bool) -> tuple[str, str] | None:
     """A tensor in an optimizer's parameter list."""
     return ("MV205", NON_LEAF_OPTIMIZED_MESSAGE) if requires_grad and not is_leaf else None

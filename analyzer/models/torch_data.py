@@ -256,10 +256,8 @@ class TorchData:
             atom = generator if generator is not None else TorchGeneratorAtom(CPU, origin)
             for dev, source in defaults:
                 device = source if isinstance(source, TorchDeviceAtom) else TorchDeviceAtom(dev)
-                fails = dev.type != atom.dev.type
-                possibilities.append(Possibility((("generator", atom), ("default device", device)),
-                                                 "MV211" if fails else None,
-                                                 T.generator_message(dev.type, atom.dev.type) if fails else "",
+                code, message = T.generator_outcome(dev.type, atom.dev.type) or (None, "")
+                possibilities.append(Possibility((("generator", atom), ("default device", device)), code, message,
                                                  "torch.generator"))
         self.torch_record(self.site(node, "DataLoader", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)

@@ -782,9 +782,10 @@ class TorchModel(TorchData, LibraryModel):
         tensors = torch_tensors(lengths)
         if not tensors:
             return TOP
-        possibilities = [Possibility((("lengths", atom),), "MV212" if atom.dev != CPU else None,
-                                     T.lengths_message(1, atom.dev.text) if atom.dev != CPU else "",
-                                     "torch.pack_padded_sequence") for atom in tensors]
+        possibilities = []
+        for atom in tensors:
+            code, message = T.lengths_outcome(atom.dev.text) or (None, "")
+            possibilities.append(Possibility((("lengths", atom),), code, message, "torch.pack_padded_sequence"))
         unknown = lengths.top or len(tensors) != len(lengths.atoms)
         return self.torch_record(self.site(node, "pack_padded_sequence", fr), possibilities, unknown, TOP, st, fr)
 
@@ -932,11 +933,12 @@ class TorchModel(TorchData, LibraryModel):
         if generator.consts() == [None]:
             return made
         generators = [a for a in generator.atoms if isinstance(a, TorchGeneratorAtom)]
-        possibilities = [Possibility((("output", atom), ("generator", g)),
-                                     "MV211" if atom.dev.type != g.dev.type else None,
-                                     T.generator_message(atom.dev.type, g.dev.type)
-                                     if atom.dev.type != g.dev.type else "", "torch.random_op")
-                         for atom in torch_tensors(made) for g in generators]
+        possibilities = []
+        for atom in torch_tensors(made):
+            for g in generators:
+                code, message = T.generator_outcome(atom.dev.type, g.dev.type) or (None, "")
+                possibilities.append(Possibility((("output", atom), ("generator", g)), code, message,
+                                                 "torch.random_op"))
         if not possibilities:
             return made
         unknown = generator.top or len(generators) != len(generator.atoms)
