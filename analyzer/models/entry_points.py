@@ -38,7 +38,7 @@ from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, MODULE_TYPE, NO_GRAD, TorchDev, TorchTensorAtom
 from .argparse_model import COMMAND_LINE_WORLDS, NO_OPTIONS
 from .base import AxisQuestions, LibraryModel
-from .imports import aliases, dotted, statements
+from .library_names import aliases, dotted, statements
 from .signatures import bind_call
 from .torch_worlds import CUDA_AVAILABLE, TORCH_WORLDS
 

@@ -37,7 +37,7 @@ from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, join_all
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
 from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
-from .imports import aliases, dotted, statements
+from .library_names import aliases, dotted, statements
 from .placement import batch_on, flag, world_device
 from .signatures import bind_call
 from .torch_parallel import copied_to

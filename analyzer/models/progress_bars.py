@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..domain import BuiltinRef, V, Value
 from .base import LibraryModel
-from .imports import library_call_name, unknown_library_name
+from .library_names import library_call_name, unknown_library_name
 
 if TYPE_CHECKING:
     from ..engine.flow_state import Frame, State

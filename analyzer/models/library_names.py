@@ -1,5 +1,8 @@
-"""The qualified name a call's function stands for through its module's imports, for libraries the analysis
-does not read (their names are unknown values to the engine: a model recognises them by name)."""
+"""Names of libraries the analysis does not read, by a module's import statements: which local name stands for
+which qualified name (``plt`` -> ``matplotlib.pyplot``), and what a call's function names through them. The engine
+knows these names as unknown values; the models that recognise such libraries (entry points, the Trainer model,
+array consumers, progress bars) read them here. (:mod:`analyzer.imports` resolves the names the engine follows:
+runtime_shim's and the project's.)"""
 
 from __future__ import annotations
 
