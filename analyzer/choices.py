@@ -28,7 +28,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, join_all, map_elements
+from .domain import (
+    Atom,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    Instance,
+    NumberAtom,
+    SeqAtom,
+    TensorAtom,
+    Value,
+    join_all,
+    map_elements,
+)
 from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 
 #: the most tags one possibility carries: one more is not added (the possibility stays less precise)
@@ -82,11 +94,11 @@ NO_TAGS: frozenset = frozenset()
 
 #: the possibilities that carry tags: devices, tensors, library layers, device strings and flags (not instances
 #: of the project's classes: the heap knows them by identity)
-TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TensorAtom, DeviceAtom)
+TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TensorAtom, DeviceAtom, NumberAtom)
 
 
 def taggable(atom: Atom) -> bool:
-    return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool)))
+    return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool, int, float)))
 
 
 #: the possibilities whose tags a value's notes keep: instances of the project's classes, and the library's

@@ -42,7 +42,21 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..choices import one_of
-from ..domain import TOP, Atom, BoundShim, BuiltinRef, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq
+from ..domain import (
+    TOP,
+    Atom,
+    BoundShim,
+    BuiltinRef,
+    Const,
+    DictAtom,
+    NumberAtom,
+    SeqAtom,
+    V,
+    Value,
+    const,
+    join_all,
+    seq,
+)
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
@@ -91,6 +105,8 @@ class ArgParserAtom(Atom):
     complete: bool = True
     #: the values an option can take on any command line (``choices=``, a flag's two), by destination
     alternatives: tuple[tuple[str, tuple[Atom, ...]], ...] = ()
+    #: with options given, the value of a ``type=int``/``float`` option: a number, or its default
+    numbers: tuple[tuple[str, Value], ...] = ()
 
     def reveal(self) -> str:
         return "argparse parser"
@@ -204,6 +220,20 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
     return tuple(dict.fromkeys(values))
 
 
+def option_number(kwargs: dict[str, Value], default: Value | None) -> Value | None:
+    """What a ``type=int``/``type=float`` option holds when the command line may give it: a number the analysis
+    does not know, or its default (``None``: not such an option, or its default is not known)."""
+    converter = kwargs.get("type")
+    action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
+    if default is None or default.top or converter is None or converter.top or len(converter.atoms) != 1 \
+            or action != "store" or "nargs" in kwargs or "choices" in kwargs:
+        return None
+    kind = next(iter(converter.atoms))
+    if not isinstance(kind, BuiltinRef) or kind.name not in ("int", "float"):
+        return None
+    return V(NumberAtom(kind.name)).join(default)
+
+
 class ArgparseModel(LibraryModel):
     """The engine's ``argparse`` (mixed into the engine)."""
 
@@ -267,10 +297,14 @@ class ArgparseModel(LibraryModel):
             found = option_default(args, kwargs)
             options = parser.options if found is None else (*parser.options, found)
             alternatives = parser.alternatives
+            numbers = parser.numbers
             values = option_alternatives(kwargs, found[1]) if found is not None else None
             if found is not None and values is not None:
                 alternatives = (*alternatives, (found[0], values))
-            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
+            elif found is not None and (number := option_number(kwargs, found[1])) is not None:
+                numbers = (*numbers, (found[0], number))
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
+                                                       numbers)), st)
             return TOP
         if name == "set_defaults":
             if args:
@@ -280,7 +314,9 @@ class ArgparseModel(LibraryModel):
                             for dest, default in parser.options)
             options += tuple(new_defaults.items())  # a default for a destination no option has: still an attribute
             alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
-            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
+            numbers = tuple(item for item in parser.numbers if item[0] not in kwargs)
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
+                                                       numbers)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
@@ -297,6 +333,7 @@ class ArgparseModel(LibraryModel):
             chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
             given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
             fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
+            given += parser.numbers
         namespace = V(NamespaceAtom(parser.options, defaults, (), given))
         return V(seq("tuple", (namespace, TOP))) if "known" in name else namespace
 
