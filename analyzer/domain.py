@@ -270,6 +270,8 @@ class NumberAtom(Atom):
     low: float | None = None
     high: float | None = None
     tags: frozenset = frozenset()  # the undecided choices its bounds came from (:mod:`analyzer.choices`)
+    #: the command-line option it is the value of (``--gpus``): a test of it is one choice for the whole run
+    option: str | None = None
 
     def truthy(self) -> bool | None:
         if self.low is not None and self.low > 0 or self.high is not None and self.high < 0:
@@ -288,7 +290,9 @@ class NumberAtom(Atom):
         high = high if self.high is None else self.high if high is None else min(high, self.high)
         if low is not None and high is not None and low > high:
             return None
-        return self if (low, high) == (self.low, self.high) else NumberAtom(self.tname, low, high, self.tags)
+        if (low, high) == (self.low, self.high):
+            return self
+        return NumberAtom(self.tname, low, high, self.tags, self.option)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from typing import Any
 from runtime_shim import semantics as S
 
 from .. import lift
-from ..choices import tags_of
+from ..choices import PROGRAM, Choice, tags_of
 from ..domain import (
     BOTTOM,
     TOP,
@@ -35,6 +35,7 @@ from .mixin import EngineMixin
 from .python_values import (
     CMP_OPS,
     bounds_where,
+    compare_atoms,
     compare_values,
     is_none_value,
     names_library_function,
@@ -158,7 +159,8 @@ class Narrowing(EngineMixin):
                     current = self.eval(subject, state.copy(), fr, quiet=True)
                 if current is None or not current.of_type(NumberAtom):
                     continue
-                atoms = {a.within(*where) if isinstance(a, NumberAtom) else a for a in current.atoms}
+                atoms = {a.within(*where) if isinstance(a, NumberAtom) else a for a in current.atoms
+                         if _compared(compare, a, consts[0], flipped) is not (not holds)}
                 kept = Value(frozenset(a for a in atoms if a is not None), current.top)
                 if kept.is_bottom:
                     state.dead = True
@@ -176,8 +178,12 @@ class Narrowing(EngineMixin):
         dropped = set().union(*(tags_of(a) for a in before.atoms - after.atoms)) if before.atoms - after.atoms \
             else set()
         for choice, way in sorted(common, key=str):
-            if (choice, not way) in dropped:
-                self.restrict_state(state, choice, way)
+            if (choice, not way) not in dropped:
+                continue
+            if choice.ctx == PROGRAM and _holds_only_the_other_way(state, choice, way):
+                state.dead = True  # (a function run for the other way of the command line: not this branch)
+                return
+            self.restrict_state(state, choice, way)
 
     def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[Slot, Callable[[Atom], bool | None]]]:
         out: list[tuple[Slot, Callable[[Atom], bool | None]]] = []
@@ -351,6 +357,22 @@ class Narrowing(EngineMixin):
                     return None
                 out = out.join(stepped)
         return out.join(TOP) if value.top else out
+
+
+def _holds_only_the_other_way(state: State, choice: Choice, way: bool) -> bool:
+    """Some name of ``state`` holds only possibilities made where the command line's ``choice`` went the other
+    way (a parameter of a function called for that way)."""
+    for values in state.value_maps():
+        for value in values.values():
+            if value.atoms and not value.top and all((choice, not way) in tags_of(a) for a in value.atoms):
+                return True
+    return False
+
+
+def _compared(compare: Callable[[Any, Any], Any], atom: Atom, number: float, flipped: bool) -> bool | None:
+    """``atom <op> number`` (``number <op> atom`` when ``flipped``): its answer where it has one."""
+    other = const(number)
+    return compare_atoms(compare, other, atom) if flipped else compare_atoms(compare, atom, other)
 
 
 def _narrow_item(name: str, key: object, pred: Callable[[Value], bool | None], true: State, false: State) -> None:

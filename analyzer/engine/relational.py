@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 from collections.abc import Callable
 
 from ..choices import (
@@ -51,7 +52,7 @@ from ..choices import (
     tracked,
     with_tags,
 )
-from ..domain import Atom, Const, Value, const
+from ..domain import Atom, Const, NumberAtom, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, FrameKind, State, join_states
@@ -65,6 +66,8 @@ STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_b
 #: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
 KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_THRESHOLD_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_MIRRORED_OPS = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 class Relational(EngineMixin):
@@ -93,7 +96,32 @@ class Relational(EngineMixin):
         decided = _decided_by(value)
         if decided is not None:  # a flag an earlier test of it tagged: that test's choice
             return decided[0], decided[1] == way
+        threshold = self._option_threshold(inner, st, fr)
+        if threshold is not None:  # ``args.gpus > 0``: one answer for the whole run, in every function
+            return threshold[0], threshold[1] == way
         return lasting_in(fr, Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}")), way
+
+    def _option_threshold(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
+        """A command-line option's number compared with a constant (``args.gpus > 0``, ``1 <= n`` where ``n``
+        holds it): the program-wide choice of that comparison, written option first, and the way that makes
+        ``test`` true (``!=`` is ``==``'s other way)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1) or type(test.ops[0]) not in _THRESHOLD_OPS:
+            return None
+        op = _THRESHOLD_OPS[type(test.ops[0])]
+        for subject, other, flipped in ((test.left, test.comparators[0], False),
+                                        (test.comparators[0], test.left, True)):
+            options = {a.option for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
+                       if isinstance(a, NumberAtom)}
+            bound = self.eval(other, st.copy(), fr, quiet=True)
+            consts = bound.consts() if not bound.top else None
+            if len(options) != 1 or None in options or not consts or len(consts) != 1 \
+                    or isinstance(consts[0], bool) or not isinstance(consts[0], (int, float)):
+                continue
+            integral = all(a.tname == "int" for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
+                           if isinstance(a, NumberAtom))
+            written, bound, way = _canonical_threshold(_MIRRORED_OPS[op] if flipped else op, consts[0], integral)
+            return program_choice(f"{options.pop()} {written} {bound}"), way
+        return None
 
     @staticmethod
     def restrict_state(st: State, choice: Choice, way: bool) -> None:
@@ -261,6 +289,20 @@ class Relational(EngineMixin):
             test._devicelint_invariant = known  # type: ignore[attr-defined]
         return known
 
+
+
+def _canonical_threshold(op: str, bound: float, integral: bool) -> tuple[str, float, bool]:
+    """``x <op> bound`` as one of ``x > b``, ``x >= b`` (``x > b - 1`` for an int), ``x == b`` and the way that
+    makes it true: ``x < 1``, ``x <= 0`` and ``not x > 0`` are one choice."""
+    if op in ("!=", "<", "<="):
+        op, way = {"!=": "==", "<": ">=", "<=": ">"}[op], False
+    else:
+        way = True
+    if integral and op == ">=":
+        op, bound = ">", math.ceil(bound) - 1
+    elif integral and op == ">":
+        bound = math.floor(bound)
+    return op, bound, way
 
 
 def _made_in(fr: Frame) -> Callable[[str], Choice]:

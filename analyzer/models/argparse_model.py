@@ -220,7 +220,7 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
     return tuple(dict.fromkeys(values))
 
 
-def option_number(kwargs: dict[str, Value], default: Value | None) -> Value | None:
+def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) -> Value | None:
     """What a ``type=int``/``type=float`` option holds when the command line may give it: a number the analysis
     does not know, or its default (``None``: not such an option, or its default is not known)."""
     converter = kwargs.get("type")
@@ -231,7 +231,7 @@ def option_number(kwargs: dict[str, Value], default: Value | None) -> Value | No
     kind = next(iter(converter.atoms))
     if not isinstance(kind, BuiltinRef) or kind.name not in ("int", "float"):
         return None
-    return V(NumberAtom(kind.name)).join(default)
+    return V(NumberAtom(kind.name, option=f"--{dest}")).join(default)
 
 
 class ArgparseModel(LibraryModel):
@@ -301,7 +301,7 @@ class ArgparseModel(LibraryModel):
             values = option_alternatives(kwargs, found[1]) if found is not None else None
             if found is not None and values is not None:
                 alternatives = (*alternatives, (found[0], values))
-            elif found is not None and (number := option_number(kwargs, found[1])) is not None:
+            elif found is not None and (number := option_number(found[0], kwargs, found[1])) is not None:
                 numbers = (*numbers, (found[0], number))
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
                                                        numbers)), st)
