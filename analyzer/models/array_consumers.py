@@ -8,23 +8,21 @@ most reported PyTorch mistakes (metrics computed on GPU predictions, loss curves
 ``loss`` tensors). The model declares which callables convert which arguments; the torch model judges each
 conversion as it judges ``numpy.asarray(t)`` (MV203, MV204).
 
-The libraries are recognised by name, through the module's imports (``import matplotlib.pyplot as plt``,
-``from sklearn.metrics import f1_score``, ``from sklearn import metrics``): they are not analysed, so the
-names are unknown values to the engine. Only calls of the names below are followed; methods of objects these
-libraries return (``ax.plot`` of ``plt.subplots()``) are not.
+The libraries are not analysed: this model gives their imports :class:`.library_refs.LibraryRef` values, so
+``import matplotlib.pyplot as plt``, ``from sklearn.metrics import f1_score``, ``from sklearn import metrics``, a
+name re-exported by a project module or kept in a variable all name the same function. Only calls of the
+names below are followed (the figures and axes of ``matplotlib``: :mod:`.plots`); anything else these
+libraries return is unknown.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from ..domain import TOP, Value
-from .base import LibraryModel
-from .library_names import library_call_name, unknown_library_name
-
-if TYPE_CHECKING:
-    from ..engine.flow_state import Frame, State
+from ..domain import TOP, Atom, Value
+from ..engine.flow_state import Frame, State
+from .base import UNHANDLED, LibraryModel, Unhandled
+from .library_refs import LibraryRef, library_ref
 
 #: sklearn.metrics functions: every array argument (positional, and the keywords below) goes through
 #: ``check_array``/``column_or_1d`` (``numpy.asarray``)
@@ -67,23 +65,39 @@ CONSUMERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
+#: the libraries this model (and :mod:`.plots`) names
+ROOTS = frozenset({"sklearn", "matplotlib", "pandas", "scipy"})
+
+
+def converted(model: LibraryModel, api: str, values: list[Value], node: ast.AST | None, st: State,
+              fr: Frame) -> Value | None:
+    """A call of ``api`` that converts ``values`` with ``numpy.asarray``, judged by the torch model (None: no
+    tensor among them)."""
+    torch = model.model_named("torch")
+    if torch is None or node is None:
+        return None
+    result = torch.numpy_conversion(api, values, node, st, fr)
+    return None if result is None else (result if st.dead else TOP)
+
+
 class ArrayConsumers(LibraryModel):
     """Calls of library functions that convert tensors with ``numpy.asarray``."""
 
     name = "array-consumers"
 
-    def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
-                        star_unknown: bool, st: State, fr: Frame) -> Value | None:
-        if not unknown_library_name(func) or star_unknown:
-            return None  # a value the analysis knows (a project function, a modelled library) is not one of these
-        path = library_call_name(node.func, fr)
-        module, _dot, name = path.rpartition(".") if path else ("", "", "")
+    def import_ref(self, path: str) -> Value | None:
+        return library_ref(path, ROOTS)
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+                   fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if not isinstance(atom, LibraryRef):
+            return UNHANDLED
+        module, _dot, name = atom.path.rpartition(".")
         declared = CONSUMERS.get(module)
         if declared is None or name not in declared[0]:
-            return None
-        torch = self.model_named("torch")
-        if torch is None:
-            return None
-        converted = [*args, *(value for key, value in kwargs.items() if key in declared[1])]
-        result = torch.numpy_conversion(path, converted, node, st, fr)
-        return None if result is None else (result if st.dead else TOP)
+            return UNHANDLED
+        if star_unknown:
+            return TOP
+        result = converted(self, atom.path, [*args, *(v for key, v in kwargs.items() if key in declared[1])],
+                           node, st, fr)
+        return TOP if result is None else result
