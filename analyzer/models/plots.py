@@ -58,9 +58,12 @@ def _constant(value: Value | None, default: object) -> object:
 def _grid(args: list[Value], kwargs: dict[str, Value]) -> Value:
     """``subplots(nrows=1, ncols=1, *, ..., squeeze=True)``'s axes: one ``Axes`` for a 1x1 grid, a 1-D array
     for one row or column, else 2-D (``squeeze=False``: always 2-D)."""
-    rows = _constant(kwargs.get("nrows", args[0] if args else None), 1)
-    cols = _constant(kwargs.get("ncols", args[1] if len(args) > 1 else None), 1)
-    squeeze = _constant(kwargs.get("squeeze"), True)
+    from .signatures import bind_call  # (the table lists this module's names: imported here, not at the top)
+
+    bound = bind_call(f"{_PYPLOT}.subplots", args, kwargs)
+    rows = _constant(bound.get("nrows"), 1)
+    cols = _constant(bound.get("ncols"), 1)
+    squeeze = _constant(bound.get("squeeze"), True)
     if squeeze is False:
         return V(AxesGridAtom(2))
     if squeeze is not True or type(rows) is not int or type(cols) is not int:
