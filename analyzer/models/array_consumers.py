@@ -1,12 +1,20 @@
-"""Libraries that convert their arguments to numpy arrays: metrics, plots, data frames.
+"""Libraries that convert their arguments to numpy arrays: metrics, estimators, plots, data frames.
 
-``sklearn.metrics.accuracy_score(labels, preds)``, ``plt.plot(losses)`` and ``pd.DataFrame(t)`` read their array
-arguments with ``numpy.asarray``, which converts a tensor through ``Tensor.__array__`` (``.numpy()``): a CUDA
-tensor raises "can't convert cuda:0 device type tensor to numpy", a tensor that requires grad "Can't call numpy()
-on Tensor that requires grad", and a list of such tensors fails on its first element. These are among the
+``sklearn.metrics.accuracy_score(labels, preds)``, ``TSNE().fit_transform(features)``, ``plt.plot(losses)`` and
+``pd.DataFrame(t)`` read their array arguments with ``numpy.asarray``, which converts a tensor through
+``Tensor.__array__`` (``.numpy()``): a CUDA tensor raises "can't convert cuda:0 device type tensor to numpy", a
+tensor that requires grad "Can't call numpy() on Tensor that requires grad", and a list of such tensors fails
+on its first element. These are among the
 most reported PyTorch mistakes (metrics computed on GPU predictions, loss curves plotted from a list of
 ``loss`` tensors). The model declares which callables convert which arguments; the torch model judges each
 conversion as it judges ``numpy.asarray(t)`` (MV203, MV204).
+
+scikit-learn's estimators (the scalers, PCA, t-SNE, k-means, linear models ... below) read the ``X`` of
+``fit``, ``transform``, ``fit_transform``, ``predict`` and the like through ``validate_data`` ->
+``check_array`` -> ``_asarray_with_order`` -> ``numpy.asarray``; ``fit`` returns the estimator. Only ``X`` is
+declared (what ``y`` goes through depends on the estimator). ``train_test_split`` converts nothing (it indexes
+what it is given: tensors stay tensors), and neither do TensorBoard's ``SummaryWriter.add_*`` and
+torchvision's ``save_image``, which copy to the CPU themselves.
 
 The libraries are not analysed: this model gives their imports :class:`.library_refs.LibraryRef` values, so
 ``import matplotlib.pyplot as plt``, ``from sklearn.metrics import f1_score``, ``from sklearn import metrics``, a
@@ -18,8 +26,9 @@ libraries return is unknown.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
-from ..domain import TOP, Atom, Value
+from ..domain import TOP, Atom, BoundShim, V, Value
 from ..engine.flow_state import Frame, State
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .library_refs import LibraryRef, library_ref
@@ -65,6 +74,37 @@ CONSUMERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
+#: scikit-learn estimators whose methods below validate ``X`` with ``check_array`` (``numpy.asarray``)
+ESTIMATORS: dict[str, frozenset[str]] = {
+    "sklearn.preprocessing": frozenset({"StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler",
+                                        "Normalizer", "PowerTransformer", "QuantileTransformer",
+                                        "PolynomialFeatures", "OneHotEncoder", "OrdinalEncoder"}),
+    "sklearn.decomposition": frozenset({"PCA", "IncrementalPCA", "KernelPCA", "TruncatedSVD", "NMF", "FastICA"}),
+    "sklearn.manifold": frozenset({"TSNE", "Isomap", "MDS", "SpectralEmbedding", "LocallyLinearEmbedding"}),
+    "sklearn.cluster": frozenset({"KMeans", "MiniBatchKMeans", "DBSCAN", "AgglomerativeClustering",
+                                  "SpectralClustering", "MeanShift", "Birch"}),
+    "sklearn.linear_model": frozenset({"LogisticRegression", "LinearRegression", "Ridge", "Lasso", "ElasticNet",
+                                       "SGDClassifier", "SGDRegressor"}),
+    "sklearn.svm": frozenset({"SVC", "SVR", "LinearSVC", "LinearSVR"}),
+    "sklearn.neighbors": frozenset({"KNeighborsClassifier", "KNeighborsRegressor", "NearestNeighbors"}),
+    "sklearn.ensemble": frozenset({"RandomForestClassifier", "RandomForestRegressor",
+                                   "GradientBoostingClassifier", "GradientBoostingRegressor"}),
+    "sklearn.mixture": frozenset({"GaussianMixture"}),
+}
+#: their methods that validate ``X`` (the first argument)
+_VALIDATING = frozenset({"fit", "transform", "fit_transform", "predict", "predict_proba", "predict_log_proba",
+                         "decision_function", "score", "partial_fit", "fit_predict", "inverse_transform",
+                         "kneighbors", "score_samples"})
+_FITS = frozenset({"fit", "partial_fit"})  # return the estimator
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatorAtom(Atom):
+    """A scikit-learn estimator of class ``path``."""
+
+    path: str
+
+
 #: the libraries this model (and :mod:`.plots`) names
 ROOTS = frozenset({"sklearn", "matplotlib", "pandas", "scipy"})
 
@@ -93,6 +133,8 @@ class ArrayConsumers(LibraryModel):
         if not isinstance(atom, LibraryRef):
             return UNHANDLED
         module, _dot, name = atom.path.rpartition(".")
+        if name in ESTIMATORS.get(module, ()):
+            return V(EstimatorAtom(atom.path))
         declared = CONSUMERS.get(module)
         if declared is None or name not in declared[0]:
             return UNHANDLED
@@ -101,3 +143,20 @@ class ArrayConsumers(LibraryModel):
         result = converted(self, atom.path, [*args, *(v for key, v in kwargs.items() if key in declared[1])],
                            node, st, fr)
         return TOP if result is None else result
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                       fr: Frame) -> Value | None | Unhandled:
+        if not isinstance(atom, EstimatorAtom):
+            return UNHANDLED
+        return V(BoundShim(atom, attr)) if attr in _VALIDATING else None
+
+    def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                    node: ast.AST, st: State, fr: Frame) -> Value | Unhandled:
+        if kind != "EstimatorAtom":
+            return UNHANDLED
+        x = args[0] if args else kwargs.get("X")
+        classes = sorted(a.path for a in receiver.atoms if isinstance(a, EstimatorAtom))
+        result = converted(self, f"{classes[0]}.{name}", [x], node, st, fr) if x is not None and classes else None
+        if result is not None and result.is_bottom:
+            return result
+        return receiver if name in _FITS else TOP

@@ -158,3 +158,25 @@ def test_an_axes_grid_of_unknown_shape_stays_quiet_where_an_element_is_not_one_a
 
         grid(2)
     """) == []
+
+
+def test_estimators_validate_what_they_fit_and_transform() -> None:
+    assert findings("""
+        import torch
+        from sklearn.manifold import TSNE
+        from sklearn import preprocessing
+        from sklearn.decomposition import PCA
+        from sklearn.model_selection import train_test_split
+
+        features = torch.randn(100, 16, device="cuda")
+        embedded = TSNE(n_components=2).fit_transform(features)
+        scaler = preprocessing.StandardScaler().fit(features.cpu())
+        scaler.transform(features)
+        pca = PCA(2)
+        pca.fit(X=features.cpu())
+        pca.transform(features.cpu())
+        train, test = train_test_split(features, test_size=0.2)
+        weights = torch.randn(100, 16, requires_grad=True)
+        PCA(2).fit_transform(weights * 2)
+        print(pca.explained_variance_ratio_, pca.n_components)
+    """) == [(9, "MV203", "error"), (11, "MV203", "error"), (17, "MV204", "error")]
