@@ -67,7 +67,9 @@ class ProgressBars(LibraryModel):
         builtin = AROUND_BUILTINS.get(atom.path)
         if builtin is not None:
             return V(ProgressBarAtom(self.call(V(BuiltinRef(builtin)), args, {}, node, st, fr)))
-        return V(ProgressBarAtom(argument(atom.path, args, kwargs, "iterable", TOP)))
+        # (a project iterable: its ``__iter__()``'s items, as a ``for`` over it would take them)
+        items = argument(atom.path, args, kwargs, "iterable", TOP)
+        return V(ProgressBarAtom(items if node is None else self.iterated(items, node, st, fr)))
 
     def element(self, atom: Atom, how: str) -> Value | None:
         return self.iter_element(atom.items) if isinstance(atom, ProgressBarAtom) and how == "iterate" else None

@@ -112,7 +112,8 @@ def test_a_bar_kept_entered_or_wrapped_yields_the_batches() -> None:
 
 def test_a_bar_named_through_a_project_module_is_the_bar(tmp_path: Path) -> None:
     (tmp_path / "common.py").write_text("from tqdm import tqdm\n")
-    (tmp_path / "train.py").write_text(textwrap.dedent(LOOP.format(imports="import common", loop="common.tqdm(loader)")))
+    program = LOOP.format(imports="import common", loop="common.tqdm(loader)")
+    (tmp_path / "train.py").write_text(textwrap.dedent(program))
     report = check([str(tmp_path)], Settings(select=("ALL",)))
     assert sorted((d.row, d.code) for d in report.diagnostics if d.code) == [(9, "MV201")]
 
@@ -130,3 +131,29 @@ def test_a_bar_without_an_iterable_and_other_names_of_the_library_are_unknown() 
             print(weights * row)
         print(weights * bar.n, weights * tqdm.__version__)
     """) == []
+
+
+def test_a_bar_around_a_project_iterable_yields_its_items() -> None:
+    assert findings("""
+        import torch
+        from tqdm import tqdm
+
+        class Batches:
+            def __init__(self, n):
+                self.n = n
+
+            def __iter__(self):
+                for _ in range(self.n):
+                    yield torch.randn(4), torch.randint(0, 2, (4,))
+
+        def generated(n):
+            for _ in range(n):
+                yield torch.randn(4)
+
+        weights = torch.ones(4, device="cuda")
+        for x, y in tqdm(Batches(3)):
+            print(weights * x)
+        bar = tqdm(generated(2), total=2)
+        for x in bar:
+            print(weights * x)
+    """) == [(19, "MV201", "error"), (22, "MV201", "error")]
