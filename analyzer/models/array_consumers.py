@@ -62,6 +62,15 @@ _PANDAS_KEYWORDS = frozenset({"data"})
 _SCIPY_STATS = frozenset({"pearsonr", "spearmanr", "kendalltau", "ttest_ind", "ttest_rel", "wilcoxon",
                           "mannwhitneyu", "ks_2samp", "entropy", "describe", "zscore"})
 _SCIPY_KEYWORDS = frozenset({"x", "y", "a", "b", "pk", "qk"})
+#: seaborn's axes- and figure-level plots: the vectors given as ``x=``, ``y=``, ``hue=`` ... go into
+#: ``pd.DataFrame(plot_data)`` (``VectorPlotter`` / ``PlotData._assign_variables``); their positional ``data``
+#: (a frame, or wide-form data) is not declared
+_SEABORN = frozenset({"lineplot", "scatterplot", "histplot", "kdeplot", "ecdfplot", "rugplot", "barplot",
+                      "boxplot", "violinplot", "boxenplot", "stripplot", "swarmplot", "pointplot", "countplot",
+                      "regplot", "residplot", "displot", "relplot", "catplot", "jointplot"})
+_SEABORN_KEYWORDS = frozenset({"x", "y", "hue", "size", "style", "weights", "units"})
+#: modules whose callables convert only the keywords declared, not their positional arguments
+KEYWORDS_ONLY = frozenset({"seaborn"})
 
 #: module path -> (the callables there that convert, the keywords they convert besides positional arguments)
 CONSUMERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -71,6 +80,7 @@ CONSUMERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "matplotlib.pyplot": (_PYPLOT, _PYPLOT_KEYWORDS),
     "pandas": (_PANDAS, _PANDAS_KEYWORDS),
     "scipy.stats": (_SCIPY_STATS, _SCIPY_KEYWORDS),
+    "seaborn": (_SEABORN, _SEABORN_KEYWORDS),
 }
 
 
@@ -106,7 +116,7 @@ class EstimatorAtom(Atom):
 
 
 #: the libraries this model (and :mod:`.plots`) names
-ROOTS = frozenset({"sklearn", "matplotlib", "pandas", "scipy"})
+ROOTS = frozenset({"sklearn", "matplotlib", "pandas", "scipy", "seaborn"})
 
 
 def converted(model: LibraryModel, api: str, values: list[Value], node: ast.AST | None, st: State,
@@ -140,7 +150,8 @@ class ArrayConsumers(LibraryModel):
             return UNHANDLED
         if star_unknown:
             return TOP
-        result = converted(self, atom.path, [*args, *(v for key, v in kwargs.items() if key in declared[1])],
+        positional = [] if module in KEYWORDS_ONLY else args
+        result = converted(self, atom.path, [*positional, *(v for key, v in kwargs.items() if key in declared[1])],
                            node, st, fr)
         return TOP if result is None else result
 

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any, Generic, TypeVar, overload
 
 from ..domain import TOP
-from .array_consumers import CONSUMERS
+from .array_consumers import CONSUMERS, KEYWORDS_ONLY
 from .progress_bars import AROUND_BUILTINS, WRAPPERS
 
 T = TypeVar("T")
@@ -365,7 +365,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         **dict.fromkeys(AROUND_BUILTINS, "*args, **kwargs"),
     },
     # (their positional arguments and the keywords the model lists are converted with numpy.asarray)
-    "array-consumers": {f"{module}.{name}": "*arrays, **keywords"
+    "array-consumers": {f"{module}.{name}": "*args, **keywords" if module in KEYWORDS_ONLY else "*arrays, **keywords"
                         for module, (names, _keywords) in CONSUMERS.items() for name in names},
     "plots": {
         # (``Figure.subplots`` takes the same parameters after ``self``)

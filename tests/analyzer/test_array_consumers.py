@@ -180,3 +180,17 @@ def test_estimators_validate_what_they_fit_and_transform() -> None:
         PCA(2).fit_transform(weights * 2)
         print(pca.explained_variance_ratio_, pca.n_components)
     """) == [(9, "MV203", "error"), (11, "MV203", "error"), (17, "MV204", "error")]
+
+
+def test_seaborn_vectors_given_by_keyword_are_converted() -> None:
+    assert findings("""
+        import seaborn as sns
+        import torch
+
+        scores = torch.rand(10, device="cuda")
+        labels = torch.randint(0, 2, (10,))
+        sns.histplot(x=scores)
+        sns.scatterplot(x=labels, y=scores.cpu(), hue=labels)
+        sns.lineplot(x=range(10), y=scores.cpu())
+        sns.kdeplot(data=None, x=scores.cpu())
+    """) == [(7, "MV203", "error")]
