@@ -34,7 +34,6 @@ from .domain import (
     DeviceAtom,
     DictAtom,
     Instance,
-    NumberAtom,
     SeqAtom,
     TensorAtom,
     Value,
@@ -94,11 +93,11 @@ NO_TAGS: frozenset = frozenset()
 
 #: the possibilities that carry tags: devices, tensors, library layers, device strings and flags (not instances
 #: of the project's classes: the heap knows them by identity)
-TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TensorAtom, DeviceAtom, NumberAtom)
+TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TensorAtom, DeviceAtom)
 
 
 def taggable(atom: Atom) -> bool:
-    return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool, int, float)))
+    return isinstance(atom, TAGGABLE) or (isinstance(atom, Const) and isinstance(atom.value, (str, bool)))
 
 
 #: the possibilities whose tags a value's notes keep: instances of the project's classes, and the library's

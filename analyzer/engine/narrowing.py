@@ -9,7 +9,7 @@ from typing import Any
 from runtime_shim import semantics as S
 
 from .. import lift
-from ..choices import PROGRAM, Choice, tags_of
+from ..choices import tags_of
 from ..domain import (
     BOTTOM,
     TOP,
@@ -127,7 +127,7 @@ class Narrowing(EngineMixin):
                 state.dead = True
             elif kept is not current:
                 state.set(key, kept)
-                self._decided_by_narrowing(current, kept, state)
+                self._decided_by_narrowing(current, kept, state, fr)
 
     def _bound_numbers(self, test: ast.expr, st: State, true: State, false: State, fr: Frame) -> None:
         """``n > 1``, ``0 < n``, ``n == 0`` on a variable holding numbers the analysis does not know: each branch
@@ -157,7 +157,7 @@ class Narrowing(EngineMixin):
                 current = state.get(key)
                 if current is None and isinstance(key, Overlay):
                     current = self.eval(subject, state.copy(), fr, quiet=True)
-                if current is None or not current.of_type(NumberAtom):
+                if current is None or not any(_is_number(a) for a in current.atoms):
                     continue
                 atoms = {a.within(*where) if isinstance(a, NumberAtom) else a for a in current.atoms
                          if _compared(compare, a, consts[0], flipped) is not (not holds)}
@@ -166,9 +166,9 @@ class Narrowing(EngineMixin):
                     state.dead = True
                 elif kept != current:
                     state.set(key, kept)
-                    self._decided_by_narrowing(current, kept, state)
+                    self._decided_by_narrowing(current, kept, state, fr)
 
-    def _decided_by_narrowing(self, before: Value, after: Value, state: State) -> None:
+    def _decided_by_narrowing(self, before: Value, after: Value, state: State, fr: Frame) -> None:
         """A test that left a value only possibilities of one way of an earlier undecided choice (``if n > 0:
         model.cuda()`` then ``if n > 1:``, which only a positive ``n`` passes): the branch is that way, for every
         value (one value is on one device at a time)."""
@@ -178,12 +178,8 @@ class Narrowing(EngineMixin):
         dropped = set().union(*(tags_of(a) for a in before.atoms - after.atoms)) if before.atoms - after.atoms \
             else set()
         for choice, way in sorted(common, key=str):
-            if (choice, not way) not in dropped:
-                continue
-            if choice.ctx == PROGRAM and _holds_only_the_other_way(state, choice, way):
-                state.dead = True  # (a function run for the other way of the command line: not this branch)
-                return
-            self.restrict_state(state, choice, way)
+            if (choice, not way) in dropped:
+                self.restrict_state(state, choice, way, fr)
 
     def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[Slot, Callable[[Atom], bool | None]]]:
         out: list[tuple[Slot, Callable[[Atom], bool | None]]] = []
@@ -359,14 +355,8 @@ class Narrowing(EngineMixin):
         return out.join(TOP) if value.top else out
 
 
-def _holds_only_the_other_way(state: State, choice: Choice, way: bool) -> bool:
-    """Some name of ``state`` holds only possibilities made where the command line's ``choice`` went the other
-    way (a parameter of a function called for that way)."""
-    for values in state.value_maps():
-        for value in values.values():
-            if value.atoms and not value.top and all((choice, not way) in tags_of(a) for a in value.atoms):
-                return True
-    return False
+def _is_number(atom: Atom) -> bool:
+    return isinstance(atom, NumberAtom) or isinstance(atom, Const) and type(atom.value) in (int, float)
 
 
 def _compared(compare: Callable[[Any, Any], Any], atom: Atom, number: float, flipped: bool) -> bool | None:

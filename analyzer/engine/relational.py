@@ -32,7 +32,8 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 
 from ..choices import (
     MAX_ALTERNATIVES,
@@ -66,6 +67,7 @@ STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_b
 #: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
 KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_THRESHOLD_TEXT = re.compile(r"^(--\S+) (>|>=|==) (\S+)$")
 _THRESHOLD_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _MIRRORED_OPS = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
@@ -120,17 +122,42 @@ class Relational(EngineMixin):
             integral = all(a.tname == "int" for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
                            if isinstance(a, NumberAtom))
             written, bound, way = _canonical_threshold(_MIRRORED_OPS[op] if flipped else op, consts[0], integral)
-            return program_choice(f"{options.pop()} {written} {bound}"), way
+            option = options.pop()
+            choice = program_choice(f"{option} {written} {bound}")
+            self.thresholds.setdefault(option, set()).add(choice)
+            return choice, way
         return None
 
-    @staticmethod
-    def restrict_state(st: State, choice: Choice, way: bool) -> None:
-        """Leave out of ``st`` the possibilities of ``choice``'s other way."""
+    @property
+    def thresholds(self) -> dict[str, set[Choice]]:
+        """The thresholds tested of each command-line number in this analysis (by option): deciding one may
+        decide the others."""
+        found: dict[str, set[Choice]] | None = self.__dict__.get("_thresholds")
+        if found is None:
+            found = self.__dict__["_thresholds"] = {}
+        return found
+
+    def restrict_state(self, st: State, choice: Choice, way: bool, fr: Frame | None = None) -> None:
+        """Leave out of ``st`` the possibilities of ``choice``'s other way (and, for a threshold of a
+        command-line number, of the other thresholds of that option it decides: ``--gpus > 0`` false makes
+        ``--gpus > 1`` false). With ``fr``: a program-wide way that a parameter of ``fr`` contradicts (the
+        function runs for the other way of the command line) leaves ``st`` dead."""
         if st.dead:
+            return
+        decided = [(choice, way)]
+        found = threshold_of(choice)
+        if found is not None:
+            decided += [(other, implied) for other in self.thresholds.get(found[0], ()) if other != choice
+                        and (implied := implied_way(((choice, way),), other)) is not None]
+        if fr is not None and choice.ctx == PROGRAM and any(
+                holds_only_the_other_way(st, fr, c, w) for c, w in decided):
+            st.dead = True
             return
         for values in st.value_maps():
             for name, value in list(values.items()):
-                kept = restricted(value, choice, way)
+                kept = value
+                for c, w in decided:
+                    kept = restricted(kept, c, w)
                 if kept is not value:
                     values[name] = kept
 
@@ -233,7 +260,7 @@ class Relational(EngineMixin):
             outs: list[State] = []
             for ways in itertools.product((True, False), repeat=len(choices)):
                 chosen = dict(zip(choices, ways, strict=True))
-                if not _feasible(values, frozenset(chosen.items())):
+                if not _feasible(values, frozenset(chosen.items())) or not thresholds_agree(chosen.items()):
                     continue  # (``--device`` of three values: no value is the first and the second)
                 self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
                 part = st.copy()
@@ -303,6 +330,77 @@ def _canonical_threshold(op: str, bound: float, integral: bool) -> tuple[str, fl
     elif integral and op == ">":
         bound = math.floor(bound)
     return op, bound, way
+
+
+def holds_only_the_other_way(state: State, fr: Frame, choice: Choice, way: bool) -> bool:
+    """A parameter of ``fr`` holds only possibilities made where the program-wide ``choice`` went the other way:
+    the function runs here for that way. (A parameter is defined on every path; a name only one branch assigned
+    holds one way's possibilities without saying anything of the path.)"""
+    names = (*fr.func.positional, *fr.func.kwonly) if fr.func is not None else ()
+    for name in names:
+        value = state.vars.get(name)
+        if value is not None and value.atoms and not value.top and all(
+                (choice, not way) in tags_of(a)
+                or bool(ways := (value.notes or {}).get(a)) and all((choice, not way) in w for w in ways)
+                for a in value.atoms):  # (an instance's ways are its value's notes)
+            return True
+    return False
+
+
+def threshold_of(choice: Choice) -> tuple[str, Callable[[float], bool], float] | None:
+    """A command-line number's threshold (``--gpus > 0``): the option, the test and its bound; None: another
+    kind of choice."""
+    if choice.ctx != PROGRAM:
+        return None
+    found = _THRESHOLD_TEXT.match(choice.test)
+    if found is None:
+        return None
+    option, op, text = found.groups()
+    try:
+        bound = float(text)
+    except ValueError:
+        return None
+    test: Callable[[float], bool] = {">": lambda p: p > bound, ">=": lambda p: p >= bound,
+                                     "==": lambda p: p == bound}[op]
+    return option, test, bound
+
+
+def _points(thresholds: list[tuple[str, Callable[[float], bool], float]]) -> list[float]:
+    """A number from every region the thresholds' bounds cut the line into: what holds for these holds for
+    every number."""
+    bounds = sorted({t[2] for t in thresholds})
+    points = [bounds[0] - 1, bounds[-1] + 1, *bounds]
+    points += [(a + b) / 2 for a, b in itertools.pairwise(bounds)]
+    return points
+
+
+def thresholds_agree(ways: Iterable[tuple[Choice, bool]]) -> bool:
+    """Some number answers each threshold of one option as ``ways`` says (no number is not above 0 and above
+    1)."""
+    by_option: dict[str, list[tuple[Callable[[float], bool], bool, tuple]]] = {}
+    for choice, way in ways:
+        found = threshold_of(choice)
+        if found is not None:
+            by_option.setdefault(found[0], []).append((found[1], way, found))
+    for tests in by_option.values():
+        if len(tests) > 1 and not any(all(test(p) == way for test, way, _t in tests)
+                                      for p in _points([t for _f, _w, t in tests])):
+            return False
+    return True
+
+
+def implied_way(known: tuple[tuple[Choice, bool], ...], other: Choice) -> bool | None:
+    """The way ``known`` thresholds of an option decide another threshold of it (None: they do not)."""
+    target = threshold_of(other)
+    if target is None:
+        return None
+    tests = [(found, way) for choice, way in known
+             if (found := threshold_of(choice)) is not None and found[0] == target[0]]
+    if not tests:
+        return None
+    inside = [p for p in _points([t for t, _w in tests] + [target]) if all(t[1](p) == w for t, w in tests)]
+    answers = {target[1](p) for p in inside}
+    return answers.pop() if len(answers) == 1 else None
 
 
 def _made_in(fr: Frame) -> Callable[[str], Choice]:
