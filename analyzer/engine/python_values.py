@@ -274,4 +274,4 @@ def bounds_where(compare: Callable[[Any, Any], Any], c: float, holds: bool,
         compare = {operator.lt: operator.ge, operator.le: operator.gt, operator.gt: operator.le,
                    operator.ge: operator.lt, operator.eq: operator.ne, operator.ne: operator.eq}.get(compare)  # type: ignore[assignment]
     return {operator.eq: (c, c, False), operator.gt: (c, None, True), operator.ge: (c, None, False),
-            operator.lt: (None, c, True), operator.le: (None, c, False)}.get(compare)  # type: ignore[arg-type]
+            operator.lt: (None, c, True), operator.le: (None, c, False)}.get(compare)

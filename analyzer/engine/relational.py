@@ -122,7 +122,7 @@ class Relational(EngineMixin):
             integral = all(a.tname == "int" for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
                            if isinstance(a, NumberAtom))
             written, bound, way = _canonical_threshold(_MIRRORED_OPS[op] if flipped else op, consts[0], integral)
-            option = options.pop()
+            option = str(options.pop())
             choice = program_choice(f"{option} {written} {bound}")
             self.thresholds.setdefault(option, set()).add(choice)
             return choice, way
@@ -341,10 +341,16 @@ def holds_only_the_other_way(state: State, fr: Frame, choice: Choice, way: bool)
         value = state.vars.get(name)
         if value is not None and value.atoms and not value.top and all(
                 (choice, not way) in tags_of(a)
-                or bool(ways := (value.notes or {}).get(a)) and all((choice, not way) in w for w in ways)
+                or _noted_only(value, a, (choice, not way))
                 for a in value.atoms):  # (an instance's ways are its value's notes)
             return True
     return False
+
+
+def _noted_only(value: Value, atom: Atom, tag: tuple[Choice, bool]) -> bool:
+    """Every way ``value``'s notes give ``atom`` (an instance) holds ``tag``."""
+    ways = (value.notes or {}).get(atom)
+    return bool(ways) and all(tag in way for way in ways or ())
 
 
 def threshold_of(choice: Choice) -> tuple[str, Callable[[float], bool], float] | None:

@@ -453,10 +453,11 @@ def test_a_device_test_on_a_partly_unknown_tensor_follows_its_known_device() -> 
 # --- numbers a branch test bounds, and a typed option's thresholds ---------------------------------------------
 
 def test_a_number_keeps_the_bounds_a_test_proves() -> None:
-    from devicelint.domain import NumberAtom
-    from devicelint.engine.python_values import CMP_OPS, compare_atoms
     import ast
     import operator
+
+    from devicelint.domain import NumberAtom
+    from devicelint.engine.python_values import CMP_OPS, compare_atoms
 
     n = NumberAtom("int")
     positive = n.within(0, None, strict=True)
