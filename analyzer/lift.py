@@ -560,8 +560,8 @@ def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted
             out.fail(outcome, operands, row.id, intended=TOP if strategy is None else V(DeviceAtom(
                 d.dev, True, d.strategy or strategy, here)))
             continue
-        if call == "autodiff":
-            out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.DISABLED, here), operands, row.id)
+        if call == "autodiff":  # an autodiff device is its own autodiff() where the profile allows it
+            out.ok(d if d.ad else DeviceAtom(d.dev, True, CheckpointingStrategy.DISABLED, here), operands, row.id)
         elif call == "gradient_checkpointing":
             out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.BALANCED, here), operands, row.id)
         else:
