@@ -441,8 +441,10 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
     _row("api.inner-int", Ok(), "inner() of an int/bool tensor not associated with autodiff", call="inner",
          cls=(PI, CI_INT, CC_INT)),
-    _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
-    _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
+    _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), "inner() of a float tensor not on autodiff", call="inner",
+         cls=(PF, PF_STAR, CI, CC)),
+    _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), "from_inner() of an autodiff float",
+         call="from_inner", cls=AF),
     _row("api.from_inner-float", Ok(result=AF, strategy=StrategyFrom.DISABLED_IF_NONE, role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
     _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
@@ -466,10 +468,14 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.unrequire_grad-other", Ok(), call="unrequire_grad"),
     _row("api.with_strategy-af", Ok(strategy=StrategyFrom.ARG), call="with_strategy", cls=AF),
     _row("api.with_strategy-float", Ok(result=PF_STAR, strategy=StrategyFrom.ARG),
-         call="with_strategy", cls=_FLOATS_NOT_AD),
+         "with_gradient_checkpointing_strategy() of a float tensor not on autodiff", call="with_strategy",
+         cls=_FLOATS_NOT_AD),
     _row("api.with_strategy-int-ad", Ok(result=PI_STAR, strategy=StrategyFrom.ARG), call="with_strategy", cls=PI_STAR),
-    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy=StrategyFrom.ARG), call="with_strategy", cls=PI),
-    _row("api.with_strategy-capture", Ok(strategy=StrategyFrom.ARG), call="with_strategy", cls=CAPTURE_CLASSES),
+    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy=StrategyFrom.ARG),
+         "with_gradient_checkpointing_strategy() of an int/bool tensor not associated with autodiff",
+         call="with_strategy", cls=PI),
+    _row("api.with_strategy-capture", Ok(strategy=StrategyFrom.ARG),
+         "with_gradient_checkpointing_strategy() of a capture tensor", call="with_strategy", cls=CAPTURE_CLASSES),
     # An untracked Af has no step on the tape (only `require_grad` and ops on tracked inputs
     # register one), so burn-autodiff's server panics in `backward`.
     _row("api.backward-untracked", Fail("MV108", MSG_NO_STEP), call="backward", cls=AF, role=Role.UNTRACKED),
@@ -494,10 +500,13 @@ GRAD_REPLACE_ROWS: tuple[Row, ...] = (
 # Section 1: device methods. Key: call, ad (the device is autodiff).
 DEVICE_ROWS: tuple[Row, ...] = (
     _row("device.autodiff-plain", Ok(), call="autodiff", ad=False),
-    _row("device.autodiff-twice", Fail("MV109", MSG_FIRST_ORDER), call="autodiff", ad=True),
+    _row("device.autodiff-twice", Fail("MV109", MSG_FIRST_ORDER), "autodiff() of an autodiff device",
+         call="autodiff", ad=True),
     _row("device.checkpointing-ad", Ok(), call=("gradient_checkpointing", "gradient_checkpointing_strategy"), ad=True),
-    _row("device.checkpointing-plain", Fail("MV110", MSG_NOT_ENABLED), call="gradient_checkpointing", ad=False),
-    _row("device.strategy-plain", Fail("MV110", MSG_NOT_ENABLED), call="gradient_checkpointing_strategy", ad=False),
+    _row("device.checkpointing-plain", Fail("MV110", MSG_NOT_ENABLED), "gradient_checkpointing() of a plain device",
+         call="gradient_checkpointing", ad=False),
+    _row("device.strategy-plain", Fail("MV110", MSG_NOT_ENABLED), "gradient_checkpointing_strategy() of a plain device",
+         call="gradient_checkpointing_strategy", ad=False),
     _row("device.inner", Ok(), call="inner"),
 )
 

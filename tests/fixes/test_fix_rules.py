@@ -26,6 +26,7 @@ class Case:
     after: str
     runtime_code: str | None = None  # the failure the original program hits at run time (default: ``code``)
     torch: bool = False  # a PyTorch program: run under the torch observer (fake CUDA) instead of runtime_shim
+    profile: str | None = None  # the semantics profile where the code fires (default: the default profile)
 
     @property
     def failure(self) -> str:
@@ -122,7 +123,7 @@ CASES = [
         batch = Tensor.ones([2, 3], Device.flex())
         values = batch  # off the tape
         total = values.sum()
-        """)),
+        """), profile="burn-2026-08"),  # at d16f7ba2ed `inner()` of a plain tensor returns it
     Case("mv109-device", "MV109", "safe", _dedent("""
         from runtime_shim import Device, Tensor
 
@@ -135,7 +136,7 @@ CASES = [
         device = Device.flex().autodiff().gradient_checkpointing()
         training = device
         weights = Tensor.ones([2], training)
-        """)),
+        """), profile="burn-2026-08"),  # at d16f7ba2ed `Device::autodiff` is idempotent
     Case("mv109-from-inner", "MV109", "safe", _dedent("""
         from runtime_shim import Device, Tensor as T
 
@@ -148,7 +149,7 @@ CASES = [
 
         weights = T.random([2], Device.ndarray().autodiff())
         again = weights
-        """)),
+        """), profile="burn-2026-08"),  # at d16f7ba2ed `Tensor::from_inner` is idempotent
     # MV150 does not fail where it is reported: at d16f7ba2ed the plain batch joins the tracked one as a
     # constant, and asking for its gradient (`grad()` of a plain float) is what fails (MV108)
     Case("mv150-adds-import", "MV150", "unsafe", _MV150_BEFORE, _MV150_AFTER, runtime_code="MV108"),
@@ -236,7 +237,7 @@ def _run(case: Case, program: Path):
 
         outcome = run_torch(program, timeout=180)
     else:
-        outcome = run_program(program)
+        outcome = run_program(program, **({"profile": case.profile} if case.profile else {}))
     return {r["outcome"]["code"] for r in outcome.records if isinstance(r.get("outcome"), dict)}, outcome
 
 
@@ -250,9 +251,10 @@ def _check_json(capsys: pytest.CaptureFixture, path: Path, *flags: str) -> list[
 def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     program = tmp_path / f"{case.name.replace('-', '_')}.py"
     program.write_text(case.before, encoding="utf-8")
+    profile = ["--profile", case.profile] if case.profile else []
 
     # the original is reported with a fix of the documented safety, and fails at run time
-    found = [d for d in _check_json(capsys, program) if d["code"] == case.code]
+    found = [d for d in _check_json(capsys, program, *profile) if d["code"] == case.code]
     assert found and found[0]["fix"] is not None and found[0]["fix"]["applicability"] == case.applicability
     codes, before = _run(case, program)
     assert case.failure in codes and before.status in ("dispatch", "ok"), before.detail or before.stderr
@@ -261,18 +263,18 @@ def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixtur
     # a safe fix is applied by --fix; an unsafe one only with --unsafe-fixes
     flags = ["--fix"] if case.applicability == "safe" else ["--fix", "--unsafe-fixes"]
     if case.applicability == "unsafe":
-        main(["check", "--no-cache", "--isolated", "--fix", str(program)])
+        main(["check", "--no-cache", "--isolated", *profile, "--fix", str(program)])
         capsys.readouterr()
         assert program.read_text(encoding="utf-8") == case.before
-    main(["check", "--no-cache", "--isolated", "-q", *flags, str(program)])
+    main(["check", "--no-cache", "--isolated", *profile, "-q", *flags, str(program)])
     capsys.readouterr()
     assert program.read_text(encoding="utf-8") == case.after
 
     # clean of that code, runs without that failure, and a second --fix changes nothing
-    assert not [d for d in _check_json(capsys, program) if d["code"] in (case.code, case.failure)]
+    assert not [d for d in _check_json(capsys, program, *profile) if d["code"] in (case.code, case.failure)]
     codes, after = _run(case, program)
     assert after.status == "ok" and case.failure not in codes, after.detail or after.stderr or after.message
-    main(["check", "--no-cache", "--isolated", "-q", *flags, str(program)])
+    main(["check", "--no-cache", "--isolated", *profile, "-q", *flags, str(program)])
     capsys.readouterr()
     assert program.read_text(encoding="utf-8") == case.after
 
