@@ -513,7 +513,7 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
     if call == "backward":
         return V(GradsAtom(origin))
     if call in ("grad", "grad_remove"):
-        if t.role is Role.UNTRACKED:
+        if t.cls is not AF or t.role is Role.UNTRACKED:
             return NONE  # no tape node: never a gradient
         strategy = None if outcome.strategy is S.StrategyFrom.CLEAR else t.strategy
         cls = S.class_of("float", False, strategy is not None)
