@@ -269,7 +269,8 @@ def test_pinned_profile_overrides() -> None:
         "api.from_inner-int", "api.no_grad-int-ad", "replace.autodiff",
         # burn-tensor's API of the same commit (api/autodiff.rs, device.rs)
         "api.inner-float", "api.from_inner-af", "api.with_strategy-float", "api.with_strategy-int",
-        "api.with_strategy-capture", "device.autodiff-twice", "device.strategy-plain", "device.checkpointing-plain", "api.grad-other"}
+        "api.with_strategy-capture", "device.autodiff-twice", "device.strategy-plain", "device.checkpointing-plain",
+        "api.grad-other"}
     merged = S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=True)[1]
     assert isinstance(merged, Ok) and merged.result is AF
     other = S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=False)[1]
