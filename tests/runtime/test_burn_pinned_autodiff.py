@@ -39,6 +39,9 @@ NOT_EXPRESSIBLE = {
     "permute, repeat_dim, unfold, nonzero, conv*, pool*, interpolate, cross*, ctc, complex, rfft, linear, "
     "hypot, quantization, all_reduce": "ops the shim's API does not have",
     "autodiff_context.rs quantized_tensors_never_retain_gradients": "no quantization",
+    "burn-tensor device.rs capture_device_reports_recordable_dtype_support": "no supports_dtype",
+    "burn-dispatch device.rs capture_device_id_round_trips_through_dispatch": "DeviceId encoding",
+    "burn-tensor check.rs slice/movedim/unsqueeze checks, extension.rs bridge round trips": "no such API",
 }
 
 
@@ -700,3 +703,30 @@ def test_earlier_profiles_keep_the_2c06be35_api(profile: str) -> None:
             Tensor.ones([2], Device.flex()).inner()
         tagged = Tensor.ones([2], Device.flex()).with_gradient_checkpointing_strategy(BALANCED)
         assert reveal_device(tagged) == "Flex float checkpointing: Balanced"
+
+
+# --- burn-tensor src/device.rs and src/tensor/api/check.rs tests (2c06be35) ------------------------------
+
+def test_user_facing_capture_device_supports_repeated_scopes() -> None:
+    device = Device.capture()
+    first = device.capture_scope(lambda scope: scope.complete([], []))
+    second = device.capture_scope(lambda scope: scope.complete([], []))
+    assert first.operations == [] and second.operations == []
+
+
+def test_capture_scope_rejects_a_non_capture_device() -> None:
+    assert Device.default().capture_scope(lambda scope: scope.complete([], [])) is rs.CaptureError.INVALID_DEVICE
+
+
+def test_move_non_autodiff_float_tensor_to_autodiff_device() -> None:
+    """autodiff_move_tests: a non-tracked float (e.g. a gradient) lands on the underlying hardware."""
+    device = Device.default()
+    moved = Tensor.from_floats([[1.0, 2.0], [3.0, 4.0]], device).to_device(device.autodiff())
+    assert moved.to_list() == [[1.0, 2.0], [3.0, 4.0]] and not moved.is_autodiff()
+
+
+def test_binary_ops_shapes() -> None:
+    """check.rs binary_ops_shapes_no_broadcast (#[should_panic]) and binary_ops_shapes_with_broadcast."""
+    with pytest.raises(ValueError, match="broadcast"):
+        Tensor.zeros([3, 5], Device.flex()) + Tensor.zeros([3, 6], Device.flex())
+    assert (Tensor.zeros([3, 5], Device.flex()) + Tensor.zeros([1, 5], Device.flex())).shape == (3, 5)
