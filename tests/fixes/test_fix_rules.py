@@ -301,7 +301,8 @@ def test_no_fix_where_another_context_passes(tmp_path: Path, capsys: pytest.Capt
 
 def test_documented_examples_are_fixed_clean(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Each fixable rule's documented example: --fix --unsafe-fixes leaves nothing of its code (MV108's
-    example calls `backward()`, which has no automatic fix: it must stay)."""
+    example calls `backward()` and MV109's moves an int to an autodiff device wrapping a capture device (the
+    case the default profile reports), which have no automatic fix: they must stay)."""
     from devicelint.rules import all_rules
 
     for rule in all_rules():
@@ -313,7 +314,7 @@ def test_documented_examples_are_fixed_clean(tmp_path: Path, capsys: pytest.Capt
         main(["check", "--no-cache", "--isolated", "-q", "--fix", "--unsafe-fixes", str(program)])
         capsys.readouterr()
         left = [d["code"] for d in _check_json(capsys, program)]
-        assert (rule.code in left) == (rule.code == "MV108"), (rule.code, left)
+        assert (rule.code in left) == (rule.code in ("MV108", "MV109")), (rule.code, left)
 
 
 def test_each_fixable_rule_documents_its_fix_safety(capsys: pytest.CaptureFixture) -> None:
