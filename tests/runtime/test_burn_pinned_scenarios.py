@@ -2,7 +2,9 @@
 to runtime_shim and run under the default profile (``burn-d16f7ba``).
 
 Each test names the Burn file and test (or function) it translates. Burn tests that runtime_shim's
-API cannot express are listed in NOT_EXPRESSIBLE with the reason.
+API cannot express are listed in NOT_EXPRESSIBLE with the reason. Burn's autodiff suite of the era
+(burn-backend-tests tests/autodiff, crates/burn/tests/autodiff_context.rs, memory management) and
+burn-tensor's device tests are in test_burn_pinned_autodiff.py.
 
 burn-dispatch ``src/backend.rs`` (``autodiff_context_tests``, lines 712-1010 at d16f7ba2ed: the
 tests start at :788, :800, :819, :875, :882, :900, :919, :930, :976, :999 in this file's order):
