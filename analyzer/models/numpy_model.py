@@ -15,7 +15,20 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..domain import TOP, ArrayAtom, Atom, BoundShim, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
+from ..domain import (
+    TOP,
+    ArrayAtom,
+    Atom,
+    BoundShim,
+    BuiltinRef,
+    Const,
+    NumberAtom,
+    NumpyRef,
+    RngAtom,
+    SeqAtom,
+    V,
+    Value,
+)
 from ..shim_api import BINOPS, promote, promote_scalar, scalar_kind
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .signatures import argument
@@ -146,11 +159,16 @@ def data_ndim(value: Value | None, depth: int = 0) -> int | None:
     for atom in value.atoms:
         if isinstance(atom, ArrayAtom):
             found.add(atom.ndim)
-        elif isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)):
+        elif isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)) or isinstance(atom, NumberAtom):
             found.add(0)
         elif isinstance(atom, SeqAtom) and atom.items:
             inner = {data_ndim(item, depth + 1) for item in atom.items}
             found.add(inner.pop() + 1 if len(inner) == 1 and None not in inner else None)  # type: ignore[operator]
+        elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
+            # a list of unknown length (a comprehension, appends): its elements' rank plus one (when it is
+            # empty it has no rows, and is not 0-d either)
+            elem = data_ndim(atom.elem, depth + 1)
+            found.add(None if elem is None else elem + 1)
         else:
             return None
     return found.pop() if len(found) == 1 else None

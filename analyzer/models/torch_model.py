@@ -23,6 +23,7 @@ usual ``model.to(device)``. Plain tensor attributes do not move.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 from collections.abc import Iterable
 from dataclasses import replace
@@ -102,6 +103,7 @@ from .torch_api import (
     NO_GRAD_RESULTS,
     NUMPY_DLPACK,
     NUMPY_NO_CONVERSION,
+    RANK_KEEPING,
     REDUCTIONS,
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
@@ -598,11 +600,13 @@ class TorchModel(TorchData, LibraryModel):
             semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1,
                                   (atom.owned and self.module_code_depth > 0) or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
+            code = T.mismatch_code(semantic, op)
             if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1 \
-                    and T.scalar_exempt(op):
+                    and T.scalar_exempt(op) and code != T.mismatch_code(
+                        [o if o.device != "cpu" or combo[i].zero_dim is not None else dataclasses.replace(o, ndim=0)
+                         for i, o in enumerate(semantic)], op):
                 partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
-            code = T.mismatch_code(semantic, op)
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
@@ -641,16 +645,17 @@ class TorchModel(TorchData, LibraryModel):
         detach = detach or api in NO_GRAD_RESULTS  # an integer or boolean result: never in the graph
         for atom in torch_tensors(receiver):
             dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
+            ndim = atom.ndim if api in RANK_KEEPING else None
             tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin), tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin),
-                                  tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin,
+                                                  ndim=ndim), tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
@@ -727,6 +732,31 @@ class TorchModel(TorchData, LibraryModel):
         zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
         return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
                                  origin=self.origin(node, fr, "from numpy")))
+
+    def _call_pad_sequence(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                           st: State, fr: Frame) -> Value | None:
+        # the sequences are padded and stacked: all on one device, the batch where they are
+        sequences = argument(path, args, kwargs, "sequences", None)
+        return None if sequences is None else self._sequence_op("stack", sequences, node, st, fr)
+
+    def _call_tensor_class(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                           st: State, fr: Frame) -> Value | None:
+        # ``torch.Tensor(data)``: the legacy constructor, a float tensor of the default tensor type (a CPU one
+        # unless a default device or tensor type was set, then unknown here); never 0-dim
+        if st.modes.get(DEVICE_VAR) is not None or not args or kwargs:
+            return TOP
+        return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, "torch.Tensor")))
+
+    def _call_sparse_coo(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        # on ``device=`` when given, else where its values are (PyTorch infers it from indices and values)
+        if "device" in kwargs:
+            devices = self._device_argument(kwargs["device"], st)
+            return TOP if devices is None else Value(frozenset(
+                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.text} by {path}"))
+                for dev, _source in devices))
+        values = argument(path, args, kwargs, "values", None)
+        return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
 
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
@@ -904,8 +934,9 @@ class TorchModel(TorchData, LibraryModel):
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
             elif data.only(ArrayAtom) and not data.top:
+                # an array the numpy model made has a dimension unless it knows it is 0-d (as ``from_numpy``)
                 ndims = {a.ndim for a in data.atoms}
-                zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
+                zero_dim = True if ndims == {0} else None if 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
                 if data.only(TorchTensorAtom) and name == "as_tensor":
@@ -2254,7 +2285,7 @@ def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int
     """The number of dimensions of ``torch.<name>(...)`` where the call says it (``None``: not known)."""
     if name in ("tensor", "as_tensor"):
         return data_ndim(args[0] if args else kwargs.get("data"))
-    if name in ("arange", "linspace", "logspace", "randperm"):
+    if name in ("arange", "linspace", "logspace", "randperm") or name.endswith("_window"):
         return 1
     if name == "eye":
         return 2
