@@ -334,8 +334,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "numpy.vstack": "tup, *, dtype=None, casting='same_kind'",
         "numpy.hstack": "tup, *, dtype=None, casting='same_kind'",
         **{f"numpy.{name}": "a, axis=None, *args, **kwargs" for name in (
-            "sum", "cumsum", "prod", "max", "min", "mean", "std", "var", "average", "any", "all")},
-        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze")},
+            "sum", "cumsum", "prod", "cumprod", "max", "min", "mean", "std", "var", "average", "any", "all")},
+        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze",
+                                                               "flip", "sort", "ravel", "diff")},
         **{f"numpy.ndarray.{name}": "axis=None, *args, **kwargs" for name in (
             "sum", "cumsum", "prod", "cumprod", "mean", "std", "var")},
         **{f"numpy.{name}": "x, /, *args, **kwargs" for name in (

@@ -934,9 +934,8 @@ class TorchModel(TorchData, LibraryModel):
             if name == "scalar_tensor" or data.only(Const, NumberAtom):
                 zero_dim = True
             elif data.only(ArrayAtom) and not data.top:
-                # an array the numpy model made has a dimension unless it knows it is 0-d (as ``from_numpy``)
                 ndims = {a.ndim for a in data.atoms}
-                zero_dim = True if ndims == {0} else None if 0 in ndims else False
+                zero_dim = True if ndims == {0} else None if None in ndims or 0 in ndims else False
             elif not data.only(SeqAtom):
                 zero_dim = None
                 if data.only(TorchTensorAtom) and name == "as_tensor":
