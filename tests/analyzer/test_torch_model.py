@@ -1529,3 +1529,46 @@ def test_packed_sequence_lengths_must_be_on_the_cpu() -> None:
         pack_padded_sequence(x, torch.tensor([5, 3, 2]), batch_first=True)
         torch.nn.utils.rnn.pack_padded_sequence(x, lengths=torch.tensor([5, 3, 2]).to(x.device), batch_first=True)
     """) == [(8, "MV212", "error"), (12, "MV212", "error")]
+
+
+def test_sparse_adjacency_follows_its_values_and_torch_sparse_ops_check_devices() -> None:
+    # (fake CUDA cannot run sparse CUDA kernels, so this class has no observed fixture)
+    source = """
+        import torch
+        idx = torch.tensor([[0, 1], [1, 0]])
+        adj = torch.sparse_coo_tensor(idx, torch.ones(2), (2, 2)).coalesce()
+        x = torch.randn(2, 3).cuda()
+        y = torch.sparse.mm(adj, x)
+        z = torch.spmm(adj.cuda(), x)
+        w = torch.sparse.mm(torch.sparse_coo_tensor(idx, torch.ones(2), (2, 2), device="cuda"), x)
+        """
+    assert findings(source) == [(6, "MV201", "error")]
+
+
+def test_dict_get_of_a_key_the_dict_lacks_is_its_default() -> None:
+    source = """
+        import torch
+        def main(cfg):
+            device = torch.device(cfg.get("device", "cuda"))
+            ids = torch.tensor([0, 1])
+            emb = torch.nn.Embedding(3, 2).to(device)
+            return emb(ids)
+        main({"epochs": 3})
+        main({"epochs": 3, "device": "cpu"})
+        """
+    assert findings(source) == [(7, "MV202", "warning")]
+
+
+def test_zip_star_of_a_batch_gives_its_columns_for_pad_sequence() -> None:
+    source = """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+        def collate(batch):
+            ids, labels = zip(*batch)
+            return pad_sequence(ids, batch_first=True), torch.tensor(labels)
+        batch = [(torch.ones(3), 1) for _ in range(4)]
+        ids, labels = collate(list(batch))
+        emb = torch.nn.Linear(3, 2).cuda()
+        out = emb(ids)
+        """
+    assert findings(source) == [(10, "MV202", "error")]
