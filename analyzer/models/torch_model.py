@@ -1295,8 +1295,8 @@ class TorchModel(TorchData, LibraryModel):
                                 op=name)
                 out = out.join(BOTTOM if st.dead else TOP)
             elif name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
-                # of the parameters' shape unless a sample shape is given
-                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None if args or kwargs else atom.zero_dim,
+                # of the parameters' shape, after the sample shape when one is given (``sample((n, d))``)
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, _sampled_zero_dim(atom.zero_dim, args, kwargs),
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("rsample", "entropy") and not atom.others:
                 out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
@@ -1409,6 +1409,8 @@ class TorchModel(TorchData, LibraryModel):
             return V(atom.with_(owned=False))
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
+        if attr == "shape" and atom.ndim is not None:
+            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
         if attr in ("shape", "dtype", "ndim", "layout", "names", "grad_fn"):
             return None
         return V(BoundShim(atom, attr))
@@ -2278,6 +2280,18 @@ def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
 
 #: Creation functions whose sizes are their positional arguments (or one sequence of them).
 _SIZED_CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+
+
+def _sampled_zero_dim(params_zero_dim: bool | None, args: list[Value], kwargs: dict[str, Value]) -> bool | None:
+    """Whether ``dist.sample(sample_shape)`` is 0-dim: a sample shape of known length decides with the parameters'
+    rank (an empty one keeps it); an unknown one (``mu.shape``) leaves it unknown."""
+    shape = args[0] if args else kwargs.get("sample_shape")
+    if shape is None:
+        return params_zero_dim
+    lengths = {len(a.items) for a in shape.atoms if isinstance(a, SeqAtom) and a.items is not None}
+    if shape.top or len(lengths) != 1 or not shape.only(SeqAtom):
+        return None
+    return False if lengths.pop() else params_zero_dim
 
 
 def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:

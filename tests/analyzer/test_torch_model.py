@@ -1572,3 +1572,18 @@ def test_zip_star_of_a_batch_gives_its_columns_for_pad_sequence() -> None:
         out = emb(ids)
         """
     assert findings(source) == [(10, "MV202", "error")]
+
+
+def test_a_distribution_sample_of_a_given_shape_has_a_dimension() -> None:
+    source = """
+        import torch
+        from torch.distributions import Normal
+        noise = Normal(0.0, 1.0)
+        mu = torch.randn(4, 3).cuda()
+        a = mu + noise.sample((4, 3))
+        b = mu + noise.sample(mu.shape)
+        c = mu + noise.sample()
+        d = mu + noise.sample(torch.Size([]))
+        """
+    # a 0-dim CPU sample is a scalar to a GPU tensor; ``torch.Size([])`` is a call the model does not follow
+    assert findings(source) == [(6, "MV201", "error"), (7, "MV201", "error")]
