@@ -2325,8 +2325,20 @@ def _index_tensors(key: Value) -> Iterable[Atom]:
 
 
 #: The names of a layer's positional arguments after its input (for the operands' roles in messages).
+_DECODER_ARGUMENTS = ("memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
 _LATER_ARGUMENTS = {"RNN": ("hx",), "LSTM": ("hx",), "GRU": ("hx",), "RNNCell": ("hx",), "LSTMCell": ("hx",),
-                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",)}
+                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",),
+                    "TransformerEncoder": ("mask", "src_key_padding_mask"),
+                    "TransformerEncoderLayer": ("src_mask", "src_key_padding_mask"),
+                    "TransformerDecoder": _DECODER_ARGUMENTS, "TransformerDecoderLayer": _DECODER_ARGUMENTS,
+                    "Transformer": ("tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask",
+                                    "tgt_key_padding_mask", "memory_key_padding_mask")}
+#: A transformer's self-attention mask and the padding mask of the same attention. A causal mask with no padding
+#: mask beside it is dropped for the ``is_causal`` hint (``F.multi_head_attention_forward``), so a CPU
+#: ``generate_square_subsequent_mask(n)`` runs on the GPU; whether a mask is causal is a matter of its values,
+#: which the analysis does not know: such a mask alone is not checked.
+_CAUSAL_MASKS = {"mask": "src_key_padding_mask", "src_mask": "src_key_padding_mask",
+                 "tgt_mask": "tgt_key_padding_mask"}
 
 
 def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
@@ -2337,6 +2349,10 @@ def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
     names = _LATER_ARGUMENTS.get(layer, ())
     named = [(names[i] if i < len(names) else f"arg{i + 2}", value) for i, value in enumerate(args)]
     named += [(key, value) for key, value in kwargs.items() if key != "input"]
+    if layer.startswith("Transformer"):
+        given = {role for role, value in named if value.consts() != [None]}
+        named = [(role, value) for role, value in named
+                 if role not in _CAUSAL_MASKS or _CAUSAL_MASKS[role] in given]
     out = []
     for role, value in named:
         items = _sequence_items(value)

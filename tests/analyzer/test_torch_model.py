@@ -1587,3 +1587,21 @@ def test_a_distribution_sample_of_a_given_shape_has_a_dimension() -> None:
         """
     # a 0-dim CPU sample is a scalar to a GPU tensor; ``torch.Size([])`` is a call the model does not follow
     assert findings(source) == [(6, "MV201", "error"), (7, "MV201", "error")]
+
+
+def test_a_transformer_causal_mask_alone_is_not_checked_but_padding_masks_are() -> None:
+    # a causal self-attention mask with no padding mask is dropped for the is_causal hint (its values decide:
+    # unknown here); with a padding mask beside it, or a padding mask itself, the mask is used and checked
+    source = """
+        import torch
+        from torch import nn
+        layer = nn.TransformerEncoderLayer(8, 2, 16)
+        encoder = nn.TransformerEncoder(layer, 1).cuda()
+        x = torch.randn(5, 2, 8).cuda()
+        causal = torch.triu(torch.full((5, 5), float("-inf")), diagonal=1)
+        padding = torch.zeros(2, 5, dtype=torch.bool)
+        a = encoder(x, causal)
+        b = encoder(x, mask=causal, src_key_padding_mask=padding.cuda())
+        c = encoder(x, src_key_padding_mask=padding)
+        """
+    assert findings(source) == [(10, "MV202", "error"), (11, "MV202", "error")]
