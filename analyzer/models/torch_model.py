@@ -285,6 +285,26 @@ class TorchModel(TorchData, LibraryModel):
     def attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
         if target.attr in ("requires_grad", "data"):
             self.torch_tensor_state_store(target, obj, value, st, fr)
+        elif target.attr == "weight":
+            self._layer_weight_replaced(target, obj, value, st, fr)
+
+    def _layer_weight_replaced(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
+        """``model.embedding.weight = nn.Parameter(vectors)``: a lookup table's only weight replaced, after the
+        model moved or not: the layer is where the new weight is (the module holding it is updated)."""
+        layers = [a for a in obj.atoms if isinstance(a, TorchLayerAtom) and a.name in _WEIGHT_ONLY_LAYERS]
+        tensors = torch_tensors(value)
+        if not layers or len(layers) != len(obj.atoms) or obj.top or not tensors or value.top:
+            return
+        if not value.only(TorchTensorAtom):
+            return
+        replaced = Value(frozenset(dataclasses.replace(layer, dev=t.dev) for layer in layers for t in tensors))
+        holder = target.value
+        if isinstance(holder, ast.Name) and holder.id in st.vars:
+            st.vars[holder.id] = replaced  # ``emb.weight = ...``: the name holds the layer as it is now
+        elif isinstance(holder, ast.Attribute):  # ``model.embedding.weight = ...``: the module's attribute
+            owner = self.eval(holder.value, st, fr)
+            if not owner.top and owner.atoms and all(isinstance(a, Instance) for a in owner.atoms):
+                self.store_attribute(owner, holder.attr, replaced, fr)
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
@@ -2325,6 +2345,8 @@ def _index_tensors(key: Value) -> Iterable[Atom]:
 
 
 #: The names of a layer's positional arguments after its input (for the operands' roles in messages).
+#: Layers whose one parameter is ``weight``: replacing it puts the whole layer where the new weight is.
+_WEIGHT_ONLY_LAYERS = frozenset({"Embedding", "EmbeddingBag"})
 _DECODER_ARGUMENTS = ("memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
 _LATER_ARGUMENTS = {"RNN": ("hx",), "LSTM": ("hx",), "GRU": ("hx",), "RNNCell": ("hx",), "LSTMCell": ("hx",),
                     "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",),
