@@ -7,7 +7,23 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, NumberAtom, SeqAtom, Value, same_device
+from ..domain import (
+    BOOL,
+    FALSE,
+    TRUE,
+    Atom,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    NumberAtom,
+    SeqAtom,
+    V,
+    Value,
+    join_all,
+    same_device,
+    seq,
+    seq_of,
+)
 from .flow_state import State
 
 CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -77,6 +93,23 @@ def splice_items(value: Value) -> list[Value] | None:
         if isinstance(atom, SeqAtom) and atom.items is not None:
             return list(atom.items)
     return None
+
+
+def zip_columns(value: Value) -> Value | None:
+    """``zip(*rows)`` of a list of unknown length whose rows are tuples of one known length (the collate idiom
+    ``src, tgt = zip(*batch)``): that many columns, each a tuple of unknown length of that position's values."""
+    if value.top or len(value.atoms) != 1:
+        return None
+    atom = next(iter(value.atoms))
+    if not isinstance(atom, SeqAtom) or atom.items is not None or atom.elem.top or not atom.elem.atoms:
+        return None
+    rows = [row for row in atom.elem.atoms if isinstance(row, SeqAtom) and row.items is not None]
+    widths = {len(row.items) for row in rows if row.items is not None}
+    if len(rows) != len(atom.elem.atoms) or len(widths) != 1:
+        return None
+    width = widths.pop()
+    columns = [join_all(row.items[i] for row in rows if row.items is not None) for i in range(width)]
+    return V(seq("list", [V(seq_of("tuple", column)) for column in columns]))
 
 
 

@@ -180,6 +180,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.randperm": f"n, *, generator=None, {_FACTORY}, pin_memory=False",
         "torch.normal": f"mean, std=1.0, size=None, *, generator=None, {_FACTORY}",
         "torch.bernoulli_like": f"input, *, generator=None, {_FACTORY}",
+        **{f"torch.{name}_window": f"window_length, periodic=True, {extra}*, {_FACTORY}" for name, extra in (
+            ("hann", ""), ("hamming", "alpha=0.54, beta=0.46, "), ("blackman", ""), ("bartlett", ""),
+            ("kaiser", "beta=12.0, "))},
         "torch.tril_indices": "row, col, offset=0, *, dtype=None, device=None, layout=None",
         "torch.triu_indices": "row, col, offset=0, *, dtype=None, device=None, layout=None",
         "torch.zeros_like": _LIKE,
@@ -194,6 +197,10 @@ SIGNATURES: dict[str, dict[str, str]] = {
         **{f"torch.{name}": _LEGACY for name in (
             "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
             "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
+        "torch.sparse_coo_tensor": "indices, values, size=None, *, dtype=None, device=None, pin_memory=False, "
+                                   "requires_grad=False, check_invariants=None, is_coalesced=None",
+        "torch.Tensor": "*args",
+        "torch.nn.utils.rnn.pad_sequence": "sequences, batch_first=False, padding_value=0.0, padding_side='right'",
         "torch.from_numpy": "ndarray",
         "torch.from_dlpack": "ext_tensor",
         "torch.utils.dlpack.from_dlpack": "ext_tensor",
@@ -327,8 +334,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "numpy.vstack": "tup, *, dtype=None, casting='same_kind'",
         "numpy.hstack": "tup, *, dtype=None, casting='same_kind'",
         **{f"numpy.{name}": "a, axis=None, *args, **kwargs" for name in (
-            "sum", "cumsum", "prod", "max", "min", "mean", "std", "var", "average", "any", "all")},
-        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze")},
+            "sum", "cumsum", "prod", "cumprod", "max", "min", "mean", "std", "var", "average", "any", "all")},
+        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze",
+                                                               "flip", "sort", "ravel", "diff")},
         **{f"numpy.ndarray.{name}": "axis=None, *args, **kwargs" for name in (
             "sum", "cumsum", "prod", "cumprod", "mean", "std", "var")},
         **{f"numpy.{name}": "x, /, *args, **kwargs" for name in (
