@@ -16,11 +16,14 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .array_consumers import ArrayConsumers
     from .copies import Copies
     from .entry_points import EntryPoints
+    from .hf_models import HFModels
     from .hf_trainer import HFTrainer
     from .numpy_model import NumpyModel
     from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
-    # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars, HFTrainer,
-            AccelerateModel)
+    # transformers' models before torch: they are layers whose calls, ``.device`` and ``generate`` it answers
+    # (the rest of nn.Module's API is torch's); torch then answers numpy calls that take tensors
+    # (``np.asarray(t)``) before numpy's own table
+    return (HFModels, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars,
+            HFTrainer, AccelerateModel)
