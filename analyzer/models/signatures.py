@@ -384,7 +384,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
                                                         "cache_dir=None, ignore_mismatched_sizes=False, "
                                                         "force_download=False, local_files_only=False, token=None, "
                                                         "revision='main', use_safetensors=None, weights_only=True, "
-                                                        "**kwargs",
+                                                        "device_map=None, **kwargs",
         "transformers.PreTrainedModel.forward": "input_ids=None, attention_mask=None, token_type_ids=None, "
                                                 "position_ids=None, head_mask=None, inputs_embeds=None, labels=None, "
                                                 "**kwargs",
