@@ -13,9 +13,10 @@ What the library does with devices (read from transformers 5's source):
   ``nn.Module`` (a :class:`TorchLayerAtom` named ``hf:<Class>``): ``.to()``/``.cuda()``/``.cpu()``, ``eval()``,
   ``train()``, ``parameters()``, optimizers and the frameworks that place modules treat it as any module.
 * ``model.device`` (``PreTrainedModel.device``): the first parameter's device.
-* ``model(input_ids, attention_mask=..., ...)``: the token ids are looked up in the embedding (an index into
-  the weights) and the mask, token types, positions and ``inputs_embeds`` join the hidden states: each on
-  another device than the weights fails (MV202). ``labels`` are not checked: the causal and masked LM losses
+* ``model(input_ids, attention_mask=..., ...)``: the token ids, token types and positions are looked up in
+  the embeddings (indexes into the weights), ``inputs_embeds``/``pixel_values`` meet the first layer's
+  weights: each on another device than the weights fails (MV202); the attention mask then meets the hidden
+  states, on the weights' device (MV201). ``labels`` are not checked: the causal and masked LM losses
   (``loss_function``) move them to the logits' device, some architectures' classification heads do not (the
   checkpoint decides). The output (``ModelOutput``) holds tensors on the model's device: ``loss`` (with
   ``labels``), ``logits`` (a model with a head) or ``last_hidden_state``/``pooler_output`` (a base model),
@@ -70,8 +71,10 @@ from .torch_parallel import copied_to
 PREFIX = "hf:"
 _SHARDED = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
 #: the inputs a model's forward mixes with its weights: (name, an index into the embeddings)
-_INPUTS = (("input_ids", True), ("attention_mask", False), ("token_type_ids", True), ("position_ids", True),
-           ("inputs_embeds", False), ("pixel_values", False), ("decoder_input_ids", True))
+_INPUTS = (("input_ids", True), ("token_type_ids", True), ("position_ids", True), ("inputs_embeds", False),
+           ("pixel_values", False), ("decoder_input_ids", True))
+#: the masks a forward applies to the hidden states
+_MASKS = ("attention_mask", "decoder_attention_mask")
 _MODEL_METHODS = frozenset({"generate", "resize_token_embeddings", "get_input_embeddings", "get_output_embeddings",
                             "save_pretrained", "push_to_hub", "gradient_checkpointing_enable", "tie_weights"})
 _TOKENIZER_CALLS = frozenset({"__call__", "encode_plus", "batch_encode_plus", "pad", "apply_chat_template",
@@ -287,11 +290,19 @@ class HFModels(LibraryModel):
         if torch is None:
             return TOP
         weight = TorchTensorAtom(model.dev, LEAF, False, owned=True, origin=model.origin)
-        operands = [(name, value, index, False) for name, index in _INPUTS
-                    if (value := bound.get(name)) is not None and value.consts() != [None]]
+        given = {name: value for name in (*(n for n, _i in _INPUTS), *_MASKS)
+                 if (value := bound.get(name)) is not None and value.consts() != [None]}
+        # the ids index the embeddings, embeddings and pixels meet the first layer's weights (MV202)
+        operands = [(name, given[name], index, False) for name, index in _INPUTS if name in given]
         if operands:
             torch.checked_op(api, [*operands, ("weight", V(weight), False, True)], node, st, fr,  # type: ignore
                              op="forward")
+        # a mask meets the hidden states, on the weights' device (MV201)
+        masks = [(name, given[name], False, False) for name in _MASKS if name in given]
+        if masks and not st.dead:
+            states = TorchTensorAtom(model.dev, NON_LEAF, False, origin=model.origin)
+            torch.checked_op(f"{api} attention", [("hidden states", V(states), False, False), *masks], node, st,  # type: ignore
+                             fr)
         if st.dead:
             return BOTTOM
         return V(self._output(cls, model.dev, bound.get("labels"), node, st, fr))
