@@ -135,8 +135,8 @@ def _is_model_class(name: str) -> bool:
     if name.startswith("AutoModel"):
         return True
     return name[:1].isupper() and ("For" in name or name.endswith(("Model", "LMHeadModel"))) \
-        and "Tokenizer" not in name and "Config" not in name and not name.startswith("TF") \
-        and not name.startswith("Flax")
+        and not any(part in name for part in ("Tokenizer", "Config", "Collator", "Trainer", "Processor")) \
+        and not name.startswith(("TF", "Flax"))
 
 
 def _is_tokenizer_class(name: str) -> bool:
@@ -299,7 +299,10 @@ class HFModels(LibraryModel):
                              op="forward")
         # a mask meets the hidden states, on the weights' device (MV201)
         masks = [(name, given[name], False, False) for name in _MASKS if name in given]
-        if masks and not st.dead:
+        # (reached only where the embeddings ran: every known tensor of those inputs on the weights' device)
+        embedded = all(a.dev == model.dev for _n, value, _i, _o in operands for a in value.atoms
+                       if isinstance(a, TorchTensorAtom))
+        if masks and embedded and not st.dead:
             states = TorchTensorAtom(model.dev, NON_LEAF, False, origin=model.origin)
             torch.checked_op(f"{api} attention", [("hidden states", V(states), False, False), *masks], node, st,  # type: ignore
                              fr)
