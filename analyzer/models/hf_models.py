@@ -64,7 +64,7 @@ from ..engine.flow_state import Frame, State
 from ..torch_domain import LEAF, NO_GRAD, NON_LEAF, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .hf_trainer import TRAINER_TYPE, TRAINERS
-from .signatures import bind_call
+from .signatures import Bound, bind_call
 from .torch_parallel import copied_to
 
 #: the name prefix of a transformers model's :class:`TorchLayerAtom`
@@ -281,7 +281,7 @@ class HFModels(LibraryModel):
     # -- the model's forward -------------------------------------------------------------------------------
     def _forward(self, model: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                  st: State, fr: Frame) -> Value:
-        bound = bind_call("transformers.PreTrainedModel.forward", args, kwargs)
+        bound = _all(bind_call("transformers.PreTrainedModel.forward", args, kwargs))
         cls = model.name[len(PREFIX):]
         api = cls
         if model.dev is None:
@@ -360,7 +360,7 @@ class HFModels(LibraryModel):
     def _generate(self, model: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                   fr: Frame) -> Value:
         """The sequences: on the inputs' device (each forward gets them moved to the model's)."""
-        bound = bind_call("transformers.GenerationMixin.generate", args, kwargs)
+        bound = _all(bind_call("transformers.GenerationMixin.generate", args, kwargs))
         ids = bound.get("inputs")
         if ids is None or ids.consts() == [None]:
             ids = bound.get("input_ids")
@@ -483,6 +483,11 @@ class HFModels(LibraryModel):
             st.kill_aliases(receiver.id)
             st.drop_overlays(receiver.id)
         return moved
+
+
+def _all(bound: Bound[Value]) -> dict[str, Value]:
+    """A call's arguments by name, those its ``**kwargs`` took included (``generate(input_ids=...)``)."""
+    return {**bound.extra, **bound.arguments}
 
 
 def _unknown_tensors(value: Value) -> Value:
