@@ -236,6 +236,14 @@ class HFModels(LibraryModel):
             return V(TokenizerAtom(self.origin(node, fr, f"{owner}.from_pretrained")))
         if _is_model_class(leaf) and len(args) + len(kwargs) >= 1 and "." not in leaf:
             return self._model(leaf, self._default_devices(st), node, fr)  # ``BertModel(config)``
+        if path in TRAINERS:
+            # ``Trainer(model=model, ...)`` moves the model to ``args.device`` in place: the program's
+            # references to it are on a device the analysis cannot place in time (calls through them: silent)
+            torch = self.model_named("torch")
+            model = bind_call("transformers.Trainer", args, kwargs).get("model")
+            if torch is not None and model is not None:
+                torch._note_moved_in_place(model, TOP, None)  # type: ignore[attr-defined]
+            return TOP
         if leaf in _COLLATORS:
             if leaf == "default_data_collator":
                 return self._collate(TokenizerAtom(None, leaf), args, node, st, fr)

@@ -203,3 +203,14 @@ def test_a_script_that_only_imports_transformers_is_analysed() -> None:
     """)
     result = check_source(source, "prog.py", Settings(select=("MV2",)))
     assert [(d.row, d.code) for d in result.diagnostics] == [(4, "MV202")]
+
+
+def test_a_model_given_to_a_trainer_is_moved_where_the_analysis_cannot_follow() -> None:
+    findings, _reveals = report("""\
+        from transformers import Trainer, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained("m")
+        trainer = Trainer(model=model, args=TrainingArguments("out"))
+        trainer.train()
+        model(**tok("a", return_tensors="pt").to("cuda"))
+    """)
+    assert findings == []
