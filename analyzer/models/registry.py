@@ -18,12 +18,15 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .entry_points import EntryPoints
     from .hf_models import HFModels
     from .hf_trainer import HFTrainer
+    from .library_refs import LibraryReferences
     from .numpy_model import NumpyModel
+    from .plots import Plots
     from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
     # transformers' models before torch: they are layers whose calls, ``.device`` and ``generate`` it answers
     # (the rest of nn.Module's API is torch's); torch then answers numpy calls that take tensors
-    # (``np.asarray(t)``) before numpy's own table
-    return (HFModels, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars,
-            HFTrainer, AccelerateModel)
+    # (``np.asarray(t)``) before numpy's own table; the library references last: the calls of them no model
+    # above answered are unknown
+    return (HFModels, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots,
+            ProgressBars, HFTrainer, AccelerateModel, LibraryReferences)
