@@ -205,7 +205,7 @@ class HFModels(LibraryModel):
         if isinstance(atom, TorchLayerAtom) and is_hf_model(atom):
             torch = self.model_named("torch")
             if star_unknown or node is None or torch is None \
-                    or torch.moved_elsewhere(atom, getattr(node, "func", None), fr):  # type: ignore[attr-defined]
+                    or torch.moved_elsewhere(atom, getattr(node, "func", None), fr):
                 return TOP
             return self._forward(atom, args, kwargs, node, st, fr)
         if isinstance(atom, TokenizerAtom):
@@ -242,7 +242,7 @@ class HFModels(LibraryModel):
             torch = self.model_named("torch")
             model = bind_call("transformers.Trainer", args, kwargs).get("model")
             if torch is not None and model is not None:
-                torch._note_moved_in_place(model, TOP, None)  # type: ignore[attr-defined]
+                torch._note_moved_in_place(model, TOP, None)
             return TOP
         if leaf in _COLLATORS:
             if leaf == "default_data_collator":
@@ -258,7 +258,7 @@ class HFModels(LibraryModel):
 
     def _default_devices(self, st: State) -> list[TorchDev] | None:
         torch = self.model_named("torch")
-        found = torch.default_devices(st) if torch is not None else None  # type: ignore[attr-defined]
+        found = torch.default_devices(st) if torch is not None else None
         return None if found is None else sorted({d for d, _s in found}, key=lambda d: d.text)
 
     def _device_map(self, given: Value | None, st: State) -> TorchDev | None | list[TorchDev]:
@@ -283,7 +283,7 @@ class HFModels(LibraryModel):
         if isinstance(atom, Const) and type(atom.value) is int and atom.value < 0:
             return None  # (from_pretrained raises)
         torch = self.model_named("torch")
-        found = torch.devices_of(given, st) if torch is not None else None  # type: ignore[attr-defined]
+        found = torch.devices_of(given, st) if torch is not None else None
         return found[0][0] if found and len(found) == 1 else None
 
     # -- the model's forward -------------------------------------------------------------------------------
@@ -303,7 +303,7 @@ class HFModels(LibraryModel):
         # the ids index the embeddings, embeddings and pixels meet the first layer's weights (MV202)
         operands = [(name, given[name], index, False) for name, index in _INPUTS if name in given]
         if operands:
-            torch.checked_op(api, [*operands, ("weight", V(weight), False, True)], node, st, fr,  # type: ignore
+            torch.checked_op(api, [*operands, ("weight", V(weight), False, True)], node, st, fr,
                              op="forward")
         # a mask meets the hidden states, on the weights' device (MV201)
         masks = [(name, given[name], False, False) for name in _MASKS if name in given]
@@ -312,7 +312,7 @@ class HFModels(LibraryModel):
                        if isinstance(a, TorchTensorAtom))
         if masks and embedded and not st.dead:
             states = TorchTensorAtom(model.dev, NON_LEAF, False, origin=model.origin)
-            torch.checked_op(f"{api} attention", [("hidden states", V(states), False, False), *masks], node, st,  # type: ignore
+            torch.checked_op(f"{api} attention", [("hidden states", V(states), False, False), *masks], node, st,
                              fr)
         if st.dead:
             return BOTTOM
@@ -324,7 +324,7 @@ class HFModels(LibraryModel):
             if dev is None:
                 return TOP
             torch = self.model_named("torch")
-            modes = torch.grad_modes(st) if torch is not None else {True}  # type: ignore[attr-defined]
+            modes = torch.grad_modes(st) if torch is not None else {True}
             origin = self.origin(node, fr, f"{cls} {what}")
             return Value(frozenset(TorchTensorAtom(dev, NON_LEAF if enabled else NO_GRAD, zero_dim, origin=origin)
                                    for enabled in modes))
@@ -473,7 +473,7 @@ class HFModels(LibraryModel):
         assert isinstance(encoding, EncodingAtom)
         target = bind_call("transformers.BatchEncoding.to", args, kwargs).get("device")
         torch = self.model_named("torch")
-        found = torch.devices_of(target, st) if torch is not None and target is not None else None  # type: ignore
+        found = torch.devices_of(target, st) if torch is not None and target is not None else None
         if found is None:
             moved = V(EncodingAtom(tuple((k, _unknown_tensors(v)) for k, v in encoding.items),
                                    None if encoding.rest is None else TOP, encoding.origin))
