@@ -8,8 +8,10 @@ What the library does with devices (read from transformers 5's source):
   process), ``"cuda:1"``/``"cpu"``/``torch.device(...)`` that device, an int ``i`` ``cuda:i``, ``{"": d}`` the
   device ``d``. A map onto one device loads there with no hooks (inputs are not moved); ``"auto"``,
   ``"balanced"``, ``"sequential"`` or a map over several devices dispatch the model with accelerate's hooks
-  across the machine: its device is not known. ``dtype``/``torch_dtype`` change no device. ``<Class>(config)``
-  and ``AutoModel*.from_config(config)`` build the weights on the default device. The model is an
+  across the machine: its device is not known; so is the device a quantizer (``quantization_config``,
+  ``load_in_8bit``: the current CUDA device where there is one) or a tensor-parallel plan picks.
+  ``dtype``/``torch_dtype`` change no device. ``<Class>(config)`` and ``AutoModel*.from_config(config)``
+  build the weights on the default device. The model is an
   ``nn.Module`` (a :class:`TorchLayerAtom` named ``hf:<Class>``): ``.to()``/``.cuda()``/``.cpu()``, ``eval()``,
   ``train()``, ``parameters()``, optimizers and the frameworks that place modules treat it as any module.
 * ``model.device`` (``PreTrainedModel.device``): the first parameter's device.
@@ -70,6 +72,10 @@ from .torch_parallel import copied_to
 #: the name prefix of a transformers model's :class:`TorchLayerAtom`
 PREFIX = "hf:"
 _SHARDED = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
+#: ``from_pretrained`` arguments that pick the device without a ``device_map`` (bitsandbytes' quantizers: the
+#: current CUDA device where there is one; tensor parallelism: the process's)
+_PLACERS = ("quantization_config", "load_in_8bit", "load_in_4bit", "tp_plan", "tp_size", "device_mesh",
+            "distributed_config")
 #: the inputs a model's forward mixes with its weights: (name, an index into the embeddings)
 _INPUTS = (("input_ids", True), ("token_type_ids", True), ("position_ids", True), ("inputs_embeds", False),
            ("pixel_values", False), ("decoder_input_ids", True))
@@ -227,8 +233,11 @@ class HFModels(LibraryModel):
         if leaf in ("from_pretrained", "from_config") and _is_model_class(owner):
             dev: TorchDev | None | list[TorchDev]
             if leaf == "from_pretrained":
-                dev = self._device_map(bind_call("transformers.PreTrainedModel.from_pretrained", args, kwargs)
-                                       .get("device_map"), st)
+                bound = _all(bind_call("transformers.PreTrainedModel.from_pretrained", args, kwargs))
+                placed = bound.get("device_map")
+                if placed is None and any(_constant(bound.get(name)) not in (None, False) for name in _PLACERS):
+                    return self._model(owner, None, node, fr)  # a quantizer or tensor-parallel plan places it
+                dev = self._device_map(placed, st)
             else:
                 dev = self._default_devices(st)
             return self._model(owner, dev, node, fr)

@@ -37,6 +37,10 @@ def report(source: str) -> tuple[list[tuple[int, str, str]], dict[int, str]]:
     (', device_map="auto"', "Unknown"),
     (', device_map={"embed": 0, "lm_head": 1}', "Unknown"),
     (", device_map=placement", "Unknown"),
+    (", load_in_8bit=True", "Unknown"),
+    (", quantization_config=placement", "Unknown"),
+    (', quantization_config=placement, device_map="cuda:1"', "torch.device('cuda:1')"),
+    (", load_in_8bit=False", "torch.device('cpu')"),
 ])
 def test_from_pretrained_places_the_weights_where_the_device_map_says(device_map: str, shown: str) -> None:
     _findings, reveals = report(f"""\
