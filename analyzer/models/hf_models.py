@@ -35,6 +35,8 @@ What the library does with devices (read from transformers 5's source):
   ``inputs.to(device)`` moves ``inputs``); items, attributes (``inputs.input_ids``), ``**inputs`` and
   ``.items()`` read its tensors. The data collators (``DataCollatorWithPadding`` ...) pad a list of features
   into an encoding on the default device.
+* processors (``AutoProcessor``, ``AutoImageProcessor``, feature extractors) make tensors on the default device
+  too, under fields the checkpoint picks (``**inputs`` of one: unknown).
 * ``pipeline(..., device=...)`` places its inputs itself: its results are unknown (never a finding).
 
 Anything else from ``transformers`` is unknown.
@@ -89,6 +91,7 @@ _COLLATORS = frozenset({"DataCollatorWithPadding", "DataCollatorForLanguageModel
                         "DataCollatorForTokenClassification", "DataCollatorForWholeWordMask",
                         "DefaultDataCollator", "default_data_collator"})
 _DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy"})
+_PROCESSOR = "processor"  # a :class:`TokenizerAtom` that is a processor (its fields: the checkpoint's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +103,7 @@ class HFRef(Atom):
 
 @dataclass(frozen=True, slots=True)
 class TokenizerAtom(Atom):
-    """A tokenizer (or a data collator: ``collator``, which pads features into an encoding)."""
+    """A tokenizer (or a data collator: ``collator``, which pads features into an encoding; or a processor)."""
 
     origin: Origin | None = field(default=None, compare=False)
     collator: str = ""
@@ -146,7 +149,12 @@ def _is_model_class(name: str) -> bool:
 
 
 def _is_tokenizer_class(name: str) -> bool:
-    return name in ("AutoTokenizer", "AutoProcessor") or name.endswith(("Tokenizer", "TokenizerFast", "Processor"))
+    return name == "AutoTokenizer" or name.endswith(("Tokenizer", "TokenizerFast"))
+
+
+def _is_processor_class(name: str) -> bool:
+    """A processor, image processor or feature extractor: its encoding's fields depend on the checkpoint."""
+    return name.endswith(("Processor", "ProcessorFast", "FeatureExtractor"))
 
 
 def _constant(value: Value | None) -> object:
@@ -217,6 +225,8 @@ class HFModels(LibraryModel):
         if isinstance(atom, TokenizerAtom):
             if star_unknown or node is None:
                 return TOP
+            if atom.collator == _PROCESSOR:
+                return self._processed("__call__", kwargs, node, st, fr)
             if atom.collator:
                 return self._collate(atom, args, node, st, fr)
             return self._encode("__call__", args, kwargs, node, st, fr)
@@ -243,6 +253,8 @@ class HFModels(LibraryModel):
             return self._model(owner, dev, node, fr)
         if leaf == "from_pretrained" and _is_tokenizer_class(owner):
             return V(TokenizerAtom(self.origin(node, fr, f"{owner}.from_pretrained")))
+        if leaf == "from_pretrained" and _is_processor_class(owner):
+            return V(TokenizerAtom(self.origin(node, fr, f"{owner}.from_pretrained"), _PROCESSOR))
         if _is_model_class(leaf) and len(args) + len(kwargs) >= 1 and "." not in leaf:
             return self._model(leaf, self._default_devices(st), node, fr)  # ``BertModel(config)``
         if path in TRAINERS:
@@ -359,6 +371,8 @@ class HFModels(LibraryModel):
             return join_all(self._model_method(a, name, args, kwargs, node, st, fr)  # type: ignore[arg-type]
                             for a in receiver.atoms).join(TOP if receiver.top else V())
         if kind == "TokenizerAtom":
+            if any(isinstance(a, TokenizerAtom) and a.collator == _PROCESSOR for a in receiver.atoms):
+                return self._processed(name, kwargs, node, st, fr)
             return self._encode(name, args, kwargs, node, st, fr)
         if kind == "OutputAtom":
             return join_all(self._output_method(a, name) for a in receiver.atoms if isinstance(a, OutputAtom))
@@ -444,6 +458,14 @@ class HFModels(LibraryModel):
         if name == "pad":
             keys = _feature_keys(bound.get("encoded_inputs"), keys)
         return self._encoding(keys, kind, node, st, fr)
+
+    def _processed(self, name: str, kwargs: dict[str, Value], node: ast.AST, st: State, fr: Frame) -> Value:
+        """A processor's encoding: its tensors made on the default device, under keys the checkpoint picks
+        (``inputs["pixel_values"]`` reads one; ``**inputs`` passes keys the analysis does not know)."""
+        if name not in _TOKENIZER_CALLS or _constant(kwargs.get("return_tensors")) != "pt":
+            return TOP
+        return V(EncodingAtom((), self._tensors(node, st, fr, "processor output"),
+                              self.origin(node, fr, "processor output")))
 
     def _ids(self, kind: object, node: ast.AST, st: State, fr: Frame) -> Value:
         if kind != "pt":

@@ -218,3 +218,17 @@ def test_a_model_given_to_a_trainer_is_moved_where_the_analysis_cannot_follow() 
         model(**tok("a", return_tensors="pt").to("cuda"))
     """)
     assert findings == []
+
+
+def test_a_processors_fields_are_the_checkpoints() -> None:
+    findings, reveals = report("""\
+        from transformers import AutoImageProcessor, AutoModelForImageClassification
+        processor = AutoImageProcessor.from_pretrained("vit")
+        model = AutoModelForImageClassification.from_pretrained("vit", device_map="cuda")
+        inputs = processor(images=[0], return_tensors="pt")
+        reveal_device(inputs["pixel_values"])
+        model(**inputs)
+        model(pixel_values=inputs["pixel_values"])
+    """)
+    assert reveals[9] == "cpu tensor"
+    assert findings == [(11, "MV202", "error")]  # (``**inputs``: keys not known, silent)
