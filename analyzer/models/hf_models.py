@@ -15,14 +15,15 @@ What the library does with devices (read from transformers 5's source):
   ``nn.Module`` (a :class:`TorchLayerAtom` named ``hf:<Class>``): ``.to()``/``.cuda()``/``.cpu()``, ``eval()``,
   ``train()``, ``parameters()``, optimizers and the frameworks that place modules treat it as any module.
 * ``model.device`` (``PreTrainedModel.device``): the first parameter's device.
-* ``model(input_ids, attention_mask=..., ...)``: the token ids, token types and positions are looked up in
-  the embeddings (indexes into the weights), ``inputs_embeds``/``pixel_values`` meet the first layer's
-  weights: each on another device than the weights fails (MV202); the attention mask then meets the hidden
-  states, on the weights' device (MV201). ``labels`` are not checked: the causal and masked LM losses
-  (``loss_function``) move them to the logits' device, some architectures' classification heads do not (the
-  checkpoint decides). The output (``ModelOutput``) holds tensors on the model's device: ``loss`` (with
-  ``labels``), ``logits`` (a model with a head) or ``last_hidden_state``/``pooler_output`` (a base model),
-  ``hidden_states``/``attentions`` (tuples); ``outputs[0]`` is the first field that is not ``None``.
+* ``model(input_ids, attention_mask=..., ...)``: the token ids, token types and positions are looked up in the
+  embeddings (indexes into the weights), ``inputs_embeds``/``pixel_values`` meet the first layer's weights: each on
+  another device than the weights fails (MV202); the attention mask then meets the hidden states, on the weights'
+  device (MV201). The causal and masked LM losses (``loss_function``) move ``labels`` to the logits' device; the
+  classification heads of :data:`LABELS_STAY` (BERT, DistilBERT ...) do not, so labels on another device fail there
+  (MV201); through ``AutoModel*`` the checkpoint decides: not checked. The output (``ModelOutput``) holds tensors on
+  the model's device: ``loss`` (with ``labels``), ``logits`` (a model with a head) or
+  ``last_hidden_state``/``pooler_output`` (a base model), ``hidden_states``/``attentions`` (tuples); ``outputs[0]``
+  is the first field that is not ``None``.
 * ``model.generate(input_ids, ...)``: inputs on another device are moved to the model's before each forward
   (``prepare_inputs_for_generation``: "Inputs on CPU are supported"); the sequences it returns are on the
   inputs' device.
@@ -81,6 +82,12 @@ _PLACERS = ("quantization_config", "load_in_8bit", "load_in_4bit", "tp_plan", "t
 #: the inputs a model's forward mixes with its weights: (name, an index into the embeddings)
 _INPUTS = (("input_ids", True), ("token_type_ids", True), ("position_ids", True), ("inputs_embeds", False),
            ("pixel_values", False), ("decoder_input_ids", True))
+#: heads whose loss takes the labels where they are (read from their ``forward``: ``loss_fct(logits, labels)``
+#: with no ``labels.to(logits.device)``, unlike the LM losses' ``loss_function`` and RoBERTa's heads); through an
+#: ``AutoModel*`` class the checkpoint decides, and the labels are not checked
+LABELS_STAY = frozenset({"BertForSequenceClassification", "DistilBertForSequenceClassification",
+                         "AlbertForSequenceClassification", "DebertaV2ForSequenceClassification",
+                         "ElectraForSequenceClassification", "ModernBertForSequenceClassification"})
 #: the masks a forward applies to the hidden states
 _MASKS = ("attention_mask", "decoder_attention_mask")
 _MODEL_METHODS = frozenset({"generate", "resize_token_embeddings", "get_input_embeddings", "get_output_embeddings",
@@ -335,9 +342,17 @@ class HFModels(LibraryModel):
             states = TorchTensorAtom(model.dev, NON_LEAF, False, origin=model.origin)
             torch.checked_op(f"{api} attention", [("hidden states", V(states), False, False), *masks], node, st,
                              fr)
+        labels = bound.get("labels")
+        masked = all(a.dev == model.dev for _n, value, _i, _o in masks for a in value.atoms
+                     if isinstance(a, TorchTensorAtom))
+        if cls in LABELS_STAY and labels is not None and embedded and masked and not st.dead:
+            # its loss meets the labels with the logits as they are (no ``labels.to(logits.device)``)
+            logits = TorchTensorAtom(model.dev, NON_LEAF, False, origin=self.origin(node, fr, f"{cls} logits"))
+            torch.checked_op(f"{api} loss", [("logits", V(logits), False, False), ("labels", labels, False, False)],
+                             node, st, fr)
         if st.dead:
             return BOTTOM
-        return V(self._output(cls, model.dev, bound.get("labels"), node, st, fr))
+        return V(self._output(cls, model.dev, labels, node, st, fr))
 
     def _output(self, cls: str, dev: TorchDev | None, labels: Value | None, node: ast.AST, st: State,
                 fr: Frame) -> OutputAtom:

@@ -6,13 +6,13 @@ stand-in, :mod:`.stand_in_transformers`): a tiny model whose device placement is
   ``torch.set_default_device`` / ``with torch.device`` set it), then moved to the ``device_map``'s one device
   (``"cuda"``: ``cuda:<LOCAL_RANK>``; ``"cuda:1"``, an int, a ``torch.device``, ``{"": d}``); ``"auto"`` (and the
   other strategies) put this one-device model on ``cuda:0`` where CUDA is available, else the CPU.
-* a model is an embedding (the token ids index its weight), a token-type and a position embedding, a dense
-  layer and a head chosen by the class name (``...ForSequenceClassification``: ``logits`` from the first
-  token; ``...ForCausalLM``/``LMHeadModel``/``ForMaskedLM``: per-token logits over the vocabulary;
+* a model is an embedding (the token ids index its weight), a token-type and a position embedding, a dense layer and
+  a head chosen by the class name (``...ForSequenceClassification``: ``logits`` from the first token;
+  ``...ForCausalLM``/``LMHeadModel``/``ForMaskedLM``: per-token logits over the vocabulary;
   ``...ForTokenClassification``; ``...ForQuestionAnswering``: start and end logits; otherwise a base model:
-  ``last_hidden_state``, ``pooler_output``); ``labels`` are moved to the logits' device (``loss_function``).
-  The attention mask multiplies the hidden states: on another device than the weights it fails, as in the
-  library. ``model.device`` is the first parameter's device.
+  ``last_hidden_state``, ``pooler_output``); ``labels`` are moved to the logits' device (``loss_function``), except
+  by the heads of ``LABELS_STAY``. The attention mask multiplies the hidden states: on another device than the
+  weights it fails, as in the library. ``model.device`` is the first parameter's device.
 * ``generate``: the inputs are moved to the model's device before each forward, the sequences grow on the
   inputs' device (``prepare_inputs_for_generation``).
 * tokenizers: word ids from a hash (deterministic), padded to the longest text; ``return_tensors="pt"`` makes
@@ -40,6 +40,10 @@ __all__ = ["AutoConfig", "BatchEncoding", "DataCollatorForLanguageModeling", "Da
 VOCAB = 128
 HIDDEN = 16
 _SHARDED = ("auto", "balanced", "balanced_low_0", "sequential")
+#: heads whose loss takes the labels where they are (``loss_fct(logits, labels)`` in their ``forward``)
+LABELS_STAY = frozenset({"BertForSequenceClassification", "DistilBertForSequenceClassification",
+                         "AlbertForSequenceClassification", "DebertaV2ForSequenceClassification",
+                         "ElectraForSequenceClassification", "ModernBertForSequenceClassification"})
 
 
 class PretrainedConfig:
@@ -163,8 +167,9 @@ class PreTrainedModel(nn.Module):
             return ModelOutput(start_logits=start, end_logits=end, hidden_states=hidden)
         logits = self.head(h[:, 0]) if self.head_kind == "sequence" else self.head(h)
         loss = None
-        if labels is not None:  # (``loss_function``: the labels moved to the logits' device)
-            labels = labels.to(logits.device)
+        if labels is not None:
+            if type(self).__name__ not in LABELS_STAY:  # (``loss_function``: the labels moved to the logits' device)
+                labels = labels.to(logits.device)
             loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
                                                ignore_index=-100)
         return ModelOutput(loss=loss, logits=logits, hidden_states=hidden)

@@ -232,3 +232,17 @@ def test_a_processors_fields_are_the_checkpoints() -> None:
     """)
     assert reveals[9] == "cpu tensor"
     assert findings == [(11, "MV202", "error")]  # (``**inputs``: keys not known, silent)
+
+
+def test_labels_meet_the_logits_where_a_head_does_not_move_them() -> None:
+    findings, _reveals = report("""\
+        from transformers import BertForSequenceClassification, RobertaForSequenceClassification
+        bert = BertForSequenceClassification.from_pretrained("b", device_map="cuda")
+        roberta = RobertaForSequenceClassification.from_pretrained("r", device_map="cuda")
+        enc = tok("a", return_tensors="pt").to("cuda")
+        labels = torch.tensor([1])
+        bert(**enc, labels=labels)
+        roberta(**enc, labels=labels)
+        bert(**enc, labels=labels.cuda())
+    """)
+    assert findings == [(10, "MV201", "error")]
