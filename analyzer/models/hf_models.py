@@ -98,6 +98,7 @@ _COLLATORS = frozenset({"DataCollatorWithPadding", "DataCollatorForLanguageModel
                         "DataCollatorForTokenClassification", "DataCollatorForWholeWordMask",
                         "DefaultDataCollator", "default_data_collator"})
 _DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy"})
+_TUPLES = frozenset({"hidden_states", "attentions"})  # an output's fields that are tuples of tensors
 _PROCESSOR = "processor"  # a :class:`TokenizerAtom` that is a processor (its fields: the checkpoint's)
 
 
@@ -448,6 +449,10 @@ class HFModels(LibraryModel):
         return TOP
 
     def element(self, atom: Atom, how: str) -> Value | None:
+        if isinstance(atom, OutputAtom) and how == "slice":
+            # ``loss, logits = outputs[:2]``: a tuple of its leading fields (which ones, the bounds say)
+            fields = [v for k, v in atom.fields if v.consts() != [None] and k not in _TUPLES]
+            return V(seq_of("tuple", join_all(fields))) if fields else TOP
         return TOP if isinstance(atom, (OutputAtom, TokenizerAtom)) else None
 
     # -- tokenizers and encodings ----------------------------------------------------------------------------

@@ -130,11 +130,14 @@ def test_outputs_are_on_the_models_device() -> None:
         reveal_device(base.last_hidden_state)
         reveal_device(base.pooler_output)
         out.logits.numpy()
+        loss, logits = out[:2]
+        reveal_device(logits)
     """)
     assert reveals[11] == "cuda:0 tensor" and reveals[12] == "cuda:0 tensor, 0-dim"
     assert reveals[13] == reveals[14] == "cuda:0 tensor"
     assert reveals[16] == reveals[17] == "cuda:0 tensor, requires grad (non-leaf)"  # (outside no_grad)
     assert findings == [(18, "MV203", "error")]
+    assert reveals[20] == "cuda:0 tensor | cuda:0 tensor, 0-dim"  # (loss or logits: the bounds are not read)
 
 
 def test_generate_moves_inputs_itself_and_returns_sequences_on_their_device() -> None:
