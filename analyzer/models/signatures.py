@@ -393,6 +393,41 @@ SIGNATURES: dict[str, dict[str, str]] = {
         **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
                         "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
     },
+    "transformers-models": {
+        "transformers.PreTrainedModel.from_pretrained": "pretrained_model_name_or_path, *model_args, config=None, "
+                                                        "cache_dir=None, ignore_mismatched_sizes=False, "
+                                                        "force_download=False, local_files_only=False, token=None, "
+                                                        "revision='main', use_safetensors=None, weights_only=True, "
+                                                        "device_map=None, **kwargs",
+        "transformers.PreTrainedModel.forward": "input_ids=None, attention_mask=None, token_type_ids=None, "
+                                                "position_ids=None, head_mask=None, inputs_embeds=None, labels=None, "
+                                                "**kwargs",
+        "transformers.GenerationMixin.generate": "inputs=None, generation_config=None, logits_processor=None, "
+                                                 "stopping_criteria=None, prefix_allowed_tokens_fn=None, "
+                                                 "synced_gpus=None, assistant_model=None, streamer=None, "
+                                                 "negative_prompt_ids=None, negative_prompt_attention_mask=None, "
+                                                 "custom_generate=None, **kwargs",
+        **dict.fromkeys(("transformers.PreTrainedTokenizerBase.__call__",
+                         "transformers.PreTrainedTokenizerBase.encode_plus",
+                         "transformers.PreTrainedTokenizerBase.batch_encode_plus",
+                         "transformers.PreTrainedTokenizerBase.prepare_for_model"),
+                        "text=None, text_pair=None, text_target=None, text_pair_target=None, add_special_tokens=True, "
+                        "padding=False, truncation=None, max_length=None, stride=0, is_split_into_words=False, "
+                        "pad_to_multiple_of=None, padding_side=None, return_tensors=None, return_token_type_ids=None, "
+                        "return_attention_mask=None, **kwargs"),
+        "transformers.PreTrainedTokenizerBase.encode": "text, text_pair=None, add_special_tokens=True, padding=False, "
+                                                       "truncation=None, max_length=None, stride=0, padding_side=None, "
+                                                       "return_tensors=None, **kwargs",
+        "transformers.PreTrainedTokenizerBase.pad": "encoded_inputs, padding=True, max_length=None, "
+                                                    "pad_to_multiple_of=None, padding_side=None, "
+                                                    "return_attention_mask=None, return_tensors=None, verbose=True",
+        "transformers.PreTrainedTokenizerBase.apply_chat_template": "conversation, tools=None, documents=None, "
+                                                                    "chat_template=None, add_generation_prompt=False, "
+                                                                    "continue_final_message=False, tokenize=True, "
+                                                                    "padding=False, truncation=False, max_length=None, "
+                                                                    "return_tensors=None, return_dict=True, **kwargs",
+        "transformers.BatchEncoding.to": "device, *, non_blocking=False",
+    },
     "accelerate": {
         "accelerate.Accelerator": "device_placement=True, split_batches=False, mixed_precision=None, "
                                   "gradient_accumulation_steps=1, cpu=False, **kwargs",
