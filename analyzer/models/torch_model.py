@@ -82,6 +82,7 @@ from ..torch_domain import (
 )
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
+from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
 from .torch_api import (
@@ -115,6 +116,8 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchvision_model import ROOT as TORCHVISION
+from .torchvision_model import torchvision_call
 
 GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
 DEVICE_VAR = "torch.default_device"
@@ -181,6 +184,8 @@ class TorchModel(TorchData, LibraryModel):
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
     def import_ref(self, path: str) -> Value | None:
+        if path.partition(".")[0] == TORCHVISION:
+            return library_ref(path, frozenset({TORCHVISION}))  # its classifiers and box ops: :meth:`call_value`
         return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
 
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -192,6 +197,9 @@ class TorchModel(TorchData, LibraryModel):
             if WORKER_VAR in st.modes:
                 return self.worker_made_cuda(atom.path, result, [*args, *kwargs.values()], node, st, fr)
             return result
+        if isinstance(atom, LibraryRef) and atom.path.startswith(TORCHVISION + "."):
+            vision = None if star_unknown or node is None else torchvision_call(self, atom, args, kwargs, node, st, fr)
+            return UNHANDLED if vision is None else vision
         if isinstance(atom, TorchLayerAtom):
             return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
                 else self.torch_layer_call(atom, args, kwargs, node, st, fr)
@@ -1799,7 +1807,9 @@ class TorchModel(TorchData, LibraryModel):
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         if layer.name == DDP_NAME:
             return ddp_call(self, layer, args, kwargs, node, st, fr)
-        return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
+        # (a torchvision classifier is named by its path)
+        return self._apply_layer(layer, args, kwargs, node, st, fr,
+                                 layer.name if "." in layer.name else f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, api: str) -> Value:
