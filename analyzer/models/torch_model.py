@@ -701,6 +701,33 @@ class TorchModel(TorchData, LibraryModel):
         return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(
             node, fr, f"torch.cuda.{path.rpartition('.')[2]}")))
 
+    def _call_autograd_grad(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                            fr: Frame) -> Value | None:
+        # ``grad(outputs, inputs, grad_outputs)``, ``backward(tensors, grad_tensors)``: each given gradient on its
+        # output's device (the result: not followed)
+        second = "grad_outputs" if path.endswith(".grad") else "grad_tensors"
+        outputs = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
+        given = args[2] if path.endswith(".grad") and len(args) > 2 else \
+            args[1] if not path.endswith(".grad") and len(args) > 1 else kwargs.get(second)
+        if outputs is not None and given is not None:
+            self.check_gradients(path.removeprefix("torch."), outputs, given, node, st, fr)
+        return BOTTOM if st.dead else None
+
+    def check_gradients(self, api: str, outputs: Value, gradients: Value, node: ast.AST, st: State,
+                        fr: Frame) -> None:
+        """Each gradient given for an output must be on that output's device (autograd's engine checks them
+        pairwise, with no scalar exemption); a pair that is not known is not checked."""
+        pairs = _one_or_items(outputs), _one_or_items(gradients)
+        if pairs[0] is None or pairs[1] is None or len(pairs[0]) != len(pairs[1]):
+            return
+        for i, (output, gradient) in enumerate(zip(*pairs)):
+            if st.dead:
+                return
+            if torch_tensors(output) and torch_tensors(gradient):
+                self.checked_op(api if i == 0 else f"{api}[{i}]", [("output", output, False, False),
+                                                                   ("gradient", gradient, False, False)],
+                                node, st, fr, op="autograd.grad")
+
     def _call_variable(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                        fr: Frame) -> Value | None:
         return self._wrapped(path, args, kwargs, parameter=False)
@@ -1418,8 +1445,12 @@ class TorchModel(TorchData, LibraryModel):
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
             return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
-        if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
-                    "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
+        if name == "backward":
+            gradient = argument("torch.Tensor.backward", args, kwargs, "gradient", None)
+            if gradient is not None:
+                self.check_gradients("Tensor.backward", receiver, gradient, node, st, fr)
+            return BOTTOM if st.dead else TOP
+        if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
         if name in ("detach", "detach_"):
             result = self.same_device_result(receiver, node, st, fr, None, detach=True)
@@ -2348,6 +2379,13 @@ def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
             out.extend(("element", inner if alone else inner.join(TOP)) for _role, inner in
                        _numpy_inputs(item, depth + 1))
     return out
+
+
+def _one_or_items(value: Value) -> list[Value] | None:
+    """A tensor as one item, a list or tuple of known length as its items; None otherwise."""
+    if value.atoms and not value.top and value.only(TorchTensorAtom):
+        return [value]
+    return _sequence_items(value)
 
 
 def _sequence_items(value: Value) -> list[Value] | None:
