@@ -705,10 +705,9 @@ class TorchModel(TorchData, LibraryModel):
                             fr: Frame) -> Value | None:
         # ``grad(outputs, inputs, grad_outputs)``, ``backward(tensors, grad_tensors)``: each given gradient on its
         # output's device (the result: not followed)
-        second = "grad_outputs" if path.endswith(".grad") else "grad_tensors"
-        outputs = args[0] if args else kwargs.get("outputs", kwargs.get("tensors"))
-        given = args[2] if path.endswith(".grad") and len(args) > 2 else \
-            args[1] if not path.endswith(".grad") and len(args) > 1 else kwargs.get(second)
+        bound = bind_call(path, args, kwargs).arguments
+        outputs = bound.get("outputs", bound.get("tensors"))
+        given = bound.get("grad_outputs", bound.get("grad_tensors"))
         if outputs is not None and given is not None:
             self.check_gradients(path.removeprefix("torch."), outputs, given, node, st, fr)
         return BOTTOM if st.dead else None
@@ -2137,15 +2136,27 @@ class TorchModel(TorchData, LibraryModel):
         return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
-        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
+        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``), and for ``model.x = t`` from outside the
+        module's class (a tensor attribute replaced after construction): the tensors ``x`` holds now."""
         call = node.value
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute) \
-                or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
-                or call.func.attr not in T.MOVE_METHODS or _dotted(call.func.value) != _dotted(node.targets[0]) \
                 or _dotted(node.targets[0]) is None:
             return None
-        before = self.eval(node.targets[0], st.copy(), fr, quiet=True)
+        target = node.targets[0]
+        moved = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in T.MOVE_METHODS and _dotted(call.func.value) == _dotted(target)
+        if not moved and not self._replaced_from_outside(target, st, fr):
+            return None
+        before = self.eval(target, st.copy(), fr, quiet=True)
         return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
+
+    def _replaced_from_outside(self, target: ast.Attribute, st: State, fr: Frame) -> bool:
+        """``model.mean = ckpt["mean"].cuda()``: code outside the module's class reconfigures one module after
+        building it; its methods called later read the new tensor (the one ``__init__`` made is superseded)."""
+        owner = self.eval(target.value, st.copy(), fr, quiet=True)
+        atom = next(iter(owner.atoms)) if len(owner.atoms) == 1 and not owner.top else None
+        return isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) \
+            and (fr.func is None or fr.func.cls is not atom.cls)
 
     def supersede_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
                                 fr: Frame) -> None:
