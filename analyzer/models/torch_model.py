@@ -116,8 +116,8 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
-from .torchvision_model import torchvision_call
 
 GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
 DEVICE_VAR = "torch.default_device"
@@ -365,9 +365,18 @@ class TorchModel(TorchData, LibraryModel):
         return self.world_device_choice(body, orelse)
 
     def assignment(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
-        return self.self_move(node, st, fr)
+        owner = _head_owner(node.targets[0], st) if len(node.targets) == 1 else None
+        return owner if owner is not None else self.self_move(node, st, fr)
 
     def assigned(self, target: ast.expr, before: Value, after: Value, st: State, fr: Frame) -> None:
+        owner = _head_owner(target, st)
+        if owner is not None and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            # ``model.fc = nn.Linear(...)`` on a torchvision classifier: the model now ends in that layer
+            replaced = with_head(owner, after)
+            st.vars[target.value.id] = replaced if replaced is not None else TOP
+            st.kill_aliases(target.value.id)
+            st.drop_overlays(target.value.id)
+            return
         self.supersede_moved_attribute(target, before, after, st, fr)  # type: ignore[arg-type]
 
     def context_key(self, st: State | None, uncalled: bool) -> Any:
@@ -719,7 +728,7 @@ class TorchModel(TorchData, LibraryModel):
         pairs = _one_or_items(outputs), _one_or_items(gradients)
         if pairs[0] is None or pairs[1] is None or len(pairs[0]) != len(pairs[1]):
             return
-        for i, (output, gradient) in enumerate(zip(*pairs)):
+        for i, (output, gradient) in enumerate(zip(*pairs, strict=True)):
             if st.dead:
                 return
             if torch_tensors(output) and torch_tensors(gradient):
@@ -1449,7 +1458,8 @@ class TorchModel(TorchData, LibraryModel):
             if gradient is not None:
                 self.check_gradients("Tensor.backward", receiver, gradient, node, st, fr)
             return BOTTOM if st.dead else TOP
-        if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
+        if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
+                    "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
         if name in ("detach", "detach_"):
             result = self.same_device_result(receiver, node, st, fr, None, detach=True)
@@ -1837,6 +1847,14 @@ class TorchModel(TorchData, LibraryModel):
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         if layer.name == DDP_NAME:
             return ddp_call(self, layer, args, kwargs, node, st, fr)
+        if layer.children and layer.name.startswith(TORCHVISION + "."):
+            # a torchvision classifier whose head was replaced: its body, then the new head
+            value = self._apply_layer(replace(layer, children=()), args, kwargs, node, st, fr, layer.name)
+            for child in layer.children:
+                if st.dead:
+                    return BOTTOM
+                value = self.torch_layer_call(with_tags(child, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
+            return value
         # (a torchvision classifier is named by its path)
         return self._apply_layer(layer, args, kwargs, node, st, fr,
                                  layer.name if "." in layer.name else f"nn.{layer.name}")
@@ -2390,6 +2408,14 @@ def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
             out.extend(("element", inner if alone else inner.join(TOP)) for _role, inner in
                        _numpy_inputs(item, depth + 1))
     return out
+
+
+def _head_owner(target: ast.expr, st: State) -> Value | None:
+    """For ``model.fc = ...`` where ``model`` names a torchvision classifier: the classifier."""
+    if not isinstance(target, ast.Attribute) or target.attr not in HEADS or not isinstance(target.value, ast.Name):
+        return None
+    owner = st.vars.get(target.value.id)
+    return owner if owner is not None and is_classifier(owner) else None
 
 
 def _one_or_items(value: Value) -> list[Value] | None:

@@ -17,6 +17,7 @@ Everything else of torchvision is a name of a library the analysis does not read
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 from ..domain import TOP, V, Value
@@ -32,6 +33,9 @@ _MODELS = "torchvision.models"
 CLASSIFIER_FAMILIES = ("alexnet", "convnext_", "densenet", "efficientnet_", "googlenet", "inception_v3",
                        "maxvit_", "mnasnet", "mobilenet_v", "regnet_", "resnet", "resnext", "shufflenet_v2_",
                        "squeezenet1_", "swin_", "vgg", "vit_", "wide_resnet")
+#: The attributes that hold a classifier's last layer (``fc``: ResNet; ``classifier``: VGG, MobileNet, DenseNet,
+#: EfficientNet; ``head``/``heads``: Swin, ViT); replacing one gives a new head, run after the rest.
+HEADS = frozenset({"fc", "classifier", "head", "heads"})
 #: Each box op's tensor parameters (all on one device) and whether it returns indices.
 BOX_OPS: dict[str, tuple[tuple[str, ...], bool]] = {
     "nms": (("boxes", "scores"), True),
@@ -63,6 +67,21 @@ def classifier_name(path: str) -> str | None:
                                                             "quantization"):
         return None
     return name if name.startswith(CLASSIFIER_FAMILIES) and name.islower() else None
+
+
+def is_classifier(value: Value) -> bool:
+    """Does ``value`` hold torchvision classifiers only?"""
+    return bool(value.atoms) and not value.top and all(
+        isinstance(a, TorchLayerAtom) and a.name.startswith(_MODELS + ".") for a in value.atoms)
+
+
+def with_head(classifier: Value, head: Value) -> Value | None:
+    """``model.fc = nn.Linear(...)``: the classifier with its new last layer (a library layer), wherever that
+    layer is (a head built after the model moved stays on the CPU); None when the head is not known."""
+    if not is_classifier(classifier) or head.top or not head.atoms \
+            or not all(isinstance(h, TorchLayerAtom) for h in head.atoms):
+        return None
+    return Value(frozenset(replace(c, children=(h,)) for c in classifier.atoms for h in head.atoms))
 
 
 def box_op_name(path: str) -> str | None:
@@ -97,7 +116,7 @@ def _bind(name: str, args: list[Value], kwargs: dict[str, Value]) -> dict[str, V
     names = _SIGNATURES[name]
     if len(args) > len(names) or any(k not in names for k in kwargs):
         return None
-    bound = dict(zip(names, args))
+    bound = dict(zip(names, args, strict=False))
     bound.update(kwargs)
     return bound
 
