@@ -68,6 +68,8 @@ TORCH_CALLS: tuple[Rule, ...] = (
     Rule("_call_create_like", module=("torch",), names=LIKE_CREATORS),
     Rule("_call_legacy_type", module=("torch",), names=LEGACY_TENSOR_TYPES),
     Rule("_call_cuda_legacy_type", module=("torch.cuda",), names=LEGACY_TENSOR_TYPES),
+    _exact("_call_clip_grad_norm", "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+           "torch.nn.utils.clip_grad_norm", "torch.nn.utils.get_total_norm"),
     _exact("_call_autograd_grad", "torch.autograd.grad", "torch.autograd.backward"),
     _exact("_call_variable", "torch.autograd.Variable", "torch.autograd.variable.Variable"),
     _exact("_call_set_default_tensor_type", "torch.set_default_tensor_type"),

@@ -710,6 +710,19 @@ class TorchModel(TorchData, LibraryModel):
         return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(
             node, fr, f"torch.cuda.{path.rpartition('.')[2]}")))
 
+    def _call_clip_grad_norm(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                             fr: Frame) -> Value | None:
+        # the total norm: a 0-dim tensor outside the graph, where the parameters (their grads) are; unknown when
+        # they are on several devices or not known
+        given = args[0] if args else kwargs.get("parameters", kwargs.get("tensors"))
+        if given is None:
+            return None
+        tensors = given if given.only(TorchTensorAtom) else self.iter_element(given)
+        devices = {a.dev for a in torch_tensors(tensors)}
+        if tensors.top or len(devices) != 1 or not tensors.only(TorchTensorAtom):
+            return None
+        return V(TorchTensorAtom(devices.pop(), NO_GRAD, True, origin=self.origin(node, fr, "total norm")))
+
     def _call_autograd_grad(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                             fr: Frame) -> Value | None:
         # ``grad(outputs, inputs, grad_outputs)``, ``backward(tensors, grad_tensors)``: each given gradient on its
