@@ -23,6 +23,7 @@ usual ``model.to(device)``. Plain tensor attributes do not move.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 from collections.abc import Iterable
 from dataclasses import replace
@@ -103,6 +104,7 @@ from .torch_api import (
     NO_GRAD_RESULTS,
     NUMPY_DLPACK,
     NUMPY_NO_CONVERSION,
+    RANK_KEEPING,
     REDUCTIONS,
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
@@ -291,6 +293,26 @@ class TorchModel(TorchData, LibraryModel):
     def attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
         if target.attr in ("requires_grad", "data"):
             self.torch_tensor_state_store(target, obj, value, st, fr)
+        elif target.attr == "weight":
+            self._layer_weight_replaced(target, obj, value, st, fr)
+
+    def _layer_weight_replaced(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
+        """``model.embedding.weight = nn.Parameter(vectors)``: a lookup table's only weight replaced, after the
+        model moved or not: the layer is where the new weight is (the module holding it is updated)."""
+        layers = [a for a in obj.atoms if isinstance(a, TorchLayerAtom) and a.name in _WEIGHT_ONLY_LAYERS]
+        tensors = torch_tensors(value)
+        if not layers or len(layers) != len(obj.atoms) or obj.top or not tensors or value.top:
+            return
+        if not value.only(TorchTensorAtom):
+            return
+        replaced = Value(frozenset(dataclasses.replace(layer, dev=t.dev) for layer in layers for t in tensors))
+        holder = target.value
+        if isinstance(holder, ast.Name) and holder.id in st.vars:
+            st.vars[holder.id] = replaced  # ``emb.weight = ...``: the name holds the layer as it is now
+        elif isinstance(holder, ast.Attribute):  # ``model.embedding.weight = ...``: the module's attribute
+            owner = self.eval(holder.value, st, fr)
+            if not owner.top and owner.atoms and all(isinstance(a, Instance) for a in owner.atoms):
+                self.store_attribute(owner, holder.attr, replaced, fr)
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
@@ -615,11 +637,13 @@ class TorchModel(TorchData, LibraryModel):
             semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1,
                                   (atom.owned and self.module_code_depth > 0) or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
+            code = T.mismatch_code(semantic, op)
             if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1 \
-                    and T.scalar_exempt(op):
+                    and T.scalar_exempt(op) and code != T.mismatch_code(
+                        [o if o.device != "cpu" or combo[i].zero_dim is not None else dataclasses.replace(o, ndim=0)
+                         for i, o in enumerate(semantic)], op):
                 partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
-            code = T.mismatch_code(semantic, op)
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
@@ -658,16 +682,17 @@ class TorchModel(TorchData, LibraryModel):
         detach = detach or api in NO_GRAD_RESULTS  # an integer or boolean result: never in the graph
         for atom in torch_tensors(receiver):
             dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
+            ndim = atom.ndim if api in RANK_KEEPING else None
             tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin), tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin),
-                                  tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin,
+                                                  ndim=ndim), tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
@@ -783,6 +808,31 @@ class TorchModel(TorchData, LibraryModel):
         zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
         return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
                                  origin=self.origin(node, fr, "from numpy")))
+
+    def _call_pad_sequence(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                           st: State, fr: Frame) -> Value | None:
+        # the sequences are padded and stacked: all on one device, the batch where they are
+        sequences = argument(path, args, kwargs, "sequences", None)
+        return None if sequences is None else self._sequence_op("stack", sequences, node, st, fr)
+
+    def _call_tensor_class(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                           st: State, fr: Frame) -> Value | None:
+        # ``torch.Tensor(data)``: the legacy constructor, a float tensor of the default tensor type (a CPU one
+        # unless a default device or tensor type was set, then unknown here); never 0-dim
+        if st.modes.get(DEVICE_VAR) is not None or not args or kwargs:
+            return TOP
+        return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, "torch.Tensor")))
+
+    def _call_sparse_coo(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        # on ``device=`` when given, else where its values are (PyTorch infers it from indices and values)
+        if "device" in kwargs:
+            devices = self._device_argument(kwargs["device"], st)
+            return TOP if devices is None else Value(frozenset(
+                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.text} by {path}"))
+                for dev, _source in devices))
+        values = argument(path, args, kwargs, "values", None)
+        return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
 
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
@@ -1321,8 +1371,8 @@ class TorchModel(TorchData, LibraryModel):
                                 op=name)
                 out = out.join(BOTTOM if st.dead else TOP)
             elif name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
-                # of the parameters' shape unless a sample shape is given
-                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None if args or kwargs else atom.zero_dim,
+                # of the parameters' shape, after the sample shape when one is given (``sample((n, d))``)
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, _sampled_zero_dim(atom.zero_dim, args, kwargs),
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("rsample", "entropy") and not atom.others:
                 out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
@@ -1435,6 +1485,8 @@ class TorchModel(TorchData, LibraryModel):
             return V(atom.with_(owned=False))
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
+        if attr == "shape" and atom.ndim is not None:
+            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
         if attr in ("shape", "dtype", "ndim", "layout", "names", "grad_fn"):
             return None
         return V(BoundShim(atom, attr))
@@ -2333,11 +2385,23 @@ def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
 _SIZED_CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 
 
+def _sampled_zero_dim(params_zero_dim: bool | None, args: list[Value], kwargs: dict[str, Value]) -> bool | None:
+    """Whether ``dist.sample(sample_shape)`` is 0-dim: a sample shape of known length decides with the parameters'
+    rank (an empty one keeps it); an unknown one (``mu.shape``) leaves it unknown."""
+    shape = args[0] if args else kwargs.get("sample_shape")
+    if shape is None:
+        return params_zero_dim
+    lengths = {len(a.items) for a in shape.atoms if isinstance(a, SeqAtom) and a.items is not None}
+    if shape.top or len(lengths) != 1 or not shape.only(SeqAtom):
+        return None
+    return False if lengths.pop() else params_zero_dim
+
+
 def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
     """The number of dimensions of ``torch.<name>(...)`` where the call says it (``None``: not known)."""
     if name in ("tensor", "as_tensor"):
         return data_ndim(args[0] if args else kwargs.get("data"))
-    if name in ("arange", "linspace", "logspace", "randperm"):
+    if name in ("arange", "linspace", "logspace", "randperm") or name.endswith("_window"):
         return 1
     if name == "eye":
         return 2
@@ -2364,8 +2428,22 @@ def _index_tensors(key: Value) -> Iterable[Atom]:
 
 
 #: The names of a layer's positional arguments after its input (for the operands' roles in messages).
+#: Layers whose one parameter is ``weight``: replacing it puts the whole layer where the new weight is.
+_WEIGHT_ONLY_LAYERS = frozenset({"Embedding", "EmbeddingBag"})
+_DECODER_ARGUMENTS = ("memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
 _LATER_ARGUMENTS = {"RNN": ("hx",), "LSTM": ("hx",), "GRU": ("hx",), "RNNCell": ("hx",), "LSTMCell": ("hx",),
-                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",)}
+                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",),
+                    "TransformerEncoder": ("mask", "src_key_padding_mask"),
+                    "TransformerEncoderLayer": ("src_mask", "src_key_padding_mask"),
+                    "TransformerDecoder": _DECODER_ARGUMENTS, "TransformerDecoderLayer": _DECODER_ARGUMENTS,
+                    "Transformer": ("tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask",
+                                    "tgt_key_padding_mask", "memory_key_padding_mask")}
+#: A transformer's self-attention mask and the padding mask of the same attention. A causal mask with no padding
+#: mask beside it is dropped for the ``is_causal`` hint (``F.multi_head_attention_forward``), so a CPU
+#: ``generate_square_subsequent_mask(n)`` runs on the GPU; whether a mask is causal is a matter of its values,
+#: which the analysis does not know: such a mask alone is not checked.
+_CAUSAL_MASKS = {"mask": "src_key_padding_mask", "src_mask": "src_key_padding_mask",
+                 "tgt_mask": "tgt_key_padding_mask"}
 
 
 def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
@@ -2376,6 +2454,10 @@ def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
     names = _LATER_ARGUMENTS.get(layer, ())
     named = [(names[i] if i < len(names) else f"arg{i + 2}", value) for i, value in enumerate(args)]
     named += [(key, value) for key, value in kwargs.items() if key != "input"]
+    if layer.startswith("Transformer"):
+        given = {role for role, value in named if value.consts() != [None]}
+        named = [(role, value) for role, value in named
+                 if role not in _CAUSAL_MASKS or _CAUSAL_MASKS[role] in given]
     out = []
     for role, value in named:
         items = _sequence_items(value)

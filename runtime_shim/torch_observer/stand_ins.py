@@ -4,7 +4,8 @@ observer (the CI machine has neither).
 
 * ``transformers`` (``stand_in_transformers``): ``TrainingArguments.device`` and the ``Trainer``'s placement: the
   model moved to ``args.device``, every batch's tensors moved there by ``_prepare_inputs`` before
-  ``compute_loss(model, inputs)``, from ``training_step`` and ``prediction_step``;
+  ``compute_loss(model, inputs)``, from ``training_step`` and ``prediction_step``; pretrained models, tokenizers,
+  data collators and ``pipeline`` (``stand_in_hf_models``) placed as ``from_pretrained``/``BatchEncoding.to`` do;
 * ``accelerate`` (``stand_in_accelerate``): ``Accelerator.device`` and ``prepare``: modules moved there, data
   loaders whose batches are sent there, the rest as given; ``backward`` and the one-process collectives;
 * ``tqdm`` (``stand_in_tqdm``, also ``tqdm.auto``/``tqdm.notebook``/``tqdm.std``): bars that yield what they wrap;
