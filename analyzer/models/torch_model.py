@@ -739,7 +739,8 @@ class TorchModel(TorchData, LibraryModel):
                              fr: Frame) -> Value | None:
         # the total norm: a 0-dim tensor outside the graph, where the parameters (their grads) are; unknown when
         # they are on several devices or not known
-        given = args[0] if args else kwargs.get("parameters", kwargs.get("tensors"))
+        bound = bind_call(path, args, kwargs).arguments
+        given = bound.get("parameters", bound.get("tensors"))
         if given is None:
             return None
         tensors = given if given.only(TorchTensorAtom) else self.iter_element(given)
