@@ -206,7 +206,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.utils.dlpack.from_dlpack": "ext_tensor",
         "torch.autograd.Variable": "data, requires_grad=False, volatile=False",
         "torch.nn.utils.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
-        "torch.nn.utils.clip_grad.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.nn.utils.clip_grad.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, "
+                                                    "foreach=None",
         "torch.nn.utils.clip_grad_norm": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
         "torch.nn.utils.get_total_norm": "tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None",
         "torch.autograd.grad": "outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, "
