@@ -764,10 +764,10 @@ class TorchModel(TorchData, LibraryModel):
                         fr: Frame) -> None:
         """Each gradient given for an output must be on that output's device (autograd's engine checks them
         pairwise, with no scalar exemption); a pair that is not known is not checked."""
-        pairs = _one_or_items(outputs), _one_or_items(gradients)
-        if pairs[0] is None or pairs[1] is None or len(pairs[0]) != len(pairs[1]):
+        outs, grads = _one_or_items(outputs), _one_or_items(gradients)
+        if outs is None or grads is None or len(outs) != len(grads):
             return
-        for i, (output, gradient) in enumerate(zip(*pairs, strict=True)):
+        for i, (output, gradient) in enumerate(zip(outs, grads, strict=True)):
             if st.dead:
                 return
             if torch_tensors(output) and torch_tensors(gradient):

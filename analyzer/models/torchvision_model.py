@@ -81,7 +81,8 @@ def with_head(classifier: Value, head: Value) -> Value | None:
     if not is_classifier(classifier) or head.top or not head.atoms \
             or not all(isinstance(h, TorchLayerAtom) for h in head.atoms):
         return None
-    return Value(frozenset(replace(c, children=(h,)) for c in classifier.atoms for h in head.atoms))
+    return Value(frozenset(replace(c, children=(h,)) for c in classifier.atoms if isinstance(c, TorchLayerAtom)
+                           for h in head.atoms))
 
 
 def box_op_name(path: str) -> str | None:
