@@ -343,7 +343,7 @@ def array_binop(op: ast.operator, left: Value, right: Value) -> Value | None:
                 return TOP
             # broadcasting: the larger number of dimensions (a Python scalar has none)
             ranks = [0 if isinstance(x, Const) else x.ndim for x in (a, b)]  # type: ignore[attr-defined]
-            ndim = max(ranks) if None not in ranks else None  # type: ignore[type-var]
+            ndim = max(ranks) if None not in ranks else None
             out = V(ArrayAtom(kind, ndim)) if out is None else out.join(V(ArrayAtom(kind, ndim)))
     return out if out is not None else TOP
 

@@ -1488,7 +1488,9 @@ class TorchModel(TorchData, LibraryModel):
             return V(atom.with_(grad=NO_GRAD, owned=False))
         if attr == "shape" and atom.ndim is not None:
             return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
-        if attr in ("shape", "dtype", "ndim", "layout", "names", "grad_fn"):
+        if attr == "dtype":
+            return V(UNKNOWN_DTYPE)  # a dtype the analysis does not know: ``m.to(h.dtype)`` is a cast, not a move
+        if attr in ("shape", "ndim", "layout", "names", "grad_fn"):
             return None
         return V(BoundShim(atom, attr))
 
@@ -1583,7 +1585,7 @@ class TorchModel(TorchData, LibraryModel):
         """``t.to(dtype)``: an integer dtype drops requires-grad, float32 (the default) is the tensor itself, another
         float dtype is a new tensor (in the graph); unknown: the tensor as it was (no finding either way)."""
         names = {a.path.rpartition(".")[2] for a in dtype.atoms if isinstance(a, TorchRef)}
-        if dtype.top or len(names) != 1 or not dtype.only(TorchRef):
+        if dtype.top or len(names) != 1 or not dtype.only(TorchRef) or UNKNOWN_DTYPE in dtype.atoms:
             return receiver
         name = names.pop()
         api = "long" if name in INTEGER_DTYPES else "float" if name in DEFAULT_FLOAT_DTYPES else "double"
@@ -2611,6 +2613,10 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
     return None
+
+
+#: a tensor's ``dtype`` (``torch.dtype``, the class, stands for a dtype the analysis does not know)
+UNKNOWN_DTYPE = TorchRef("torch.dtype")
 
 
 def _maybe_cast(node: ast.AST) -> bool:
