@@ -205,6 +205,15 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.from_dlpack": "ext_tensor",
         "torch.utils.dlpack.from_dlpack": "ext_tensor",
         "torch.autograd.Variable": "data, requires_grad=False, volatile=False",
+        "torch.nn.utils.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.nn.utils.clip_grad.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, "
+                                                    "foreach=None",
+        "torch.nn.utils.clip_grad_norm": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.nn.utils.get_total_norm": "tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.autograd.grad": "outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, "
+                               "only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False",
+        "torch.autograd.backward": "tensors, grad_tensors=None, retain_graph=None, create_graph=False, "
+                                   "grad_variables=None, inputs=None",
         "torch.autograd.variable.Variable": "data, requires_grad=False, volatile=False",
         **{f"torch.cuda.{name}": _LEGACY for name in (
             "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
@@ -276,6 +285,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         # (the cast overload: the device overloads are resolved by the torch model's ``_to_targets``)
         "torch.Tensor.to": "dtype=None, non_blocking=False, copy=False, *args, memory_format=None, **kwargs",
         "torch.Tensor.numpy": "*, force=False",
+        "torch.Tensor.backward": "gradient=None, retain_graph=None, create_graph=False, inputs=None",
         "torch.Tensor.requires_grad_": "requires_grad=True",
         "torch.nn.Module.forward": "input, *args, **kwargs",
         "torch.nn.Sequential.forward": "input",

@@ -83,6 +83,7 @@ from ..torch_domain import (
 )
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
+from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
 from .torch_api import (
@@ -117,6 +118,8 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
+from .torchvision_model import ROOT as TORCHVISION
 
 GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
 DEVICE_VAR = "torch.default_device"
@@ -183,6 +186,8 @@ class TorchModel(TorchData, LibraryModel):
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
     def import_ref(self, path: str) -> Value | None:
+        if path.partition(".")[0] == TORCHVISION:
+            return library_ref(path, frozenset({TORCHVISION}))  # its classifiers and box ops: :meth:`call_value`
         return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
 
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -194,6 +199,9 @@ class TorchModel(TorchData, LibraryModel):
             if WORKER_VAR in st.modes:
                 return self.worker_made_cuda(atom.path, result, [*args, *kwargs.values()], node, st, fr)
             return result
+        if isinstance(atom, LibraryRef) and atom.path.startswith(TORCHVISION + "."):
+            vision = None if star_unknown or node is None else torchvision_call(self, atom, args, kwargs, node, st, fr)
+            return UNHANDLED if vision is None else vision
         if isinstance(atom, TorchLayerAtom):
             return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
                 else self.torch_layer_call(atom, args, kwargs, node, st, fr)
@@ -379,9 +387,18 @@ class TorchModel(TorchData, LibraryModel):
         return self.world_device_choice(body, orelse)
 
     def assignment(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
-        return self.self_move(node, st, fr)
+        owner = _head_owner(node.targets[0], st) if len(node.targets) == 1 else None
+        return owner if owner is not None else self.self_move(node, st, fr)
 
     def assigned(self, target: ast.expr, before: Value, after: Value, st: State, fr: Frame) -> None:
+        owner = _head_owner(target, st)
+        if owner is not None and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            # ``model.fc = nn.Linear(...)`` on a torchvision classifier: the model now ends in that layer
+            replaced = with_head(owner, after)
+            st.vars[target.value.id] = replaced if replaced is not None else TOP
+            st.kill_aliases(target.value.id)
+            st.drop_overlays(target.value.id)
+            return
         self.supersede_moved_attribute(target, before, after, st, fr)  # type: ignore[arg-type]
 
     def context_key(self, st: State | None, uncalled: bool) -> Any:
@@ -717,6 +734,46 @@ class TorchModel(TorchData, LibraryModel):
         dev = None if "device" in kwargs else self.parse_device("cuda", st)
         return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(
             node, fr, f"torch.cuda.{path.rpartition('.')[2]}")))
+
+    def _call_clip_grad_norm(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                             fr: Frame) -> Value | None:
+        # the total norm: a 0-dim tensor outside the graph, where the parameters (their grads) are; unknown when
+        # they are on several devices or not known
+        bound = bind_call(path, args, kwargs).arguments
+        given = bound.get("parameters", bound.get("tensors"))
+        if given is None:
+            return None
+        tensors = given if given.only(TorchTensorAtom) else self.iter_element(given)
+        devices = {a.dev for a in torch_tensors(tensors)}
+        if tensors.top or len(devices) != 1 or not tensors.only(TorchTensorAtom):
+            return None
+        return V(TorchTensorAtom(devices.pop(), NO_GRAD, True, origin=self.origin(node, fr, "total norm")))
+
+    def _call_autograd_grad(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                            fr: Frame) -> Value | None:
+        # ``grad(outputs, inputs, grad_outputs)``, ``backward(tensors, grad_tensors)``: each given gradient on its
+        # output's device (the result: not followed)
+        bound = bind_call(path, args, kwargs).arguments
+        outputs = bound.get("outputs", bound.get("tensors"))
+        given = bound.get("grad_outputs", bound.get("grad_tensors"))
+        if outputs is not None and given is not None:
+            self.check_gradients(path.removeprefix("torch."), outputs, given, node, st, fr)
+        return BOTTOM if st.dead else None
+
+    def check_gradients(self, api: str, outputs: Value, gradients: Value, node: ast.AST, st: State,
+                        fr: Frame) -> None:
+        """Each gradient given for an output must be on that output's device (autograd's engine checks them
+        pairwise, with no scalar exemption); a pair that is not known is not checked."""
+        outs, grads = _one_or_items(outputs), _one_or_items(gradients)
+        if outs is None or grads is None or len(outs) != len(grads):
+            return
+        for i, (output, gradient) in enumerate(zip(outs, grads, strict=True)):
+            if st.dead:
+                return
+            if torch_tensors(output) and torch_tensors(gradient):
+                self.checked_op(api if i == 0 else f"{api}[{i}]", [("output", output, False, False),
+                                                                   ("gradient", gradient, False, False)],
+                                node, st, fr, op="autograd.grad")
 
     def _call_variable(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                        fr: Frame) -> Value | None:
@@ -1464,8 +1521,13 @@ class TorchModel(TorchData, LibraryModel):
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
             return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
+        if name == "backward":
+            gradient = argument("torch.Tensor.backward", args, kwargs, "gradient", None)
+            if gradient is not None:
+                self.check_gradients("Tensor.backward", receiver, gradient, node, st, fr)
+            return BOTTOM if st.dead else TOP
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
-                    "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
+                    "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
         if name in ("detach", "detach_"):
             result = self.same_device_result(receiver, node, st, fr, None, detach=True)
@@ -1853,7 +1915,17 @@ class TorchModel(TorchData, LibraryModel):
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         if layer.name == DDP_NAME:
             return ddp_call(self, layer, args, kwargs, node, st, fr)
-        return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
+        if layer.children and layer.name.startswith(TORCHVISION + "."):
+            # a torchvision classifier whose head was replaced: its body, then the new head
+            value = self._apply_layer(replace(layer, children=()), args, kwargs, node, st, fr, layer.name)
+            for child in layer.children:
+                if st.dead:
+                    return BOTTOM
+                value = self.torch_layer_call(with_tags(child, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
+            return value
+        # (a torchvision classifier is named by its path)
+        return self._apply_layer(layer, args, kwargs, node, st, fr,
+                                 layer.name if "." in layer.name else f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, api: str) -> Value:
@@ -2150,15 +2222,27 @@ class TorchModel(TorchData, LibraryModel):
         return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
-        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
+        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``), and for ``model.x = t`` from outside the
+        module's class (a tensor attribute replaced after construction): the tensors ``x`` holds now."""
         call = node.value
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute) \
-                or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
-                or call.func.attr not in T.MOVE_METHODS or _dotted(call.func.value) != _dotted(node.targets[0]) \
                 or _dotted(node.targets[0]) is None:
             return None
-        before = self.eval(node.targets[0], st.copy(), fr, quiet=True)
+        target = node.targets[0]
+        moved = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in T.MOVE_METHODS and _dotted(call.func.value) == _dotted(target)
+        if not moved and not self._replaced_from_outside(target, st, fr):
+            return None
+        before = self.eval(target, st.copy(), fr, quiet=True)
         return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
+
+    def _replaced_from_outside(self, target: ast.Attribute, st: State, fr: Frame) -> bool:
+        """``model.mean = ckpt["mean"].cuda()``: code outside the module's class reconfigures one module after
+        building it; its methods called later read the new tensor (the one ``__init__`` made is superseded)."""
+        owner = self.eval(target.value, st.copy(), fr, quiet=True)
+        atom = next(iter(owner.atoms)) if len(owner.atoms) == 1 and not owner.top else None
+        return isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) \
+            and (fr.func is None or fr.func.cls is not atom.cls)
 
     def supersede_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
                                 fr: Frame) -> None:
@@ -2422,6 +2506,21 @@ def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
             out.extend(("element", inner if alone else inner.join(TOP)) for _role, inner in
                        _numpy_inputs(item, depth + 1))
     return out
+
+
+def _head_owner(target: ast.expr, st: State) -> Value | None:
+    """For ``model.fc = ...`` where ``model`` names a torchvision classifier: the classifier."""
+    if not isinstance(target, ast.Attribute) or target.attr not in HEADS or not isinstance(target.value, ast.Name):
+        return None
+    owner = st.vars.get(target.value.id)
+    return owner if owner is not None and is_classifier(owner) else None
+
+
+def _one_or_items(value: Value) -> list[Value] | None:
+    """A tensor as one item, a list or tuple of known length as its items; None otherwise."""
+    if value.atoms and not value.top and value.only(TorchTensorAtom):
+        return [value]
+    return _sequence_items(value)
 
 
 def _sequence_items(value: Value) -> list[Value] | None:
