@@ -2463,12 +2463,31 @@ def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
                  if role not in _CAUSAL_MASKS or _CAUSAL_MASKS[role] in given]
     out = []
     for role, value in named:
-        items = _sequence_items(value)
-        for sub_role, item in ([(f"{role}[{j}]", item) for j, item in enumerate(items)] if items is not None
-                               else [(role, value)]):
+        for sub_role, item in _argument_parts(role, value):
             if torch_tensors(item):
                 out.append((sub_role, item, False, False))
     return out
+
+
+def _argument_parts(role: str, value: Value) -> list[tuple[str, Value]]:
+    """An argument as the tensors it passes: a tensor as itself, a tuple or list item by item (``hx[0]``). A state
+    that may be one of several tuples (``self.hidden`` made on the CPU in ``__init__``, then stored from the
+    layer's output) is each position's join over them; one of unknown length passes its elements at every
+    position; a value that may be something unknown too makes each part unknown as well."""
+    seqs = [a for a in value.atoms if isinstance(a, SeqAtom) and a.kind in ("tuple", "list")]
+    if not seqs:
+        return [(role, value)]
+    length = max((len(a.items) for a in seqs if a.items is not None), default=1)
+    parts: list[Value] = [Value((), value.top) for _ in range(length)]
+    for atom in seqs:
+        for j in range(length):
+            if atom.items is None:
+                parts[j] = parts[j].join(atom.elem)
+            elif j < len(atom.items):
+                parts[j] = parts[j].join(atom.items[j])
+    rest = Value(frozenset(a for a in value.atoms if a not in seqs), value.top)
+    named = [(f"{role}[{j}]", part) for j, part in enumerate(parts)]
+    return [*named, (role, rest)] if torch_tensors(rest) else named
 
 
 def _legacy_type_device(value: Value) -> str | None:
