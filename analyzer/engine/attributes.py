@@ -42,12 +42,16 @@ class Attributes(EngineMixin):
     """Attribute lookup on every kind of value."""
 
     def expr_Attribute(self, node: ast.Attribute, st: State, fr: Frame) -> Value:
+        self.last_receiver = None
         if isinstance(node.value, ast.Name):
             overlay = st.overlays.get(Overlay(node.value.id, node.attr))
             if overlay is not None:
                 return overlay
         obj = self.eval(node.value, st, fr)
         value = self.attribute(obj, node.attr, node, st, fr)
+        # the ways of a choice each instance is on (``model.init_hidden(4)`` of a model moved by ``--cuda``): a call
+        # of a method read here gives each instance's result on its ways (:meth:`Calls.expr_Call`)
+        self.last_receiver = (node, obj.notes) if obj.notes else None
         if value.is_bottom and not obj.is_bottom:
             st.dead = True  # a property that raises on every path
         if not fr.tagged and value.atoms and has_tags(value):

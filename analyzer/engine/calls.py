@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from ..budget import FunctionOverBudget
-from ..choices import consistent, has_tags, stripped, tags_of
+from ..choices import consistent, has_tags, stripped, tagged, tags_of
 from ..domain import (
     BOTTOM,
     NONE,
@@ -27,6 +27,7 @@ from ..domain import (
     Value,
     const,
     join_all,
+    map_elements,
     seq,
     seq_of,
     with_entry,
@@ -36,7 +37,7 @@ from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import Frame, FrameKind, Overlay, Slot, State, completed_scopes, widen_if_large
-from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
+from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_DEPTH, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
 from .program import FunctionInfo
 from .python_values import names_library_function, splice_items, splice_keywords, zip_columns
@@ -93,6 +94,8 @@ class Calls(EngineMixin):
             if handled is not None:
                 return handled
         func = self.eval(node.func, st, fr)
+        last = self.last_receiver
+        receiver_ways = last[1] if last is not None and last[0] is node.func else None
         args: list[Value] = []
         kwargs: dict[str, Value] = {}
         star_unknown = False
@@ -132,7 +135,8 @@ class Calls(EngineMixin):
                 node.func, "functools", "partial", fr.module.source.tree):
             result = V(PartialRef(args[0], tuple(args[1:]), tuple(kwargs.items())))
         else:
-            result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown)
+            result = self.call(func, args, kwargs, node, st, fr, star_unknown=star_unknown,
+                               receiver_ways=receiver_ways)
         if result.is_bottom and not func.is_bottom:
             st.dead = True  # the call raises on every path
         return result
@@ -182,7 +186,10 @@ class Calls(EngineMixin):
         return result
 
     def call(self, func: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
-             fr: Frame, star_unknown: bool = False) -> Value:
+             fr: Frame, star_unknown: bool = False, receiver_ways: dict | None = None) -> Value:
+        """``receiver_ways``: for a method read from an object (``model.init_hidden``), the ways of a choice its
+        notes keep for each instance: each bound method's result is on its instance's ways, as a project
+        module's own call (``model(x)``) is on the ways its value's notes keep."""
         result = TOP if func.top else BOTTOM
         groups: dict[tuple[str, str], list[Atom]] = {}
         if len(func.atoms) > 1 and args:
@@ -191,8 +198,8 @@ class Calls(EngineMixin):
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
             elif isinstance(atom, FuncRef):
-                result = result.join(self.call_function(atom, args, kwargs, node, fr, st=st,
-                                                        star_unknown=star_unknown))
+                returned = self.call_function(atom, args, kwargs, node, fr, st=st, star_unknown=star_unknown)
+                result = result.join(on_ways(returned, (receiver_ways or {}).get(atom.bound)))
             elif isinstance(atom, ClassRef):
                 result = result.join(self.instantiate(atom.cls, args, kwargs, node, st, fr, star_unknown))
             elif isinstance(atom, PartialRef):
@@ -208,8 +215,8 @@ class Calls(EngineMixin):
                 result = result.join(modelled)  # a library name or object (``torch.ones``, a layer)
             elif isinstance(atom, Instance):
                 method = self.attribute_of(atom, "__call__", node, st, fr)
-                result = result.join(self.call(method, args, kwargs, node, st, fr, star_unknown)
-                                     if method is not None else TOP)
+                result = result.join(on_ways(self.call(method, args, kwargs, node, st, fr, star_unknown),
+                                             (func.notes or {}).get(atom)) if method is not None else TOP)
             else:
                 result = result.join(TOP)
         # several callees (``factories[name]()`` over Device.rocm and Device.flex): one that always raises
@@ -425,6 +432,22 @@ def _popped(container: Value, index: Value) -> tuple[Value, Value]:
         return atom.items[position], V(seq(atom.kind, rest))
     element = join_all(a.elem for a in lists)
     return element, Value(frozenset(seq_of(a.kind, a.elem) for a in lists))
+
+
+def on_ways(value: Value, ways: frozenset | None) -> Value:
+    """``value`` on each of ``ways`` (tag sets of a choice's alternatives), inside tuples and lists too (an
+    ``init_hidden()``'s pair of zeros); as it is where none are known."""
+    if not ways or not value.atoms:
+        return value
+    return join_all(_tagged_within(value, way, 0) for way in ways)
+
+
+def _tagged_within(value: Value, tags: frozenset, depth: int) -> Value:
+    if depth >= MAX_DEPTH or not any(isinstance(a, SeqAtom) for a in value.atoms):
+        return tagged(value, tags)
+    inner = Value(frozenset(map_elements(a, lambda v: _tagged_within(v, tags, depth + 1))
+                            if isinstance(a, SeqAtom) else a for a in value.atoms), value.top, value.notes)
+    return tagged(inner, tags)
 
 
 def _layers_of_the_inputs_way(func: Value, x: Value) -> Value:

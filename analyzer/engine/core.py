@@ -134,6 +134,8 @@ class Engine(
         self.init_demand(len(sources))
         self.index_writes()
         self.sweeping = False  # in the sweep of uncalled functions (or what they call)
+        # (an attribute just read, the ways its object's notes keep for each instance): see ``expr_Attribute``
+        self.last_receiver: tuple[ast.Attribute, dict] | None = None
         self.instantiated_early: set[ClassInfo] = set()  # classes instantiated outside the sweep (any pass)
 
     def run(self) -> None:

@@ -37,7 +37,7 @@ from ..facts import FactStore
 from ..shim_api import BINARY, BINOPS, UNARY
 from .dispatch_helpers import NullFacts
 from .flow_state import Frame, FrameKind, State, join_states, widen_if_large
-from .limits import MAX_UNROLL
+from .limits import MAX_UNROLL, MAX_WAYS_UNROLLED
 from .mixin import EngineMixin
 from .python_values import (
     ARITH_OPS,
@@ -430,9 +430,9 @@ class Expressions(EngineMixin):
             return BOTTOM
         kind = "set" if isinstance(node, ast.SetComp) else "list"
         if kind == "list":
-            rows = self._unrolled(node.generators, [node.elt], st, fr)
-            if rows is not None:
-                return V(seq("list", [row[0] for row in rows]))
+            ways = self._unrolled_ways(node.generators, [node.elt], st, fr)
+            if ways is not None:
+                return join_all(tagged(V(seq("list", [row[0] for row in rows])), tags) for tags, rows in ways)
         return V(seq_of(kind, element))
 
     expr_SetComp = expr_ListComp
@@ -461,14 +461,36 @@ class Expressions(EngineMixin):
                 return V(DictAtom(tuple(items.items())))
         return V(DictAtom((), rest=value))
 
-    def _unrolled(self, generators: list[ast.comprehension], exprs: list[ast.expr], st: State,
-                  fr: Frame) -> list[list[Value]] | None:
-        """Element-wise values of a comprehension with one unconditional generator over a short sequence of
-        known length (``range(3)``, a literal tuple, ``d.items()``); ``None`` otherwise. Evaluated quietly:
-        the facts at sites inside come from the joined evaluation."""
+    def _unrolled_ways(self, generators: list[ast.comprehension], exprs: list[ast.expr], st: State,
+                       fr: Frame) -> list[tuple[frozenset, list[list[Value]]]] | None:
+        """:meth:`_unrolled` over each sequence the iterable may be, when every one has a known length (a
+        recurrent state that is the tuple made in ``__init__`` or the one the layer gave back: ``tuple(h.detach()
+        for h in hidden)`` stays a pair, each of one tuple's elements): (the sequence's tags, its rows) each."""
         if len(generators) != 1 or generators[0].ifs or generators[0].is_async:
             return None
-        items = splice_items(self.eval(generators[0].iter, st.copy(), fr, quiet=True))
+        iterable = self.eval(generators[0].iter, st.copy(), fr, quiet=True)
+        if iterable.top or not 1 < len(iterable.atoms) <= MAX_WAYS_UNROLLED \
+                or not all(isinstance(a, SeqAtom) and a.items is not None for a in iterable.atoms):
+            rows = self._unrolled(generators, exprs, st, fr, iterable)
+            return None if rows is None else [(frozenset(), rows)]
+        ways = []
+        for atom in sorted(iterable.atoms, key=repr):  # (a stable order: stable contexts of calls inside)
+            rows = self._unrolled(generators, exprs, st, fr, V(atom))
+            if rows is None:
+                return None
+            ways.append((tags_of(atom), rows))
+        return ways
+
+    def _unrolled(self, generators: list[ast.comprehension], exprs: list[ast.expr], st: State,
+                  fr: Frame, iterable: Value | None = None) -> list[list[Value]] | None:
+        """Element-wise values of a comprehension with one unconditional generator over a short sequence of
+        known length (``range(3)``, a literal tuple, ``d.items()``); ``None`` otherwise. Evaluated quietly:
+        the facts at sites inside come from the joined evaluation. ``iterable``: what it iterates, when known."""
+        if len(generators) != 1 or generators[0].ifs or generators[0].is_async:
+            return None
+        if iterable is None:
+            iterable = self.eval(generators[0].iter, st.copy(), fr, quiet=True)
+        items = splice_items(iterable)
         if items is None or len(items) > MAX_UNROLL:
             return None
         rows = []

@@ -22,6 +22,8 @@ MAX_RECURSION_ROUNDS = 6  # re-analyses of a recursive context until its result 
 # comprehensions over a sequence of known length up to this many items are evaluated element-wise
 # (``[Device.cuda(i) for i in range(2)]``), and ``range(n)`` with a constant n up to it has a known length
 MAX_UNROLL = 16
+#: the most sequences of known length a comprehension's iterable may be one of and still be unrolled for each
+MAX_WAYS_UNROLLED = 4
 # loops over known elements run each iteration in turn while the runs of a body, nested loops multiplied, stay
 # within this (``for i in range(3)`` thirty deep would be 3**30 runs: the inner ones reach a fixpoint instead)
 MAX_UNROLLED_RUNS = 64

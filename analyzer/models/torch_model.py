@@ -2034,7 +2034,8 @@ class TorchModel(TorchData, LibraryModel):
             self._rebind_receiver(node, grown, st, fr, receiver)
             return NONE
         if name in ("parameters", "buffers"):
-            return V(seq_of("list", join_all(self._weights(atom) for atom in receiver.atoms)))
+            return V(seq_of("list", join_all(_each_note(receiver, atom, self._weights(atom))
+                                             for atom in receiver.atoms)))
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
@@ -2472,22 +2473,31 @@ def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
 def _argument_parts(role: str, value: Value) -> list[tuple[str, Value]]:
     """An argument as the tensors it passes: a tensor as itself, a tuple or list item by item (``hx[0]``). A state
     that may be one of several tuples (``self.hidden`` made on the CPU in ``__init__``, then stored from the
-    layer's output) is each position's join over them; one of unknown length passes its elements at every
-    position; a value that may be something unknown too makes each part unknown as well."""
+    layer's output) is each position's join over them, each item with its tuple's choice tags. A tuple of unknown
+    length (``tuple(h.detach() for h in hidden)``) adds only the unknown: its elements have lost which way of a
+    choice each came from (a CPU element of one run would meet the GPU input of another)."""
     seqs = [a for a in value.atoms if isinstance(a, SeqAtom) and a.kind in ("tuple", "list")]
     if not seqs:
         return [(role, value)]
-    length = max((len(a.items) for a in seqs if a.items is not None), default=1)
-    parts: list[Value] = [Value((), value.top) for _ in range(length)]
+    length = max((len(a.items) for a in seqs if a.items is not None), default=0)
+    unknown = value.top or any(a.items is None for a in seqs)
+    parts: list[Value] = [Value((), unknown) for _ in range(length)]
     for atom in seqs:
-        for j in range(length):
-            if atom.items is None:
-                parts[j] = parts[j].join(atom.elem)
-            elif j < len(atom.items):
-                parts[j] = parts[j].join(atom.items[j])
+        for j, item in enumerate(atom.items or ()):
+            parts[j] = parts[j].join(tagged(item, tags_of(atom)))
     rest = Value(frozenset(a for a in value.atoms if a not in seqs), value.top)
     named = [(f"{role}[{j}]", part) for j, part in enumerate(parts)]
     return [*named, (role, rest)] if torch_tensors(rest) else named
+
+
+def _each_note(receiver: Value, atom: Atom, weights: Value) -> Value:
+    """``weights`` of the module ``atom`` with the ways ``receiver``'s notes keep for it: the parameters of a model
+    moved to one of a choice's devices (``model.to(device)`` where ``--cuda`` picked it) are on that way only, so
+    ``next(self.parameters()).new_zeros(...)`` meets the batches of that way and not the other's."""
+    ways = (receiver.notes or {}).get(atom)
+    if not ways:
+        return weights
+    return join_all(tagged(weights, way) for way in ways)
 
 
 def _legacy_type_device(value: Value) -> str | None:
