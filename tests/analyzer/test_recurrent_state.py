@@ -1,0 +1,129 @@
+"""Recurrent state: an LSTM's or GRU's hidden state kept in an attribute, reset from the loop, detached between
+batches or made by ``init_hidden()``, checked against the layer's input and weights like any operand."""
+
+from __future__ import annotations
+
+import textwrap
+
+from devicelint.runner import check_source
+from devicelint.settings import Settings
+
+
+def observed(source: str) -> list[tuple[int, str, str]]:
+    """(row, code or "reveal", severity or the revealed text) of every finding and note."""
+    report = check_source(textwrap.dedent(source), "prog.py", Settings())
+    return sorted((d.row, d.code or "reveal", d.severity.value if d.code else d.message.removeprefix(
+        "reveal_device: ")) for d in report.diagnostics)
+
+
+TUTORIAL = """
+    import torch
+    from torch import nn
+
+
+    class Forecaster(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(1, 8)
+            self.hidden_cell = {state}
+
+        def forward(self, seq):
+            out, self.hidden_cell = self.lstm(seq.view(len(seq), 1, -1), self.hidden_cell)
+            return out
+
+
+    model = Forecaster().to("cuda")
+    for seq in [torch.randn(12) for _ in range(3)]:
+        model.hidden_cell = {reset}
+        model(seq.to("cuda"))
+"""
+CPU_PAIR = "(torch.zeros(1, 1, 8), torch.zeros(1, 1, 8))"
+CUDA_PAIR = "(torch.zeros(1, 1, 8, device='cuda'), torch.zeros(1, 1, 8, device='cuda'))"
+
+
+def test_a_state_that_may_be_several_tuples_is_checked_item_by_item() -> None:
+    # the tuple made in ``__init__``, the one the loop stores and the one the layer gives back: one of them
+    assert observed(TUTORIAL.format(state=CPU_PAIR, reset=CPU_PAIR)) == [(13, "MV202", "error")]
+    assert observed(TUTORIAL.format(state=CUDA_PAIR, reset=CPU_PAIR)) == [(13, "MV202", "warning")]
+    assert observed(TUTORIAL.format(state=CPU_PAIR, reset=CUDA_PAIR)) == [(13, "MV202", "warning")]
+    assert observed(TUTORIAL.format(state=CUDA_PAIR, reset=CUDA_PAIR)) == []
+
+
+def test_a_state_stored_back_past_the_failure_leaves_the_call_an_error() -> None:
+    # the call fails on its first run, so the state it would give back never exists: the pass that reads it from
+    # ``self.hidden_cell`` is hypothetical, as a later iteration past a failure is
+    source = """
+        import torch
+        from torch import nn
+
+
+        class Forecaster(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = nn.GRU(1, 8)
+                self.h = torch.zeros(1, 1, 8)
+
+            def forward(self, seq):
+                out, self.h = self.gru(seq, self.h)
+                return out
+
+
+        model = Forecaster().to("cuda")
+        model(torch.randn(12, 1, 1, device="cuda"))
+    """
+    assert observed(source) == [(13, "MV202", "error")]
+    # a state made on the device the model runs on: silent
+    assert observed(source.replace("torch.zeros(1, 1, 8)", "torch.zeros(1, 1, 8, device=torch.device("
+                                   "'cuda' if torch.cuda.is_available() else 'cpu'))")) == []
+
+
+def test_a_comprehension_over_one_of_several_tuples_keeps_each_tuple() -> None:
+    source = """
+        import torch
+        from devicelint import reveal_device
+
+        pair = (torch.zeros(1), torch.zeros(1)) if torch.randn(1).item() > 0 else \\
+            (torch.ones(1, device="cuda"), torch.ones(1, device="cuda"))
+        detached = tuple(h.detach() for h in pair)
+        reveal_device(detached[0])
+        x = torch.randn(1, device="cuda")
+        x + detached[1]
+    """
+    assert observed(source) == [(8, "reveal", "cpu tensor | cuda:0 tensor"), (10, "MV201", "warning")]
+
+
+def test_a_method_of_a_model_moved_by_a_flag_gives_its_result_on_the_flags_way() -> None:
+    source = """
+        import argparse
+
+        import torch
+        from torch import nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--cuda", action="store_true")
+        args = parser.parse_args()
+        device = torch.device("cuda" if args.cuda else "cpu")
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(4, 8)
+
+            def forward(self, x, hidden):
+                return self.rnn(x, hidden)
+
+            def init_hidden(self, batch):
+                weight = next(self.parameters())
+                return weight.new_zeros(1, batch, 8), weight.new_zeros(1, batch, 8)
+
+
+        model = Model().to(device)
+        hidden = model.init_hidden(2)
+        for step in range(3):
+            hidden = tuple(h.detach() for h in hidden)
+            out, hidden = model(torch.randn(5, 2, 4).to(device), hidden)
+    """
+    assert observed(source) == []
+    assert observed(source.replace("weight.new_zeros(1, batch, 8), ", "torch.zeros(1, batch, 8), ")) \
+        == [(19, "MV202", "warning")]
