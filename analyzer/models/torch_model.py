@@ -118,6 +118,7 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .layer_items import ADDING_METHODS, added, replaced_item, with_part
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -295,6 +296,12 @@ class TorchModel(TorchData, LibraryModel):
             self.torch_tensor_state_store(target, obj, value, st, fr)
         elif target.attr == "weight":
             self._layer_weight_replaced(target, obj, value, st, fr)
+        if isinstance(target.value, ast.Name) and is_classifier(st.vars.get(target.value.id, TOP)):
+            # ``model.conv1 = nn.Conv2d(1, ...)``, ``setattr(model, "fc", ...)``: a new layer of the classifier
+            # (a new head replaces the old one: :meth:`assigned`)
+            owner = st.vars[target.value.id]
+            grown = with_head(owner, value) if target.attr in HEADS else self._classifier_with_part(owner, value)
+            self._rebind_name(target.value.id, TOP if grown is None else grown, st)
 
     def _layer_weight_replaced(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
         """``model.embedding.weight = nn.Parameter(vectors)``: a lookup table's only weight replaced, after the
@@ -348,6 +355,55 @@ class TorchModel(TorchData, LibraryModel):
         if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+        holder = target.value
+        if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name):
+            self._layer_item_stored(holder.value.id, holder.attr, container, key, value, st, fr)
+
+    def _layer_item_stored(self, name: str, attr: str, container: Value, key: Value, value: Value, st: State,
+                           fr: Frame) -> None:
+        """``model.classifier[6] = nn.Linear(...)``: a torchvision classifier now holds that layer too (the
+        engine keeps the torchvision model's own containers unknown); on a project module, the container the
+        attribute held is superseded by the updated one (the object changed in place)."""
+        owner = st.vars.get(name)
+        if owner is None:
+            return
+        if is_classifier(owner):
+            self._rebind_name(name, self._classifier_with_part(owner, value), st)
+        elif owner.atoms and all(isinstance(a, Instance) for a in owner.atoms) and container.atoms \
+                and all(isinstance(a, TorchLayerAtom) and a.name in ADDING_METHODS for a in container.atoms):
+            self._supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
+
+    def updated_item_value(self, container: Value, key: Value, value: Value) -> Value:
+        out = BOTTOM
+        for atom in container.atoms:
+            updated = self.updated_item(atom, key, value)
+            if updated is None or updated.top:
+                return TOP
+            out = out.join(updated)
+        return out
+
+    def updated_item(self, atom: Atom, key: Value, value: Value) -> Value | None:
+        if not isinstance(atom, TorchLayerAtom) or atom.name not in ADDING_METHODS:
+            return None
+        replaced = replaced_item(atom, key, value)
+        return TOP if replaced is None else V(replaced)
+
+    @staticmethod
+    def _classifier_with_part(classifier: Value, part: Value) -> Value:
+        out = BOTTOM
+        for atom in classifier.atoms:
+            assert isinstance(atom, TorchLayerAtom)  # (is_classifier)
+            grown = with_part(atom, part)
+            if grown is None:
+                return TOP
+            out = out.join(grown)
+        return out
+
+    @staticmethod
+    def _rebind_name(name: str, value: Value, st: State) -> None:
+        st.vars[name] = value
+        st.kill_aliases(name)
+        st.drop_overlays(name)
 
     def pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
@@ -1891,7 +1947,7 @@ class TorchModel(TorchData, LibraryModel):
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
         if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
-        if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
+        if attr in MODULE_METHODS or attr in ADDING_METHODS.get(atom.name, ()):
             return V(BoundShim(atom, attr))
         return None
 
@@ -2033,6 +2089,12 @@ class TorchModel(TorchData, LibraryModel):
             grown = self._module_list_with(receiver, added)
             self._rebind_receiver(node, grown, st, fr, receiver)
             return NONE
+        if (name in ("append", "extend", "insert") or name == "add_module") and receiver.atoms and not receiver.top:
+            # ``head.append(nn.Linear(...))`` after ``head.to(device)``: the container holds a layer on the CPU
+            grown = self._container_added(name, receiver, args, kwargs)
+            if grown is not None:
+                self._rebind_receiver(node, grown, st, fr, receiver)
+                return grown if name in ("append", "extend") else NONE  # (``append`` returns the container)
         if name in ("parameters", "buffers"):
             return V(seq_of("list", join_all(self._weights(atom) for atom in receiver.atoms)))
         if name in ("named_parameters", "named_buffers"):
@@ -2066,6 +2128,25 @@ class TorchModel(TorchData, LibraryModel):
                 self.store_attribute(receiver, names[0], value, fr)
             return NONE
         return TOP
+
+    def _container_added(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        """The modules after ``receiver.<name>(...)`` adds one (a Sequential's ``append``/``insert``/``extend``/
+        ``add_module``, a ModuleList's ``insert``, a torchvision classifier's ``add_module``); unknown when what
+        is added is not known; None: not such a call."""
+        if kwargs:
+            return TOP
+        if is_classifier(receiver):
+            return self._classifier_with_part(receiver, args[1]) if name == "add_module" and len(args) == 2 else None
+        out = BOTTOM
+        for atom in receiver.atoms:
+            if not isinstance(atom, TorchLayerAtom) or name not in ADDING_METHODS.get(atom.name, ()):
+                return None
+            extended = self.iter_element(args[0]) if name == "extend" and args else None
+            grown = added(atom, name, args, extended)
+            if grown is None:
+                return TOP
+            out = out.join(V(grown))
+        return out
 
     @staticmethod
     def _module_list_with(lists: Value, added: Value) -> Value:
