@@ -101,7 +101,22 @@ def with_part(classifier: TorchLayerAtom, part: Value) -> Value | None:
     """A torchvision classifier with a layer of its own replaced or added (``model.features[0] = nn.Conv2d(1,
     ...)``, ``model.conv1 = ...``, ``model.add_module("extra", ...)``): it now holds that layer too, wherever the
     layer is. Where in the network it runs decides nothing a device check sees: a layer with weights on
-    another device than the rest fails whatever input reaches it first. None when the layer is not known."""
+    another device than the rest fails whatever input reaches it first. None when the layer is not known.
+
+    The part is kept in a one-layer ``Sequential`` made where the layer was (:func:`is_part`), so that a new
+    head (:func:`~.torchvision_model.with_head`) replaces the old head only."""
     if part.top or not part.atoms or not all(isinstance(a, TorchLayerAtom) for a in part.atoms):
         return None
-    return Value(frozenset(replace(classifier, children=(*classifier.children, p)) for p in part.atoms))
+    return Value(frozenset(replace(classifier, children=(*classifier.children, _wrapped(p)))
+                           for p in part.atoms if isinstance(p, TorchLayerAtom)))
+
+
+def _wrapped(layer: TorchLayerAtom) -> TorchLayerAtom:
+    return TorchLayerAtom("Sequential", layer.dev, layer.weights, (layer,), layer.origin)
+
+
+def is_part(atom: Atom) -> bool:
+    """Is ``atom`` a classifier's replaced layer (not its head)? A head that is a ``Sequential`` was made
+    elsewhere than its first layer."""
+    return isinstance(atom, TorchLayerAtom) and atom.name == "Sequential" and len(atom.children) == 1 \
+        and isinstance(atom.children[0], TorchLayerAtom) and atom.children[0].origin == atom.origin

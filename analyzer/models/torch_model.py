@@ -118,7 +118,7 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
-from .layer_items import ADDING_METHODS, added, replaced_item, with_part
+from .layer_items import ADDING_METHODS, added, is_part, replaced_item, with_part
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -1977,7 +1977,8 @@ class TorchModel(TorchData, LibraryModel):
             for child in layer.children:
                 if st.dead:
                     return BOTTOM
-                value = self.torch_layer_call(with_tags(child, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
+                inner = child.children[0] if is_part(child) else child  # type: ignore[union-attr]  # (is_part)
+                value = self.torch_layer_call(with_tags(inner, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
             return value
         # (a torchvision classifier is named by its path)
         return self._apply_layer(layer, args, kwargs, node, st, fr,
