@@ -48,9 +48,9 @@ def with_children(container: TorchLayerAtom, children: tuple[Atom, ...]) -> Torc
 def _index(key: Value, length: int, insert: bool = False) -> int | None:
     """The position a constant int key names (negative from the end, as Python's); None when not known."""
     keys = key.consts()
-    if key.top or len(keys) != 1 or type(keys[0]) is not int:
+    if key.top or not keys or len(keys) != 1 or type(keys[0]) is not int:
         return None
-    index = keys[0]
+    index: int = keys[0]
     if insert:  # ``insert`` clamps, as ``list.insert`` does
         return max(0, min(length, index + length if index < 0 else index))
     return index % length if -length <= index < length else None
@@ -120,3 +120,8 @@ def is_part(atom: Atom) -> bool:
     elsewhere than its first layer."""
     return isinstance(atom, TorchLayerAtom) and atom.name == "Sequential" and len(atom.children) == 1 \
         and isinstance(atom.children[0], TorchLayerAtom) and atom.children[0].origin == atom.origin
+
+
+def run_as(atom: Atom) -> Atom:
+    """What a classifier runs for one of its children: a replaced layer itself (not its wrapper)."""
+    return atom.children[0] if is_part(atom) and isinstance(atom, TorchLayerAtom) else atom

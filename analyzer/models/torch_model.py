@@ -83,6 +83,8 @@ from ..torch_domain import (
 )
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
+from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
+from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
@@ -118,7 +120,6 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
-from .layer_items import ADDING_METHODS, added, is_part, replaced_item, with_part
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -1977,8 +1978,7 @@ class TorchModel(TorchData, LibraryModel):
             for child in layer.children:
                 if st.dead:
                     return BOTTOM
-                inner = child.children[0] if is_part(child) else child  # type: ignore[union-attr]  # (is_part)
-                value = self.torch_layer_call(with_tags(inner, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
+                value = self.torch_layer_call(with_tags(run_as(child), tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
             return value
         # (a torchvision classifier is named by its path)
         return self._apply_layer(layer, args, kwargs, node, st, fr,
@@ -2092,10 +2092,10 @@ class TorchModel(TorchData, LibraryModel):
             return NONE
         if (name in ("append", "extend", "insert") or name == "add_module") and receiver.atoms and not receiver.top:
             # ``head.append(nn.Linear(...))`` after ``head.to(device)``: the container holds a layer on the CPU
-            grown = self._container_added(name, receiver, args, kwargs)
-            if grown is not None:
-                self._rebind_receiver(node, grown, st, fr, receiver)
-                return grown if name in ("append", "extend") else NONE  # (``append`` returns the container)
+            changed = self._container_added(name, receiver, args, kwargs)
+            if changed is not None:
+                self._rebind_receiver(node, changed, st, fr, receiver)
+                return changed if name in ("append", "extend") else NONE  # (``append`` returns the container)
         if name in ("parameters", "buffers"):
             return V(seq_of("list", join_all(self._weights(atom) for atom in receiver.atoms)))
         if name in ("named_parameters", "named_buffers"):
@@ -2143,7 +2143,7 @@ class TorchModel(TorchData, LibraryModel):
             if not isinstance(atom, TorchLayerAtom) or name not in ADDING_METHODS.get(atom.name, ()):
                 return None
             extended = self.iter_element(args[0]) if name == "extend" and args else None
-            grown = added(atom, name, args, extended)
+            grown = container_added(atom, name, args, extended)
             if grown is None:
                 return TOP
             out = out.join(V(grown))
