@@ -42,7 +42,7 @@ from ..choices import (
     has_tags,
     lasting,
     program_choice,
-    restricted,
+    restriction,
     stripped,
     tag_except,
     taggable,
@@ -100,9 +100,10 @@ class Relational(EngineMixin):
         """Leave out of ``st`` the possibilities of ``choice``'s other way."""
         if st.dead:
             return
+        restrict = restriction(choice, way)
         for values in st.value_maps():
             for name, value in list(values.items()):
-                kept = restricted(value, choice, way)
+                kept = restrict(value)
                 if kept is not value:
                     values[name] = kept
 
