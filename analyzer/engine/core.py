@@ -319,9 +319,14 @@ class Engine(
 
     def heap_attributes(self, owner: Any) -> list[tuple[str, Value]]:
         """Every heap attribute of ``owner`` (an instance's, for the scans of a module's whole state: a move,
-        a freeze, its parameters), without a walk over the whole heap."""
+        a freeze, its parameters), without a walk over the whole heap. The run records which attributes it
+        found and what each held (kept in a later pass only if the instance has the same ones)."""
         heap = self.heap
-        return [(attr, heap[(owner, attr)]) for attr in list(self.heap_owners.get(owner, ()))]
+        attrs = list(self.heap_owners.get(owner, ()))
+        found = [(attr, heap[(owner, attr)]) for attr in attrs]
+        if self.recording:
+            self.note_heap_scan(owner, found)
+        return found
 
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)

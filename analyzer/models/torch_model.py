@@ -1155,7 +1155,6 @@ class TorchModel(TorchData, LibraryModel):
             if isinstance(module, TorchLayerAtom):
                 pending.extend(module.children)
             elif isinstance(module, Instance):
-                self.note_heap_scan()
                 pending.extend(inner for _attr, value in self.heap_attributes(module) for inner in value.atoms
                                if isinstance(inner, (TorchLayerAtom, Instance)))
         return False
@@ -1497,7 +1496,6 @@ class TorchModel(TorchData, LibraryModel):
                 self._note_grad_flag(child, flag, seen)
         elif isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             seen.add(atom)
-            self.note_heap_scan()  # every attribute of the instance
             for attr, value in self.heap_attributes(atom):
                 if not attr.startswith("@"):
                     self.heap_reads.add((atom, attr))
@@ -1970,7 +1968,6 @@ class TorchModel(TorchData, LibraryModel):
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
-            self.note_heap_scan()  # every attribute of the instance
             out = BOTTOM
             for attr, value in self.heap_attributes(atom):
                 if not attr.startswith("@"):
@@ -2007,7 +2004,6 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
-        self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
         plain_moves = dynamic.get(instance.cls)
         if plain_moves is None:
