@@ -231,8 +231,21 @@ def alternatives(values: Iterable[Value]) -> dict[Choice, set[bool]]:
     out: dict[Choice, set[bool]] = {}
     names: dict[Choice, Choice] = {}
     for value in values:
-        _collect(value, out, names, 0)
+        for key, (choice, ways) in _alternatives_in(value).items():
+            out.setdefault(names.setdefault(key, choice), set()).update(ways)
     return out
+
+
+def _alternatives_in(value: Value) -> dict[Choice, tuple[Choice, frozenset[bool]]]:
+    """:func:`alternatives` of one value, by choice as the heap keeps it: the first of its forms seen, and the
+    alternatives named (in the order first seen). Kept on the value: a split statement asks it of every value
+    it reads, and most are the same values as at the statement before."""
+    found = value._alternatives
+    if found is None:
+        out: dict[Choice, set[bool]] = {}
+        _collect(value, out, {}, 0)
+        found = value._alternatives = {_key(choice): (choice, frozenset(ways)) for choice, ways in out.items()}
+    return found
 
 
 def _collect(value: Value, out: dict[Choice, set[bool]], names: dict[Choice, Choice], depth: int) -> None:
@@ -414,8 +427,8 @@ def _fresh(value: Value) -> Value:
     """A new value equal to ``value`` (notes too), with what it has computed: a walk gives back a new value
     each time it changes one, and a statement run per way tells what it assigned by identity."""
     out = Value(value.atoms, value.top, value.notes)
-    out._hash, out._depth, out._reach, out._ways, out._mapped = \
-        value._hash, value._depth, value._reach, value._ways, value._mapped
+    out._hash, out._depth, out._reach, out._ways, out._mapped, out._alternatives = \
+        value._hash, value._depth, value._reach, value._ways, value._mapped, value._alternatives
     return out
 
 

@@ -456,7 +456,7 @@ class RngAtom(Atom):
 class Value:
     """A set of possibilities; ``top`` adds "and anything the analysis does not know"."""
 
-    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach", "_ways", "_mapped")
+    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach", "_ways", "_mapped", "_alternatives")
 
     def __init__(self, atoms: Iterable[Atom] = (), top: bool = False,
                  notes: dict[Atom, frozenset] | None = None) -> None:
@@ -471,6 +471,7 @@ class Value:
         self._ways: frozenset | None = None  # (:func:`.choices.reached_ways`)
         # what a walk of :mod:`.choices` made of this value, by the walk (the same walk, the same result)
         self._mapped: dict | None = None
+        self._alternatives: dict | None = None  # (:func:`.choices.alternatives`)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
