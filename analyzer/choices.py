@@ -418,9 +418,16 @@ def _mapped(value: Value, fn: Callable[[Atom], Atom | None],
         key = (memo, depth)
         found = kept.get(key)
         if found is None:
-            found = kept[key] = _walked(value, fn, on_notes, depth, needs, memo)
-        return found if found is value else _fresh(found)
+            found = _walked(value, fn, on_notes, depth, needs, memo)
+            # (the value itself is kept as a mark: a value referring to itself would be a cycle, and the check
+            # runs without the cyclic collector)
+            kept[key] = _SAME if found is value else found
+            return found
+        return value if found is _SAME else _fresh(found)
     return _walked(value, fn, on_notes, depth, needs, memo)
+
+
+_SAME = Value(())  # a walk's result kept on a value: the value itself
 
 
 def _fresh(value: Value) -> Value:
