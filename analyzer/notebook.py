@@ -87,12 +87,17 @@ def _python_lines(lines: list[str]) -> list[str]:
     if lines and lines[0].lstrip().startswith("%%"):  # a cell magic: the cell is not Python
         return ["pass  # cell magic"] + ["" for _ in lines[1:]]
     out = []
+    continued = False  # the line before was IPython syntax ending in ``\``: this one is part of it
     for line in lines:
         assigned = _ASSIGNED_MAGIC.match(line)
-        if assigned:
+        if continued:
+            out.append("")
+        elif assigned:
             out.append(f"{assigned.group(2)} = None  # magic")
         elif _MAGIC.match(line):
             out.append("pass  # magic")
         else:
             out.append(line)
+            continue
+        continued = line.rstrip().endswith("\\")
     return out

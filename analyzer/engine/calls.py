@@ -198,6 +198,8 @@ class Calls(EngineMixin):
                 result = result.join(self.call_shim_function(atom.name, args, kwargs, node, st, fr))
             elif isinstance(atom, BuiltinRef):
                 result = result.join(self.call_builtin(atom.name, args, kwargs, node, st, fr))
+            elif isinstance(atom, Const) and atom.value is None and (func.top or len(func.atoms) > 1):
+                continue  # calling None raises: a call that returns is another callee's (``tqdm = None``)
             elif (modelled := self.model_call(atom, args, kwargs, node, st, fr, star_unknown)) is not UNHANDLED:
                 result = result.join(modelled)  # a library name or object (``torch.ones``, a layer)
             elif isinstance(atom, Instance):

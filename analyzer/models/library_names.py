@@ -1,22 +1,13 @@
-"""Names of libraries the analysis does not read, by a module's import statements: which local name stands for
-which qualified name (``plt`` -> ``matplotlib.pyplot``), and what a call's function names through them. The engine
-knows these names as unknown values; the models that recognise such libraries (entry points, the Trainer model,
-array consumers, progress bars) read them here. (:mod:`analyzer.imports` resolves the names the engine follows:
-runtime_shim's and the project's.)"""
+"""Names of frameworks in a module's import statements, read as syntax, for the models that must know them before
+the module runs: the entry points (a decorator such as ``@click.command()`` or ``@pytest.fixture``, a
+``LightningModule`` base, ``fire.Fire(main)``, found before any function is called) and the Trainer model (a
+``transformers.Trainer`` subclass). Which local name stands for which qualified name (``pl`` ->
+``pytorch_lightning``). Calls the analysis evaluates name libraries by value instead (:mod:`.library_refs`).
+(:mod:`analyzer.imports` resolves the names the engine follows: runtime_shim's and the project's.)"""
 
 from __future__ import annotations
 
 import ast
-import weakref
-from typing import TYPE_CHECKING
-
-from ..domain import Const, Value
-
-if TYPE_CHECKING:
-    from ..engine.flow_state import Frame
-
-#: per module tree (weakly: a tree dropped by the engine drops its entry)
-_IMPORTS: weakref.WeakKeyDictionary[ast.Module, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def statements(tree: ast.Module) -> list[ast.AST]:
@@ -57,23 +48,3 @@ def dotted(node: ast.expr, names: dict[str, str]) -> str | None:
         inner = dotted(node.value, names)
         return f"{inner}.{node.attr}" if inner else None
     return None
-
-
-def library_call_name(func: ast.expr, fr: Frame) -> str | None:
-    """``plt.plot`` -> ``matplotlib.pyplot.plot`` in a module that imports ``matplotlib.pyplot as plt``; None: not
-    a name the module's top-level imports bind."""
-    tree = fr.module.source.tree
-    if tree is None:
-        return None
-    names = _IMPORTS.get(tree)
-    if names is None:
-        names = _IMPORTS[tree] = aliases(tree)
-    return dotted(func, names)
-
-
-def unknown_library_name(func: Value) -> bool:
-    """A called value the analysis does not know (an import of a library it does not read), or that and
-    ``None`` (``try: from tqdm import tqdm`` / ``except ImportError: tqdm = None``: calling None raises, so a
-    call that returns is the import's). A value the analysis knows (a project function, a modelled library's
-    name) is not one."""
-    return func.top and all(isinstance(a, Const) and a.value is None for a in func.atoms)

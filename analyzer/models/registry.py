@@ -17,10 +17,13 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .copies import Copies
     from .entry_points import EntryPoints
     from .hf_trainer import HFTrainer
+    from .library_refs import LibraryReferences
     from .numpy_model import NumpyModel
+    from .plots import Plots
     from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
-    # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, ProgressBars, HFTrainer,
-            AccelerateModel)
+    # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table; the
+    # library references last: the calls of them no model above answered are unknown
+    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots, ProgressBars,
+            HFTrainer, AccelerateModel, LibraryReferences)

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any, Generic, TypeVar, overload
 
 from ..domain import TOP
-from .array_consumers import CONSUMERS
+from .array_consumers import CONSUMERS, KEYWORDS_ONLY
 from .progress_bars import AROUND_BUILTINS, WRAPPERS
 
 T = TypeVar("T")
@@ -365,8 +365,14 @@ SIGNATURES: dict[str, dict[str, str]] = {
         **dict.fromkeys(AROUND_BUILTINS, "*args, **kwargs"),
     },
     # (their positional arguments and the keywords the model lists are converted with numpy.asarray)
-    "array-consumers": {f"{module}.{name}": "*arrays, **keywords"
+    "array-consumers": {f"{module}.{name}": "*args, **keywords" if module in KEYWORDS_ONLY else "*arrays, **keywords"
                         for module, (names, _keywords) in CONSUMERS.items() for name in names},
+    "plots": {
+        # (``Figure.subplots`` takes the same parameters after ``self``)
+        "matplotlib.pyplot.subplots": "nrows=1, ncols=1, *, sharex=False, sharey=False, squeeze=True, "
+                                      "width_ratios=None, height_ratios=None, subplot_kw=None, gridspec_kw=None, "
+                                      "**fig_kw",
+    },
     "transformers": {
         # the constructor a project subclass calls (``super().__init__(model=model, args=args, ...)``)
         **dict.fromkeys(("transformers.Trainer", "transformers.Seq2SeqTrainer"),

@@ -29,7 +29,8 @@ def start_from_env() -> Observer:
         from . import stand_ins
         from .observer import Observer
 
-        stand_ins.install()  # frameworks not installed here: their stand-ins (an installed one is found first)
-
         _observer = Observer(os.environ.get(MODE_VARIABLE, "fake")).start()
+        # libraries not installed here: their stand-ins (an installed one is found first), for the program's
+        # imports only (torch, imported by now, keeps its own fallbacks: ``torch.hub`` without tqdm)
+        stand_ins.install()
     return _observer

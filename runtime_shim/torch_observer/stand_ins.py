@@ -6,7 +6,10 @@ observer (the CI machine has neither).
   model moved to ``args.device``, every batch's tensors moved there by ``_prepare_inputs`` before
   ``compute_loss(model, inputs)``, from ``training_step`` and ``prediction_step``;
 * ``accelerate`` (``stand_in_accelerate``): ``Accelerator.device`` and ``prepare``: modules moved there, data
-  loaders whose batches are sent there, the rest as given; ``backward`` and the one-process collectives.
+  loaders whose batches are sent there, the rest as given; ``backward`` and the one-process collectives;
+* ``tqdm`` (``stand_in_tqdm``, also ``tqdm.auto``/``tqdm.notebook``/``tqdm.std``): bars that yield what they wrap;
+* ``matplotlib.pyplot`` (``stand_in_pyplot``, in the package ``stand_in_matplotlib``): figures and axes whose
+  plotting methods read their data with ``numpy.asarray``, as matplotlib's do.
 
 The finder sits last on ``sys.meta_path``: an installed library is always found first and runs as it is. A
 stand-in announces itself on stderr when it is imported. Nothing else of either library exists here: a
@@ -22,8 +25,10 @@ import os
 import sys
 from types import ModuleType
 
-#: top-level name -> the stand-in module's file (beside this one)
-STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in_accelerate.py"}
+#: module name -> the stand-in module's file (beside this one); a submodule's parent stand-in is a package
+STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in_accelerate.py",
+             **dict.fromkeys(("tqdm", "tqdm.auto", "tqdm.notebook", "tqdm.std"), "stand_in_tqdm.py"),
+             "matplotlib": "stand_in_matplotlib.py", "matplotlib.pyplot": "stand_in_pyplot.py"}
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):

@@ -81,6 +81,18 @@ def test_missing_path_from_a_real_process(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr + proc.stdout
 
 
+def test_a_project_module_named_like_the_standard_library_does_not_shadow_it(tmp_path: Path) -> None:
+    """``python -m devicelint`` run inside a package that has its own ``typing.py`` (torch_geometric has one)
+    analyses it instead of importing it."""
+    (tmp_path / "typing.py").write_text("raise ImportError('the project\'s typing.py was imported')\n")
+    (tmp_path / "train.py").write_text("import torch\n\nx = torch.ones(3, device='cuda') + torch.ones(3)\n")
+    proc = subprocess.run([sys.executable, "-m", "devicelint", "check", ".", "--no-cache", "--isolated",
+                           "--target-device", "cuda"], capture_output=True, text=True, cwd=tmp_path)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert proc.returncode == 1, proc.stderr
+    assert "train.py:3" in proc.stdout and "MV201" in proc.stdout
+
+
 def test_a_real_process_delivers_all_its_output_before_exiting(tmp_path: Path) -> None:
     """``python -m devicelint check`` ends without the interpreter's teardown: what it wrote must still arrive
     whole, through a pipe far larger than the pipe's buffer and into ``-o``, with the exit status."""

@@ -197,3 +197,17 @@ def test_ipython_syntax_keeps_the_rows() -> None:
         "z = 1"]
     assert cells.cells == ((1, 1, 2), (3, 3, 5), (4, 8, 0), (5, 8, 1))
     assert cells.locate(4) == (3, 2) and cells.locate(8) == (5, 1)
+
+
+def test_shell_and_magic_lines_continued_with_a_backslash_are_one_line_of_ipython() -> None:
+    """``! python train.py \\`` followed by indented option lines (as notebooks of diffusers and peft write them)
+    is one shell command: its continuation lines are not Python."""
+    from devicelint.notebook import to_program
+
+    program, _cells = to_program(notebook(
+        ("code", "!accelerate launch train.py \\\n    --lr 1e-4 \\\n    --epochs 2\nx = 1 + \\\n    2\n"),
+        ("code", "files = !ls \\\n   -la\n%env A=1 \\\n  B=2\n"),
+    ).encode())
+    assert program.decode().splitlines() == [
+        "pass  # magic", "", "", "x = 1 + \\", "    2",
+        "files = None  # magic", "", "pass  # magic", ""]

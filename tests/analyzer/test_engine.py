@@ -1000,3 +1000,20 @@ def test_detached_non_leaf_and_untracked_backward() -> None:
         pass
     grads = (h * w).sum().backward()
     """)
+
+
+def test_a_callee_that_may_be_none_is_the_other_callee_when_the_call_returns() -> None:
+    # calling None raises: where the call returns, it was the function's (an optional hook, an optional import)
+    report = check_source(textwrap.dedent("""
+        import sys
+        import torch
+
+        def to_gpu(t):
+            return t.cuda()
+
+        hook = to_gpu if len(sys.argv) > 1 else None
+        moved = hook(torch.zeros(3))
+        print(moved + torch.ones(3))
+    """), "prog.py", Settings(select=("ALL",)))
+    # (an error: no path where the call returns leaves ``moved`` unknown)
+    assert [(d.row, d.code, d.severity.value) for d in report.diagnostics if d.code] == [(10, "MV201", "error")]

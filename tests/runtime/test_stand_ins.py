@@ -1,5 +1,7 @@
-"""The observer's stand-ins for Hugging Face transformers and accelerate (runtime_shim/torch_observer/stand_ins.py):
-found only where nothing else finds the library, and placing the model and the batches as the library does."""
+"""The observer's stand-ins for Hugging Face transformers and accelerate, tqdm and matplotlib.pyplot
+(runtime_shim/torch_observer/stand_ins.py): found only where nothing else finds the library, and doing with
+devices what the library does (placing the model and the batches, yielding the batches, converting plotted
+data with numpy.asarray)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ import pytest
 from runtime_shim.torch_observer import stand_ins
 
 
-def test_the_finder_answers_for_the_two_frameworks_only() -> None:
+def test_the_finder_answers_for_the_stood_in_libraries_only() -> None:
     finder = stand_ins.StandInFinder()
     spec = finder.find_spec("transformers")
     assert spec is not None and Path(str(spec.origin)).name == "stand_in_transformers.py"
     assert Path(str(finder.find_spec("accelerate").origin)).name == "stand_in_accelerate.py"  # type: ignore[union-attr]
     assert finder.find_spec("numpy") is None and finder.find_spec("transformers.trainer") is None
+    assert Path(str(finder.find_spec("tqdm.auto").origin)).name == "stand_in_tqdm.py"  # type: ignore[union-attr]
+    assert Path(str(finder.find_spec("matplotlib.pyplot").origin)).name == "stand_in_pyplot.py"  # type: ignore[union-attr]
+    assert finder.find_spec("matplotlib.axes") is None and finder.find_spec("tqdm.contrib") is None
 
 
 def test_install_puts_the_finder_last_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,3 +84,34 @@ def test_the_accelerator_prepares_modules_and_loaders() -> None:
     assert accelerator.prepare(model) is model
     with pytest.raises(ValueError, match="should be a list with 2 elements"):
         accelerator.prepare(model, loader, device_placement=[True])
+
+
+def test_a_bar_yields_what_it_wraps_and_formats_its_postfix() -> None:
+    tqdm = _load("tqdm")
+    with tqdm.tqdm([1, 2, 3], desc="train") as bar:
+        seen = list(bar)
+        bar.set_postfix(loss=0.5, note="x")
+    assert seen == [1, 2, 3] and bar.n == 3 and bar.postfix == "loss=0.5, note=x" and len(bar) == 3
+    assert list(tqdm.trange(2)) == [0, 1]
+    with pytest.raises(TypeError):
+        list(tqdm.tqdm(total=3))  # a bar made without an iterable cannot be iterated
+
+
+def test_plotting_converts_the_data_with_numpy_asarray() -> None:
+    pyplot = _load("matplotlib.pyplot")
+
+    class Refused:
+        def __array__(self, dtype: object = None, copy: object = None) -> object:
+            raise TypeError("refused")
+
+    fig, axes = pyplot.subplots(2, 2)
+    assert axes.shape == (2, 2) and pyplot.subplots(1, 3)[1].shape == (3,)
+    assert isinstance(pyplot.subplots()[1], pyplot.Axes) and pyplot.subplots(squeeze=False)[1].shape == (1, 1)
+    axes[0, 1].plot([1.0, 2.0], "r-")
+    axes[0, 1].set_title("fine")
+    with pytest.raises(TypeError, match="refused"):
+        axes[1, 0].scatter([1.0], Refused())
+    with pytest.raises(TypeError, match="refused"):
+        pyplot.imshow(Refused())
+    with pytest.raises(TypeError, match="refused"):
+        fig.add_subplot(1, 1, 1).bar([1.0], height=Refused())
