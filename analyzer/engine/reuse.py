@@ -38,6 +38,7 @@ one) is read as it is now.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -65,7 +66,8 @@ class RunRecord:
     bound_key: tuple | None  # the arguments, for a widened context (its key does not hold them)
     module_loads: int  # module loads when the run began (a run that loaded a module is not kept)
     reads: dict[Any, Value | None] = field(default_factory=dict)  # heap key -> first value read
-    scans: dict[Any, tuple[str, ...]] = field(default_factory=dict)  # instance -> its attributes at the first scan
+    # (instance, the names the scan skips) -> the instance's attributes at its first scan
+    scans: dict[tuple[Any, Any], tuple[str, ...]] = field(default_factory=dict)
     # ("module", module, name) / ("class", cls, name, after) -> first value read
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
     # in the order they happened: ("call", context, its summary), ("store", (module, name, strong), value),
@@ -82,7 +84,7 @@ class ModuleRecord:
 
     module: ModuleInfo
     reads: dict[Any, Value | None] = field(default_factory=dict)
-    scans: dict[Any, tuple[str, ...]] = field(default_factory=dict)
+    scans: dict[tuple[Any, Any], tuple[str, ...]] = field(default_factory=dict)
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
     # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", key, value) for another
     # module's attribute (key ("module", module, name)) or public names (key ("star", module): ``import *``),
@@ -200,18 +202,20 @@ class PassReuse(EngineMixin):
                 return
             record.tainted = True
 
-    def note_heap_scan(self, owner: Any, found: list[tuple[str, Value]]) -> None:
-        """The run read every attribute of ``owner`` (``module.to(device)`` copies them): which keys it read
-        depends on which the instance has, so those are an input too, with the value of each."""
+    def note_heap_scan(self, owner: Any, skip: Callable[[str], bool] | None, found: list[tuple[str, Value]]) -> None:
+        """The run read every attribute of ``owner`` but those ``skip`` names (``module.to(device)`` copies them):
+        which keys it read depends on which the instance has, so those are an input too, with the value of
+        each."""
         record = self.recording[-1]
-        record.scans.setdefault(owner, tuple(attr for attr, _value in found))
+        record.scans.setdefault((owner, skip), tuple(attr for attr, _value in found))
         reads = record.reads
         for attr, value in found:
             reads.setdefault((owner, attr), value)
 
-    def _same_scans(self, scans: dict[Any, tuple[str, ...]]) -> bool:
+    def _same_scans(self, scans: dict[tuple[Any, Any], tuple[str, ...]]) -> bool:
         owners = self.heap_owners
-        return all(tuple(owners.get(owner, ())) == attrs for owner, attrs in scans.items())
+        return all(tuple(attr for attr in owners.get(owner, ()) if skip is None or not skip(attr)) == attrs
+                   for (owner, skip), attrs in scans.items())
 
     def note_global_read(self, key: tuple, value: Value | None) -> None:
         if self.recording:
