@@ -9,7 +9,7 @@ def timed(cmd, env):
     t = time.perf_counter()
     subprocess.run(["taskset", "-c", "1", *cmd], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/tmp")
     return time.perf_counter() - t
-base_env = {**os.environ, "PYTHONPATH": "/tmp/sps/basepkg"}
+base_env = {**os.environ, "PYTHONPATH": os.environ.get("BASEPKG", "/tmp/sps/basepkg")}
 env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 results = {}
 for target in targets:
