@@ -28,7 +28,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .domain import Atom, Const, DeviceAtom, DictAtom, Instance, SeqAtom, TensorAtom, Value, join_all, map_elements
+from .domain import (
+    Atom,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    Instance,
+    SeqAtom,
+    TensorAtom,
+    Value,
+    join_all,
+    map_elements,
+)
 from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 
 #: the most tags one possibility carries: one more is not added (the possibility stays less precise)

@@ -22,6 +22,7 @@ with the runtime's own helpers, so it is identical to
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -265,9 +266,33 @@ class NumberAtom(Atom):
     that ``default_collate`` makes a CPU tensor of it and that a tensor made of it alone has no dimension."""
 
     tname: str  # "int" or "float"
+    #: inclusive bounds that branch tests proved (``if n > 1:``), ``None``: unbounded on that side
+    low: float | None = None
+    high: float | None = None
+    tags: frozenset = frozenset()  # the undecided choices its bounds came from (:mod:`analyzer.choices`)
+    #: the command-line option it is the value of (``--gpus``): a test of it is one choice for the whole run
+    option: str | None = None
 
     def truthy(self) -> bool | None:
-        return None
+        if self.low is not None and self.low > 0 or self.high is not None and self.high < 0:
+            return True
+        return False if self.low == self.high == 0 else None
+
+    def within(self, low: float | None, high: float | None, strict: bool = False) -> NumberAtom | None:
+        """This number where it also lies within ``low``..``high`` (excluded when ``strict``; ``None``: it
+        cannot). A float's strict bound is kept as an inclusive one (a superset)."""
+        if self.tname == "int":
+            if low is not None:
+                low = float(math.floor(low) + 1 if strict else math.ceil(low))
+            if high is not None:
+                high = float(math.ceil(high) - 1 if strict else math.floor(high))
+        low = low if self.low is None else self.low if low is None else max(low, self.low)
+        high = high if self.high is None else self.high if high is None else min(high, self.high)
+        if low is not None and high is not None and low > high:
+            return None
+        if (low, high) == (self.low, self.high):
+            return self
+        return NumberAtom(self.tname, low, high, self.tags, self.option)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,8 @@ __all__ = ["PathError", "SourceFile", "Skipped", "discover", "load", "module_nam
 
 SHIM = b"runtime_shim"
 TORCH = b"torch"
+#: a script that uses transformers' models and tokenizers runs torch code without naming torch
+TORCH_LIBRARIES = (TORCH, b"transformers")
 SKIP_DIRS = frozenset(DEFAULT_EXCLUDE)  # the default excludes (see analyzer.discovery)
 
 
@@ -164,7 +166,7 @@ IMPORTED_CLOSURE_MAX_BYTES = 4_000_000
 def relevant(files: list[SourceFile], torch: bool = False) -> list[SourceFile]:
     """Files that mention runtime_shim (or, with ``torch``, torch: the MV2xx rules' code), or (transitively)
     a project module that does."""
-    markers = (SHIM, TORCH) if torch else (SHIM,)
+    markers = (SHIM, *TORCH_LIBRARIES) if torch else (SHIM,)
     chosen = [f for f in files if f.failure or any(m in f.data for m in markers)]
     picked_first = {id(f) for f in chosen}
     rest = [f for f in files if id(f) not in picked_first]

@@ -513,7 +513,7 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
     if call == "backward":
         return V(GradsAtom(origin))
     if call in ("grad", "grad_remove"):
-        if t.role is Role.UNTRACKED:
+        if t.cls is not AF or t.role is Role.UNTRACKED:
             return NONE  # no tape node: never a gradient
         strategy = None if outcome.strategy is S.StrategyFrom.CLEAR else t.strategy
         cls = S.class_of("float", False, strategy is not None)
@@ -560,8 +560,8 @@ def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted
             out.fail(outcome, operands, row.id, intended=TOP if strategy is None else V(DeviceAtom(
                 d.dev, True, d.strategy or strategy, here)))
             continue
-        if call == "autodiff":
-            out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.DISABLED, here), operands, row.id)
+        if call == "autodiff":  # an autodiff device is its own autodiff() where the profile allows it
+            out.ok(d if d.ad else DeviceAtom(d.dev, True, CheckpointingStrategy.DISABLED, here), operands, row.id)
         elif call == "gradient_checkpointing":
             out.ok(DeviceAtom(d.dev, True, CheckpointingStrategy.BALANCED, here), operands, row.id)
         else:

@@ -182,7 +182,8 @@ class TorchLayerAtom(Atom):
 
     def reveal(self) -> str:
         where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""
-        return f"nn.{self.name}{where}"
+        library, _sep, cls = self.name.rpartition(":")  # (``hf:BertModel``: a library's model, by its class)
+        return f"{cls}{where}" if library else f"nn.{self.name}{where}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,10 @@ class RequiresAutodiff(OutcomeRule):
     Reports `inner()`, `backward()`, `grad()`, `grad_remove()` and
     `grad_replace()` whose tensor is a plain float (or a plain capture float),
     and `backward()` from an autodiff float that nothing tracked flows into.
+    At d16f7ba2ed (the default profile) `inner()` of a tensor without autodiff
+    returns it and `grad()`/`grad_remove()` give `None`, while
+    `with_gradient_checkpointing_strategy()` of one fails (`Tensor::with_gradient_checkpointing_strategy
+    requires autodiff; call Tensor::autodiff first`).
 
     ## Why it fails
     These calls unwrap the autodiff primitive; a plain float has none:

@@ -12,29 +12,32 @@ class DoubleAutodiff(OutcomeRule):
     """Autodiff wrapped around autodiff.
 
     ## What it does
-    Reports `autodiff()` of a device that is already autodiff,
-    `Tensor.from_inner` of a tensor that is already autodiff, and an int/bool
-    tensor moved to an autodiff device that wraps a capture device.
+    Reports an int/bool tensor moved to an autodiff device that wraps a capture
+    device and, where Burn panics on them (2c06be35 and v0.21: profiles
+    `burn-2026-08`, `burn-0.21`), `autodiff()` of a device that is already
+    autodiff and `Tensor.from_inner` of a tensor that is already autodiff. At
+    d16f7ba2ed those two return the device or tensor unchanged.
 
     ## Why it fails
-    Burn supports first-order autodiff only:
-    `not implemented: Only first-order autodiff is supported`, or
-    `Autodiff should not wrap an autodiff tensor.`
+    Burn supports first-order autodiff only: the move reaches `internal error:
+    entered unreachable code: Autodiff should not wrap an autodiff device.`;
+    at 2c06be35 the conversions panic with `not implemented: Only first-order
+    autodiff is supported` or `Autodiff should not wrap an autodiff tensor.`
 
     ## Example
     ```python
-    from runtime_shim import Device
+    from runtime_shim import Device, Tensor
 
-    device = Device.flex().autodiff()
-    training = device.autodiff()
+    train = Device.capture().autodiff()
+    labels = Tensor.from_ints([0, 1], Device.flex()).to_device(train)
     ```
 
     ## Use instead
     ```python
-    from runtime_shim import Device
+    from runtime_shim import Device, Tensor
 
-    device = Device.flex().autodiff()
-    training = device if device.is_autodiff() else device.autodiff()
+    train = Device.flex().autodiff()
+    labels = Tensor.from_ints([0, 1], Device.flex()).to_device(train)
     ```
 
     ## Fix safety

@@ -13,7 +13,9 @@ class AutodiffNotEnabled(OutcomeRule):
 
     ## Why it fails
     Checkpointing is a setting of the autodiff wrapper; a plain device has none:
-    `Autodiff is not enabled on this device`.
+    `Autodiff is not enabled on this device` (at d16f7ba2ed, the default profile:
+    `Device::gradient_checkpointing requires autodiff; call Device::autodiff
+    first`, and `gradient_checkpointing_strategy()` of a plain device is `None`).
 
     ## Example
     ```python

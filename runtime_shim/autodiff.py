@@ -5,6 +5,11 @@ parents, how to recompute its output from theirs (``forward``) and how to turn
 the output's gradient into its parents' (``backward``), all through the
 executor API, so NdArray and Flex get gradients exactly as torch backends do.
 
+A backward pass consumes the graph it walks, as burn-autodiff's server does (runtime/server.rs
+``backward`` removes every traversed node's step, ``cleanup`` then frees the graphs that hang from
+a consumed node): a later backward whose root, or any op node below it, was consumed fails (see
+:func:`unavailable`). Tracked leaves may take part in any number of passes.
+
 Checkpointing (Burn's ``CheckpointingStrategy``):
 
 * ``Disabled``: a node stores the values its backward needs (its inputs and/or
@@ -36,7 +41,7 @@ class Node:
     """One value on the tape: a leaf, a constant input, or an op result."""
 
     __slots__ = ("id", "parents", "forward", "backward", "value", "exec", "requires_grad",
-                 "needs_inputs", "needs_output", "name", "shape", "consumers", "__weakref__")
+                 "needs_inputs", "needs_output", "name", "shape", "consumers", "consumed", "__weakref__")
 
     def __init__(self, exec_: Executor, *, value: Prim = None, requires_grad: bool = False,
                  parents: tuple[Node, ...] = (), forward: Callable[..., Prim] | None = None,
@@ -54,6 +59,7 @@ class Node:
         self.name = name
         self.shape = shape
         self.consumers = 0  # ops recorded with this node as a parent
+        self.consumed = False  # walked by a backward pass: its step is gone
 
     @property
     def is_leaf(self) -> bool:
@@ -175,9 +181,24 @@ def _topological(root: Node) -> list[Node]:
     return order
 
 
+def unavailable(root: Node) -> bool:
+    """Whether a backward pass from ``root`` finds a graph an earlier pass consumed.
+
+    The root's own step is gone (``Option::expect`` in server.rs ``backward``), or an op node below it
+    was consumed: Burn's memory management frees the graphs built on a consumed node once no tensor
+    handle keeps that node (``free_unavailable_nodes``), which in Rust is the usual case (tensors are
+    moved into the ops that use them); Python names keep every handle alive, so the shim takes the
+    Rust program's view. A consumed tracked leaf is fine: its step does nothing, the ops above it
+    write its gradient.
+    """
+    return root.consumed or any(node.consumed and not node.is_leaf for node in _topological(root))
+
+
 def backward(root: Node, seed: Prim) -> Gradients:
-    """Gradients of ``root`` (seeded with ``seed``) for every tracked leaf below it."""
+    """Gradients of ``root`` (seeded with ``seed``) for every tracked leaf below it; consumes the graph."""
     order = _topological(root)
+    for node in order:
+        node.consumed = True
     grads: dict[int, Prim] = {root.id: seed}
     values = _Values()
     leaves: dict[int, tuple[Prim, Executor]] = {}

@@ -16,7 +16,14 @@ from functools import cache
 from . import recorder as recording
 from .errors import BackendUnavailable, error_for
 from .modes import SETTINGS
-from .semantics import MSG_BACKEND_UNAVAILABLE, MSG_UNKNOWN_BURN_DEVICE, CheckpointingStrategy, Fail, cell
+from .semantics import (
+    MSG_BACKEND_UNAVAILABLE,
+    MSG_UNKNOWN_BURN_DEVICE,
+    CheckpointingStrategy,
+    Fail,
+    cell,
+    has_tensor_method,
+)
 from .texts import device_text, plain_device_text
 from .validation import check_device_index, type_name
 
@@ -200,18 +207,21 @@ class Device:
 
     # --- autodiff wrapper -------------------------------------------------------
     def autodiff(self) -> Device:
-        """The autodiff device wrapping this one (strategy ``Disabled``)."""
+        """The autodiff device wrapping this one (strategy ``Disabled``); on an autodiff device, where
+        the profile's Burn allows it, the device itself (its strategy kept)."""
         _check_device_call("autodiff", self)
-        return self._wrapped(CheckpointingStrategy.DISABLED)
+        return self if self._ad else self._wrapped(CheckpointingStrategy.DISABLED)
 
     def gradient_checkpointing(self) -> Device:
         """The same autodiff device with strategy ``Balanced``."""
         _check_device_call("gradient_checkpointing", self)
         return self.inner()._wrapped(CheckpointingStrategy.BALANCED)
 
-    def gradient_checkpointing_strategy(self) -> CheckpointingStrategy:
+    def gradient_checkpointing_strategy(self) -> CheckpointingStrategy | None:
+        """The strategy; on a plain device an error, or ``None`` where the profile's Burn returns an
+        ``Option``."""
         _check_device_call("gradient_checkpointing_strategy", self)
-        return self._strategy  # type: ignore[return-value]
+        return self._strategy
 
     def _wrapped(self, strategy: CheckpointingStrategy) -> Device:
         wrapped = Device.__new__(Device)
@@ -223,6 +233,12 @@ class Device:
     def inner(self) -> Device:
         """The wrapped device (the identity on a plain device)."""
         return self._inner if self._inner is not None else self
+
+    def without_autodiff(self) -> Device:
+        """Burn's later name of :meth:`inner`, in the profiles whose Burn has it."""
+        if not has_tensor_method(SETTINGS.profile, "without_autodiff"):  # the same change renamed both
+            raise AttributeError(f"Device.without_autodiff does not exist in profile {SETTINGS.profile}'s Burn")
+        return self.inner()
 
     def is_autodiff(self) -> bool:
         return self._ad

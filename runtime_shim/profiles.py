@@ -15,7 +15,9 @@ DEFAULT_PROFILE = "burn-d16f7ba"
 PROFILE_DOCS: Mapping[str, str] = {
     "burn-d16f7ba": "Burn at d16f7ba2ed (2026-09-05), the pinned commit: moves as burn-2026-08; autodiff and "
                     "plain floats merge (ops and cat), gradients carry no strategy, int inner/from_inner move "
-                    "the association, a wrong-backend input panics naming the input",
+                    "the association, a wrong-backend input panics naming the input; burn-tensor's autodiff "
+                    "conversions are idempotent (inner, from_inner, Device.autodiff), a strategy needs autodiff, "
+                    "grad() of a tensor without autodiff is None",
     "burn-2026-08": "Burn main at 2c06be35 (2026-08-21): the HEAD column of dispatch-semantics.md",
     "burn-0.21": "Burn v0.21.x: as burn-2026-08, but a plain float moved to an autodiff device panics (MV102)",
     "burn-next": "Burn with graph-preserving cross-backend autodiff transfers: as the default profile, but an "

@@ -196,6 +196,11 @@ MSG_DOUBLE_WRAP_DEVICE = "Autodiff should not wrap an autodiff device."
 MSG_DOUBLE_WRAP_TENSOR = "Autodiff should not wrap an autodiff tensor."
 MSG_FIRST_ORDER = "Only first-order autodiff is supported"
 MSG_NOT_ENABLED = "Autodiff is not enabled on this device"
+# d16f7ba2ed's burn-tensor API asserts (src/device.rs `Device::gradient_checkpointing`,
+# src/tensor/api/autodiff.rs `Tensor::with_gradient_checkpointing_strategy`).
+MSG_DEVICE_CHECKPOINTING_NEEDS_AD = "Device::gradient_checkpointing requires autodiff; call Device::autodiff first"
+MSG_STRATEGY_NEEDS_AD = ("Tensor::with_gradient_checkpointing_strategy requires autodiff; "
+                         "call Tensor::autodiff first")
 MSG_REQUIRES_AD = "Requires autodiff tensor."
 MSG_NON_LEAF = "Can't convert a non leaf tensor into a tracked tensor"
 # burn-autodiff runtime/server.rs (`Option::expect` in `backward`): the root has no step registered.
@@ -436,8 +441,10 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.inner-int-ad", Ok(), call="inner", cls=PI_STAR),
     _row("api.inner-int", Ok(), "inner() of an int/bool tensor not associated with autodiff", call="inner",
          cls=(PI, CI_INT, CC_INT)),
-    _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), call="inner", cls=(PF, PF_STAR, CI, CC)),
-    _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), call="from_inner", cls=AF),
+    _row("api.inner-float", Fail("MV108", MSG_REQUIRES_AD), "inner() of a float tensor not on autodiff", call="inner",
+         cls=(PF, PF_STAR, CI, CC)),
+    _row("api.from_inner-af", Fail("MV109", MSG_DOUBLE_WRAP_TENSOR), "from_inner() of an autodiff float",
+         call="from_inner", cls=AF),
     _row("api.from_inner-float", Ok(result=AF, strategy=StrategyFrom.DISABLED_IF_NONE, role=Role.UNTRACKED),
          call="from_inner", cls=_FLOATS_NOT_AD),
     _row("api.from_inner-int-plain", Ok(), call="from_inner", cls=PI),
@@ -461,16 +468,22 @@ AUTODIFF_ROWS: tuple[Row, ...] = (
     _row("api.unrequire_grad-other", Ok(), call="unrequire_grad"),
     _row("api.with_strategy-af", Ok(strategy=StrategyFrom.ARG), call="with_strategy", cls=AF),
     _row("api.with_strategy-float", Ok(result=PF_STAR, strategy=StrategyFrom.ARG),
-         call="with_strategy", cls=_FLOATS_NOT_AD),
-    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy=StrategyFrom.ARG), call="with_strategy", cls=PLAIN_INTS),
-    _row("api.with_strategy-capture", Ok(strategy=StrategyFrom.ARG), call="with_strategy", cls=CAPTURE_CLASSES),
+         "with_gradient_checkpointing_strategy() of a float tensor not on autodiff", call="with_strategy",
+         cls=_FLOATS_NOT_AD),
+    _row("api.with_strategy-int-ad", Ok(result=PI_STAR, strategy=StrategyFrom.ARG), call="with_strategy", cls=PI_STAR),
+    _row("api.with_strategy-int", Ok(result=PI_STAR, strategy=StrategyFrom.ARG),
+         "with_gradient_checkpointing_strategy() of an int/bool tensor not associated with autodiff",
+         call="with_strategy", cls=PI),
+    _row("api.with_strategy-capture", Ok(strategy=StrategyFrom.ARG),
+         "with_gradient_checkpointing_strategy() of a capture tensor", call="with_strategy", cls=CAPTURE_CLASSES),
     # An untracked Af has no step on the tape (only `require_grad` and ops on tracked inputs
     # register one), so burn-autodiff's server panics in `backward`.
     _row("api.backward-untracked", Fail("MV108", MSG_NO_STEP), call="backward", cls=AF, role=Role.UNTRACKED),
     _row("api.grads-af", Ok(result=PF_STAR, strategy=StrategyFrom.KEEP), call=("backward", "grad", "grad_remove",
                                                                      "grad_replace"), cls=AF),
-    _row("api.grads-other", Fail("MV108", MSG_REQUIRES_AD), call=("backward", "grad", "grad_remove",
-                                                                  "grad_replace")),
+    _row("api.grad-other", Fail("MV108", MSG_REQUIRES_AD), "grad() or grad_remove() of a tensor not on autodiff",
+         call=("grad", "grad_remove")),
+    _row("api.grads-other", Fail("MV108", MSG_REQUIRES_AD), call=("backward", "grad_replace")),
 )
 
 # grad_replace's replacement gradient. Key: route, same_backend, arm (burn-dispatch backend.rs
@@ -488,10 +501,13 @@ GRAD_REPLACE_ROWS: tuple[Row, ...] = (
 # Section 1: device methods. Key: call, ad (the device is autodiff).
 DEVICE_ROWS: tuple[Row, ...] = (
     _row("device.autodiff-plain", Ok(), call="autodiff", ad=False),
-    _row("device.autodiff-twice", Fail("MV109", MSG_FIRST_ORDER), call="autodiff", ad=True),
+    _row("device.autodiff-twice", Fail("MV109", MSG_FIRST_ORDER), "autodiff() of an autodiff device",
+         call="autodiff", ad=True),
     _row("device.checkpointing-ad", Ok(), call=("gradient_checkpointing", "gradient_checkpointing_strategy"), ad=True),
-    _row("device.checkpointing-plain", Fail("MV110", MSG_NOT_ENABLED),
-         call=("gradient_checkpointing", "gradient_checkpointing_strategy"), ad=False),
+    _row("device.checkpointing-plain", Fail("MV110", MSG_NOT_ENABLED), "gradient_checkpointing() of a plain device",
+         call="gradient_checkpointing", ad=False),
+    _row("device.strategy-plain", Fail("MV110", MSG_NOT_ENABLED), "gradient_checkpointing_strategy() of a plain device",
+         call="gradient_checkpointing_strategy", ad=False),
     _row("device.inner", Ok(), call="inner"),
 )
 
@@ -728,9 +744,34 @@ PROFILES: Mapping[str, Mapping[str, Outcome]] = {
         # burn-tensor api/autodiff.rs `without_autodiff` (the renamed `no_grad`): `K::inner` of a
         # tensor whose device reports autodiff, so an associated int/bool leaves autodiff as above
         "api.no_grad-int-ad": Ok(result=PI, strategy=StrategyFrom.CLEAR),
-        "api.inner-int": Fail("MV108", MSG_INNER_TWICE),
         "api.from_inner-int-plain": Ok(result=PI_STAR, strategy=StrategyFrom.DISABLED_IF_NONE),
-        "api.from_inner-int": Fail("MV109", MSG_ALREADY_AUTODIFF),
+        # burn-tensor src/tensor/api/autodiff.rs (stored at 0aaa2a9f, the commit of the backend.rs
+        # above): `inner` is `self.without_autodiff()` and `from_inner` is `inner.autodiff()`, which
+        # test `is_autodiff()` before calling `K::inner` / `K::from_inner`. So the dispatch asserts
+        # (MSG_INNER_TWICE, MSG_ALREADY_AUTODIFF, "Requires autodiff tensor.", "Autodiff should not
+        # wrap an autodiff tensor.") are unreachable from the tensor API: a tensor already without
+        # (with) autodiff is returned unchanged (crates/burn/tests/autodiff_context.rs
+        # `tensor_autodiff_conversions_are_idempotent`).
+        "api.inner-float": Ok(),
+        "api.inner-int": Ok(),
+        "api.from_inner-af": Ok(),
+        "api.from_inner-int": Ok(),
+        # `with_gradient_checkpointing_strategy` asserts `self.is_autodiff()` (test
+        # `tensor_checkpointing_strategy_setter_requires_autodiff`).
+        "api.with_strategy-float": Fail("MV108", MSG_STRATEGY_NEEDS_AD),
+        "api.with_strategy-int": Fail("MV108", MSG_STRATEGY_NEEDS_AD),
+        "api.with_strategy-capture": Fail("MV108", MSG_STRATEGY_NEEDS_AD),
+        # burn-tensor src/device.rs: `Device::autodiff` returns an autodiff device unchanged (its
+        # strategy kept), `gradient_checkpointing_strategy` is an `Option` (`None` without autodiff),
+        # `gradient_checkpointing` of a plain device panics with its own message (test
+        # `device_autodiff_conversions_are_idempotent`).
+        "device.autodiff-twice": Ok(),
+        # api/autodiff.rs `grad_impl` / `grad_remove_impl`: a tensor whose context is Disabled has no
+        # gradient: `None`, before any dispatch (test `gradient_flows_to_enabled_operand_but_not_disabled_constant`:
+        # `constant.grad(&grads).is_none()`). `backward` and `grad_replace` still reach the dispatch panic.
+        "api.grad-other": Ok(),
+        "device.strategy-plain": Ok(),
+        "device.checkpointing-plain": Fail("MV110", MSG_DEVICE_CHECKPOINTING_NEEDS_AD),
         # backend.rs:438 `grad_replace`: assert_eq!(autodiff, Disabled, ...) at :447, before the match.
         "replace.autodiff": Fail("MV106", MSG_REPLACEMENT_INNER),
     },
@@ -771,7 +812,10 @@ RENAMED_TENSOR_METHODS: Mapping[str, str] = {"without_autodiff": "no_grad"}
 ENABLING_TENSOR_METHODS: Mapping[str, str] = {"autodiff": "from_inner"}
 #: Boolean queries on a tensor that later Burn added.
 TENSOR_QUERIES = ("is_autodiff", "is_tracked")
-_LATER_TENSOR_API = frozenset(RENAMED_TENSOR_METHODS) | frozenset(ENABLING_TENSOR_METHODS) | frozenset(TENSOR_QUERIES)
+#: ``t.gradient_checkpointing_strategy()``: the tensor's strategy, ``None`` without autodiff.
+TENSOR_STRATEGY_QUERY = "gradient_checkpointing_strategy"
+_LATER_TENSOR_API = (frozenset(RENAMED_TENSOR_METHODS) | frozenset(ENABLING_TENSOR_METHODS)
+                     | frozenset(TENSOR_QUERIES) | {TENSOR_STRATEGY_QUERY})
 #: The tensor methods each profile's Burn has beyond the 2c06be35 API.
 PROFILE_TENSOR_API: Mapping[str, frozenset[str]] = {
     "burn-d16f7ba": _LATER_TENSOR_API,

@@ -42,6 +42,7 @@ from .semantics import (
     COMPUTE_BOUND_OPS,
     GRAD_REPLACE_NO_ARM,
     MSG_BACKEND_UNAVAILABLE,
+    MSG_NO_STEP,
     MSG_STRATEGY_MISMATCH,
     PI_STAR,
     UNARY_OPS,
@@ -910,6 +911,12 @@ class Tensor:
         _later_method("is_autodiff")
         return _semantics.query_result("is_autodiff", self._cls, self._role)
 
+    def gradient_checkpointing_strategy(self) -> CheckpointingStrategy | None:
+        """The strategy of a tensor that reports autodiff, else ``None``, in the profiles whose Burn
+        has it (burn-tensor api/autodiff.rs: the context's ``Enabled(strategy)``)."""
+        _later_method(_semantics.TENSOR_STRATEGY_QUERY)
+        return self._strategy if _semantics.reports_autodiff(self._cls) else None
+
     def is_tracked(self) -> bool:
         """Whether this tensor is on a recorded autodiff graph (a tracked leaf or a non-leaf), in the
         profiles whose Burn has it."""
@@ -956,6 +963,8 @@ class Tensor:
         self._api("backward")
         if self._node is None:
             return tape.Gradients({})
+        if tape.unavailable(self._node):  # an earlier backward consumed this graph
+            _fail("Tensor.backward", Fail("MV108", MSG_NO_STEP))
         seed = self._exec.ones(self.shape, self.dtype)
         return tape.backward(self._node, seed)
 

@@ -345,7 +345,7 @@ def test_caught_dispatch_failure_is_ok(tmp_path):
         from runtime_shim import Device, DispatchError
 
         try:
-            Device.flex().autodiff().autodiff()
+            Device.flex().gradient_checkpointing()
         except DispatchError as error:
             print("caught", error.code)
     """)

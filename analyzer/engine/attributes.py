@@ -122,6 +122,11 @@ class Attributes(EngineMixin):
                 else:
                     out = out.join(V(item))
             return out.join(TOP) if found.top else out
+        if isinstance(atom, DictAtom) and type(atom) is not DictAtom:
+            # a library's mapping (a model's subclass: a tokenizer's encoding) answers its own attributes
+            modelled = self.model_attribute(atom, attr, node, st, fr)
+            if modelled is not UNHANDLED:
+                return modelled
         if isinstance(atom, (ScopeAtom, DictAtom, SeqAtom, GradsAtom, GraphAtom)):
             return V(BoundShim(atom, attr))
         modelled = self.model_attribute(atom, attr, node, st, fr)

@@ -233,6 +233,9 @@ class Builtins(EngineMixin):
                 wanted = args[0].consts() if args else None
                 found = atom.get(wanted[0]) if wanted and len(wanted) == 1 else None
                 default = args[1] if len(args) > 1 else NONE
+                if found is None and wanted and len(wanted) == 1:
+                    # a key the dict does not hold: the default, or a value under a key not known statically
+                    found = default.join(atom.unknown_keys())
                 out = out.join(found if found is not None else values.join(default))
             else:
                 out = out.join(TOP)

@@ -39,7 +39,7 @@ from .flow_state import Frame, FrameKind, Overlay, Slot, State, completed_scopes
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
 from .program import FunctionInfo
-from .python_values import names_library_function, splice_items, splice_keywords
+from .python_values import names_library_function, splice_items, splice_keywords, zip_columns
 from .relational import helper_answer
 
 #: Methods that change the list or dict they are called on, which the analysis follows.
@@ -102,6 +102,10 @@ class Calls(EngineMixin):
                 spliced = splice_items(inner)
                 if spliced is None:
                     star_unknown = True
+                    columns = zip_columns(inner) if len(node.args) == 1 and not node.keywords \
+                        and func.only(BuiltinRef) and {a.name for a in func.atoms} == {"zip"} else None
+                    if columns is not None and not st.dead:
+                        return columns  # ``zip(*batch)``: a collate function's columns
                 else:
                     args.extend(spliced)
             else:

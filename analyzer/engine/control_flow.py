@@ -24,8 +24,8 @@ class ControlFlow(EngineMixin):
         # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
         choice = self.choice(node.test, st, fr) if undecided and fr.tagged else None
         if choice is not None:  # each branch sees its own way of an earlier test of the same value
-            self.restrict_state(true, choice[0], choice[1])
-            self.restrict_state(false, choice[0], not choice[1])
+            self.restrict_state(true, choice[0], choice[1], fr)
+            self.restrict_state(false, choice[0], not choice[1], fr)
         if not true.dead:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:

@@ -261,8 +261,8 @@ class Expressions(EngineMixin):
         # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
         choice = self.choice(node.test, st, fr) if once and fr.tagged else None
         if choice is not None:
-            self.restrict_state(true, choice[0], choice[1])
-            self.restrict_state(false, choice[0], not choice[1])
+            self.restrict_state(true, choice[0], choice[1], fr)
+            self.restrict_state(false, choice[0], not choice[1], fr)
         body = self.eval(node.body, true, fr) if not true.dead else BOTTOM
         orelse = self.eval(node.orelse, false, fr) if not false.dead else BOTTOM
         if not true.dead and not false.dead:

@@ -9,6 +9,7 @@ from typing import Any
 from runtime_shim import semantics as S
 
 from .. import lift
+from ..choices import tags_of
 from ..domain import (
     BOTTOM,
     TOP,
@@ -20,6 +21,7 @@ from ..domain import (
     GradsAtom,
     GraphAtom,
     Instance,
+    NumberAtom,
     Origin,
     ScopeAtom,
     SeqAtom,
@@ -30,7 +32,16 @@ from ..domain import (
 )
 from .flow_state import Frame, Overlay, Slot, State, Step, dead, join_states
 from .mixin import EngineMixin
-from .python_values import CMP_OPS, compare_values, is_none_value, names_library_function, negate, truth_of
+from .python_values import (
+    CMP_OPS,
+    bounds_where,
+    compare_atoms,
+    compare_values,
+    is_none_value,
+    names_library_function,
+    negate,
+    truth_of,
+)
 
 
 class Narrowing(EngineMixin):
@@ -73,6 +84,7 @@ class Narrowing(EngineMixin):
             true.dead = True
         for key, pred in self._narrowings(test, st, fr):
             self._narrow(key, pred, true, false, fr)
+        self._bound_numbers(test, st, true, false, fr)
         item = self._item_narrowing(test, st, fr)
         if item is not None:
             _narrow_item(*item, true, false)
@@ -115,6 +127,59 @@ class Narrowing(EngineMixin):
                 state.dead = True
             elif kept is not current:
                 state.set(key, kept)
+                self._decided_by_narrowing(current, kept, state, fr)
+
+    def _bound_numbers(self, test: ast.expr, st: State, true: State, false: State, fr: Frame) -> None:
+        """``n > 1``, ``0 < n``, ``n == 0`` on a variable holding numbers the analysis does not know: each branch
+        keeps them within the bounds the test proves there (so a later ``n > 0`` is decided on them)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1) or type(test.ops[0]) not in (
+                ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq):
+            return
+        compare = CMP_OPS[type(test.ops[0])]
+        for subject, other, flipped in ((test.left, test.comparators[0], False),
+                                        (test.comparators[0], test.left, True)):
+            key: Slot
+            if isinstance(subject, ast.Name):
+                key = subject.id
+            elif isinstance(subject, ast.Attribute) and isinstance(subject.value, ast.Name):
+                key = Overlay(subject.value.id, subject.attr)  # ``args.n_gpu``: each branch's bounds kept on it
+            else:
+                continue
+            bound = self.eval(other, st.copy(), fr, quiet=True)
+            consts = bound.consts() if not bound.top else None
+            if not consts or len(consts) != 1 or isinstance(consts[0], bool) \
+                    or not isinstance(consts[0], (int, float)):
+                continue
+            for state, holds in ((true, True), (false, False)):
+                where = bounds_where(compare, consts[0], holds, flipped)
+                if state.dead or where is None:
+                    continue
+                current = state.get(key)
+                if current is None and isinstance(key, Overlay):
+                    current = self.eval(subject, state.copy(), fr, quiet=True)
+                if current is None or not any(_is_number(a) for a in current.atoms):
+                    continue
+                atoms = {a.within(*where) if isinstance(a, NumberAtom) else a for a in current.atoms
+                         if _compared(compare, a, consts[0], flipped) is not (not holds)}
+                kept = Value(frozenset(a for a in atoms if a is not None), current.top)
+                if kept.is_bottom:
+                    state.dead = True
+                elif kept != current:
+                    state.set(key, kept)
+                    self._decided_by_narrowing(current, kept, state, fr)
+
+    def _decided_by_narrowing(self, before: Value, after: Value, state: State, fr: Frame) -> None:
+        """A test that left a value only possibilities of one way of an earlier undecided choice (``if n > 0:
+        model.cuda()`` then ``if n > 1:``, which only a positive ``n`` passes): the branch is that way, for every
+        value (one value is on one device at a time)."""
+        if after.top or not after.atoms:
+            return
+        common = frozenset.intersection(*(tags_of(a) for a in after.atoms))
+        dropped = set().union(*(tags_of(a) for a in before.atoms - after.atoms)) if before.atoms - after.atoms \
+            else set()
+        for choice, way in sorted(common, key=str):
+            if (choice, not way) in dropped:
+                self.restrict_state(state, choice, way, fr)
 
     def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[Slot, Callable[[Atom], bool | None]]]:
         out: list[tuple[Slot, Callable[[Atom], bool | None]]] = []
@@ -288,6 +353,16 @@ class Narrowing(EngineMixin):
                     return None
                 out = out.join(stepped)
         return out.join(TOP) if value.top else out
+
+
+def _is_number(atom: Atom) -> bool:
+    return isinstance(atom, NumberAtom) or isinstance(atom, Const) and type(atom.value) in (int, float)
+
+
+def _compared(compare: Callable[[Any, Any], Any], atom: Atom, number: float, flipped: bool) -> bool | None:
+    """``atom <op> number`` (``number <op> atom`` when ``flipped``): its answer where it has one."""
+    other = const(number)
+    return compare_atoms(compare, other, atom) if flipped else compare_atoms(compare, atom, other)
 
 
 def _narrow_item(name: str, key: object, pred: Callable[[Value], bool | None], true: State, false: State) -> None:

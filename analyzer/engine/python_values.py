@@ -7,7 +7,23 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..domain import BOOL, FALSE, TRUE, Atom, Const, DeviceAtom, DictAtom, NumberAtom, SeqAtom, Value, same_device
+from ..domain import (
+    BOOL,
+    FALSE,
+    TRUE,
+    Atom,
+    Const,
+    DeviceAtom,
+    DictAtom,
+    NumberAtom,
+    SeqAtom,
+    V,
+    Value,
+    join_all,
+    same_device,
+    seq,
+    seq_of,
+)
 from .flow_state import State
 
 CMP_OPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -79,6 +95,23 @@ def splice_items(value: Value) -> list[Value] | None:
     return None
 
 
+def zip_columns(value: Value) -> Value | None:
+    """``zip(*rows)`` of a list of unknown length whose rows are tuples of one known length (the collate idiom
+    ``src, tgt = zip(*batch)``): that many columns, each a tuple of unknown length of that position's values."""
+    if value.top or len(value.atoms) != 1:
+        return None
+    atom = next(iter(value.atoms))
+    if not isinstance(atom, SeqAtom) or atom.items is not None or atom.elem.top or not atom.elem.atoms:
+        return None
+    rows = [row for row in atom.elem.atoms if isinstance(row, SeqAtom) and row.items is not None]
+    widths = {len(row.items) for row in rows if row.items is not None}
+    if len(rows) != len(atom.elem.atoms) or len(widths) != 1:
+        return None
+    width = widths.pop()
+    columns = [join_all(row.items[i] for row in rows if row.items is not None) for i in range(width)]
+    return V(seq("list", [V(seq_of("tuple", column)) for column in columns]))
+
+
 
 def splice_keywords(value: Value) -> dict[str, Value] | None:
     """The keyword arguments of ``**value`` when it is one dict whose keys are all known strings."""
@@ -145,6 +178,8 @@ def compare_atoms(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool 
         return same if compare is operator.eq else not same
     if compare in (operator.eq, operator.ne) and (equal := a.equals(b)) is not NotImplemented:
         return None if equal is None else equal is (compare is operator.eq)  # library values (torch devices)
+    if isinstance(a, NumberAtom) and _is_number(b) or isinstance(b, NumberAtom) and _is_number(a):
+        return _compare_bounds(compare, a, b)
     if isinstance(a, Const) and isinstance(b, Const):
         try:
             return bool(compare(a.value, b.value))
@@ -225,3 +260,51 @@ def names_library_function(func: ast.expr, module: str, name: str, tree: ast.Mod
         return any(isinstance(n, ast.ImportFrom) and n.module == module and
                    any((a.asname or a.name) == func.id and a.name == name for a in n.names) for n in tree.body)
     return False
+
+
+def _is_number(atom: Atom) -> bool:
+    return isinstance(atom, Const) and isinstance(atom.value, (int, float)) and not isinstance(atom.value, bool)
+
+
+#: ``c <op> x`` as ``x <op'> c``
+_MIRRORED = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt, operator.ge: operator.le,
+             operator.eq: operator.eq, operator.ne: operator.ne}
+
+
+def _compare_bounds(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool | None:
+    """A number of known bounds against a constant: the answer where every number within them gives it."""
+    if isinstance(a, NumberAtom):
+        number, c = a, b.value  # type: ignore[attr-defined]
+    else:
+        compare = _MIRRORED.get(compare)  # type: ignore[assignment]
+        number, c = b, a.value  # type: ignore[assignment,attr-defined]
+        if compare is None:
+            return None
+    assert isinstance(number, NumberAtom)
+    low, high = number.low, number.high
+    if compare in (operator.eq, operator.ne):
+        if low is not None and c < low or high is not None and c > high:
+            return compare is operator.ne
+        return compare is operator.eq if low == high == c else None
+    if compare is operator.gt:
+        return True if low is not None and low > c else False if high is not None and high <= c else None
+    if compare is operator.ge:
+        return True if low is not None and low >= c else False if high is not None and high < c else None
+    if compare is operator.lt:
+        return True if high is not None and high < c else False if low is not None and low >= c else None
+    if compare is operator.le:
+        return True if high is not None and high <= c else False if low is not None and low > c else None
+    return None
+
+
+def bounds_where(compare: Callable[[Any, Any], Any], c: float, holds: bool,
+                 flipped: bool = False) -> tuple[float | None, float | None, bool] | None:
+    """The bounds ``x <op> c`` (``c <op> x`` when ``flipped``) puts on ``x`` where it ``holds`` (or where it does
+    not), and whether they are strict; ``None``: none (``!=``, or not a comparison)."""
+    if flipped:
+        compare = _MIRRORED.get(compare)  # type: ignore[assignment]
+    if not holds:
+        compare = {operator.lt: operator.ge, operator.le: operator.gt, operator.gt: operator.le,
+                   operator.ge: operator.lt, operator.eq: operator.ne, operator.ne: operator.eq}.get(compare)  # type: ignore[assignment]
+    return {operator.eq: (c, c, False), operator.gt: (c, None, True), operator.ge: (c, None, False),
+            operator.lt: (None, c, True), operator.le: (None, c, False)}.get(compare)

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Callable
+import math
+import re
+from collections.abc import Callable, Iterable
 
 from ..choices import (
     MAX_ALTERNATIVES,
@@ -51,7 +53,7 @@ from ..choices import (
     tracked,
     with_tags,
 )
-from ..domain import Atom, Const, Value, const
+from ..domain import Atom, Const, NumberAtom, Value, const
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, FrameKind, State, join_states
@@ -65,6 +67,9 @@ STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_b
 #: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
 KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_THRESHOLD_TEXT = re.compile(r"^(--\S+) (>|>=|==) (\S+)$")
+_THRESHOLD_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_MIRRORED_OPS = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 class Relational(EngineMixin):
@@ -93,17 +98,67 @@ class Relational(EngineMixin):
         decided = _decided_by(value)
         if decided is not None:  # a flag an earlier test of it tagged: that test's choice
             return decided[0], decided[1] == way
+        threshold = self._option_threshold(inner, st, fr)
+        if threshold is not None:  # ``args.gpus > 0``: one answer for the whole run, in every function
+            return threshold[0], threshold[1] == way
         return lasting_in(fr, Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}")), way
 
-    @staticmethod
-    def restrict_state(st: State, choice: Choice, way: bool) -> None:
-        """Leave out of ``st`` the possibilities of ``choice``'s other way."""
+    def _option_threshold(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
+        """A command-line option's number compared with a constant (``args.gpus > 0``, ``1 <= n`` where ``n``
+        holds it): the program-wide choice of that comparison, written option first, and the way that makes
+        ``test`` true (``!=`` is ``==``'s other way)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1) or type(test.ops[0]) not in _THRESHOLD_OPS:
+            return None
+        op = _THRESHOLD_OPS[type(test.ops[0])]
+        for subject, other, flipped in ((test.left, test.comparators[0], False),
+                                        (test.comparators[0], test.left, True)):
+            options = {a.option for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
+                       if isinstance(a, NumberAtom)}
+            bound = self.eval(other, st.copy(), fr, quiet=True)
+            consts = bound.consts() if not bound.top else None
+            if len(options) != 1 or None in options or not consts or len(consts) != 1 \
+                    or isinstance(consts[0], bool) or not isinstance(consts[0], (int, float)):
+                continue
+            integral = all(a.tname == "int" for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
+                           if isinstance(a, NumberAtom))
+            written, bound, way = _canonical_threshold(_MIRRORED_OPS[op] if flipped else op, consts[0], integral)
+            option = str(options.pop())
+            choice = program_choice(f"{option} {written} {bound}")
+            self.thresholds.setdefault(option, set()).add(choice)
+            return choice, way
+        return None
+
+    @property
+    def thresholds(self) -> dict[str, set[Choice]]:
+        """The thresholds tested of each command-line number in this analysis (by option): deciding one may
+        decide the others."""
+        found: dict[str, set[Choice]] | None = self.__dict__.get("_thresholds")
+        if found is None:
+            found = self.__dict__["_thresholds"] = {}
+        return found
+
+    def restrict_state(self, st: State, choice: Choice, way: bool, fr: Frame | None = None) -> None:
+        """Leave out of ``st`` the possibilities of ``choice``'s other way (and, for a threshold of a
+        command-line number, of the other thresholds of that option it decides: ``--gpus > 0`` false makes
+        ``--gpus > 1`` false). With ``fr``: a program-wide way that a parameter of ``fr`` contradicts (the
+        function runs for the other way of the command line) leaves ``st`` dead."""
         if st.dead:
             return
-        restrict = restriction(choice, way)
+        decided = [(choice, way)]
+        found = threshold_of(choice)
+        if found is not None:
+            decided += [(other, implied) for other in self.thresholds.get(found[0], ()) if other != choice
+                        and (implied := implied_way(((choice, way),), other)) is not None]
+        if fr is not None and choice.ctx == PROGRAM and any(
+                holds_only_the_other_way(st, fr, c, w) for c, w in decided):
+            st.dead = True
+            return
+        restricts = [restriction(c, w) for c, w in decided]
         for values in st.value_maps():
             for name, value in list(values.items()):
-                kept = restrict(value)
+                kept = value
+                for restrict in restricts:
+                    kept = restrict(kept)
                 if kept is not value:
                     values[name] = kept
 
@@ -206,7 +261,7 @@ class Relational(EngineMixin):
             outs: list[State] = []
             for ways in itertools.product((True, False), repeat=len(choices)):
                 chosen = dict(zip(choices, ways, strict=True))
-                if not _feasible(values, frozenset(chosen.items())):
+                if not _feasible(values, frozenset(chosen.items())) or not thresholds_agree(chosen.items()):
                     continue  # (``--device`` of three values: no value is the first and the second)
                 self._forced = {key: chosen[c] == way for key, c, way in forcing if c in chosen}
                 part = st.copy()
@@ -262,6 +317,97 @@ class Relational(EngineMixin):
             test._devicelint_invariant = known  # type: ignore[attr-defined]
         return known
 
+
+
+def _canonical_threshold(op: str, bound: float, integral: bool) -> tuple[str, float, bool]:
+    """``x <op> bound`` as one of ``x > b``, ``x >= b`` (``x > b - 1`` for an int), ``x == b`` and the way that
+    makes it true: ``x < 1``, ``x <= 0`` and ``not x > 0`` are one choice."""
+    if op in ("!=", "<", "<="):
+        op, way = {"!=": "==", "<": ">=", "<=": ">"}[op], False
+    else:
+        way = True
+    if integral and op == ">=":
+        op, bound = ">", math.ceil(bound) - 1
+    elif integral and op == ">":
+        bound = math.floor(bound)
+    return op, bound, way
+
+
+def holds_only_the_other_way(state: State, fr: Frame, choice: Choice, way: bool) -> bool:
+    """A parameter of ``fr`` holds only possibilities made where the program-wide ``choice`` went the other way:
+    the function runs here for that way. (A parameter is defined on every path; a name only one branch assigned
+    holds one way's possibilities without saying anything of the path.)"""
+    names = (*fr.func.positional, *fr.func.kwonly) if fr.func is not None else ()
+    for name in names:
+        value = state.vars.get(name)
+        if value is not None and value.atoms and not value.top and all(
+                (choice, not way) in tags_of(a)
+                or _noted_only(value, a, (choice, not way))
+                for a in value.atoms):  # (an instance's ways are its value's notes)
+            return True
+    return False
+
+
+def _noted_only(value: Value, atom: Atom, tag: tuple[Choice, bool]) -> bool:
+    """Every way ``value``'s notes give ``atom`` (an instance) holds ``tag``."""
+    ways = (value.notes or {}).get(atom)
+    return bool(ways) and all(tag in way for way in ways or ())
+
+
+def threshold_of(choice: Choice) -> tuple[str, Callable[[float], bool], float] | None:
+    """A command-line number's threshold (``--gpus > 0``): the option, the test and its bound; None: another
+    kind of choice."""
+    if choice.ctx != PROGRAM:
+        return None
+    found = _THRESHOLD_TEXT.match(choice.test)
+    if found is None:
+        return None
+    option, op, text = found.groups()
+    try:
+        bound = float(text)
+    except ValueError:
+        return None
+    test: Callable[[float], bool] = {">": lambda p: p > bound, ">=": lambda p: p >= bound,
+                                     "==": lambda p: p == bound}[op]
+    return option, test, bound
+
+
+def _points(thresholds: list[tuple[str, Callable[[float], bool], float]]) -> list[float]:
+    """A number from every region the thresholds' bounds cut the line into: what holds for these holds for
+    every number."""
+    bounds = sorted({t[2] for t in thresholds})
+    points = [bounds[0] - 1, bounds[-1] + 1, *bounds]
+    points += [(a + b) / 2 for a, b in itertools.pairwise(bounds)]
+    return points
+
+
+def thresholds_agree(ways: Iterable[tuple[Choice, bool]]) -> bool:
+    """Some number answers each threshold of one option as ``ways`` says (no number is not above 0 and above
+    1)."""
+    by_option: dict[str, list[tuple[Callable[[float], bool], bool, tuple]]] = {}
+    for choice, way in ways:
+        found = threshold_of(choice)
+        if found is not None:
+            by_option.setdefault(found[0], []).append((found[1], way, found))
+    for tests in by_option.values():
+        if len(tests) > 1 and not any(all(test(p) == way for test, way, _t in tests)
+                                      for p in _points([t for _f, _w, t in tests])):
+            return False
+    return True
+
+
+def implied_way(known: tuple[tuple[Choice, bool], ...], other: Choice) -> bool | None:
+    """The way ``known`` thresholds of an option decide another threshold of it (None: they do not)."""
+    target = threshold_of(other)
+    if target is None:
+        return None
+    tests = [(found, way) for choice, way in known
+             if (found := threshold_of(choice)) is not None and found[0] == target[0]]
+    if not tests:
+        return None
+    inside = [p for p in _points([t for t, _w in tests] + [target]) if all(t[1](p) == w for t, w in tests)]
+    answers = {target[1](p) for p in inside}
+    return answers.pop() if len(answers) == 1 else None
 
 
 def _made_in(fr: Frame) -> Callable[[str], Choice]:

@@ -267,6 +267,9 @@ class ShimCalls(EngineMixin):
         if name == "is_require_grad":
             return Value(frozenset(const(S.is_require_grad(t.cls, t.role)) for t in receiver.tensors()),
                          receiver.top)
+        if name == S.TENSOR_STRATEGY_QUERY and S.has_tensor_method(profile, name):
+            return Value(frozenset(const(t.strategy if S.reports_autodiff(t.cls) else None)
+                                   for t in receiver.tensors()), receiver.top)
         if name == "device":
             return Value(frozenset(t.reported_device() for t in receiver.tensors()), receiver.top)
         if name == "to_numpy":  # a host copy: a numpy array of the tensor's kind
@@ -298,7 +301,7 @@ class ShimCalls(EngineMixin):
         if name in DEVICE_CHECKED:
             lifted = lift.device_call(fr.profile, name, receiver, self.origin(node, fr))
             return self.record(self.site(node, f"Device.{name}", fr), lifted, st, fr)
-        if name == "inner":
+        if name == "inner" or (name == "without_autodiff" and S.has_tensor_method(fr.profile, name)):
             return Value(frozenset(d.inner() for d in receiver.devices()), receiver.top)
         if name == "is_autodiff":
             return Value(frozenset(const(d.ad) for d in receiver.devices()), receiver.top)

@@ -22,7 +22,9 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   out);
 * with options given, an option whose values are a known few (a ``store_true``/``store_false`` flag, an
   option with ``choices=`` of up to three constants, and its default) reads as those values, tagged as one
-  program-wide choice (:func:`analyzer.choices.one_of`): one command line, one value, in every function;
+  program-wide choice (:func:`analyzer.choices.one_of`): one command line, one value, in every function; a
+  ``type=int``/``float`` option reads as a number (within its numeric ``choices=``) or its default, and its
+  tests against constants are program-wide choices (:mod:`analyzer.engine.relational`);
 * attributes stored on the namespace through the variable that holds it (``args.cuda = not args.no_cuda and
   torch.cuda.is_available()``, ``args.device = torch.device(...)``) travel with it, into every function it is
   passed to, in both runs; an option's default is dropped (unknown) where some other store could reach a
@@ -42,7 +44,21 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..choices import one_of
-from ..domain import TOP, Atom, BoundShim, BuiltinRef, Const, DictAtom, SeqAtom, V, Value, const, join_all, seq
+from ..domain import (
+    TOP,
+    Atom,
+    BoundShim,
+    BuiltinRef,
+    Const,
+    DictAtom,
+    NumberAtom,
+    SeqAtom,
+    V,
+    Value,
+    const,
+    join_all,
+    seq,
+)
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
@@ -91,6 +107,8 @@ class ArgParserAtom(Atom):
     complete: bool = True
     #: the values an option can take on any command line (``choices=``, a flag's two), by destination
     alternatives: tuple[tuple[str, tuple[Atom, ...]], ...] = ()
+    #: with options given, the value of a ``type=int``/``float`` option: a number, or its default
+    numbers: tuple[tuple[str, Value], ...] = ()
 
     def reveal(self) -> str:
         return "argparse parser"
@@ -107,13 +125,16 @@ class NamespaceAtom(Atom):
     assigned: tuple[tuple[str, Value], ...] = ()
     #: with options given, each option whose values are a known few: those values, as one program-wide choice
     given: tuple[tuple[str, Value], ...] = ()
+    #: with options given, each ``type=int``/``float`` option: a number or its default (no choice tags: numbers
+    #: take none, their tests are the choices)
+    numbers: tuple[tuple[str, Value], ...] = ()
 
     def reveal(self) -> str:
         return "argparse namespace"
 
     def with_attribute(self, attr: str, value: Value) -> NamespaceAtom:
         kept = tuple(item for item in self.assigned if item[0] != attr)
-        return NamespaceAtom(self.options, self.defaults, (*kept, (attr, value)), self.given)
+        return NamespaceAtom(self.options, self.defaults, (*kept, (attr, value)), self.given, self.numbers)
 
     def inner_values(self) -> list[Value]:
         """The values it holds that may carry choice tags (:mod:`analyzer.choices`)."""
@@ -121,7 +142,7 @@ class NamespaceAtom(Atom):
 
     def map_inner(self, fn: Callable[[Value], Value]) -> NamespaceAtom:
         return NamespaceAtom(self.options, self.defaults, tuple((n, fn(v)) for n, v in self.assigned),
-                             tuple((n, fn(v)) for n, v in self.given))
+                             tuple((n, fn(v)) for n, v in self.given), self.numbers)
 
 
 def read_values(value: Value, attributes: Iterable[str]) -> Value:
@@ -132,7 +153,7 @@ def read_values(value: Value, attributes: Iterable[str]) -> Value:
     names = set(attributes)
     others = [a for a in value.atoms if not isinstance(a, NamespaceAtom)]
     read = [found for a in value.atoms if isinstance(a, NamespaceAtom) for name in names
-            if (found := dict((*a.given, *a.assigned)).get(name)) is not None]  # (a store overrides the option)
+            if (found := dict((*a.numbers, *a.given, *a.assigned)).get(name)) is not None]  # (a store overrides)
     return join_all([Value(frozenset(others), value.top), *read])
 
 
@@ -204,6 +225,42 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
     return tuple(dict.fromkeys(values))
 
 
+def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) -> Value | None:
+    """What a ``type=int``/``type=float`` option holds when the command line may give it: a number the analysis
+    does not know (between the least and the greatest of its ``choices=``), or its default (``None``: not such
+    an option, or its default is not known). Its tests against constants are program-wide choices
+    (:mod:`analyzer.engine.relational`), so it is not one of a few tagged values as other options are."""
+    converter = kwargs.get("type")
+    action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
+    if default is None or default.top or converter is None or converter.top or len(converter.atoms) != 1 \
+            or action != "store" or "nargs" in kwargs:
+        return None
+    kind = next(iter(converter.atoms))
+    if not isinstance(kind, BuiltinRef) or kind.name not in ("int", "float"):
+        return None
+    number = NumberAtom(kind.name, option=f"--{dest}")
+    if "choices" in kwargs:
+        values = _numbers_of(kwargs["choices"])
+        if values is None:
+            return None
+        number = number.within(min(values), max(values)) or number
+    return V(number).join(default)
+
+
+def _numbers_of(choices: Value) -> list[float] | None:
+    """The numbers a ``choices=`` list or tuple holds (None: not a known list of numbers)."""
+    seqs = [a for a in choices.atoms if isinstance(a, SeqAtom)]
+    if choices.top or len(seqs) != 1 or len(choices.atoms) != 1 or not seqs[0].items:
+        return None
+    out = []
+    for item in seqs[0].items:
+        consts = item.consts() if not item.top else None
+        if not consts or len(consts) != 1 or type(consts[0]) not in (int, float):
+            return None
+        out.append(consts[0])
+    return out
+
+
 class ArgparseModel(LibraryModel):
     """The engine's ``argparse`` (mixed into the engine)."""
 
@@ -267,10 +324,15 @@ class ArgparseModel(LibraryModel):
             found = option_default(args, kwargs)
             options = parser.options if found is None else (*parser.options, found)
             alternatives = parser.alternatives
-            values = option_alternatives(kwargs, found[1]) if found is not None else None
-            if found is not None and values is not None:
+            numbers = parser.numbers
+            number = option_number(found[0], kwargs, found[1]) if found is not None else None
+            values = option_alternatives(kwargs, found[1]) if found is not None and number is None else None
+            if found is not None and number is not None:
+                numbers = (*numbers, (found[0], number))
+            elif found is not None and values is not None:
                 alternatives = (*alternatives, (found[0], values))
-            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
+                                                       numbers)), st)
             return TOP
         if name == "set_defaults":
             if args:
@@ -280,7 +342,9 @@ class ArgparseModel(LibraryModel):
                             for dest, default in parser.options)
             options += tuple(new_defaults.items())  # a default for a destination no option has: still an attribute
             alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
-            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives)), st)
+            numbers = tuple(item for item in parser.numbers if item[0] not in kwargs)
+            rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
+                                                       numbers)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
@@ -297,7 +361,8 @@ class ArgparseModel(LibraryModel):
             chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
             given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
             fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
-        namespace = V(NamespaceAtom(parser.options, defaults, (), given))
+        numbers = parser.numbers if not defaults and parser.complete else ()
+        namespace = V(NamespaceAtom(parser.options, defaults, (), given, numbers))
         return V(seq("tuple", (namespace, TOP))) if "known" in name else namespace
 
     def namespace_attribute(self, atom: NamespaceAtom, attr: str) -> Value:
@@ -307,7 +372,7 @@ class ArgparseModel(LibraryModel):
         if self.attribute_assigned(attr):
             return TOP
         if not atom.defaults:  # options given: one of its values where those are a known few, the same everywhere
-            values = [value for dest, value in atom.given if dest == attr]
+            values = [value for dest, value in (*atom.numbers, *atom.given) if dest == attr]
             return values[-1] if values else TOP
         found = [default for dest, default in atom.options if dest == attr]
         return found[-1] if found and found[-1] is not None else TOP

@@ -15,7 +15,21 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..domain import TOP, ArrayAtom, Atom, BoundShim, BuiltinRef, Const, NumpyRef, RngAtom, SeqAtom, V, Value
+from ..domain import (
+    BOTTOM,
+    TOP,
+    ArrayAtom,
+    Atom,
+    BoundShim,
+    BuiltinRef,
+    Const,
+    NumberAtom,
+    NumpyRef,
+    RngAtom,
+    SeqAtom,
+    V,
+    Value,
+)
 from ..shim_api import BINOPS, promote, promote_scalar, scalar_kind
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .signatures import argument
@@ -54,6 +68,8 @@ _INT_SAMPLERS = frozenset({"integers", "randint", "binomial", "poisson", "geomet
 #: array methods and attributes that keep the dtype.
 _SAME_KIND = frozenset({"reshape", "ravel", "flatten", "copy", "squeeze", "transpose", "swapaxes", "repeat", "take",
                         "clip", "round", "max", "min"})
+#: of those, the ones whose result has the array's number of dimensions
+_SAME_RANK = frozenset({"copy", "clip", "round", "transpose", "swapaxes"})
 _ARRAY_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
@@ -146,19 +162,31 @@ def data_ndim(value: Value | None, depth: int = 0) -> int | None:
     for atom in value.atoms:
         if isinstance(atom, ArrayAtom):
             found.add(atom.ndim)
-        elif isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)):
+        elif isinstance(atom, Const) and isinstance(atom.value, (bool, int, float)) or isinstance(atom, NumberAtom):
             found.add(0)
         elif isinstance(atom, SeqAtom) and atom.items:
             inner = {data_ndim(item, depth + 1) for item in atom.items}
             found.add(inner.pop() + 1 if len(inner) == 1 and None not in inner else None)  # type: ignore[operator]
+        elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
+            # a list of unknown length (a comprehension, appends): its elements' rank plus one (when it is
+            # empty it has no rows, and is not 0-d either)
+            elem = data_ndim(atom.elem, depth + 1)
+            found.add(None if elem is None else elem + 1)
         else:
             return None
     return found.pop() if len(found) == 1 else None
 
 
-def _reduced_ndim(path: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
-    """A reduction over every axis (no ``axis``) is a numpy scalar, 0-d; with one: not known."""
-    return 0 if _arg(path, args, kwargs, "axis") is None else None
+def _reduced_ndim(path: str, args: list[Value], kwargs: dict[str, Value], ndim: int | None = None) -> int | None:
+    """A reduction over every axis (no ``axis``) is a numpy scalar, 0-d; over one integer axis of an array of
+    ``ndim`` dimensions it has one fewer (as many with ``keepdims=True``); else not known."""
+    axis = _arg(path, args, kwargs, "axis")
+    if axis is None:
+        return 0 if "keepdims" not in kwargs else None
+    consts = axis.consts()
+    if ndim is None or not consts or not all(type(c) is int for c in consts) or "keepdims" in kwargs:
+        return None
+    return ndim - 1
 
 
 def _arg(path: str, args: list[Value], kwargs: dict[str, Value], name: str) -> Value | None:
@@ -173,7 +201,7 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if path in ("numpy.random.default_rng", "numpy.random.Generator"):
         return V(RngAtom())
     if path.startswith("numpy.random."):
-        return _sample(name, dtype)
+        return _sample(name, dtype, args, kwargs)
     if name in _DTYPE_KINDS and path == f"numpy.{name}" and name not in ("float", "int", "bool", "long"):
         return _arrays(_DTYPE_KINDS[name], ndim=0)  # a numpy scalar of that dtype: np.float32(0.5)
     ndim = _creation_ndim(name, args, kwargs)
@@ -202,14 +230,17 @@ def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if name in ("concatenate", "stack", "vstack", "hstack"):
         data = _arg(f"numpy.{name}", args, kwargs, "tup" if name in ("vstack", "hstack") else "arrays")
         return _arrays(_one_array_kind(data)) if data is not None else TOP
-    if name in ("sum", "cumsum", "prod", "max", "min", "abs", "clip", "round", "transpose", "reshape", "squeeze"):
+    if name in ("sum", "cumsum", "prod", "cumprod", "max", "min", "abs", "clip", "round", "transpose", "reshape",
+                "squeeze", "flip", "sort", "ravel", "diff"):
         data = _arg(f"numpy.{name}", args, kwargs, "x" if name == "abs" else "a")
         kind = _one_array_kind(data) if data is not None and data.only(ArrayAtom) else None
-        widened = "int" if kind == "bool" and name in ("sum", "cumsum", "prod") else kind
-        return _arrays(widened, ndim=_reduced_ndim(f"numpy.{name}", args, kwargs) if name in _REDUCTIONS else None)
+        widened = "int" if kind == "bool" and name in ("sum", "cumsum", "prod", "cumprod", "diff") else kind
+        return _arrays(widened, ndim=_reduced_ndim(f"numpy.{name}", args, kwargs, data_ndim(data))
+                       if name in _REDUCTIONS else None)
     if name in _FLOAT_FUNCTIONS:
         data = _arg(f"numpy.{name}", args, kwargs, "a" if name in ("mean", "std", "var", "average") else "x")
-        reduced = _reduced_ndim(f"numpy.{name}", args, kwargs) if name in _REDUCTIONS else data_ndim(data)
+        reduced = _reduced_ndim(f"numpy.{name}", args, kwargs, data_ndim(data)) if name in _REDUCTIONS \
+            else data_ndim(data)
         return _arrays("float", ndim=reduced) if data is not None and _one_array_kind(data) is not None else TOP
     return TOP
 
@@ -234,12 +265,22 @@ def _creation_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> in
     return None
 
 
-def _sample(name: str, dtype: Value | None) -> Value:
+def _sample(name: str, dtype: Value | None, args: list[Value] | None = None,
+            kwargs: dict[str, Value] | None = None) -> Value:
+    ndim = _sampled_ndim(name, args or [], kwargs or {})
     if name in _FLOAT_SAMPLERS:
-        return _arrays(dtype_kind(dtype)) if dtype is not None else _arrays("float")
+        return _arrays(dtype_kind(dtype), ndim=ndim) if dtype is not None else _arrays("float", ndim=ndim)
     if name in _INT_SAMPLERS:
-        return _arrays(dtype_kind(dtype)) if dtype is not None else _arrays("int")
+        return _arrays(dtype_kind(dtype), ndim=ndim) if dtype is not None else _arrays("int", ndim=ndim)
     return TOP
+
+
+def _sampled_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """``np.random.rand(200, 6)``: as many dimensions as sizes given; ``size=``: its length; else not known."""
+    if name in ("rand", "randn") and not kwargs:
+        return len(args) if all(v.consts() and all(type(c) is int for c in v.consts() or []) for v in args) \
+            else None
+    return _shape_ndim(kwargs["size"]) if "size" in kwargs else None
 
 
 def rng_method(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -259,14 +300,15 @@ def array_method(name: str, receiver: Value, args: list[Value], kwargs: dict[str
     for atom in receiver.atoms:
         assert isinstance(atom, ArrayAtom)
         if name == "astype":
-            result = _arrays(dtype_kind(_arg("numpy.ndarray.astype", args, kwargs, "dtype")))
+            result = _arrays(dtype_kind(_arg("numpy.ndarray.astype", args, kwargs, "dtype")), ndim=atom.ndim)
         elif name in _SAME_KIND:
-            result = _arrays(atom.kind)
+            result = _arrays(atom.kind, ndim=atom.ndim if name in _SAME_RANK else None)
         elif name in ("mean", "std", "var"):
             result = _arrays(dtype_kind(kwargs["dtype"]) if "dtype" in kwargs else "float",
-                             ndim=_reduced_ndim(f"numpy.ndarray.{name}", args, kwargs))
+                             ndim=_reduced_ndim(f"numpy.ndarray.{name}", args, kwargs, atom.ndim))
         elif name in ("sum", "cumsum", "prod", "cumprod"):
-            reduced = _reduced_ndim(f"numpy.ndarray.{name}", args, kwargs) if name in _REDUCTIONS else None
+            reduced = _reduced_ndim(f"numpy.ndarray.{name}", args, kwargs, atom.ndim) \
+                if name in _REDUCTIONS else None
             result = _arrays("int" if atom.kind == "bool" else atom.kind, ndim=reduced) \
                 if "dtype" not in kwargs else TOP
         elif name in ("argmax", "argmin", "argsort", "nonzero"):
@@ -299,7 +341,10 @@ def array_binop(op: ast.operator, left: Value, right: Value) -> Value | None:
             kind = _pair_kind(op, a, b)
             if kind is None:
                 return TOP
-            out = V(ArrayAtom(kind)) if out is None else out.join(V(ArrayAtom(kind)))
+            # broadcasting: the larger number of dimensions (a Python scalar has none)
+            ranks = [0 if isinstance(x, Const) else x.ndim for x in (a, b)]  # type: ignore[attr-defined]
+            ndim = max(ranks) if None not in ranks else None
+            out = V(ArrayAtom(kind, ndim)) if out is None else out.join(V(ArrayAtom(kind, ndim)))
     return out if out is not None else TOP
 
 
@@ -388,7 +433,23 @@ class NumpyModel(LibraryModel):
         return UNHANDLED
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
-        return V(atom) if isinstance(atom, ArrayAtom) else None  # an element, a slice or a selection: the dtype
+        if not isinstance(atom, ArrayAtom):
+            return None
+        # an index tensor with a dimension is read through ``Tensor.__array__`` (a 0-dim one through
+        # ``__index__``, which works anywhere): a CUDA one cannot be converted (``alphas_cumprod[t]``)
+        torch = self.model_named("torch")
+        indexes = [V(a) for a in key.atoms if getattr(a, "zero_dim", None) is False]
+        if torch is not None and indexes:
+            converted = torch.numpy_conversion("numpy.ndarray.__getitem__", indexes, node, st, fr)
+            if converted is not None and st.dead:
+                return BOTTOM
+        # an element, a slice or a selection: the dtype; an integer index takes one dimension away
+        consts = key.consts() or ([] if key.top or not key.only(NumberAtom) else None)
+        integer = consts is not None and all(type(c) is int for c in consts) \
+            and all(a.tname == "int" for a in key.atoms if isinstance(a, NumberAtom))
+        if integer and atom.ndim:
+            return V(ArrayAtom(atom.kind, atom.ndim - 1))
+        return V(ArrayAtom(atom.kind)) if atom.ndim is not None else V(atom)
 
     def element(self, atom: Atom, how: str) -> Value | None:
         return V(atom) if how == "slice" and isinstance(atom, ArrayAtom) else None

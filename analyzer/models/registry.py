@@ -16,6 +16,7 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .array_consumers import ArrayConsumers
     from .copies import Copies
     from .entry_points import EntryPoints
+    from .hf_models import HFModels
     from .hf_trainer import HFTrainer
     from .library_refs import LibraryReferences
     from .numpy_model import NumpyModel
@@ -23,7 +24,9 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .progress_bars import ProgressBars
     from .torch_model import TorchModel
 
-    # torch first: it answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table; the
-    # library references last: the calls of them no model above answered are unknown
-    return (TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots, ProgressBars,
-            HFTrainer, AccelerateModel, LibraryReferences)
+    # transformers' models before torch: they are layers whose calls, ``.device`` and ``generate`` it answers
+    # (the rest of nn.Module's API is torch's); torch then answers numpy calls that take tensors
+    # (``np.asarray(t)``) before numpy's own table; the library references last: the calls of them no model
+    # above answered are unknown
+    return (HFModels, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots,
+            ProgressBars, HFTrainer, AccelerateModel, LibraryReferences)

@@ -180,6 +180,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.randperm": f"n, *, generator=None, {_FACTORY}, pin_memory=False",
         "torch.normal": f"mean, std=1.0, size=None, *, generator=None, {_FACTORY}",
         "torch.bernoulli_like": f"input, *, generator=None, {_FACTORY}",
+        **{f"torch.{name}_window": f"window_length, periodic=True, {extra}*, {_FACTORY}" for name, extra in (
+            ("hann", ""), ("hamming", "alpha=0.54, beta=0.46, "), ("blackman", ""), ("bartlett", ""),
+            ("kaiser", "beta=12.0, "))},
         "torch.tril_indices": "row, col, offset=0, *, dtype=None, device=None, layout=None",
         "torch.triu_indices": "row, col, offset=0, *, dtype=None, device=None, layout=None",
         "torch.zeros_like": _LIKE,
@@ -194,10 +197,23 @@ SIGNATURES: dict[str, dict[str, str]] = {
         **{f"torch.{name}": _LEGACY for name in (
             "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
             "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")},
+        "torch.sparse_coo_tensor": "indices, values, size=None, *, dtype=None, device=None, pin_memory=False, "
+                                   "requires_grad=False, check_invariants=None, is_coalesced=None",
+        "torch.Tensor": "*args",
+        "torch.nn.utils.rnn.pad_sequence": "sequences, batch_first=False, padding_value=0.0, padding_side='right'",
         "torch.from_numpy": "ndarray",
         "torch.from_dlpack": "ext_tensor",
         "torch.utils.dlpack.from_dlpack": "ext_tensor",
         "torch.autograd.Variable": "data, requires_grad=False, volatile=False",
+        "torch.nn.utils.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.nn.utils.clip_grad.clip_grad_norm_": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, "
+                                                    "foreach=None",
+        "torch.nn.utils.clip_grad_norm": "parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.nn.utils.get_total_norm": "tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None",
+        "torch.autograd.grad": "outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, "
+                               "only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False",
+        "torch.autograd.backward": "tensors, grad_tensors=None, retain_graph=None, create_graph=False, "
+                                   "grad_variables=None, inputs=None",
         "torch.autograd.variable.Variable": "data, requires_grad=False, volatile=False",
         **{f"torch.cuda.{name}": _LEGACY for name in (
             "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
@@ -269,6 +285,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         # (the cast overload: the device overloads are resolved by the torch model's ``_to_targets``)
         "torch.Tensor.to": "dtype=None, non_blocking=False, copy=False, *args, memory_format=None, **kwargs",
         "torch.Tensor.numpy": "*, force=False",
+        "torch.Tensor.backward": "gradient=None, retain_graph=None, create_graph=False, inputs=None",
         "torch.Tensor.requires_grad_": "requires_grad=True",
         "torch.nn.Module.forward": "input, *args, **kwargs",
         "torch.nn.Sequential.forward": "input",
@@ -327,8 +344,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "numpy.vstack": "tup, *, dtype=None, casting='same_kind'",
         "numpy.hstack": "tup, *, dtype=None, casting='same_kind'",
         **{f"numpy.{name}": "a, axis=None, *args, **kwargs" for name in (
-            "sum", "cumsum", "prod", "max", "min", "mean", "std", "var", "average", "any", "all")},
-        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze")},
+            "sum", "cumsum", "prod", "cumprod", "max", "min", "mean", "std", "var", "average", "any", "all")},
+        **{f"numpy.{name}": "a, *args, **kwargs" for name in ("clip", "round", "transpose", "reshape", "squeeze",
+                                                               "flip", "sort", "ravel", "diff")},
         **{f"numpy.ndarray.{name}": "axis=None, *args, **kwargs" for name in (
             "sum", "cumsum", "prod", "cumprod", "mean", "std", "var")},
         **{f"numpy.{name}": "x, /, *args, **kwargs" for name in (
@@ -384,6 +402,41 @@ SIGNATURES: dict[str, dict[str, str]] = {
         # (read from the source: the device every TrainingArguments of the program asks for)
         **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
                         "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
+    },
+    "transformers-models": {
+        "transformers.PreTrainedModel.from_pretrained": "pretrained_model_name_or_path, *model_args, config=None, "
+                                                        "cache_dir=None, ignore_mismatched_sizes=False, "
+                                                        "force_download=False, local_files_only=False, token=None, "
+                                                        "revision='main', use_safetensors=None, weights_only=True, "
+                                                        "device_map=None, **kwargs",
+        "transformers.PreTrainedModel.forward": "input_ids=None, attention_mask=None, token_type_ids=None, "
+                                                "position_ids=None, head_mask=None, inputs_embeds=None, labels=None, "
+                                                "**kwargs",
+        "transformers.GenerationMixin.generate": "inputs=None, generation_config=None, logits_processor=None, "
+                                                 "stopping_criteria=None, prefix_allowed_tokens_fn=None, "
+                                                 "synced_gpus=None, assistant_model=None, streamer=None, "
+                                                 "negative_prompt_ids=None, negative_prompt_attention_mask=None, "
+                                                 "custom_generate=None, **kwargs",
+        **dict.fromkeys(("transformers.PreTrainedTokenizerBase.__call__",
+                         "transformers.PreTrainedTokenizerBase.encode_plus",
+                         "transformers.PreTrainedTokenizerBase.batch_encode_plus",
+                         "transformers.PreTrainedTokenizerBase.prepare_for_model"),
+                        "text=None, text_pair=None, text_target=None, text_pair_target=None, add_special_tokens=True, "
+                        "padding=False, truncation=None, max_length=None, stride=0, is_split_into_words=False, "
+                        "pad_to_multiple_of=None, padding_side=None, return_tensors=None, return_token_type_ids=None, "
+                        "return_attention_mask=None, **kwargs"),
+        "transformers.PreTrainedTokenizerBase.encode": "text, text_pair=None, add_special_tokens=True, padding=False, "
+                                                       "truncation=None, max_length=None, stride=0, padding_side=None, "
+                                                       "return_tensors=None, **kwargs",
+        "transformers.PreTrainedTokenizerBase.pad": "encoded_inputs, padding=True, max_length=None, "
+                                                    "pad_to_multiple_of=None, padding_side=None, "
+                                                    "return_attention_mask=None, return_tensors=None, verbose=True",
+        "transformers.PreTrainedTokenizerBase.apply_chat_template": "conversation, tools=None, documents=None, "
+                                                                    "chat_template=None, add_generation_prompt=False, "
+                                                                    "continue_final_message=False, tokenize=True, "
+                                                                    "padding=False, truncation=False, max_length=None, "
+                                                                    "return_tensors=None, return_dict=True, **kwargs",
+        "transformers.BatchEncoding.to": "device, *, non_blocking=False",
     },
     "accelerate": {
         "accelerate.Accelerator": "device_placement=True, split_batches=False, mixed_precision=None, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 CREATORS = frozenset({
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace",
     "logspace", "eye", "randperm", "normal", "bernoulli_like", "tril_indices", "triu_indices", "scalar_tensor",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
 })
 #: ``torch.<name>_like(t, ...)``: on ``t``'s device unless ``device=`` says otherwise.
 LIKE_CREATORS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
@@ -33,7 +34,8 @@ CHECKED_OPS = frozenset({
     "scatter_reduce", "index_add", "index_copy", "index_fill", "take", "take_along_dim", "index_put",
     "searchsorted", "bucketize", "isin", "polar", "complex", "mul_", "add_", "sub_", "div_", "masked_fill_",
     "index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_", "scatter_reduce_", "index_put_",
-    "clamp_", "clip_", "pow_", "lerp_", "addcmul_", "addcdiv_", "baddbmm_", "addmm_", "copysign",
+    "clamp_", "clip_", "pow_", "lerp_", "addcmul_", "addcdiv_", "baddbmm_", "addmm_", "copysign", "stft", "istft",
+    "spmm", "smm", "hspmm", "sspaddmm",
 })
 #: Ops over a sequence of tensors (the first argument), all on one device.
 SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
@@ -62,7 +64,7 @@ SAME_DEVICE_OPS = frozenset({
     "requires_grad_", "retain_grad", "conj", "real", "imag", "angle", "isnan", "isinf", "isfinite", "logical_not",
     "bitwise_not", "square_", "sqrt_", "neg_", "unsqueeze_", "squeeze_", "t_", "transpose_", "resize_",
     "softmax_", "as_strided", "unfold", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
-    "affine_grid",
+    "affine_grid", "coalesce", "to_dense", "to_sparse", "values", "indices", "_values", "_indices",
 })
 #: Reductions: a 0-dim result unless a dimension is given.
 REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
@@ -134,6 +136,15 @@ INTEGER_TENSOR_TYPES = frozenset(t for t in LEGACY_TENSOR_TYPES if t not in {"Fl
 COMPARISONS = frozenset({"eq", "noteq", "lt", "lte", "gt", "gte"})
 #: Casts and copies that return the tensor itself for a leaf created without ``dtype=`` (contiguous, float32).
 LEAF_IDENTITIES = frozenset({"contiguous", "float"})
+#: Ops whose result has the input's number of dimensions (a transpose, a cast, an element-wise function): an
+#: index tensor's rank survives ``edge_index.t().contiguous()``, so its rows are known not to be 0-dim.
+RANK_KEEPING = frozenset({
+    "t", "transpose", "swapaxes", "swapdims", "permute", "movedim", "contiguous", "clone", "detach", "float",
+    "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "flip", "fliplr", "flipud", "roll",
+    "tril", "triu", "narrow", "pin_memory", "abs", "neg", "exp", "log", "sqrt", "sigmoid", "tanh", "relu",
+    "softmax", "log_softmax", "cumsum", "cumprod", "argsort", "clamp_min", "clamp_max", "sign", "round", "floor",
+    "ceil", "isnan", "isinf", "logical_not",
+})
 #: ``kl_divergence(p, q)`` of two distributions: an op over both one's parameters and the other's.
 KL_DIVERGENCE = frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
 #: Distributions whose ``log_prob(value)`` gathers with ``value`` as the index (MV207 when it is elsewhere).

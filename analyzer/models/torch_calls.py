@@ -68,10 +68,15 @@ TORCH_CALLS: tuple[Rule, ...] = (
     Rule("_call_create_like", module=("torch",), names=LIKE_CREATORS),
     Rule("_call_legacy_type", module=("torch",), names=LEGACY_TENSOR_TYPES),
     Rule("_call_cuda_legacy_type", module=("torch.cuda",), names=LEGACY_TENSOR_TYPES),
+    _exact("_call_clip_grad_norm", "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+           "torch.nn.utils.clip_grad_norm", "torch.nn.utils.get_total_norm"),
+    _exact("_call_autograd_grad", "torch.autograd.grad", "torch.autograd.backward"),
     _exact("_call_variable", "torch.autograd.Variable", "torch.autograd.variable.Variable"),
     _exact("_call_set_default_tensor_type", "torch.set_default_tensor_type"),
     _exact("_call_from_dlpack", "torch.from_dlpack", "torch.utils.dlpack.from_dlpack"),
     _exact("_call_from_numpy", "torch.from_numpy"),
+    _exact("_call_sparse_coo", "torch.sparse_coo_tensor"),
+    _exact("_call_tensor_class", "torch.Tensor"),
     _exact("_call_device", "torch.device"),
     Rule("_call_data", prefix="torch.utils.data."),
     _exact("_call_generator", "torch.Generator", "torch._C.Generator"),
@@ -83,6 +88,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_unknown_bool", "torch.cuda.is_available", "torch.backends.mps.is_available"),
     _exact("_call_compiled", "torch.compile", "torch.jit.script"),
     _exact("_call_pack_padded", "torch.nn.utils.rnn.pack_padded_sequence"),
+    _exact("_call_pad_sequence", "torch.nn.utils.rnn.pad_sequence"),
     Rule("_call_grad_mode", module=("torch",), names=frozenset(GRAD_MODES)),
     _exact("_call_set_grad_enabled", "torch.set_grad_enabled"),
     _exact("_call_set_default_device", "torch.set_default_device"),
@@ -97,7 +103,8 @@ TORCH_CALLS: tuple[Rule, ...] = (
     Rule("_call_optimizer", prefix="torch.optim.", capitalised=True, excluding="lr_scheduler"),
     Rule("_call_unchecked_view", module=("torch",), names=UNCHECKED_VIEWS),
     Rule("_call_sequence_op", module=("torch",), names=SEQUENCE_OPS),
-    Rule("_call_function_op", module=("torch", "torch.nn.functional", "torch.linalg", "torch.special")),
+    Rule("_call_function_op", module=("torch", "torch.nn.functional", "torch.linalg", "torch.special",
+                                      "torch.sparse")),
 )
 
 

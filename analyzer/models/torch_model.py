@@ -23,6 +23,7 @@ usual ``model.to(device)``. Plain tensor attributes do not move.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 from collections.abc import Iterable
 from dataclasses import replace
@@ -82,6 +83,7 @@ from ..torch_domain import (
 )
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
+from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
 from .torch_api import (
@@ -102,6 +104,7 @@ from .torch_api import (
     NO_GRAD_RESULTS,
     NUMPY_DLPACK,
     NUMPY_NO_CONVERSION,
+    RANK_KEEPING,
     REDUCTIONS,
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
@@ -115,6 +118,8 @@ from .torch_data import WORKER_VAR, TorchData
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
+from .torchvision_model import ROOT as TORCHVISION
 
 GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
 DEVICE_VAR = "torch.default_device"
@@ -193,6 +198,8 @@ class TorchModel(TorchData, LibraryModel):
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
     def import_ref(self, path: str) -> Value | None:
+        if path.partition(".")[0] == TORCHVISION:
+            return library_ref(path, frozenset({TORCHVISION}))  # its classifiers and box ops: :meth:`call_value`
         return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
 
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -204,6 +211,9 @@ class TorchModel(TorchData, LibraryModel):
             if WORKER_VAR in st.modes:
                 return self.worker_made_cuda(atom.path, result, [*args, *kwargs.values()], node, st, fr)
             return result
+        if isinstance(atom, LibraryRef) and atom.path.startswith(TORCHVISION + "."):
+            vision = None if star_unknown or node is None else torchvision_call(self, atom, args, kwargs, node, st, fr)
+            return UNHANDLED if vision is None else vision
         if isinstance(atom, TorchLayerAtom):
             return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
                 else self.torch_layer_call(atom, args, kwargs, node, st, fr)
@@ -295,6 +305,26 @@ class TorchModel(TorchData, LibraryModel):
     def attribute_stored(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
         if target.attr in ("requires_grad", "data"):
             self.torch_tensor_state_store(target, obj, value, st, fr)
+        elif target.attr == "weight":
+            self._layer_weight_replaced(target, obj, value, st, fr)
+
+    def _layer_weight_replaced(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
+        """``model.embedding.weight = nn.Parameter(vectors)``: a lookup table's only weight replaced, after the
+        model moved or not: the layer is where the new weight is (the module holding it is updated)."""
+        layers = [a for a in obj.atoms if isinstance(a, TorchLayerAtom) and a.name in _WEIGHT_ONLY_LAYERS]
+        tensors = torch_tensors(value)
+        if not layers or len(layers) != len(obj.atoms) or obj.top or not tensors or value.top:
+            return
+        if not value.only(TorchTensorAtom):
+            return
+        replaced = Value(frozenset(dataclasses.replace(layer, dev=t.dev) for layer in layers for t in tensors))
+        holder = target.value
+        if isinstance(holder, ast.Name) and holder.id in st.vars:
+            st.vars[holder.id] = replaced  # ``emb.weight = ...``: the name holds the layer as it is now
+        elif isinstance(holder, ast.Attribute):  # ``model.embedding.weight = ...``: the module's attribute
+            owner = self.eval(holder.value, st, fr)
+            if not owner.top and owner.atoms and all(isinstance(a, Instance) for a in owner.atoms):
+                self.store_attribute(owner, holder.attr, replaced, fr)
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
@@ -369,9 +399,18 @@ class TorchModel(TorchData, LibraryModel):
         return self.world_device_choice(body, orelse)
 
     def assignment(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
-        return self.self_move(node, st, fr)
+        owner = _head_owner(node.targets[0], st) if len(node.targets) == 1 else None
+        return owner if owner is not None else self.self_move(node, st, fr)
 
     def assigned(self, target: ast.expr, before: Value, after: Value, st: State, fr: Frame) -> None:
+        owner = _head_owner(target, st)
+        if owner is not None and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            # ``model.fc = nn.Linear(...)`` on a torchvision classifier: the model now ends in that layer
+            replaced = with_head(owner, after)
+            st.vars[target.value.id] = replaced if replaced is not None else TOP
+            st.kill_aliases(target.value.id)
+            st.drop_overlays(target.value.id)
+            return
         self.supersede_moved_attribute(target, before, after, st, fr)  # type: ignore[arg-type]
 
     def context_key(self, st: State | None, uncalled: bool) -> Any:
@@ -610,11 +649,13 @@ class TorchModel(TorchData, LibraryModel):
             semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1,
                                   (atom.owned and self.module_code_depth > 0) or roles[i][3], roles[i][2])
                         for i, atom in enumerate(combo)]
+            code = T.mismatch_code(semantic, op)
             if any(atom.zero_dim is None and atom.dev == CPU for atom in combo) and len({a.dev for a in combo}) > 1 \
-                    and T.scalar_exempt(op):
+                    and T.scalar_exempt(op) and code != T.mismatch_code(
+                        [o if o.device != "cpu" or combo[i].zero_dim is not None else dataclasses.replace(o, ndim=0)
+                         for i, o in enumerate(semantic)], op):
                 partial = True  # the scalar exemption (CPU 0-dim only) depends on a rank the analysis does not know
                 continue
-            code = T.mismatch_code(semantic, op)
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
                 first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
@@ -653,16 +694,17 @@ class TorchModel(TorchData, LibraryModel):
         detach = detach or api in NO_GRAD_RESULTS  # an integer or boolean result: never in the graph
         for atom in torch_tensors(receiver):
             dims = atom.zero_dim if zero_dim is None and api != "reshape" else zero_dim
+            ndim = atom.ndim if api in RANK_KEEPING else None
             tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin), tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin),
-                                  tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin,
+                                                  ndim=ndim), tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
@@ -705,6 +747,46 @@ class TorchModel(TorchData, LibraryModel):
         return TOP if dev is None else V(TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(
             node, fr, f"torch.cuda.{path.rpartition('.')[2]}")))
 
+    def _call_clip_grad_norm(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                             fr: Frame) -> Value | None:
+        # the total norm: a 0-dim tensor outside the graph, where the parameters (their grads) are; unknown when
+        # they are on several devices or not known
+        bound = bind_call(path, args, kwargs).arguments
+        given = bound.get("parameters", bound.get("tensors"))
+        if given is None:
+            return None
+        tensors = given if given.only(TorchTensorAtom) else self.iter_element(given)
+        devices = {a.dev for a in torch_tensors(tensors)}
+        if tensors.top or len(devices) != 1 or not tensors.only(TorchTensorAtom):
+            return None
+        return V(TorchTensorAtom(devices.pop(), NO_GRAD, True, origin=self.origin(node, fr, "total norm")))
+
+    def _call_autograd_grad(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                            fr: Frame) -> Value | None:
+        # ``grad(outputs, inputs, grad_outputs)``, ``backward(tensors, grad_tensors)``: each given gradient on its
+        # output's device (the result: not followed)
+        bound = bind_call(path, args, kwargs).arguments
+        outputs = bound.get("outputs", bound.get("tensors"))
+        given = bound.get("grad_outputs", bound.get("grad_tensors"))
+        if outputs is not None and given is not None:
+            self.check_gradients(path.removeprefix("torch."), outputs, given, node, st, fr)
+        return BOTTOM if st.dead else None
+
+    def check_gradients(self, api: str, outputs: Value, gradients: Value, node: ast.AST, st: State,
+                        fr: Frame) -> None:
+        """Each gradient given for an output must be on that output's device (autograd's engine checks them
+        pairwise, with no scalar exemption); a pair that is not known is not checked."""
+        outs, grads = _one_or_items(outputs), _one_or_items(gradients)
+        if outs is None or grads is None or len(outs) != len(grads):
+            return
+        for i, (output, gradient) in enumerate(zip(outs, grads, strict=True)):
+            if st.dead:
+                return
+            if torch_tensors(output) and torch_tensors(gradient):
+                self.checked_op(api if i == 0 else f"{api}[{i}]", [("output", output, False, False),
+                                                                   ("gradient", gradient, False, False)],
+                                node, st, fr, op="autograd.grad")
+
     def _call_variable(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                        fr: Frame) -> Value | None:
         return self._wrapped(path, args, kwargs, parameter=False)
@@ -739,6 +821,31 @@ class TorchModel(TorchData, LibraryModel):
         zero_dim = (True if ndims == {0} else None if 0 in ndims else False) if made else None
         return V(TorchTensorAtom(CPU, NO_GRAD, zero_dim, ndim=ndims.pop() if len(ndims) == 1 else None,
                                  origin=self.origin(node, fr, "from numpy")))
+
+    def _call_pad_sequence(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                           st: State, fr: Frame) -> Value | None:
+        # the sequences are padded and stacked: all on one device, the batch where they are
+        sequences = argument(path, args, kwargs, "sequences", None)
+        return None if sequences is None else self._sequence_op("stack", sequences, node, st, fr)
+
+    def _call_tensor_class(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                           st: State, fr: Frame) -> Value | None:
+        # ``torch.Tensor(data)``: the legacy constructor, a float tensor of the default tensor type (a CPU one
+        # unless a default device or tensor type was set, then unknown here); never 0-dim
+        if st.modes.get(DEVICE_VAR) is not None or not args or kwargs:
+            return TOP
+        return V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, "torch.Tensor")))
+
+    def _call_sparse_coo(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                         fr: Frame) -> Value | None:
+        # on ``device=`` when given, else where its values are (PyTorch infers it from indices and values)
+        if "device" in kwargs:
+            devices = self._device_argument(kwargs["device"], st)
+            return TOP if devices is None else Value(frozenset(
+                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.text} by {path}"))
+                for dev, _source in devices))
+        values = argument(path, args, kwargs, "values", None)
+        return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
 
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
@@ -1276,8 +1383,8 @@ class TorchModel(TorchData, LibraryModel):
                                 op=name)
                 out = out.join(BOTTOM if st.dead else TOP)
             elif name in ("sample", "sample_n") or (name == "rsample" and not atom.grad):
-                # of the parameters' shape unless a sample shape is given
-                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, None if args or kwargs else atom.zero_dim,
+                # of the parameters' shape, after the sample shape when one is given (``sample((n, d))``)
+                out = out.join(V(TorchTensorAtom(atom.dev, NO_GRAD, _sampled_zero_dim(atom.zero_dim, args, kwargs),
                                                  origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
             elif name in ("rsample", "entropy") and not atom.others:
                 out = out.join(V(params.with_(zero_dim=None, origin=self.origin(node, fr, f"{atom.name}.{name}()"))))
@@ -1390,7 +1497,11 @@ class TorchModel(TorchData, LibraryModel):
             return V(atom.with_(owned=False))
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
-        if attr in ("shape", "dtype", "ndim", "layout", "names", "grad_fn"):
+        if attr == "shape" and atom.ndim is not None:
+            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
+        if attr == "dtype":
+            return V(UNKNOWN_DTYPE)  # a dtype the analysis does not know: ``m.to(h.dtype)`` is a cast, not a move
+        if attr in ("shape", "ndim", "layout", "names", "grad_fn"):
             return None
         return V(BoundShim(atom, attr))
 
@@ -1421,8 +1532,13 @@ class TorchModel(TorchData, LibraryModel):
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
             return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
+        if name == "backward":
+            gradient = argument("torch.Tensor.backward", args, kwargs, "gradient", None)
+            if gradient is not None:
+                self.check_gradients("Tensor.backward", receiver, gradient, node, st, fr)
+            return BOTTOM if st.dead else TOP
         if name in ("item", "tolist", "size", "dim", "numel", "element_size", "get_device", "data_ptr", "stride",
-                    "backward", "register_hook", "is_contiguous", "is_floating_point", "nelement"):
+                    "register_hook", "is_contiguous", "is_floating_point", "nelement"):
             return TOP
         if name in ("detach", "detach_"):
             result = self.same_device_result(receiver, node, st, fr, None, detach=True)
@@ -1480,7 +1596,7 @@ class TorchModel(TorchData, LibraryModel):
         """``t.to(dtype)``: an integer dtype drops requires-grad, float32 (the default) is the tensor itself, another
         float dtype is a new tensor (in the graph); unknown: the tensor as it was (no finding either way)."""
         names = {a.path.rpartition(".")[2] for a in dtype.atoms if isinstance(a, TorchRef)}
-        if dtype.top or len(names) != 1 or not dtype.only(TorchRef):
+        if dtype.top or len(names) != 1 or not dtype.only(TorchRef) or UNKNOWN_DTYPE in dtype.atoms:
             return receiver
         name = names.pop()
         api = "long" if name in INTEGER_DTYPES else "float" if name in DEFAULT_FLOAT_DTYPES else "double"
@@ -1808,7 +1924,17 @@ class TorchModel(TorchData, LibraryModel):
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
         if layer.name == DDP_NAME:
             return ddp_call(self, layer, args, kwargs, node, st, fr)
-        return self._apply_layer(layer, args, kwargs, node, st, fr, f"nn.{layer.name}")
+        if layer.children and layer.name.startswith(TORCHVISION + "."):
+            # a torchvision classifier whose head was replaced: its body, then the new head
+            value = self._apply_layer(replace(layer, children=()), args, kwargs, node, st, fr, layer.name)
+            for child in layer.children:
+                if st.dead:
+                    return BOTTOM
+                value = self.torch_layer_call(with_tags(child, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
+            return value
+        # (a torchvision classifier is named by its path)
+        return self._apply_layer(layer, args, kwargs, node, st, fr,
+                                 layer.name if "." in layer.name else f"nn.{layer.name}")
 
     def _apply_layer(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                      st: State, fr: Frame, api: str) -> Value:
@@ -2101,15 +2227,27 @@ class TorchModel(TorchData, LibraryModel):
         return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
-        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``): the tensors ``self.x`` holds now."""
+        """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``), and for ``model.x = t`` from outside the
+        module's class (a tensor attribute replaced after construction): the tensors ``x`` holds now."""
         call = node.value
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute) \
-                or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
-                or call.func.attr not in T.MOVE_METHODS or _dotted(call.func.value) != _dotted(node.targets[0]) \
                 or _dotted(node.targets[0]) is None:
             return None
-        before = self.eval(node.targets[0], st.copy(), fr, quiet=True)
+        target = node.targets[0]
+        moved = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in T.MOVE_METHODS and _dotted(call.func.value) == _dotted(target)
+        if not moved and not self._replaced_from_outside(target, st, fr):
+            return None
+        before = self.eval(target, st.copy(), fr, quiet=True)
         return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
+
+    def _replaced_from_outside(self, target: ast.Attribute, st: State, fr: Frame) -> bool:
+        """``model.mean = ckpt["mean"].cuda()``: code outside the module's class reconfigures one module after
+        building it; its methods called later read the new tensor (the one ``__init__`` made is superseded)."""
+        owner = self.eval(target.value, st.copy(), fr, quiet=True)
+        atom = next(iter(owner.atoms)) if len(owner.atoms) == 1 and not owner.top else None
+        return isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) \
+            and (fr.func is None or fr.func.cls is not atom.cls)
 
     def supersede_moved_attribute(self, target: ast.Attribute, before: Value, after: Value, st: State,
                                 fr: Frame) -> None:
@@ -2255,11 +2393,23 @@ def _parameter_elements(params: Value) -> tuple[list[TorchTensorAtom], bool]:
 _SIZED_CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn"})
 
 
+def _sampled_zero_dim(params_zero_dim: bool | None, args: list[Value], kwargs: dict[str, Value]) -> bool | None:
+    """Whether ``dist.sample(sample_shape)`` is 0-dim: a sample shape of known length decides with the parameters'
+    rank (an empty one keeps it); an unknown one (``mu.shape``) leaves it unknown."""
+    shape = args[0] if args else kwargs.get("sample_shape")
+    if shape is None:
+        return params_zero_dim
+    lengths = {len(a.items) for a in shape.atoms if isinstance(a, SeqAtom) and a.items is not None}
+    if shape.top or len(lengths) != 1 or not shape.only(SeqAtom):
+        return None
+    return False if lengths.pop() else params_zero_dim
+
+
 def _created_ndim(name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
     """The number of dimensions of ``torch.<name>(...)`` where the call says it (``None``: not known)."""
     if name in ("tensor", "as_tensor"):
         return data_ndim(args[0] if args else kwargs.get("data"))
-    if name in ("arange", "linspace", "logspace", "randperm"):
+    if name in ("arange", "linspace", "logspace", "randperm") or name.endswith("_window"):
         return 1
     if name == "eye":
         return 2
@@ -2286,8 +2436,22 @@ def _index_tensors(key: Value) -> Iterable[Atom]:
 
 
 #: The names of a layer's positional arguments after its input (for the operands' roles in messages).
+#: Layers whose one parameter is ``weight``: replacing it puts the whole layer where the new weight is.
+_WEIGHT_ONLY_LAYERS = frozenset({"Embedding", "EmbeddingBag"})
+_DECODER_ARGUMENTS = ("memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
 _LATER_ARGUMENTS = {"RNN": ("hx",), "LSTM": ("hx",), "GRU": ("hx",), "RNNCell": ("hx",), "LSTMCell": ("hx",),
-                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",)}
+                    "GRUCell": ("hx",), "MultiheadAttention": ("key", "value"), "Bilinear": ("input2",),
+                    "TransformerEncoder": ("mask", "src_key_padding_mask"),
+                    "TransformerEncoderLayer": ("src_mask", "src_key_padding_mask"),
+                    "TransformerDecoder": _DECODER_ARGUMENTS, "TransformerDecoderLayer": _DECODER_ARGUMENTS,
+                    "Transformer": ("tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask",
+                                    "tgt_key_padding_mask", "memory_key_padding_mask")}
+#: A transformer's self-attention mask and the padding mask of the same attention. A causal mask with no padding
+#: mask beside it is dropped for the ``is_causal`` hint (``F.multi_head_attention_forward``), so a CPU
+#: ``generate_square_subsequent_mask(n)`` runs on the GPU; whether a mask is causal is a matter of its values,
+#: which the analysis does not know: such a mask alone is not checked.
+_CAUSAL_MASKS = {"mask": "src_key_padding_mask", "src_mask": "src_key_padding_mask",
+                 "tgt_mask": "tgt_key_padding_mask"}
 
 
 def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
@@ -2298,6 +2462,10 @@ def _more_tensor_operands(args: list[Value], kwargs: dict[str, Value],
     names = _LATER_ARGUMENTS.get(layer, ())
     named = [(names[i] if i < len(names) else f"arg{i + 2}", value) for i, value in enumerate(args)]
     named += [(key, value) for key, value in kwargs.items() if key != "input"]
+    if layer.startswith("Transformer"):
+        given = {role for role, value in named if value.consts() != [None]}
+        named = [(role, value) for role, value in named
+                 if role not in _CAUSAL_MASKS or _CAUSAL_MASKS[role] in given]
     out = []
     for role, value in named:
         items = _sequence_items(value)
@@ -2343,6 +2511,21 @@ def _numpy_inputs(value: Value, depth: int = 0) -> list[tuple[str, Value]]:
             out.extend(("element", inner if alone else inner.join(TOP)) for _role, inner in
                        _numpy_inputs(item, depth + 1))
     return out
+
+
+def _head_owner(target: ast.expr, st: State) -> Value | None:
+    """For ``model.fc = ...`` where ``model`` names a torchvision classifier: the classifier."""
+    if not isinstance(target, ast.Attribute) or target.attr not in HEADS or not isinstance(target.value, ast.Name):
+        return None
+    owner = st.vars.get(target.value.id)
+    return owner if owner is not None and is_classifier(owner) else None
+
+
+def _one_or_items(value: Value) -> list[Value] | None:
+    """A tensor as one item, a list or tuple of known length as its items; None otherwise."""
+    if value.atoms and not value.top and value.only(TorchTensorAtom):
+        return [value]
+    return _sequence_items(value)
 
 
 def _sequence_items(value: Value) -> list[Value] | None:
@@ -2435,6 +2618,10 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
     return None
+
+
+#: a tensor's ``dtype`` (``torch.dtype``, the class, stands for a dtype the analysis does not know)
+UNKNOWN_DTYPE = TorchRef("torch.dtype")
 
 
 def _maybe_cast(node: ast.AST) -> bool:

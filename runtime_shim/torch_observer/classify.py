@@ -22,6 +22,8 @@ _DEVICE_MISMATCH = re.compile(
     r"|Input type \(.*\) and weight type \(.*\) should be the same"
     r"|expected self and mask to be on the same device"
     r"|expects all tensors to have the same device"  # torch.meshgrid
+    r"|stft input and window must be on the same device"  # torch.stft / torch.istft
+    r"|expected to be in the same device, but got"  # index_add_ (FakeTensorMode's meta check)
     r"|Mismatching aten\.\S+ device between")  # FakeTensorMode's own check (index_put_ values, ...)
 _INDEX_DEVICE = re.compile(r"indices should be either on cpu or on the same device as the indexed tensor")
 _NUMPY_DEVICE = re.compile(r"can't convert \S+ device type tensor to numpy")

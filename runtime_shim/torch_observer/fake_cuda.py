@@ -211,6 +211,7 @@ class FakeCuda:
         # Without the guard the first autograd op on a fake CUDA tensor aborts the process (a C++
         # terminate, no traceback): stop first, with the one-line GuardUnavailable saying what to install.
         guard_ext.load()
+        _register_missing_meta_kernels()
         for name, value in {**self._cuda_api(), **self._legacy_types()}.items():
             self._patch(torch.cuda, name, value)
         # distributions check their parameters' values (``scale > 0``): fake tensors read back zeros
@@ -226,6 +227,26 @@ class FakeCuda:
         finally:
             while self._undo:
                 self._undo.pop()()
+
+
+_META_KERNELS: list[Any] = []  # the library holding them (registered once per process, kept alive)
+
+
+def _gru_cell_meta(input_gates: torch.Tensor, hidden_gates: torch.Tensor, hx: torch.Tensor,
+                   input_bias: torch.Tensor | None = None,
+                   hidden_bias: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    # the new hidden state, and the workspace the backward reads (five gates' worth per unit)
+    return torch.empty_like(hx), hx.new_empty((hx.size(0), hx.size(1) * 5))
+
+
+def _register_missing_meta_kernels() -> None:
+    """Shapes for the CUDA kernels an op runs on a CUDA build that have no Meta kernel, so fake mode can run
+    them: ``nn.GRU``/``nn.GRUCell`` on CUDA use the fused GRU cell (the LSTM's has one)."""
+    if _META_KERNELS:
+        return
+    library = torch.library.Library("aten", "IMPL", "Meta")
+    library.impl("_thnn_fused_gru_cell", _gru_cell_meta)
+    _META_KERNELS.append(library)
 
 
 def _forget_weak_values(t: torch.Tensor) -> None:

@@ -207,6 +207,8 @@ def new_tensor(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``torch.tensor(data, device="cuda:i")`` copies host data to the device outside fake dispatch:
     build it on the host and move it, keeping it a leaf."""
     device = kwargs.get("device")
+    if device is None:  # ``torch.set_default_device("cuda")``: made there, as real torch does
+        device = _default_device()
     data = args[0] if args else kwargs.get("data")
     if isinstance(data, list | tuple) and any(isinstance(leaf, torch.Tensor) for leaf in tree_flatten(data)[0]):
         # Real torch reads each element tensor's value (on the host); fake ones have none: zeros.
@@ -296,11 +298,17 @@ def _random(output_device: Callable[[tuple, dict], str]) -> Handler:
     return handler
 
 
-def _default_device_type() -> str:
-    """The type of ``torch.set_default_device``'s device (``torch.get_default_device()`` would build a
-    tensor to learn its index, outside fake dispatch here)."""
+def _default_device() -> Any:
+    """``torch.set_default_device``'s device, or None (``torch.get_default_device()`` would build a tensor to
+    learn its index, outside fake dispatch here)."""
     context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
-    return torch.device(context.device).type if context is not None else "cpu"
+    return context.device if context is not None else None
+
+
+def _default_device_type() -> str:
+    """The type of ``torch.set_default_device``'s device."""
+    device = _default_device()
+    return torch.device(device).type if device is not None else "cpu"
 
 
 def _created_on(args: tuple, kwargs: dict) -> str:

@@ -7,11 +7,18 @@ available, else ``cuda:0`` where CUDA is, else the CPU. ``Trainer.__init__`` mov
 default collation) and call ``training_step`` / ``prediction_step``, which move each batch's tensors to the
 device (``_prepare_inputs``) and call ``compute_loss(model, inputs, ...)``. The optimizer is AdamW over the
 model's parameters; one pass over the data (``max_steps`` steps when given).
+
+The models, tokenizers, collators and ``pipeline`` are :mod:`.stand_in_hf_models`'s (loaded beside this
+module); any class name the library has for a model or a tokenizer (``BertForSequenceClassification``,
+``AutoTokenizer``) is made on first use.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,6 +27,29 @@ from torch import nn
 from torch.utils.data import DataLoader, default_collate
 
 __version__ = "0.0.0+runtime-shim-stand-in"
+
+
+def _load_models() -> Any:
+    """The models' stand-in, a module of its own (this one is loaded from its file, not as a package)."""
+    name = "transformers.stand_in_hf_models"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__),
+                                                                     "stand_in_hf_models.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_models = _load_models()
+globals().update({name: getattr(_models, name) for name in _models.__all__})
+
+
+def __getattr__(name: str) -> Any:
+    found = _models.class_named(name)
+    if found is None:
+        raise AttributeError(f"module 'transformers' (the observer's stand-in) has no attribute {name!r}")
+    return found
 
 
 class TrainingArguments:

@@ -4,12 +4,15 @@ observer (the CI machine has neither).
 
 * ``transformers`` (``stand_in_transformers``): ``TrainingArguments.device`` and the ``Trainer``'s placement: the
   model moved to ``args.device``, every batch's tensors moved there by ``_prepare_inputs`` before
-  ``compute_loss(model, inputs)``, from ``training_step`` and ``prediction_step``;
+  ``compute_loss(model, inputs)``, from ``training_step`` and ``prediction_step``; pretrained models, tokenizers,
+  data collators and ``pipeline`` (``stand_in_hf_models``) placed as ``from_pretrained``/``BatchEncoding.to`` do;
 * ``accelerate`` (``stand_in_accelerate``): ``Accelerator.device`` and ``prepare``: modules moved there, data
   loaders whose batches are sent there, the rest as given; ``backward`` and the one-process collectives;
 * ``tqdm`` (``stand_in_tqdm``, also ``tqdm.auto``/``tqdm.notebook``/``tqdm.std``): bars that yield what they wrap;
 * ``matplotlib.pyplot`` (``stand_in_pyplot``, in the package ``stand_in_matplotlib``): figures and axes whose
-  plotting methods read their data with ``numpy.asarray``, as matplotlib's do.
+  plotting methods read their data with ``numpy.asarray``, as matplotlib's do;
+* ``torchvision`` (``stand_in_torchvision``, with ``.models`` and ``.ops``): classifier builders whose weights are
+  on the CPU, and box ops that need their tensors on one device.
 
 The finder sits last on ``sys.meta_path``: an installed library is always found first and runs as it is. A
 stand-in announces itself on stderr when it is imported. Nothing else of either library exists here: a
@@ -28,7 +31,9 @@ from types import ModuleType
 #: module name -> the stand-in module's file (beside this one); a submodule's parent stand-in is a package
 STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in_accelerate.py",
              **dict.fromkeys(("tqdm", "tqdm.auto", "tqdm.notebook", "tqdm.std"), "stand_in_tqdm.py"),
-             "matplotlib": "stand_in_matplotlib.py", "matplotlib.pyplot": "stand_in_pyplot.py"}
+             "matplotlib": "stand_in_matplotlib.py", "matplotlib.pyplot": "stand_in_pyplot.py",
+             "torchvision": "stand_in_torchvision.py", "torchvision.models": "stand_in_torchvision_models.py",
+             "torchvision.ops": "stand_in_torchvision_ops.py"}
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):

@@ -475,3 +475,89 @@ def test_the_choices_a_value_names_are_kept_on_it() -> None:
     assert alternatives([value, V(TorchTensorAtom(CPU, tags=frozenset({(lasting(FLAG), True)})))]) \
         == {FLAG: {False, True}}  # a choice and its lasting form as one
     assert value._alternatives is not None
+
+
+# --- numbers a branch test bounds, and a typed option's thresholds ---------------------------------------------
+
+def test_a_number_keeps_the_bounds_a_test_proves() -> None:
+    import ast
+    import operator
+
+    from devicelint.domain import NumberAtom
+    from devicelint.engine.python_values import CMP_OPS, compare_atoms
+
+    n = NumberAtom("int")
+    positive = n.within(0, None, strict=True)
+    assert positive is not None and (positive.low, positive.high) == (1, None)
+    assert compare_atoms(operator.gt, positive, const(0)) is True
+    assert compare_atoms(operator.gt, positive, const(1)) is None
+    assert compare_atoms(CMP_OPS[ast.Lt], const(0), positive) is True  # 0 < n
+    assert compare_atoms(operator.eq, positive, const(0)) is False
+    assert positive.within(None, 0) is None  # no int is both > 0 and <= 0
+    half = NumberAtom("float").within(0.5, None, strict=True)
+    assert half is not None and compare_atoms(operator.gt, half, const(0.7)) is None  # a float above 0.5 may be 0.6
+    assert NumberAtom("int").within(0, 0).truthy() is False and positive.truthy() is True
+
+
+GPUS = """
+import argparse
+import torch
+from torch import nn
+
+def build(args):
+    model = nn.Linear(8, 3)
+    if args.gpus > 0:
+        model = model.cuda()
+    if args.gpus > 1:
+        model = nn.DataParallel(model)
+    return model
+
+def evaluate(model, args):
+    gpus = args.gpus
+    x = torch.randn(4, 8)
+    if gpus >= 1:
+        x = x.cuda()
+    out = model(x).detach()
+    if gpus == 0:
+        return out.numpy()
+    return out.cpu().numpy()
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", type=int, default=torch.cuda.device_count())
+    args = parser.parse_args()
+    model = build(args)
+    x = torch.randn(4, 8)
+    if 0 < args.gpus:
+        x = x.cuda()
+    print(model(x), evaluate(model, args))
+    {extra}
+
+main()
+"""
+
+
+def test_one_typed_option_compared_with_several_thresholds_is_one_answer_per_run() -> None:
+    """``> 0``, ``0 <``, ``>= 1`` and ``== 0`` of one ``type=int`` option, in several functions: a run that moves
+    the model also moves the batches, and the evaluation's CPU branch never sees a CUDA output."""
+    assert findings(GPUS.replace("{extra}", "")) == []
+
+
+def test_thresholds_that_leave_a_gap_still_fail() -> None:
+    """With exactly one GPU the weights stay on the CPU (``> 1``) while the batch is on the GPU (``> 0``)."""
+    extra = """w = torch.ones(3)
+    if args.gpus > 1:
+        w = w.cuda()
+    y = torch.randn(2, 8)
+    if args.gpus > 0:
+        y = y.cuda()
+    print(y[:, :3] * w)"""
+    assert findings(GPUS.replace("{extra}", extra)) == [(39, "MV201")]
+
+
+
+def test_an_int_option_with_choices_is_a_number_within_them() -> None:
+    source = GPUS.replace("{extra}", "").replace(
+        'type=int, default=torch.cuda.device_count()', 'type=int, default=1, choices=[0, 1, 2]')
+    assert findings(source) == []
+    assert findings(source.replace("if gpus == 0:", "if gpus <= 1:")) == [(21, "MV203")]

@@ -64,7 +64,7 @@ def test_branches_join_and_name_the_path() -> None:
     reveal_device(d)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } | Flex | NdArray
     t = Tensor.ones([2], d)
     t.inner()  # expect-warning: MV108
-    """)
+    """, HEAD)
 
 
 def test_narrowing_on_device_questions() -> None:
@@ -123,7 +123,7 @@ def test_loops_reach_a_fixpoint_and_carry_states() -> None:
         x += 1
         nested = (nested, t)
     reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
-    """)
+    """, HEAD)
 
 
 def test_a_loop_over_known_elements_runs_each_iteration_in_turn() -> None:
@@ -180,7 +180,7 @@ def test_try_handlers_see_every_state() -> None:
         t.inner()  # expect-warning: MV108
     finally:
         reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
-    """)
+    """, HEAD)
 
 
 def test_a_definite_failure_is_reported_and_the_path_goes_on() -> None:
@@ -189,7 +189,7 @@ def test_a_definite_failure_is_reported_and_the_path_goes_on() -> None:
     w = Tensor.ones([2], Device.flex().autodiff())
     w.to_device(Device.ndarray())  # expect: MV102
     w.inner().inner()  # expect: MV108
-    """)
+    """, HEAD)
 
 
 def test_a_caught_definite_failure_ends_the_path() -> None:
@@ -248,7 +248,7 @@ def test_comprehensions_walrus_lambdas_conditional_expressions() -> None:
     if (n := len(batches)) > 2:
         z = Tensor.zeros([n], pick)
         reveal_device(z)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked
-    """)
+    """, HEAD)
 
 
 def test_contexts_are_named_in_warnings() -> None:
@@ -363,7 +363,7 @@ def test_relevance_follows_project_modules(tmp_path: Path) -> None:
     (tmp_path / "noise.py").write_text("print('no tensors here')\n")
     sources = frontend.load(frontend.discover([str(tmp_path)]))
     assert sorted(Path(s.path).name for s in frontend.relevant(sources)) == ["helpers.py", "job.py"]
-    report = check([str(tmp_path)])
+    report = check([str(tmp_path)], HEAD)  # at d16f7ba2ed Device::autodiff is idempotent
     assert [(Path(d.file).name, d.code) for d in report.findings] == [("job.py", "MV109")]
 
 
@@ -396,7 +396,7 @@ def test_module_attributes_assigned_from_outside(tmp_path: Path) -> None:
         "import config\nimport main\nfrom runtime_shim import Tensor, reveal_device\n\n"
         "def later():\n    return Tensor.ones([2], config.DEVICE)\n\n"
         "reveal_device(later())\n")
-    report = check([str(tmp_path)])
+    report = check([str(tmp_path)], HEAD)  # at d16f7ba2ed Tensor::inner of a plain tensor returns it
     findings = [(Path(d.file).name, d.row, d.code, d.severity.value) for d in report.findings]
     assert findings == [("main.py", 5, "MV108", "warning")]  # before the store only
     [note] = [d for d in report.diagnostics if not d.code]
@@ -456,7 +456,7 @@ def test_dict_comprehensions_keep_values_per_key() -> None:
     for v in opaque.values():
         reveal_device(v)  # reveal: NdArray float
     reveal_device(opaque["0"])  # reveal: NdArray float
-    """)
+    """, HEAD)
 
 
 def test_narrowing_through_a_copied_value() -> None:
@@ -596,7 +596,7 @@ def test_with_enters_without_as_and_a_failing_value_ends_the_path() -> None:
     except DispatchError:
         pass
     reveal_device(plain)  # reveal: NdArray
-    """)
+    """, HEAD)
 
 
 def test_repeated_list_keeps_its_elements() -> None:
@@ -622,7 +622,7 @@ def test_contextlib_suppress_continues_after_a_raise() -> None:
         d = Device.flex()
         d = d.autodiff().autodiff()  # expect: MV109
     reveal_device(d)  # reveal: Flex
-    """)
+    """, HEAD)
 
 
 def test_constant_slices_keep_their_elements() -> None:
@@ -670,7 +670,7 @@ def test_global_declarations_store_into_the_module() -> None:
         enable_autodiff()
     except DispatchError:
         pass
-    """)
+    """, HEAD)
 
 
 def test_property_setters_run_on_assignment() -> None:
@@ -697,7 +697,7 @@ def test_property_setters_run_on_assignment() -> None:
         Evaluator().device = Device.cpu().autodiff()
     except DispatchError:
         pass
-    """)
+    """, HEAD)
 
 
 def test_builtin_sum_adds_the_elements() -> None:
@@ -764,7 +764,7 @@ def test_a_worklist_drained_with_pop_keeps_its_elements() -> None:
         t = queue.pop(0)
         reveal_device(t)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } float untracked | Flex float
         t.inner()  # expect-warning: MV108
-    """)
+    """, HEAD)
 
 
 def test_cached_property_and_dataclasses_replace() -> None:
@@ -792,7 +792,7 @@ def test_cached_property_and_dataclasses_replace() -> None:
         replace(train, device=train.train_device).train_device
     except DispatchError:
         pass
-    """)
+    """, HEAD)
 
 
 def test_a_failing_callee_among_several_keeps_the_path() -> None:
@@ -931,7 +931,7 @@ def test_with_runs_exit_and_a_true_exit_swallows_the_raise() -> None:
     with BestEffort():
         Device.flex().gradient_checkpointing()  # expect: MV110
     reveal_device(Device.ndarray())  # reveal: NdArray
-    """)
+    """, HEAD)
 
 
 def test_a_finally_that_always_raises_voids_the_returns_inside() -> None:

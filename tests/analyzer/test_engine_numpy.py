@@ -89,10 +89,32 @@ def test_number_of_dimensions_as_numpy_gives(name: str, args: list) -> None:
 def test_reductions_without_axis_are_0d() -> None:
     array = V(ArrayAtom("float", 2))
     assert _ndim(array_method("mean", array, [], {})) == np.zeros((2, 3)).mean().ndim == 0
-    assert _ndim(array_method("mean", array, [], {"axis": V(const(0))})) is None
+    # over one axis: one dimension fewer, as numpy gives; of an array of unknown rank, or keeping dims: not known
+    assert _ndim(array_method("mean", array, [], {"axis": V(const(0))})) == np.zeros((2, 3)).mean(axis=0).ndim
+    assert _ndim(array_method("mean", V(ArrayAtom("float")), [], {"axis": V(const(0))})) is None
+    assert _ndim(array_method("mean", array, [], {"axis": V(const(0)), "keepdims": V(const(True))})) is None
     assert _ndim(numpy_call("numpy.sum", [array], {})) == 0
-    assert _ndim(numpy_call("numpy.sum", [array], {"axis": V(const(1))})) is None
+    assert _ndim(numpy_call("numpy.sum", [array], {"axis": V(const(1))})) == np.zeros((2, 3)).sum(axis=1).ndim
+    assert _ndim(numpy_call("numpy.sum", [array], {"axis": TOP})) is None
     assert _ndim(numpy_call("numpy.array", [V(seq("list", [TOP]))], {})) is None  # not known: never guessed
+
+
+@pytest.mark.parametrize("path, args, kwargs", [
+    ("numpy.random.rand", [200, 6], {}), ("numpy.random.randn", [3], {}), ("numpy.random.rand", [], {}),
+    ("numpy.random.normal", [0.0, 1.0], {"size": (4, 2)}), ("numpy.random.randint", [0, 5], {"size": 3}),
+])
+def test_samples_have_the_dimensions_asked_for(path: str, args: list, kwargs: dict) -> None:
+    made = getattr(np.random, path.rpartition(".")[2])(*args, **kwargs)
+    assert _ndim(numpy_call(path, [_py(a) for a in args], {k: _py(v) for k, v in kwargs.items()})) \
+        == np.asarray(made).ndim
+
+
+def test_integer_index_and_arithmetic_keep_track_of_dimensions() -> None:
+    from devicelint.models.numpy_model import array_binop
+    vector = V(ArrayAtom("float", 1))
+    assert _ndim(array_binop(ast.Sub(), V(const(1.0)), vector)) == 1
+    assert _ndim(array_binop(ast.Mult(), vector, V(ArrayAtom("float", 2)))) == 2
+    assert _ndim(array_binop(ast.Mult(), vector, V(ArrayAtom("float")))) is None
 
 
 @pytest.mark.parametrize("op, left, right", [

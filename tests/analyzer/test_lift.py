@@ -81,10 +81,14 @@ def profile(request) -> str:
         yield request.param
 
 
-@pytest.fixture(scope="module")
-def grid():
+@pytest.fixture
+def grid():  # per test: a backward pass consumes the graph it walks (a tensor's second backward fails)
+    # built under 2c06be35's semantics, where a plain tensor can carry a strategy (Pf*): every class is a
+    # key of the tables in every profile, whether or not that profile's Burn can make it
+    with rs.virtual_devices(), rs.profile("burn-2026-08"):
+        tensors, devices = _tensors(), _devices()
     with rs.virtual_devices():
-        yield _tensors(), _devices()
+        yield tensors, devices
 
 
 def run_runtime(call):

@@ -62,6 +62,6 @@ def test_runtime_rules_say_in_which_profiles_they_fire(capsys: pytest.CaptureFix
     assert "(`backend.mixed`): only under `burn-2026-08`, `burn-0.21`" in mv106  # d16f7ba2ed merges them
     assert main(["explain", "MV108"]) == 0
     out = capsys.readouterr().out
-    assert "## Profiles" in out and "(`api.inner-int`): only under `burn-d16f7ba` (default)" in out
+    assert "## Profiles" in out and "(`api.with_strategy-float`): only under `burn-d16f7ba` (default)" in out
     assert main(["explain", "MV201"]) == 0
     assert "Profiles" not in capsys.readouterr().out  # a PyTorch rule: no profile concerns it

@@ -1529,3 +1529,79 @@ def test_packed_sequence_lengths_must_be_on_the_cpu() -> None:
         pack_padded_sequence(x, torch.tensor([5, 3, 2]), batch_first=True)
         torch.nn.utils.rnn.pack_padded_sequence(x, lengths=torch.tensor([5, 3, 2]).to(x.device), batch_first=True)
     """) == [(8, "MV212", "error"), (12, "MV212", "error")]
+
+
+def test_sparse_adjacency_follows_its_values_and_torch_sparse_ops_check_devices() -> None:
+    # (fake CUDA cannot run sparse CUDA kernels, so this class has no observed fixture)
+    source = """
+        import torch
+        idx = torch.tensor([[0, 1], [1, 0]])
+        adj = torch.sparse_coo_tensor(idx, torch.ones(2), (2, 2)).coalesce()
+        x = torch.randn(2, 3).cuda()
+        y = torch.sparse.mm(adj, x)
+        z = torch.spmm(adj.cuda(), x)
+        w = torch.sparse.mm(torch.sparse_coo_tensor(idx, torch.ones(2), (2, 2), device="cuda"), x)
+        """
+    assert findings(source) == [(6, "MV201", "error")]
+
+
+def test_dict_get_of_a_key_the_dict_lacks_is_its_default() -> None:
+    source = """
+        import torch
+        def main(cfg):
+            device = torch.device(cfg.get("device", "cuda"))
+            ids = torch.tensor([0, 1])
+            emb = torch.nn.Embedding(3, 2).to(device)
+            return emb(ids)
+        main({"epochs": 3})
+        main({"epochs": 3, "device": "cpu"})
+        """
+    assert findings(source) == [(7, "MV202", "warning")]
+
+
+def test_zip_star_of_a_batch_gives_its_columns_for_pad_sequence() -> None:
+    source = """
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+        def collate(batch):
+            ids, labels = zip(*batch)
+            return pad_sequence(ids, batch_first=True), torch.tensor(labels)
+        batch = [(torch.ones(3), 1) for _ in range(4)]
+        ids, labels = collate(list(batch))
+        emb = torch.nn.Linear(3, 2).cuda()
+        out = emb(ids)
+        """
+    assert findings(source) == [(10, "MV202", "error")]
+
+
+def test_a_distribution_sample_of_a_given_shape_has_a_dimension() -> None:
+    source = """
+        import torch
+        from torch.distributions import Normal
+        noise = Normal(0.0, 1.0)
+        mu = torch.randn(4, 3).cuda()
+        a = mu + noise.sample((4, 3))
+        b = mu + noise.sample(mu.shape)
+        c = mu + noise.sample()
+        d = mu + noise.sample(torch.Size([]))
+        """
+    # a 0-dim CPU sample is a scalar to a GPU tensor; ``torch.Size([])`` is a call the model does not follow
+    assert findings(source) == [(6, "MV201", "error"), (7, "MV201", "error")]
+
+
+def test_a_transformer_causal_mask_alone_is_not_checked_but_padding_masks_are() -> None:
+    # a causal self-attention mask with no padding mask is dropped for the is_causal hint (its values decide:
+    # unknown here); with a padding mask beside it, or a padding mask itself, the mask is used and checked
+    source = """
+        import torch
+        from torch import nn
+        layer = nn.TransformerEncoderLayer(8, 2, 16)
+        encoder = nn.TransformerEncoder(layer, 1).cuda()
+        x = torch.randn(5, 2, 8).cuda()
+        causal = torch.triu(torch.full((5, 5), float("-inf")), diagonal=1)
+        padding = torch.zeros(2, 5, dtype=torch.bool)
+        a = encoder(x, causal)
+        b = encoder(x, mask=causal, src_key_padding_mask=padding.cuda())
+        c = encoder(x, src_key_padding_mask=padding)
+        """
+    assert findings(source) == [(10, "MV202", "error"), (11, "MV202", "error")]

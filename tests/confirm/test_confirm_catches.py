@@ -339,13 +339,13 @@ NOT_REACHED_PROGRAM = """\
 
     weights = Tensor.random([2], Device.flex().autodiff()).require_grad()
     moved = weights.to_device(Device.ndarray())
-    print(export(moved.inner()).to_list())
+    print(moved.backward())
     print((moved + Tensor.ones([2], Device.flex())).to_list())
     """
 
 
 def test_findings_after_the_failure_that_ended_the_run_are_not_reached(tmp_path: Path) -> None:
-    """The analysis goes on past the failure at line 10 and reports the two bugs after it (``inner()`` of the plain
+    """The analysis goes on past the failure at line 10 and reports the two bugs after it (``backward()`` of the plain
     tensor the move was meant to give, then backends mixed); the run stops at line 10: they are "not reached",
     never false alarms."""
     _write(tmp_path / "p", {"stops.py": NOT_REACHED_PROGRAM})

@@ -86,6 +86,48 @@ def test_the_accelerator_prepares_modules_and_loaders() -> None:
         accelerator.prepare(model, loader, device_placement=[True])
 
 
+def test_the_transformers_stand_in_places_models_as_from_pretrained_does() -> None:
+    torch = pytest.importorskip("torch")
+    transformers = _load("transformers")
+    models = sys.modules["transformers.stand_in_hf_models"]
+    assert models._device(None) is None
+    assert models._device("cuda") == torch.device("cuda:0")
+    assert models._device("cuda:1") == models._device(1) == models._device({"": 1}) == torch.device("cuda:1")
+    assert models._device("auto") == torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="negative int"):
+        models._device(-1)
+    model = transformers.BertForSequenceClassification.from_pretrained("m", device_map="meta", num_labels=3)
+    assert model.device == torch.device("meta") and not model.training
+    assert transformers.AutoModelForCausalLM.from_pretrained("m").device == torch.device("cpu")
+    assert transformers.DataCollatorWithPadding is models.DataCollatorWithPadding
+    with pytest.raises(AttributeError, match="has no attribute 'not_a_name'"):
+        transformers.not_a_name  # noqa: B018
+
+
+def test_the_transformers_stand_in_tokenizes_on_the_default_device_and_moves_encodings_in_place() -> None:
+    torch = pytest.importorskip("torch")
+    transformers = _load("transformers")
+    tok = transformers.AutoTokenizer.from_pretrained("m")
+    enc = tok(["a b c", "d"], padding=True, return_tensors="pt")
+    assert enc["input_ids"].dtype == torch.int64 and enc.input_ids.device.type == "cpu"
+    assert enc["attention_mask"].tolist()[1] == [1, 1, 0, 0]
+    assert isinstance(tok("a b")["input_ids"], list) and tok.encode("a", return_tensors="pt").shape == (1, 2)
+    assert enc.to("meta") is enc and enc["attention_mask"].device.type == "meta"
+    chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True,
+                                   return_tensors="pt")
+    assert set(chat) == {"input_ids", "attention_mask"}
+    model = transformers.AutoModelForCausalLM.from_pretrained("m")
+    prompt = tok("a b", return_tensors="pt")
+    out = model.generate(**prompt, max_new_tokens=3)
+    assert out.shape == (1, 6) and out.device.type == "cpu"
+    assert model(**prompt, labels=prompt["input_ids"]).loss.dim() == 0
+    features = [{"input_ids": [1, 5], "label": 1}, {"input_ids": [1], "label": 0}]
+    batch = transformers.DataCollatorWithPadding(tok)(features)
+    assert batch["labels"].tolist() == [1, 0] and batch["input_ids"].shape == (2, 2)
+    classify = transformers.pipeline("text-classification", model="m", device="cpu")
+    assert classify("a b")["label"].startswith("LABEL_")
+
+
 def test_a_bar_yields_what_it_wraps_and_formats_its_postfix() -> None:
     tqdm = _load("tqdm")
     with tqdm.tqdm([1, 2, 3], desc="train") as bar:

@@ -266,7 +266,11 @@ def test_pinned_profile_overrides() -> None:
         "multi.cat-ad-plain", "multi.cat-plain-ad", "multi.cat-ad-expected", "multi.cat-ad-backend",
         "multi.cat-plain", "multi.ad-ok", "multi.plain-ok", "multi.input-unreachable", "multi.input-plain-ad",
         "multi.input-wrong", "api.grads-af", "api.inner-int-ad", "api.inner-int", "api.from_inner-int-plain",
-        "api.from_inner-int", "api.no_grad-int-ad", "replace.autodiff"}
+        "api.from_inner-int", "api.no_grad-int-ad", "replace.autodiff",
+        # burn-tensor's API of the same commit (api/autodiff.rs, device.rs)
+        "api.inner-float", "api.from_inner-af", "api.with_strategy-float", "api.with_strategy-int",
+        "api.with_strategy-capture", "device.autodiff-twice", "device.strategy-plain", "device.checkpointing-plain",
+        "api.grad-other"}
     merged = S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=True)[1]
     assert isinstance(merged, Ok) and merged.result is AF
     other = S.cell("backend", "burn-d16f7ba", lhs=S.Route.AUTODIFF, rhs=S.Route.FLOAT, same_backend=False)[1]

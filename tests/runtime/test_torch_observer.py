@@ -171,6 +171,12 @@ def test_classify_mismatch_texts_need_a_device_split() -> None:
     # FakeTensorMode's own wording for index_put_ (``t[idx] = cpu_values``); real CUDA says MV201's text
     fake_put = "Mismatching aten.index_put_.default device between self (cuda:0) and values (cpu)"
     assert classify(fake_put, [Operand(CUDA0, 2), Operand(CUDA0, 1, is_index=True), Operand(CPU, 2)]) == "MV201"
+    # ``torch.stft``'s own check of its window; FakeTensorMode's meta check of ``index_add_`` (an index operand)
+    stft = "stft input and window must be on the same device but got self on cuda:0 and window on cpu"
+    assert classify(stft, [Operand(CUDA0, 2), Operand(CPU, 1)]) == "MV201"
+    index_add = ("index_add(): self, index and source expected to be in the same device, but got (self) cuda:0, "
+                 "(index) cpu, and (source) cuda:0")
+    assert classify(index_add, [Operand(CUDA0, 2), Operand(CPU, 1, is_index=True), Operand(CUDA0, 2)]) == "MV207"
     assert classify("something else entirely", operands) is None
 
 

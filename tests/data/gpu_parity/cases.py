@@ -130,6 +130,21 @@ def shuffled_loader_with_cuda_default_device():
 
 
 @case
+def tensor_from_data_under_cuda_default_device():
+    torch.set_default_device("cuda")
+    try:
+        return devices(torch.tensor([1.0, 2.0]), torch.as_tensor([3, 4]), torch.zeros(2))
+    finally:
+        torch.set_default_device(None)
+
+
+@case
+def tensor_from_data_in_cuda_device_block():
+    with torch.device("cuda"):
+        return devices(torch.tensor([1.0, 2.0]), torch.ones(2))
+
+
+@case
 def linear_weight_on_cuda_input_on_cpu():
     return devices(nn.Linear(3, 2).cuda()(torch.randn(4, 3)))
 
