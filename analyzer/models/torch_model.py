@@ -139,6 +139,18 @@ _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) ->
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
+
+
+def _note(attr: str) -> bool:
+    """A note the model keeps on an object (``@...``), not one of its attributes."""
+    return attr.startswith("@")
+
+
+def _move_note(attr: str) -> bool:
+    """The notes of an in-place move (the devices, the names it went through): not copied with the module."""
+    return attr in (_MOVED, _MOVED_VIA)
+
+
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
 UNCALLED_MODES = (None, TOP, TOP, None)
@@ -1319,9 +1331,8 @@ class TorchModel(TorchData, LibraryModel):
             if isinstance(module, TorchLayerAtom):
                 pending.extend(module.children)
             elif isinstance(module, Instance):
-                self.note_heap_scan()
-                pending.extend(inner for _attr, value in self.heap_attributes(module) for inner in value.atoms
-                               if isinstance(inner, (TorchLayerAtom, Instance)))
+                pending.extend(inner for _attr, value in self.heap_attributes(module, _move_note)
+                               for inner in value.atoms if isinstance(inner, (TorchLayerAtom, Instance)))
         return False
 
     @staticmethod
@@ -1670,13 +1681,11 @@ class TorchModel(TorchData, LibraryModel):
                 self._note_grad_flag(child, flag, seen)
         elif isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             seen.add(atom)
-            self.note_heap_scan()  # every attribute of the instance
-            for attr, value in self.heap_attributes(atom):
-                if not attr.startswith("@"):
-                    self.heap_reads.add((atom, attr))
-                    for inner in value.atoms:
-                        if isinstance(inner, (TorchTensorAtom, TorchLayerAtom, Instance)):
-                            self._note_grad_flag(inner, flag, seen)
+            for attr, value in self.heap_attributes(atom, _note):
+                self.heap_reads.add((atom, attr))
+                for inner in value.atoms:
+                    if isinstance(inner, (TorchTensorAtom, TorchLayerAtom, Instance)):
+                        self._note_grad_flag(inner, flag, seen)
 
     def _note_flag(self, origin: Origin, flag: Value) -> None:
         truth = flag.truthiness()
@@ -2178,16 +2187,14 @@ class TorchModel(TorchData, LibraryModel):
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
-            self.note_heap_scan()  # every attribute of the instance
             out = BOTTOM
-            for attr, value in self.heap_attributes(atom):
-                if not attr.startswith("@"):
-                    self.heap_reads.add((atom, attr))
-                    for inner in value.atoms:
-                        if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
-                            out = out.join(V(inner))
-                        elif isinstance(inner, (TorchLayerAtom, Instance)):
-                            out = out.join(self._weights(inner, seen | {atom}))
+            for attr, value in self.heap_attributes(atom, _note):
+                self.heap_reads.add((atom, attr))
+                for inner in value.atoms:
+                    if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
+                        out = out.join(V(inner))
+                    elif isinstance(inner, (TorchLayerAtom, Instance)):
+                        out = out.join(self._weights(inner, seen | {atom}))
             # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
             moved_to = self.__dict__.get("_moved_to", {}).get(atom)
             whole = moved_to is not None and bool(out.atoms) and not out.top and all(
@@ -2215,17 +2222,15 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
-        self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
         plain_moves = dynamic.get(instance.cls)
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
-        for attr, value in self.heap_attributes(instance):
-            if attr not in (_MOVED, _MOVED_VIA):  # notes on this object, not its attributes
-                self.heap_reads.add((instance, attr))
-                key = (moved, attr)
-                value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
-                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
+        for attr, value in self.heap_attributes(instance, _move_note):
+            self.heap_reads.add((instance, attr))
+            key = (moved, attr)
+            value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
+            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
         return moved
 
     def _note_moved_in_place(self, receiver: Value, devices: Value, via: str | None) -> None:
