@@ -115,6 +115,7 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import WORKER_VAR, TorchData
+from .torch_load import SAFETENSORS, TorchLoadedAtom, container_attribute, container_method, contents, load_call
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -188,6 +189,8 @@ class TorchModel(TorchData, LibraryModel):
     def import_ref(self, path: str) -> Value | None:
         if path.partition(".")[0] == TORCHVISION:
             return library_ref(path, frozenset({TORCHVISION}))  # its classifiers and box ops: :meth:`call_value`
+        if path.partition(".")[0] == SAFETENSORS:
+            return V(TorchRef(path))  # ``safetensors.torch.load_file``: :mod:`.torch_load`
         return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
 
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -238,6 +241,8 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchOptimizerAtom":
             return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchLoadedAtom":
+            return join_all(container_method(a, name, args) for a in receiver.atoms if isinstance(a, TorchLoadedAtom))
         return UNHANDLED
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
@@ -263,6 +268,9 @@ class TorchModel(TorchData, LibraryModel):
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
             return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
+        if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
+            found = container_attribute(atom, attr)
+            return V(BoundShim(atom, attr)) if found is None else found
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -338,6 +346,8 @@ class TorchModel(TorchData, LibraryModel):
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
                 and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+        if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
+            return contents(atom)
         return None
 
     def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
@@ -362,6 +372,8 @@ class TorchModel(TorchData, LibraryModel):
         return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
+        if isinstance(atom, TorchLoadedAtom):  # a list's slice, else an element (or a key: not a tensor)
+            return V(atom) if how == "slice" else contents(atom)
         if isinstance(atom, TorchTensorAtom) and how == "slice":
             return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
@@ -834,6 +846,10 @@ class TorchModel(TorchData, LibraryModel):
                 for dev, _source in devices))
         values = argument(path, args, kwargs, "values", None)
         return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
+
+    def _call_load(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                   fr: Frame) -> Value | None:
+        return load_call(self, path, args, kwargs, node, st, fr)  # a checkpoint: where ``map_location`` says
 
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:

@@ -1,0 +1,133 @@
+"""What ``torch.load`` and its siblings give: tensors where ``map_location`` (or ``device=``) puts them.
+
+``torch.load(f, map_location=d)`` with ``d`` a device (a string, a ``torch.device``, an int ``i``: ``cuda:i``)
+restores every tensor in the file on ``d``, whatever structure holds them; without ``map_location``, or with a
+dict (``{"cuda:0": "cpu"}``) or a function, the tensors go back where they were saved from (or where the
+function puts them), which the source does not say: unknown, but for ``lambda storage, loc: storage``, the
+CPU (the storage as deserialized). The structure itself is not known: the result is a tensor on ``d`` or a
+:class:`TorchLoadedAtom`, a container of unknown shape whose items (``ckpt["model"]``, ``for v in xs``, ``.get``,
+``.values()``, ``.items()``) are again a tensor on ``d`` or such a container; no key is claimed to exist.
+``weights_only`` moves nothing; with ``weights_only=False`` the file may hold any pickled object, so attributes
+of the container are unknown (with the default, only containers and tensors load: a container has no ``.T``).
+
+``torch.hub.load_state_dict_from_url`` is ``torch.load`` of the downloaded file; ``torch.jit.load(f,
+map_location=d)`` a module whose weights are on ``d`` (its call checks the inputs against them);
+``safetensors.torch.load_file(f, device="cpu")`` a dict of tensors on ``device``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from typing import Any
+
+from ..domain import NONE, TOP, Atom, DictAtom, Origin, V, Value, const, join_all, seq, seq_of
+from ..engine.flow_state import Frame, State
+from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchLayerAtom, TorchTensorAtom
+from .signatures import bind_call
+
+#: readers with ``torch.load``'s ``map_location``
+MAP_LOCATION_LOADERS = frozenset({"torch.load", "torch.serialization.load", "torch.hub.load_state_dict_from_url"})
+JIT_LOADERS = frozenset({"torch.jit.load", "torch.jit._serialization.load"})
+SAFETENSORS_LOADERS = frozenset({"safetensors.torch.load_file"})
+LOADERS = MAP_LOCATION_LOADERS | JIT_LOADERS | SAFETENSORS_LOADERS
+#: a module the torch model owns the names of besides ``torch``
+SAFETENSORS = "safetensors"
+JIT_MODULE = "torch.jit.ScriptModule"  # the layer name of a loaded TorchScript module
+#: methods of the dicts, lists and tuples a file holds that the model answers (others: unknown)
+CONTAINER_METHODS = frozenset({"get", "pop", "setdefault", "values", "items", "keys", "copy", "index", "count",
+                               "update", "clear", "append", "extend", "insert", "remove", "popitem", "move_to_end"})
+
+
+@dataclass(frozen=True, slots=True)
+class TorchLoadedAtom(Atom):
+    """A container read from a checkpoint whose every tensor is on ``dev``; ``pickled``: loaded with
+    ``weights_only=False`` (it may be any object: its attributes are not known)."""
+
+    dev: TorchDev
+    pickled: bool = False
+    origin: Origin | None = field(default=None, compare=False)
+
+    def truthy(self) -> bool | None:
+        return None
+
+
+def loaded(dev: TorchDev, pickled: bool, origin: Origin | None) -> Value:
+    """A file's contents: a tensor on ``dev`` or a container of such. The tensor is taken to have a dimension
+    (weights, statistics, embeddings): with an unknown rank the scalar exemption would make every element-wise
+    op and matmul with it unknown."""
+    return Value(frozenset({TorchTensorAtom(dev, NO_GRAD, False, origin=origin),
+                            TorchLoadedAtom(dev, pickled, origin)}))
+
+
+def contents(atom: TorchLoadedAtom) -> Value:
+    """An item of the container (``ckpt["model"]``, an element, a value)."""
+    return loaded(atom.dev, atom.pickled, atom.origin)
+
+
+def container_attribute(atom: TorchLoadedAtom, attr: str) -> Value | None:
+    """``ckpt.attr`` read on the container possibility: ``None`` for a method the model answers; unknown for
+    any attribute of a pickled object; else nothing (a dict or list has no such attribute: the tensor
+    possibility answers)."""
+    if attr in CONTAINER_METHODS:
+        return None
+    return TOP if atom.pickled else Value()
+
+
+def container_method(atom: TorchLoadedAtom, name: str, args: list[Value]) -> Value:
+    """``ckpt.get(k)``, ``.values()``, ``.items()`` ...: items are :func:`contents`, keys unknown."""
+    item = contents(atom)
+    if name in ("get", "pop", "setdefault"):
+        return item.join(args[1] if len(args) > 1 else NONE if name == "get" else Value())
+    if name == "values":
+        return V(seq_of("list", item))
+    if name == "items":
+        return V(seq_of("list", V(seq("tuple", (TOP, item)))))
+    if name == "copy":
+        return V(atom)
+    if name in ("update", "clear", "append", "extend", "insert", "remove"):
+        return NONE
+    return TOP
+
+
+def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+              fr: Frame) -> Value:
+    """A call of one of :data:`LOADERS` (``model``: the torch model, which parses devices)."""
+    bound = bind_call(path, args, kwargs).arguments
+    origin = model.origin(node, fr, f"{path.rpartition('.')[2]}(...) result")
+    if path in SAFETENSORS_LOADERS:  # always a dict of tensors (``device="cpu"`` by default)
+        devices = model.devices_of(bound.get("device", V(const("cpu"))), st)
+        return TOP if devices is None else V(DictAtom((), join_all(
+            V(TorchTensorAtom(dev, NO_GRAD, False, origin=origin)) for dev, _w in devices)))
+    location = bound.get("map_location")
+    if location is None or location.consts() == [None]:
+        return TOP  # where the file's tensors were saved from
+    if is_storage_identity(_argument_node(node, "map_location", 1)):
+        devices = [(CPU, None)]
+    else:
+        devices = model.devices_of(location, st)  # a dict or another function: not known
+    if devices is None:
+        return TOP
+    if path in JIT_LOADERS:
+        return join_all(V(TorchLayerAtom(JIT_MODULE, dev, True, origin=origin)) for dev, _w in devices)
+    hub = path == "torch.hub.load_state_dict_from_url"  # (its ``weights_only`` defaults to False)
+    only = bound.get("weights_only")
+    flags = only.consts() if only is not None else [not hub]
+    pickled = flags is None or False in flags or (None in flags and hub)
+    return join_all(loaded(dev, pickled, origin) for dev, _w in devices)
+
+
+def _argument_node(node: ast.AST, name: str, position: int) -> ast.expr | None:
+    if not isinstance(node, ast.Call):
+        return None
+    found = next((k.value for k in node.keywords if k.arg == name), None)
+    if found is None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args):
+        found = node.args[position]
+    return found
+
+
+def is_storage_identity(node: ast.expr | None) -> bool:
+    """``lambda storage, loc: storage``: each storage left as deserialized, on the CPU."""
+    return isinstance(node, ast.Lambda) and len(node.args.args) == 2 and not node.args.vararg \
+        and isinstance(node.body, ast.Name) and node.body.id == node.args.args[0].arg
