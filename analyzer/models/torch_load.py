@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-
 from typing import Any
 
 from ..domain import NONE, TOP, Atom, DictAtom, Origin, V, Value, const, join_all, seq, seq_of
@@ -39,6 +38,9 @@ JIT_MODULE = "torch.jit.ScriptModule"  # the layer name of a loaded TorchScript 
 CONTAINER_METHODS = frozenset({"get", "pop", "setdefault", "values", "items", "keys", "copy", "index", "count",
                                "update", "clear", "append", "extend", "insert", "remove", "popitem", "move_to_end"})
 
+#: methods of those containers that no tensor has (``t.items`` raises AttributeError)
+MAPPING_ONLY = frozenset({"get", "setdefault", "items", "keys", "update", "popitem", "move_to_end", "append",
+                          "extend", "insert", "remove", "pop", "clear"})
 
 @dataclass(frozen=True, slots=True)
 class TorchLoadedAtom(Atom):

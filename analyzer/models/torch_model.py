@@ -115,7 +115,15 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import WORKER_VAR, TorchData
-from .torch_load import SAFETENSORS, TorchLoadedAtom, container_attribute, container_method, contents, load_call
+from .torch_load import (
+    MAPPING_ONLY,
+    SAFETENSORS,
+    TorchLoadedAtom,
+    container_attribute,
+    container_method,
+    contents,
+    load_call,
+)
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -256,8 +264,8 @@ class TorchModel(TorchData, LibraryModel):
                        fr: Frame) -> Value | None | Unhandled:
         if isinstance(atom, TorchRef):
             return V(TorchRef(torch_path(f"{atom.path}.{attr}")))
-        if isinstance(atom, TorchTensorAtom):
-            return self.torch_tensor_attribute(atom, attr)
+        if isinstance(atom, TorchTensorAtom):  # (a mapping's methods: a checkpoint's other possibility answers)
+            return Value() if attr in MAPPING_ONLY else self.torch_tensor_attribute(atom, attr)
         if isinstance(atom, TorchLayerAtom):
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
