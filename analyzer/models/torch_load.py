@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..choices import tags_of
 from ..domain import NONE, TOP, Atom, DictAtom, Origin, V, Value, const, join_all, seq, seq_of
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchLayerAtom, TorchTensorAtom
@@ -50,22 +51,23 @@ class TorchLoadedAtom(Atom):
     dev: TorchDev
     pickled: bool = False
     origin: Origin | None = field(default=None, compare=False)
+    tags: frozenset = frozenset()  # the undecided choices ``map_location`` came from (:mod:`analyzer.choices`)
 
     def truthy(self) -> bool | None:
         return None
 
 
-def loaded(dev: TorchDev, pickled: bool, origin: Origin | None) -> Value:
+def loaded(dev: TorchDev, pickled: bool, origin: Origin | None, tags: frozenset = frozenset()) -> Value:
     """A file's contents: a tensor on ``dev`` or a container of such. The tensor is taken to have a dimension
     (weights, statistics, embeddings): with an unknown rank the scalar exemption would make every element-wise
     op and matmul with it unknown."""
-    return Value(frozenset({TorchTensorAtom(dev, NO_GRAD, False, origin=origin),
-                            TorchLoadedAtom(dev, pickled, origin)}))
+    return Value(frozenset({TorchTensorAtom(dev, NO_GRAD, False, origin=origin, tags=tags),
+                            TorchLoadedAtom(dev, pickled, origin, tags)}))
 
 
 def contents(atom: TorchLoadedAtom) -> Value:
     """An item of the container (``ckpt["model"]``, an element, a value)."""
-    return loaded(atom.dev, atom.pickled, atom.origin)
+    return loaded(atom.dev, atom.pickled, atom.origin, atom.tags)
 
 
 def container_attribute(atom: TorchLoadedAtom, attr: str) -> Value | None:
@@ -101,23 +103,23 @@ def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value]
     if path in SAFETENSORS_LOADERS:  # always a dict of tensors (``device="cpu"`` by default)
         devices = model.devices_of(bound.get("device", V(const("cpu"))), st)
         return TOP if devices is None else V(DictAtom((), join_all(
-            V(TorchTensorAtom(dev, NO_GRAD, False, origin=origin)) for dev, _w in devices)))
+            V(TorchTensorAtom(dev, NO_GRAD, False, origin=origin, tags=tags_of(w))) for dev, w in devices)))
     location = bound.get("map_location")
     if location is None or location.consts() == [None]:
         return TOP  # where the file's tensors were saved from
     if is_storage_identity(_argument_node(node, "map_location", 1)):
-        devices = [(CPU, None)]
+        devices: list[tuple[TorchDev, object]] = [(CPU, None)]
     else:
         devices = model.devices_of(location, st)  # a dict or another function: not known
     if devices is None:
         return TOP
     if path in JIT_LOADERS:
-        return join_all(V(TorchLayerAtom(JIT_MODULE, dev, True, origin=origin)) for dev, _w in devices)
+        return join_all(V(TorchLayerAtom(JIT_MODULE, dev, True, origin=origin, tags=tags_of(w))) for dev, w in devices)
     hub = path == "torch.hub.load_state_dict_from_url"  # (its ``weights_only`` defaults to False)
     only = bound.get("weights_only")
     flags = only.consts() if only is not None else [not hub]
     pickled = flags is None or False in flags or (None in flags and hub)
-    return join_all(loaded(dev, pickled, origin) for dev, _w in devices)
+    return join_all(loaded(dev, pickled, origin, tags_of(w)) for dev, w in devices)
 
 
 def _argument_node(node: ast.AST, name: str, position: int) -> ast.expr | None:

@@ -138,3 +138,18 @@ def test_safetensors_load_file_gives_a_dict_of_tensors_on_its_device() -> None:
         for t in host.values():
             x + t
     """) == [(7, "MV201", "error"), (11, "MV201", "error")]
+
+
+def test_a_map_location_chosen_at_run_time_puts_the_checkpoint_with_the_batch() -> None:
+    assert findings("""
+        import os
+        import torch
+        device = "cuda" if os.environ.get("USE_GPU") else "cpu"
+        x = torch.randn(4, 3).to(device)
+        stats = torch.load("s.pt", map_location=device)
+        y = x - stats["mean"]
+        scripted = torch.jit.load("m.pt", map_location=device)
+        scripted(x)
+        host = torch.load("s.pt", map_location="cpu")
+        z = x - host["mean"]
+    """) == [(11, "MV201", "warning")]
