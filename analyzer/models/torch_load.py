@@ -9,6 +9,9 @@ CPU (the storage as deserialized). The structure itself is not known: the result
 ``.values()``, ``.items()``) are again a tensor on ``d`` or such a container; no key is claimed to exist.
 ``weights_only`` moves nothing; with ``weights_only=False`` the file may hold any pickled object, so attributes
 of the container are unknown (with the default, only containers and tensors load: a container has no ``.T``).
+Unless ``weights_only=True`` is written, the object may also be a whole pickled module (the default was
+``False`` before PyTorch 2.6): ``model.to(device)`` as a statement may move it in place, so it is no discarded
+tensor move (MV206).
 
 ``torch.hub.load_state_dict_from_url`` is ``torch.load`` of the downloaded file; ``torch.jit.load(f,
 map_location=d)`` a module whose weights are on ``d`` (its call checks the inputs against them);
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..choices import tags_of
-from ..domain import NONE, TOP, Atom, DictAtom, Origin, V, Value, const, join_all, seq, seq_of
+from ..domain import NONE, TOP, Atom, BoundShim, DictAtom, Origin, V, Value, const, join_all, seq, seq_of
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchDev, TorchLayerAtom, TorchTensorAtom
 from .signatures import bind_call
@@ -39,17 +42,18 @@ JIT_MODULE = "torch.jit.ScriptModule"  # the layer name of a loaded TorchScript 
 CONTAINER_METHODS = frozenset({"get", "pop", "setdefault", "values", "items", "keys", "copy", "index", "count",
                                "update", "clear", "append", "extend", "insert", "remove", "popitem", "move_to_end"})
 
+MODULE_MOVES = frozenset({"to", "cuda", "cpu"})
 #: methods of those containers that no tensor has (``t.items`` raises AttributeError)
 MAPPING_ONLY = frozenset({"get", "setdefault", "items", "keys", "update", "popitem", "move_to_end", "append",
                           "extend", "insert", "remove", "pop", "clear"})
 
 @dataclass(frozen=True, slots=True)
 class TorchLoadedAtom(Atom):
-    """A container read from a checkpoint whose every tensor is on ``dev``; ``pickled``: loaded with
-    ``weights_only=False`` (it may be any object: its attributes are not known)."""
+    """A container read from a checkpoint whose every tensor is on ``dev``. ``weights_only``: as the load was
+    given it (``None``: not given); with ``False`` it may be any object, whose attributes are not known."""
 
     dev: TorchDev
-    pickled: bool = False
+    weights_only: bool | None = None
     origin: Origin | None = field(default=None, compare=False)
     tags: frozenset = frozenset()  # the undecided choices ``map_location`` came from (:mod:`analyzer.choices`)
 
@@ -57,26 +61,26 @@ class TorchLoadedAtom(Atom):
         return None
 
 
-def loaded(dev: TorchDev, pickled: bool, origin: Origin | None, tags: frozenset = frozenset()) -> Value:
+def loaded(dev: TorchDev, weights_only: bool | None, origin: Origin | None, tags: frozenset = frozenset()) -> Value:
     """A file's contents: a tensor on ``dev`` or a container of such. The tensor is taken to have a dimension
     (weights, statistics, embeddings): with an unknown rank the scalar exemption would make every element-wise
     op and matmul with it unknown."""
     return Value(frozenset({TorchTensorAtom(dev, NO_GRAD, False, origin=origin, tags=tags),
-                            TorchLoadedAtom(dev, pickled, origin, tags)}))
+                            TorchLoadedAtom(dev, weights_only, origin, tags)}))
 
 
 def contents(atom: TorchLoadedAtom) -> Value:
     """An item of the container (``ckpt["model"]``, an element, a value)."""
-    return loaded(atom.dev, atom.pickled, atom.origin, atom.tags)
+    return loaded(atom.dev, atom.weights_only, atom.origin, atom.tags)
 
 
 def container_attribute(atom: TorchLoadedAtom, attr: str) -> Value | None:
     """``ckpt.attr`` read on the container possibility: ``None`` for a method the model answers; unknown for
     any attribute of a pickled object; else nothing (a dict or list has no such attribute: the tensor
     possibility answers)."""
-    if attr in CONTAINER_METHODS:
-        return None
-    return TOP if atom.pickled else Value()
+    if attr in CONTAINER_METHODS or (attr in MODULE_MOVES and atom.weights_only is not True):
+        return None  # (a move of what may be a module: unknown, see :func:`moves_a_pickled_module`)
+    return TOP if atom.weights_only is False else Value()
 
 
 def container_method(atom: TorchLoadedAtom, name: str, args: list[Value]) -> Value:
@@ -90,6 +94,8 @@ def container_method(atom: TorchLoadedAtom, name: str, args: list[Value]) -> Val
         return V(seq_of("list", V(seq("tuple", (TOP, item)))))
     if name == "copy":
         return V(atom)
+    if name in MODULE_MOVES:  # a pickled module moved (unknown); a dict or list has no such method
+        return TOP if atom.weights_only is False else Value()
     if name in ("update", "clear", "append", "extend", "insert", "remove"):
         return NONE
     return TOP
@@ -116,10 +122,20 @@ def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value]
     if path in JIT_LOADERS:
         return join_all(V(TorchLayerAtom(JIT_MODULE, dev, True, origin=origin, tags=tags_of(w))) for dev, w in devices)
     hub = path == "torch.hub.load_state_dict_from_url"  # (its ``weights_only`` defaults to False)
-    only = bound.get("weights_only")
-    flags = only.consts() if only is not None else [not hub]
-    pickled = flags is None or False in flags or (None in flags and hub)
-    return join_all(loaded(dev, pickled, origin, tags_of(w)) for dev, w in devices)
+    given = bound.get("weights_only")
+    flags = [False if hub else None] if given is None else given.consts()
+    if flags is None or False in flags or (None in flags and hub):
+        weights_only: bool | None = False  # (an unknown flag: any object may load)
+    else:
+        weights_only = True if flags == [True] or all(flags) else None
+    return join_all(loaded(dev, weights_only, origin, tags_of(w)) for dev, w in devices)
+
+
+def moves_a_pickled_module(func: Value) -> bool:
+    """``obj.to(d)`` / ``.cuda()`` / ``.cpu()`` where ``obj`` may be a whole module a load gave (no
+    ``weights_only=True``): an in-place move, not a tensor's discarded copy."""
+    return any(isinstance(a, BoundShim) and a.name in MODULE_MOVES and isinstance(a.receiver, TorchLoadedAtom)
+               and a.receiver.weights_only is not True for a in func.atoms)
 
 
 def _argument_node(node: ast.AST, name: str, position: int) -> ast.expr | None:

@@ -123,6 +123,7 @@ from .torch_load import (
     container_method,
     contents,
     load_call,
+    moves_a_pickled_module,
 )
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
@@ -191,6 +192,7 @@ class TorchModel(TorchData, LibraryModel):
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
+        self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
 
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
@@ -225,6 +227,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
                         star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if moves_a_pickled_module(func):
+            self.loaded_module_move = node
         if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
                 and func == V(TorchRef("torch.nn.Sequential")):
             return self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
@@ -1747,7 +1751,8 @@ class TorchModel(TorchData, LibraryModel):
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
                 return self._cast(receiver, argument("torch.Tensor.to", args, kwargs, "dtype"), node, st, fr)
-        discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
+        discarded = node is getattr(self, "discarded_call", None) and node is not self.loaded_module_move \
+            and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)

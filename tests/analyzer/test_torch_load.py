@@ -153,3 +153,20 @@ def test_a_map_location_chosen_at_run_time_puts_the_checkpoint_with_the_batch() 
         host = torch.load("s.pt", map_location="cpu")
         z = x - host["mean"]
     """) == [(11, "MV201", "warning")]
+
+
+def test_moving_what_a_load_gave_may_move_a_whole_pickled_module_in_place() -> None:
+    # without weights_only=True the file may hold a module (the default before PyTorch 2.6): no MV206
+    assert findings("""
+        import torch
+        device = torch.device("cuda")
+        model = torch.load("model.pt", map_location="cpu")
+        model.to(device)
+        model.eval()
+        ckpt = torch.load("c.pt", map_location="cpu", weights_only=False)
+        ckpt["model"].cuda()
+        emb = torch.load("emb.pt", map_location="cpu", weights_only=True)
+        emb.to(device)
+        scaled = torch.load("emb.pt", map_location="cpu")["table"] * 2
+        scaled.to(device)
+    """) == [(10, "MV206", "error"), (12, "MV206", "error")]
