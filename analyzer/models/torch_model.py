@@ -117,6 +117,16 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import WORKER_VAR, TorchData
+from .torch_load import (
+    MAPPING_ONLY,
+    SAFETENSORS,
+    TorchLoadedAtom,
+    container_attribute,
+    container_method,
+    contents,
+    load_call,
+    moves_a_pickled_module,
+)
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -196,12 +206,15 @@ class TorchModel(TorchData, LibraryModel):
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
+        self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
 
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
     def import_ref(self, path: str) -> Value | None:
         if path.partition(".")[0] == TORCHVISION:
             return library_ref(path, frozenset({TORCHVISION}))  # its classifiers and box ops: :meth:`call_value`
+        if path.partition(".")[0] == SAFETENSORS:
+            return V(TorchRef(path))  # ``safetensors.torch.load_file``: :mod:`.torch_load`
         return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
 
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -228,6 +241,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
                         star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if moves_a_pickled_module(func):
+            self.loaded_module_move = node
         if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
                 and func == V(TorchRef("torch.nn.Sequential")):
             return self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
@@ -252,6 +267,8 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchOptimizerAtom":
             return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchLoadedAtom":
+            return join_all(container_method(a, name, args) for a in receiver.atoms if isinstance(a, TorchLoadedAtom))
         return UNHANDLED
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
@@ -265,8 +282,8 @@ class TorchModel(TorchData, LibraryModel):
                        fr: Frame) -> Value | None | Unhandled:
         if isinstance(atom, TorchRef):
             return V(TorchRef(torch_path(f"{atom.path}.{attr}")))
-        if isinstance(atom, TorchTensorAtom):
-            return self.torch_tensor_attribute(atom, attr)
+        if isinstance(atom, TorchTensorAtom):  # (a mapping's methods: a checkpoint's other possibility answers)
+            return Value() if attr in MAPPING_ONLY else self.torch_tensor_attribute(atom, attr)
         if isinstance(atom, TorchLayerAtom):
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
@@ -277,6 +294,9 @@ class TorchModel(TorchData, LibraryModel):
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
             return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
+        if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
+            found = container_attribute(atom, attr)
+            return V(BoundShim(atom, attr)) if found is None else found
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -358,6 +378,8 @@ class TorchModel(TorchData, LibraryModel):
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
                 and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+        if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
+            return contents(atom)
         return None
 
     def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
@@ -431,6 +453,8 @@ class TorchModel(TorchData, LibraryModel):
         return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
+        if isinstance(atom, TorchLoadedAtom):  # a list's slice, else an element (or a key: not a tensor)
+            return V(atom) if how == "slice" else contents(atom)
         if isinstance(atom, TorchTensorAtom) and how == "slice":
             return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
@@ -903,6 +927,10 @@ class TorchModel(TorchData, LibraryModel):
                 for dev, _source in devices))
         values = argument(path, args, kwargs, "values", None)
         return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
+
+    def _call_load(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                   fr: Frame) -> Value | None:
+        return load_call(self, path, args, kwargs, node, st, fr)  # a checkpoint: where ``map_location`` says
 
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
@@ -1789,7 +1817,8 @@ class TorchModel(TorchData, LibraryModel):
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
                 return self._cast(receiver, argument("torch.Tensor.to", args, kwargs, "dtype"), node, st, fr)
-        discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
+        discarded = node is getattr(self, "discarded_call", None) and node is not self.loaded_module_move \
+            and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
