@@ -242,8 +242,21 @@ def alternatives(values: Iterable[Value]) -> dict[Choice, set[bool]]:
     out: dict[Choice, set[bool]] = {}
     names: dict[Choice, Choice] = {}
     for value in values:
-        _collect(value, out, names, 0)
+        for key, (choice, ways) in _alternatives_in(value).items():
+            out.setdefault(names.setdefault(key, choice), set()).update(ways)
     return out
+
+
+def _alternatives_in(value: Value) -> dict[Choice, tuple[Choice, frozenset[bool]]]:
+    """:func:`alternatives` of one value, by choice as the heap keeps it: the first of its forms seen, and the
+    alternatives named (in the order first seen). Kept on the value: a split statement asks it of every value
+    it reads, and most are the same values as at the statement before."""
+    found = value._alternatives
+    if found is None:
+        out: dict[Choice, set[bool]] = {}
+        _collect(value, out, {}, 0)
+        found = value._alternatives = {_key(choice): (choice, frozenset(ways)) for choice, ways in out.items()}
+    return found
 
 
 def _collect(value: Value, out: dict[Choice, set[bool]], names: dict[Choice, Choice], depth: int) -> None:
@@ -276,7 +289,14 @@ def restricted(value: Value, choice: Choice, alternative: bool) -> Value:
     """``value`` where ``choice`` went ``alternative``: the possibilities of the other way left out (inside
     sequences and dicts too). A value left with none keeps them all (a tag the analysis got wrong must not
     empty a value)."""
+    return restriction(choice, alternative)(value)
+
+
+def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
+    """:func:`restricted` to ``choice``'s ``alternative``, as a function of the value (a state's every value is
+    restricted to the same way)."""
     wanted = _key(choice)
+    other_way = (wanted, not alternative)
 
     def other(tags: frozenset) -> bool:  # (the choice, or its lasting form, named the other way)
         return any(w != alternative and _key(c) == wanted for c, w in tags)
@@ -289,8 +309,18 @@ def restricted(value: Value, choice: Choice, alternative: bool) -> Value:
             return None
         return atom
 
-    return _mapped(value, keep,
-                   lambda ways: frozenset(w for w in ways if not other(w)), 0, other)
+    def on_notes(ways: frozenset) -> frozenset:
+        return frozenset(w for w in ways if not other(w))
+
+    def needs(value: Value) -> bool:
+        return other_way in reached_ways(value)
+
+    def restrict(value: Value) -> Value:
+        if not value.atoms or (reach(value)[1] and not needs(value)):
+            return value  # (what :func:`_mapped` would give back unwalked, without keeping it)
+        return _mapped(value, keep, on_notes, 0, needs, other_way)
+
+    return restrict
 
 
 def reach(value: Value) -> tuple[frozenset, bool]:
@@ -319,6 +349,15 @@ def reach(value: Value) -> tuple[frozenset, bool]:
     return found
 
 
+def reached_ways(value: Value) -> frozenset:
+    """The tags inside ``value`` (:func:`reach`) with each choice as the heap keeps it (:func:`lasting`): a
+    restriction asks whether one is there, for every value of a state, per way of each statement that splits."""
+    found = value._ways
+    if found is None:
+        found = value._ways = frozenset((_key(c), w) for c, w in reach(value)[0])
+    return found
+
+
 def stripped(value: Value) -> Value:
     """``value`` without the tags of one activation's choices (what crosses a call or goes into the heap): the
     tags of program-wide choices stay."""
@@ -334,7 +373,7 @@ def stripped(value: Value) -> Value:
         kept = frozenset(frozenset(t for t in w if t[0].ctx == PROGRAM) for w in ways)
         return None if not kept or NO_TAGS in kept else kept  # (a way left with no tag: every way)
 
-    return _mapped(value, strip, strip_ways, 0)
+    return _mapped(value, strip, strip_ways, 0, memo="stripped")
 
 
 def lasting(choice: Choice) -> Choice:
@@ -358,7 +397,7 @@ def for_heap(value: Value) -> Value:
             return atom
         return dataclasses.replace(atom, tags=lasting_tags(tags))  # type: ignore[type-var]
 
-    return _mapped(value, keep, lambda ways: frozenset(lasting_tags(w) for w in ways), 0)
+    return _mapped(value, keep, lambda ways: frozenset(lasting_tags(w) for w in ways), 0, memo="for_heap")
 
 
 def has_tags(value: Value, depth: int = 0) -> bool:
@@ -374,24 +413,54 @@ def has_tags(value: Value, depth: int = 0) -> bool:
 
 def _mapped(value: Value, fn: Callable[[Atom], Atom | None],
             on_notes: Callable[[frozenset], frozenset | None], depth: int,
-            needs: Callable[[frozenset], bool] | None = None) -> Value:
+            needs: Callable[[Value], bool] | None = None, memo: object = None) -> Value:
     """``fn`` over the possibilities (``None``: left out), ``on_notes`` over an instance's noted ways (``None``:
-    no note; empty: left out), inside sequences and dicts too. ``needs``: true of a set of tags holding one
-    without which ``fn`` and ``on_notes`` change nothing (a value whose tags, all of them, hold none is given
-    back as it is, unwalked)."""
+    no note; empty: left out), inside sequences and dicts too. ``needs``: true of a value holding a tag (at any
+    depth: :func:`reach`) without which ``fn`` and ``on_notes`` change nothing (a value that holds none is given
+    back as it is, unwalked). ``memo``: a key that names ``fn``, ``on_notes`` and ``needs`` (they give the same
+    results for the same key): the result is kept on the value (values are not changed once made), as the walk
+    of a namespace of many options per way of every statement that reads it would be repeated."""
     if not value.atoms:
         return value
-    if needs is not None:
-        tags, rebuilt_equal = reach(value)
-        if rebuilt_equal and not needs(tags):
-            return value
+    if memo is not None:
+        kept = value._mapped
+        if kept is None:
+            kept = value._mapped = {}
+        key = (memo, depth)
+        found = kept.get(key)
+        if found is None:
+            found = _walked(value, fn, on_notes, depth, needs, memo)
+            # (the value itself is kept as a mark: a value referring to itself would be a cycle, and the check
+            # runs without the cyclic collector)
+            kept[key] = _SAME if found is value else found
+            return found
+        return value if found is _SAME else _fresh(found)
+    return _walked(value, fn, on_notes, depth, needs, memo)
+
+
+_SAME = Value(())  # a walk's result kept on a value: the value itself
+
+
+def _fresh(value: Value) -> Value:
+    """A new value equal to ``value`` (notes too), with what it has computed: a walk gives back a new value
+    each time it changes one, and a statement run per way tells what it assigned by identity."""
+    out = Value(value.atoms, value.top, value.notes)
+    out._hash, out._depth, out._reach, out._ways, out._mapped, out._alternatives = \
+        value._hash, value._depth, value._reach, value._ways, value._mapped, value._alternatives
+    return out
+
+
+def _walked(value: Value, fn: Callable[[Atom], Atom | None], on_notes: Callable[[frozenset], frozenset | None],
+            depth: int, needs: Callable[[Value], bool] | None, memo: object) -> Value:
+    if needs is not None and reach(value)[1] and not needs(value):
+        return value
     if not has_tags(value, depth):
         return value
     atoms: set[Atom] = set()
     notes: dict[Atom, frozenset] = {}
     for atom in value.atoms:
         if depth < MAX_NESTING and _holds_values(atom):
-            inner = lambda v: _mapped(v, fn, on_notes, depth + 1, needs)  # noqa: E731
+            inner = lambda v: _mapped(v, fn, on_notes, depth + 1, needs, memo)  # noqa: E731
             atom = map_elements(atom, inner) if isinstance(atom, (SeqAtom, DictAtom)) \
                 else atom.map_inner(inner)  # type: ignore[attr-defined]
         ways = value.notes.get(atom) if value.notes else None

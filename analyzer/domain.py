@@ -481,7 +481,7 @@ class RngAtom(Atom):
 class Value:
     """A set of possibilities; ``top`` adds "and anything the analysis does not know"."""
 
-    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach")
+    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach", "_ways", "_mapped", "_alternatives")
 
     def __init__(self, atoms: Iterable[Atom] = (), top: bool = False,
                  notes: dict[Atom, frozenset] | None = None) -> None:
@@ -493,6 +493,10 @@ class Value:
         self._hash: int | None = None
         self._depth: int | None = None
         self._reach: tuple[frozenset, bool] | None = None  # (:func:`.choices.reach`)
+        self._ways: frozenset | None = None  # (:func:`.choices.reached_ways`)
+        # what a walk of :mod:`.choices` made of this value, by the walk (the same walk, the same result)
+        self._mapped: dict | None = None
+        self._alternatives: dict | None = None  # (:func:`.choices.alternatives`)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -601,12 +605,31 @@ _SHALLOW = (Const, DeviceAtom, TensorAtom, ShimRef, ShimModule, ModuleRef, Built
 
 def _atom_depth(atom: Atom) -> int:
     """The nesting depth of the values an atom holds (0 for atoms that hold none)."""
-    if isinstance(atom, _SHALLOW):
-        return 0
+    cls = type(atom)
+    fields = _DEPTH_FIELDS.get(cls)
+    if fields is None:
+        fields = _DEPTH_FIELDS[cls] = () if issubclass(cls, _SHALLOW) \
+            else tuple(getattr(cls, "__dataclass_fields__", ()))
     depth = 0
-    for name in getattr(atom, "__dataclass_fields__", ()):
-        depth = max(depth, _field_depth(getattr(atom, name)))
+    for name in fields:
+        item = getattr(atom, name)
+        kind = _ITEM_KINDS.get(type(item))
+        if kind is None:
+            kind = _item_kind(type(item))
+        if kind:
+            depth = max(depth, _field_depth(item))
     return depth
+
+
+#: atom class -> the fields :func:`_atom_depth` looks into (none for the shallow ones): asked of every new value
+_DEPTH_FIELDS: dict[type, tuple[str, ...]] = {}
+#: a field's type -> whether its values may hold values (a value, an atom, a tuple); the rest are depth 0
+_ITEM_KINDS: dict[type, bool] = {}
+
+
+def _item_kind(cls: type) -> bool:
+    kind = _ITEM_KINDS[cls] = issubclass(cls, (Value, Atom, tuple))
+    return kind
 
 
 def _field_depth(item: object) -> int:

@@ -182,10 +182,10 @@ class Assignment(EngineMixin):
             if isinstance(name, str):
                 st.elements[name] = element  # still the same object
 
-    @staticmethod
-    def _updated_container(container: Value, key: Value, value: Value) -> Value:
+    def _updated_container(self, container: Value, key: Value, value: Value) -> Value:
         """``container[key] = value`` on each possibility: a dict with a constant key gets it replaced;
-        with an unknown key any entry may now hold the value, or a new unknown key does."""
+        with an unknown key any entry may now hold the value, or a new unknown key does; a library's
+        container is as its model says (unchanged when it does not say)."""
         keys = key.consts()
         updated: list[Atom] = []
         for atom in container.atoms:
@@ -205,6 +205,10 @@ class Assignment(EngineMixin):
                 updated.append(seq("list", items))
             elif isinstance(atom, SeqAtom) and atom.kind == "list":
                 updated.append(seq_of("list", atom.elem.join(value)))
+            elif (library := self.model_updated_item(atom, key, value)) is not None:
+                if library.top:
+                    return TOP  # what it holds now is not known
+                updated.extend(library.atoms)
             else:
                 updated.append(atom)
         return widen_if_large(Value(frozenset(updated), container.top))

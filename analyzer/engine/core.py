@@ -6,7 +6,7 @@ import ast
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -319,11 +319,17 @@ class Engine(
             self.heap[key] = value
             self.changes.changed()
 
-    def heap_attributes(self, owner: Any) -> list[tuple[str, Value]]:
+    def heap_attributes(self, owner: Any, skip: Callable[[str], bool] | None = None) -> list[tuple[str, Value]]:
         """Every heap attribute of ``owner`` (an instance's, for the scans of a module's whole state: a move,
-        a freeze, its parameters), without a walk over the whole heap."""
+        a freeze, its parameters) but those ``skip`` names (notes a model keeps on the object), without a walk
+        over the whole heap. The run records which attributes it found and what each held (kept in a later
+        pass only if the instance has the same ones)."""
         heap = self.heap
-        return [(attr, heap[(owner, attr)]) for attr in list(self.heap_owners.get(owner, ()))]
+        attrs = [attr for attr in self.heap_owners.get(owner, ()) if skip is None or not skip(attr)]
+        found = [(attr, heap[(owner, attr)]) for attr in attrs]
+        if self.recording:
+            self.note_heap_scan(owner, skip, found)
+        return found
 
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)

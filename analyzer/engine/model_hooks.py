@@ -146,6 +146,9 @@ class ModelHooks(EngineMixin):
         for hook in self.hook_table["store_item"]:
             hook(container, key, value, target, st, fr)
 
+    def model_updated_item(self, atom: Atom, key: Value, value: Value) -> Value | None:
+        return self._first_answer("updated_item", atom, key, value)
+
     def model_pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
         return self._first_answer("pure_attribute", atom, kind, name)
 

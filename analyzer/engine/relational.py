@@ -44,7 +44,7 @@ from ..choices import (
     has_tags,
     lasting,
     program_choice,
-    restricted,
+    restriction,
     stripped,
     tag_except,
     taggable,
@@ -153,11 +153,12 @@ class Relational(EngineMixin):
                 holds_only_the_other_way(st, fr, c, w) for c, w in decided):
             st.dead = True
             return
+        restricts = [restriction(c, w) for c, w in decided]
         for values in st.value_maps():
             for name, value in list(values.items()):
                 kept = value
-                for c, w in decided:
-                    kept = restricted(kept, c, w)
+                for restrict in restricts:
+                    kept = restrict(kept)
                 if kept is not value:
                     values[name] = kept
 

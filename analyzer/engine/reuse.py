@@ -15,9 +15,10 @@ then replays what a pass rebuilds: summaries, the stores, the functions analysed
 uncalled functions skips them), the nested functions defined (so the sweep finds them, in the
 same order), the caller links (a context's first caller names it in messages), the heap keys read
 (so a later change of one still makes the pass stale), and the run budget it stands for. A run
-that loaded a module, scanned an instance's attributes, or ran inside a recursion (it got the
-approximation of a context in progress around it) is never kept: its effect is not a function of the
-inputs recorded. The context that recursion returns to is: it iterates to its fixpoint, which the same
+that loaded a module or ran inside a recursion (it got the approximation of a context in progress around
+it) is never kept: its effect is not a function of the inputs recorded. A run that scanned every attribute of
+an instance (``module.to(device)`` copies them) records which attributes it found, and is kept only if the
+instance has the same ones. The context that recursion returns to is: it iterates to its fixpoint, which the same
 inputs give again, and so are the runs around it.
 
 Within a pass, a context's key holds its arguments and the module globals its own function reads,
@@ -37,6 +38,7 @@ one) is read as it is now.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -64,6 +66,8 @@ class RunRecord:
     bound_key: tuple | None  # the arguments, for a widened context (its key does not hold them)
     module_loads: int  # module loads when the run began (a run that loaded a module is not kept)
     reads: dict[Any, Value | None] = field(default_factory=dict)  # heap key -> first value read
+    # (instance, the names the scan skips) -> the instance's attributes at its first scan
+    scans: dict[tuple[Any, Any], tuple[str, ...]] = field(default_factory=dict)
     # ("module", module, name) / ("class", cls, name, after) -> first value read
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
     # in the order they happened: ("call", context, its summary), ("store", (module, name, strong), value),
@@ -80,6 +84,7 @@ class ModuleRecord:
 
     module: ModuleInfo
     reads: dict[Any, Value | None] = field(default_factory=dict)
+    scans: dict[tuple[Any, Any], tuple[str, ...]] = field(default_factory=dict)
     global_reads: dict[tuple, Value | None] = field(default_factory=dict)
     # as RunRecord.events, and ("load", module, None) for a module it loaded, ("read", key, value) for another
     # module's attribute (key ("module", module, name)) or public names (key ("star", module): ``import *``),
@@ -197,11 +202,20 @@ class PassReuse(EngineMixin):
                 return
             record.tainted = True
 
-    def note_heap_scan(self) -> None:
-        """The run read every attribute of an instance (``module.to(device)`` copies them): which keys it
-        would read next time is not a fixed set, so the run is not kept."""
-        if self.recording:
-            self.recording[-1].tainted = True
+    def note_heap_scan(self, owner: Any, skip: Callable[[str], bool] | None, found: list[tuple[str, Value]]) -> None:
+        """The run read every attribute of ``owner`` but those ``skip`` names (``module.to(device)`` copies them):
+        which keys it read depends on which the instance has, so those are an input too, with the value of
+        each."""
+        record = self.recording[-1]
+        record.scans.setdefault((owner, skip), tuple(attr for attr, _value in found))
+        reads = record.reads
+        for attr, value in found:
+            reads.setdefault((owner, attr), value)
+
+    def _same_scans(self, scans: dict[tuple[Any, Any], tuple[str, ...]]) -> bool:
+        owners = self.heap_owners
+        return all(tuple(attr for attr in owners.get(owner, ()) if skip is None or not skip(attr)) == attrs
+                   for (owner, skip), attrs in scans.items())
 
     def note_global_read(self, key: tuple, value: Value | None) -> None:
         if self.recording:
@@ -255,7 +269,7 @@ class PassReuse(EngineMixin):
         heap = self.heap
         if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
             return False
-        if not self._same_class_reads(record.global_reads):
+        if not self._same_scans(record.scans) or not self._same_class_reads(record.global_reads):
             return False
         sim.loading.add(id(module))
         try:
@@ -425,6 +439,8 @@ class PassReuse(EngineMixin):
             return False
         heap = self.heap
         if not all(_same(heap.get(key), seen) for key, seen in record.reads.items()):
+            return False
+        if not self._same_scans(record.scans):
             return False
         for key, seen in record.global_reads.items():
             if key[0] in ("module", "star") and not self._same_module_read(key, seen, sim):

@@ -204,6 +204,11 @@ class LibraryModel:
                    fr: Frame) -> None:
         """``container[key] = value``."""
 
+    def updated_item(self, atom: Atom, key: Value, value: Value) -> Value | None:
+        """A library container ``atom`` after ``atom[key] = value`` (``nn.Sequential``: the layer at that position
+        replaced), for the name or attribute that holds it; None: not this model's (the container is kept)."""
+        return None
+
     def pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
         """``atom.name`` (``kind`` ``"attr"``) or ``atom.name()`` (``"call"``) as a branch test reads it, with
         nothing recorded (``x.is_cuda``, ``x.device.type``: what narrows ``x`` in each branch); None: not known."""

@@ -288,6 +288,15 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.Tensor.backward": "gradient=None, retain_graph=None, create_graph=False, inputs=None",
         "torch.Tensor.requires_grad_": "requires_grad=True",
         "torch.nn.Module.forward": "input, *args, **kwargs",
+        # checkpoints (:mod:`.torch_load`)
+        "torch.load": "f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args",
+        "torch.serialization.load": "f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, "
+                                    "**pickle_load_args",
+        "torch.hub.load_state_dict_from_url": "url, model_dir=None, map_location=None, progress=True, "
+                                              "check_hash=False, file_name=None, weights_only=False",
+        "torch.jit.load": "f, map_location=None, _extra_files=None, _restore_shapes=False",
+        "torch.jit._serialization.load": "f, map_location=None, _extra_files=None, _restore_shapes=False",
+        "safetensors.torch.load_file": "filename, device='cpu'",
         "torch.nn.Sequential.forward": "input",
         "torch.nn.modules.loss._Loss.forward": "input, target, *args, **kwargs",
         "torch.nn.Module.cuda": "device=None",

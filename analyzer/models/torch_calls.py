@@ -20,6 +20,7 @@ from .torch_api import (
     SEQUENCE_OPS,
     UNCHECKED_VIEWS,
 )
+from .torch_load import LOADERS
 from .torch_parallel import DATA_PARALLEL, DISTRIBUTED
 
 
@@ -78,6 +79,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_sparse_coo", "torch.sparse_coo_tensor"),
     _exact("_call_tensor_class", "torch.Tensor"),
     _exact("_call_device", "torch.device"),
+    Rule("_call_load", paths=LOADERS),
     Rule("_call_data", prefix="torch.utils.data."),
     _exact("_call_generator", "torch.Generator", "torch._C.Generator"),
     _exact("_call_current_device", "torch.cuda.current_device"),

@@ -83,6 +83,8 @@ from ..torch_domain import (
 )
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
+from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
+from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
@@ -115,6 +117,16 @@ from .torch_api import (
 )
 from .torch_calls import torch_handlers
 from .torch_data import WORKER_VAR, TorchData
+from .torch_load import (
+    MAPPING_ONLY,
+    SAFETENSORS,
+    TorchLoadedAtom,
+    container_attribute,
+    container_method,
+    contents,
+    load_call,
+    moves_a_pickled_module,
+)
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -137,6 +149,18 @@ _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) ->
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
 _SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
+
+
+def _note(attr: str) -> bool:
+    """A note the model keeps on an object (``@...``), not one of its attributes."""
+    return attr.startswith("@")
+
+
+def _move_note(attr: str) -> bool:
+    """The notes of an in-place move (the devices, the names it went through): not copied with the module."""
+    return attr in (_MOVED, _MOVED_VIA)
+
+
 #: the torch modes of a function nothing calls (grad mode, default device, current CUDA device): any default
 #: device, any current device (``"cuda"`` is then unknown where the program changes it)
 UNCALLED_MODES = (None, TOP, TOP, None)
@@ -182,12 +206,15 @@ class TorchModel(TorchData, LibraryModel):
         self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
+        self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
 
     # --- the engine's hooks (:class:`.base.LibraryModel`) ----------------------------------------------
 
     def import_ref(self, path: str) -> Value | None:
         if path.partition(".")[0] == TORCHVISION:
             return library_ref(path, frozenset({TORCHVISION}))  # its classifiers and box ops: :meth:`call_value`
+        if path.partition(".")[0] == SAFETENSORS:
+            return V(TorchRef(path))  # ``safetensors.torch.load_file``: :mod:`.torch_load`
         return V(TorchRef(torch_path(path))) if path == "torch" or path.startswith("torch.") else None
 
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
@@ -214,6 +241,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
                         star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        if moves_a_pickled_module(func):
+            self.loaded_module_move = node
         if star_unknown and len(node.args) == 1 and isinstance(node.args[0], ast.Starred) and not node.keywords \
                 and func == V(TorchRef("torch.nn.Sequential")):
             return self.torch_sequential_of(self.iter_element(self.eval(node.args[0].value, st.copy(), fr,
@@ -238,6 +267,8 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_distribution_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchOptimizerAtom":
             return self.torch_optimizer_method(name, receiver, args, kwargs, node, st, fr)
+        if kind == "TorchLoadedAtom":
+            return join_all(container_method(a, name, args) for a in receiver.atoms if isinstance(a, TorchLoadedAtom))
         return UNHANDLED
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
@@ -251,8 +282,8 @@ class TorchModel(TorchData, LibraryModel):
                        fr: Frame) -> Value | None | Unhandled:
         if isinstance(atom, TorchRef):
             return V(TorchRef(torch_path(f"{atom.path}.{attr}")))
-        if isinstance(atom, TorchTensorAtom):
-            return self.torch_tensor_attribute(atom, attr)
+        if isinstance(atom, TorchTensorAtom):  # (a mapping's methods: a checkpoint's other possibility answers)
+            return Value() if attr in MAPPING_ONLY else self.torch_tensor_attribute(atom, attr)
         if isinstance(atom, TorchLayerAtom):
             return self.torch_layer_attribute(atom, attr)
         if isinstance(atom, TorchDistributionAtom):  # its methods; its attributes (``mean``, ``probs``): not followed
@@ -263,6 +294,9 @@ class TorchModel(TorchData, LibraryModel):
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
             return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
+        if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
+            found = container_attribute(atom, attr)
+            return V(BoundShim(atom, attr)) if found is None else found
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -295,6 +329,12 @@ class TorchModel(TorchData, LibraryModel):
             self.torch_tensor_state_store(target, obj, value, st, fr)
         elif target.attr == "weight":
             self._layer_weight_replaced(target, obj, value, st, fr)
+        if isinstance(target.value, ast.Name) and is_classifier(st.vars.get(target.value.id, TOP)):
+            # ``model.conv1 = nn.Conv2d(1, ...)``, ``setattr(model, "fc", ...)``: a new layer of the classifier
+            # (a new head replaces the old one: :meth:`assigned`)
+            owner = st.vars[target.value.id]
+            grown = with_head(owner, value) if target.attr in HEADS else self._classifier_with_part(owner, value)
+            self._rebind_name(target.value.id, TOP if grown is None else grown, st)
 
     def _layer_weight_replaced(self, target: ast.Attribute, obj: Value, value: Value, st: State, fr: Frame) -> None:
         """``model.embedding.weight = nn.Parameter(vectors)``: a lookup table's only weight replaced, after the
@@ -338,6 +378,8 @@ class TorchModel(TorchData, LibraryModel):
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
                 and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+        if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
+            return contents(atom)
         return None
 
     def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
@@ -348,6 +390,55 @@ class TorchModel(TorchData, LibraryModel):
         if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
+        holder = target.value
+        if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name):
+            self._layer_item_stored(holder.value.id, holder.attr, container, key, value, st, fr)
+
+    def _layer_item_stored(self, name: str, attr: str, container: Value, key: Value, value: Value, st: State,
+                           fr: Frame) -> None:
+        """``model.classifier[6] = nn.Linear(...)``: a torchvision classifier now holds that layer too (the
+        engine keeps the torchvision model's own containers unknown); on a project module, the container the
+        attribute held is superseded by the updated one (the object changed in place)."""
+        owner = st.vars.get(name)
+        if owner is None:
+            return
+        if is_classifier(owner):
+            self._rebind_name(name, self._classifier_with_part(owner, value), st)
+        elif owner.atoms and all(isinstance(a, Instance) for a in owner.atoms) and container.atoms \
+                and all(isinstance(a, TorchLayerAtom) and a.name in ADDING_METHODS for a in container.atoms):
+            self._supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
+
+    def updated_item_value(self, container: Value, key: Value, value: Value) -> Value:
+        out = BOTTOM
+        for atom in container.atoms:
+            updated = self.updated_item(atom, key, value)
+            if updated is None or updated.top:
+                return TOP
+            out = out.join(updated)
+        return out
+
+    def updated_item(self, atom: Atom, key: Value, value: Value) -> Value | None:
+        if not isinstance(atom, TorchLayerAtom) or atom.name not in ADDING_METHODS:
+            return None
+        replaced = replaced_item(atom, key, value)
+        return TOP if replaced is None else V(replaced)
+
+    @staticmethod
+    def _classifier_with_part(classifier: Value, part: Value) -> Value:
+        out = BOTTOM
+        for atom in classifier.atoms:
+            assert isinstance(atom, TorchLayerAtom)  # (is_classifier)
+            grown = with_part(atom, part)
+            if grown is None:
+                return TOP
+            out = out.join(grown)
+        return out
+
+    @staticmethod
+    def _rebind_name(name: str, value: Value, st: State) -> None:
+        st.vars[name] = value
+        st.kill_aliases(name)
+        st.drop_overlays(name)
 
     def pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
@@ -362,6 +453,8 @@ class TorchModel(TorchData, LibraryModel):
         return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
+        if isinstance(atom, TorchLoadedAtom):  # a list's slice, else an element (or a key: not a tensor)
+            return V(atom) if how == "slice" else contents(atom)
         if isinstance(atom, TorchTensorAtom) and how == "slice":
             return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
@@ -835,6 +928,10 @@ class TorchModel(TorchData, LibraryModel):
         values = argument(path, args, kwargs, "values", None)
         return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
 
+    def _call_load(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                   fr: Frame) -> Value | None:
+        return load_call(self, path, args, kwargs, node, st, fr)  # a checkpoint: where ``map_location`` says
+
     def _call_device(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
         return self._device_ctor(path, args, kwargs, node, st, fr)
@@ -1262,9 +1359,8 @@ class TorchModel(TorchData, LibraryModel):
             if isinstance(module, TorchLayerAtom):
                 pending.extend(module.children)
             elif isinstance(module, Instance):
-                self.note_heap_scan()
-                pending.extend(inner for _attr, value in self.heap_attributes(module) for inner in value.atoms
-                               if isinstance(inner, (TorchLayerAtom, Instance)))
+                pending.extend(inner for _attr, value in self.heap_attributes(module, _move_note)
+                               for inner in value.atoms if isinstance(inner, (TorchLayerAtom, Instance)))
         return False
 
     @staticmethod
@@ -1613,13 +1709,11 @@ class TorchModel(TorchData, LibraryModel):
                 self._note_grad_flag(child, flag, seen)
         elif isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             seen.add(atom)
-            self.note_heap_scan()  # every attribute of the instance
-            for attr, value in self.heap_attributes(atom):
-                if not attr.startswith("@"):
-                    self.heap_reads.add((atom, attr))
-                    for inner in value.atoms:
-                        if isinstance(inner, (TorchTensorAtom, TorchLayerAtom, Instance)):
-                            self._note_grad_flag(inner, flag, seen)
+            for attr, value in self.heap_attributes(atom, _note):
+                self.heap_reads.add((atom, attr))
+                for inner in value.atoms:
+                    if isinstance(inner, (TorchTensorAtom, TorchLayerAtom, Instance)):
+                        self._note_grad_flag(inner, flag, seen)
 
     def _note_flag(self, origin: Origin, flag: Value) -> None:
         truth = flag.truthiness()
@@ -1723,7 +1817,8 @@ class TorchModel(TorchData, LibraryModel):
             targets = self._to_targets(args, kwargs, st)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
                 return self._cast(receiver, argument("torch.Tensor.to", args, kwargs, "dtype"), node, st, fr)
-        discarded = node is getattr(self, "discarded_call", None) and (targets is not None or not _maybe_cast(node))
+        discarded = node is getattr(self, "discarded_call", None) and node is not self.loaded_module_move \
+            and (targets is not None or not _maybe_cast(node))
         possibilities: list[Possibility] = []
         out: set[Atom] = set()
         unknown = receiver.top or targets is None or not receiver.only(TorchTensorAtom)
@@ -1891,7 +1986,7 @@ class TorchModel(TorchData, LibraryModel):
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
         if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
-        if attr in MODULE_METHODS or (attr in ("append", "extend") and atom.name == "ModuleList"):
+        if attr in MODULE_METHODS or attr in ADDING_METHODS.get(atom.name, ()):
             return V(BoundShim(atom, attr))
         return None
 
@@ -1921,7 +2016,7 @@ class TorchModel(TorchData, LibraryModel):
             for child in layer.children:
                 if st.dead:
                     return BOTTOM
-                value = self.torch_layer_call(with_tags(child, tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
+                value = self.torch_layer_call(with_tags(run_as(child), tags_of(layer)), [value], {}, node, st, fr)  # type: ignore[arg-type]
             return value
         # (a torchvision classifier is named by its path)
         return self._apply_layer(layer, args, kwargs, node, st, fr,
@@ -2033,6 +2128,12 @@ class TorchModel(TorchData, LibraryModel):
             grown = self._module_list_with(receiver, added)
             self._rebind_receiver(node, grown, st, fr, receiver)
             return NONE
+        if (name in ("append", "extend", "insert") or name == "add_module") and receiver.atoms and not receiver.top:
+            # ``head.append(nn.Linear(...))`` after ``head.to(device)``: the container holds a layer on the CPU
+            changed = self._container_added(name, receiver, args, kwargs)
+            if changed is not None:
+                self._rebind_receiver(node, changed, st, fr, receiver)
+                return changed if name in ("append", "extend") else NONE  # (``append`` returns the container)
         if name in ("parameters", "buffers"):
             return V(seq_of("list", join_all(_each_note(receiver, atom, self._weights(atom))
                                              for atom in receiver.atoms)))
@@ -2068,6 +2169,25 @@ class TorchModel(TorchData, LibraryModel):
             return NONE
         return TOP
 
+    def _container_added(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+        """The modules after ``receiver.<name>(...)`` adds one (a Sequential's ``append``/``insert``/``extend``/
+        ``add_module``, a ModuleList's ``insert``, a torchvision classifier's ``add_module``); unknown when what
+        is added is not known; None: not such a call."""
+        if kwargs:
+            return TOP
+        if is_classifier(receiver):
+            return self._classifier_with_part(receiver, args[1]) if name == "add_module" and len(args) == 2 else None
+        out = BOTTOM
+        for atom in receiver.atoms:
+            if not isinstance(atom, TorchLayerAtom) or name not in ADDING_METHODS.get(atom.name, ()):
+                return None
+            extended = self.iter_element(args[0]) if name == "extend" and args else None
+            grown = container_added(atom, name, args, extended)
+            if grown is None:
+                return TOP
+            out = out.join(V(grown))
+        return out
+
     @staticmethod
     def _module_list_with(lists: Value, added: Value) -> Value:
         """A ModuleList after appending ``added``: its modules, as a set (the order a loop appended them in is not
@@ -2097,16 +2217,14 @@ class TorchModel(TorchData, LibraryModel):
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
-            self.note_heap_scan()  # every attribute of the instance
             out = BOTTOM
-            for attr, value in self.heap_attributes(atom):
-                if not attr.startswith("@"):
-                    self.heap_reads.add((atom, attr))
-                    for inner in value.atoms:
-                        if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
-                            out = out.join(V(inner))
-                        elif isinstance(inner, (TorchLayerAtom, Instance)):
-                            out = out.join(self._weights(inner, seen | {atom}))
+            for attr, value in self.heap_attributes(atom, _note):
+                self.heap_reads.add((atom, attr))
+                for inner in value.atoms:
+                    if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
+                        out = out.join(V(inner))
+                    elif isinstance(inner, (TorchLayerAtom, Instance)):
+                        out = out.join(self._weights(inner, seen | {atom}))
             # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
             moved_to = self.__dict__.get("_moved_to", {}).get(atom)
             whole = moved_to is not None and bool(out.atoms) and not out.top and all(
@@ -2134,17 +2252,15 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
-        self.note_heap_scan()  # every attribute of the instance, including ones a later pass adds
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
         plain_moves = dynamic.get(instance.cls)
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
-        for attr, value in self.heap_attributes(instance):
-            if attr not in (_MOVED, _MOVED_VIA):  # notes on this object, not its attributes
-                self.heap_reads.add((instance, attr))
-                key = (moved, attr)
-                value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
-                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
+        for attr, value in self.heap_attributes(instance, _move_note):
+            self.heap_reads.add((instance, attr))
+            key = (moved, attr)
+            value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
+            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
         return moved
 
     def _note_moved_in_place(self, receiver: Value, devices: Value, via: str | None) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from ..domain import TOP, V, Value
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchLayerAtom
+from .layer_items import is_part
 from .library_refs import LibraryRef
 
 ROOT = "torchvision"
@@ -81,8 +82,9 @@ def with_head(classifier: Value, head: Value) -> Value | None:
     if not is_classifier(classifier) or head.top or not head.atoms \
             or not all(isinstance(h, TorchLayerAtom) for h in head.atoms):
         return None
-    return Value(frozenset(replace(c, children=(h,)) for c in classifier.atoms if isinstance(c, TorchLayerAtom)
-                           for h in head.atoms))
+    # (its other replaced layers stay: :func:`.layer_items.with_part`)
+    return Value(frozenset(replace(c, children=(*(p for p in c.children if is_part(p)), h))
+                           for c in classifier.atoms if isinstance(c, TorchLayerAtom) for h in head.atoms))
 
 
 def box_op_name(path: str) -> str | None:

@@ -195,7 +195,9 @@ class FakeCuda:
             # copy cannot run here); without one, tensors come back on the host.
             with unset_fake_temporarily():
                 obj = original(f, "cpu", *args, **kwargs)
-            target = map_location if isinstance(map_location, str | torch.device) else "cpu"
+            # a device (an int ``i`` is ``cuda:i``); a dict or a function: the host, where the fakes were saved
+            target = map_location if isinstance(map_location, str | torch.device | int) \
+                and not isinstance(map_location, bool) else "cpu"
 
             def fake(value: Any) -> Any:
                 if not isinstance(value, torch.Tensor) or isinstance(value, FakeTensor):

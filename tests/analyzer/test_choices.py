@@ -450,6 +450,33 @@ def test_a_device_test_on_a_partly_unknown_tensor_follows_its_known_device() -> 
         """) == []
 
 
+def test_a_restriction_kept_on_the_value_gives_what_a_walk_gives() -> None:
+    cpu = TorchTensorAtom(CPU, tags=frozenset({(FLAG, False)}))
+    cuda = TorchTensorAtom(CUDA, tags=frozenset({(FLAG, True)}))
+    value = Value(frozenset({cpu, cuda, seq("list", [V(cpu, cuda)])}))
+    first, again = restricted(value, FLAG, True), restricted(value, FLAG, True)
+    assert first == again == Value(frozenset({cuda, seq("list", [V(cuda)])}))
+    assert first is not again  # a changed value is a new one each time, as a walk makes it
+    untouched = V(const(3))
+    assert restricted(untouched, FLAG, True) is untouched
+    other = Value(frozenset({TorchTensorAtom(CPU, tags=frozenset({(OTHER, False)})), cuda}))
+    assert restricted(other, OTHER, False) is other  # nothing of the other way: the value itself, each time
+    assert restricted(other, OTHER, False) is other
+    # what is kept on a value never refers back to it (the check runs without the cyclic collector)
+    stripped(value)
+    for_heap(value)
+    assert all(kept is not value for kept in (value._mapped or {}).values())
+
+
+def test_the_choices_a_value_names_are_kept_on_it() -> None:
+    value = V(TorchTensorAtom(CPU, tags=frozenset({(FLAG, False)})),
+              TorchTensorAtom(CUDA, tags=frozenset({(FLAG, True)})))
+    assert alternatives([value]) == {FLAG: {False, True}}
+    assert alternatives([value, V(TorchTensorAtom(CPU, tags=frozenset({(lasting(FLAG), True)})))]) \
+        == {FLAG: {False, True}}  # a choice and its lasting form as one
+    assert value._alternatives is not None
+
+
 # --- numbers a branch test bounds, and a typed option's thresholds ---------------------------------------------
 
 def test_a_number_keeps_the_bounds_a_test_proves() -> None:

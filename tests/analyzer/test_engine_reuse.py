@@ -268,3 +268,70 @@ def test_a_later_pass_keeps_a_recursive_context(monkeypatch: pytest.MonkeyPatch)
     assert {"nested", "unrelated_recursion"} <= {engine.contexts[c].function for c in engine.kept_this_pass}
     everything, _ = analyzed(False)
     assert kept == everything
+
+
+# ``count`` reads every attribute of a project module (its parameters). The second pass (``report`` read the
+# tracer's cache before ``hook`` filled it) keeps that run while the instance has the same attributes.
+MOVED = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Tracer:
+    def __init__(self):
+        self.kept = {}
+
+    def report(self):
+        return self.kept["out"].numpy()
+
+    def hook(self, t):
+        self.kept["out"] = t
+
+
+def count(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+model = Net().to("cuda")
+print(count(model))
+tracer = Tracer()
+print(tracer.report())
+tracer.hook(model(torch.ones(3, 4, device="cuda")))
+"""
+
+
+def test_a_later_pass_keeps_a_run_that_read_every_attribute_of_an_instance(monkeypatch: pytest.MonkeyPatch) -> None:
+    def analyzed(keep: bool) -> tuple[list[dict], list[Engine]]:
+        monkeypatch.setattr(reuse.PassReuse, "keep_runs", keep)
+        engines = remember_engines(monkeypatch)
+        return as_data(check_source(MOVED, "moved.py", Settings(jobs=1))), engines
+
+    kept, (engine,) = analyzed(True)
+    assert "Tracer.report" in {engine.contexts[c].function for c in engine.ran_this_pass}
+    assert "count" in {engine.contexts[c].function for c in engine.kept_this_pass}
+    everything, _ = analyzed(False)
+    assert kept == everything
+    assert any(d["code"] == "MV203" for d in kept)  # the CUDA output read as numpy
+
+
+def test_a_run_that_read_every_attribute_is_not_kept_once_the_instance_has_another(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    engines = remember_engines(monkeypatch)
+    monkeypatch.setattr(Engine, "release", lambda self: None)  # (the records, once the facts are out)
+    check_source(MOVED, "moved.py", Settings(jobs=1))
+    (engine,) = engines
+    (record,) = (r for r in engine.records.values() if r.fn.name == "count")
+    assert record.scans and not record.tainted  # it read the instance's attributes, and says which
+    (owner, _skip), attrs = next(iter(record.scans.items()))
+    assert engine._same_scans(record.scans)
+    engine.heap_owners[owner] = [*attrs, "added_later"]
+    assert not engine._same_scans(record.scans)

@@ -1,0 +1,32 @@
+"""The observer's ``torch.load``: a checkpoint saved under fake CUDA comes back on the device ``map_location``
+names (a string, a ``torch.device``, an int ``i``: ``cuda:i``), on the host otherwise (a dict, a function, none)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from runtime_shim.torch_observer import cli  # noqa: E402
+
+
+def test_map_location_places_every_tensor_of_the_checkpoint(tmp_path: Path) -> None:
+    program = tmp_path / "load_places.py"
+    program.write_text(textwrap.dedent(f"""
+        import torch
+
+        path = {str(tmp_path / "ckpt.pt")!r}
+        torch.save({{"w": torch.ones(2).cuda(), "nested": [torch.zeros(3)], "epoch": 1}}, path)
+        for where in ("cpu", "cuda", "cuda:1", torch.device("cuda", 1), 0, 1, {{"cuda:0": "cpu"}},
+                      lambda storage, loc: storage, None):
+            ckpt = torch.load(path, map_location=where)
+            print(ckpt["w"].device, ckpt["nested"][0].device, ckpt["epoch"])
+    """).lstrip(), encoding="utf-8")
+    outcome = cli.run_program(program)
+    assert outcome.status == "ok", outcome.stderr
+    assert outcome.stdout.splitlines() == [
+        "cpu cpu 1", "cuda:0 cuda:0 1", "cuda:1 cuda:1 1", "cuda:1 cuda:1 1", "cuda:0 cuda:0 1",
+        "cuda:1 cuda:1 1", "cpu cpu 1", "cpu cpu 1", "cpu cpu 1"]
