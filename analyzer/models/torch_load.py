@@ -106,6 +106,7 @@ def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value]
     """A call of one of :data:`LOADERS` (``model``: the torch model, which parses devices)."""
     bound = bind_call(path, args, kwargs).arguments
     origin = model.origin(node, fr, f"{path.rpartition('.')[2]}(...) result")
+    devices: list[tuple[TorchDev, object]] | None
     if path in SAFETENSORS_LOADERS:  # always a dict of tensors (``device="cpu"`` by default)
         devices = model.devices_of(bound.get("device", V(const("cpu"))), st)
         return TOP if devices is None else V(DictAtom((), join_all(
@@ -114,7 +115,7 @@ def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value]
     if location is None or location.consts() == [None]:
         return TOP  # where the file's tensors were saved from
     if is_storage_identity(_argument_node(node, "map_location", 1)):
-        devices: list[tuple[TorchDev, object]] = [(CPU, None)]
+        devices = [(CPU, None)]
     else:
         devices = model.devices_of(location, st)  # a dict or another function: not known
     if devices is None:
