@@ -25,7 +25,7 @@ class Overlay(NamedTuple):
 #: a place narrowing can refine: a variable (its name) or an overlay
 Slot = str | Overlay
 #: one step from a slot towards a value: ``("attr", name)``, ``("call", method)`` (no arguments), ``("item", key)``
-Step = tuple[Literal["attr", "call", "item"], str | int]
+Step = tuple[Literal["attr", "call", "item"], str | int | slice]
 Steps = tuple[Step, ...]
 #: ``b = t.device().backend``: (the slot, the steps from it)
 Alias = tuple[Slot, Steps]

@@ -29,6 +29,7 @@ from ..domain import (
     V,
     Value,
     const,
+    seq,
 )
 from .flow_state import Frame, Overlay, Slot, State, Step, dead, join_states
 from .mixin import EngineMixin
@@ -268,6 +269,9 @@ class Narrowing(EngineMixin):
             elif isinstance(current, ast.Attribute):
                 steps.append(("attr", current.attr))
                 current = current.value
+            elif isinstance(current, ast.Subscript) and (key := _constant_key(current.slice)) is not None:
+                steps.append(("item", key))  # ``t.shape[2:4]``, ``sizes[0]``
+                current = current.value
             elif isinstance(current, ast.Name):
                 break
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
@@ -320,9 +324,23 @@ class Narrowing(EngineMixin):
             value = stepped
         return test(value)
 
-    def _pure_step(self, value: Value, kind: str, name: str | int) -> Value | None:
-        """Follow ``.name`` or ``.name()`` without recording facts; ``None`` when not modelled."""
+    def _pure_step(self, value: Value, kind: str, name: object) -> Value | None:
+        """Follow ``.name``, ``.name()`` or ``[key]`` (a constant index or slice of a known sequence) without
+        recording facts; ``None`` when not modelled."""
         out = BOTTOM
+        if kind == "item":
+            for atom in value.atoms:
+                if not (isinstance(atom, SeqAtom) and atom.items is not None):
+                    return None
+                if not isinstance(name, (int, slice)):
+                    return None
+                if isinstance(name, slice):
+                    out = out.join(V(seq(atom.kind, atom.items[name])))
+                    continue
+                if not -len(atom.items) <= name < len(atom.items):
+                    return None
+                out = out.join(atom.items[name])
+            return out.join(TOP) if value.top else out
         for atom in value.atoms:
             if isinstance(atom, TensorAtom):
                 if kind == "call" and name == "device":
@@ -357,6 +375,21 @@ class Narrowing(EngineMixin):
 
 def _is_number(atom: Atom) -> bool:
     return isinstance(atom, NumberAtom) or isinstance(atom, Const) and type(atom.value) in (int, float)
+
+
+def _constant_key(node: ast.expr) -> int | slice | None:
+    """A subscript's constant index or slice (``[0]``, ``[2:4]``, ``[-1]``), or None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, ast.Slice) and node.step is None:
+        bounds = [None if b is None else _constant_key(b) for b in (node.lower, node.upper)]
+        if all(b is None or type(b) is int for b in bounds) and not any(
+                b is None and given is not None for b, given in zip(bounds, (node.lower, node.upper), strict=True)):
+            return slice(bounds[0], bounds[1])
+    return None
 
 
 def _compared(compare: Callable[[Any, Any], Any], atom: Atom, number: float, flipped: bool) -> bool | None:

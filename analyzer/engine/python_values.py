@@ -169,6 +169,9 @@ def compare_values(compare: Callable[[Any, Any], Any] | None, left: Value, right
 
 
 def compare_atoms(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool | None:
+    if isinstance(a, SeqAtom) and isinstance(b, SeqAtom) and compare in (operator.eq, operator.ne) \
+            and a.kind == b.kind and a.items is not None and b.items is not None and len(a.items) != len(b.items):
+        return compare is operator.ne  # sequences of two lengths (``t.shape[2:4]`` of a 1-dim and a 5-dim tensor)
     if isinstance(a, DeviceAtom) and isinstance(b, DeviceAtom):
         if compare not in (operator.eq, operator.ne):
             return None

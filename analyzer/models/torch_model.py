@@ -448,6 +448,8 @@ class TorchModel(TorchData, LibraryModel):
                 return V(TorchDeviceAtom(atom.dev, atom.origin))
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
                 return V(const(-1 if atom.dev.type == "cpu" else atom.dev.index))
+            if kind == "attr" and name == "shape" and atom.ndim is not None:
+                return V(seq("tuple", (TOP,) * atom.ndim))  # its sizes unknown, their number known
         if isinstance(atom, TorchDeviceAtom) and kind == "attr" and name in ("type", "index"):
             return V(const(atom.dev.type if name == "type" else atom.dev.index))
         return None
@@ -1663,7 +1665,11 @@ class TorchModel(TorchData, LibraryModel):
         if name == "type":
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
-            return self.same_device_result(receiver, node, st, fr, None, api=name)
+            result = self.same_device_result(receiver, node, st, fr, None, api=name)
+            rank = _reshaped_rank(name, args, kwargs, node)
+            return result if rank is None else Value(frozenset(
+                dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
+                for a in result.atoms), result.top)
         if name in ("unbind", "split", "chunk", "tensor_split"):
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
@@ -2757,6 +2763,26 @@ def _identity(atom: Atom) -> object | None:
         return atom.origin
     if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
+    return None
+
+
+def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> int | None:
+    """The number of dimensions ``t.view(a, b, c)``, ``t.reshape((a, b))`` or ``t.permute(2, 0, 1)`` gives: one
+    per size or dimension written (whatever their values); None when it is not written out (``*shape``, a
+    dtype, one argument the analysis does not know)."""
+    if name not in ("view", "reshape", "permute") or kwargs or not args or not isinstance(node, ast.Call) \
+            or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if len(args) > 1:
+        return len(args)  # (several arguments: each one size or dimension)
+    only = args[0]
+    if only.top or len(only.atoms) != 1:
+        return None
+    atom = next(iter(only.atoms))
+    if isinstance(atom, SeqAtom):
+        return len(atom.items) if atom.items is not None else None
+    if isinstance(atom, NumberAtom) or isinstance(atom, Const) and type(atom.value) is int:
+        return 1
     return None
 
 
