@@ -214,6 +214,10 @@ class Narrowing(EngineMixin):
             for this, other, flipped in ((left, right, False), (right, left, True)):
                 for key, steps in self._targets(this, st):
                     other_value = self.eval(other, st.copy(), fr, quiet=True)
+                    if ("attr", "shape") in steps and other_value.top and other_value.atoms:
+                        # ``self.grid.shape[2:4] != x.shape[2:4]`` with ``x`` partly unknown: one value has one
+                        # shape, taken to be its known part's (as a partly unknown value's device is)
+                        other_value = Value(other_value.atoms, False, other_value.notes)
                     out.append((key, self._predicate(steps, _compare_test(compare, other_value, flipped))))
             return out
         for key, steps in self._targets(test, st):

@@ -1605,3 +1605,36 @@ def test_a_transformer_causal_mask_alone_is_not_checked_but_padding_masks_are() 
         c = encoder(x, src_key_padding_mask=padding)
         """
     assert findings(source) == [(10, "MV202", "error"), (11, "MV202", "error")]
+
+
+def test_a_shape_test_against_a_partly_unknown_tensor_reads_its_known_part() -> None:
+    """A YOLO-style grid placeholder (`torch.zeros(1)`) replaced when its `shape[2:4]` differs from the features',
+    in a head also called with features the analysis does not know: the placeholder's empty `shape[2:4]` never
+    equals a 5-dim tensor's, whatever else the features may be."""
+    source = '''
+import torch
+from torch import nn
+import featurekit
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(6, 12, 1)
+        self.grid = torch.zeros(1)
+
+    def forward(self, features):
+        x = self.conv(features)
+        bs, _, ny, nx = x.shape
+        x = x.view(bs, 3, 4, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+        if self.grid.shape[2:4] != x.shape[2:4]:
+            self.grid = torch.zeros(1, 1, ny, nx, 2).to(x.device)
+        return x[..., 0:2] + self.grid
+
+
+head = Head().to("cuda")
+print(head(torch.randn(2, 6, 8, 8, device="cuda")))
+print(head(featurekit.load()))
+'''
+    report = check_source(source, "head.py", Settings(select=("MV2",)))
+    assert [(d.row, d.code) for d in report.diagnostics] == []
