@@ -84,7 +84,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repo root: the analyzer without installing
 
 from bench.report import markdown_table, write_json  # noqa: E402
-from bench.tools import find_tool  # noqa: E402
+from bench.tools import find_tool, git_revision  # noqa: E402
 
 # pinned: runs stay comparable
 CORPORA = {"timm": "1.0.31", "transformers": "5.25.0", "torchvision": "0.29.1", "pytorch-lightning": "2.6.6"}
@@ -102,16 +102,6 @@ FORCE_ALL = ("import sys\nfrom devicelint import cli, frontend\n"
 
 # ---------------------------------------------------------------- helpers shared with bench/robustness.py
 # (bench/common.py imports torch at module level; the analyzer benchmarks must run without it)
-
-
-def git_revision() -> str | None:
-    """The repo's commit, ``-dirty`` when the working tree differs from it; None outside a git checkout."""
-    try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=10, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None
 
 
 def source_digest() -> str:

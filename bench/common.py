@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -15,21 +14,12 @@ import torch
 
 import runtime_shim as rs
 from bench.report import markdown_table, write_json  # noqa: F401 - re-exported for the benchmarks
+from bench.tools import git_revision
 
 
 def cuda_count() -> int:
     """The CUDA devices torch sees (0 without CUDA)."""
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
-
-
-def git_revision() -> str | None:
-    """The repo's commit, ``-dirty`` when the working tree differs from it; None outside a git checkout."""
-    try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).resolve().parents[1],
-                              capture_output=True, text=True, timeout=10, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None
 
 
 def source_digest() -> str:

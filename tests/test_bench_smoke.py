@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.tools import tool
+
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,4 +55,4 @@ def test_move_bandwidth_rejects_bad_settings_clearly(args: list[str]) -> None:
 
 
 def test_run_all_is_valid_bash() -> None:
-    subprocess.run(["bash", "-n", str(ROOT / "bench" / "run_all.sh")], check=True)
+    subprocess.run([tool("bash"), "-n", str(ROOT / "bench" / "run_all.sh")], check=True)

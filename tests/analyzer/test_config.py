@@ -14,7 +14,7 @@ from devicelint.cli import main
 from devicelint.discovery import DiscoveryOptions, discover
 from devicelint.settings import PerFileIgnore, RuleSelection, Settings, SettingsError, parse_codes
 
-from bench.tools import find_tool
+from bench.tools import find_tool, tool
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -258,7 +258,7 @@ def test_force_exclude_from_config_and_stdin_filename(tmp_path: Path) -> None:
 
 
 def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+    subprocess.run([tool("git"), *args], cwd=cwd, check=True, capture_output=True)
 
 
 needs_git = pytest.mark.skipif(find_tool("git") is None, reason="git is not installed")
@@ -339,7 +339,7 @@ def test_gitignore_matcher_agrees_with_git(tmp_path: Path) -> None:
     write(tmp_path, "sub/.gitignore", "c.py\n!gen_ok.py\n")
     for path in GITIGNORE_PATHS:
         write(tmp_path, path, "")
-    proc = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], input="\n".join(GITIGNORE_PATHS),
+    proc = subprocess.run([tool("git"), "check-ignore", "--no-index", "--stdin"], input="\n".join(GITIGNORE_PATHS),
                           capture_output=True, text=True, cwd=tmp_path)
     ignored_by_git = set(proc.stdout.split())
     found = {os.path.relpath(p, tmp_path) for p in discover([str(tmp_path)], DiscoveryOptions(exclude=()))}

@@ -13,6 +13,8 @@ import pytest
 from devicelint.cli import main
 from devicelint.rules import all_rules
 
+from bench.tools import tool
+
 REPO = Path(__file__).resolve().parents[2]
 
 FAILING = """\
@@ -163,7 +165,7 @@ SARIF_SUBSET = {
 
 def test_sarif_log(project: Path, capsys: pytest.CaptureFixture) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    subprocess.run(["git", "init", "-q", "."], cwd=project, check=False, capture_output=True)
+    subprocess.run([tool("git"), "init", "-q", "."], cwd=project, check=False, capture_output=True)
     (project / "src" / "sub dir").mkdir()
     (project / "src" / "sub dir" / "x.py").write_text(FAILING, encoding="utf-8")
     os.chdir(project / "src")  # the paths are relative to the work tree's root, not to the cwd

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.tools import find_tool
+from bench.tools import find_tool, tool
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "analyzer/", "rules/", "runtime_shim/")
@@ -54,7 +54,7 @@ exported = weights.to_device(EXPORT_DEVICE)
 
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check, env=_env(cwd))
+    return subprocess.run([tool("git"), *args], cwd=cwd, capture_output=True, text=True, check=check, env=_env(cwd))
 
 
 def _env(cwd: Path) -> dict[str, str]:
@@ -69,7 +69,7 @@ def _env(cwd: Path) -> dict[str, str]:
 
 def _snapshot(target: Path) -> str:
     """This checkout's package files, committed in a new repository; the commit's id."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+    listed = subprocess.run([tool("git"), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
                             capture_output=True, check=True).stdout.decode().split("\0")
     for name in listed:
         if name and name.startswith(PACKAGE_FILES) and (REPO / name).is_file():
@@ -88,7 +88,7 @@ def _config(rev: str, hook_repo: Path, args: list[str]) -> str:
 
 def _commit(project: Path, message: str) -> subprocess.CompletedProcess:
     _git(project, "add", "-A")
-    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=project, capture_output=True, text=True,
+    return subprocess.run([tool("git"), "commit", "-q", "-m", message], cwd=project, capture_output=True, text=True,
                           env=_env(project), timeout=900)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from devicelint.cli import main
 
+from bench.tools import tool
+
 jsonschema = pytest.importorskip("jsonschema")
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
@@ -37,7 +39,7 @@ def _sarif(capsys: pytest.CaptureFixture, *paths: str) -> dict:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
+    subprocess.run([tool("git"), "init", "-q", str(tmp_path)], check=True, capture_output=True)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "train.py").write_text(PROGRAM, encoding="utf-8")
     (tmp_path / "pkg" / "data.py").write_text(ADVISORY, encoding="utf-8")
