@@ -38,7 +38,9 @@ from .python_values import (
     bounds_where,
     compare_atoms,
     compare_values,
+    constant_number,
     is_none_value,
+    is_number_const,
     names_library_function,
     negate,
     truth_of,
@@ -146,22 +148,20 @@ class Narrowing(EngineMixin):
                 key = Overlay(subject.value.id, subject.attr)  # ``args.n_gpu``: each branch's bounds kept on it
             else:
                 continue
-            bound = self.eval(other, st.copy(), fr, quiet=True)
-            consts = bound.consts() if not bound.top else None
-            if not consts or len(consts) != 1 or isinstance(consts[0], bool) \
-                    or not isinstance(consts[0], (int, float)):
+            number = constant_number(self.eval(other, st.copy(), fr, quiet=True))
+            if number is None:
                 continue
             for state, holds in ((true, True), (false, False)):
-                where = bounds_where(compare, consts[0], holds, flipped)
+                where = bounds_where(compare, number, holds, flipped)
                 if state.dead or where is None:
                     continue
                 current = state.get(key)
                 if current is None and isinstance(key, Overlay):
                     current = self.eval(subject, state.copy(), fr, quiet=True)
-                if current is None or not any(_is_number(a) for a in current.atoms):
+                if current is None or not any(isinstance(a, NumberAtom) or is_number_const(a) for a in current.atoms):
                     continue
                 atoms = {a.within(*where) if isinstance(a, NumberAtom) else a for a in current.atoms
-                         if _compared(compare, a, consts[0], flipped) is not (not holds)}
+                         if _compared(compare, a, number, flipped) is not (not holds)}
                 kept = Value(frozenset(a for a in atoms if a is not None), current.top)
                 if kept.is_bottom:
                     state.dead = True
@@ -375,10 +375,6 @@ class Narrowing(EngineMixin):
                     return None
                 out = out.join(stepped)
         return out.join(TOP) if value.top else out
-
-
-def _is_number(atom: Atom) -> bool:
-    return isinstance(atom, NumberAtom) or isinstance(atom, Const) and type(atom.value) in (int, float)
 
 
 def _constant_key(node: ast.expr) -> int | slice | None:

@@ -181,7 +181,7 @@ def compare_atoms(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool 
         return same if compare is operator.eq else not same
     if compare in (operator.eq, operator.ne) and (equal := a.equals(b)) is not NotImplemented:
         return None if equal is None else equal is (compare is operator.eq)  # library values (torch devices)
-    if isinstance(a, NumberAtom) and _is_number(b) or isinstance(b, NumberAtom) and _is_number(a):
+    if isinstance(a, NumberAtom) and is_number_const(b) or isinstance(b, NumberAtom) and is_number_const(a):
         return _compare_bounds(compare, a, b)
     if isinstance(a, Const) and isinstance(b, Const):
         try:
@@ -265,13 +265,28 @@ def names_library_function(func: ast.expr, module: str, name: str, tree: ast.Mod
     return False
 
 
-def _is_number(atom: Atom) -> bool:
-    return isinstance(atom, Const) and isinstance(atom.value, (int, float)) and not isinstance(atom.value, bool)
+def is_number_const(atom: Atom) -> bool:
+    """An ``int`` or ``float`` constant (not a ``bool``)."""
+    return isinstance(atom, Const) and type(atom.value) in (int, float)
+
+
+def constant_number(value: Value) -> float | None:
+    """The one ``int`` or ``float`` constant ``value`` is, or None."""
+    if value.top or len(value.atoms) != 1:
+        return None
+    atom = next(iter(value.atoms))
+    return atom.value if is_number_const(atom) else None  # type: ignore[attr-defined]
 
 
 #: ``c <op> x`` as ``x <op'> c``
-_MIRRORED = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt, operator.ge: operator.le,
-             operator.eq: operator.eq, operator.ne: operator.ne}
+MIRRORED = {operator.lt: operator.gt, operator.le: operator.ge, operator.gt: operator.lt, operator.ge: operator.le,
+            operator.eq: operator.eq, operator.ne: operator.ne}
+#: ``not (x <op> c)`` as ``x <op'> c``
+NEGATED = {operator.lt: operator.ge, operator.le: operator.gt, operator.gt: operator.le, operator.ge: operator.lt,
+           operator.eq: operator.ne, operator.ne: operator.eq}
+#: how a comparison is written (the name of a choice on it)
+OP_TEXT = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
+           operator.ne: "!="}
 
 
 def _compare_bounds(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> bool | None:
@@ -279,7 +294,7 @@ def _compare_bounds(compare: Callable[[Any, Any], Any], a: Atom, b: Atom) -> boo
     if isinstance(a, NumberAtom):
         number, c = a, b.value  # type: ignore[attr-defined]
     else:
-        compare = _MIRRORED.get(compare)  # type: ignore[assignment]
+        compare = MIRRORED.get(compare)  # type: ignore[assignment]
         number, c = b, a.value  # type: ignore[assignment,attr-defined]
         if compare is None:
             return None
@@ -305,9 +320,8 @@ def bounds_where(compare: Callable[[Any, Any], Any], c: float, holds: bool,
     """The bounds ``x <op> c`` (``c <op> x`` when ``flipped``) puts on ``x`` where it ``holds`` (or where it does
     not), and whether they are strict; ``None``: none (``!=``, or not a comparison)."""
     if flipped:
-        compare = _MIRRORED.get(compare)  # type: ignore[assignment]
+        compare = MIRRORED.get(compare)  # type: ignore[assignment]
     if not holds:
-        compare = {operator.lt: operator.ge, operator.le: operator.gt, operator.gt: operator.le,
-                   operator.ge: operator.lt, operator.eq: operator.ne, operator.ne: operator.eq}.get(compare)  # type: ignore[assignment]
+        compare = NEGATED.get(compare)  # type: ignore[assignment]
     return {operator.eq: (c, c, False), operator.gt: (c, None, True), operator.ge: (c, None, False),
             operator.lt: (None, c, True), operator.le: (None, c, False)}.get(compare)

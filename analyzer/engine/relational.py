@@ -32,8 +32,10 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..choices import (
     MAX_ALTERNATIVES,
@@ -59,6 +61,7 @@ from ..tree_walk import child_nodes
 from .flow_state import Frame, FrameKind, State, join_states
 from .mixin import EngineMixin
 from .program import FunctionInfo, FunctionKind
+from .python_values import CMP_OPS, MIRRORED, NEGATED, OP_TEXT, constant_number
 
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
@@ -68,8 +71,7 @@ STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_b
 KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 _THRESHOLD_TEXT = re.compile(r"^(--\S+) (>|>=|==) (\S+)$")
-_THRESHOLD_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-_MIRRORED_OPS = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_THRESHOLD_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
 class Relational(EngineMixin):
@@ -109,21 +111,18 @@ class Relational(EngineMixin):
         ``test`` true (``!=`` is ``==``'s other way)."""
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1) or type(test.ops[0]) not in _THRESHOLD_OPS:
             return None
-        op = _THRESHOLD_OPS[type(test.ops[0])]
+        compare = CMP_OPS[type(test.ops[0])]
         for subject, other, flipped in ((test.left, test.comparators[0], False),
                                         (test.comparators[0], test.left, True)):
-            options = {a.option for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
-                       if isinstance(a, NumberAtom)}
-            bound = self.eval(other, st.copy(), fr, quiet=True)
-            consts = bound.consts() if not bound.top else None
-            if len(options) != 1 or None in options or not consts or len(consts) != 1 \
-                    or isinstance(consts[0], bool) or not isinstance(consts[0], (int, float)):
+            numbers = [a for a in self.eval(subject, st.copy(), fr, quiet=True).atoms if isinstance(a, NumberAtom)]
+            options = {a.option for a in numbers}
+            bound = constant_number(self.eval(other, st.copy(), fr, quiet=True))
+            if len(options) != 1 or None in options or bound is None:
                 continue
-            integral = all(a.tname == "int" for a in self.eval(subject, st.copy(), fr, quiet=True).atoms
-                           if isinstance(a, NumberAtom))
-            written, bound, way = _canonical_threshold(_MIRRORED_OPS[op] if flipped else op, consts[0], integral)
+            integral = all(a.tname == "int" for a in numbers)
+            written, bound, way = _canonical_threshold(MIRRORED[compare] if flipped else compare, bound, integral)
             option = str(options.pop())
-            choice = program_choice(f"{option} {written} {bound}")
+            choice = program_choice(f"{option} {OP_TEXT[written]} {bound}")
             self.thresholds.setdefault(option, set()).add(choice)
             return choice, way
         return None
@@ -319,18 +318,18 @@ class Relational(EngineMixin):
 
 
 
-def _canonical_threshold(op: str, bound: float, integral: bool) -> tuple[str, float, bool]:
+def _canonical_threshold(compare: Callable[[Any, Any], Any], bound: float,
+                         integral: bool) -> tuple[Callable[[Any, Any], Any], float, bool]:
     """``x <op> bound`` as one of ``x > b``, ``x >= b`` (``x > b - 1`` for an int), ``x == b`` and the way that
     makes it true: ``x < 1``, ``x <= 0`` and ``not x > 0`` are one choice."""
-    if op in ("!=", "<", "<="):
-        op, way = {"!=": "==", "<": ">=", "<=": ">"}[op], False
-    else:
-        way = True
-    if integral and op == ">=":
-        op, bound = ">", math.ceil(bound) - 1
-    elif integral and op == ">":
+    way = compare not in (operator.ne, operator.lt, operator.le)
+    if not way:
+        compare = NEGATED[compare]
+    if integral and compare is operator.ge:
+        compare, bound = operator.gt, math.ceil(bound) - 1
+    elif integral and compare is operator.gt:
         bound = math.floor(bound)
-    return op, bound, way
+    return compare, bound, way
 
 
 def holds_only_the_other_way(state: State, fr: Frame, choice: Choice, way: bool) -> bool:
