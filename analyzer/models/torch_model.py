@@ -1303,11 +1303,11 @@ class TorchModel(TorchData, LibraryModel):
             return untracked
         modules = st.vars[first.func.value.id]
         devices = frozenset(a.dev for a in elements)
-        access = _access(first.func.value, fr)
-        if modules.top or not modules.atoms or access is None or not devices or None in devices or not all(
+        via = access(first.func.value, fr)
+        if modules.top or not modules.atoms or via is None or not devices or None in devices or not all(
                 _identity(a) is not None for a in modules.atoms):
             return untracked
-        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), access, devices))
+        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), via, devices))
 
     def torch_optimizer_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State, fr: Frame) -> Value:
@@ -1585,7 +1585,8 @@ class TorchModel(TorchData, LibraryModel):
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
         if attr == "shape" and atom.ndim is not None:
-            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
+            # a torch.Size of that many sizes, each an int of unknown value (``n * t`` is a tensor on ``t``'s device)
+            return V(seq("tuple", (V(NumberAtom("int", low=0)),) * atom.ndim))
         if attr == "dtype":
             return V(UNKNOWN_DTYPE)  # a dtype the analysis does not know: ``m.to(h.dtype)`` is a cast, not a move
         if attr in ("shape", "ndim", "layout", "names", "grad_fn"):
@@ -2107,7 +2108,7 @@ class TorchModel(TorchData, LibraryModel):
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), _access(source, fr))
+                    const(dev.text) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2335,7 +2336,7 @@ class TorchModel(TorchData, LibraryModel):
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
-        here = _access(func, fr)
+        here = access(func, fr)
         if via is not None and not via.top and here is not None and via.consts() == [here]:
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
@@ -2748,7 +2749,7 @@ def _made_here(value: Value, expr: ast.AST | None) -> bool:
     return True
 
 
-def _access(expr: ast.AST | None, fr: Frame) -> str | None:
+def access(expr: ast.AST | None, fr: Frame) -> str | None:
     """``scope:dotted.name`` of a reference (``model``, ``self.model``) in the running function or module."""
     dotted = _dotted(expr) if expr is not None else None
     if dotted is None:
