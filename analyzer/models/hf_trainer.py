@@ -24,7 +24,9 @@ What the analysis follows, for the classes derived from ``Trainer`` / ``Seq2SeqT
 * ``super().__init__(model=..., args=...)`` (or the inherited constructor) stores ``self.model``, the model
   moved to the device (a project ``nn.Module``; a library model stays unknown, as do its outputs) and
   ``self.args``, whose ``.device`` is the device;
-* ``self._prepare_inputs(x)`` / ``self._prepare_input(x)``: ``x`` with its tensors moved there.
+* ``self._prepare_inputs(x)`` / ``self._prepare_input(x)``: ``x`` with its tensors moved there;
+* ``Trainer(model=model, args=...)`` of the library class itself (:meth:`HFTrainer.construct_library_trainer`):
+  ``model`` moved there in place, and the trainer's ``.model`` that moved module.
 """
 
 from __future__ import annotations

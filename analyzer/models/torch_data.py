@@ -11,7 +11,8 @@ A ``DataLoader`` is modelled as a list of batches, each the default collation of
 grad is a non-leaf), a number or a numpy array becomes a CPU tensor, a tuple or a list a list of collated
 elements, a dict a dict of collated values, a string a list of strings. The item is a row of each tensor of
 a ``TensorDataset`` (or of a tensor), an element of a list used as a dataset, or what a project dataset's
-``__getitem__`` returns (called with an unknown index; ``int(...)`` / ``float(...)`` there is a number, so its
+``__getitem__`` returns (called with an ``int`` index from the loader's own sampler, an unknown one from a
+sampler the program gives; ``int(...)`` / ``float(...)`` there, or the index itself, is a number, so its
 batch is a CPU tensor). A project ``collate_fn`` is called with a list of items and gives the batch. Anything
 else (a dict used as a dataset included, a library ``collate_fn``) yields batches the analysis does not know
 (silent).
@@ -143,7 +144,7 @@ class TorchData:
             if batch_size is not None and batch_size.consts() == [None]:
                 return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
             dataset = bound.get("dataset", TOP)
-            item = self._dataset_item(dataset, node, st, fr)
+            item = self._dataset_item(dataset, _index(bound), node, st, fr)
             if workers is not None:
                 self._check_worker_rows(dataset, workers, node, st, fr)
             if own_collate is not None and own_collate.consts() != [None]:
@@ -262,17 +263,27 @@ class TorchData:
         self.torch_record(self.site(node, "DataLoader", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
-    def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
-        """``dataset[i]``: a project dataset's ``__getitem__``; for anything else, what iterating it gives (a
-        ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
+    def _dataset_item(self, dataset: Value, index: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``dataset[i]``: a project dataset's ``__getitem__`` called with ``index``; for anything else, what
+        iterating it gives (a ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
         instances = [atom for atom in dataset.atoms if isinstance(atom, Instance)]
         iterated = dataset.atoms.difference(instances)
         dicts = any(isinstance(atom, DictAtom) for atom in iterated)  # ``d[i]`` is a value, iterating gives keys
         out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))  # type: ignore[attr-defined]
         for atom in instances:
             method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
-            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
+            out = out.join(TOP if method is None else self.call(method, [index], {}, node, st, fr))  # type: ignore[attr-defined]
         return out
+
+
+def _index(bound: Bound[Value]) -> Value:
+    """What the loader gives ``__getitem__``: an ``int`` from its own sampler (sequential or random), whatever a
+    sampler or batch sampler the program passes yields (unknown)."""
+    for name in ("sampler", "batch_sampler"):
+        given = bound.get(name)
+        if given is not None and given.consts() != [None]:
+            return TOP
+    return V(NumberAtom("int", low=0))
 
 
 def _collated(item: Value, origin: Any) -> Value:
