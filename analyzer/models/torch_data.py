@@ -25,7 +25,9 @@ first, which is recorded where the CUDA tensor is made):
   or ``"fork"``), the dataset's ``__getitem__``, what it calls and the ``collate_fn`` run in a forked worker:
   they are analysed with a worker mode (``WORKER_VAR``, part of the calling context like the default device),
   and a torch call there that makes a CUDA tensor from no CUDA input (``.cuda()``, ``.to(device)``, a creation
-  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``; a library dataset
+  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``, and so does one that
+  computes with a CUDA tensor the parent process made (a project dataset's features moved to the GPU in
+  ``__init__``, indexed in ``__getitem__``: the parent initialised CUDA, the child cannot); a library dataset
   (a ``TensorDataset``, a list, a tensor) holding CUDA tensors fails the same way when torch indexes it there
   (recorded at the ``DataLoader(...)`` call). A ``spawn`` or ``forkserver`` context, or one the analysis does
   not know, is silent.
@@ -200,8 +202,20 @@ class TorchData:
         if workers is None or node is None:
             return result
         tensors = _tensors(result)
-        if not any(t.dev.type == "cuda" for t in tensors) or any(
-                t.dev.type == "cuda" for value in inputs for t in _tensors(value)):
+        # the CUDA tensors the worker's own code makes (reported where made): using them again is not another bug
+        made: set = self.__dict__.setdefault("_worker_made", set())
+        cuda_inputs = [t for value in inputs for t in _tensors(value) if t.dev.type == "cuda"]
+        inherited = [t for t in cuda_inputs if t.origin is not None and t.origin not in made]
+        parents = {t.origin for t in inherited}  # (an index of a parent's tensor keeps its origin: still the parent's)
+        made.update(t.origin for t in tensors if t.dev.type == "cuda" and t.origin is not None
+                    and t.origin not in parents)
+        if cuda_inputs:
+            # a CUDA tensor of the parent process (made before the fork): a call that computes with it initialises
+            # CUDA in the child (one that gives no tensor, ``size()``, ``dim()``, reads metadata only)
+            if not inherited or not tensors:
+                return result
+            tensors = inherited
+        elif not any(t.dev.type == "cuda" for t in tensors):
             return result
         possibilities = [Possibility((("tensor", t), ("worker", w)),
                                      "MV209" if t.dev.type == "cuda" else None,

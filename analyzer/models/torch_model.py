@@ -373,7 +373,10 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
-            return self.torch_index(atom, key, node, st, fr)
+            indexed = self.torch_index(atom, key, node, st, fr)
+            if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
+                return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
+            return indexed
         if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
