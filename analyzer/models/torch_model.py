@@ -2833,21 +2833,16 @@ def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
 
 
 def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
-    """Does this module change the current CUDA device where the flow state does not follow it: a
-    ``set_device`` call inside a function (its callers go on with the device they had), or
-    ``torch.cuda.device(...)`` other than as a ``with`` block?"""
+    """Does this module change the current CUDA device where the flow state does not follow it:
+    ``torch.cuda.device(...)`` other than as a ``with`` block? (A ``set_device`` call is followed, inside a
+    function too: the mode it sets stays in force in the function's callers.)"""
     if tree is None:
         return False
     blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
               for item in node.items}
-    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                       ast.Lambda))]
-    inside = {id(sub) for fn in functions for sub in ast.walk(fn) if sub is not fn}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        if node.func.attr == "set_device" and id(node) in inside:
-            return True
         if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
                 and node.func.value.attr == "cuda" and id(node) not in blocks:
             return True
