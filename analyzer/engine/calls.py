@@ -183,6 +183,10 @@ class Calls(EngineMixin):
             self.update_variable_in_place(key, updated, st, fr)
         if isinstance(receiver, ast.Attribute):
             self.store_attribute(self.eval(receiver.value, st, fr), receiver.attr, updated, fr)
+        elif isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Constant) \
+                and isinstance(receiver.value, ast.Name) and container.only(SeqAtom):
+            # ``history["loss"].append(v)``: the list under that key of a dict the analysis follows now holds ``v``
+            self.assign(receiver, updated, st, fr)
         return result
 
     def call(self, func: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
