@@ -80,6 +80,9 @@ from .signatures import Bound, argument, bind_call
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"})
+#: a view of some of a dataset's items (``Subset(ds, idx)``), and ``random_split``'s list of them
+SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
+SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
 _NUMBERS = frozenset({"int", "float", "bool"})
 #: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
@@ -99,6 +102,10 @@ class TorchData:
             return self._data_loader(args, kwargs, node, st, fr)
         if path in RANDOM_SAMPLERS:
             return self._random_sampler(path, args, kwargs, node, fr)
+        if path in SUBSETS or path in SPLITS:
+            # its items are the dataset's (indexed through the subset's indices): for devices, the dataset
+            dataset = args[0] if args else kwargs.get("dataset", TOP)
+            return dataset if path in SUBSETS else V(seq_of("list", dataset))
         return None
 
     def torch_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
