@@ -1330,8 +1330,8 @@ class TorchModel(TorchData, LibraryModel):
             self._rebind_optimizer(node, TOP, st)
             return NONE
         if name == "step":
-            for atom in optimizers:
-                if atom.state is not None and atom.state != atom.params:
+            for atom in optimizers:  # (a passing step is recorded too: it shows the worlds where the step is fine)
+                if atom.state is not None:
                     self._check_optimizer_state(atom, node, st, fr)
         where = self.origin(node, fr, f"optimizer state made by {name}()")
         made = Value(frozenset(a if a.state is not None and name == "step" else replace(a, state=a.params, made=where)
