@@ -87,6 +87,7 @@ GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
 _NUMBERS = frozenset({"int", "float", "bool"})
 #: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
 WORKER_VAR = "torch.data_worker"
+WORKER_SITE = "DataLoader worker"  # the api of the worker checks' sites (apart from the call's own checks)
 _FORK_METHODS = {None: "fork (the default start method on Linux)", "fork": "fork"}
 
 
@@ -193,12 +194,13 @@ class TorchData:
         if not rows.atoms:
             return
         tensors = _tensors_in(self.iter_element(rows))  # type: ignore[attr-defined]
-        if not any(t.dev.type == "cuda" for t in tensors):
+        if not tensors:
             return
+        # (CPU rows are recorded too: they show the worlds where the workers are fine)
         possibilities = [Possibility((("tensor", t), ("worker", workers)), "MV209" if t.dev.type == "cuda" else None,
                                      T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
                          for t in tensors]
-        self.torch_record(self.site(node, "DataLoader", fr), possibilities, dataset.top, TOP, st, fr,  # type: ignore[attr-defined]
+        self.torch_record(self.site(node, WORKER_SITE, fr), possibilities, dataset.top, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
     def worker_made_cuda(self, api: str, result: Value, inputs: list[Value], node: ast.AST | None, st: State,
@@ -222,16 +224,17 @@ class TorchData:
             if not inherited or not tensors:
                 return result
             tensors = inherited
-        elif not any(t.dev.type == "cuda" for t in tensors):
+        elif not tensors:
             return result
+        # (a CPU result is recorded too, at the call's worker site: it shows the worlds where the worker is fine)
         possibilities = [Possibility((("tensor", t), ("worker", w)),
                                      "MV209" if t.dev.type == "cuda" else None,
                                      T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
                          for t in tensors for w in workers.atoms if isinstance(w, TorchWorkersAtom)]
         # (raises=False: the worker raises, but the DataLoader(...) call that analyses its code does not: the loop
         # over the loader does, and the code after the call is analysed with the batches the user meant)
-        return self.torch_record(self.site(node, api, fr), possibilities, result.top, result, st, fr,  # type: ignore[attr-defined]
-                                 raises=False)
+        return self.torch_record(self.site(node, f"{api} in a {WORKER_SITE}", fr), possibilities, result.top,  # type: ignore[attr-defined]
+                                 result, st, fr, raises=False)
 
     def _check_pinning(self, bound: Bound[Value], batch: Value, node: ast.AST, st: State, fr: Frame) -> None:
         """``pin_memory=True``: each batch is pinned, and a tensor on a GPU cannot be (MV210)."""
@@ -239,13 +242,14 @@ class TorchData:
         if pin is None or pin.truthiness() != {True}:
             return
         tensors = _tensors_in(batch)
-        if not any(t.dev.type != "cpu" for t in tensors):
+        if not tensors:
             return
+        # (CPU batches are recorded too: they show the worlds where pinning works)
         possibilities = [Possibility((("batch", t),),
                                      "MV210" if t.dev.type != "cpu" else None,
                                      T.pin_message(f"{t.dev.text} tensor") if t.dev.type != "cpu" else "",
                                      "torch.pin_memory") for t in tensors]
-        self.torch_record(self.site(node, "DataLoader", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
+        self.torch_record(self.site(node, "DataLoader(pin_memory=True)", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
     def _check_sampler_generator(self, bound: Bound[Value], node: ast.AST, st: State, fr: Frame) -> None:
