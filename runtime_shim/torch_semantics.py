@@ -150,6 +150,19 @@ def mismatch_code(operands: list[Operand], op: str = "") -> str | None:
     return "MV201"
 
 
+def failure_message(operands: list[Operand], op: str = "") -> str:
+    """What PyTorch says for operands :func:`mismatch_code` rejects: indexing (``t[i]``, ``t[i] = v``) with an
+    index on another GPU than the indexed tensor, or a GPU index into a CPU tensor, names the indexed tensor's
+    device (``index`` in aten's ``TensorAdvancedIndexing``); every other mismatch is the common message."""
+    relevant = checked_operands(operands, op) or operands
+    if op in CPU_INDEX_ALWAYS_OK and relevant and not relevant[0].is_index:
+        indexed = relevant[0].device
+        if any(o.is_index and o.device != "cpu" and o.device != indexed for o in relevant):
+            return ("indices should be either on cpu or on the same device as the indexed tensor "
+                    f"({indexed})")
+    return mismatch_message(*mismatch_devices(relevant))
+
+
 def mismatch_devices(operands: list[Operand]) -> tuple[str, str]:
     """The two devices PyTorch names in its message (the first operand's, then another one)."""
     first = operands[0].device

@@ -744,8 +744,7 @@ class TorchModel(TorchData, LibraryModel):
                 continue
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
-                first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
-                possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
+                possibilities.append(Possibility(pairs, code, T.failure_message(semantic, op), f"torch.{op or api}"))
                 # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
                 # the one left behind: its later uses on the accelerator are not more findings of one cause),
                 # else the first operand's device
