@@ -1339,10 +1339,22 @@ class TorchModel(TorchData, LibraryModel):
         return BOTTOM if st.dead else NONE
 
     def _check_optimizer_state(self, atom: TorchOptimizerAtom, node: ast.AST, st: State, fr: Frame) -> None:
-        params = Value(frozenset(TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(
-            node, fr, "optimizer parameter")) for dev in atom.params))
-        state = Value(frozenset(TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made) for dev in atom.state or ()))
-        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", state, False, False)],
+        def parameter(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(node, fr, "optimizer parameter"))
+
+        def state(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made)
+
+        if atom.state == atom.params:
+            # the state was made where the parameters were and they have not moved since: each parameter's state
+            # is on its own device (one alternative of the parameters never meets another's state)
+            passes = [Possibility((("parameter", parameter(dev)), ("state", state(dev))), None, "", "torch.step")
+                      for dev in sorted(atom.params, key=str)]
+            self.torch_record(self.site(node, "Optimizer.step", fr), passes, False, TOP, st, fr)
+            return
+        params = Value(frozenset(parameter(dev) for dev in atom.params))
+        states = Value(frozenset(state(dev) for dev in atom.state or ()))
+        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", states, False, False)],
                         node, st, fr, op="step")
 
     def _moved_unseen(self, atom: TorchOptimizerAtom) -> bool:
