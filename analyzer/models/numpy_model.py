@@ -388,16 +388,20 @@ def array_compare(left: Value, right: Value) -> Value | None:
     return V(ArrayAtom("bool"))
 
 
-def store_converts_array(key: ast.expr) -> bool:
+def store_converts_array(key: ast.expr, ndims: frozenset[int | None] = frozenset()) -> bool:
     """``arr[key] = value`` converts ``value`` with ``__array__`` (``Tensor.numpy()``: refused for a GPU tensor
     or one that requires grad) when ``key`` selects more than one element: a slice or an Ellipsis, alone or in
-    a tuple. One element (``arr[i] = t``) is converted with ``float()`` instead, which a one-element tensor on any
-    device accepts; an integer key on a many-dimensional array selects a row, which the model cannot tell
-    apart (silent)."""
+    a tuple, or fewer indices than the array (``ndims``: its possible numbers of dimensions, all known) has
+    dimensions (``buffer[i] = state`` on a 2-d array: a row). One element (``arr[i] = t`` on a 1-d array) is
+    converted with ``float()`` instead, which a one-element tensor on any device accepts; an array whose rank is
+    not known stays silent."""
     parts = key.elts if isinstance(key, ast.Tuple) else [key]
-    return any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
-               for part in parts)
-
+    if any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
+           for part in parts):
+        return True
+    # (``None`` adds an axis of length one: it selects nothing)
+    indices = sum(1 for part in parts if not (isinstance(part, ast.Constant) and part.value is None))
+    return bool(ndims) and None not in ndims and indices < min(ndims)  # type: ignore[type-var]
 
 
 class NumpyModel(LibraryModel):

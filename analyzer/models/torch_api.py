@@ -124,6 +124,8 @@ NO_GRAD_RESULTS = frozenset({
 })
 #: Reductions with a dimension that return ``(values, indices)``; the indices never require grad.
 VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+#: The fields of what they return (``torch.return_types.topk``), in order.
+VALUES_INDICES_FIELDS = ("values", "indices")
 #: dtype names: integer and boolean ones (a cast to them drops requires-grad) and float32 (PyTorch's default
 #: dtype: ``.float()`` of a tensor created without ``dtype=`` is the tensor itself).
 INTEGER_DTYPES = frozenset({"long", "int64", "int", "int32", "short", "int16", "int8", "uint8", "bool", "uint16",

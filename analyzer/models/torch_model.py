@@ -111,6 +111,7 @@ from .torch_api import (
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
+    VALUES_INDICES_FIELDS,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
     device_str,
@@ -297,6 +298,11 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
             found = container_attribute(atom, attr)
             return V(BoundShim(atom, attr)) if found is None else found
+        if isinstance(atom, SeqAtom) and attr in VALUES_INDICES_FIELDS and atom.kind == "tuple" \
+                and atom.items is not None and len(atom.items) == 2 \
+                and all(item.atoms and item.only(TorchTensorAtom) for item in atom.items):
+            # ``torch.topk(t, k).indices``: the named fields of ``(values, indices)`` (a plain tuple has none)
+            return atom.items[VALUES_INDICES_FIELDS.index(attr)]
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -387,7 +393,8 @@ class TorchModel(TorchData, LibraryModel):
         for atom in container.atoms:
             if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
                 self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
-        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+        arrays = frozenset(atom.ndim for atom in container.atoms if isinstance(atom, ArrayAtom))
+        if arrays and store_converts_array(target.slice, arrays) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
         holder = target.value
