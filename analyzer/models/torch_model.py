@@ -1673,6 +1673,10 @@ class TorchModel(TorchData, LibraryModel):
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
             result = self.same_device_result(receiver, node, st, fr, None, api=name)
+            if name in AT_LEAST_1D:
+                # ``index.unsqueeze(-1)``: never 0-dim, whatever the tensor was (no scalar exemption past it)
+                return Value(frozenset(dataclasses.replace(a, zero_dim=False, ndim=_at_least_1d_rank(name, a.ndim))
+                                       if isinstance(a, TorchTensorAtom) else a for a in result.atoms), result.top)
             rank = _reshaped_rank(name, args, kwargs, node)
             return result if rank is None else Value(frozenset(
                 dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
@@ -2773,6 +2777,16 @@ def _identity(atom: Atom) -> object | None:
     return None
 
 
+def _at_least_1d_rank(name: str, ndim: int | None) -> int | None:
+    """The rank of ``t.unsqueeze(d)`` (one more) or ``t.flatten(...)`` (1 for a 0-dim tensor; else it depends on
+    the dimensions flattened) for a tensor of rank ``ndim``."""
+    if ndim is None:
+        return None
+    if name == "unsqueeze":
+        return ndim + 1
+    return 1 if ndim == 0 else None
+
+
 def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> int | None:
     """The number of dimensions ``t.view(a, b, c)``, ``t.reshape((a, b))`` or ``t.permute(2, 0, 1)`` gives: one
     per size or dimension written (whatever their values); None when it is not written out (``*shape``, a
@@ -2792,6 +2806,9 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
         return 1
     return None
 
+
+#: Methods whose result has a dimension even for a 0-dim tensor.
+AT_LEAST_1D = frozenset({"unsqueeze", "flatten"})
 
 #: a tensor's ``dtype`` (``torch.dtype``, the class, stands for a dtype the analysis does not know)
 UNKNOWN_DTYPE = TorchRef("torch.dtype")
