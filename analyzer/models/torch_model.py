@@ -131,6 +131,7 @@ from .torch_load import (
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -1739,7 +1740,10 @@ class TorchModel(TorchData, LibraryModel):
         self.heap_set((origin, _GRAD_FLAG), value if old is None else old.join(value))
 
     def grad_flags(self, atom: TorchTensorAtom | TorchLayerAtom) -> set[bool]:
-        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen."""
+        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen (a layer
+        whose tensors are all buffers: never)."""
+        if isinstance(atom, TorchLayerAtom) and buffers_only(atom.name):
+            return {False}
         if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
             return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
         noted = self.heap_get((atom.origin, _GRAD_FLAG))
@@ -2055,7 +2059,8 @@ class TorchModel(TorchData, LibraryModel):
             result = TOP
         else:
             # (the layer's choice tags: a layer placed on one way of a choice meets inputs of that way only)
-            weight = with_tags(TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin), tags_of(layer))
+            weight = with_tags(TorchTensorAtom(layer.dev, NO_GRAD if buffers_only(layer.name) else LEAF, False,
+                                               owned=True, origin=layer.origin), tags_of(layer))
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
