@@ -69,7 +69,7 @@ class Data:
 class Batch(Data):
     @classmethod
     def from_data_list(cls, data_list: list[Data]) -> Batch:
-        keys = [k for k in data_list[0].keys()]
+        keys = list(data_list[0].keys())
         out: dict[str, Any] = {}
         offset = 0
         parts: dict[str, list[torch.Tensor]] = {k: [] for k in keys}

@@ -9,7 +9,6 @@ import math
 
 import torch
 from torch import nn
-
 from torchaudio import functional as F  # noqa: N812 - torchaudio's own spelling
 
 __path__: list[str] = []

@@ -42,7 +42,8 @@ STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in
              "torchvision.ops": "stand_in_torchvision_ops.py", "torchaudio": "stand_in_torchaudio.py",
              "torchaudio.transforms": "stand_in_torchaudio_transforms.py",
              "torchaudio.functional": "stand_in_torchaudio_functional.py",
-             "torch_geometric": "stand_in_torch_geometric.py", "torch_geometric.data": "stand_in_torch_geometric_data.py",
+             "torch_geometric": "stand_in_torch_geometric.py",
+             "torch_geometric.data": "stand_in_torch_geometric_data.py",
              "torch_geometric.loader": "stand_in_torch_geometric_loader.py",
              "torch_geometric.nn": "stand_in_torch_geometric_nn.py"}
 
