@@ -44,6 +44,8 @@ POOLINGS = frozenset({"global_mean_pool", "global_add_pool", "global_max_pool"})
 #: A graph's counts (numbers, never tensors).
 COUNTS = frozenset({"num_nodes", "num_edges", "num_graphs", "num_features", "num_node_features",
                     "num_edge_features", "num_classes"})
+#: A count's value: an int, never negative.
+COUNT = NumberAtom("int", low=0)
 #: Dataset methods that give a dataset of the same graphs.
 SAME_DATASET = frozenset({"shuffle", "index_select", "copy"})
 #: A graph's methods that move its tensors.
@@ -63,6 +65,13 @@ class GraphsAtom(Atom):
 
     kind: str  # "dataset" or "loader"
     elem: Value
+
+
+@dataclass(frozen=True, slots=True)
+class GraphTransformAtom(Atom):
+    """A transform of ``torch_geometric.transforms`` (``T.Compose([...])``: the names of all it composes)."""
+
+    names: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,18 +150,41 @@ class PygModel(LibraryModel):
         if (_in(module, f"{ROOT}.loader") or _in(module, f"{ROOT}.data")) and name in LOADERS:
             dataset = bind_call("torch.utils.data.DataLoader", args, kwargs).get("dataset")
             return V(GraphsAtom("loader", batched(graphs_of(dataset))))
+        if _in(module, f"{ROOT}.transforms") and name[:1].isupper():
+            return self._transform(name, args, kwargs)
         if _in(module, f"{ROOT}.datasets") and name[:1].isupper():
-            transformed = any(kwargs.get(k, V(const(None))).consts() != [None] for k in ("transform", "pre_transform"))
+            # (a transform that may move the graphs, ``T.ToDevice``, or one not known: where they are is not known)
+            moved = any(not _keeps_device(kwargs.get(k)) for k in ("transform", "pre_transform"))
             cpu = V(TorchTensorAtom(CPU, NO_GRAD, False, origin=self.origin(node, fr, f"{name} graph")))
-            return V(GraphsAtom("dataset", V(GraphAtom((), TOP if transformed else cpu, None))))
+            return V(GraphsAtom("dataset", V(GraphAtom((), TOP if moved else cpu, None))))
         if _in(module, f"{ROOT}.nn") and name in CONVOLUTIONS:
             first = args[0] if args else kwargs.get("in_channels")
-            if first is None or first.top or any(not isinstance(a, Const) or a.value == -1 for a in first.atoms):
+            if first is None or first.top or not all(_known_size(a) for a in first.atoms):
                 return TOP  # a lazy layer (``-1``), or sizes the analysis does not know
             return V(TorchLayerAtom(f"{ROOT}.nn.{name}", CPU, True, (), self.origin(node, fr, f"{name} created")))
         if _in(module, f"{ROOT}.nn") and name in POOLINGS:
             return self._pool(f"{ROOT}.nn.{name}", args, kwargs, node, st, fr)
         return UNHANDLED  # unknown (:class:`.library_refs.LibraryReferences`)
+
+    @staticmethod
+    def _transform(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """``T.NormalizeFeatures()``; ``T.Compose([...])`` composes the names of its transforms (unknown when one
+        of them is)."""
+        if name != "Compose":
+            return V(GraphTransformAtom(frozenset({name})))
+        listed = args[0] if args else kwargs.get("transforms")
+        if listed is None or listed.top or len(listed.atoms) != 1:
+            return TOP
+        seq = next(iter(listed.atoms))
+        if not isinstance(seq, SeqAtom):
+            return TOP
+        items = seq.items if seq.items is not None else (seq.elem,)
+        names: set[str] = set()
+        for item in items:
+            if item.top or not item.atoms or not item.only(GraphTransformAtom):
+                return TOP
+            names.update(n for a in item.atoms for n in a.names)  # type: ignore[attr-defined]
+        return V(GraphTransformAtom(frozenset(names)))
 
     def _pool(self, api: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
               fr: Frame) -> Value:
@@ -207,13 +239,13 @@ class PygModel(LibraryModel):
             if attr in MOVES:
                 return V(GraphMethod(atom, attr))
             if attr in COUNTS:
-                return V(NumberAtom("int"))
+                return V(COUNT)
             found = atom.get(attr)
             return found if found is not None else atom.rest
         if isinstance(atom, GraphsAtom):
             if attr in SAME_DATASET:
                 return V(GraphMethod(atom, attr))
-            return V(NumberAtom("int")) if attr in COUNTS else None
+            return V(COUNT) if attr in COUNTS else None
         if isinstance(atom, GraphMethod):
             return None
         return UNHANDLED
@@ -233,6 +265,22 @@ class PygModel(LibraryModel):
         if isinstance(atom, GraphsAtom):
             return V(atom) if how == "slice" else atom.elem
         return None
+
+
+def _known_size(atom: Atom) -> bool:
+    """A layer's size: an int constant other than ``-1`` (lazy), or a count (``dataset.num_features``)."""
+    if isinstance(atom, Const):
+        return type(atom.value) is int and atom.value != -1
+    return isinstance(atom, NumberAtom) and atom.tname == "int" and atom.low is not None and atom.low >= 0
+
+
+def _keeps_device(transform: Value | None) -> bool:
+    """Does a dataset's ``transform`` leave its graphs where they are (none given, or transforms of PyG other than
+    ``ToDevice``)?"""
+    if transform is None or transform.consts() == [None]:
+        return True
+    return transform.only(GraphTransformAtom) and all(
+        "ToDevice" not in a.names for a in transform.atoms)  # type: ignore[attr-defined]
 
 
 def _unknown_tensors(value: Value) -> Value:
