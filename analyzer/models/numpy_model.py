@@ -401,7 +401,8 @@ def store_converts_array(key: ast.expr, ndims: frozenset[int | None] = frozenset
         return True
     # (``None`` adds an axis of length one: it selects nothing)
     indices = sum(1 for part in parts if not (isinstance(part, ast.Constant) and part.value is None))
-    return bool(ndims) and None not in ndims and indices < min(ndims)  # type: ignore[type-var]
+    known = [n for n in ndims if n is not None]
+    return bool(known) and len(known) == len(ndims) and indices < min(known)
 
 
 class NumpyModel(LibraryModel):

@@ -212,8 +212,8 @@ class PygModel(LibraryModel):
             found = torch.devices_of(target if target.consts() != [None] else V(const("cuda")), st) \
                 if torch is not None else None
         else:
-            target = args[0] if args else kwargs.get("device")
-            found = torch.devices_of(target, st) if torch is not None and target is not None else None
+            given = args[0] if args else kwargs.get("device")
+            found = torch.devices_of(given, st) if torch is not None and given is not None else None
         if found is None:
             moved = V(GraphAtom(tuple((k, _unknown_tensors(v)) for k, v in receiver.items),
                                 None if receiver.rest is None else TOP, receiver.origin))
@@ -258,7 +258,7 @@ class PygModel(LibraryModel):
             keys = key.consts()
             if keys is None or not all(isinstance(k, str) for k in keys):
                 return None
-            return join_all(atom.get(k) or atom.rest or TOP for k in keys)  # type: ignore[arg-type]
+            return join_all(atom.get(k) or atom.rest or TOP for k in keys)
         return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
