@@ -35,7 +35,7 @@ CHECKED_OPS = frozenset({
     "searchsorted", "bucketize", "isin", "polar", "complex", "mul_", "add_", "sub_", "div_", "masked_fill_",
     "index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_", "scatter_reduce_", "index_put_",
     "clamp_", "clip_", "pow_", "lerp_", "addcmul_", "addcdiv_", "baddbmm_", "addmm_", "copysign", "stft", "istft",
-    "spmm", "smm", "hspmm", "sspaddmm",
+    "spmm", "smm", "hspmm", "sspaddmm", "solve", "solve_triangular", "cholesky_solve", "vecdot",
 })
 #: Ops over a sequence of tensors (the first argument), all on one device.
 SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",

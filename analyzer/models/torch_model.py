@@ -1923,7 +1923,12 @@ class TorchModel(TorchData, LibraryModel):
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         out = TOP if tensors.top else BOTTOM
-        for atom in tensors.atoms:
+        atoms = tensors.atoms
+        if name in NONEMPTY_SEQUENCE_OPS and any(isinstance(a, SeqAtom) and a.items != () for a in atoms):
+            # ``torch.cat(self.log_probs)`` of a list that was empty in ``__init__`` and appended since: an empty
+            # list raises (not a device failure), so the result is the other possibilities'
+            atoms = frozenset(a for a in atoms if not (isinstance(a, SeqAtom) and a.items == ()))
+        for atom in atoms:
             if isinstance(atom, SeqAtom) and atom.items:
                 operands = [(f"tensors[{i}]", item, False, False) for i, item in enumerate(atom.items)]
             elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
@@ -2811,6 +2816,9 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
         return 1
     return None
 
+
+#: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
+NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 #: Methods whose result has a dimension even for a 0-dim tensor.
 AT_LEAST_1D = frozenset({"unsqueeze", "flatten"})

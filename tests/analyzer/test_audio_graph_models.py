@@ -107,3 +107,34 @@ def test_topk_fields_numpy_rows_and_unsqueezed_indices() -> None:
 
         print(loss(np.array(list(range(4))), scores))
     """) == [(7, "MV207", "error"), (9, "MV203", "error"), (14, "MV207", "error")]
+
+
+def test_solves_type_limits_and_lists_filled_after_init() -> None:
+    assert findings("""
+        import numpy as np
+        import torch
+        from torch import nn
+
+        eps = np.finfo(np.float32).eps.item()
+        K = torch.from_numpy(np.eye(4, dtype=np.float32))
+        f = nn.Parameter(torch.ones(4, 1, device="cuda"))
+        u = torch.linalg.solve(K, f)
+
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.log_probs = []
+
+            def act(self, state):
+                self.log_probs.append(torch.log_softmax(self.fc(state), -1)[:, 0])
+
+
+        policy = Policy().to("cuda")
+        for _ in range(3):
+            policy.act(torch.randn(1, 4, device="cuda"))
+        returns = torch.tensor([1.0, 0.5, 0.25])
+        returns = (returns - returns.mean()) / (returns.std() + eps)
+        loss = (torch.cat(policy.log_probs) * returns).sum()
+    """) == [(9, "MV201", "error"), (27, "MV201", "error")]
