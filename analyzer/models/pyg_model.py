@@ -135,6 +135,8 @@ class PygModel(LibraryModel):
     # -- calls ---------------------------------------------------------------------------------------------
     def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
                    fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if isinstance(atom, TorchLayerAtom) and atom.name.startswith(f"{ROOT}.nn."):
+            return TOP if star_unknown or node is None else self._propagate(atom, args, kwargs, node, st, fr)
         if isinstance(atom, GraphMethod):
             return TOP if star_unknown or node is None else self._method(atom, args, kwargs, node, st, fr)
         if not isinstance(atom, LibraryRef) or not atom.path.startswith(ROOT + "."):
@@ -165,6 +167,31 @@ class PygModel(LibraryModel):
         if _in(module, f"{ROOT}.nn") and name in POOLINGS:
             return self._pool(f"{ROOT}.nn.{name}", args, kwargs, node, st, fr)
         return UNHANDLED  # unknown (:class:`.library_refs.LibraryReferences`)
+
+    def _propagate(self, layer: TorchLayerAtom, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                   st: State, fr: Frame) -> Value | Unhandled:
+        """``conv(x, edge_index, ...)``: the node features meet the weights first (the layer's linear map: MV202
+        when they are apart); features on the weights' device are then gathered and scattered along
+        ``edge_index`` there (an index elsewhere: MV207). Further tensors (edge weights) go with the index."""
+        torch = self.model_named("torch")
+        names = ("x", "edge_index")
+        bound = {**dict(zip(names, args, strict=False)), **kwargs}
+        x = bound.pop("x", TOP)
+        if torch is None or layer.dev is None or x.top or not x.atoms \
+                or any(not isinstance(a, TorchTensorAtom) or a.dev != layer.dev for a in x.atoms):
+            return UNHANDLED  # the torch model's layer call: the features against the weights, the rest with them
+        if torch.moved_elsewhere(layer, getattr(node, "func", None), fr):
+            return TOP
+        edges = [(role, value, role == "edge_index", False) for role, value in bound.items()
+                 if value.top or (value.atoms and value.consts() != [None])]
+        if edges:
+            # (checked first: the features' check against the weights passes here, and a passing check at the same
+            # call would make the index's failure one of some paths only)
+            torch.checked_op(layer.name, [("x", x, False, False), *edges], node, st, fr, op="propagate",
+                             zero_dim=False)
+            if st.dead:
+                return Value()
+        return torch.torch_layer_call(layer, [x], {}, node, st, fr)
 
     @staticmethod
     def _transform(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -138,3 +138,18 @@ def test_solves_type_limits_and_lists_filled_after_init() -> None:
         returns = (returns - returns.mean()) / (returns.std() + eps)
         loss = (torch.cat(policy.log_probs) * returns).sum()
     """) == [(9, "MV201", "error"), (27, "MV201", "error")]
+
+
+def test_a_pyg_layers_edge_index_is_an_index_on_the_features_device() -> None:
+    source = """
+        import torch
+        from torch_geometric.nn import GCNConv
+
+        conv = GCNConv(5, 16).to("cuda")
+        x = torch.randn(10, 5, device="cuda")
+        edge_index = torch.tensor([[0, 1], [1, 2]]){move}
+        out = conv(x, edge_index)
+        cpu_out = GCNConv(5, 16)(x.cpu(), edge_index)
+    """
+    assert findings(source.format(move="")) == [(8, "MV207", "error")]
+    assert findings(source.format(move=".cuda()")) == [(9, "MV207", "error")]
