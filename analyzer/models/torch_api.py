@@ -37,6 +37,11 @@ CHECKED_OPS = frozenset({
     "clamp_", "clip_", "pow_", "lerp_", "addcmul_", "addcdiv_", "baddbmm_", "addmm_", "copysign", "stft", "istft",
     "spmm", "smm", "hspmm", "sspaddmm", "solve", "solve_triangular", "cholesky_solve", "vecdot",
 })
+#: ``torch.fft`` transforms: one tensor on its input's device (never 0-dim: they need a dimension).
+FFT_OPS = frozenset({"fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
+                     "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"})
+#: ``torch.fft`` sample frequencies: created on ``device=``, else the default device.
+FFT_FREQUENCIES = frozenset({"fftfreq", "rfftfreq"})
 #: Ops over a sequence of tensors (the first argument), all on one device.
 SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
                           "block_diag", "cartesian_prod", "meshgrid"})

@@ -822,6 +822,22 @@ class TorchModel(TorchData, LibraryModel):
                      fr: Frame) -> Value | None:
         return self._create(path.rpartition(".")[2], args, kwargs, node, st, fr)
 
+    def _call_fft_frequencies(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                              st: State, fr: Frame) -> Value | None:
+        # ``torch.fft.fftfreq(n, d)``: a 1-d tensor on ``device=``, else on the default device
+        devices = self._device_argument(kwargs.get("device"), st)
+        if devices is None:
+            return TOP
+        origin = self.origin(node, fr, f"created by {path}")
+        return Value(frozenset(with_tags(TorchTensorAtom(dev, NO_GRAD, False, origin=origin, ndim=1), tags_of(source))
+                               for dev, source in devices))
+
+    def _call_fft(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                  fr: Frame) -> Value | None:
+        # ``torch.fft.fft(x)``: on ``x``'s device, in its graph
+        data = args[0] if args else kwargs.get("input")
+        return TOP if data is None else self.same_device_result(data, node, st, fr, False)
+
     def _call_create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                           fr: Frame) -> Value | None:
         return self._create_like(path, args, kwargs, node, st, fr)

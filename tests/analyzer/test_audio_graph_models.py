@@ -153,3 +153,24 @@ def test_a_pyg_layers_edge_index_is_an_index_on_the_features_device() -> None:
     """
     assert findings(source.format(move="")) == [(8, "MV207", "error")]
     assert findings(source.format(move=".cuda()")) == [(9, "MV207", "error")]
+
+
+def test_fft_frequencies_and_matrix_products_of_unknown_rank() -> None:
+    assert findings("""
+        import numpy as np
+        import torch
+
+        u = torch.randn(1, 16, device="cuda")
+        k = torch.fft.fftfreq(16)
+        spectrum = torch.fft.fft(u)
+        dx = k * spectrum
+        ok = torch.fft.fftfreq(16, device=u.device) * spectrum
+
+        def adjacency(n):
+            a = np.ones((n, n), dtype=np.float32)
+            return torch.from_numpy(a / a.sum(1, keepdims=True))
+
+        emb = torch.randn(4, 8, device="cuda")
+        out = torch.mm(adjacency(4), emb)
+        scaled = adjacency(4).sum() * emb
+    """) == [(8, "MV201", "error"), (16, "MV201", "error")]
