@@ -269,9 +269,9 @@ class TorchData:
         if not generators:
             return
         defaults = self.default_devices(st)  # type: ignore[attr-defined]
-        if defaults is None or (all(dev.type == "cpu" for dev, _source in defaults)
-                                and all(g is None or g.dev.type == "cpu" for g in generators)):
-            return  # (CPU generators on a CPU default device: nothing to record)
+        if defaults is None:
+            return
+        # (a passing draw is recorded too: it shows the worlds where the loader works, e.g. without CUDA)
         origin = self.origin(node, fr, "RandomSampler's own torch.Generator()")  # type: ignore[attr-defined]
         possibilities = []
         for generator in generators:
@@ -281,7 +281,8 @@ class TorchData:
                 code, message = T.generator_outcome(dev.type, atom.dev.type) or (None, "")
                 possibilities.append(Possibility((("generator", atom), ("default device", device)), code, message,
                                                  "torch.generator"))
-        self.torch_record(self.site(node, "DataLoader", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
+        # its own site: the loader's other checks (pinning, workers) are judged apart from the sampler's draw
+        self.torch_record(self.site(node, "RandomSampler", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
     def _dataset_item(self, dataset: Value, index: Value, node: ast.AST, st: State, fr: Frame) -> Value:
