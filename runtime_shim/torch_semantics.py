@@ -103,7 +103,10 @@ CPU_INDEX_ALWAYS_OK = frozenset({"__getitem__", "__setitem__", "index_put", "ind
 #: (PyTorch's TensorIterator). Concatenating or stacking (``torch.stack([cuda_0dim, torch.tensor(0.)])`` fails on
 #: an H200, docs/gpu-runs.md) and a layer's forward (a matmul, a convolution, an embedding lookup) do not take it.
 NO_SCALAR_EXEMPTION = frozenset({"forward", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
-                                 "column_stack", "autograd.grad"})
+                                 "column_stack", "autograd.grad",
+                                 # matrix products refuse an operand without dimensions whatever its device
+                                 "mm", "bmm", "mv", "matmul", "addmm", "baddbmm", "addmv", "dot", "vdot", "outer",
+                                 "ger", "solve", "solve_triangular", "cholesky_solve"})
 
 
 def scalar_exempt(op: str) -> bool:
