@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import BOTTOM, TOP, Const, ScopeId, Value
+from ..domain import BOTTOM, TOP, Const, ScopeId, SeqAtom, Value, seq_of
 from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
@@ -282,23 +282,39 @@ def widen_if_large(value: Value) -> Value:
 
 
 
-#: the keys a loop widened to unknown, one set per map of :meth:`State.value_maps`
-Widened = tuple[set[Any], set[Any], set[Any]]
+#: what a loop widened, one map per map of :meth:`State.value_maps`: each key's bound from then on (unknown, or a
+#: list of unknown length and items)
+Widened = tuple[dict[Any, Value], dict[Any, Value], dict[Any, Value]]
 
 
 def force_top(state: State, widened: Widened) -> None:
-    for values, names in zip(state.value_maps(), widened, strict=True):
-        for name in names:
+    """Hold each widened key at its bound (unknown where the value no longer fits the bound's shape)."""
+    for values, bounds in zip(state.value_maps(), widened, strict=True):
+        for name, bound in bounds.items():
             if name in values:
-                values[name] = TOP
+                values[name] = bound if _sequence_kind(values[name]) == _sequence_kind(bound) is not None else TOP
 
 
 def widen_changed(old: State, new: State, widened: Widened) -> None:
-    for before, now, names in zip(old.value_maps(), new.value_maps(), widened, strict=True):
+    """Widen what still changes after the loop ran a few times: a list, tuple or set that stays one (``returns``
+    grown by ``insert``/``append`` from numbers the loop computes) becomes one of unknown length and items, so what
+    is made from it is still known (``torch.tensor(returns)``: a CPU tensor, not 0-dim); anything else, and a
+    value that changes again once widened, becomes unknown."""
+    for before, now, bounds in zip(old.value_maps(), new.value_maps(), widened, strict=True):
         for name, value in now.items():
-            if before.get(name) != value:
-                names.add(name)
-                now[name] = TOP
+            previous = before.get(name)
+            if previous != value:
+                kind = _sequence_kind(value)
+                bound = Value(frozenset({seq_of(kind, TOP)})) if kind is not None and name not in bounds \
+                    and previous is not None and _sequence_kind(previous) == kind else TOP
+                bounds[name] = bound
+                now[name] = bound
+
+
+def _sequence_kind(value: Value) -> str | None:
+    """The kind of sequence every possibility of ``value`` is (``"list"``), or None."""
+    kinds = {atom.kind if isinstance(atom, SeqAtom) else None for atom in value.atoms}
+    return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
 def rebind_call_receiver(node: ast.AST, value: Value, st: State) -> None:
