@@ -12,7 +12,9 @@ observer (the CI machine has neither).
 * ``matplotlib.pyplot`` (``stand_in_pyplot``, in the package ``stand_in_matplotlib``): figures and axes whose
   plotting methods read their data with ``numpy.asarray``, as matplotlib's do;
 * ``torchvision`` (``stand_in_torchvision``, with ``.models`` and ``.ops``): classifier builders whose weights are
-  on the CPU, and box ops that need their tensors on one device.
+  on the CPU, and box ops that need their tensors on one device;
+* ``datasets`` (``stand_in_datasets``): datasets of Python columns whose torch format gives CPU tensors, and a
+  ``load_dataset`` of synthetic text-classification rows (nothing is downloaded).
 
 The finder sits last on ``sys.meta_path``: an installed library is always found first and runs as it is. A
 stand-in announces itself on stderr when it is imported. Nothing else of either library exists here: a
@@ -33,7 +35,7 @@ STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in
              **dict.fromkeys(("tqdm", "tqdm.auto", "tqdm.notebook", "tqdm.std"), "stand_in_tqdm.py"),
              "matplotlib": "stand_in_matplotlib.py", "matplotlib.pyplot": "stand_in_pyplot.py",
              "torchvision": "stand_in_torchvision.py", "torchvision.models": "stand_in_torchvision_models.py",
-             "torchvision.ops": "stand_in_torchvision_ops.py"}
+             "torchvision.ops": "stand_in_torchvision_ops.py", "datasets": "stand_in_datasets.py"}
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):
