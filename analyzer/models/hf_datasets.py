@@ -33,6 +33,7 @@ from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchTensorAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .library_refs import LibraryRef, library_ref
+from .signatures import bind_call
 
 ROOTS = frozenset({"datasets"})
 _TORCH_FORMATS = frozenset({"torch", "pt", "pytorch"})
@@ -87,11 +88,12 @@ class HFDatasets(LibraryModel):
             or (leaf in _CONSTRUCTORS and owner.rpartition(".")[2] in _DATASET_CLASSES)
         if not made or node is None:
             return TOP
-        splits = leaf in _LOADERS and (star_unknown or "split" not in kwargs)
-        if leaf in _LOADERS and "split" in kwargs and kwargs["split"].consts() == [None]:
-            splits = True
-        if leaf in _LOADERS and star_unknown:
-            return TOP
+        splits = False
+        if leaf in _LOADERS:
+            split = bind_call("datasets.load_dataset", args, kwargs).get("split")
+            if star_unknown or (split is not None and split.top):
+                return TOP
+            splits = split is None or split.consts() == [None]
         return V(HFDatasetAtom(splits, origin=self.origin(node, fr, f"datasets {leaf}")))
 
     def method_call(self, kind: str, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
@@ -160,20 +162,21 @@ def _formatted(dataset: HFDatasetAtom, method: str, args: list[Value], kwargs: d
     """The dataset after ``set_format``/``with_format``/``reset_format``/``set_transform``."""
     if method != "set_format" and method != "with_format":
         return replace(dataset, torch=False if method == "reset_format" else None, columns=None)
-    given = kwargs.get("type", args[0] if args else None)
+    bound = bind_call(f"datasets.Dataset.{method}", args, kwargs)
+    given = bound.get("type")
     types = given.consts() if given is not None else [None]
-    if given is not None and (given.top or not types or len(types) != 1):
+    if types is None or (given is not None and given.top) or len(types) != 1:
         return replace(dataset, torch=None, columns=None)
     if types[0] is None or types[0] == "python":
         return replace(dataset, torch=False, columns=None)
     if types[0] not in _TORCH_FORMATS:
         return replace(dataset, torch=None, columns=None)
-    device = kwargs.get("device")
+    device = bound.extra.get("device")
     if device is not None and device.consts() != [None] and device.consts() != ["cpu"]:
         return replace(dataset, torch=None, columns=None)  # (``from_numpy`` ignores it: where is not known)
-    columns = _columns(kwargs.get("columns", args[1] if len(args) > 1 else None))
-    if columns is not None and kwargs.get("output_all_columns") is not None \
-            and kwargs["output_all_columns"].consts() != [False]:
+    columns = _columns(bound.get("columns"))
+    everything = bound.get("output_all_columns")
+    if columns is not None and everything is not None and everything.consts() != [False]:
         columns = None  # the other columns come as they are (not told apart)
     return replace(dataset, torch=True, columns=columns)
 

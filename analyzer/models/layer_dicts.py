@@ -65,9 +65,7 @@ def entries(given: Value | None, keyed: bool) -> Entries | None:
         pair = next(iter(item.atoms)) if len(item.atoms) == 1 and not item.top else None
         if not isinstance(pair, SeqAtom) or pair.items is None or len(pair.items) != 2:
             return None
-        keys = pair.items[0].consts()
-        key = keys[0] if atom.items is not None and len(keys) == 1 and isinstance(keys[0], str) \
-            and not pair.items[0].top else None
+        key = constant_key(pair.items[0]) if atom.items is not None else None
         pairs.append((key, pair.items[1]))
     return pairs
 
@@ -126,11 +124,11 @@ def lookup(container: TorchLayerAtom, key: Value, values: Value) -> Value:
     what its entries hold (a ParameterList's/ParameterDict's parameter, a ModuleDict's modules as read)."""
     if container.name in PARAMETERS:
         return values
-    keys = key.consts()
-    if key.top or len(keys) != 1 or not isinstance(keys[0], str):
+    name = constant_key(key)
+    if name is None:
         return values
-    if keys[0] in container.keys:
-        return V(container.children[container.keys.index(keys[0])])
+    if name in container.keys:
+        return V(container.children[container.keys.index(name)])
     unknown = [c for k, c in zip(container.keys, container.children, strict=True) if k is None]
     return join_all(V(c) for c in unknown) if unknown else TOP  # (a KeyError: not what the analysis checks)
 
@@ -144,7 +142,9 @@ def listed(container: TorchLayerAtom, method: str, values: Value) -> Value:
     """``.keys()``/``.values()``/``.items()``: a list of them, in order where every key is known."""
     known = all(k is not None for k in container.keys) and container.name == MODULE_DICT
     if method == "keys":
-        return V(seq("list", [V(const(k)) for k in container.keys])) if known else V(seq_of("list", key_values(container)))
+        if known:
+            return V(seq("list", [V(const(k)) for k in container.keys]))
+        return V(seq_of("list", key_values(container)))
     if known and method == "values":
         return V(seq("list", [V(c) for c in container.children]))
     if known:
@@ -156,5 +156,6 @@ def listed(container: TorchLayerAtom, method: str, values: Value) -> Value:
 
 
 def constant_key(value: Value) -> str | None:
+    """The one string ``value`` is (None: another value, or not known)."""
     keys = value.consts()
-    return keys[0] if not value.top and len(keys) == 1 and isinstance(keys[0], str) else None
+    return keys[0] if keys and not value.top and len(keys) == 1 and isinstance(keys[0], str) else None

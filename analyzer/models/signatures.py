@@ -462,4 +462,12 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "accelerate.Accelerator.gather_for_metrics": "input_data, use_gather_object=False",
         "accelerate.Accelerator.unwrap_model": "model, keep_fp32_wrapper=True, keep_torch_compile=True",
     },
+    "datasets": {
+        "datasets.load_dataset": "path, name=None, data_dir=None, data_files=None, split=None, cache_dir=None, "
+                                 "features=None, download_config=None, download_mode=None, verification_mode=None, "
+                                 "keep_in_memory=None, save_infos=False, revision=None, token=None, streaming=False, "
+                                 "num_proc=None, storage_options=None, **config_kwargs",
+        **{f"datasets.Dataset.{name}": "type=None, columns=None, output_all_columns=False, **format_kwargs"
+           for name in ("set_format", "with_format")},
+    },
 }

@@ -81,9 +81,9 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
+from . import layer_dicts
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
-from . import layer_dicts
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
