@@ -408,7 +408,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
                         "callbacks=None, optimizers=(None, None), optimizer_cls_and_kwargs=None, "
                         "preprocess_logits_for_metrics=None, **kwargs"),
         "transformers.Trainer._prepare_inputs": "inputs",
-        # (read from the source: the device every TrainingArguments of the program asks for)
+        # (the device every TrainingArguments the run builds asks for)
         **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
                         "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
     },
