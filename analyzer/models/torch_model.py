@@ -1748,8 +1748,9 @@ class TorchModel(TorchData, LibraryModel):
         noted = self.heap_get((atom.origin, _GRAD_FLAG))
         if noted is None:
             return {True}
-        flags = {c for c in noted.consts() if isinstance(c, bool)}
-        return {True, False} if noted.top or not flags else flags
+        consts = noted.consts()  # (None: a flag that is not a constant, ``requires_grad_(p.requires_grad)``)
+        flags = {c for c in consts or () if isinstance(c, bool)}
+        return {True, False} if noted.top or consts is None or not flags else flags
 
     def torch_tensor_state_store(self, target: ast.Attribute, obj: Value, value: Value, st: State,
                                  fr: Frame) -> None:
