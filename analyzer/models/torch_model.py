@@ -374,7 +374,10 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
-            return self.torch_index(atom, key, node, st, fr)
+            indexed = self.torch_index(atom, key, node, st, fr)
+            if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
+                return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
+            return indexed
         if layer_dicts.is_collection(atom):  # ``self.heads[task]``, ``self.scales["a"]``
             assert isinstance(atom, TorchLayerAtom)
             return layer_dicts.lookup(atom, key, self._collection_values(atom))
@@ -1317,11 +1320,11 @@ class TorchModel(TorchData, LibraryModel):
             return untracked
         modules = st.vars[first.func.value.id]
         devices = frozenset(a.dev for a in elements)
-        access = _access(first.func.value, fr)
-        if modules.top or not modules.atoms or access is None or not devices or None in devices or not all(
+        via = access(first.func.value, fr)
+        if modules.top or not modules.atoms or via is None or not devices or None in devices or not all(
                 _identity(a) is not None for a in modules.atoms):
             return untracked
-        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), access, devices))
+        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), via, devices))
 
     def torch_optimizer_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State, fr: Frame) -> Value:
@@ -1341,8 +1344,8 @@ class TorchModel(TorchData, LibraryModel):
             self._rebind_optimizer(node, TOP, st)
             return NONE
         if name == "step":
-            for atom in optimizers:
-                if atom.state is not None and atom.state != atom.params:
+            for atom in optimizers:  # (a passing step is recorded too: it shows the worlds where the step is fine)
+                if atom.state is not None:
                     self._check_optimizer_state(atom, node, st, fr)
         where = self.origin(node, fr, f"optimizer state made by {name}()")
         made = Value(frozenset(a if a.state is not None and name == "step" else replace(a, state=a.params, made=where)
@@ -1599,7 +1602,8 @@ class TorchModel(TorchData, LibraryModel):
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
         if attr == "shape" and atom.ndim is not None:
-            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
+            # a torch.Size of that many sizes, each an int of unknown value (``n * t`` is a tensor on ``t``'s device)
+            return V(seq("tuple", (V(NumberAtom("int", low=0)),) * atom.ndim))
         if attr == "dtype":
             return V(UNKNOWN_DTYPE)  # a dtype the analysis does not know: ``m.to(h.dtype)`` is a cast, not a move
         if attr in ("shape", "ndim", "layout", "names", "grad_fn"):
@@ -2130,7 +2134,7 @@ class TorchModel(TorchData, LibraryModel):
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), _access(source, fr))
+                    const(dev.text) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2391,7 +2395,7 @@ class TorchModel(TorchData, LibraryModel):
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
-        here = _access(func, fr)
+        here = access(func, fr)
         if via is not None and not via.top and here is not None and via.consts() == [here]:
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
@@ -2804,7 +2808,7 @@ def _made_here(value: Value, expr: ast.AST | None) -> bool:
     return True
 
 
-def _access(expr: ast.AST | None, fr: Frame) -> str | None:
+def access(expr: ast.AST | None, fr: Frame) -> str | None:
     """``scope:dotted.name`` of a reference (``model``, ``self.model``) in the running function or module."""
     dotted = _dotted(expr) if expr is not None else None
     if dotted is None:
@@ -2885,21 +2889,16 @@ def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
 
 
 def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
-    """Does this module change the current CUDA device where the flow state does not follow it: a
-    ``set_device`` call inside a function (its callers go on with the device they had), or
-    ``torch.cuda.device(...)`` other than as a ``with`` block?"""
+    """Does this module change the current CUDA device where the flow state does not follow it:
+    ``torch.cuda.device(...)`` other than as a ``with`` block? (A ``set_device`` call is followed, inside a
+    function too: the mode it sets stays in force in the function's callers.)"""
     if tree is None:
         return False
     blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
               for item in node.items}
-    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                       ast.Lambda))]
-    inside = {id(sub) for fn in functions for sub in ast.walk(fn) if sub is not fn}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        if node.func.attr == "set_device" and id(node) in inside:
-            return True
         if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
                 and node.func.value.attr == "cuda" and id(node) not in blocks:
             return True
