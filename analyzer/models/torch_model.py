@@ -112,6 +112,7 @@ from .torch_api import (
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
+    VALUES_INDICES_FIELDS,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
     device_str,
@@ -131,6 +132,7 @@ from .torch_load import (
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -298,6 +300,11 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
             found = container_attribute(atom, attr)
             return V(BoundShim(atom, attr)) if found is None else found
+        if isinstance(atom, SeqAtom) and attr in VALUES_INDICES_FIELDS and atom.kind == "tuple" \
+                and atom.items is not None and len(atom.items) == 2 \
+                and all(item.atoms and item.only(TorchTensorAtom) for item in atom.items):
+            # ``torch.topk(t, k).indices``: the named fields of ``(values, indices)`` (a plain tuple has none)
+            return atom.items[VALUES_INDICES_FIELDS.index(attr)]
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -394,7 +401,8 @@ class TorchModel(TorchData, LibraryModel):
         for atom in container.atoms:
             if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
                 self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
-        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+        arrays = frozenset(atom.ndim for atom in container.atoms if isinstance(atom, ArrayAtom))
+        if arrays and store_converts_array(target.slice, arrays) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
         holder = target.value
@@ -758,8 +766,7 @@ class TorchModel(TorchData, LibraryModel):
                 continue
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
-                first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
-                possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
+                possibilities.append(Possibility(pairs, code, T.failure_message(semantic, op), f"torch.{op or api}"))
                 # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
                 # the one left behind: its later uses on the accelerator are not more findings of one cause),
                 # else the first operand's device
@@ -830,6 +837,22 @@ class TorchModel(TorchData, LibraryModel):
     def _call_create(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
         return self._create(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_fft_frequencies(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                              st: State, fr: Frame) -> Value | None:
+        # ``torch.fft.fftfreq(n, d)``: a 1-d tensor on ``device=``, else on the default device
+        devices = self._device_argument(kwargs.get("device"), st)
+        if devices is None:
+            return TOP
+        origin = self.origin(node, fr, f"created by {path}")
+        return Value(frozenset(with_tags(TorchTensorAtom(dev, NO_GRAD, False, origin=origin, ndim=1), tags_of(source))
+                               for dev, source in devices))
+
+    def _call_fft(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                  fr: Frame) -> Value | None:
+        # ``torch.fft.fft(x)``: on ``x``'s device, in its graph
+        data = args[0] if args else kwargs.get("input")
+        return TOP if data is None else self.same_device_result(data, node, st, fr, False)
 
     def _call_create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                           fr: Frame) -> Value | None:
@@ -1354,10 +1377,22 @@ class TorchModel(TorchData, LibraryModel):
         return BOTTOM if st.dead else NONE
 
     def _check_optimizer_state(self, atom: TorchOptimizerAtom, node: ast.AST, st: State, fr: Frame) -> None:
-        params = Value(frozenset(TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(
-            node, fr, "optimizer parameter")) for dev in atom.params))
-        state = Value(frozenset(TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made) for dev in atom.state or ()))
-        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", state, False, False)],
+        def parameter(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(node, fr, "optimizer parameter"))
+
+        def state(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made)
+
+        if atom.state == atom.params:
+            # the state was made where the parameters were and they have not moved since: each parameter's state
+            # is on its own device (one alternative of the parameters never meets another's state)
+            passes = [Possibility((("parameter", parameter(dev)), ("state", state(dev))), None, "", "torch.step")
+                      for dev in sorted(atom.params, key=str)]
+            self.torch_record(self.site(node, "Optimizer.step", fr), passes, False, TOP, st, fr)
+            return
+        params = Value(frozenset(parameter(dev) for dev in atom.params))
+        states = Value(frozenset(state(dev) for dev in atom.state or ()))
+        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", states, False, False)],
                         node, st, fr, op="step")
 
     def _moved_unseen(self, atom: TorchOptimizerAtom) -> bool:
@@ -1684,6 +1719,10 @@ class TorchModel(TorchData, LibraryModel):
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
             result = self.same_device_result(receiver, node, st, fr, None, api=name)
+            if name in AT_LEAST_1D:
+                # ``index.unsqueeze(-1)``: never 0-dim, whatever the tensor was (no scalar exemption past it)
+                return Value(frozenset(dataclasses.replace(a, zero_dim=False, ndim=_at_least_1d_rank(name, a.ndim))
+                                       if isinstance(a, TorchTensorAtom) else a for a in result.atoms), result.top)
             rank = _reshaped_rank(name, args, kwargs, node)
             return result if rank is None else Value(frozenset(
                 dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
@@ -1746,7 +1785,10 @@ class TorchModel(TorchData, LibraryModel):
         self.heap_set((origin, _GRAD_FLAG), value if old is None else old.join(value))
 
     def grad_flags(self, atom: TorchTensorAtom | TorchLayerAtom) -> set[bool]:
-        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen."""
+        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen (a layer
+        whose tensors are all buffers: never)."""
+        if isinstance(atom, TorchLayerAtom) and buffers_only(atom.name):
+            return {False}
         if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
             return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
         noted = self.heap_get((atom.origin, _GRAD_FLAG))
@@ -1927,7 +1969,12 @@ class TorchModel(TorchData, LibraryModel):
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         out = TOP if tensors.top else BOTTOM
-        for atom in tensors.atoms:
+        atoms = tensors.atoms
+        if name in NONEMPTY_SEQUENCE_OPS and any(isinstance(a, SeqAtom) and a.items != () for a in atoms):
+            # ``torch.cat(self.log_probs)`` of a list that was empty in ``__init__`` and appended since: an empty
+            # list raises (not a device failure), so the result is the other possibilities'
+            atoms = frozenset(a for a in atoms if not (isinstance(a, SeqAtom) and a.items == ()))
+        for atom in atoms:
             if isinstance(atom, SeqAtom) and atom.items:
                 operands = [(f"tensors[{i}]", item, False, False) for i, item in enumerate(atom.items)]
             elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
@@ -2069,7 +2116,8 @@ class TorchModel(TorchData, LibraryModel):
             result = TOP
         else:
             # (the layer's choice tags: a layer placed on one way of a choice meets inputs of that way only)
-            weight = with_tags(TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin), tags_of(layer))
+            weight = with_tags(TorchTensorAtom(layer.dev, NO_GRAD if buffers_only(layer.name) else LEAF, False,
+                                               owned=True, origin=layer.origin), tags_of(layer))
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
@@ -2826,6 +2874,16 @@ def _identity(atom: Atom) -> object | None:
     return None
 
 
+def _at_least_1d_rank(name: str, ndim: int | None) -> int | None:
+    """The rank of ``t.unsqueeze(d)`` (one more) or ``t.flatten(...)`` (1 for a 0-dim tensor; else it depends on
+    the dimensions flattened) for a tensor of rank ``ndim``."""
+    if ndim is None:
+        return None
+    if name == "unsqueeze":
+        return ndim + 1
+    return 1 if ndim == 0 else None
+
+
 def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> int | None:
     """The number of dimensions ``t.view(a, b, c)``, ``t.reshape((a, b))`` or ``t.permute(2, 0, 1)`` gives: one
     per size or dimension written (whatever their values); None when it is not written out (``*shape``, a
@@ -2845,6 +2903,12 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
         return 1
     return None
 
+
+#: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
+NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
+
+#: Methods whose result has a dimension even for a 0-dim tensor.
+AT_LEAST_1D = frozenset({"unsqueeze", "flatten"})
 
 #: a tensor's ``dtype`` (``torch.dtype``, the class, stands for a dtype the analysis does not know)
 UNKNOWN_DTYPE = TorchRef("torch.dtype")
