@@ -270,8 +270,9 @@ class NumberAtom(Atom):
     low: float | None = None
     high: float | None = None
     tags: frozenset = frozenset()  # the undecided choices its bounds came from (:mod:`analyzer.choices`)
-    #: the command-line option it is the value of (``--gpus``): a test of it is one choice for the whole run
-    option: str | None = None
+    #: the name of the one value the whole run fixes that this number is (a command-line option: ``--gpus``):
+    #: a test of it is one choice for the whole run, in every function
+    run_constant: str | None = None
 
     def truthy(self) -> bool | None:
         if self.low is not None and self.low > 0 or self.high is not None and self.high < 0:
@@ -292,7 +293,7 @@ class NumberAtom(Atom):
             return None
         if (low, high) == (self.low, self.high):
             return self
-        return NumberAtom(self.tname, low, high, self.tags, self.option)
+        return NumberAtom(self.tname, low, high, self.tags, self.run_constant)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,9 @@ world's device (:func:`.placement.world_device`) unless every ``TrainingArgument
 ``Seq2SeqTrainingArguments(...)`` of the program says ``use_cpu=True`` (a value the source does not fix, or
 programs that differ: unknown).
 
-What the analysis follows, for the classes derived from ``Trainer`` / ``Seq2SeqTrainer`` (found by their
-``class`` statements, as Lightning's modules are):
+What the analysis follows, for the classes derived from ``Trainer`` / ``Seq2SeqTrainer`` (a class whose base
+is one of them by value: ``transformers.Trainer``, ``tf.Trainer`` after ``import transformers as tf``, a name a
+project module re-exports; :meth:`..hf_models.HFModels.class_base`):
 
 * each hook is called once per instance of the class the program builds: ``(self, model, inputs)`` (and an
   unknown ``prediction_loss_only``), ``inputs`` a dict of tensors on the device;
@@ -39,8 +40,7 @@ from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, const, join_al
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
 from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
-from .library_names import aliases, dotted, statements
-from .placement import batch_on, flag, world_device
+from .placement import batch_on, world_device
 from .signatures import bind_call
 from .torch_model import access
 from .torch_parallel import copied_to
@@ -99,26 +99,28 @@ class HFTrainer(LibraryModel):
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
-        self.trainer_classes: set[int] = set()  # id(class node) of classes deriving from a Trainer
-        placements: set[bool | None] = set()  # each TrainingArguments(...)'s use_cpu
-        for module in engine.modules:
-            tree = module.source.tree
-            if tree is None or b"transformers" not in module.source.data:
-                continue
-            names = aliases(tree, ("transformers",))
-            if not names:
-                continue
-            for node in statements(tree):
-                if isinstance(node, ast.ClassDef) and any(dotted(b, names) in TRAINERS for b in node.bases):
-                    self.trainer_classes.add(id(node))
-            if b"TrainingArguments" in module.source.data:  # (expressions: walked only where they may be)
-                placements.update(flag(node, ("use_cpu", "no_cuda")) for node in ast.walk(tree)
-                                  if isinstance(node, ast.Call) and dotted(node.func, names) in TRAINING_ARGUMENTS)
-        # every TrainingArguments on the CPU: the CPU; none asks (or none is built here): the machine's choice
-        self.placement = "cpu" if placements == {True} else "auto" if placements <= {False} else "other"
+        self.placements: set[bool | None] = set()  # each ``TrainingArguments(...)``'s use_cpu, as the run builds them
+        self.placement_read = False
+
+    @property
+    def placement(self) -> str:
+        """Every TrainingArguments on the CPU: ``"cpu"``; none asks for it (or none is built): the machine's choice,
+        ``"auto"``; arguments that disagree or a value the source does not fix: ``"other"``."""
+        return "cpu" if self.placements == {True} else "auto" if self.placements <= {False} else "other"
+
+    def note_arguments(self, use_cpu: bool | None) -> None:
+        """A ``TrainingArguments(...)`` the run built, with its ``use_cpu`` (``None``: not known). One that changes
+        the device after a pass read it makes that pass stale (the next one starts with it)."""
+        if use_cpu in self.placements:
+            return
+        before = self.placement
+        self.placements.add(use_cpu)
+        if self.placement_read and self.placement != before:
+            self.changes.read_went_stale()
 
     def device(self) -> TorchDev | None:
         """``args.device``: the CPU where the program asks for it, else the world's (unknown outside one)."""
+        self.placement_read = True
         if self.placement == "cpu":
             return CPU
         return world_device(self) if self.placement == "auto" else None
@@ -127,9 +129,6 @@ class HFTrainer(LibraryModel):
         return any(TRAINER_TYPE in c.library_bases for c in cls.mro())
 
     # -- classes and their instances ---------------------------------------------------------------------
-    def framework_class(self, cls: Any) -> tuple[str, ...]:
-        return (TRAINER_TYPE,) if id(cls.node) in self.trainer_classes else ()
-
     def library_init(self, cls: Any, instance: Value, args: list[Value], kwargs: dict[str, Value], st: State,
                      fr: Frame) -> None:
         if self.is_trainer(cls):

@@ -16,6 +16,7 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .array_consumers import ArrayConsumers
     from .copies import Copies
     from .entry_points import EntryPoints
+    from .hf_datasets import HFDatasets
     from .hf_models import HFModels
     from .hf_trainer import HFTrainer
     from .library_refs import LibraryReferences
@@ -33,4 +34,5 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     # and moves; the library references last: the calls of them no model
     # above answered are unknown
     return (HFModels, PygModel, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots,
-            ProgressBars, HFTrainer, AccelerateModel, TorchaudioModel, LibraryReferences)
+            ProgressBars, HFTrainer, AccelerateModel, TorchaudioModel, HFDatasets,
+            LibraryReferences)

@@ -426,7 +426,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
                         "callbacks=None, optimizers=(None, None), optimizer_cls_and_kwargs=None, "
                         "preprocess_logits_for_metrics=None, **kwargs"),
         "transformers.Trainer._prepare_inputs": "inputs",
-        # (read from the source: the device every TrainingArguments of the program asks for)
+        # (the device every TrainingArguments the run builds asks for)
         **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
                         "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
     },
@@ -479,5 +479,13 @@ SIGNATURES: dict[str, dict[str, str]] = {
             "gather", "reduce", "pad_across_processes")},
         "accelerate.Accelerator.gather_for_metrics": "input_data, use_gather_object=False",
         "accelerate.Accelerator.unwrap_model": "model, keep_fp32_wrapper=True, keep_torch_compile=True",
+    },
+    "datasets": {
+        "datasets.load_dataset": "path, name=None, data_dir=None, data_files=None, split=None, cache_dir=None, "
+                                 "features=None, download_config=None, download_mode=None, verification_mode=None, "
+                                 "keep_in_memory=None, save_infos=False, revision=None, token=None, streaming=False, "
+                                 "num_proc=None, storage_options=None, **config_kwargs",
+        **{f"datasets.Dataset.{name}": "type=None, columns=None, output_all_columns=False, **format_kwargs"
+           for name in ("set_format", "with_format")},
     },
 }

@@ -81,6 +81,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
+from . import layer_dicts
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
@@ -384,6 +385,9 @@ class TorchModel(TorchData, LibraryModel):
             if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
                 return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
             return indexed
+        if layer_dicts.is_collection(atom):  # ``self.heads[task]``, ``self.scales["a"]``
+            assert isinstance(atom, TorchLayerAtom)
+            return layer_dicts.lookup(atom, key, self._collection_values(atom))
         if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
@@ -416,7 +420,8 @@ class TorchModel(TorchData, LibraryModel):
         if is_classifier(owner):
             self._rebind_name(name, self._classifier_with_part(owner, value), st)
         elif owner.atoms and all(isinstance(a, Instance) for a in owner.atoms) and container.atoms \
-                and all(isinstance(a, TorchLayerAtom) and a.name in ADDING_METHODS for a in container.atoms):
+                and all(isinstance(a, TorchLayerAtom) and (a.name in ADDING_METHODS or layer_dicts.is_collection(a))
+                        for a in container.atoms):
             self._supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
 
     def updated_item_value(self, container: Value, key: Value, value: Value) -> Value:
@@ -429,6 +434,12 @@ class TorchModel(TorchData, LibraryModel):
         return out
 
     def updated_item(self, atom: Atom, key: Value, value: Value) -> Value | None:
+        if isinstance(atom, TorchLayerAtom) and layer_dicts.is_collection(atom):
+            if atom.name == layer_dicts.PARAMETER_LIST:  # (a position: the parameter there replaced)
+                stored = layer_dicts.with_entries(replace(atom, keys=()), [(None, value)])
+                return TOP if stored is None else V(replace(stored, keys=atom.keys))
+            stored = layer_dicts.with_entries(atom, [(layer_dicts.constant_key(key), value)])
+            return TOP if stored is None else V(stored)
         if not isinstance(atom, TorchLayerAtom) or atom.name not in ADDING_METHODS:
             return None
         replaced = replaced_item(atom, key, value)
@@ -472,6 +483,9 @@ class TorchModel(TorchData, LibraryModel):
             return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
             return V(atom.row())  # a row: same device, same graph
+        if how == "iterate" and layer_dicts.is_collection(atom):  # a dict's keys, a ParameterList's parameters
+            assert isinstance(atom, TorchLayerAtom)
+            return layer_dicts.key_values(atom) if atom.name in layer_dicts.KEYED else self._collection_values(atom)
         if how == "iterate" and isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") \
                 and atom.children:
             return self.container_modules(atom)  # ``for block in self.blocks``: its modules
@@ -1780,8 +1794,9 @@ class TorchModel(TorchData, LibraryModel):
         noted = self.heap_get((atom.origin, _GRAD_FLAG))
         if noted is None:
             return {True}
-        flags = {c for c in noted.consts() if isinstance(c, bool)}
-        return {True, False} if noted.top or not flags else flags
+        consts = noted.consts()  # (None: a flag that is not a constant, ``requires_grad_(p.requires_grad)``)
+        flags = {c for c in consts or () if isinstance(c, bool)}
+        return {True, False} if noted.top or consts is None or not flags else flags
 
     def torch_tensor_state_store(self, target: ast.Attribute, obj: Value, value: Value, st: State,
                                  fr: Frame) -> None:
@@ -1978,6 +1993,11 @@ class TorchModel(TorchData, LibraryModel):
     def _layer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                fr: Frame) -> Value:
         origin = self.origin(node, fr, f"nn.{name} created")
+        if name in layer_dicts.COLLECTIONS:
+            given = layer_dicts.entries(args[0] if args else kwargs.get("values", kwargs.get("modules",
+                                        kwargs.get("parameters"))), name in layer_dicts.KEYED)
+            built = None if given is None or len(args) + len(kwargs) > 1 else layer_dicts.build(name, given, origin)
+            return TOP if built is None else V(built)
         if name in T.CONTAINERS:
             items: list[Value] = list(args)
             if name == "ModuleList":
@@ -2043,7 +2063,8 @@ class TorchModel(TorchData, LibraryModel):
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
         if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
-        if attr in MODULE_METHODS or attr in ADDING_METHODS.get(atom.name, ()):
+        if attr in MODULE_METHODS or attr in ADDING_METHODS.get(atom.name, ()) \
+                or attr in layer_dicts.METHODS.get(atom.name, ()):
             return V(BoundShim(atom, attr))
         return None
 
@@ -2061,7 +2082,7 @@ class TorchModel(TorchData, LibraryModel):
                 if st.dead:
                     return BOTTOM
             return value
-        if layer.name == "ModuleList":
+        if layer.name == "ModuleList" or layer.name in layer_dicts.COLLECTIONS:  # (not callable)
             return TOP
         if layer.name == DATA_PARALLEL_NAME:
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
@@ -2139,6 +2160,8 @@ class TorchModel(TorchData, LibraryModel):
     def torch_module_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                             node: ast.AST, st: State, fr: Frame) -> Value:
         """nn.Module's API on a library layer or on an instance of a project ``nn.Module`` subclass."""
+        if receiver.atoms and any(name in layer_dicts.METHODS.get(getattr(a, "name", ""), ()) for a in receiver.atoms):
+            return self._collection_method(name, receiver, args, kwargs, node, st, fr)
         if name in ("to", "cuda", "cpu"):
             if name == "cpu":
                 targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
@@ -2227,6 +2250,38 @@ class TorchModel(TorchData, LibraryModel):
             return NONE
         return TOP
 
+    def _collection_values(self, atom: TorchLayerAtom) -> Value:
+        """What a ModuleDict's, ParameterList's or ParameterDict's entries hold, as reading one gives it."""
+        if atom.name in layer_dicts.PARAMETERS:
+            return layer_dicts.parameter(atom, self.grad_flags(atom))
+        return self.container_modules(atom) if atom.children else TOP
+
+    def _collection_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                           node: ast.AST, st: State, fr: Frame) -> Value:
+        """``.items()``/``.values()``/``.keys()`` of a ModuleDict or ParameterDict, and what adds to one
+        (``update``, ``add_module``, a ParameterList's ``append``/``extend``)."""
+        if receiver.top or kwargs or not all(layer_dicts.is_collection(a) for a in receiver.atoms):
+            return TOP
+        atoms = [a for a in receiver.atoms if isinstance(a, TorchLayerAtom)]
+        if name not in layer_dicts.CHANGING:
+            if name == "pop":
+                return join_all(layer_dicts.lookup(a, args[0] if args else TOP, self._collection_values(a))
+                                for a in atoms)
+            return join_all(layer_dicts.listed(a, name, self._collection_values(a)) for a in atoms)
+        given: layer_dicts.Entries | None
+        if name == "add_module":
+            given = [(layer_dicts.constant_key(args[0]), args[1])] if len(args) == 2 else None
+        elif name == "append":
+            given = [(None, args[0])] if len(args) == 1 else None
+        else:
+            given = layer_dicts.entries(args[0], name == "update") if len(args) == 1 else None
+        changed = BOTTOM
+        for atom in atoms:
+            stored = None if given is None else layer_dicts.with_entries(atom, given)
+            changed = changed.join(TOP if stored is None else V(stored))
+        self._rebind_receiver(node, changed, st, fr, receiver)
+        return changed if name in ("append", "extend") else NONE
+
     def _container_added(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         """The modules after ``receiver.<name>(...)`` adds one (a Sequential's ``append``/``insert``/``extend``/
         ``add_module``, a ModuleList's ``insert``, a torchvision classifier's ``add_module``); unknown when what
@@ -2296,7 +2351,8 @@ class TorchModel(TorchData, LibraryModel):
             children = tuple(self.move_module(c, dev) for c in atom.children)
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
             own = atom.dev if atom.name in WRAPPERS else None
-            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
+            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin,
+                                  keys=atom.keys)
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
         return atom

@@ -18,7 +18,9 @@ observer (the CI machine has neither).
   builders (CPU matrices);
 * ``torch_geometric`` (``stand_in_torch_geometric``, with ``.data``, ``.loader`` and ``.nn``): graphs whose
   ``to(device)`` moves their tensors in place, a loader of batches left where the graphs are, message-passing
-  layers with CPU weights, the global poolings.
+  layers with CPU weights, the global poolings;
+* ``datasets`` (``stand_in_datasets``): datasets of Python columns whose torch format gives CPU tensors, and a
+  ``load_dataset`` of synthetic text-classification rows (nothing is downloaded).
 
 The finder sits last on ``sys.meta_path``: an installed library is always found first and runs as it is. A
 stand-in announces itself on stderr when it is imported. Nothing else of either library exists here: a
@@ -45,7 +47,8 @@ STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in
              "torch_geometric": "stand_in_torch_geometric.py",
              "torch_geometric.data": "stand_in_torch_geometric_data.py",
              "torch_geometric.loader": "stand_in_torch_geometric_loader.py",
-             "torch_geometric.nn": "stand_in_torch_geometric_nn.py"}
+             "torch_geometric.nn": "stand_in_torch_geometric_nn.py",
+             "datasets": "stand_in_datasets.py"}
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):

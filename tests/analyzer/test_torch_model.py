@@ -1642,3 +1642,16 @@ print(head(featurekit.load()))
 '''
     report = check_source(source, "head.py", Settings(select=("MV2",)))
     assert [(d.row, d.code) for d in report.diagnostics] == []
+
+
+def test_a_module_frozen_by_a_flag_that_is_not_a_constant_may_require_grad_or_not() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        layer = nn.Linear(2, 2)
+        layer.requires_grad_(torch.rand(1) > 0.5)
+        params = list(layer.parameters())
+        params[0].cuda() + torch.ones(2, device="cuda")
+        """
+    assert findings(source) == []  # (not an analysis failure)
