@@ -30,7 +30,7 @@ from .demand import DemandSweep, target_writes
 from .expressions import Expressions
 from .flow_state import Frame, FrameKind
 from .instances import Instances
-from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
+from .limits import MAX_PASSES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
@@ -39,6 +39,7 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
+from .sweep_groups import sweep_receivers
 
 if TYPE_CHECKING:
     from ..models.base import Assumption, LibraryModel
@@ -220,13 +221,10 @@ class Engine(
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
-                    instances = self.instances.get(fn.cls) or set()
-                    if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
-                        # one context per instance: attributes read together come from one object (a join of
-                        # the instances would pair one object's weights with another's)
-                        receivers = [[V(instance)] for instance in sorted(instances, key=_instance_order)]
-                    else:
-                        receivers = [[Value(frozenset(instances), top=not instances)]]
+                    # one context per instance, or per group of instances placed alike: attributes read
+                    # together come from one object (a join would pair one object's weights with another's)
+                    receivers = [[receiver] for receiver in sweep_receivers(
+                        self._swept_instances(fn.cls), self._placed_attributes, _instance_order)]
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
@@ -330,6 +328,20 @@ class Engine(
         if self.recording:
             self.note_heap_scan(owner, skip, found)
         return found
+
+    def _swept_instances(self, cls: ClassInfo) -> list[Instance]:
+        """The instances of ``cls`` an uncalled method is swept on: not the references an in-place change left
+        behind (a module moved in place is swept as its moved copy; the reference left behind would mix the
+        state from before the move with what its moved sub-modules give), unless there are only those."""
+        instances = list(self.instances.get(cls) or ())
+        current = [instance for instance in instances if not self.model_left_behind(instance)]
+        return current or instances
+
+    def _placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
+        """An instance's heap attributes as they are now, for grouping it with others alike (a grouping, not a
+        read of the program: neither remembered for staleness nor recorded)."""
+        heap = self.heap
+        return [(attr, heap[(instance, attr)]) for attr in self.heap_owners.get(instance, ())]
 
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)
