@@ -6,7 +6,7 @@ import ast
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -39,7 +39,7 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
-from .sweep_groups import sweep_receivers
+from .sweep_groups import SIGNATURE_DEPTH, signature, sweep_receivers
 
 if TYPE_CHECKING:
     from ..models.base import Assumption, LibraryModel
@@ -224,7 +224,7 @@ class Engine(
                     # one context per instance, or per group of instances placed alike: attributes read
                     # together come from one object (a join would pair one object's weights with another's)
                     receivers = [[receiver] for receiver in sweep_receivers(
-                        self._swept_instances(fn.cls), self._placed_attributes, _instance_order)]
+                        self.instances.get(fn.cls) or (), self._placed_attributes, _instance_order)]
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
@@ -329,13 +329,19 @@ class Engine(
             self.note_heap_scan(owner, skip, found)
         return found
 
-    def _swept_instances(self, cls: ClassInfo) -> list[Instance]:
-        """The instances of ``cls`` an uncalled method is swept on: not the references an in-place change left
-        behind (a module moved in place is swept as its moved copy; the reference left behind would mix the
-        state from before the move with what its moved sub-modules give), unless there are only those."""
-        instances = list(self.instances.get(cls) or ())
-        current = [instance for instance in instances if not self.model_left_behind(instance)]
-        return current or instances
+    def receiver_placement(self, receiver: Any) -> Hashable:
+        """Where the attributes of a method's receiver are placed (None: not an instance), for the widened
+        context of a method called on many instances."""
+        if not isinstance(receiver, Instance):
+            return None
+        return signature(receiver, self._read_placed_attributes, SIGNATURE_DEPTH, frozenset())
+
+    def _read_placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
+        """The same, read as the program reads them: the context chosen depends on them, so a later change
+        makes the pass stale and a run that chose it is kept only while they hold."""
+        found = self.heap_attributes(instance)
+        self.heap_reads.update((instance, attr) for attr, _value in found)
+        return found
 
     def _placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
         """An instance's heap attributes as they are now, for grouping it with others alike (a grouping, not a

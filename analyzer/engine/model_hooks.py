@@ -221,6 +221,3 @@ class ModelHooks(EngineMixin):
 
     def model_entry(self, fn: FunctionInfo) -> Any:
         return self._first_answer("entry", fn)
-
-    def model_left_behind(self, instance: Atom) -> bool:
-        return bool(self._first_answer("left_behind", instance))

@@ -287,11 +287,6 @@ class LibraryModel:
         """Something calls ``fn`` from outside the program (None: not the model's)."""
         return None
 
-    def left_behind(self, instance: Atom) -> bool | None:
-        """``instance`` is a reference an in-place change left behind: the object as it is now is another
-        instance the model made (a module's in-place ``.to()``: its moved copy). None: not the model's."""
-        return None
-
     def entry_calls(self, fn: FunctionInfo, receivers: list[list[Value]],
                     frame: Frame) -> list[tuple[list[Value], dict[str, Value]]] | None:
         """The calls the framework makes of ``fn`` (None: not the model's)."""

@@ -313,9 +313,6 @@ class TorchModel(TorchData, LibraryModel):
             return self.torch_distribution_attribute(instance, attr)
         return None
 
-    def left_behind(self, instance: Atom) -> bool | None:
-        return instance in self.__dict__.get("_moved_from", ()) or None
-
     def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
                      st: State, fr: Frame) -> None:
         if distribution_base(cls) is not None:
