@@ -173,7 +173,7 @@ class Atom:
         NotImplemented: not such a value)."""
         return NotImplemented
 
-    def placement(self) -> Any:
+    def device_key(self) -> Any:
         """Where this value lives (a tensor's, a layer's or a device's own device; None for what has no
         device), hashable: instances whose attributes are placed alike may be analysed together."""
         return getattr(self, "dev", None)

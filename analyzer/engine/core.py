@@ -13,7 +13,7 @@ from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
 from ..choices import for_heap, lasting_tags, restricted, tagged
-from ..domain import FuncRef, Instance, V, Value
+from ..domain import FuncRef, Instance, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module

@@ -63,5 +63,5 @@ def _atom_place(atom: Atom, attributes: Attributes, depth: int, seen: frozenset[
         return "dict", frozenset(_value_places(v, attributes, depth, seen) for v in values)
     parts = atom.parts()
     if parts:
-        return atom.placement(), tuple(_atom_place(part, attributes, depth, seen) for part in parts)
-    return atom.placement()
+        return atom.device_key(), tuple(_atom_place(part, attributes, depth, seen) for part in parts)
+    return atom.device_key()
