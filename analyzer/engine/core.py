@@ -39,7 +39,7 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
-from .sweep_groups import SIGNATURE_DEPTH, signature, sweep_receivers
+from .sweep_groups import RECEIVER_DEPTH, signature, sweep_receivers
 
 if TYPE_CHECKING:
     from ..models.base import Assumption, LibraryModel
@@ -331,17 +331,11 @@ class Engine(
 
     def receiver_placement(self, receiver: Any) -> Hashable:
         """Where the attributes of a method's receiver are placed (None: not an instance), for the widened
-        context of a method called on many instances."""
+        context of a method called on many instances (a grouping, as the sweep's: the run itself reads the
+        attributes it uses)."""
         if not isinstance(receiver, Instance):
             return None
-        return signature(receiver, self._read_placed_attributes, SIGNATURE_DEPTH, frozenset())
-
-    def _read_placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
-        """The same, read as the program reads them: the context chosen depends on them, so a later change
-        makes the pass stale and a run that chose it is kept only while they hold."""
-        found = self.heap_attributes(instance)
-        self.heap_reads.update((instance, attr) for attr, _value in found)
-        return found
+        return signature(receiver, self._placed_attributes, RECEIVER_DEPTH, frozenset())
 
     def _placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
         """An instance's heap attributes as they are now, for grouping it with others alike (a grouping, not a

@@ -16,6 +16,9 @@ from .limits import MAX_SWEPT_INSTANCES
 
 #: how deep a signature follows held objects (a model's sub-modules' sub-modules); deeper ones count as alike
 SIGNATURE_DEPTH = 4
+#: the same for the receiver of a method past its bound on contexts, asked at every such call: its own
+#: attributes and the objects they hold (a moved copy's layers are on the device it was moved to)
+RECEIVER_DEPTH = 1
 
 Attributes = Callable[[Instance], Iterable[tuple[str, Value]]]
 
@@ -38,30 +41,40 @@ def sweep_receivers(instances: Iterable[Instance], attributes: Attributes,
 
 
 def signature(instance: Instance, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> Hashable:
-    """Where each attribute of ``instance`` is placed, as a hashable summary (origins, constants and other
-    detail left out: instances alike in it may share a run)."""
+    """Where each attribute of ``instance`` is placed: the devices of what it holds, the objects it holds
+    followed ``depth`` deep. Attributes on no device (constants, unknowns), origins and other detail are left
+    out: instances alike in it may share a run."""
     inner = seen | {instance}
-    return frozenset((attr, _value_places(value, attributes, depth, inner))
-                     for attr, value in attributes(instance))
+    out = set()
+    for attr, value in attributes(instance):
+        devices = _devices(value, attributes, depth, inner)
+        if devices:
+            out.add((attr, devices))
+    return frozenset(out)
 
 
-def _value_places(value: Value, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> Hashable:
-    return frozenset(_atom_place(atom, attributes, depth, seen) for atom in value.atoms), value.top
+def _devices(value: Value, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> frozenset:
+    found: set = set()
+    for atom in value.atoms:
+        found.update(_atom_devices(atom, attributes, depth, seen))
+    return frozenset(found)
 
 
-def _atom_place(atom: Atom, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> Hashable:
+def _atom_devices(atom: Atom, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> Iterable:
     if isinstance(atom, Instance):
         if depth <= 0 or atom in seen:
-            return "instance", atom.cls
-        return "instance", signature(atom, attributes, depth - 1, seen)
+            return ()
+        return (("in", held) for held in signature(atom, attributes, depth - 1, seen))
     if isinstance(atom, SeqAtom):
-        return "seq", _value_places(atom.elem, attributes, depth, seen)
+        return _devices(atom.elem, attributes, depth, seen)
     if isinstance(atom, DictAtom) and type(atom) is DictAtom:
         values = [value for _key, value in atom.items]
         if atom.rest is not None:
             values.append(atom.rest)
-        return "dict", frozenset(_value_places(v, attributes, depth, seen) for v in values)
+        return frozenset().union(*(_devices(v, attributes, depth, seen) for v in values))
+    key = atom.device_key()
+    own = () if key is None else (key,)
     parts = atom.parts()
-    if parts:
-        return atom.device_key(), tuple(_atom_place(part, attributes, depth, seen) for part in parts)
-    return atom.device_key()
+    if not parts:
+        return own
+    return frozenset(own).union(*(_atom_devices(part, attributes, depth, seen) for part in parts))
