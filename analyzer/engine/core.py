@@ -126,6 +126,7 @@ class Engine(
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
+        self.placements: dict[Instance, Hashable] = {}  # a widened receiver's placement (:meth:`receiver_placement`)
         # attribute name -> the functions (file, line, column of the ``def``) with a statement that assigns it
         self.attr_writers: dict[str, set[tuple[str, int, int]]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
@@ -189,8 +190,8 @@ class Engine(
             cls.namespace = {}
             cls.setters = {}
         for table in (self.heap, self.heap_owners, self.summaries, self.records, self.module_records,
-                      self.instances, self.defined, self.functions, self.classes, self.ctx_ids, self.in_progress,
-                      self.active_functions):
+                      self.instances, self.placements, self.defined, self.functions, self.classes, self.ctx_ids,
+                      self.in_progress, self.active_functions):
             table.clear()
 
     def _sweep_uncalled(self) -> None:
@@ -335,7 +336,12 @@ class Engine(
         attributes it uses)."""
         if not isinstance(receiver, Instance):
             return None
-        return signature(receiver, self._placed_attributes, RECEIVER_DEPTH, frozenset())
+        found = self.placements.get(receiver)
+        if found is None:  # (as first asked, for the whole analysis: a key that moved as the heap grows would
+            # make each pass's widened contexts new ones, which the next pass could not keep)
+            found = self.placements[receiver] = signature(receiver, self._placed_attributes, RECEIVER_DEPTH,
+                                                          frozenset())
+        return found
 
     def _placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
         """An instance's heap attributes as they are now, for grouping it with others alike (a grouping, not a
