@@ -280,9 +280,11 @@ class ControlFlow(EngineMixin):
         if suppressing:
             fr.collectors.append(collector)
             self.catching += 1
+        fr.mode_restores.append(restores)
         try:
             end = self.exec_block(node.body, st, fr)
         finally:
+            fr.mode_restores.pop()
             fr.profile = saved_profile
             if suppressing:
                 fr.collectors.pop()

@@ -102,6 +102,8 @@ class Engine(
         self.contexts: dict[int, Context] = {}
         self.contexts_per_function: dict[FunctionInfo, int] = {}
         self.summaries: dict[int, Value] = {}
+        # context -> the library modes its run leaves changed in its caller (kept across passes with its record)
+        self.mode_effects: dict[int, dict[str, Value | None]] = {}
         self.in_progress: dict[int, Value] = {}  # context -> the current approximation of its result
         self.recursive_hits: set[int] = set()
         self.active_functions: dict[FunctionInfo, int] = {}
@@ -189,9 +191,9 @@ class Engine(
         for cls in self.classes.values():
             cls.namespace = {}
             cls.setters = {}
-        for table in (self.heap, self.heap_owners, self.summaries, self.records, self.module_records,
-                      self.instances, self.placements, self.defined, self.functions, self.classes, self.ctx_ids,
-                      self.in_progress, self.active_functions):
+        for table in (self.heap, self.heap_owners, self.summaries, self.mode_effects, self.records,
+                      self.module_records, self.instances, self.placements, self.defined, self.functions,
+                      self.classes, self.ctx_ids, self.in_progress, self.active_functions):
             table.clear()
 
     def _sweep_uncalled(self) -> None:

@@ -180,6 +180,29 @@ def join_states(states: Iterable[State]) -> State:
     return state
 
 
+def exit_modes(st: State, restores: list[list[tuple[Any, Any]]]) -> dict[str, Value]:
+    """The modes a path that leaves its function here leaves in force: ``st``'s, less what the ``with`` blocks it
+    returns from restore on the way out (innermost first)."""
+    if not any(restores):
+        return st.modes
+    out = State({})
+    out.modes = dict(st.modes)
+    for saved in reversed(restores):
+        for model, what in reversed(saved):
+            model.exit_with(what, out)
+    return out.modes
+
+
+def mode_effect(entry: dict[str, Value], exits: list[dict[str, Value]]) -> dict[str, Value | None]:
+    """What a function's run changes in the modes its caller has in force after the call (a setting such as
+    ``torch.set_default_device`` made in a helper): the modes on every way out joined, against those it
+    started with (None: back to the library's default)."""
+    if not exits:
+        return {}
+    joined = _join_common(exits)
+    return {key: joined.get(key) for key in entry.keys() | joined.keys() if joined.get(key) != entry.get(key)}
+
+
 def _join_common(maps: list[dict[K, Value]]) -> dict[K, Value]:
     """The keys every map has, their values joined."""
     out = dict(maps[0])
@@ -226,6 +249,9 @@ class Frame:
         self.collectors: list[list[State]] = []
         self.returns: Value = BOTTOM
         self.yields: Value = BOTTOM  # a generator: the join of the values it yields
+        # a function's run: the library modes in force where it returns (each ``with`` still open undone)
+        self.exit_modes: list[dict[str, Value]] | None = None
+        self.mode_restores: list[list[tuple[Any, Any]]] = []  # the open ``with`` blocks' (model, saved)
         self.tagged = False  # a branch of this activation tagged something (:mod:`.relational`): statements split
 
     @property

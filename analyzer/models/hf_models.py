@@ -266,13 +266,9 @@ class HFModels(LibraryModel):
         if _is_model_class(leaf) and len(args) + len(kwargs) >= 1 and "." not in leaf:
             return self._model(leaf, self._default_devices(st), node, fr)  # ``BertModel(config)``
         if path in TRAINERS:
-            # ``Trainer(model=model, ...)`` moves the model to ``args.device`` in place: the program's
-            # references to it are on a device the analysis cannot place in time (calls through them: silent)
-            torch = self.model_named("torch")
-            model = bind_call("transformers.Trainer", args, kwargs).get("model")
-            if torch is not None and model is not None:
-                torch._note_moved_in_place(model, TOP, None)
-            return TOP
+            # ``Trainer(model=model, ...)`` moves the model to ``args.device`` in place (:mod:`.hf_trainer`)
+            trainer = self.model_named("transformers")
+            return TOP if trainer is None else trainer.construct_library_trainer(args, kwargs, node, st, fr)
         if leaf in _COLLATORS:
             if leaf == "default_data_collator":
                 return self._collate(TokenizerAtom(None, leaf), args, node, st, fr)

@@ -24,7 +24,9 @@ What the analysis follows, for the classes derived from ``Trainer`` / ``Seq2SeqT
 * ``super().__init__(model=..., args=...)`` (or the inherited constructor) stores ``self.model``, the model
   moved to the device (a project ``nn.Module``; a library model stays unknown, as do its outputs) and
   ``self.args``, whose ``.device`` is the device;
-* ``self._prepare_inputs(x)`` / ``self._prepare_input(x)``: ``x`` with its tensors moved there.
+* ``self._prepare_inputs(x)`` / ``self._prepare_input(x)``: ``x`` with its tensors moved there;
+* ``Trainer(model=model, args=...)`` of the library class itself (:meth:`HFTrainer.construct_library_trainer`):
+  ``model`` moved there in place, and the trainer's ``.model`` that moved module.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, join_all
+from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, const, join_all
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
 from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
 from .library_names import aliases, dotted, statements
 from .placement import batch_on, flag, world_device
 from .signatures import bind_call
+from .torch_model import access
 from .torch_parallel import copied_to
 from .torch_worlds import TORCH_WORLDS
 
@@ -70,6 +73,15 @@ class PrepareInputs(Atom):
     """``self._prepare_inputs`` of a Trainer whose device is ``dev``."""
 
     dev: TorchDev
+
+
+@dataclass(frozen=True, slots=True)
+class TrainerObject(Atom):
+    """A ``Trainer(model=..., args=...)`` built from the library class itself: ``.model`` is the model it moved
+    to ``dev`` (the program's own reference moved with it: ``nn.Module.to`` moves in place)."""
+
+    dev: TorchDev
+    model: Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +153,10 @@ class HFTrainer(LibraryModel):
 
     def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
                        fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, TrainerObject):
+            if attr in ("model", "model_wrapped"):
+                return atom.model
+            return V(TrainerArgs(atom.dev)) if attr == "args" else None
         if isinstance(atom, TrainerArgs):
             return V(TorchDeviceAtom(atom.dev)) if attr == "device" else None
         if isinstance(atom, (TrainerInit, PrepareInputs)):
@@ -171,6 +187,29 @@ class HFTrainer(LibraryModel):
             model = self._placed(model, dev)
         self.store_attribute(V(instance), "model", model, fr)
         self.store_attribute(V(instance), "args", V(TrainerArgs(dev)) if dev is not None else TOP, fr)
+
+    def construct_library_trainer(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                                  fr: Frame) -> Value:
+        """``Trainer(model=model, args=...)`` of the library class: the model moves to ``args.device`` in place
+        (the name passed is rebound to the moved module, other references see it moved); the Trainer's
+        ``.model`` is that module. Where the device is unknown, the references are on a device the analysis
+        cannot place (calls through them: silent)."""
+        torch = self.model_named("torch")
+        model = bind_call("transformers.Trainer", args, kwargs).get("model")
+        if torch is None or model is None:
+            return TOP
+        dev = self.device()
+        if dev is None or model.top or not model.atoms:
+            torch._note_moved_in_place(model, TOP, None)
+            return TOP
+        moved = self._placed(model, dev)
+        expr = _model_argument(node)
+        torch._note_moved_in_place(model, V(const(dev.text)), access(expr, fr))
+        if isinstance(expr, ast.Name) and expr.id in st.vars:
+            st.vars[expr.id] = moved
+            st.kill_aliases(expr.id)
+            st.drop_overlays(expr.id)
+        return V(TrainerObject(dev, moved))
 
     def _placed(self, model: Value, dev: TorchDev) -> Value:
         """The Trainer's ``model.to(args.device)`` of a module the analysis follows (anything else: unknown)."""
@@ -221,6 +260,16 @@ class HFTrainer(LibraryModel):
                 args.append(TOP)  # prediction_loss_only
             calls.append((args if fn.vararg else args[:len(fn.positional)], {}))
         return calls
+
+
+def _model_argument(node: ast.AST) -> ast.expr | None:
+    """The expression a ``Trainer(...)`` call passes as its model (first positional or ``model=``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    for keyword in node.keywords:
+        if keyword.arg == "model":
+            return keyword.value
+    return node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
 
 
 def _order(instance: object) -> tuple:

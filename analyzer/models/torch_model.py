@@ -111,6 +111,7 @@ from .torch_api import (
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
+    VALUES_INDICES_FIELDS,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
     device_str,
@@ -130,6 +131,7 @@ from .torch_load import (
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -297,6 +299,11 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
             found = container_attribute(atom, attr)
             return V(BoundShim(atom, attr)) if found is None else found
+        if isinstance(atom, SeqAtom) and attr in VALUES_INDICES_FIELDS and atom.kind == "tuple" \
+                and atom.items is not None and len(atom.items) == 2 \
+                and all(item.atoms and item.only(TorchTensorAtom) for item in atom.items):
+            # ``torch.topk(t, k).indices``: the named fields of ``(values, indices)`` (a plain tuple has none)
+            return atom.items[VALUES_INDICES_FIELDS.index(attr)]
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -373,7 +380,10 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
-            return self.torch_index(atom, key, node, st, fr)
+            indexed = self.torch_index(atom, key, node, st, fr)
+            if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
+                return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
+            return indexed
         if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
@@ -387,7 +397,8 @@ class TorchModel(TorchData, LibraryModel):
         for atom in container.atoms:
             if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
                 self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
-        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+        arrays = frozenset(atom.ndim for atom in container.atoms if isinstance(atom, ArrayAtom))
+        if arrays and store_converts_array(target.slice, arrays) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
         holder = target.value
@@ -741,8 +752,7 @@ class TorchModel(TorchData, LibraryModel):
                 continue
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
-                first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
-                possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
+                possibilities.append(Possibility(pairs, code, T.failure_message(semantic, op), f"torch.{op or api}"))
                 # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
                 # the one left behind: its later uses on the accelerator are not more findings of one cause),
                 # else the first operand's device
@@ -813,6 +823,22 @@ class TorchModel(TorchData, LibraryModel):
     def _call_create(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
         return self._create(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_fft_frequencies(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                              st: State, fr: Frame) -> Value | None:
+        # ``torch.fft.fftfreq(n, d)``: a 1-d tensor on ``device=``, else on the default device
+        devices = self._device_argument(kwargs.get("device"), st)
+        if devices is None:
+            return TOP
+        origin = self.origin(node, fr, f"created by {path}")
+        return Value(frozenset(with_tags(TorchTensorAtom(dev, NO_GRAD, False, origin=origin, ndim=1), tags_of(source))
+                               for dev, source in devices))
+
+    def _call_fft(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                  fr: Frame) -> Value | None:
+        # ``torch.fft.fft(x)``: on ``x``'s device, in its graph
+        data = args[0] if args else kwargs.get("input")
+        return TOP if data is None else self.same_device_result(data, node, st, fr, False)
 
     def _call_create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                           fr: Frame) -> Value | None:
@@ -1303,11 +1329,11 @@ class TorchModel(TorchData, LibraryModel):
             return untracked
         modules = st.vars[first.func.value.id]
         devices = frozenset(a.dev for a in elements)
-        access = _access(first.func.value, fr)
-        if modules.top or not modules.atoms or access is None or not devices or None in devices or not all(
+        via = access(first.func.value, fr)
+        if modules.top or not modules.atoms or via is None or not devices or None in devices or not all(
                 _identity(a) is not None for a in modules.atoms):
             return untracked
-        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), access, devices))
+        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), via, devices))
 
     def torch_optimizer_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State, fr: Frame) -> Value:
@@ -1327,8 +1353,8 @@ class TorchModel(TorchData, LibraryModel):
             self._rebind_optimizer(node, TOP, st)
             return NONE
         if name == "step":
-            for atom in optimizers:
-                if atom.state is not None and atom.state != atom.params:
+            for atom in optimizers:  # (a passing step is recorded too: it shows the worlds where the step is fine)
+                if atom.state is not None:
                     self._check_optimizer_state(atom, node, st, fr)
         where = self.origin(node, fr, f"optimizer state made by {name}()")
         made = Value(frozenset(a if a.state is not None and name == "step" else replace(a, state=a.params, made=where)
@@ -1337,10 +1363,22 @@ class TorchModel(TorchData, LibraryModel):
         return BOTTOM if st.dead else NONE
 
     def _check_optimizer_state(self, atom: TorchOptimizerAtom, node: ast.AST, st: State, fr: Frame) -> None:
-        params = Value(frozenset(TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(
-            node, fr, "optimizer parameter")) for dev in atom.params))
-        state = Value(frozenset(TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made) for dev in atom.state or ()))
-        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", state, False, False)],
+        def parameter(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(node, fr, "optimizer parameter"))
+
+        def state(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made)
+
+        if atom.state == atom.params:
+            # the state was made where the parameters were and they have not moved since: each parameter's state
+            # is on its own device (one alternative of the parameters never meets another's state)
+            passes = [Possibility((("parameter", parameter(dev)), ("state", state(dev))), None, "", "torch.step")
+                      for dev in sorted(atom.params, key=str)]
+            self.torch_record(self.site(node, "Optimizer.step", fr), passes, False, TOP, st, fr)
+            return
+        params = Value(frozenset(parameter(dev) for dev in atom.params))
+        states = Value(frozenset(state(dev) for dev in atom.state or ()))
+        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", states, False, False)],
                         node, st, fr, op="step")
 
     def _moved_unseen(self, atom: TorchOptimizerAtom) -> bool:
@@ -1585,7 +1623,8 @@ class TorchModel(TorchData, LibraryModel):
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
         if attr == "shape" and atom.ndim is not None:
-            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
+            # a torch.Size of that many sizes, each an int of unknown value (``n * t`` is a tensor on ``t``'s device)
+            return V(seq("tuple", (V(NumberAtom("int", low=0)),) * atom.ndim))
         if attr == "dtype":
             return V(UNKNOWN_DTYPE)  # a dtype the analysis does not know: ``m.to(h.dtype)`` is a cast, not a move
         if attr in ("shape", "ndim", "layout", "names", "grad_fn"):
@@ -1666,6 +1705,10 @@ class TorchModel(TorchData, LibraryModel):
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
             result = self.same_device_result(receiver, node, st, fr, None, api=name)
+            if name in AT_LEAST_1D:
+                # ``index.unsqueeze(-1)``: never 0-dim, whatever the tensor was (no scalar exemption past it)
+                return Value(frozenset(dataclasses.replace(a, zero_dim=False, ndim=_at_least_1d_rank(name, a.ndim))
+                                       if isinstance(a, TorchTensorAtom) else a for a in result.atoms), result.top)
             rank = _reshaped_rank(name, args, kwargs, node)
             return result if rank is None else Value(frozenset(
                 dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
@@ -1728,7 +1771,10 @@ class TorchModel(TorchData, LibraryModel):
         self.heap_set((origin, _GRAD_FLAG), value if old is None else old.join(value))
 
     def grad_flags(self, atom: TorchTensorAtom | TorchLayerAtom) -> set[bool]:
-        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen."""
+        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen (a layer
+        whose tensors are all buffers: never)."""
+        if isinstance(atom, TorchLayerAtom) and buffers_only(atom.name):
+            return {False}
         if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
             return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
         noted = self.heap_get((atom.origin, _GRAD_FLAG))
@@ -1908,7 +1954,12 @@ class TorchModel(TorchData, LibraryModel):
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         out = TOP if tensors.top else BOTTOM
-        for atom in tensors.atoms:
+        atoms = tensors.atoms
+        if name in NONEMPTY_SEQUENCE_OPS and any(isinstance(a, SeqAtom) and a.items != () for a in atoms):
+            # ``torch.cat(self.log_probs)`` of a list that was empty in ``__init__`` and appended since: an empty
+            # list raises (not a device failure), so the result is the other possibilities'
+            atoms = frozenset(a for a in atoms if not (isinstance(a, SeqAtom) and a.items == ()))
+        for atom in atoms:
             if isinstance(atom, SeqAtom) and atom.items:
                 operands = [(f"tensors[{i}]", item, False, False) for i, item in enumerate(atom.items)]
             elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
@@ -2044,7 +2095,8 @@ class TorchModel(TorchData, LibraryModel):
             result = TOP
         else:
             # (the layer's choice tags: a layer placed on one way of a choice meets inputs of that way only)
-            weight = with_tags(TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin), tags_of(layer))
+            weight = with_tags(TorchTensorAtom(layer.dev, NO_GRAD if buffers_only(layer.name) else LEAF, False,
+                                               owned=True, origin=layer.origin), tags_of(layer))
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
@@ -2107,7 +2159,7 @@ class TorchModel(TorchData, LibraryModel):
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), _access(source, fr))
+                    const(dev.text) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2335,7 +2387,7 @@ class TorchModel(TorchData, LibraryModel):
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
-        here = _access(func, fr)
+        here = access(func, fr)
         if via is not None and not via.top and here is not None and via.consts() == [here]:
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
@@ -2748,7 +2800,7 @@ def _made_here(value: Value, expr: ast.AST | None) -> bool:
     return True
 
 
-def _access(expr: ast.AST | None, fr: Frame) -> str | None:
+def access(expr: ast.AST | None, fr: Frame) -> str | None:
     """``scope:dotted.name`` of a reference (``model``, ``self.model``) in the running function or module."""
     dotted = _dotted(expr) if expr is not None else None
     if dotted is None:
@@ -2764,6 +2816,16 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
     return None
+
+
+def _at_least_1d_rank(name: str, ndim: int | None) -> int | None:
+    """The rank of ``t.unsqueeze(d)`` (one more) or ``t.flatten(...)`` (1 for a 0-dim tensor; else it depends on
+    the dimensions flattened) for a tensor of rank ``ndim``."""
+    if ndim is None:
+        return None
+    if name == "unsqueeze":
+        return ndim + 1
+    return 1 if ndim == 0 else None
 
 
 def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> int | None:
@@ -2785,6 +2847,12 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
         return 1
     return None
 
+
+#: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
+NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
+
+#: Methods whose result has a dimension even for a 0-dim tensor.
+AT_LEAST_1D = frozenset({"unsqueeze", "flatten"})
 
 #: a tensor's ``dtype`` (``torch.dtype``, the class, stands for a dtype the analysis does not know)
 UNKNOWN_DTYPE = TorchRef("torch.dtype")
@@ -2829,21 +2897,16 @@ def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
 
 
 def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
-    """Does this module change the current CUDA device where the flow state does not follow it: a
-    ``set_device`` call inside a function (its callers go on with the device they had), or
-    ``torch.cuda.device(...)`` other than as a ``with`` block?"""
+    """Does this module change the current CUDA device where the flow state does not follow it:
+    ``torch.cuda.device(...)`` other than as a ``with`` block? (A ``set_device`` call is followed, inside a
+    function too: the mode it sets stays in force in the function's callers.)"""
     if tree is None:
         return False
     blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
               for item in node.items}
-    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                       ast.Lambda))]
-    inside = {id(sub) for fn in functions for sub in ast.walk(fn) if sub is not fn}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        if node.func.attr == "set_device" and id(node) in inside:
-            return True
         if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
                 and node.func.value.attr == "cuda" and id(node) not in blocks:
             return True
