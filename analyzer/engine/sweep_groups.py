@@ -40,7 +40,7 @@ def sweep_receivers(instances: Iterable[Instance], attributes: Attributes,
     return [Value(frozenset(group)) for group in groups.values()]
 
 
-def signature(instance: Instance, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> Hashable:
+def signature(instance: Instance, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> frozenset:
     """Where each attribute of ``instance`` is placed: the devices of what it holds, the objects it holds
     followed ``depth`` deep. Attributes on no device (constants, unknowns), origins and other detail are left
     out: instances alike in it may share a run."""
