@@ -173,6 +173,15 @@ class Atom:
         NotImplemented: not such a value)."""
         return NotImplemented
 
+    def device_key(self) -> Any:
+        """Where this value lives (a tensor's, a layer's or a device's own device; None for what has no
+        device), hashable: instances whose attributes are placed alike may be analysed together."""
+        return getattr(self, "dev", None)
+
+    def parts(self) -> tuple[Atom, ...]:
+        """The objects this one holds and moves with it (a container's layers)."""
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceAtom(Atom):

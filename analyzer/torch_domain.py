@@ -177,6 +177,9 @@ class TorchLayerAtom(Atom):
     def is_library_layer(self) -> bool:
         return True
 
+    def parts(self) -> tuple[Atom, ...]:
+        return self.children
+
     def revealable(self) -> bool:
         return True
 
