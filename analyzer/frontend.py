@@ -46,11 +46,26 @@ class SourceFile:
     data: bytes
     text: str | None = None
     tree: ast.Module | None = None
-    lines: list[str] = field(default_factory=list)
+    # the decoded lines, split from ``text`` on first use (see ``lines``)
+    split_lines: list[str] | None = field(default=None, repr=False)
     failure: FileFailure | None = None  # set when the file cannot even be read
     cells: CellMap | None = None  # a notebook: where each code cell is in ``data`` (its joined code cells)
     # the demand sweep's scan of it as plain data (analyzer.engine.scan_summary): from the cache, or built by a run
     scan: dict[str, Any] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The decoded text's lines (empty until the file is decoded). Split on first use, not at parse time:
+        most files of a large run get no diagnostic, and their lines would cost twice their bytes."""
+        if self.split_lines is None:
+            if self.text is None:
+                return []
+            self.split_lines = self.text.splitlines()
+        return self.split_lines
+
+    @lines.setter
+    def lines(self, lines: list[str]) -> None:
+        self.split_lines = lines
 
     @property
     def package(self) -> str:
@@ -236,5 +251,5 @@ def parse(source: SourceFile) -> FileFailure | None:
         return FileFailure(source.path, 1, 0, f"cannot parse file: {error}")
     source.text = text
     source.tree = tree
-    source.lines = text.splitlines()
+    source.split_lines = None  # (split again from the new text on first use)
     return None
