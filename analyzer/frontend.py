@@ -46,6 +46,7 @@ class SourceFile:
     data: bytes
     text: str | None = None
     tree: ast.Module | None = None
+    utf8: bool = False  # ``text`` is ``data`` decoded as UTF-8 without a BOM: ast's byte columns index ``data``
     # the decoded lines, split from ``text`` on first use (see ``lines``)
     split_lines: list[str] | None = field(default=None, repr=False)
     failure: FileFailure | None = None  # set when the file cannot even be read
@@ -251,5 +252,6 @@ def parse(source: SourceFile) -> FileFailure | None:
         return FileFailure(source.path, 1, 0, f"cannot parse file: {error}")
     source.text = text
     source.tree = tree
+    source.utf8 = encoding == "utf-8"  # (``utf-8-sig`` when there is a BOM)
     source.split_lines = None  # (split again from the new text on first use)
     return None

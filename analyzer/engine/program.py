@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import enum
 import os
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,7 +164,7 @@ class ModuleInfo:
         self.namespace: dict[str, Value] = {}
         self.state = LoadState.NEW
         self._utf8: bytes | None = None  # the text as ast counts columns, and where each line starts in it
-        self._line_starts: list[int] | None = None
+        self._line_starts: array[int] | list[int] | None = None
 
     def scope_info(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
                    ) -> tuple[set[str], set[str], bool, frozenset[str]]:
@@ -200,8 +201,9 @@ class ModuleInfo:
             if text is None or self.source.tree is None or "\r" in text:
                 self._line_starts = []
                 return None
-            self._utf8 = data = text.encode("utf-8")  # ast's columns are UTF-8 byte offsets in the line
-            starts = [0]
+            # ast's columns are UTF-8 byte offsets in the line: the file's own bytes when it is UTF-8 (no copy)
+            self._utf8 = data = self.source.data if self.source.utf8 else text.encode("utf-8")
+            starts = array("q", [0])  # (machine integers: a list would hold an int object per line)
             position = data.find(b"\n")
             while position >= 0:
                 starts.append(position + 1)
