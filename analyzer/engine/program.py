@@ -197,12 +197,13 @@ class ModuleInfo:
         """The source of ``node`` (its whole subtree: the same text parses to the same tree, positions aside);
         None when the text is not at hand or has ``\r`` line ends (lines are then not split on ``\n`` alone)."""
         if self._line_starts is None:
-            text = self.source.text
-            if text is None or self.source.tree is None or "\r" in text:
+            source = self.source
+            # ast's columns are UTF-8 byte offsets in the line: the file's own bytes when it is UTF-8 (no copy)
+            data = source.data if source.utf8 else None if source.decoded is None else source.decoded.encode("utf-8")
+            if data is None or source.tree is None or b"\r" in data:
                 self._line_starts = []
                 return None
-            # ast's columns are UTF-8 byte offsets in the line: the file's own bytes when it is UTF-8 (no copy)
-            self._utf8 = data = self.source.data if self.source.utf8 else text.encode("utf-8")
+            self._utf8 = data
             starts = array("q", [0])  # (machine integers: a list would hold an int object per line)
             position = data.find(b"\n")
             while position >= 0:
