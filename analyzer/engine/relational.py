@@ -115,13 +115,13 @@ class Relational(EngineMixin):
         for subject, other, flipped in ((test.left, test.comparators[0], False),
                                         (test.comparators[0], test.left, True)):
             numbers = [a for a in self.eval(subject, st.copy(), fr, quiet=True).atoms if isinstance(a, NumberAtom)]
-            options = {a.option for a in numbers}
+            constants = {a.run_constant for a in numbers}
             bound = constant_number(self.eval(other, st.copy(), fr, quiet=True))
-            if len(options) != 1 or None in options or bound is None:
+            if len(constants) != 1 or None in constants or bound is None:
                 continue
             integral = all(a.tname == "int" for a in numbers)
             written, bound, way = _canonical_threshold(MIRRORED[compare] if flipped else compare, bound, integral)
-            option = str(options.pop())
+            option = str(constants.pop())
             choice = program_choice(f"{option} {OP_TEXT[written]} {bound}")
             self.thresholds.setdefault(option, set()).add(choice)
             return choice, way

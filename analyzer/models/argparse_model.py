@@ -238,7 +238,7 @@ def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) ->
     kind = next(iter(converter.atoms))
     if not isinstance(kind, BuiltinRef) or kind.name not in ("int", "float"):
         return None
-    number = NumberAtom(kind.name, option=f"--{dest}")
+    number = NumberAtom(kind.name, run_constant=f"--{dest}")
     if "choices" in kwargs:
         values = _numbers_of(kwargs["choices"])
         if values is None:
