@@ -308,4 +308,4 @@ def test_the_text_probes_cover_every_question_the_engine_asks_of_a_files_text() 
                    if p.parent.name != "lsp" and reads.search(p.read_text(encoding="utf-8")))
     assert found == ["analyzer/engine/core.py", "analyzer/engine/demand.py", "analyzer/engine/worlds.py",
                      "analyzer/models/argparse_model.py", "analyzer/models/entry_points.py",
-                     "analyzer/models/hf_trainer.py", "analyzer/models/torch_model.py"]
+                     "analyzer/models/torch_model.py"]
