@@ -659,7 +659,7 @@ class TorchModel(TorchData, LibraryModel):
         cached = getattr(self, "_cuda_current_changes", _UNSET)
         if cached is None or isinstance(cached, bool):
             return cached
-        texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
+        texts = [m for m in self.modules if m.source.mentions("set_device") or m.source.mentions("cuda.device(")]
         changes = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
         self._cuda_current_changes = changes
         return changes
