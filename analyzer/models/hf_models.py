@@ -69,8 +69,8 @@ from ..engine.flow_state import Frame, State
 from ..torch_domain import LEAF, NO_GRAD, NON_LEAF, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .hf_trainer import TRAINER_TYPE, TRAINERS, TRAINING_ARGUMENTS, HFTrainer
+from .keyed_moves import hold_in_place, moved_fields
 from .signatures import Bound, bind_call
-from .torch_parallel import copied_to
 
 #: the name prefix of a transformers model's :class:`TorchLayerAtom`
 PREFIX = "hf:"
@@ -531,23 +531,10 @@ class HFModels(LibraryModel):
         target = bind_call("transformers.BatchEncoding.to", args, kwargs).get("device")
         torch = self.model_named("torch")
         found = torch.devices_of(target, st) if torch is not None and target is not None else None
-        if found is None:
-            moved = V(EncodingAtom(tuple((k, _unknown_tensors(v)) for k, v in encoding.items),
-                                   None if encoding.rest is None else TOP, encoding.origin))
-        else:
-            origin = self.origin(node, fr, "BatchEncoding.to")
-            moved = join_all(V(EncodingAtom(tuple((k, copied_to(self.engine, v, dev, origin, 0))
-                                                  for k, v in encoding.items),
-                                            None if encoding.rest is None else copied_to(self.engine, encoding.rest,
-                                                                                         dev, origin, 0),
-                                            encoding.origin))
-                             for dev, _s in found)
-        receiver = getattr(getattr(node, "func", None), "value", None)
-        if isinstance(receiver, ast.Name) and receiver.id in st.vars:
-            st.vars[receiver.id] = moved  # in place: the name holds the moved encoding
-            st.kill_aliases(receiver.id)
-            st.drop_overlays(receiver.id)
-        return moved
+        origin = self.origin(node, fr, "BatchEncoding.to")
+        moved = moved_fields(self.engine, lambda fields, rest: EncodingAtom(fields, rest, encoding.origin),
+                             encoding.items, encoding.rest, found, origin)
+        return hold_in_place(node, moved, st)
 
 
 def _use_cpu(bound: Bound[Value]) -> bool | None:
@@ -565,11 +552,6 @@ def _use_cpu(bound: Bound[Value]) -> bool | None:
 def _all(bound: Bound[Value]) -> dict[str, Value]:
     """A call's arguments by name, those its ``**kwargs`` took included (``generate(input_ids=...)``)."""
     return {**bound.extra, **bound.arguments}
-
-
-def _unknown_tensors(value: Value) -> Value:
-    return Value(frozenset(a for a in value.atoms if not isinstance(a, TorchTensorAtom)),
-                 value.top or any(isinstance(a, TorchTensorAtom) for a in value.atoms))
 
 
 def _feature_keys(features: Value | None, default: list[str]) -> list[str]:

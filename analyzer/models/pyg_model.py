@@ -25,9 +25,9 @@ from ..domain import TOP, Atom, Const, DictAtom, NumberAtom, Origin, SeqAtom, V,
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchLayerAtom, TorchTensorAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
+from .keyed_moves import hold_in_place, moved_fields
 from .library_refs import LibraryRef, library_ref
 from .signatures import bind_call
-from .torch_parallel import copied_to
 
 ROOT = "torch_geometric"
 #: ``Data``'s positional parameters, in order.
@@ -241,23 +241,10 @@ class PygModel(LibraryModel):
         else:
             given = args[0] if args else kwargs.get("device")
             found = torch.devices_of(given, st) if torch is not None and given is not None else None
-        if found is None:
-            moved = V(GraphAtom(tuple((k, _unknown_tensors(v)) for k, v in receiver.items),
-                                None if receiver.rest is None else TOP, receiver.origin))
-        else:
-            origin = self.origin(node, fr, f"{type(receiver).__name__}.{method.name}")
-            moved = join_all(V(GraphAtom(tuple((k, copied_to(self.engine, v, dev, origin, 0))
-                                               for k, v in receiver.items),
-                                         None if receiver.rest is None
-                                         else copied_to(self.engine, receiver.rest, dev, origin, 0),
-                                         receiver.origin))
-                             for dev, _s in found)
-        holder = getattr(getattr(node, "func", None), "value", None)
-        if isinstance(holder, ast.Name) and holder.id in st.vars:
-            st.vars[holder.id] = moved  # in place: the name holds the moved graph
-            st.kill_aliases(holder.id)
-            st.drop_overlays(holder.id)
-        return moved
+        origin = self.origin(node, fr, f"{type(receiver).__name__}.{method.name}")
+        moved = moved_fields(self.engine, lambda fields, rest: GraphAtom(fields, rest, receiver.origin),
+                             receiver.items, receiver.rest, found, origin)
+        return hold_in_place(node, moved, st)
 
     # -- attributes, items, elements ---------------------------------------------------------------------
     def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
