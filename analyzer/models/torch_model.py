@@ -2262,11 +2262,13 @@ class TorchModel(TorchData, LibraryModel):
         plain_moves = dynamic.get(instance.cls)
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
-        for attr, value in self.heap_attributes(instance, _move_note):
+        attributes = list(self.heap_attributes(instance, _move_note))
+        registered = _registered_identities(value for _attr, value in attributes)
+        for attr, value in attributes:
             self.heap_reads.add((instance, attr))
             key = (moved, attr)
             value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
-            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
+            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
         return moved
 
     def _note_moved_in_place(self, receiver: Value, devices: Value, via: str | None) -> None:
@@ -2400,24 +2402,27 @@ class TorchModel(TorchData, LibraryModel):
         kept = stored.atoms - gone.atoms
         return Value(frozenset(kept), stored.top) if kept or stored.top else stored
 
-    def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool) -> Value:
+    def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool,
+                     registered: frozenset[object] = frozenset(), in_plain: bool = False) -> Value:
         """An attribute after its module's ``.to(dev)``. What a plain list, tuple or dict holds is not
         registered, so it stays where it is (the classic ``self.layers = [nn.Linear(...)]``), unless the
         class registers modules by other means (``add_module``, ``nn.ModuleList`` ...): the same layers may
-        then be registered too, and move in place."""
+        then be registered too, and move in place. A module a plain list shares with a registered container
+        (``self.heads = [block[0] for block in self.blocks]``, ``registered``: the identities of what the
+        module registers) is the same object, and moves with it."""
         atoms: set[Atom] = set()
         for atom in value.atoms:
-            if isinstance(atom, TorchTensorAtom) and atom.owned:
+            if isinstance(atom, TorchTensorAtom) and atom.owned and not in_plain:
                 # parameters stay leaves: the module moves their data; where they were made no longer matters
                 # (the moved module's ways are its value's notes)
                 atoms.add(untagged(atom.with_(dev=dev)))
             elif isinstance(atom, SeqAtom):
-                if not plain_moves:
-                    atoms.add(atom)
-                    continue
-                items = None if atom.items is None else tuple(self._moved_value(v, dev, plain_moves)
-                                                               for v in atom.items)
-                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev, plain_moves)))
+                plain = in_plain or not plain_moves
+                items = None if atom.items is None else tuple(
+                    self._moved_value(v, dev, plain_moves, registered, plain) for v in atom.items)
+                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev, plain_moves, registered, plain)))
+            elif in_plain and _identity(atom) not in registered:
+                atoms.add(atom)
             else:
                 atoms.add(self.move_module(atom, dev))
         return Value(frozenset(atoms), value.top)
@@ -2818,6 +2823,25 @@ def _registers_dynamically(cls: ClassInfo) -> bool:
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]
+
+
+def _registered_identities(values: Iterable[Value]) -> frozenset[object]:
+    """The identities of the modules a module's attributes register: the layers and project modules they
+    hold, and what each ``Sequential`` / ``ModuleList`` among them holds, at any depth (not what a plain
+    list holds)."""
+    out: set[object] = set()
+    seen: set[Atom] = set()  # (one creation site may be several atoms: a block filled differently per branch)
+    pending = [atom for value in values for atom in value.atoms]
+    while pending:
+        atom = pending.pop()
+        key = _identity(atom)
+        if key is None or atom in seen:
+            continue
+        seen.add(atom)
+        out.add(key)
+        if isinstance(atom, TorchLayerAtom):
+            pending.extend(atom.children)
+    return frozenset(out)
 
 
 def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
