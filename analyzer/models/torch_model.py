@@ -2099,11 +2099,15 @@ class TorchModel(TorchData, LibraryModel):
                 if targets == []:
                     return receiver
             moved = TOP
+            moved_each: dict[Atom, Value] = {}
             if targets is not None:  # (a moved project module keeps its device's ways in the value's notes)
                 moved = Value((), receiver.top)
                 for atom in receiver.atoms:
+                    mine = BOTTOM
                     for dev, source in _same_way(atom, targets):
-                        moved = moved.join(tagged(V(self.move_module(atom, dev)), tags_of(source)))
+                        mine = mine.join(tagged(V(self.move_module(atom, dev)), tags_of(source)))
+                    moved_each[atom] = mine
+                    moved = moved.join(mine)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
@@ -2112,6 +2116,7 @@ class TorchModel(TorchData, LibraryModel):
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
                     dev for dev, _s in targets), st)
+                _follow_containers(source.id, moved_each, st)
             if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "super" \
                     and fr.func is not None and fr.func.positional and fr.func.positional[0] in st.vars:
                 # ``super().to(...)`` in an override moves ``self`` in place: the rest of the override sees it moved
@@ -2823,6 +2828,57 @@ def _registers_dynamically(cls: ClassInfo) -> bool:
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]
+
+
+def _follow_containers(name: str, moved: dict[Atom, Value], st: State) -> None:
+    """``encoder.to(device)`` moved a library layer in place: the lists, tuples and dicts of this function
+    that hold the same layer (``encoders = [encoder, other]`` made before the move) hold it moved too."""
+    layers = {atom: value for atom, value in moved.items() if isinstance(atom, TorchLayerAtom)
+              and _identity(atom) is not None}
+    if not layers:
+        return
+
+    def follow(value: Value, depth: int) -> Value:
+        if depth > 3 or not any(isinstance(a, (SeqAtom, DictAtom)) for a in value.atoms):
+            return value
+        atoms: set[Atom] = set()
+        changed = False
+        for atom in value.atoms:
+            new = _follow_in(atom, depth)
+            changed = changed or new is not atom
+            atoms.add(new)
+        return Value(frozenset(atoms), value.top, value.notes) if changed else value
+
+    def item(value: Value, depth: int) -> Value:
+        if not any(a in layers for a in value.atoms):
+            return follow(value, depth + 1)
+        out = Value(frozenset(a for a in value.atoms if a not in layers), value.top)
+        for atom in value.atoms:
+            if atom in layers:
+                out = out.join(layers[atom])
+        return out
+
+    def _follow_in(atom: Atom, depth: int) -> Atom:
+        if isinstance(atom, SeqAtom):
+            items = None if atom.items is None else tuple(item(v, depth) for v in atom.items)
+            elem = item(atom.elem, depth)
+            if elem is atom.elem and (items is None or all(a is b for a, b in zip(items, atom.items or (),
+                                                                                     strict=True))):
+                return atom
+            return SeqAtom(atom.kind, items, elem)
+        if isinstance(atom, DictAtom):
+            entries = tuple((k, item(v, depth)) for k, v in atom.items)
+            rest = None if atom.rest is None else item(atom.rest, depth)
+            if rest is atom.rest and all(a[1] is b[1] for a, b in zip(entries, atom.items, strict=True)):
+                return atom
+            return DictAtom(entries, rest)
+        return atom
+
+    for other, value in list(st.vars.items()):
+        if other != name:
+            followed = follow(value, 0)
+            if followed is not value:
+                st.vars[other] = followed
 
 
 def _registered_identities(values: Iterable[Value]) -> frozenset[object]:
