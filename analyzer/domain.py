@@ -183,6 +183,15 @@ class Atom:
         """This possibility and ``other`` (of the same :meth:`merge_key`) as one."""
         return self
 
+    def device_key(self) -> Any:
+        """Where this value lives (a tensor's, a layer's or a device's own device; None for what has no
+        device), hashable: instances whose attributes are placed alike may be analysed together."""
+        return getattr(self, "dev", None)
+
+    def parts(self) -> tuple[Atom, ...]:
+        """The objects this one holds and moves with it (a container's layers)."""
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceAtom(Atom):
@@ -280,8 +289,9 @@ class NumberAtom(Atom):
     low: float | None = None
     high: float | None = None
     tags: frozenset = frozenset()  # the undecided choices its bounds came from (:mod:`analyzer.choices`)
-    #: the command-line option it is the value of (``--gpus``): a test of it is one choice for the whole run
-    option: str | None = None
+    #: the name of the one value the whole run fixes that this number is (a command-line option: ``--gpus``):
+    #: a test of it is one choice for the whole run, in every function
+    run_constant: str | None = None
 
     def truthy(self) -> bool | None:
         if self.low is not None and self.low > 0 or self.high is not None and self.high < 0:
@@ -302,7 +312,7 @@ class NumberAtom(Atom):
             return None
         if (low, high) == (self.low, self.high):
             return self
-        return NumberAtom(self.tname, low, high, self.tags, self.option)
+        return NumberAtom(self.tname, low, high, self.tags, self.run_constant)
 
 
 @dataclass(frozen=True, slots=True)

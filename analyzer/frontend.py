@@ -44,13 +44,60 @@ class SourceFile:
     module: str  # dotted module name from the package structure
     is_package: bool  # an ``__init__.py``
     data: bytes
-    text: str | None = None
+    # the decoded text as kept (see ``text``): None before decoding, or once forgotten (``forget_text``)
+    decoded: str | None = field(default=None, repr=False)
     tree: ast.Module | None = None
-    lines: list[str] = field(default_factory=list)
+    utf8: bool = False  # ``text`` is ``data`` decoded as UTF-8 without a BOM: ast's byte columns index ``data``
+    # the decoded lines, split from ``text`` on first use (see ``lines``)
+    split_lines: list[str] | None = field(default=None, repr=False)
     failure: FileFailure | None = None  # set when the file cannot even be read
     cells: CellMap | None = None  # a notebook: where each code cell is in ``data`` (its joined code cells)
     # the demand sweep's scan of it as plain data (analyzer.engine.scan_summary): from the cache, or built by a run
     scan: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The decoded text (None until the file is decoded). Decoded again from ``data`` on each read once
+        forgotten (:meth:`forget_text`): a large library's texts, kept while the engine runs, would cost more
+        than twice their bytes (a file with one emoji is four bytes a character)."""
+        if self.decoded is None and self.utf8:
+            return self.data.decode("utf-8")
+        return self.decoded
+
+    @text.setter
+    def text(self, text: str | None) -> None:
+        self.decoded = text
+
+    @property
+    def has_text(self) -> bool:
+        """Whether the file is decoded (``text`` is not None)."""
+        return self.decoded is not None or self.utf8
+
+    def mentions(self, needle: str) -> bool:
+        """Whether the decoded text holds ``needle``: searched in ``data`` for a UTF-8 file (the same answer,
+        UTF-8 being self-synchronizing, without decoding a forgotten text)."""
+        if self.utf8:
+            return needle.encode("utf-8") in self.data
+        return self.decoded is not None and needle in self.decoded
+
+    def forget_text(self) -> None:
+        """Stop keeping the decoded text where ``data`` gives it back (a UTF-8 file): read ``text`` seldom."""
+        if self.utf8:
+            self.decoded = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The decoded text's lines (empty until the file is decoded). Split on first use, not at parse time:
+        most files of a large run get no diagnostic, and their lines would cost twice their bytes."""
+        if self.split_lines is None:
+            if self.text is None:
+                return []
+            self.split_lines = self.text.splitlines()
+        return self.split_lines
+
+    @lines.setter
+    def lines(self, lines: list[str]) -> None:
+        self.split_lines = lines
 
     @property
     def package(self) -> str:
@@ -212,7 +259,7 @@ def parse(source: SourceFile) -> FileFailure | None:
     left as it is (an editor parses a changed buffer once to find its imports, then analyses it)."""
     if source.failure is not None:
         return source.failure
-    if source.tree is not None and source.text is not None:
+    if source.tree is not None and source.has_text:
         return None
     try:
         encoding, _lines = tokenize.detect_encoding(io.BytesIO(source.data).readline)
@@ -236,5 +283,6 @@ def parse(source: SourceFile) -> FileFailure | None:
         return FileFailure(source.path, 1, 0, f"cannot parse file: {error}")
     source.text = text
     source.tree = tree
-    source.lines = text.splitlines()
+    source.utf8 = encoding == "utf-8"  # (``utf-8-sig`` when there is a BOM)
+    source.split_lines = None  # (split again from the new text on first use)
     return None

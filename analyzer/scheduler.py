@@ -21,7 +21,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import frontend
@@ -89,6 +89,8 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
         if source.tree is None and frontend.parse(source) is not None:
             continue  # cannot happen: unparsable files are not in components
         parsed.append(source)
+    for source in parsed:  # (the trees are parsed: the engine reads a text seldom, decoded again then)
+        source.forget_text()
     facts = FactStore()
     facts.profile = profile
     facts.target = target
@@ -104,7 +106,7 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
             raise OverBudget("nesting too deep to analyse") from error
         finally:
             sys.setrecursionlimit(limit)
-    texts = {s.path: s.text for s in parsed if s.text is not None}  # where rules find their fixes' spans
+    texts = Texts(parsed)  # where rules find their fixes' spans
     # without ``fixes`` (an editor's per-keystroke pass: fixes parse the file again, with libcst) none are built
     diagnostics = [d for rule in all_rules() for d in rule.check(facts, texts if fixes else None)]
     diagnostics.extend(reveal_notes(facts))
@@ -114,6 +116,29 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
     if expressions is not None:
         _expression_spans(facts, by_file, expressions)
     return [finish(d, by_file) for d in diagnostics]
+
+
+class Texts(Mapping[str, str]):
+    """The decoded texts of a component's files by path, each decoded when first asked for (a rule asks
+    only for the files it has a fix in)."""
+
+    def __init__(self, sources: list[frontend.SourceFile]) -> None:
+        self._sources = {s.path: s for s in sources if s.has_text}
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, path: str) -> str:
+        text = self._texts.get(path)
+        if text is None:
+            found = self._sources[path].text
+            assert found is not None
+            text = self._texts[path] = found
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
 
 
 #: the name of the notes about a component whose analysis stopped or failed (shown by ``check --verbose``)

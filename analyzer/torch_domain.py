@@ -170,9 +170,15 @@ class TorchLayerAtom(Atom):
     # in place, known by where it was made (two layers built alike stay two values when joined)
     origin: Origin | None = None
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
+    #: a keyed container's key of each child (``ModuleDict``) or parameter (``ParameterDict``), in order;
+    #: ``None`` for one a loop stored under a key the analysis does not know
+    keys: tuple[str | None, ...] = ()
 
     def is_library_layer(self) -> bool:
         return True
+
+    def parts(self) -> tuple[Atom, ...]:
+        return self.children
 
     def revealable(self) -> bool:
         return True

@@ -41,6 +41,10 @@ What it measures
     ``pytorch_lightning/``: :data:`PACKAGES`) itself; ``devicelint check
     --show-files`` must list as many files as the corpus has, or the bench says so.
 
+    Peak memory: each run's peak resident set (``wait4``'s ``ru_maxrss``: the largest of the process and
+    the workers it waited for, not their sum), the largest over the runs, in the JSON (``peak_rss_mb``) and,
+    for devicelint cold (goal ≤ 1 GiB on transformers), in the first table.
+
     Ratios, per corpus: devicelint cold / ruff (goal ≤ 10), pylint / devicelint cold (goal ≥ 10),
     devicelint warm / ruff (goal ≤ 1) and ast.parse / devicelint cold. The diagnostics devicelint
     reports are counted: these corpora do not use runtime_shim, so it should report nothing.
@@ -60,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -226,25 +231,45 @@ class Run:
     timed_out: bool = False
     error: str | None = None
     stdout: str = ""
+    peak_rss_mb: float | None = None  # the largest process's peak resident set (run_command)
 
 
 def run_command(command: list[str], cwd: Path, timeout: float, keep_stdout: bool,
                 env: dict[str, str] | None) -> Run:
-    """Run ``command``, timed; on timeout its whole process group is killed (pylint's workers too)."""
+    """Run ``command``, timed; on timeout its whole process group is killed (pylint's workers too).
+
+    Its peak memory (``Run.peak_rss_mb``) is the largest resident set of the process or of any worker it
+    waited for (``wait4``'s ``ru_maxrss``; None where the platform has no ``wait4``)."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        return Run(time.perf_counter() - start, ok=False, timed_out=True, error=f"killed after {timeout:g} s")
-    seconds = time.perf_counter() - start
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:  # (files: no pipe to drain)
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=out if keep_stdout else subprocess.DEVNULL, stderr=err,
+                                   start_new_session=True)
+        peak = None
+        if hasattr(os, "wait4"):
+            while True:  # (polled: wait4 has no timeout)
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+                if pid:
+                    process.returncode = os.waitstatus_to_exitcode(status)
+                    peak = usage.ru_maxrss / 1024  # kilobytes on Linux
+                    break
+                if time.perf_counter() - start > timeout:
+                    break
+                time.sleep(0.01)
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=timeout)
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return Run(time.perf_counter() - start, ok=False, timed_out=True, error=f"killed after {timeout:g} s")
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     return Run(seconds, ok=process.returncode == 0, returncode=process.returncode,
-               stdout=(stdout or b"").decode("utf-8", "replace"),
-               error=(stderr or b"").decode("utf-8", "replace")[-2000:].strip() or None)
+               stdout=stdout.decode("utf-8", "replace"),
+               error=stderr.decode("utf-8", "replace")[-2000:].strip() or None, peak_rss_mb=peak)
 
 
 @dataclass
@@ -467,9 +492,11 @@ def measure(corpus: Corpus, tools: list[Tool]) -> dict[str, dict[str, Any]]:
         failed = fills.get(tool.key) if tool.key in fills and not fills[tool.key].ok else None
         failed = failed or next((r for r in done if not r.ok), None)
         good = [r.seconds for r in done if r.ok]
+        peaks = [r.peak_rss_mb for r in done if r.ok and r.peak_rss_mb is not None]
         result: dict[str, Any] = {
             "label": tool.label, "command": tool.command, "samples_s": [r.seconds for r in done],
             "median_s": statistics.median(good) if good else None, "min_s": min(good) if good else None,
+            "peak_rss_mb": max(peaks) if peaks else None,
             "ok": failed is None and bool(good), "timed_out": bool(failed and failed.timed_out),
             "error": None if failed is None else (failed.error or f"exit status {failed.returncode}"),
         }
@@ -539,6 +566,12 @@ def seconds_cell(result: dict[str, Any] | None) -> str:
     return f"{value:.3f}" if value < 10 else f"{value:.1f}"
 
 
+def memory_cell(result: dict[str, Any] | None) -> str:
+    """The peak resident set of the largest process over the runs."""
+    peak = None if result is None else result.get("peak_rss_mb")
+    return "n/a" if peak is None else f"{peak:.0f} MB"
+
+
 def ratio_cell(key: str, found: dict[str, Any] | None) -> str:
     if found is None:
         return "n/a"
@@ -564,9 +597,11 @@ def print_report(rows: list[dict[str, Any]], tools: list[Tool], notes: list[str]
     keys = [tool.key for tool in tools]
     labels = {tool.key: tool.label for tool in tools}
     print(markdown_table(
-        ["corpus", "files", "lines", *[f"{labels[key]} s" for key in keys], "devicelint diagnostics"],
+        ["corpus", "files", "lines", *[f"{labels[key]} s" for key in keys], "devicelint diagnostics",
+         "devicelint cold peak RSS"],
         [[row["corpus"], row["files"], row["lines"], *[seconds_cell(row["results"].get(key)) for key in keys],
-          row["results"].get("devicelint_cold", {}).get("diagnostics", {}).get("count", "n/a")] for row in rows],
+          row["results"].get("devicelint_cold", {}).get("diagnostics", {}).get("count", "n/a"),
+          memory_cell(row["results"].get("devicelint_cold"))] for row in rows],
     ))
     print()
     ratio_keys = list(rows[0]["ratios"]) if rows else []

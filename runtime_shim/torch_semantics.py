@@ -103,7 +103,10 @@ CPU_INDEX_ALWAYS_OK = frozenset({"__getitem__", "__setitem__", "index_put", "ind
 #: (PyTorch's TensorIterator). Concatenating or stacking (``torch.stack([cuda_0dim, torch.tensor(0.)])`` fails on
 #: an H200, docs/gpu-runs.md) and a layer's forward (a matmul, a convolution, an embedding lookup) do not take it.
 NO_SCALAR_EXEMPTION = frozenset({"forward", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
-                                 "column_stack", "autograd.grad"})
+                                 "column_stack", "autograd.grad",
+                                 # matrix products refuse an operand without dimensions whatever its device
+                                 "mm", "bmm", "mv", "matmul", "addmm", "baddbmm", "addmv", "dot", "vdot", "outer",
+                                 "ger", "solve", "solve_triangular", "cholesky_solve"})
 
 
 def scalar_exempt(op: str) -> bool:
@@ -148,6 +151,19 @@ def mismatch_code(operands: list[Operand], op: str = "") -> str | None:
     if any(o.is_index and o.device not in data_devices for o in relevant):
         return "MV207"
     return "MV201"
+
+
+def failure_message(operands: list[Operand], op: str = "") -> str:
+    """What PyTorch says for operands :func:`mismatch_code` rejects: indexing (``t[i]``, ``t[i] = v``) with an
+    index on another GPU than the indexed tensor, or a GPU index into a CPU tensor, names the indexed tensor's
+    device (``index`` in aten's ``TensorAdvancedIndexing``); every other mismatch is the common message."""
+    relevant = checked_operands(operands, op) or operands
+    if op in CPU_INDEX_ALWAYS_OK and relevant and not relevant[0].is_index:
+        indexed = relevant[0].device
+        if any(o.is_index and o.device != "cpu" and o.device != indexed for o in relevant):
+            return ("indices should be either on cpu or on the same device as the indexed tensor "
+                    f"({indexed})")
+    return mismatch_message(*mismatch_devices(relevant))
 
 
 def mismatch_devices(operands: list[Operand]) -> tuple[str, str]:

@@ -37,6 +37,9 @@ from .flow_state import Frame, Overlay, State
 from .mixin import EngineMixin
 from .program import FunctionKind, SuperRef
 
+#: A tuple's own methods (every other attribute of a tuple is a named tuple's field).
+TUPLE_METHODS = frozenset({"count", "index"})
+
 
 class Attributes(EngineMixin):
     """Attribute lookup on every kind of value."""
@@ -128,6 +131,11 @@ class Attributes(EngineMixin):
             return out.join(TOP) if found.top else out
         if isinstance(atom, DictAtom) and type(atom) is not DictAtom:
             # a library's mapping (a model's subclass: a tokenizer's encoding) answers its own attributes
+            modelled = self.model_attribute(atom, attr, node, st, fr)
+            if modelled is not UNHANDLED:
+                return modelled
+        if isinstance(atom, SeqAtom) and atom.kind == "tuple" and attr not in TUPLE_METHODS:
+            # a library's named tuple (``torch.topk(t, k).indices``) answers its fields; a plain tuple has none
             modelled = self.model_attribute(atom, attr, node, st, fr)
             if modelled is not UNHANDLED:
                 return modelled

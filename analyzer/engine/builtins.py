@@ -111,7 +111,18 @@ class Builtins(EngineMixin):
             return self.iter_element(args[0]).join(args[1]) if len(args) > 1 else self.iter_element(args[0])
         if name == "iter" and args:
             return V(seq_of("list", self.iter_element(args[0])))
+        if name == "map" and len(args) >= 2 and not kwargs and node is not None:
+            return self._map(args[0], args[1:], node, st, fr)
         return TOP
+
+    def _map(self, func: Value, iterables: list[Value], node: ast.AST, st: State, fr: Frame) -> Value:
+        """``map(f, xs, ...)``: ``f`` called with an element of each iterable (``map(np.asarray, columns)``
+        converts each column where the ``map`` is), a list of its results."""
+        elements = [self.iter_element(self.iterated(xs, node, st, fr)) for xs in iterables]
+        if st.dead:
+            return BOTTOM
+        result = self.call(func, elements, {}, node, st, fr)
+        return V(seq_of("list", result))
 
     def _setattr(self, obj: Value, attr: Value, value: Value, node: ast.AST | None, st: State, fr: Frame) -> None:
         """``setattr(obj, name, value)``: a store of each name it may be; a name not known makes every attribute

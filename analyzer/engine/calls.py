@@ -44,6 +44,7 @@ from .flow_state import (
     State,
     completed_scopes,
     is_item_overlay,
+    mode_effect,
     widen_if_large,
 )
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_DEPTH, MAX_RECURSION_ROUNDS
@@ -196,6 +197,10 @@ class Calls(EngineMixin):
             self.update_variable_in_place(key, updated, st, fr)
         if isinstance(receiver, ast.Attribute):
             self.store_attribute(self.eval(receiver.value, st, fr), receiver.attr, updated, fr)
+        elif isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Constant) \
+                and isinstance(receiver.value, ast.Name) and container.only(SeqAtom):
+            # ``history["loss"].append(v)``: the list under that key of a dict the analysis follows now holds ``v``
+            self.assign(receiver, updated, st, fr)
         return result
 
     def call(self, func: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
@@ -278,7 +283,10 @@ class Calls(EngineMixin):
                 bound = {p: TOP for p in fn.param_names}
                 if fref.bound is not None and fn.positional:
                     bound[fn.positional[0]] = V(fref.bound)
-                key = (id(fn.node), "widened", scopes, profile, uncalled, modes)
+                # one widened context per placement of the receiver: a summary run on one instance is
+                # another's only where their attributes are placed alike (a moved copy's is not its CPU twin's)
+                key = (id(fn.node), "widened", self.receiver_placement(fref.bound), scopes, profile, uncalled,
+                       modes)
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)
@@ -315,6 +323,7 @@ class Calls(EngineMixin):
             summary = self.summaries[ctx_id]
             self.note_callee(ctx_id, summary)
             fr.tagged = fr.tagged or has_tags(summary)  # (a program-wide choice: the caller's statements split)
+            self._apply_mode_effect(ctx_id, st)
             return summary
         if ctx_id in self.in_progress:
             self.recursive_hits.add(ctx_id)
@@ -361,7 +370,21 @@ class Calls(EngineMixin):
             self.set_summary(ctx_id, result)
             self.note_callee(ctx_id, result)
         fr.tagged = fr.tagged or has_tags(result)
+        if not stopped:
+            self._apply_mode_effect(ctx_id, st)
         return result
+
+    def _apply_mode_effect(self, ctx_id: int, st: State | None) -> None:
+        """Leave in the caller's state the library modes the callee set and did not restore (a helper that calls
+        ``torch.set_default_device("cuda")`` or ``torch.cuda.set_device(rank)``)."""
+        effect = self.mode_effects.get(ctx_id)
+        if not effect or st is None or st.dead:
+            return
+        for key, value in effect.items():
+            if value is None:
+                st.modes.pop(key, None)
+            else:
+                st.modes[key] = value
 
     def forget_context(self, ctx_id: int) -> None:
         """Drop the facts a run of ``ctx_id`` recorded (it stopped before its end: they are partial)."""
@@ -382,7 +405,13 @@ class Calls(EngineMixin):
         if isinstance(fn.node, ast.Lambda):
             result = self.eval(fn.node.body, state, frame)
         else:
+            entry_modes = dict(state.modes)
+            frame.exit_modes = [] if not fn.is_generator else None
             end = self.exec_block(fn.node.body, state, frame)
+            if frame.exit_modes is not None:
+                if not end.dead:
+                    frame.exit_modes.append(end.modes)
+                self.mode_effects[ctx.id] = mode_effect(entry_modes, frame.exit_modes)
             result = frame.returns if end.dead else frame.returns.join(NONE)
             if fn.name == "__init__" and fn.cls is not None and fn.positional and not end.dead \
                     and frame.returns.is_bottom:

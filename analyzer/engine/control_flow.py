@@ -43,7 +43,7 @@ class ControlFlow(EngineMixin):
     def stmt_While(self, node: ast.While, st: State, fr: Frame) -> State:
         entry = st
         head = entry.copy()
-        widened: Widened = (set(), set(), set())
+        widened: Widened = ({}, {}, {})
         exit_state = dead()
         breaks: list[State] = []
         reads = self.loop_reads(node, fr)
@@ -81,7 +81,7 @@ class ControlFlow(EngineMixin):
         element = self.iter_element(iterable)
         entry = st
         head = entry.copy()
-        widened: Widened = (set(), set(), set())
+        widened: Widened = ({}, {}, {})
         breaks: list[State] = []
         after_iteration = dead()
         reads = self.loop_reads(node, fr)
@@ -280,9 +280,11 @@ class ControlFlow(EngineMixin):
         if suppressing:
             fr.collectors.append(collector)
             self.catching += 1
+        fr.mode_restores.append(restores)
         try:
             end = self.exec_block(node.body, st, fr)
         finally:
+            fr.mode_restores.pop()
             fr.profile = saved_profile
             if suppressing:
                 fr.collectors.pop()

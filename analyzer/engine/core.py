@@ -6,14 +6,14 @@ import ast
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
 from ..choices import for_heap, lasting_tags, restricted, tagged
-from ..domain import FuncRef, Instance, V, Value
+from ..domain import FuncRef, Instance, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
@@ -30,7 +30,7 @@ from .demand import DemandSweep, target_writes
 from .expressions import Expressions
 from .flow_state import Frame, FrameKind
 from .instances import Instances
-from .limits import MAX_PASSES, MAX_SWEPT_INSTANCES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
+from .limits import MAX_PASSES, MIN_RUN_BUDGET, RUNS_PER_FUNCTION
 from .model_hooks import ModelHooks
 from .modules import ModuleLoading
 from .narrowing import Narrowing
@@ -39,6 +39,7 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
+from .sweep_groups import RECEIVER_DEPTH, signature, sweep_receivers
 
 if TYPE_CHECKING:
     from ..models.base import Assumption, LibraryModel
@@ -101,6 +102,8 @@ class Engine(
         self.contexts: dict[int, Context] = {}
         self.contexts_per_function: dict[FunctionInfo, int] = {}
         self.summaries: dict[int, Value] = {}
+        # context -> the library modes its run leaves changed in its caller (kept across passes with its record)
+        self.mode_effects: dict[int, dict[str, Value | None]] = {}
         self.in_progress: dict[int, Value] = {}  # context -> the current approximation of its result
         self.recursive_hits: set[int] = set()
         self.active_functions: dict[FunctionInfo, int] = {}
@@ -125,6 +128,7 @@ class Engine(
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
+        self.placements: dict[Instance, Hashable] = {}  # a widened receiver's placement (:meth:`receiver_placement`)
         # attribute name -> the functions (file, line, column of the ``def``) with a statement that assigns it
         self.attr_writers: dict[str, set[tuple[str, int, int]]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
@@ -187,9 +191,9 @@ class Engine(
         for cls in self.classes.values():
             cls.namespace = {}
             cls.setters = {}
-        for table in (self.heap, self.heap_owners, self.summaries, self.records, self.module_records,
-                      self.instances, self.defined, self.functions, self.classes, self.ctx_ids, self.in_progress,
-                      self.active_functions):
+        for table in (self.heap, self.heap_owners, self.summaries, self.mode_effects, self.records,
+                      self.module_records, self.instances, self.placements, self.defined, self.functions,
+                      self.classes, self.ctx_ids, self.in_progress, self.active_functions):
             table.clear()
 
     def _sweep_uncalled(self) -> None:
@@ -220,13 +224,10 @@ class Engine(
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
                 if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
-                    instances = self.instances.get(fn.cls) or set()
-                    if 1 < len(instances) <= MAX_SWEPT_INSTANCES:
-                        # one context per instance: attributes read together come from one object (a join of
-                        # the instances would pair one object's weights with another's)
-                        receivers = [[V(instance)] for instance in sorted(instances, key=_instance_order)]
-                    else:
-                        receivers = [[Value(frozenset(instances), top=not instances)]]
+                    # one context per instance, or per group of instances placed alike: attributes read
+                    # together come from one object (a join would pair one object's weights with another's)
+                    receivers = [[receiver] for receiver in sweep_receivers(
+                        self.instances.get(fn.cls) or (), self._placed_attributes, _instance_order)]
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
@@ -330,6 +331,25 @@ class Engine(
         if self.recording:
             self.note_heap_scan(owner, skip, found)
         return found
+
+    def receiver_placement(self, receiver: Any) -> Hashable:
+        """Where the attributes of a method's receiver are placed (None: not an instance), for the widened
+        context of a method called on many instances (a grouping, as the sweep's: the run itself reads the
+        attributes it uses)."""
+        if not isinstance(receiver, Instance):
+            return None
+        found = self.placements.get(receiver)
+        if found is None:  # (as first asked, for the whole analysis: a key that moved as the heap grows would
+            # make each pass's widened contexts new ones, which the next pass could not keep)
+            found = self.placements[receiver] = signature(receiver, self._placed_attributes, RECEIVER_DEPTH,
+                                                          frozenset())
+        return found
+
+    def _placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:
+        """An instance's heap attributes as they are now, for grouping it with others alike (a grouping, not a
+        read of the program: neither remembered for staleness nor recorded)."""
+        heap = self.heap
+        return [(attr, heap[(instance, attr)]) for attr in self.heap_owners.get(instance, ())]
 
     def context_id(self, key: Any) -> int:
         ctx_id = self.ctx_ids.get(key)

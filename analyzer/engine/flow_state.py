@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import BOTTOM, TOP, Const, ScopeId, Value
+from ..domain import BOTTOM, TOP, Const, ScopeId, SeqAtom, Value, seq_of
 from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
@@ -196,6 +196,29 @@ def join_states(states: Iterable[State]) -> State:
     return state
 
 
+def exit_modes(st: State, restores: list[list[tuple[Any, Any]]]) -> dict[str, Value]:
+    """The modes a path that leaves its function here leaves in force: ``st``'s, less what the ``with`` blocks it
+    returns from restore on the way out (innermost first)."""
+    if not any(restores):
+        return st.modes
+    out = State({})
+    out.modes = dict(st.modes)
+    for saved in reversed(restores):
+        for model, what in reversed(saved):
+            model.exit_with(what, out)
+    return out.modes
+
+
+def mode_effect(entry: dict[str, Value], exits: list[dict[str, Value]]) -> dict[str, Value | None]:
+    """What a function's run changes in the modes its caller has in force after the call (a setting such as
+    ``torch.set_default_device`` made in a helper): the modes on every way out joined, against those it
+    started with (None: back to the library's default)."""
+    if not exits:
+        return {}
+    joined = _join_common(exits)
+    return {key: joined.get(key) for key in entry.keys() | joined.keys() if joined.get(key) != entry.get(key)}
+
+
 def _join_common(maps: list[dict[K, Value]]) -> dict[K, Value]:
     """The keys every map has, their values joined."""
     out = dict(maps[0])
@@ -242,6 +265,9 @@ class Frame:
         self.collectors: list[list[State]] = []
         self.returns: Value = BOTTOM
         self.yields: Value = BOTTOM  # a generator: the join of the values it yields
+        # a function's run: the library modes in force where it returns (each ``with`` still open undone)
+        self.exit_modes: list[dict[str, Value]] | None = None
+        self.mode_restores: list[list[tuple[Any, Any]]] = []  # the open ``with`` blocks' (model, saved)
         self.tagged = False  # a branch of this activation tagged something (:mod:`.relational`): statements split
 
     @property
@@ -272,23 +298,39 @@ def widen_if_large(value: Value) -> Value:
 
 
 
-#: the keys a loop widened to unknown, one set per map of :meth:`State.value_maps`
-Widened = tuple[set[Any], set[Any], set[Any]]
+#: what a loop widened, one map per map of :meth:`State.value_maps`: each key's bound from then on (unknown, or a
+#: list of unknown length and items)
+Widened = tuple[dict[Any, Value], dict[Any, Value], dict[Any, Value]]
 
 
 def force_top(state: State, widened: Widened) -> None:
-    for values, names in zip(state.value_maps(), widened, strict=True):
-        for name in names:
+    """Hold each widened key at its bound (unknown where the value no longer fits the bound's shape)."""
+    for values, bounds in zip(state.value_maps(), widened, strict=True):
+        for name, bound in bounds.items():
             if name in values:
-                values[name] = TOP
+                values[name] = bound if _sequence_kind(values[name]) == _sequence_kind(bound) is not None else TOP
 
 
 def widen_changed(old: State, new: State, widened: Widened) -> None:
-    for before, now, names in zip(old.value_maps(), new.value_maps(), widened, strict=True):
+    """Widen what still changes after the loop ran a few times: a list, tuple or set that stays one (``returns``
+    grown by ``insert``/``append`` from numbers the loop computes) becomes one of unknown length and items, so what
+    is made from it is still known (``torch.tensor(returns)``: a CPU tensor, not 0-dim); anything else, and a
+    value that changes again once widened, becomes unknown."""
+    for before, now, bounds in zip(old.value_maps(), new.value_maps(), widened, strict=True):
         for name, value in now.items():
-            if before.get(name) != value:
-                names.add(name)
-                now[name] = TOP
+            previous = before.get(name)
+            if previous != value:
+                kind = _sequence_kind(value)
+                bound = Value(frozenset({seq_of(kind, TOP)})) if kind is not None and name not in bounds \
+                    and previous is not None and _sequence_kind(previous) == kind else TOP
+                bounds[name] = bound
+                now[name] = bound
+
+
+def _sequence_kind(value: Value) -> str | None:
+    """The kind of sequence every possibility of ``value`` is (``"list"``), or None."""
+    kinds = {atom.kind if isinstance(atom, SeqAtom) else None for atom in value.atoms}
+    return kinds.pop() if len(kinds) == 1 and not value.top else None
 
 
 def rebind_call_receiver(node: ast.AST, value: Value, st: State) -> None:

@@ -35,6 +35,7 @@ MIN_RUN_BUDGET = 400
 
 MAX_DICT_KEYS = 64  # a dict with more constant keys keeps its values, not which key holds which
 
-MAX_SWEPT_INSTANCES = 8  # an uncalled method runs once per instance of its class up to this many, else on their join
+MAX_SWEPT_INSTANCES = 8  # an uncalled method runs once per instance of its class up to this many, else per group
+# of instances placed alike (:mod:`sweep_groups`), and on their join only where the groups are more than this
 
 MAX_GETATTR_NAMES = 8  # ``getattr(obj, name)`` with more possible names than this: unknown

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import enum
 import os
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,7 +174,7 @@ class ModuleInfo:
         self.namespace: dict[str, Value] = {}
         self.state = LoadState.NEW
         self._utf8: bytes | None = None  # the text as ast counts columns, and where each line starts in it
-        self._line_starts: list[int] | None = None
+        self._line_starts: array[int] | None = None
 
     def scope_info(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
                    ) -> tuple[set[str], set[str], bool, frozenset[str]]:
@@ -206,17 +207,19 @@ class ModuleInfo:
         """The source of ``node`` (its whole subtree: the same text parses to the same tree, positions aside);
         None when the text is not at hand or has ``\r`` line ends (lines are then not split on ``\n`` alone)."""
         if self._line_starts is None:
-            text = self.source.text
-            if text is None or self.source.tree is None or "\r" in text:
-                self._line_starts = []
+            source = self.source
+            # ast's columns are UTF-8 byte offsets in the line: the file's own bytes when it is UTF-8 (no copy)
+            data = source.data if source.utf8 else None if source.decoded is None else source.decoded.encode("utf-8")
+            if data is None or source.tree is None or b"\r" in data:
+                self._line_starts = array("q")
                 return None
-            self._utf8 = data = text.encode("utf-8")  # ast's columns are UTF-8 byte offsets in the line
-            starts = [0]
+            self._utf8 = data
+            found = array("q", [0])  # (machine integers: a list would hold an int object per line)
             position = data.find(b"\n")
             while position >= 0:
-                starts.append(position + 1)
+                found.append(position + 1)
                 position = data.find(b"\n", position + 1)
-            self._line_starts = starts
+            self._line_starts = found
         starts = self._line_starts
         end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
         if not starts or self._utf8 is None or end_line is None or end_col is None or end_line > len(starts):

@@ -98,14 +98,20 @@ def splice_items(value: Value) -> list[Value] | None:
 def zip_columns(value: Value) -> Value | None:
     """``zip(*rows)`` of a list of unknown length whose rows are tuples of one known length (the collate idiom
     ``src, tgt = zip(*batch)``): that many columns, each a tuple of unknown length of that position's values."""
-    if value.top or len(value.atoms) != 1:
+    if value.top or not value.atoms:
         return None
-    atom = next(iter(value.atoms))
-    if not isinstance(atom, SeqAtom) or atom.items is not None or atom.elem.top or not atom.elem.atoms:
-        return None
-    rows = [row for row in atom.elem.atoms if isinstance(row, SeqAtom) and row.items is not None]
+    elements: list[Atom] = []
+    for atom in value.atoms:  # (a list attribute: its empty start and the rows appended since, joined)
+        if not isinstance(atom, SeqAtom) or atom.items == ():
+            if not isinstance(atom, SeqAtom):
+                return None
+            continue
+        if atom.items is not None or atom.elem.top or not atom.elem.atoms:
+            return None
+        elements.extend(atom.elem.atoms)
+    rows = [row for row in elements if isinstance(row, SeqAtom) and row.items is not None]
     widths = {len(row.items) for row in rows if row.items is not None}
-    if len(rows) != len(atom.elem.atoms) or len(widths) != 1:
+    if not rows or len(rows) != len(elements) or len(widths) != 1:
         return None
     width = widths.pop()
     columns = [join_all(row.items[i] for row in rows if row.items is not None) for i in range(width)]

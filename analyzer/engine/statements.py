@@ -6,7 +6,7 @@ import ast
 
 from ..budget import Budget
 from ..domain import NONE
-from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead
+from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead, exit_modes
 from .mixin import EngineMixin
 from .python_values import as_load
 
@@ -96,6 +96,8 @@ class Statements(EngineMixin):
         value = self.eval(node.value, st, fr) if node.value is not None else NONE
         if not st.dead:
             fr.returns = fr.returns.join(value)
+            if fr.exit_modes is not None:
+                fr.exit_modes.append(exit_modes(st, fr.mode_restores))
         return dead()
 
     def stmt_Raise(self, node: ast.Raise, st: State, fr: Frame) -> State:

@@ -256,7 +256,7 @@ def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) ->
     kind = next(iter(converter.atoms))
     if not isinstance(kind, BuiltinRef) or kind.name not in ("int", "float"):
         return None
-    number = NumberAtom(kind.name, option=f"--{dest}")
+    number = NumberAtom(kind.name, run_constant=f"--{dest}")
     if "choices" in kwargs:
         values = _numbers_of(kwargs["choices"])
         if values is None:
@@ -431,11 +431,10 @@ class ArgparseModel(LibraryModel):
         mentions = re.compile(r"\.(?:[\s\\]|#[^\n]*\n)*" + re.escape(attr) + r"\b")
         for module in self.modules:
             source = module.source
-            text = source.text
             # the text could hold such a store: ``setattr``, or ``.attr`` (a substring test first: the pattern
-            # is slow to search for where the name does not occur)
-            if source.tree is None or (text is not None and "setattr" not in text
-                                       and (attr not in text or not mentions.search(text))):
+            # is slow to search for where the name does not occur; the text is decoded only then)
+            if source.tree is None or (source.has_text and not source.mentions("setattr")
+                                       and (not source.mentions(attr) or not mentions.search(source.text or ""))):
                 continue
             names = cache.get(module.file)
             if names is None:

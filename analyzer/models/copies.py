@@ -62,4 +62,4 @@ def _copied_layer(layer: TorchLayerAtom, origin: Origin) -> TorchLayerAtom | Non
         if copied is None:
             return None
         children.append(copied)
-    return TorchLayerAtom(layer.name, layer.dev, layer.weights, tuple(children), origin)
+    return TorchLayerAtom(layer.name, layer.dev, layer.weights, tuple(children), origin, keys=layer.keys)

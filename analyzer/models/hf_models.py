@@ -68,9 +68,9 @@ from ..domain import (
 from ..engine.flow_state import Frame, State
 from ..torch_domain import LEAF, NO_GRAD, NON_LEAF, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
-from .hf_trainer import TRAINER_TYPE, TRAINERS
+from .hf_trainer import TRAINER_TYPE, TRAINERS, TRAINING_ARGUMENTS, HFTrainer
+from .keyed_moves import hold_in_place, moved_fields
 from .signatures import Bound, bind_call
-from .torch_parallel import copied_to
 
 #: the name prefix of a transformers model's :class:`TorchLayerAtom`
 PREFIX = "hf:"
@@ -222,6 +222,8 @@ class HFModels(LibraryModel):
                    st: State, fr: Frame, star_unknown: bool) -> Value | Unhandled:
         if isinstance(atom, HFRef):
             if star_unknown or node is None:
+                if atom.path in TRAINING_ARGUMENTS:  # ``TrainingArguments(**options)``: any of them may be in there
+                    self._note_arguments(None)
                 return TOP
             return self._call_name(atom.path, args, kwargs, node, st, fr)
         if isinstance(atom, TorchLayerAtom) and is_hf_model(atom):
@@ -266,18 +268,22 @@ class HFModels(LibraryModel):
         if _is_model_class(leaf) and len(args) + len(kwargs) >= 1 and "." not in leaf:
             return self._model(leaf, self._default_devices(st), node, fr)  # ``BertModel(config)``
         if path in TRAINERS:
-            # ``Trainer(model=model, ...)`` moves the model to ``args.device`` in place: the program's
-            # references to it are on a device the analysis cannot place in time (calls through them: silent)
-            torch = self.model_named("torch")
-            model = bind_call("transformers.Trainer", args, kwargs).get("model")
-            if torch is not None and model is not None:
-                torch._note_moved_in_place(model, TOP, None)
+            # ``Trainer(model=model, ...)`` moves the model to ``args.device`` in place (:mod:`.hf_trainer`)
+            trainer = self.model_named("transformers")
+            return TOP if trainer is None else trainer.construct_library_trainer(args, kwargs, node, st, fr)
+        if path in TRAINING_ARGUMENTS:  # (its ``device``: the Trainer model's, from every one the run builds)
+            self._note_arguments(_use_cpu(bind_call("transformers.TrainingArguments", args, kwargs)))
             return TOP
         if leaf in _COLLATORS:
             if leaf == "default_data_collator":
                 return self._collate(TokenizerAtom(None, leaf), args, node, st, fr)
             return V(TokenizerAtom(self.origin(node, fr, leaf), leaf))
         return TOP  # ``pipeline(...)`` (it places its inputs itself), configs, ``set_seed`` ...
+
+    def _note_arguments(self, use_cpu: bool | None) -> None:
+        trainer = self.model_named(HFTrainer.name)
+        if isinstance(trainer, HFTrainer):
+            trainer.note_arguments(use_cpu)
 
     def _model(self, cls: str, devs: TorchDev | None | list[TorchDev], node: ast.AST, fr: Frame) -> Value:
         origin = self.origin(node, fr, f"{cls} weights")
@@ -525,33 +531,27 @@ class HFModels(LibraryModel):
         target = bind_call("transformers.BatchEncoding.to", args, kwargs).get("device")
         torch = self.model_named("torch")
         found = torch.devices_of(target, st) if torch is not None and target is not None else None
-        if found is None:
-            moved = V(EncodingAtom(tuple((k, _unknown_tensors(v)) for k, v in encoding.items),
-                                   None if encoding.rest is None else TOP, encoding.origin))
-        else:
-            origin = self.origin(node, fr, "BatchEncoding.to")
-            moved = join_all(V(EncodingAtom(tuple((k, copied_to(self.engine, v, dev, origin, 0))
-                                                  for k, v in encoding.items),
-                                            None if encoding.rest is None else copied_to(self.engine, encoding.rest,
-                                                                                         dev, origin, 0),
-                                            encoding.origin))
-                             for dev, _s in found)
-        receiver = getattr(getattr(node, "func", None), "value", None)
-        if isinstance(receiver, ast.Name) and receiver.id in st.vars:
-            st.vars[receiver.id] = moved  # in place: the name holds the moved encoding
-            st.kill_aliases(receiver.id)
-            st.drop_overlays(receiver.id)
-        return moved
+        origin = self.origin(node, fr, "BatchEncoding.to")
+        moved = moved_fields(self.engine, lambda fields, rest: EncodingAtom(fields, rest, encoding.origin),
+                             encoding.items, encoding.rest, found, origin)
+        return hold_in_place(node, moved, st)
+
+
+def _use_cpu(bound: Bound[Value]) -> bool | None:
+    """``TrainingArguments(use_cpu=...)`` (``no_cuda=`` before transformers 5): the constant given (absent: False;
+    ``None`` where the source does not fix it)."""
+    given = bound.get("use_cpu")
+    if given is None:
+        given = bound.get("no_cuda")
+    if given is None:
+        return False
+    consts = given.consts()
+    return consts[0] if not given.top and consts and len(consts) == 1 and isinstance(consts[0], bool) else None
 
 
 def _all(bound: Bound[Value]) -> dict[str, Value]:
     """A call's arguments by name, those its ``**kwargs`` took included (``generate(input_ids=...)``)."""
     return {**bound.extra, **bound.arguments}
-
-
-def _unknown_tensors(value: Value) -> Value:
-    return Value(frozenset(a for a in value.atoms if not isinstance(a, TorchTensorAtom)),
-                 value.top or any(isinstance(a, TorchTensorAtom) for a in value.atoms))
 
 
 def _feature_keys(features: Value | None, default: list[str]) -> list[str]:

@@ -16,15 +16,18 @@ world's device (:func:`.placement.world_device`) unless every ``TrainingArgument
 ``Seq2SeqTrainingArguments(...)`` of the program says ``use_cpu=True`` (a value the source does not fix, or
 programs that differ: unknown).
 
-What the analysis follows, for the classes derived from ``Trainer`` / ``Seq2SeqTrainer`` (found by their
-``class`` statements, as Lightning's modules are):
+What the analysis follows, for the classes derived from ``Trainer`` / ``Seq2SeqTrainer`` (a class whose base
+is one of them by value: ``transformers.Trainer``, ``tf.Trainer`` after ``import transformers as tf``, a name a
+project module re-exports; :meth:`..hf_models.HFModels.class_base`):
 
 * each hook is called once per instance of the class the program builds: ``(self, model, inputs)`` (and an
   unknown ``prediction_loss_only``), ``inputs`` a dict of tensors on the device;
 * ``super().__init__(model=..., args=...)`` (or the inherited constructor) stores ``self.model``, the model
   moved to the device (a project ``nn.Module``; a library model stays unknown, as do its outputs) and
   ``self.args``, whose ``.device`` is the device;
-* ``self._prepare_inputs(x)`` / ``self._prepare_input(x)``: ``x`` with its tensors moved there.
+* ``self._prepare_inputs(x)`` / ``self._prepare_input(x)``: ``x`` with its tensors moved there;
+* ``Trainer(model=model, args=...)`` of the library class itself (:meth:`HFTrainer.construct_library_trainer`):
+  ``model`` moved there in place, and the trainer's ``.model`` that moved module.
 """
 
 from __future__ import annotations
@@ -33,13 +36,13 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, join_all
+from ..domain import NONE, TOP, Atom, Instance, Origin, V, Value, const, join_all
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, TorchDev, TorchDeviceAtom, TorchLayerAtom
 from .base import UNHANDLED, AxisQuestions, LibraryModel, Unhandled
-from .library_names import aliases, dotted, statements
-from .placement import batch_on, flag, world_device
+from .placement import batch_on, world_device
 from .signatures import bind_call
+from .torch_model import access
 from .torch_parallel import copied_to
 from .torch_worlds import TORCH_WORLDS
 
@@ -73,6 +76,15 @@ class PrepareInputs(Atom):
 
 
 @dataclass(frozen=True, slots=True)
+class TrainerObject(Atom):
+    """A ``Trainer(model=..., args=...)`` built from the library class itself: ``.model`` is the model it moved
+    to ``dev`` (the program's own reference moved with it: ``nn.Module.to`` moves in place)."""
+
+    dev: TorchDev
+    model: Value
+
+
+@dataclass(frozen=True, slots=True)
 class TrainerArgs(Atom):
     """A Trainer's ``self.args`` (``TrainingArguments``): its ``.device`` is where the Trainer places things."""
 
@@ -87,26 +99,28 @@ class HFTrainer(LibraryModel):
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
-        self.trainer_classes: set[int] = set()  # id(class node) of classes deriving from a Trainer
-        placements: set[bool | None] = set()  # each TrainingArguments(...)'s use_cpu
-        for module in engine.modules:
-            tree = module.source.tree
-            if tree is None or b"transformers" not in module.source.data:
-                continue
-            names = aliases(tree, ("transformers",))
-            if not names:
-                continue
-            for node in statements(tree):
-                if isinstance(node, ast.ClassDef) and any(dotted(b, names) in TRAINERS for b in node.bases):
-                    self.trainer_classes.add(id(node))
-            if b"TrainingArguments" in module.source.data:  # (expressions: walked only where they may be)
-                placements.update(flag(node, ("use_cpu", "no_cuda")) for node in ast.walk(tree)
-                                  if isinstance(node, ast.Call) and dotted(node.func, names) in TRAINING_ARGUMENTS)
-        # every TrainingArguments on the CPU: the CPU; none asks (or none is built here): the machine's choice
-        self.placement = "cpu" if placements == {True} else "auto" if placements <= {False} else "other"
+        self.placements: set[bool | None] = set()  # each ``TrainingArguments(...)``'s use_cpu, as the run builds them
+        self.placement_read = False
+
+    @property
+    def placement(self) -> str:
+        """Every TrainingArguments on the CPU: ``"cpu"``; none asks for it (or none is built): the machine's choice,
+        ``"auto"``; arguments that disagree or a value the source does not fix: ``"other"``."""
+        return "cpu" if self.placements == {True} else "auto" if self.placements <= {False} else "other"
+
+    def note_arguments(self, use_cpu: bool | None) -> None:
+        """A ``TrainingArguments(...)`` the run built, with its ``use_cpu`` (``None``: not known). One that changes
+        the device after a pass read it makes that pass stale (the next one starts with it)."""
+        if use_cpu in self.placements:
+            return
+        before = self.placement
+        self.placements.add(use_cpu)
+        if self.placement_read and self.placement != before:
+            self.changes.read_went_stale()
 
     def device(self) -> TorchDev | None:
         """``args.device``: the CPU where the program asks for it, else the world's (unknown outside one)."""
+        self.placement_read = True
         if self.placement == "cpu":
             return CPU
         return world_device(self) if self.placement == "auto" else None
@@ -115,9 +129,6 @@ class HFTrainer(LibraryModel):
         return any(TRAINER_TYPE in c.library_bases for c in cls.mro())
 
     # -- classes and their instances ---------------------------------------------------------------------
-    def framework_class(self, cls: Any) -> tuple[str, ...]:
-        return (TRAINER_TYPE,) if id(cls.node) in self.trainer_classes else ()
-
     def library_init(self, cls: Any, instance: Value, args: list[Value], kwargs: dict[str, Value], st: State,
                      fr: Frame) -> None:
         if self.is_trainer(cls):
@@ -141,6 +152,10 @@ class HFTrainer(LibraryModel):
 
     def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
                        fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, TrainerObject):
+            if attr in ("model", "model_wrapped"):
+                return atom.model
+            return V(TrainerArgs(atom.dev)) if attr == "args" else None
         if isinstance(atom, TrainerArgs):
             return V(TorchDeviceAtom(atom.dev)) if attr == "device" else None
         if isinstance(atom, (TrainerInit, PrepareInputs)):
@@ -171,6 +186,29 @@ class HFTrainer(LibraryModel):
             model = self._placed(model, dev)
         self.store_attribute(V(instance), "model", model, fr)
         self.store_attribute(V(instance), "args", V(TrainerArgs(dev)) if dev is not None else TOP, fr)
+
+    def construct_library_trainer(self, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                                  fr: Frame) -> Value:
+        """``Trainer(model=model, args=...)`` of the library class: the model moves to ``args.device`` in place
+        (the name passed is rebound to the moved module, other references see it moved); the Trainer's
+        ``.model`` is that module. Where the device is unknown, the references are on a device the analysis
+        cannot place (calls through them: silent)."""
+        torch = self.model_named("torch")
+        model = bind_call("transformers.Trainer", args, kwargs).get("model")
+        if torch is None or model is None:
+            return TOP
+        dev = self.device()
+        if dev is None or model.top or not model.atoms:
+            torch._note_moved_in_place(model, TOP, None)
+            return TOP
+        moved = self._placed(model, dev)
+        expr = _model_argument(node)
+        torch._note_moved_in_place(model, V(const(dev.text)), access(expr, fr))
+        if isinstance(expr, ast.Name) and expr.id in st.vars:
+            st.vars[expr.id] = moved
+            st.kill_aliases(expr.id)
+            st.drop_overlays(expr.id)
+        return V(TrainerObject(dev, moved))
 
     def _placed(self, model: Value, dev: TorchDev) -> Value:
         """The Trainer's ``model.to(args.device)`` of a module the analysis follows (anything else: unknown)."""
@@ -221,6 +259,16 @@ class HFTrainer(LibraryModel):
                 args.append(TOP)  # prediction_loss_only
             calls.append((args if fn.vararg else args[:len(fn.positional)], {}))
         return calls
+
+
+def _model_argument(node: ast.AST) -> ast.expr | None:
+    """The expression a ``Trainer(...)`` call passes as its model (first positional or ``model=``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    for keyword in node.keywords:
+        if keyword.arg == "model":
+            return keyword.value
+    return node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
 
 
 def _order(instance: object) -> tuple:

@@ -1,8 +1,8 @@
-"""Names of frameworks in a module's import statements, read as syntax, for the models that must know them before
+"""Names of frameworks in a module's import statements, read as syntax, for the model that must know them before
 the module runs: the entry points (a decorator such as ``@click.command()`` or ``@pytest.fixture``, a
-``LightningModule`` base, ``fire.Fire(main)``, found before any function is called) and the Trainer model (a
-``transformers.Trainer`` subclass). Which local name stands for which qualified name (``pl`` ->
-``pytorch_lightning``). Calls the analysis evaluates name libraries by value instead (:mod:`.library_refs`).
+``LightningModule`` base, ``fire.Fire(main)``, found before any function is called). Which local name stands for
+which qualified name (``pl`` -> ``pytorch_lightning``). Calls and class bases the analysis evaluates name libraries
+by value instead (:mod:`.library_refs`; the Trainer model's ``Trainer`` subclasses and ``TrainingArguments``).
 (:mod:`analyzer.imports` resolves the names the engine follows: runtime_shim's and the project's.)"""
 
 from __future__ import annotations
@@ -22,26 +22,25 @@ def statements(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
-def aliases(tree: ast.Module, roots: tuple[str, ...] | None = None) -> dict[str, str]:
-    """Local name -> the dotted path of a ``roots`` package (any package without ``roots``) it is bound to (``from
-    transformers import Trainer as T``: ``T`` -> ``transformers.Trainer``), at any depth of the module (imports
-    inside functions too)."""
+def aliases(tree: ast.Module, roots: tuple[str, ...]) -> dict[str, str]:
+    """Local name -> the dotted path of a ``roots`` package it is bound to (``from click import command as cmd``:
+    ``cmd`` -> ``click.command``), at any depth of the module (imports inside functions too)."""
     found: dict[str, str] = {}
     for node in statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if roots is None or alias.name.split(".")[0] in roots:
+                if alias.name.split(".")[0] in roots:
                     found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
                         else alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and (roots is None or node.module.split(".")[0] in roots):
+                and node.module.split(".")[0] in roots:
             for alias in node.names:
                 found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return found
 
 
 def dotted(node: ast.expr, names: dict[str, str]) -> str | None:
-    """The library path an expression names (``transformers.Trainer``, ``T``), or None."""
+    """The library path an expression names (``click.command``, ``cmd``), or None."""
     if isinstance(node, ast.Name):
         return names.get(node.id)
     if isinstance(node, ast.Attribute):

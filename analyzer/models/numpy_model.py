@@ -13,6 +13,7 @@ guesses a kind, so a tensor made from it has an unknown state.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..domain import (
@@ -194,12 +195,25 @@ def _arg(path: str, args: list[Value], kwargs: dict[str, Value], name: str) -> V
     return argument(path, args, kwargs, name, None)
 
 
+@dataclass(frozen=True, slots=True)
+class TypeInfoAtom(Atom):
+    """``np.finfo(dtype)`` or ``np.iinfo(dtype)``: the limits of a numeric type (``kind``: "float" or "int")."""
+
+    kind: str
+
+
+#: The limits ``finfo``/``iinfo`` give, each a numpy scalar of the type.
+TYPE_LIMITS = frozenset({"eps", "epsneg", "tiny", "smallest_normal", "max", "min", "resolution"})
+
+
 def numpy_call(path: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """The value of calling ``numpy.<path>`` (only the kind of an array result is modelled)."""
     name = path.rpartition(".")[2]
     dtype = kwargs.get("dtype")
     if path in ("numpy.random.default_rng", "numpy.random.Generator"):
         return V(RngAtom())
+    if path in ("numpy.finfo", "numpy.iinfo"):
+        return V(TypeInfoAtom("float" if name == "finfo" else "int"))
     if path.startswith("numpy.random."):
         return _sample(name, dtype, args, kwargs)
     if name in _DTYPE_KINDS and path == f"numpy.{name}" and name not in ("float", "int", "bool", "long"):
@@ -315,6 +329,9 @@ def array_method(name: str, receiver: Value, args: list[Value], kwargs: dict[str
             result = _arrays("int") if name != "nonzero" else TOP
         elif name in ("any", "all"):
             result = _arrays("bool")
+        elif name in ("item", "tolist") and atom.ndim == 0:
+            # a 0-d array's element: a Python number (``np.finfo(np.float32).eps.item()``)
+            result = V(NumberAtom("int" if atom.kind in ("int", "bool") else "float"))
         else:
             result = TOP
         out = result if out is None else out.join(result)
@@ -388,16 +405,21 @@ def array_compare(left: Value, right: Value) -> Value | None:
     return V(ArrayAtom("bool"))
 
 
-def store_converts_array(key: ast.expr) -> bool:
+def store_converts_array(key: ast.expr, ndims: frozenset[int | None] = frozenset()) -> bool:
     """``arr[key] = value`` converts ``value`` with ``__array__`` (``Tensor.numpy()``: refused for a GPU tensor
     or one that requires grad) when ``key`` selects more than one element: a slice or an Ellipsis, alone or in
-    a tuple. One element (``arr[i] = t``) is converted with ``float()`` instead, which a one-element tensor on any
-    device accepts; an integer key on a many-dimensional array selects a row, which the model cannot tell
-    apart (silent)."""
+    a tuple, or fewer indices than the array (``ndims``: its possible numbers of dimensions, all known) has
+    dimensions (``buffer[i] = state`` on a 2-d array: a row). One element (``arr[i] = t`` on a 1-d array) is
+    converted with ``float()`` instead, which a one-element tensor on any device accepts; an array whose rank is
+    not known stays silent."""
     parts = key.elts if isinstance(key, ast.Tuple) else [key]
-    return any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
-               for part in parts)
-
+    if any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
+           for part in parts):
+        return True
+    # (``None`` adds an axis of length one: it selects nothing)
+    indices = sum(1 for part in parts if not (isinstance(part, ast.Constant) and part.value is None))
+    known = [n for n in ndims if n is not None]
+    return bool(known) and len(known) == len(ndims) and indices < min(known)
 
 
 class NumpyModel(LibraryModel):
@@ -430,6 +452,10 @@ class NumpyModel(LibraryModel):
             return array_attribute(atom, attr) if attr == "T" or attr.startswith("_") else V(BoundShim(atom, attr))
         if isinstance(atom, RngAtom):
             return V(BoundShim(atom, attr))
+        if isinstance(atom, TypeInfoAtom):
+            # ``np.finfo(np.float32).eps``: a numpy scalar of the type; ``bits``: an int
+            return V(NumberAtom("int")) if attr == "bits" else V(ArrayAtom(atom.kind, 0)) if attr in TYPE_LIMITS \
+                else None
         return UNHANDLED
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:

@@ -166,6 +166,24 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.tensor": "data, *, dtype=None, device=None, requires_grad=False, pin_memory=False",
         "torch.as_tensor": "data, dtype=None, device=None",
         "torch.scalar_tensor": f"s, *, {_FACTORY}",
+        "torch.fft.fft": "input, n=None, dim=-1, norm=None, *, out=None",
+        "torch.fft.ifft": "input, n=None, dim=-1, norm=None, *, out=None",
+        "torch.fft.rfft": "input, n=None, dim=-1, norm=None, *, out=None",
+        "torch.fft.irfft": "input, n=None, dim=-1, norm=None, *, out=None",
+        "torch.fft.hfft": "input, n=None, dim=-1, norm=None, *, out=None",
+        "torch.fft.ihfft": "input, n=None, dim=-1, norm=None, *, out=None",
+        "torch.fft.fft2": "input, s=None, dim=(-2, -1), norm=None, *, out=None",
+        "torch.fft.ifft2": "input, s=None, dim=(-2, -1), norm=None, *, out=None",
+        "torch.fft.rfft2": "input, s=None, dim=(-2, -1), norm=None, *, out=None",
+        "torch.fft.irfft2": "input, s=None, dim=(-2, -1), norm=None, *, out=None",
+        "torch.fft.fftn": "input, s=None, dim=None, norm=None, *, out=None",
+        "torch.fft.ifftn": "input, s=None, dim=None, norm=None, *, out=None",
+        "torch.fft.rfftn": "input, s=None, dim=None, norm=None, *, out=None",
+        "torch.fft.irfftn": "input, s=None, dim=None, norm=None, *, out=None",
+        "torch.fft.fftshift": "input, dim=None",
+        "torch.fft.ifftshift": "input, dim=None",
+        "torch.fft.fftfreq": "n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        "torch.fft.rfftfreq": "n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
         "torch.zeros": _SIZE,
         "torch.ones": _SIZE,
         "torch.empty": _SIZE,
@@ -408,7 +426,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
                         "callbacks=None, optimizers=(None, None), optimizer_cls_and_kwargs=None, "
                         "preprocess_logits_for_metrics=None, **kwargs"),
         "transformers.Trainer._prepare_inputs": "inputs",
-        # (read from the source: the device every TrainingArguments of the program asks for)
+        # (the device every TrainingArguments the run builds asks for)
         **dict.fromkeys(("transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments"),
                         "output_dir=None, *, use_cpu=False, no_cuda=False, **kwargs"),
     },
@@ -461,5 +479,13 @@ SIGNATURES: dict[str, dict[str, str]] = {
             "gather", "reduce", "pad_across_processes")},
         "accelerate.Accelerator.gather_for_metrics": "input_data, use_gather_object=False",
         "accelerate.Accelerator.unwrap_model": "model, keep_fp32_wrapper=True, keep_torch_compile=True",
+    },
+    "datasets": {
+        "datasets.load_dataset": "path, name=None, data_dir=None, data_files=None, split=None, cache_dir=None, "
+                                 "features=None, download_config=None, download_mode=None, verification_mode=None, "
+                                 "keep_in_memory=None, save_infos=False, revision=None, token=None, streaming=False, "
+                                 "num_proc=None, storage_options=None, **config_kwargs",
+        **{f"datasets.Dataset.{name}": "type=None, columns=None, output_all_columns=False, **format_kwargs"
+           for name in ("set_format", "with_format")},
     },
 }

@@ -35,8 +35,13 @@ CHECKED_OPS = frozenset({
     "searchsorted", "bucketize", "isin", "polar", "complex", "mul_", "add_", "sub_", "div_", "masked_fill_",
     "index_add_", "index_copy_", "index_fill_", "scatter_", "scatter_add_", "scatter_reduce_", "index_put_",
     "clamp_", "clip_", "pow_", "lerp_", "addcmul_", "addcdiv_", "baddbmm_", "addmm_", "copysign", "stft", "istft",
-    "spmm", "smm", "hspmm", "sspaddmm",
+    "spmm", "smm", "hspmm", "sspaddmm", "solve", "solve_triangular", "cholesky_solve", "vecdot",
 })
+#: ``torch.fft`` transforms: one tensor on its input's device (never 0-dim: they need a dimension).
+FFT_OPS = frozenset({"fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
+                     "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"})
+#: ``torch.fft`` sample frequencies: created on ``device=``, else the default device.
+FFT_FREQUENCIES = frozenset({"fftfreq", "rfftfreq"})
 #: Ops over a sequence of tensors (the first argument), all on one device.
 SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
                           "block_diag", "cartesian_prod", "meshgrid"})
@@ -124,6 +129,8 @@ NO_GRAD_RESULTS = frozenset({
 })
 #: Reductions with a dimension that return ``(values, indices)``; the indices never require grad.
 VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+#: The fields of what they return (``torch.return_types.topk``), in order.
+VALUES_INDICES_FIELDS = ("values", "indices")
 #: dtype names: integer and boolean ones (a cast to them drops requires-grad) and float32 (PyTorch's default
 #: dtype: ``.float()`` of a tensor created without ``dtype=`` is the tensor itself).
 INTEGER_DTYPES = frozenset({"long", "int64", "int", "int32", "short", "int16", "int8", "uint8", "bool", "uint16",

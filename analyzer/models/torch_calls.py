@@ -13,6 +13,8 @@ from functools import cache
 from .entry_points import SPAWN_PATHS
 from .torch_api import (
     CREATORS,
+    FFT_FREQUENCIES,
+    FFT_OPS,
     GRAD_MODES,
     KL_DIVERGENCE,
     LEGACY_TENSOR_TYPES,
@@ -66,6 +68,8 @@ def _exact(handler: str, *paths: str) -> Rule:
 TORCH_CALLS: tuple[Rule, ...] = (
     Rule("_call_spawn", paths=SPAWN_PATHS),
     Rule("_call_create", module=("torch",), names=CREATORS),
+    Rule("_call_fft_frequencies", module=("torch.fft",), names=FFT_FREQUENCIES),
+    Rule("_call_fft", module=("torch.fft",), names=FFT_OPS),
     Rule("_call_create_like", module=("torch",), names=LIKE_CREATORS),
     Rule("_call_legacy_type", module=("torch",), names=LEGACY_TENSOR_TYPES),
     Rule("_call_cuda_legacy_type", module=("torch.cuda",), names=LEGACY_TENSOR_TYPES),

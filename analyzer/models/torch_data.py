@@ -11,7 +11,8 @@ A ``DataLoader`` is modelled as a list of batches, each the default collation of
 grad is a non-leaf), a number or a numpy array becomes a CPU tensor, a tuple or a list a list of collated
 elements, a dict a dict of collated values, a string a list of strings. The item is a row of each tensor of
 a ``TensorDataset`` (or of a tensor), an element of a list used as a dataset, or what a project dataset's
-``__getitem__`` returns (called with an unknown index; ``int(...)`` / ``float(...)`` there is a number, so its
+``__getitem__`` returns (called with an ``int`` index from the loader's own sampler, an unknown one from a
+sampler the program gives; ``int(...)`` / ``float(...)`` there, or the index itself, is a number, so its
 batch is a CPU tensor). A project ``collate_fn`` is called with a list of items and gives the batch. Anything
 else (a dict used as a dataset included, a library ``collate_fn``) yields batches the analysis does not know
 (silent).
@@ -24,7 +25,9 @@ first, which is recorded where the CUDA tensor is made):
   or ``"fork"``), the dataset's ``__getitem__``, what it calls and the ``collate_fn`` run in a forked worker:
   they are analysed with a worker mode (``WORKER_VAR``, part of the calling context like the default device),
   and a torch call there that makes a CUDA tensor from no CUDA input (``.cuda()``, ``.to(device)``, a creation
-  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``; a library dataset
+  on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``, and so does one that
+  computes with a CUDA tensor the parent process made (a project dataset's features moved to the GPU in
+  ``__init__``, indexed in ``__getitem__``: the parent initialised CUDA, the child cannot); a library dataset
   (a ``TensorDataset``, a list, a tensor) holding CUDA tensors fails the same way when torch indexes it there
   (recorded at the ``DataLoader(...)`` call). A ``spawn`` or ``forkserver`` context, or one the analysis does
   not know, is silent.
@@ -77,10 +80,14 @@ from .signatures import Bound, argument, bind_call
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"})
+#: a view of some of a dataset's items (``Subset(ds, idx)``), and ``random_split``'s list of them
+SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
+SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
 _NUMBERS = frozenset({"int", "float", "bool"})
 #: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
 WORKER_VAR = "torch.data_worker"
+WORKER_SITE = "DataLoader worker"  # the api of the worker checks' sites (apart from the call's own checks)
 _FORK_METHODS = {None: "fork (the default start method on Linux)", "fork": "fork"}
 
 
@@ -96,6 +103,10 @@ class TorchData:
             return self._data_loader(args, kwargs, node, st, fr)
         if path in RANDOM_SAMPLERS:
             return self._random_sampler(path, args, kwargs, node, fr)
+        if path in SUBSETS or path in SPLITS:
+            # its items are the dataset's (indexed through the subset's indices): for devices, the dataset
+            dataset = args[0] if args else kwargs.get("dataset", TOP)
+            return dataset if path in SUBSETS else V(seq_of("list", dataset))
         return None
 
     def torch_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
@@ -143,7 +154,7 @@ class TorchData:
             if batch_size is not None and batch_size.consts() == [None]:
                 return V(seq_of("list", TOP))  # items given one by one (converted, not collated)
             dataset = bound.get("dataset", TOP)
-            item = self._dataset_item(dataset, node, st, fr)
+            item = self._dataset_item(dataset, _index(bound), node, st, fr)
             if workers is not None:
                 self._check_worker_rows(dataset, workers, node, st, fr)
             if own_collate is not None and own_collate.consts() != [None]:
@@ -183,12 +194,13 @@ class TorchData:
         if not rows.atoms:
             return
         tensors = _tensors_in(self.iter_element(rows))  # type: ignore[attr-defined]
-        if not any(t.dev.type == "cuda" for t in tensors):
+        if not tensors:
             return
+        # (CPU rows are recorded too: they show the worlds where the workers are fine)
         possibilities = [Possibility((("tensor", t), ("worker", workers)), "MV209" if t.dev.type == "cuda" else None,
                                      T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
                          for t in tensors]
-        self.torch_record(self.site(node, "DataLoader", fr), possibilities, dataset.top, TOP, st, fr,  # type: ignore[attr-defined]
+        self.torch_record(self.site(node, WORKER_SITE, fr), possibilities, dataset.top, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
     def worker_made_cuda(self, api: str, result: Value, inputs: list[Value], node: ast.AST | None, st: State,
@@ -199,17 +211,30 @@ class TorchData:
         if workers is None or node is None:
             return result
         tensors = _tensors(result)
-        if not any(t.dev.type == "cuda" for t in tensors) or any(
-                t.dev.type == "cuda" for value in inputs for t in _tensors(value)):
+        # the CUDA tensors the worker's own code makes (reported where made): using them again is not another bug
+        made: set = self.__dict__.setdefault("_worker_made", set())
+        cuda_inputs = [t for value in inputs for t in _tensors(value) if t.dev.type == "cuda"]
+        inherited = [t for t in cuda_inputs if t.origin is not None and t.origin not in made]
+        parents = {t.origin for t in inherited}  # (an index of a parent's tensor keeps its origin: still the parent's)
+        made.update(t.origin for t in tensors if t.dev.type == "cuda" and t.origin is not None
+                    and t.origin not in parents)
+        if cuda_inputs:
+            # a CUDA tensor of the parent process (made before the fork): a call that computes with it initialises
+            # CUDA in the child (one that gives no tensor, ``size()``, ``dim()``, reads metadata only)
+            if not inherited or not tensors:
+                return result
+            tensors = inherited
+        elif not tensors:
             return result
+        # (a CPU result is recorded too, at the call's worker site: it shows the worlds where the worker is fine)
         possibilities = [Possibility((("tensor", t), ("worker", w)),
                                      "MV209" if t.dev.type == "cuda" else None,
                                      T.BAD_FORK_MESSAGE if t.dev.type == "cuda" else "", "torch.worker")
                          for t in tensors for w in workers.atoms if isinstance(w, TorchWorkersAtom)]
         # (raises=False: the worker raises, but the DataLoader(...) call that analyses its code does not: the loop
         # over the loader does, and the code after the call is analysed with the batches the user meant)
-        return self.torch_record(self.site(node, api, fr), possibilities, result.top, result, st, fr,  # type: ignore[attr-defined]
-                                 raises=False)
+        return self.torch_record(self.site(node, f"{api} in a {WORKER_SITE}", fr), possibilities, result.top,  # type: ignore[attr-defined]
+                                 result, st, fr, raises=False)
 
     def _check_pinning(self, bound: Bound[Value], batch: Value, node: ast.AST, st: State, fr: Frame) -> None:
         """``pin_memory=True``: each batch is pinned, and a tensor on a GPU cannot be (MV210)."""
@@ -217,13 +242,14 @@ class TorchData:
         if pin is None or pin.truthiness() != {True}:
             return
         tensors = _tensors_in(batch)
-        if not any(t.dev.type != "cpu" for t in tensors):
+        if not tensors:
             return
+        # (CPU batches are recorded too: they show the worlds where pinning works)
         possibilities = [Possibility((("batch", t),),
                                      "MV210" if t.dev.type != "cpu" else None,
                                      T.pin_message(f"{t.dev.text} tensor") if t.dev.type != "cpu" else "",
                                      "torch.pin_memory") for t in tensors]
-        self.torch_record(self.site(node, "DataLoader", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
+        self.torch_record(self.site(node, "DataLoader(pin_memory=True)", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
     def _check_sampler_generator(self, bound: Bound[Value], node: ast.AST, st: State, fr: Frame) -> None:
@@ -247,9 +273,9 @@ class TorchData:
         if not generators:
             return
         defaults = self.default_devices(st)  # type: ignore[attr-defined]
-        if defaults is None or (all(dev.type == "cpu" for dev, _source in defaults)
-                                and all(g is None or g.dev.type == "cpu" for g in generators)):
-            return  # (CPU generators on a CPU default device: nothing to record)
+        if defaults is None:
+            return
+        # (a passing draw is recorded too: it shows the worlds where the loader works, e.g. without CUDA)
         origin = self.origin(node, fr, "RandomSampler's own torch.Generator()")  # type: ignore[attr-defined]
         possibilities = []
         for generator in generators:
@@ -259,20 +285,31 @@ class TorchData:
                 code, message = T.generator_outcome(dev.type, atom.dev.type) or (None, "")
                 possibilities.append(Possibility((("generator", atom), ("default device", device)), code, message,
                                                  "torch.generator"))
-        self.torch_record(self.site(node, "DataLoader", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
+        # its own site: the loader's other checks (pinning, workers) are judged apart from the sampler's draw
+        self.torch_record(self.site(node, "RandomSampler", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
-    def _dataset_item(self, dataset: Value, node: ast.AST, st: State, fr: Frame) -> Value:
-        """``dataset[i]``: a project dataset's ``__getitem__``; for anything else, what iterating it gives (a
-        ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
+    def _dataset_item(self, dataset: Value, index: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """``dataset[i]``: a project dataset's ``__getitem__`` called with ``index``; for anything else, what
+        iterating it gives (a ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
         instances = [atom for atom in dataset.atoms if isinstance(atom, Instance)]
         iterated = dataset.atoms.difference(instances)
         dicts = any(isinstance(atom, DictAtom) for atom in iterated)  # ``d[i]`` is a value, iterating gives keys
         out = TOP if dicts else self.iter_element(Value(iterated, dataset.top))  # type: ignore[attr-defined]
         for atom in instances:
             method = self.attribute_of(atom, "__getitem__", None, st, fr)  # type: ignore[attr-defined]
-            out = out.join(TOP if method is None else self.call(method, [TOP], {}, node, st, fr))  # type: ignore[attr-defined]
+            out = out.join(TOP if method is None else self.call(method, [index], {}, node, st, fr))  # type: ignore[attr-defined]
         return out
+
+
+def _index(bound: Bound[Value]) -> Value:
+    """What the loader gives ``__getitem__``: an ``int`` from its own sampler (sequential or random), whatever a
+    sampler or batch sampler the program passes yields (unknown)."""
+    for name in ("sampler", "batch_sampler"):
+        given = bound.get(name)
+        if given is not None and given.consts() != [None]:
+            return TOP
+    return V(NumberAtom("int", low=0))
 
 
 def _collated(item: Value, origin: Any) -> Value:

@@ -81,6 +81,7 @@ from ..torch_domain import (
     TorchRef,
     TorchTensorAtom,
 )
+from . import layer_dicts
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
 from .entry_points import spawn_call
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
@@ -111,6 +112,7 @@ from .torch_api import (
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
+    VALUES_INDICES_FIELDS,
     VARIADIC_SEQUENCE_OPS,
     WEIGHTED_LOSSES,
     device_str,
@@ -130,6 +132,7 @@ from .torch_load import (
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
 from .torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
+from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
@@ -297,6 +300,11 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
             found = container_attribute(atom, attr)
             return V(BoundShim(atom, attr)) if found is None else found
+        if isinstance(atom, SeqAtom) and attr in VALUES_INDICES_FIELDS and atom.kind == "tuple" \
+                and atom.items is not None and len(atom.items) == 2 \
+                and all(item.atoms and item.only(TorchTensorAtom) for item in atom.items):
+            # ``torch.topk(t, k).indices``: the named fields of ``(values, indices)`` (a plain tuple has none)
+            return atom.items[VALUES_INDICES_FIELDS.index(attr)]
         return UNHANDLED
 
     def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
@@ -373,7 +381,13 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
-            return self.torch_index(atom, key, node, st, fr)
+            indexed = self.torch_index(atom, key, node, st, fr)
+            if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
+                return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
+            return indexed
+        if layer_dicts.is_collection(atom):  # ``self.heads[task]``, ``self.scales["a"]``
+            assert isinstance(atom, TorchLayerAtom)
+            return layer_dicts.lookup(atom, key, self._collection_values(atom))
         if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
             keys = key.consts()
             return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
@@ -387,7 +401,8 @@ class TorchModel(TorchData, LibraryModel):
         for atom in container.atoms:
             if isinstance(atom, TorchTensorAtom):  # ``t[idx] = v``: the index is checked as for ``t[idx]``
                 self.torch_index(atom, key, target, st, fr, op="__setitem__", values=value)
-        if any(isinstance(atom, ArrayAtom) for atom in container.atoms) and store_converts_array(target.slice) \
+        arrays = frozenset(atom.ndim for atom in container.atoms if isinstance(atom, ArrayAtom))
+        if arrays and store_converts_array(target.slice, arrays) \
                 and any(isinstance(atom, TorchTensorAtom) for atom in value.atoms):
             self.torch_export("numpy", "numpy.ndarray.__setitem__", value, target, st, fr)
         holder = target.value
@@ -405,7 +420,8 @@ class TorchModel(TorchData, LibraryModel):
         if is_classifier(owner):
             self._rebind_name(name, self._classifier_with_part(owner, value), st)
         elif owner.atoms and all(isinstance(a, Instance) for a in owner.atoms) and container.atoms \
-                and all(isinstance(a, TorchLayerAtom) and a.name in ADDING_METHODS for a in container.atoms):
+                and all(isinstance(a, TorchLayerAtom) and (a.name in ADDING_METHODS or layer_dicts.is_collection(a))
+                        for a in container.atoms):
             self._supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
 
     def updated_item_value(self, container: Value, key: Value, value: Value) -> Value:
@@ -418,6 +434,12 @@ class TorchModel(TorchData, LibraryModel):
         return out
 
     def updated_item(self, atom: Atom, key: Value, value: Value) -> Value | None:
+        if isinstance(atom, TorchLayerAtom) and layer_dicts.is_collection(atom):
+            if atom.name == layer_dicts.PARAMETER_LIST:  # (a position: the parameter there replaced)
+                stored = layer_dicts.with_entries(replace(atom, keys=()), [(None, value)])
+                return TOP if stored is None else V(replace(stored, keys=atom.keys))
+            stored = layer_dicts.with_entries(atom, [(layer_dicts.constant_key(key), value)])
+            return TOP if stored is None else V(stored)
         if not isinstance(atom, TorchLayerAtom) or atom.name not in ADDING_METHODS:
             return None
         replaced = replaced_item(atom, key, value)
@@ -461,6 +483,9 @@ class TorchModel(TorchData, LibraryModel):
             return V(atom.with_(zero_dim=False, owned=False))  # a view: same device, same graph, a dimension
         if isinstance(atom, TorchTensorAtom):
             return V(atom.row())  # a row: same device, same graph
+        if how == "iterate" and layer_dicts.is_collection(atom):  # a dict's keys, a ParameterList's parameters
+            assert isinstance(atom, TorchLayerAtom)
+            return layer_dicts.key_values(atom) if atom.name in layer_dicts.KEYED else self._collection_values(atom)
         if how == "iterate" and isinstance(atom, TorchLayerAtom) and atom.name in ("ModuleList", "Sequential") \
                 and atom.children:
             return self.container_modules(atom)  # ``for block in self.blocks``: its modules
@@ -634,7 +659,7 @@ class TorchModel(TorchData, LibraryModel):
         cached = getattr(self, "_cuda_current_changes", _UNSET)
         if cached is None or isinstance(cached, bool):
             return cached
-        texts = [m for m in self.modules if "set_device" in m.source.text or "cuda.device(" in m.source.text]
+        texts = [m for m in self.modules if m.source.mentions("set_device") or m.source.mentions("cuda.device(")]
         changes = None if not texts else any(_changes_current_device_unseen(m.source.tree) for m in texts)
         self._cuda_current_changes = changes
         return changes
@@ -741,8 +766,7 @@ class TorchModel(TorchData, LibraryModel):
                 continue
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
-                first, second = T.mismatch_devices(T.checked_operands(semantic, op) or semantic)
-                possibilities.append(Possibility(pairs, code, T.mismatch_message(first, second), f"torch.{op or api}"))
+                possibilities.append(Possibility(pairs, code, T.failure_message(semantic, op), f"torch.{op or api}"))
                 # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
                 # the one left behind: its later uses on the accelerator are not more findings of one cause),
                 # else the first operand's device
@@ -813,6 +837,22 @@ class TorchModel(TorchData, LibraryModel):
     def _call_create(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                      fr: Frame) -> Value | None:
         return self._create(path.rpartition(".")[2], args, kwargs, node, st, fr)
+
+    def _call_fft_frequencies(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
+                              st: State, fr: Frame) -> Value | None:
+        # ``torch.fft.fftfreq(n, d)``: a 1-d tensor on ``device=``, else on the default device
+        devices = self._device_argument(kwargs.get("device"), st)
+        if devices is None:
+            return TOP
+        origin = self.origin(node, fr, f"created by {path}")
+        return Value(frozenset(with_tags(TorchTensorAtom(dev, NO_GRAD, False, origin=origin, ndim=1), tags_of(source))
+                               for dev, source in devices))
+
+    def _call_fft(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
+                  fr: Frame) -> Value | None:
+        # ``torch.fft.fft(x)``: on ``x``'s device, in its graph
+        data = args[0] if args else kwargs.get("input")
+        return TOP if data is None else self.same_device_result(data, node, st, fr, False)
 
     def _call_create_like(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                           fr: Frame) -> Value | None:
@@ -1303,11 +1343,11 @@ class TorchModel(TorchData, LibraryModel):
             return untracked
         modules = st.vars[first.func.value.id]
         devices = frozenset(a.dev for a in elements)
-        access = _access(first.func.value, fr)
-        if modules.top or not modules.atoms or access is None or not devices or None in devices or not all(
+        via = access(first.func.value, fr)
+        if modules.top or not modules.atoms or via is None or not devices or None in devices or not all(
                 _identity(a) is not None for a in modules.atoms):
             return untracked
-        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), access, devices))
+        return V(TorchOptimizerAtom(origin, frozenset(modules.atoms), via, devices))
 
     def torch_optimizer_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                                node: ast.AST, st: State, fr: Frame) -> Value:
@@ -1327,8 +1367,8 @@ class TorchModel(TorchData, LibraryModel):
             self._rebind_optimizer(node, TOP, st)
             return NONE
         if name == "step":
-            for atom in optimizers:
-                if atom.state is not None and atom.state != atom.params:
+            for atom in optimizers:  # (a passing step is recorded too: it shows the worlds where the step is fine)
+                if atom.state is not None:
                     self._check_optimizer_state(atom, node, st, fr)
         where = self.origin(node, fr, f"optimizer state made by {name}()")
         made = Value(frozenset(a if a.state is not None and name == "step" else replace(a, state=a.params, made=where)
@@ -1337,10 +1377,22 @@ class TorchModel(TorchData, LibraryModel):
         return BOTTOM if st.dead else NONE
 
     def _check_optimizer_state(self, atom: TorchOptimizerAtom, node: ast.AST, st: State, fr: Frame) -> None:
-        params = Value(frozenset(TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(
-            node, fr, "optimizer parameter")) for dev in atom.params))
-        state = Value(frozenset(TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made) for dev in atom.state or ()))
-        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", state, False, False)],
+        def parameter(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, LEAF, False, owned=True, origin=self.origin(node, fr, "optimizer parameter"))
+
+        def state(dev: TorchDev) -> TorchTensorAtom:
+            return TorchTensorAtom(dev, NO_GRAD, False, origin=atom.made)
+
+        if atom.state == atom.params:
+            # the state was made where the parameters were and they have not moved since: each parameter's state
+            # is on its own device (one alternative of the parameters never meets another's state)
+            passes = [Possibility((("parameter", parameter(dev)), ("state", state(dev))), None, "", "torch.step")
+                      for dev in sorted(atom.params, key=str)]
+            self.torch_record(self.site(node, "Optimizer.step", fr), passes, False, TOP, st, fr)
+            return
+        params = Value(frozenset(parameter(dev) for dev in atom.params))
+        states = Value(frozenset(state(dev) for dev in atom.state or ()))
+        self.checked_op("Optimizer.step", [("parameter", params, False, False), ("state", states, False, False)],
                         node, st, fr, op="step")
 
     def _moved_unseen(self, atom: TorchOptimizerAtom) -> bool:
@@ -1585,7 +1637,8 @@ class TorchModel(TorchData, LibraryModel):
         if attr == "data":
             return V(atom.with_(grad=NO_GRAD, owned=False))
         if attr == "shape" and atom.ndim is not None:
-            return V(seq("tuple", (TOP,) * atom.ndim))  # a torch.Size of that many (unknown) sizes
+            # a torch.Size of that many sizes, each an int of unknown value (``n * t`` is a tensor on ``t``'s device)
+            return V(seq("tuple", (V(NumberAtom("int", low=0)),) * atom.ndim))
         if attr == "dtype":
             return V(UNKNOWN_DTYPE)  # a dtype the analysis does not know: ``m.to(h.dtype)`` is a cast, not a move
         if attr in ("shape", "ndim", "layout", "names", "grad_fn"):
@@ -1666,6 +1719,10 @@ class TorchModel(TorchData, LibraryModel):
             return self._retyped(receiver, args, kwargs, node, st, fr)
         if name in SAME_DEVICE_OPS:
             result = self.same_device_result(receiver, node, st, fr, None, api=name)
+            if name in AT_LEAST_1D:
+                # ``index.unsqueeze(-1)``: never 0-dim, whatever the tensor was (no scalar exemption past it)
+                return Value(frozenset(dataclasses.replace(a, zero_dim=False, ndim=_at_least_1d_rank(name, a.ndim))
+                                       if isinstance(a, TorchTensorAtom) else a for a in result.atoms), result.top)
             rank = _reshaped_rank(name, args, kwargs, node)
             return result if rank is None else Value(frozenset(
                 dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
@@ -1728,14 +1785,18 @@ class TorchModel(TorchData, LibraryModel):
         self.heap_set((origin, _GRAD_FLAG), value if old is None else old.join(value))
 
     def grad_flags(self, atom: TorchTensorAtom | TorchLayerAtom) -> set[bool]:
-        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen."""
+        """Whether a module's weights (a layer's, or a parameter) may require grad: True unless frozen (a layer
+        whose tensors are all buffers: never)."""
+        if isinstance(atom, TorchLayerAtom) and buffers_only(atom.name):
+            return {False}
         if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
             return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
         noted = self.heap_get((atom.origin, _GRAD_FLAG))
         if noted is None:
             return {True}
-        flags = {c for c in noted.consts() if isinstance(c, bool)}
-        return {True, False} if noted.top or not flags else flags
+        consts = noted.consts()  # (None: a flag that is not a constant, ``requires_grad_(p.requires_grad)``)
+        flags = {c for c in consts or () if isinstance(c, bool)}
+        return {True, False} if noted.top or consts is None or not flags else flags
 
     def torch_tensor_state_store(self, target: ast.Attribute, obj: Value, value: Value, st: State,
                                  fr: Frame) -> None:
@@ -1908,7 +1969,12 @@ class TorchModel(TorchData, LibraryModel):
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         out = TOP if tensors.top else BOTTOM
-        for atom in tensors.atoms:
+        atoms = tensors.atoms
+        if name in NONEMPTY_SEQUENCE_OPS and any(isinstance(a, SeqAtom) and a.items != () for a in atoms):
+            # ``torch.cat(self.log_probs)`` of a list that was empty in ``__init__`` and appended since: an empty
+            # list raises (not a device failure), so the result is the other possibilities'
+            atoms = frozenset(a for a in atoms if not (isinstance(a, SeqAtom) and a.items == ()))
+        for atom in atoms:
             if isinstance(atom, SeqAtom) and atom.items:
                 operands = [(f"tensors[{i}]", item, False, False) for i, item in enumerate(atom.items)]
             elif isinstance(atom, SeqAtom) and atom.items is None and not atom.elem.is_bottom:
@@ -1927,6 +1993,11 @@ class TorchModel(TorchData, LibraryModel):
     def _layer(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                fr: Frame) -> Value:
         origin = self.origin(node, fr, f"nn.{name} created")
+        if name in layer_dicts.COLLECTIONS:
+            given = layer_dicts.entries(args[0] if args else kwargs.get("values", kwargs.get("modules",
+                                        kwargs.get("parameters"))), name in layer_dicts.KEYED)
+            built = None if given is None or len(args) + len(kwargs) > 1 else layer_dicts.build(name, given, origin)
+            return TOP if built is None else V(built)
         if name in T.CONTAINERS:
             items: list[Value] = list(args)
             if name == "ModuleList":
@@ -1992,7 +2063,8 @@ class TorchModel(TorchData, LibraryModel):
                                                    origin=atom.origin) for flag in self.grad_flags(atom)))
         if attr == "module" and atom.name in WRAPPERS:
             return V(atom.children[0])  # the wrapped module
-        if attr in MODULE_METHODS or attr in ADDING_METHODS.get(atom.name, ()):
+        if attr in MODULE_METHODS or attr in ADDING_METHODS.get(atom.name, ()) \
+                or attr in layer_dicts.METHODS.get(atom.name, ()):
             return V(BoundShim(atom, attr))
         return None
 
@@ -2010,7 +2082,7 @@ class TorchModel(TorchData, LibraryModel):
                 if st.dead:
                     return BOTTOM
             return value
-        if layer.name == "ModuleList":
+        if layer.name == "ModuleList" or layer.name in layer_dicts.COLLECTIONS:  # (not callable)
             return TOP
         if layer.name == DATA_PARALLEL_NAME:
             return data_parallel_call(self, layer, args, kwargs, node, st, fr)
@@ -2044,7 +2116,8 @@ class TorchModel(TorchData, LibraryModel):
             result = TOP
         else:
             # (the layer's choice tags: a layer placed on one way of a choice meets inputs of that way only)
-            weight = with_tags(TorchTensorAtom(layer.dev, LEAF, False, owned=True, origin=layer.origin), tags_of(layer))
+            weight = with_tags(TorchTensorAtom(layer.dev, NO_GRAD if buffers_only(layer.name) else LEAF, False,
+                                               owned=True, origin=layer.origin), tags_of(layer))
             checked = self.checked_op(api, [("input", x, layer.name in ("Embedding", "EmbeddingBag"), False),
                                             *_more_tensor_operands(args[1:], kwargs, layer.name),
                                             ("weight", V(weight), False, True)], node, st, fr, op="forward")
@@ -2087,6 +2160,8 @@ class TorchModel(TorchData, LibraryModel):
     def torch_module_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
                             node: ast.AST, st: State, fr: Frame) -> Value:
         """nn.Module's API on a library layer or on an instance of a project ``nn.Module`` subclass."""
+        if receiver.atoms and any(name in layer_dicts.METHODS.get(getattr(a, "name", ""), ()) for a in receiver.atoms):
+            return self._collection_method(name, receiver, args, kwargs, node, st, fr)
         if name in ("to", "cuda", "cpu"):
             if name == "cpu":
                 targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
@@ -2111,7 +2186,7 @@ class TorchModel(TorchData, LibraryModel):
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), _access(source, fr))
+                    const(dev.text) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2179,6 +2254,38 @@ class TorchModel(TorchData, LibraryModel):
                 self.store_attribute(receiver, names[0], value, fr)
             return NONE
         return TOP
+
+    def _collection_values(self, atom: TorchLayerAtom) -> Value:
+        """What a ModuleDict's, ParameterList's or ParameterDict's entries hold, as reading one gives it."""
+        if atom.name in layer_dicts.PARAMETERS:
+            return layer_dicts.parameter(atom, self.grad_flags(atom))
+        return self.container_modules(atom) if atom.children else TOP
+
+    def _collection_method(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                           node: ast.AST, st: State, fr: Frame) -> Value:
+        """``.items()``/``.values()``/``.keys()`` of a ModuleDict or ParameterDict, and what adds to one
+        (``update``, ``add_module``, a ParameterList's ``append``/``extend``)."""
+        if receiver.top or kwargs or not all(layer_dicts.is_collection(a) for a in receiver.atoms):
+            return TOP
+        atoms = [a for a in receiver.atoms if isinstance(a, TorchLayerAtom)]
+        if name not in layer_dicts.CHANGING:
+            if name == "pop":
+                return join_all(layer_dicts.lookup(a, args[0] if args else TOP, self._collection_values(a))
+                                for a in atoms)
+            return join_all(layer_dicts.listed(a, name, self._collection_values(a)) for a in atoms)
+        given: layer_dicts.Entries | None
+        if name == "add_module":
+            given = [(layer_dicts.constant_key(args[0]), args[1])] if len(args) == 2 else None
+        elif name == "append":
+            given = [(None, args[0])] if len(args) == 1 else None
+        else:
+            given = layer_dicts.entries(args[0], name == "update") if len(args) == 1 else None
+        changed = BOTTOM
+        for atom in atoms:
+            stored = None if given is None else layer_dicts.with_entries(atom, given)
+            changed = changed.join(TOP if stored is None else V(stored))
+        self._rebind_receiver(node, changed, st, fr, receiver)
+        return changed if name in ("append", "extend") else NONE
 
     def _container_added(self, name: str, receiver: Value, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         """The modules after ``receiver.<name>(...)`` adds one (a Sequential's ``append``/``insert``/``extend``/
@@ -2249,7 +2356,8 @@ class TorchModel(TorchData, LibraryModel):
             children = tuple(self.move_module(c, dev) for c in atom.children)
             # a wrapper's own device (``DataParallel``'s ``device_ids[0]``) does not move with its module
             own = atom.dev if atom.name in WRAPPERS else None
-            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin)
+            return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin,
+                                  keys=atom.keys)
         if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
             return self._moved_instance(atom, dev)
         return atom
@@ -2342,7 +2450,7 @@ class TorchModel(TorchData, LibraryModel):
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
-        here = _access(func, fr)
+        here = access(func, fr)
         if via is not None and not via.top and here is not None and via.consts() == [here]:
             return False  # moved through this very name here: the name was rebound where the move happened
         if isinstance(atom, Instance):
@@ -2758,7 +2866,7 @@ def _made_here(value: Value, expr: ast.AST | None) -> bool:
     return True
 
 
-def _access(expr: ast.AST | None, fr: Frame) -> str | None:
+def access(expr: ast.AST | None, fr: Frame) -> str | None:
     """``scope:dotted.name`` of a reference (``model``, ``self.model``) in the running function or module."""
     dotted = _dotted(expr) if expr is not None else None
     if dotted is None:
@@ -2774,6 +2882,16 @@ def _identity(atom: Atom) -> object | None:
     if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
         return atom
     return None
+
+
+def _at_least_1d_rank(name: str, ndim: int | None) -> int | None:
+    """The rank of ``t.unsqueeze(d)`` (one more) or ``t.flatten(...)`` (1 for a 0-dim tensor; else it depends on
+    the dimensions flattened) for a tensor of rank ``ndim``."""
+    if ndim is None:
+        return None
+    if name == "unsqueeze":
+        return ndim + 1
+    return 1 if ndim == 0 else None
 
 
 def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> int | None:
@@ -2795,6 +2913,12 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
         return 1
     return None
 
+
+#: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
+NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
+
+#: Methods whose result has a dimension even for a 0-dim tensor.
+AT_LEAST_1D = frozenset({"unsqueeze", "flatten"})
 
 #: a tensor's ``dtype`` (``torch.dtype``, the class, stands for a dtype the analysis does not know)
 UNKNOWN_DTYPE = TorchRef("torch.dtype")
@@ -2909,21 +3033,16 @@ def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:
 
 
 def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
-    """Does this module change the current CUDA device where the flow state does not follow it: a
-    ``set_device`` call inside a function (its callers go on with the device they had), or
-    ``torch.cuda.device(...)`` other than as a ``with`` block?"""
+    """Does this module change the current CUDA device where the flow state does not follow it:
+    ``torch.cuda.device(...)`` other than as a ``with`` block? (A ``set_device`` call is followed, inside a
+    function too: the mode it sets stays in force in the function's callers.)"""
     if tree is None:
         return False
     blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
               for item in node.items}
-    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                       ast.Lambda))]
-    inside = {id(sub) for fn in functions for sub in ast.walk(fn) if sub is not fn}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        if node.func.attr == "set_device" and id(node) in inside:
-            return True
         if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
                 and node.func.value.attr == "cuda" and id(node) not in blocks:
             return True

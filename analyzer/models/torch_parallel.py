@@ -247,8 +247,8 @@ def ddp_call(engine: Any, layer: TorchLayerAtom, args: list[Value], kwargs: dict
     if src is not None:
         origin = engine.origin(node, fr, "moved by DistributedDataParallel")
         if src.index is None:
-            args = [_unknown_tensors(v, 0) for v in args]
-            kwargs = {key: _unknown_tensors(v, 0) for key, v in kwargs.items()}
+            args = [unknown_tensors(v, 0) for v in args]
+            kwargs = {key: unknown_tensors(v, 0) for key, v in kwargs.items()}
         else:
             args = [copied_to(engine, v, src, origin, 0) for v in args]
             kwargs = {key: copied_to(engine, v, src, origin, 0) for key, v in kwargs.items()}
@@ -257,7 +257,7 @@ def ddp_call(engine: Any, layer: TorchLayerAtom, args: list[Value], kwargs: dict
     return engine.call(V(child), args, kwargs, node, st, fr)
 
 
-def _unknown_tensors(value: Value, depth: int) -> Value:
+def unknown_tensors(value: Value, depth: int) -> Value:
     """``value`` with its tensors' devices unknown (moved to a device the analysis does not know)."""
     if depth > _MAX_DEPTH:
         return TOP
@@ -266,7 +266,7 @@ def _unknown_tensors(value: Value, depth: int) -> Value:
         if isinstance(atom, TorchTensorAtom):
             out = out.join(TOP)
         elif isinstance(atom, (SeqAtom, DictAtom)):
-            out = out.join(V(map_elements(atom, lambda v: _unknown_tensors(v, depth + 1))))
+            out = out.join(V(map_elements(atom, lambda v: unknown_tensors(v, depth + 1))))
         else:
             out = out.join(V(atom))
     return out

@@ -12,7 +12,15 @@ observer (the CI machine has neither).
 * ``matplotlib.pyplot`` (``stand_in_pyplot``, in the package ``stand_in_matplotlib``): figures and axes whose
   plotting methods read their data with ``numpy.asarray``, as matplotlib's do;
 * ``torchvision`` (``stand_in_torchvision``, with ``.models`` and ``.ops``): classifier builders whose weights are
-  on the CPU, and box ops that need their tensors on one device.
+  on the CPU, and box ops that need their tensors on one device;
+* ``torchaudio`` (``stand_in_torchaudio``, with ``.transforms`` and ``.functional``): transforms whose windows,
+  filter banks and kernels are buffers made on the CPU, ``load`` of a WAV file to a CPU tensor, the filter-bank
+  builders (CPU matrices);
+* ``torch_geometric`` (``stand_in_torch_geometric``, with ``.data``, ``.loader`` and ``.nn``): graphs whose
+  ``to(device)`` moves their tensors in place, a loader of batches left where the graphs are, message-passing
+  layers with CPU weights, the global poolings;
+* ``datasets`` (``stand_in_datasets``): datasets of Python columns whose torch format gives CPU tensors, and a
+  ``load_dataset`` of synthetic text-classification rows (nothing is downloaded).
 
 The finder sits last on ``sys.meta_path``: an installed library is always found first and runs as it is. A
 stand-in announces itself on stderr when it is imported. Nothing else of either library exists here: a
@@ -33,7 +41,14 @@ STAND_INS = {"transformers": "stand_in_transformers.py", "accelerate": "stand_in
              **dict.fromkeys(("tqdm", "tqdm.auto", "tqdm.notebook", "tqdm.std"), "stand_in_tqdm.py"),
              "matplotlib": "stand_in_matplotlib.py", "matplotlib.pyplot": "stand_in_pyplot.py",
              "torchvision": "stand_in_torchvision.py", "torchvision.models": "stand_in_torchvision_models.py",
-             "torchvision.ops": "stand_in_torchvision_ops.py"}
+             "torchvision.ops": "stand_in_torchvision_ops.py", "torchaudio": "stand_in_torchaudio.py",
+             "torchaudio.transforms": "stand_in_torchaudio_transforms.py",
+             "torchaudio.functional": "stand_in_torchaudio_functional.py",
+             "torch_geometric": "stand_in_torch_geometric.py",
+             "torch_geometric.data": "stand_in_torch_geometric_data.py",
+             "torch_geometric.loader": "stand_in_torch_geometric_loader.py",
+             "torch_geometric.nn": "stand_in_torch_geometric_nn.py",
+             "datasets": "stand_in_datasets.py"}
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):

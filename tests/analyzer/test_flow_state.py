@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from devicelint.domain import TOP, V, const
-from devicelint.engine.flow_state import Overlay, State, dead, force_top, join_states, widen_changed
+from devicelint.domain import TOP, V, const, seq, seq_of
+from devicelint.engine.flow_state import Overlay, State, Widened, dead, force_top, join_states, widen_changed
 
 
 def state(**variables: int) -> State:
@@ -69,13 +69,35 @@ def test_widening_goes_over_every_kind_of_value() -> None:
     old.overlays[Overlay("x", "a")] = V(const(1))
     new.overlays[Overlay("x", "a")] = V(const(2))
     new.modes["grad"] = V(const(False))
-    widened: tuple[set, set, set] = (set(), set(), set())
+    widened: Widened = ({}, {}, {})
     widen_changed(old, new, widened)
-    assert widened == ({"x"}, {Overlay("x", "a")}, {"grad"})
+    assert widened == ({"x": TOP}, {Overlay("x", "a"): TOP}, {"grad": TOP})
     again = state(x=3)
     again.modes["grad"] = V(const(True))
     force_top(again, widened)
     assert again.vars["x"] is TOP and again.modes["grad"] is TOP
+
+
+def test_a_list_a_loop_keeps_growing_stays_a_list_of_unknown_items() -> None:
+    old, new = state(), state()
+    old.vars["returns"] = V(seq("list", [V(const(1.0))]))
+    new.vars["returns"] = V(seq("list", [V(const(1.0)), V(const(2.0))]))
+    widened: Widened = ({}, {}, {})
+    widen_changed(old, new, widened)
+    bound = V(seq_of("list", TOP))
+    assert new.vars["returns"] == bound and widened[0] == {"returns": bound}
+    longer = state()
+    longer.vars["returns"] = V(seq("list", [V(const(1.0))] * 3))
+    force_top(longer, widened)
+    assert longer.vars["returns"] == bound  # still a list: held at the bound
+    replaced = state()
+    replaced.vars["returns"] = V(const(0))
+    force_top(replaced, widened)
+    assert replaced.vars["returns"] is TOP  # no longer a list: unknown
+    changed_again = state()
+    changed_again.vars["returns"] = V(seq("list", [V(const(3.0))]))
+    widen_changed(new, changed_again, widened)
+    assert changed_again.vars["returns"] is TOP  # a second widening goes to unknown
 
 
 def test_a_copy_is_independent_and_the_same() -> None:

@@ -221,10 +221,14 @@ def test_the_current_cuda_device_follows_set_device_at_the_top_level_and_device_
         here = torch.ones(2, device=torch.device("cuda", torch.cuda.current_device())) + w
         """
     assert findings(pinned) == [(6, "MV201", "error")]
-    # a set_device inside a function: its callers would go on with the device they had, so "cuda" is not known
-    hidden = pinned.replace("torch.cuda.set_device(1)",
+    # a set_device inside a function is the process's setting: its callers go on with the device it set
+    helper = pinned.replace("torch.cuda.set_device(1)",
                             "def pin():\n            torch.cuda.set_device(1)\n        pin()")
-    assert findings(hidden) == []
+    assert findings(helper) == [(8, "MV201", "error")]
+    # one it may or may not have set (an index the analysis does not know): "cuda" is not known after the call
+    unknown = pinned.replace("torch.cuda.set_device(1)",
+                             "def pin(i):\n            torch.cuda.set_device(i)\n        pin(int(input()))")
+    assert findings(unknown) == []
     current = """
         import torch
         torch.cuda.set_device(1)
@@ -1638,3 +1642,16 @@ print(head(featurekit.load()))
 '''
     report = check_source(source, "head.py", Settings(select=("MV2",)))
     assert [(d.row, d.code) for d in report.diagnostics] == []
+
+
+def test_a_module_frozen_by_a_flag_that_is_not_a_constant_may_require_grad_or_not() -> None:
+    source = """
+        import torch
+        from torch import nn
+
+        layer = nn.Linear(2, 2)
+        layer.requires_grad_(torch.rand(1) > 0.5)
+        params = list(layer.parameters())
+        params[0].cuda() + torch.ones(2, device="cuda")
+        """
+    assert findings(source) == []  # (not an analysis failure)

@@ -79,6 +79,28 @@ def test_trainer_without_its_subclass_or_import_is_not_modelled() -> None:
     assert findings(plain) == []
 
 
+def test_trainer_through_an_aliased_import() -> None:
+    imports = "from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments"
+    aliased = _trainer().replace(imports, "import transformers as tf").replace("(Trainer)", "(tf.Trainer)") \
+        .replace("AutoModelForSequenceClassification.", "tf.AutoModelForSequenceClassification.") \
+        .replace("TrainingArguments(", "tf.TrainingArguments(")
+    assert "tf.Trainer" in aliased and "tf.TrainingArguments(" in aliased
+    on_cpu = aliased.replace('output_dir="out"', 'output_dir="out", use_cpu=True')
+    assert findings(aliased) == [(15, "MV202", "warning")]
+    assert findings(on_cpu) == []
+    kept = on_cpu.replace("args = tf.TrainingArguments", "Arguments = tf.TrainingArguments\n    args = Arguments")
+    assert findings(kept) == []  # the class kept in a variable
+
+
+def test_trainer_arguments_built_in_a_helper_or_from_options() -> None:
+    built = 'args = TrainingArguments(output_dir="out")'
+    helper = 'def make_args(cpu):\n        return TrainingArguments("out", use_cpu=cpu)\n    args = make_args(CPU)'
+    assert findings(_trainer().replace(built, helper.replace("CPU", "True"))) == []
+    assert findings(_trainer().replace(built, helper.replace("CPU", "False"))) == [(15, "MV202", "warning")]
+    options = _trainer().replace(built, 'args = TrainingArguments(**{"output_dir": "out", **OPTIONS})')
+    assert findings(options) == []  # what the options hold is not known
+
+
 TRAINER_MODULE = """\
     import torch
     from torch import nn

@@ -1,4 +1,4 @@
-"""The observer's stand-ins for Hugging Face transformers and accelerate, tqdm and matplotlib.pyplot
+"""The observer's stand-ins for Hugging Face transformers, accelerate and datasets, tqdm and matplotlib.pyplot
 (runtime_shim/torch_observer/stand_ins.py): found only where nothing else finds the library, and doing with
 devices what the library does (placing the model and the batches, yielding the batches, converting plotted
 data with numpy.asarray)."""
@@ -25,6 +25,7 @@ def test_the_finder_answers_for_the_stood_in_libraries_only() -> None:
     assert Path(str(finder.find_spec("tqdm.auto").origin)).name == "stand_in_tqdm.py"  # type: ignore[union-attr]
     assert Path(str(finder.find_spec("matplotlib.pyplot").origin)).name == "stand_in_pyplot.py"  # type: ignore[union-attr]
     assert finder.find_spec("matplotlib.axes") is None and finder.find_spec("tqdm.contrib") is None
+    assert Path(str(finder.find_spec("datasets").origin)).name == "stand_in_datasets.py"  # type: ignore[union-attr]
 
 
 def test_install_puts_the_finder_last_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,3 +158,21 @@ def test_plotting_converts_the_data_with_numpy_asarray() -> None:
         pyplot.imshow(Refused())
     with pytest.raises(TypeError, match="refused"):
         fig.add_subplot(1, 1, 1).bar([1.0], height=Refused())
+
+
+def test_the_datasets_stand_in_gives_cpu_tensors_once_formatted_for_torch() -> None:
+    torch = pytest.importorskip("torch")
+    datasets = _load("datasets")
+    ds = datasets.Dataset.from_dict({"text": ["a b", "c"], "ids": [[1, 2], [3, 4]], "label": [0, 1]})
+    assert ds[0] == {"text": "a b", "ids": [1, 2], "label": 0}  # Python rows until formatted
+    ds = ds.map(lambda row: {"score": float(row["label"])})
+    formatted = ds.with_format("torch", columns=["ids", "label", "score"])
+    assert ds[0]["label"] == 0 and set(formatted[0]) == {"ids", "label", "score"}
+    row = formatted[1]
+    assert row["ids"].device.type == "cpu" and row["ids"].dtype == torch.int64 and row["label"].dim() == 0
+    assert formatted["ids"].shape == (2, 2) and formatted[0:2]["score"].dtype == torch.float32
+    splits = datasets.load_dataset("imdb")
+    splits.set_format("torch", columns=["label"])
+    batch = next(iter(torch.utils.data.DataLoader(splits["train"], batch_size=4)))
+    assert batch["label"].shape == (4,) and batch["label"].device.type == "cpu"
+    assert len(datasets.load_dataset("imdb", split="test[:50%]")) == 16

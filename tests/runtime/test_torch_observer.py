@@ -20,7 +20,7 @@ pytest.importorskip("torch")
 
 from conftest import real_cuda_count  # noqa: E402
 
-from runtime_shim import runner  # noqa: E402
+from runtime_shim import runner, torch_semantics  # noqa: E402
 from runtime_shim.torch_observer import cli, sites  # noqa: E402
 from runtime_shim.torch_observer.classify import (  # noqa: E402
     RULES,
@@ -156,6 +156,23 @@ CPU, CUDA0, CUDA1 = "cpu", "cuda:0", "cuda:1"
 ])
 def test_mismatch_code(operands: list[Operand], code: str | None) -> None:
     assert mismatch_code(operands) == code
+
+
+@pytest.mark.parametrize(("operands", "op", "message"), [
+    ([Operand(CPU, 2), Operand(CUDA0, 1, is_index=True)], "__getitem__",
+     "indices should be either on cpu or on the same device as the indexed tensor (cpu)"),
+    ([Operand(CUDA0, 2), Operand(CUDA1, 1, is_index=True)], "__setitem__",
+     "indices should be either on cpu or on the same device as the indexed tensor (cuda:0)"),
+    # values on another device than the indexed tensor (a CPU index): index_put_'s common message
+    ([Operand(CPU, 2), Operand(CPU, 1, is_index=True), Operand(CUDA0, 1)], "__setitem__",
+     "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!"),
+    ([Operand(CPU, 2), Operand(CUDA0, 1, is_index=True)], "gather",
+     "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!"),
+])
+def test_failure_message_names_the_indexed_device_for_indexing(operands: list[Operand], op: str,
+                                                               message: str) -> None:
+    assert torch_semantics.failure_message(operands, op) == message
+    assert classify(message, operands) == mismatch_code(operands, op)  # the observer reads it back as the same rule
 
 
 def test_classify_mismatch_texts_need_a_device_split() -> None:
