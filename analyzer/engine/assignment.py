@@ -58,6 +58,8 @@ class Assignment(EngineMixin):
                 namespace = self.model_namespace_store(obj, target.attr, widen_if_large(value))
                 if namespace is not None:  # ``args.cuda = ...``: the namespace carries it into calls
                     st.vars[target.value.id] = namespace
+            if isinstance(target.value, ast.Name):
+                st.drop_items(target.value.id)  # ``slot.parts = ...``: what ``slot[0]`` reads may change
             if isinstance(target.value, ast.Name) and not obj.is_bottom:
                 overlay = Overlay(target.value.id, target.attr)
                 st.overlays[overlay] = widen_if_large(value)
@@ -158,6 +160,7 @@ class Assignment(EngineMixin):
         if not isinstance(target.value, ast.Name):
             return
         name = target.value.id
+        st.drop_items(name)
         is_global = (fr.kind is FrameKind.FUNCTION and name not in st.vars and name not in fr.closure
                      and name in fr.module.namespace)
         if name not in st.vars and not is_global:
@@ -173,6 +176,8 @@ class Assignment(EngineMixin):
         """``name`` now holds ``value`` because the object it names changed in place (``xs[i] = v``,
         ``xs.append(v)``): where it is another variable's element (``row = grid[0]``), that one's too."""
         element = st.elements.get(name) if isinstance(name, str) else None
+        if isinstance(name, str):
+            st.drop_items(name)
         st.set(name, value)
         st.kill_aliases(name)
         holder = st.vars.get(element[0]) if element is not None else None

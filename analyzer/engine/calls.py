@@ -36,7 +36,17 @@ from ..domain import (
 from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
-from .flow_state import Frame, FrameKind, Overlay, Slot, State, completed_scopes, mode_effect, widen_if_large
+from .flow_state import (
+    Frame,
+    FrameKind,
+    Overlay,
+    Slot,
+    State,
+    completed_scopes,
+    is_item_overlay,
+    mode_effect,
+    widen_if_large,
+)
 from .limits import MAX_CALL_DEPTH, MAX_CONTEXTS_PER_FUNCTION, MAX_DEPTH, MAX_RECURSION_ROUNDS
 from .mixin import EngineMixin
 from .program import FunctionInfo
@@ -89,6 +99,10 @@ class Calls(EngineMixin):
     """Calls."""
 
     def expr_Call(self, node: ast.Call, st: State, fr: Frame) -> Value:
+        if any(is_item_overlay(key) for key in st.overlays):
+            # ``layers.insert(0, x)``, ``fill(layers)``: the call may change the items a test narrowed
+            for name in _names_passed(node):
+                st.drop_items(name)
         if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_MUTATORS:
             handled = self._container_mutation(node, st, fr)
             if handled is not None:
@@ -489,3 +503,13 @@ def _layers_of_the_inputs_way(func: Value, x: Value) -> Value:
                      if not a.is_library_layer() or any(consistent(tags_of(a), t) for t in inputs))
     return Value(kept, func.top) if kept else func
 
+
+def _names_passed(node: ast.Call) -> list[str]:
+    """The variables a call receives as its receiver (``xs.append``) or as arguments (``fill(xs)``)."""
+    out = [node.func.value.id] if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+        else []
+    for arg in [*node.args, *(k.value for k in node.keywords)]:
+        inner = arg.value if isinstance(arg, ast.Starred) else arg
+        if isinstance(inner, ast.Name):
+            out.append(inner.id)
+    return out

@@ -104,15 +104,17 @@ class Definitions(EngineMixin):
             info = self.classes[id(node)] = ClassInfo(node, fr.module, prefix + node.name)
         bases: list[ClassInfo] = []
         info.library_bases = ()
+        info.unknown_base = False
         for base in node.bases:
             value = self.eval(base, st, fr)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
-            # (a LightningModule, whose library is not analysed, is an nn.Module too)
             # (a LightningModule, whose library is not analysed, is an nn.Module too: the framework's model says)
             found = self.model_class_base(value)
             if value.top:
                 found += self.model_framework_class(info)
             info.library_bases = tuple(dict.fromkeys((*info.library_bases, *found)))
+            if value.top and not found and not any(isinstance(atom, ClassRef) for atom in value.atoms):
+                info.unknown_base = True
         info.set_bases(bases)
         body_frame = Frame(fr.module, fr.ctx, func=None, closure=dict(st.vars) if fr.kind is FrameKind.FUNCTION else {},
                            scopes=fr.scopes, profile=fr.profile, kind=FrameKind.CLASS, cls=info)

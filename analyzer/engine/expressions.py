@@ -36,7 +36,7 @@ from ..domain import (
 from ..facts import FactStore
 from ..shim_api import BINARY, BINOPS, UNARY
 from .dispatch_helpers import NullFacts
-from .flow_state import Frame, FrameKind, State, join_states, widen_if_large
+from .flow_state import Frame, FrameKind, State, item_overlay, join_states, widen_if_large
 from .limits import MAX_UNROLL, MAX_WAYS_UNROLLED
 from .mixin import EngineMixin
 from .python_values import (
@@ -116,6 +116,11 @@ class Expressions(EngineMixin):
         return TOP
 
     def expr_Subscript(self, node: ast.Subscript, st: State, fr: Frame) -> Value:
+        if st.overlays and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, (int, str)):
+            narrowed = st.overlays.get(item_overlay(node.value.id, node.slice.value))
+            if narrowed is not None:
+                return narrowed  # ``layer[0]`` where ``isinstance(layer[0], Head)`` held
         container = self.eval(node.value, st, fr)
         if isinstance(node.slice, ast.Slice):
             bounds: list[int | None] | None = []

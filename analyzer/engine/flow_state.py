@@ -16,10 +16,20 @@ from .program import ClassInfo, FunctionInfo, ModuleInfo
 
 
 class Overlay(NamedTuple):
-    """``base.attr`` as this path last stored it (the heap holds the join over every path of every run)."""
+    """``base.attr`` as this path last stored it (the heap holds the join over every path of every run); with
+    ``attr`` made by :func:`item_overlay`, ``base[key]`` as a test on this path narrowed it."""
 
     base: str  # a variable
     attr: str
+
+
+def item_overlay(base: str, key: int | str) -> Overlay:
+    """The overlay of ``base[key]`` (no attribute name has brackets: never an attribute's)."""
+    return Overlay(base, f"[{key!r}]")
+
+
+def is_item_overlay(slot: object) -> bool:
+    return isinstance(slot, Overlay) and slot.attr.startswith("[")
 
 
 #: a place narrowing can refine: a variable (its name) or an overlay
@@ -106,6 +116,12 @@ class State:
         if self.elements:
             for alias in [a for a, (key, _steps) in self.elements.items() if a == slot or key == slot]:
                 del self.elements[alias]
+
+    def drop_items(self, base: str) -> None:
+        """``base`` changed in place: what tests narrowed of its items no longer holds."""
+        if self.overlays:
+            for key in [k for k in self.overlays if k.base == base and is_item_overlay(k)]:
+                del self.overlays[key]
 
     def drop_overlays(self, base: str | None = None, attrs: Container[str] | None = None) -> None:
         """Forget the overlays of ``base`` (None: of every variable) on ``attrs`` (None: every attribute), and

@@ -15,6 +15,7 @@ from ..domain import (
     TOP,
     Atom,
     BuiltinRef,
+    ClassRef,
     Const,
     DeviceAtom,
     DictAtom,
@@ -31,8 +32,9 @@ from ..domain import (
     const,
     seq,
 )
-from .flow_state import Frame, Overlay, Slot, State, Step, dead, join_states
+from .flow_state import Frame, Overlay, Slot, State, Step, dead, item_overlay, join_states
 from .mixin import EngineMixin
+from .program import ClassInfo
 from .python_values import (
     CMP_OPS,
     bounds_where,
@@ -45,6 +47,10 @@ from .python_values import (
     negate,
     truth_of,
 )
+
+#: a class an ``isinstance`` test names: a builtin type, a library class by the name its model gives, or a class
+#: of the analysed code
+TypeName = type | str | ClassInfo
 
 
 class Narrowing(EngineMixin):
@@ -91,7 +97,27 @@ class Narrowing(EngineMixin):
         item = self._item_narrowing(test, st, fr)
         if item is not None:
             _narrow_item(*item, true, false)
+            self._narrow_read_item(*item, true, false, fr)
         return true, false
+
+    def _narrow_read_item(self, name: str, key: object, pred: Callable[[Value], bool | None], true: State,
+                          false: State, fr: Frame) -> None:
+        """``isinstance(layer[0], Head)`` where ``layer`` is an object whose items are read through a model or
+        ``__getitem__`` (a ``Sequential``, a project container): each branch reads ``layer[0]`` as the
+        possibilities the test allows, until ``layer`` changes."""
+        if not isinstance(key, (int, str)) or type(key) is bool:
+            return
+        for state, wanted in ((true, True), (false, False)):
+            container = state.vars.get(name)
+            if state.dead or container is None or all(isinstance(a, (SeqAtom, DictAtom)) for a in container.atoms):
+                continue
+            node = ast.Subscript(ast.Name(name, ast.Load()), ast.Constant(key), ast.Load())
+            item = self.eval(node, state.copy(), fr, quiet=True)
+            kept = item.filter(lambda a, w=wanted: pred(V(a)) in (w, None))
+            if kept.is_bottom and not item.is_bottom:
+                state.dead = True
+            elif kept != item:
+                state.overlays[item_overlay(name, key)] = kept
 
     def _item_narrowing(self, test: ast.expr, st: State,
                         fr: Frame) -> tuple[str, object, Callable[[Value], bool | None]] | None:
@@ -185,7 +211,7 @@ class Narrowing(EngineMixin):
     def _narrowings(self, test: ast.expr, st: State, fr: Frame) -> list[tuple[Slot, Callable[[Atom], bool | None]]]:
         out: list[tuple[Slot, Callable[[Atom], bool | None]]] = []
         func: Value | None = None
-        types: tuple[type | str, ...] | None = None
+        types: tuple[TypeName, ...] | None = None
         if isinstance(test, ast.Call) and test.args and not test.keywords and len(test.args) <= 2:
             func = self.eval(test.func, st.copy(), fr, quiet=True)
             tested = next(iter(func.atoms)).type_predicate() if len(func.atoms) == 1 and not func.top else None
@@ -295,13 +321,16 @@ class Narrowing(EngineMixin):
         return name, steps
 
     @staticmethod
-    def _builtin_types(value: Value) -> tuple[type | str, ...] | None:
-        """The builtin container and scalar types an ``isinstance`` test names, and the library classes a
-        model's reference names (``torch.Tensor``, by name); ``None``: anything else."""
-        types: list[type | str] = []
+    def _builtin_types(value: Value) -> tuple[TypeName, ...] | None:
+        """The builtin container and scalar types an ``isinstance`` test names, the library classes a model's
+        reference names (``torch.Tensor``, by name) and the classes of the analysed code; ``None``: anything
+        else."""
+        types: list[TypeName] = []
         for atom in value.atoms:
             if isinstance(atom, BuiltinRef) and atom.name in _BUILTIN_TYPES:
                 types.append(_BUILTIN_TYPES[atom.name])
+            elif isinstance(atom, ClassRef):
+                types.append(atom.cls)
             elif (named := atom.names_type()) is not None:
                 types.append(named)
             elif isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items is not None:
@@ -463,7 +492,7 @@ def isinstance_outcome(value: Value, types: Value) -> bool | None:
 Test = Callable[[Value], bool | None]  # a narrowing test of a value (None: it cannot say)
 
 
-def _instance_test(types: tuple[type | str, ...]) -> Test:
+def _instance_test(types: tuple[TypeName, ...]) -> Test:
     return lambda value: _is_instance(value, types)
 
 
@@ -477,14 +506,20 @@ def _compare_test(compare: Callable[[Any, Any], Any], other: Value, flipped: boo
     return lambda value: compare_values(compare, other, value) if flipped else compare_values(compare, value, other)
 
 
-def _is_instance(value: Value, types: tuple[type | str, ...]) -> bool | None:
+def _is_instance(value: Value, types: tuple[TypeName, ...]) -> bool | None:
     """Whether every possibility is (or none is) an instance of ``types``; ``None`` when it depends or is
     not known (an instance of the analysed code may subclass a builtin, a numpy scalar is a float)."""
     python = tuple(t for t in types if isinstance(t, type))
     library = {t for t in types if isinstance(t, str)}
+    project = [t for t in types if isinstance(t, ClassInfo)]
     answers: set[bool | None] = set()
     for atom in value.atoms:
-        if isinstance(atom, SeqAtom):
+        derived = {atom.cls.derives_from(cls) for cls in project} if isinstance(atom, Instance) else set()
+        if True in derived or None in derived:
+            answers.add(True if True in derived else None)
+        elif isinstance(atom, Instance) and project and not python and not library:
+            answers.add(False)  # a class of the analysed code that derives from none of them
+        elif isinstance(atom, SeqAtom):
             kind = _BUILTIN_TYPES.get(atom.kind)
             answers.add(kind in python if kind is not None else None)
         elif isinstance(atom, DictAtom):

@@ -91,6 +91,9 @@ class ClassInfo:
         self.setters: dict[str, Value] = {}  # property name -> its ``@name.setter`` function
         # the library classes its bases derive from, as the models name them (``torch.nn.Module``), in order
         self.library_bases: tuple[str, ...] = ()
+        # a base the analysis could not name (neither a class of the analysed code nor a library class a model
+        # knows): it may derive from any project class, so ``isinstance`` against one cannot say no
+        self.unknown_base = False
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
@@ -113,6 +116,13 @@ class ClassInfo:
                 pending.extend(cls.bases)
         self._mro = (ClassInfo.bases_version, tuple(out))
         return self._mro[1]
+
+    def derives_from(self, other: ClassInfo) -> bool | None:
+        """Whether an instance of this class is an instance of ``other`` (None: a base is not known)."""
+        chain = self.mro()
+        if other in chain:
+            return True
+        return None if any(cls.unknown_base for cls in chain) else False
 
     def lookup(self, name: str, after: ClassInfo | None = None) -> Value | None:
         chain = self.mro()

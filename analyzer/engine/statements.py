@@ -125,6 +125,8 @@ class Statements(EngineMixin):
                 st.vars.pop(target.id, None)
                 st.kill_aliases(target.id)
                 st.drop_overlays(target.id)
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                st.drop_items(target.value.id)
         return st
 
 

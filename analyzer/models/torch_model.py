@@ -2174,11 +2174,15 @@ class TorchModel(TorchData, LibraryModel):
                 if targets == []:
                     return receiver
             moved = TOP
+            moved_each: dict[Atom, Value] = {}
             if targets is not None:  # (a moved project module keeps its device's ways in the value's notes)
                 moved = Value((), receiver.top)
                 for atom in receiver.atoms:
+                    mine = BOTTOM
                     for dev, source in _same_way(atom, targets):
-                        moved = moved.join(tagged(V(self.move_module(atom, dev)), tags_of(source)))
+                        mine = mine.join(tagged(V(self.move_module(atom, dev)), tags_of(source)))
+                    moved_each[atom] = mine
+                    moved = moved.join(mine)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
@@ -2187,6 +2191,7 @@ class TorchModel(TorchData, LibraryModel):
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
                     dev for dev, _s in targets), st)
+                _follow_containers(source.id, moved_each, st)
             if isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id == "super" \
                     and fr.func is not None and fr.func.positional and fr.func.positional[0] in st.vars:
                 # ``super().to(...)`` in an override moves ``self`` in place: the rest of the override sees it moved
@@ -2370,11 +2375,13 @@ class TorchModel(TorchData, LibraryModel):
         plain_moves = dynamic.get(instance.cls)
         if plain_moves is None:
             plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
-        for attr, value in self.heap_attributes(instance, _move_note):
+        attributes = list(self.heap_attributes(instance, _move_note))
+        registered = _registered_identities(value for _attr, value in attributes)
+        for attr, value in attributes:
             self.heap_reads.add((instance, attr))
             key = (moved, attr)
             value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
-            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves)))
+            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
         return moved
 
     def _note_moved_in_place(self, receiver: Value, devices: Value, via: str | None) -> None:
@@ -2508,24 +2515,27 @@ class TorchModel(TorchData, LibraryModel):
         kept = stored.atoms - gone.atoms
         return Value(frozenset(kept), stored.top) if kept or stored.top else stored
 
-    def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool) -> Value:
+    def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool,
+                     registered: frozenset[object] = frozenset(), in_plain: bool = False) -> Value:
         """An attribute after its module's ``.to(dev)``. What a plain list, tuple or dict holds is not
         registered, so it stays where it is (the classic ``self.layers = [nn.Linear(...)]``), unless the
         class registers modules by other means (``add_module``, ``nn.ModuleList`` ...): the same layers may
-        then be registered too, and move in place."""
+        then be registered too, and move in place. A module a plain list shares with a registered container
+        (``self.heads = [block[0] for block in self.blocks]``, ``registered``: the identities of what the
+        module registers) is the same object, and moves with it."""
         atoms: set[Atom] = set()
         for atom in value.atoms:
-            if isinstance(atom, TorchTensorAtom) and atom.owned:
+            if isinstance(atom, TorchTensorAtom) and atom.owned and not in_plain:
                 # parameters stay leaves: the module moves their data; where they were made no longer matters
                 # (the moved module's ways are its value's notes)
                 atoms.add(untagged(atom.with_(dev=dev)))
             elif isinstance(atom, SeqAtom):
-                if not plain_moves:
-                    atoms.add(atom)
-                    continue
-                items = None if atom.items is None else tuple(self._moved_value(v, dev, plain_moves)
-                                                               for v in atom.items)
-                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev, plain_moves)))
+                plain = in_plain or not plain_moves
+                items = None if atom.items is None else tuple(
+                    self._moved_value(v, dev, plain_moves, registered, plain) for v in atom.items)
+                atoms.add(SeqAtom(atom.kind, items, self._moved_value(atom.elem, dev, plain_moves, registered, plain)))
+            elif in_plain and _identity(atom) not in registered:
+                atoms.add(atom)
             else:
                 atoms.add(self.move_module(atom, dev))
         return Value(frozenset(atoms), value.top)
@@ -2942,6 +2952,76 @@ def _registers_dynamically(cls: ClassInfo) -> bool:
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]
+
+
+def _follow_containers(name: str, moved: dict[Atom, Value], st: State) -> None:
+    """``encoder.to(device)`` moved a library layer in place: the lists, tuples and dicts of this function
+    that hold the same layer (``encoders = [encoder, other]`` made before the move) hold it moved too."""
+    layers = {atom: value for atom, value in moved.items() if isinstance(atom, TorchLayerAtom)
+              and _identity(atom) is not None}
+    if not layers:
+        return
+
+    def follow(value: Value, depth: int) -> Value:
+        if depth > 3 or not any(isinstance(a, (SeqAtom, DictAtom)) for a in value.atoms):
+            return value
+        atoms: set[Atom] = set()
+        changed = False
+        for atom in value.atoms:
+            new = _follow_in(atom, depth)
+            changed = changed or new is not atom
+            atoms.add(new)
+        return Value(frozenset(atoms), value.top, value.notes) if changed else value
+
+    def item(value: Value, depth: int) -> Value:
+        if not any(a in layers for a in value.atoms):
+            return follow(value, depth + 1)
+        out = Value(frozenset(a for a in value.atoms if a not in layers), value.top)
+        for atom in value.atoms:
+            if atom in layers:
+                out = out.join(layers[atom])
+        return out
+
+    def _follow_in(atom: Atom, depth: int) -> Atom:
+        if isinstance(atom, SeqAtom):
+            items = None if atom.items is None else tuple(item(v, depth) for v in atom.items)
+            elem = item(atom.elem, depth)
+            if elem is atom.elem and (items is None or all(a is b for a, b in zip(items, atom.items or (),
+                                                                                     strict=True))):
+                return atom
+            return SeqAtom(atom.kind, items, elem)
+        if isinstance(atom, DictAtom):
+            entries = tuple((k, item(v, depth)) for k, v in atom.items)
+            rest = None if atom.rest is None else item(atom.rest, depth)
+            if rest is atom.rest and all(a[1] is b[1] for a, b in zip(entries, atom.items, strict=True)):
+                return atom
+            return DictAtom(entries, rest)
+        return atom
+
+    for other, value in list(st.vars.items()):
+        if other != name:
+            followed = follow(value, 0)
+            if followed is not value:
+                st.vars[other] = followed
+
+
+def _registered_identities(values: Iterable[Value]) -> frozenset[object]:
+    """The identities of the modules a module's attributes register: the layers and project modules they
+    hold, and what each ``Sequential`` / ``ModuleList`` among them holds, at any depth (not what a plain
+    list holds)."""
+    out: set[object] = set()
+    seen: set[Atom] = set()  # (one creation site may be several atoms: a block filled differently per branch)
+    pending = [atom for value in values for atom in value.atoms]
+    while pending:
+        atom = pending.pop()
+        key = _identity(atom)
+        if key is None or atom in seen:
+            continue
+        seen.add(atom)
+        out.add(key)
+        if isinstance(atom, TorchLayerAtom):
+            pending.extend(atom.children)
+    return frozenset(out)
 
 
 def _rebound_methods(value: Value, old: Instance, new: Instance) -> Value:

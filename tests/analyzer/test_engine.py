@@ -655,6 +655,37 @@ def test_isinstance_narrows_a_recursive_walk_over_nested_containers() -> None:
     """)
 
 
+def test_isinstance_with_a_project_class_narrows_items_read_through_getitem() -> None:
+    assert_markers(HEADER + """
+    class OnFlex:
+        def __init__(self):
+            self.t = Tensor.ones([2], Device.flex())
+
+    class OnNdArray:
+        def __init__(self):
+            self.t = Tensor.ones([2], Device.ndarray())
+
+    class Slot:
+        def __init__(self, parts):
+            self.parts = parts
+
+        def __getitem__(self, i):
+            return self.parts[i]
+
+    slots = [Slot([OnFlex()]), Slot([OnNdArray()])]
+    flex = [s[0] for s in slots if isinstance(s[0], OnFlex)]
+    reveal_device(flex[0].t)  # reveal: Flex float
+    others = [s[0] for s in slots if not isinstance(s[0], OnFlex)]
+    reveal_device(others[0].t)  # reveal: NdArray float
+    parts = [OnFlex(), OnNdArray()]
+    reveal_device([p for p in parts if isinstance(p, OnNdArray)][0].t)  # reveal: NdArray float
+    for s in slots:
+        if isinstance(s[0], OnFlex):
+            s.parts = [OnNdArray()]  # the object changed: the test no longer holds
+            reveal_device(s[0].t)  # reveal: Flex float | NdArray float
+    """)
+
+
 def test_global_declarations_store_into_the_module() -> None:
     assert_markers(HEADER + """
     DEVICE = Device.flex()
