@@ -32,6 +32,7 @@ from ..domain import NONE, TOP, Atom, BoundShim, Const, DictAtom, NumberAtom, Or
 from ..engine.flow_state import Frame, State
 from ..torch_domain import CPU, NO_GRAD, TorchTensorAtom
 from .base import UNHANDLED, LibraryModel, Unhandled
+from .keyed_moves import hold_in_place
 from .library_refs import LibraryRef, library_ref
 from .signatures import bind_call
 
@@ -112,7 +113,7 @@ class HFDatasets(LibraryModel):
             formatted = _formatted(dataset, name, args, kwargs)
             if name == "with_format":
                 return V(formatted)
-            _rebind(node, V(formatted), st)
+            hold_in_place(node, V(formatted), st)
             return NONE
         return TOP
 
@@ -195,10 +196,3 @@ def _columns(given: Value | None) -> tuple[str, ...] | None:
     return tuple(str(n[0]) for n in names if n)
 
 
-def _rebind(node: ast.AST, value: Value, st: State) -> None:
-    """``dataset.set_format(...)`` changes the dataset in place: the name now holds the formatted one."""
-    receiver = getattr(getattr(node, "func", None), "value", None)
-    if isinstance(receiver, ast.Name) and receiver.id in st.vars:
-        st.vars[receiver.id] = value
-        st.kill_aliases(receiver.id)
-        st.drop_overlays(receiver.id)

@@ -29,7 +29,8 @@ def moved_fields(engine: Any, make: Callable[[Fields, Value | None], Atom], fiel
 
 
 def hold_in_place(node: ast.AST, moved: Value, st: State) -> Value:
-    """The name ``name.to(...)`` was called on holds the moved container (a move in place)."""
+    """The name ``name.method(...)`` was called on holds ``moved``: the object changed in place (a container
+    moved by ``to()``, a dataset formatted by ``set_format``), so its old aliases and attribute overlays go."""
     holder = getattr(getattr(node, "func", None), "value", None)
     if isinstance(holder, ast.Name) and holder.id in st.vars:
         st.vars[holder.id] = moved
