@@ -173,16 +173,6 @@ class Atom:
         NotImplemented: not such a value)."""
         return NotImplemented
 
-    def merge_key(self) -> object | None:
-        """Possibilities with one key (not None) are one object as different paths left it (a parsed
-        namespace whose options each branch of an ``if args.flag:`` restricted to its way): :func:`bounded`
-        merges them (:meth:`merged`) rather than give up on a value that outgrew the limit."""
-        return None
-
-    def merged(self, other: Atom) -> Atom:
-        """This possibility and ``other`` (of the same :meth:`merge_key`) as one."""
-        return self
-
     def device_key(self) -> Any:
         """Where this value lives (a tensor's, a layer's or a device's own device; None for what has no
         device), hashable: instances whose attributes are placed alike may be analysed together."""
@@ -727,30 +717,12 @@ def bounded(atoms: Iterable[Atom], top: bool) -> Value:
             dict_values.extend(v for _k, v in atom.items)
         else:
             kept.append(atom)
-    if len(kept) > MAX_ATOMS:
-        kept = _merged(kept)
     kept.extend(seq_of(kind, join_all(parts)) for kind, parts in elems.items())
     if dict_values:
         kept.append(DictAtom((), join_all(dict_values)))
     if len(kept) > MAX_ATOMS:
         return TOP
     return Value(frozenset(kept), top)
-
-
-def _merged(atoms: list[Atom]) -> list[Atom]:
-    """``atoms`` with those of one :meth:`Atom.merge_key` merged into one."""
-    out: list[Atom] = []
-    by_key: dict[object, int] = {}
-    for atom in atoms:
-        key = atom.merge_key()
-        if key is None:
-            out.append(atom)
-        elif key in by_key:
-            out[by_key[key]] = out[by_key[key]].merged(atom)
-        else:
-            by_key[key] = len(out)
-            out.append(atom)
-    return out
 
 
 def reveal_text(value: Value) -> str:

@@ -140,24 +140,6 @@ class NamespaceAtom(Atom):
         """The values it holds that may carry choice tags (:mod:`analyzer.choices`)."""
         return [value for _name, value in self.given] + [value for _name, value in self.assigned]
 
-    def merge_key(self) -> object | None:
-        # the same parse as different paths left it (a branch on an option keeps that option's way): the same
-        # options, and stores of the same names
-        return ("namespace", self.options, self.defaults, tuple(n for n, _v in self.assigned),
-                tuple(n for n, _v in self.given), tuple(n for n, _v in self.numbers))
-
-    def merged(self, other: Atom) -> Atom:
-        if not isinstance(other, NamespaceAtom) or other.merge_key() != self.merge_key():
-            return self
-
-        def pointwise(mine: tuple[tuple[str, Value], ...],
-                      theirs: tuple[tuple[str, Value], ...]) -> tuple[tuple[str, Value], ...]:
-            return tuple((name, value.join(other_value))
-                         for (name, value), (_n, other_value) in zip(mine, theirs, strict=True))
-
-        return NamespaceAtom(self.options, self.defaults, pointwise(self.assigned, other.assigned),
-                             pointwise(self.given, other.given), pointwise(self.numbers, other.numbers))
-
     def map_inner(self, fn: Callable[[Value], Value]) -> NamespaceAtom:
         return NamespaceAtom(self.options, self.defaults, tuple((n, fn(v)) for n, v in self.assigned),
                              tuple((n, fn(v)) for n, v in self.given), self.numbers)
