@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..domain import TOP, Atom, Const, DictAtom, NumberAtom, Origin, SeqAtom, V, Value, const, join_all
 from ..engine.flow_state import Frame, State
@@ -242,8 +243,24 @@ class PygModel(LibraryModel):
             given = args[0] if args else kwargs.get("device")
             found = torch.devices_of(given, st) if torch is not None and given is not None else None
         origin = self.origin(node, fr, f"{type(receiver).__name__}.{method.name}")
-        moved = moved_fields(self.engine, lambda fields, rest: GraphAtom(fields, rest, receiver.origin),
-                             receiver.items, receiver.rest, found, origin)
+        # ``data.to(device, "x", "y")`` (``cuda(device, *attrs)``, ``cpu(*attrs)``) moves the named fields only
+        names = args[1:] if method.name != "cpu" else args
+        named = [v.consts() or [] for v in names]
+        only = {c for consts in named for c in consts if isinstance(c, str)} if names else None
+        if only is not None and any(v.top or len(consts) != 1 for v, consts in zip(names, named, strict=True)):
+            found = None  # fields named by values the analysis does not know: every field's device is unknown
+            only = None
+        order = [key for key, _v in receiver.items]
+        staying = {key: value for key, value in receiver.items if only is not None and key not in only}
+
+        def graph(fields: tuple[tuple[Any, Value], ...], rest: Value | None) -> GraphAtom:
+            by_key = {**dict(fields), **staying}
+            if only is not None and receiver.rest is not None:
+                rest = TOP  # (fields the analysis does not know by name: moved or not, as the names say)
+            return GraphAtom(tuple((key, by_key[key]) for key in order), rest, receiver.origin)
+
+        moving = tuple((key, value) for key, value in receiver.items if key not in staying)
+        moved = moved_fields(self.engine, graph, moving, receiver.rest, found, origin)
         return hold_in_place(node, moved, st)
 
     # -- attributes, items, elements ---------------------------------------------------------------------

@@ -69,6 +69,20 @@ def test_pyg_batches_stay_where_the_graphs_are() -> None:
     assert findings(GRAPHS.format(move="data.cuda()")) == []  # a graph moves in place
 
 
+def test_a_graph_moved_by_field_names_moves_those_fields_only() -> None:
+    source = """
+        import torch
+        from torch_geometric.data import Data
+
+        data = Data(x=torch.randn(4, 3), y=torch.tensor([0, 1, 0, 1]), train_mask=torch.tensor([1, 0, 1, 0]) > 0)
+        data = data.to("cuda", "x", "y")
+        logits = data.x.sum(dim=1).cpu()
+        picked = logits[data.{index}]
+    """
+    assert findings(source.format(index="train_mask")) == []  # the mask stayed on the CPU, as the logits are
+    assert findings(source.format(index="y")) == [(8, "MV207", "error")]  # the labels moved: a CUDA index
+
+
 def test_pyg_datasets_lazy_layers_and_transforms() -> None:
     source = """
         import torch
