@@ -283,10 +283,7 @@ class Calls(EngineMixin):
                 bound = {p: TOP for p in fn.param_names}
                 if fref.bound is not None and fn.positional:
                     bound[fn.positional[0]] = V(fref.bound)
-                # one widened context per placement of the receiver: a summary run on one instance is
-                # another's only where their attributes are placed alike (a moved copy's is not its CPU twin's)
-                key = (id(fn.node), "widened", self.receiver_placement(fref.bound), scopes, profile, uncalled,
-                       modes)
+                key = (id(fn.node), "widened", scopes, profile, uncalled, modes)
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)

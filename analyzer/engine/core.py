@@ -6,7 +6,7 @@ import ast
 import os
 import sys
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_shim.semantics import DEFAULT_PROFILE
@@ -39,7 +39,7 @@ from .relational import Relational
 from .reuse import PassReuse
 from .shim_calls import ShimCalls
 from .statements import Statements
-from .sweep_groups import RECEIVER_DEPTH, signature, sweep_receivers
+from .sweep_groups import sweep_receivers
 
 if TYPE_CHECKING:
     from ..models.base import Assumption, LibraryModel
@@ -128,7 +128,6 @@ class Engine(
         self._own_stores: dict[int, list[tuple[int, str]]] = {}  # enclosing def -> (line, name) it stores
         self.analyzed: set[FunctionInfo] = set()
         self.instances: dict[ClassInfo, set[Instance]] = {}
-        self.placements: dict[Instance, Hashable] = {}  # a widened receiver's placement (:meth:`receiver_placement`)
         # attribute name -> the functions (file, line, column of the ``def``) with a statement that assigns it
         self.attr_writers: dict[str, set[tuple[str, int, int]]] = {}
         # the library models (None: the registered ones), asked at the hooks of :class:`ModelHooks`
@@ -192,7 +191,7 @@ class Engine(
             cls.namespace = {}
             cls.setters = {}
         for table in (self.heap, self.heap_owners, self.summaries, self.mode_effects, self.records,
-                      self.module_records, self.instances, self.placements, self.defined, self.functions,
+                      self.module_records, self.instances, self.defined, self.functions,
                       self.classes, self.ctx_ids, self.in_progress, self.active_functions):
             table.clear()
 
@@ -330,19 +329,6 @@ class Engine(
         found = [(attr, heap[(owner, attr)]) for attr in attrs]
         if self.recording:
             self.note_heap_scan(owner, skip, found)
-        return found
-
-    def receiver_placement(self, receiver: Any) -> Hashable:
-        """Where the attributes of a method's receiver are placed (None: not an instance), for the widened
-        context of a method called on many instances (a grouping, as the sweep's: the run itself reads the
-        attributes it uses)."""
-        if not isinstance(receiver, Instance):
-            return None
-        found = self.placements.get(receiver)
-        if found is None:  # (as first asked, for the whole analysis: a key that moved as the heap grows would
-            # make each pass's widened contexts new ones, which the next pass could not keep)
-            found = self.placements[receiver] = signature(receiver, self._placed_attributes, RECEIVER_DEPTH,
-                                                          frozenset())
         return found
 
     def _placed_attributes(self, instance: Instance) -> list[tuple[str, Value]]:

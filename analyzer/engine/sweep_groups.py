@@ -16,9 +16,6 @@ from .limits import MAX_SWEPT_INSTANCES
 
 #: how deep a signature follows held objects (a model's sub-modules' sub-modules); deeper ones count as alike
 SIGNATURE_DEPTH = 4
-#: the same for the receiver of a method past its bound on contexts (once per instance): its own attributes
-#: and the objects they hold (a moved copy's layers are on the device it was moved to)
-RECEIVER_DEPTH = 1
 
 Attributes = Callable[[Instance], Iterable[tuple[str, Value]]]
 
