@@ -1,6 +1,5 @@
-"""Instances of one class are never analysed as one object where their states differ: an uncalled method is
-swept per instance, or per group of instances placed alike, and a method's widened context is per placement of
-its receiver."""
+"""The sweep of uncalled methods never analyses instances of one class as one object where their states differ:
+it runs per instance, or per group of instances placed alike."""
 
 from __future__ import annotations
 
