@@ -173,6 +173,18 @@ class Atom:
         NotImplemented: not such a value)."""
         return NotImplemented
 
+    mergeable = False  # (whether :meth:`merge_key` can be other than None: a quick test for every join)
+
+    def merge_key(self) -> object | None:
+        """Possibilities of one key (not None) are one object as two branches left it (a parsed namespace each
+        branch of an ``if args.flag:`` restricted to its way of that flag): the branches' join holds them as
+        one (:meth:`merged`), not as a possibility per branch."""
+        return None
+
+    def merged(self, other: Atom) -> Atom:
+        """This possibility and ``other``, of the same :meth:`merge_key`, as one."""
+        return self
+
     def device_key(self) -> Any:
         """Where this value lives (a tensor's, a layer's or a device's own device; None for what has no
         device), hashable: instances whose attributes are placed alike may be analysed together."""
@@ -723,6 +735,50 @@ def bounded(atoms: Iterable[Atom], top: bool) -> Value:
     if len(kept) > MAX_ATOMS:
         return TOP
     return Value(frozenset(kept), top)
+
+
+def merge_alike(first: Value, second: Value) -> tuple[Value, Value]:
+    """``first`` and ``second`` (two branches' values of one name) with each possibility the one has and the
+    other has of the same :meth:`Atom.merge_key` replaced, on both sides, by the two merged."""
+    if not any(a.mergeable for a in first.atoms) or not any(a.mergeable for a in second.atoms):
+        return first, second
+    mine = [a for a in first.atoms - second.atoms if a.merge_key() is not None]
+    if not mine:
+        return first, second
+    theirs: dict[object, Atom] = {}
+    for atom in second.atoms - first.atoms:
+        key = atom.merge_key()
+        if key is not None:
+            theirs.setdefault(key, atom)
+    replaced: dict[Atom, Atom] = {}
+    for atom in mine:
+        other = theirs.pop(atom.merge_key(), None)
+        if other is not None:
+            merged = atom.merged(other)
+            replaced[atom] = replaced[other] = merged
+    if not replaced:
+        return first, second
+    return _replaced(first, replaced), _replaced(second, replaced)
+
+
+def _replaced(value: Value, replaced: dict[Atom, Atom]) -> Value:
+    atoms = frozenset(replaced.get(a, a) for a in value.atoms)
+    notes = {a: n for a, n in value.notes.items() if a not in replaced} if value.notes else None
+    made = Value(atoms, value.top, notes)
+    if notes:
+        return made
+    # the same merge again (each way of a split statement narrows the namespace, the join merges it back): the
+    # same object, so what walks of it kept on it (:mod:`.choices`) is kept for the next statement
+    known = _MERGED.get(made)
+    if known is None:
+        if len(_MERGED) >= _MERGED_KEPT:
+            _MERGED.clear()
+        known = _MERGED[made] = made
+    return known
+
+
+_MERGED: dict[Value, Value] = {}
+_MERGED_KEPT = 4096
 
 
 def reveal_text(value: Value) -> str:
