@@ -738,24 +738,23 @@ def bounded(atoms: Iterable[Atom], top: bool) -> Value:
 
 
 def merge_alike(first: Value, second: Value) -> tuple[Value, Value]:
-    """``first`` and ``second`` (two branches' values of one name) with each possibility the one has and the
-    other has of the same :meth:`Atom.merge_key` replaced, on both sides, by the two merged."""
+    """``first`` and ``second`` (two paths' values of one name) with the possibilities of one
+    :meth:`Atom.merge_key`, on either side, replaced on both by all of them merged (a merge is a join of their
+    parts, so the result does not depend on the order the sets give them in)."""
     if not any(a.mergeable for a in first.atoms) or not any(a.mergeable for a in second.atoms):
         return first, second
-    mine = [a for a in first.atoms - second.atoms if a.merge_key() is not None]
-    if not mine:
-        return first, second
-    theirs: dict[object, Atom] = {}
-    for atom in second.atoms - first.atoms:
-        key = atom.merge_key()
+    groups: dict[object, list[Atom]] = {}
+    for atom in first.atoms | second.atoms:
+        key = atom.merge_key() if atom.mergeable else None
         if key is not None:
-            theirs.setdefault(key, atom)
+            groups.setdefault(key, []).append(atom)
     replaced: dict[Atom, Atom] = {}
-    for atom in mine:
-        other = theirs.pop(atom.merge_key(), None)
-        if other is not None:
-            merged = atom.merged(other)
-            replaced[atom] = replaced[other] = merged
+    for alike in groups.values():
+        if len(alike) > 1:
+            merged = alike[0]
+            for atom in alike[1:]:
+                merged = merged.merged(atom)
+            replaced.update((atom, merged) for atom in alike)
     if not replaced:
         return first, second
     return _replaced(first, replaced), _replaced(second, replaced)
@@ -768,7 +767,8 @@ def _replaced(value: Value, replaced: dict[Atom, Atom]) -> Value:
     if notes:
         return made
     # the same merge again (each way of a split statement narrows the namespace, the join merges it back): the
-    # same object, so what walks of it kept on it (:mod:`.choices`) is kept for the next statement
+    # same object, so what walks of it kept on it (:mod:`.choices`) is kept for the next statement (within one
+    # analysis: :func:`forget_merged`)
     known = _MERGED.get(made)
     if known is None:
         if len(_MERGED) >= _MERGED_KEPT:
@@ -779,6 +779,11 @@ def _replaced(value: Value, replaced: dict[Atom, Atom]) -> Value:
 
 _MERGED: dict[Value, Value] = {}
 _MERGED_KEPT = 4096
+
+
+def forget_merged() -> None:
+    """Start a new analysis: what a walk kept on a value is keyed by that analysis's contexts and choices."""
+    _MERGED.clear()
 
 
 def reveal_text(value: Value) -> str:

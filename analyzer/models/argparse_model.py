@@ -157,7 +157,7 @@ class NamespaceAtom(Atom):
         # a store on one path only: that value, or on the other path whatever the option held there (unknown:
         # the analysis may not follow every store of it)
         assigned = tuple((name, mine.get(name, TOP).join(theirs.get(name, TOP)))
-                         for name in (*mine, *(name for name in theirs if name not in mine)))
+                         for name in sorted(mine.keys() | theirs.keys()))  # (in one order: merges commute)
         return NamespaceAtom(self.options, self.defaults, assigned, given, self.numbers)
 
     def map_inner(self, fn: Callable[[Value], Value]) -> NamespaceAtom:
