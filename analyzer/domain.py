@@ -763,27 +763,7 @@ def merge_alike(first: Value, second: Value) -> tuple[Value, Value]:
 def _replaced(value: Value, replaced: dict[Atom, Atom]) -> Value:
     atoms = frozenset(replaced.get(a, a) for a in value.atoms)
     notes = {a: n for a, n in value.notes.items() if a not in replaced} if value.notes else None
-    made = Value(atoms, value.top, notes)
-    if notes:
-        return made
-    # the same merge again (each way of a split statement narrows the namespace, the join merges it back): the
-    # same object, so what walks of it kept on it (:mod:`.choices`) is kept for the next statement (within one
-    # analysis: :func:`forget_merged`)
-    known = _MERGED.get(made)
-    if known is None:
-        if len(_MERGED) >= _MERGED_KEPT:
-            _MERGED.clear()
-        known = _MERGED[made] = made
-    return known
-
-
-_MERGED: dict[Value, Value] = {}
-_MERGED_KEPT = 4096
-
-
-def forget_merged() -> None:
-    """Start a new analysis: what a walk kept on a value is keyed by that analysis's contexts and choices."""
-    _MERGED.clear()
+    return Value(atoms, value.top, notes)
 
 
 def reveal_text(value: Value) -> str:

@@ -13,7 +13,7 @@ from runtime_shim.semantics import DEFAULT_PROFILE
 
 from ..budget import active as active_budget
 from ..choices import for_heap, lasting_tags, restricted, tagged
-from ..domain import FuncRef, Instance, Value, forget_merged
+from ..domain import FuncRef, Instance, Value
 from ..facts import Context, FactStore
 from ..frontend import SourceFile
 from ..imports import Resolver, is_shim_module
@@ -74,7 +74,6 @@ class Engine(
                  project_modules: set[str] | frozenset[str] | None = None,
                  assumptions: Mapping[Assumption[Any], object] | None = None,
                  models: Sequence[type[LibraryModel]] | None = None) -> None:
-        forget_merged()  # (values merged by another analysis keep walks keyed by its contexts)
         self.facts = facts
         self.budget = active_budget()  # the component's work budget (statements, time, memory)
         self.fact_store = facts  # self.facts is swapped for a quiet evaluation; this one is not
@@ -186,7 +185,6 @@ class Engine(
         Module and class namespaces hold functions whose info points back at its module and class: without
         this the whole model (the trees with it) waits in reference cycles for the cyclic collector, whose
         pass over it is the tail of an editor's latency (the language server analyses on every edit)."""
-        forget_merged()
         for module in self.modules:
             module.namespace = {}
         for cls in self.classes.values():
