@@ -182,6 +182,8 @@ def _plan_unary(op: str, tcls: TensorClass, kind: str, profile: str) -> _UnaryPl
 #: Result classes of non-capture ops by (kind, routed on autodiff, has a strategy): class_of, tabulated.
 _CLASS_OF = {(kind, ad, has): class_of(kind, ad, has)
              for kind in ("float", "int", "bool") for ad in (False, True) for has in (False, True)}
+#: The move table's final outcome per (profile, class, target is autodiff, place, scope), memoised.
+_MOVE_OUTCOMES: dict[tuple, Ok | Fail] = {}
 _COMPUTE_BOUND_CALLS = frozenset(f"Tensor.{op}" for op in COMPUTE_BOUND_OPS)
 # Table call names that differ from the API method's name.
 _PUBLIC_NAMES = {"unrequire_grad": "set_require_grad", "with_strategy": "with_gradient_checkpointing_strategy"}
@@ -477,20 +479,25 @@ class Tensor:
     def to_device(self, device: Device) -> Tensor:
         """Move to ``device`` as Burn's dispatch does; see the move table."""
         op = "Tensor.to_device"
-        check.check_device(op, "device", device)
+        if type(device) is not Device:
+            check.check_device(op, "device", device)
         ad = device._ad
         plain = device.inner()
+        capture = plain.is_capture
         if self._cls in CAPTURE_CLASSES:
-            if plain.is_capture:
+            if capture:
                 place = Place.SAME_CAPTURE if plain == self._dev else Place.OTHER_CAPTURE
             else:
                 place = Place.OTHER_BACKEND
-        elif plain.is_capture:
+        elif capture:
             place = Place.OTHER_CAPTURE
         else:
             place = Place.SAME_BACKEND if plain._backend == self._dev._backend else Place.OTHER_BACKEND
-        scope = active_scope(plain) if plain.is_capture else None
-        _row_id, outcome = move_outcome(SETTINGS.profile, self._cls, ad, place, scope is not None)
+        scope = active_scope(plain) if capture else None
+        key = (SETTINGS.profile, self._cls, ad, place, scope is not None)
+        outcome = _MOVE_OUTCOMES.get(key)
+        if outcome is None:
+            outcome = _MOVE_OUTCOMES[key] = move_outcome(*key)[1]
         if isinstance(outcome, Fail):
             _fail(op, outcome, id=self._cap.value_id if self._cap else self.id)
         result = self._moved(outcome, device, plain, scope)
