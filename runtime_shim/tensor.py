@@ -568,12 +568,18 @@ class Tensor:
         tcls = forced_cls or _CLASS_OF[kind, tcls_route_ad and kind == "float", strategy is not None]
         if tcls is not AF:
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind)
-        if bwd is None or not any(t._node is not None for t in operands):  # nothing tracked: no tape node
+        tracked = all_float = False
+        if bwd is not None:
+            all_float = True
+            for t in operands:
+                tracked = tracked or t._node is not None
+                all_float = all_float and t._kind == "float"
+        if not tracked:  # no tape node
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
-        floats = [t for t in operands if t._kind == "float"]
-        parents = tuple(t._node if t._node is not None else tape.constant(exec_, t._prim) for t in floats)
+        floats = operands if all_float else [t for t in operands if t._kind == "float"]
+        parents = tuple([t._node if t._node is not None else tape.constant(exec_, t._prim) for t in floats])
         tape.link_parents(parents, [t._prim for t in floats], strategy, needs_inputs)
-        if len(floats) == len(operands):  # recomputation gets every operand's value
+        if all_float:  # recomputation gets every operand's value
             forward = partial(fwd, exec_)
         else:
             # Recomputation gets the float parents' values; int/bool operands (masks) are kept as they
