@@ -563,7 +563,8 @@ class Tensor:
         for t in operands:
             if t._cap is not None:
                 return self._capture_apply(op, operands, fwd, strategy)
-        out = fwd(exec_, *[t._prim for t in operands])
+        prims = [t._prim for t in operands]
+        out = fwd(exec_, *prims)
         kind = _KIND_OF_DTYPE[exec_.dtype(out)]
         tcls = forced_cls or _CLASS_OF[kind, tcls_route_ad and kind == "float", strategy is not None]
         if tcls is not AF:
@@ -576,9 +577,13 @@ class Tensor:
                 all_float = all_float and t._kind == "float"
         if not tracked:  # no tape node
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
-        floats = operands if all_float else [t for t in operands if t._kind == "float"]
+        if not all_float:
+            floats = [t for t in operands if t._kind == "float"]
+            prims = [t._prim for t in floats]
+        else:
+            floats = operands
         parents = tuple([t._node if t._node is not None else tape.constant(exec_, t._prim) for t in floats])
-        tape.link_parents(parents, [t._prim for t in floats], strategy, needs_inputs)
+        tape.link_parents(parents, prims, strategy, needs_inputs)
         if all_float:  # recomputation gets every operand's value
             forward = partial(fwd, exec_)
         else:
@@ -790,7 +795,7 @@ class Tensor:
 
     def sum(self) -> Tensor:
         shape = self.shape
-        return self._unary("Tensor.sum", lambda e, a: e.sum(a),
+        return self._unary("Tensor.sum", _f_sum,
                            lambda e, g, ins, out: (e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape),))
 
     def mean(self) -> Tensor:
@@ -1089,6 +1094,10 @@ def _operand(other: object, symbol: str, *, reflected: bool = False, scalars: bo
 
 def _u(name: str) -> Callable[[Executor, Any], Any]:
     return lambda e, a: e.unary(name, a)
+
+
+def _f_sum(e: Executor, a: Any) -> Any:
+    return e.sum(a)
 
 
 def _f_add(e: Executor, a: Any, b: Any) -> Any:
