@@ -184,6 +184,7 @@ _CLASS_OF = {(kind, ad, has): class_of(kind, ad, has)
              for kind in ("float", "int", "bool") for ad in (False, True) for has in (False, True)}
 #: The move table's final outcome per (profile, class, target is autodiff, place, scope), memoised.
 _MOVE_OUTCOMES: dict[tuple, Ok | Fail] = {}
+_TO_DEVICE_COMPUTE_BOUND = "to_device" in COMPUTE_BOUND_OPS
 _COMPUTE_BOUND_CALLS = frozenset(f"Tensor.{op}" for op in COMPUTE_BOUND_OPS)
 # Table call names that differ from the API method's name.
 _PUBLIC_NAMES = {"unrequire_grad": "set_require_grad", "with_strategy": "with_gradient_checkpointing_strategy"}
@@ -506,13 +507,14 @@ class Tensor:
         return result
 
     def _moved(self, outcome: Any, device: Device, plain: Device, scope: Scope | None) -> Tensor:
+        kind = outcome.transfer
+        if kind is Transfer.NONE:
+            return self
         tcls = outcome.result or self._cls
         strategy = device._strategy if outcome.strategy is StrategyFrom.TARGET else self._strategy
-        if outcome.transfer is Transfer.NONE:
-            return self
-        if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
+        if kind is Transfer.CAPTURE_INIT or kind is Transfer.CAPTURE_COPY:
             value = self._host("Tensor.to_device")
-            if outcome.transfer is Transfer.CAPTURE_INIT:  # `B2::float_from_data` on the capture device
+            if kind is Transfer.CAPTURE_INIT:  # `B2::float_from_data` on the capture device
                 value_id = scope.add_initializer(value)
             else:
                 value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
@@ -520,15 +522,13 @@ class Tensor:
             return Tensor._make(value, executor_for(plain), plain, tcls, strategy, self._kind, cap=ref)
         dst = executor_for(plain)
         prim = transfer(self._prim, self._exec, dst)
-        if outcome.transfer is Transfer.AUTODIFF and self._role is not Role.UNTRACKED:
-            src = self._exec
+        if kind is Transfer.AUTODIFF and self._role is not Role.UNTRACKED:
             node = tape.record("to_device", dst, (self._node,), prim,
-                                   forward=lambda v: transfer(v, src, dst), backward=_bw_identity,
-                                   needs_inputs=False, needs_output=False,
-                                   compute_bound="to_device" in COMPUTE_BOUND_OPS,
-                                   strategy=self._strategy)
+                               forward=partial(transfer, src=self._exec, dst=dst), backward=_bw_identity,
+                               needs_inputs=False, needs_output=False, compute_bound=_TO_DEVICE_COMPUTE_BOUND,
+                               strategy=self._strategy)
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF, node)
-        if outcome.transfer is Transfer.AUTODIFF_HOST and self._role is not Role.UNTRACKED:
+        if kind is Transfer.AUTODIFF_HOST and self._role is not Role.UNTRACKED:
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF,
                                 self._record_host_transfer(dst, prim))
         return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
