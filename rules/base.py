@@ -239,7 +239,7 @@ class OutcomeRule(Rule):
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
-        fed_back = fed_back_passes(site, site_facts)
+        fed_back = fed_back_passes(site_facts)
         everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities if p not in fed_back) \
             and not any(f.unknown or f.hypothetical_pass for f in site_facts)
         first = failing[0][1]
@@ -283,19 +283,17 @@ class OutcomeRule(Rule):
                                [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
 
 
-def fed_back_passes(site: Site, site_facts: list[SiteFact]) -> frozenset[Possibility]:
-    """The combinations that succeed at ``site`` only with a result of the site itself as an operand (the state
-    an LSTM gave back, stored into ``self.hidden`` and passed to it again), when no other combination succeeds:
-    such a result exists only once the call has succeeded, which it never does, so those successes are
-    hypothetical, as on a path past a failure. The heap joins every store, so a pass after the failing one
-    reads the result the analysis went on with (docs/analyzer.md, "Going on past a failure")."""
-    passes = [p for f in site_facts for p in f.possibilities if not p.failed]
+def fed_back_passes(site_facts: list[SiteFact]) -> frozenset[Possibility]:
+    """The combinations that succeed at a site only with a result of the site itself as an operand
+    (``SiteFact.fed_back``), when no other combination succeeds: such a result exists only once the call has
+    succeeded, which it never does, so those successes are hypothetical, as on a path past a failure. The heap
+    joins every store, so a pass after the failing one reads the result the analysis went on with
+    (docs/analyzer.md, "Going on past a failure")."""
+    passes = {p for f in site_facts for p in f.possibilities if not p.failed}
     if not passes or not any(p.failed for f in site_facts for p in f.possibilities):
         return frozenset()
-    # (a nested call of another API may start at the same place: ``a * b + c``; what the origin names tells)
-    here = {(site.file, site.line, site.col, f"{site.api} {made}") for made in ("output", "result")}
-    own = frozenset(p for p in passes if any((o.file, o.line, o.col, o.what) in here for _role, o in p.origins()))
-    return own if len(own) == len(set(passes)) else frozenset()
+    own = frozenset(p for f in site_facts for p in f.fed_back)
+    return own if own == passes else frozenset()
 
 
 def short_operands(failing: Possibility, file: str) -> str:
