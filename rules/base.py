@@ -136,18 +136,23 @@ def _compatible(answers: Iterable[tuple[str, str]], other: tuple[tuple[str, str]
 
 
 def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset(),
-                    others: Iterable[SiteFact] = ()) -> str:
+                    others: Iterable[SiteFact] = (), partial: Iterable[SiteFact] = ()) -> str:
+    """Where the site fails: each failing context (and world) in a few words. ``partial``: the contexts where it
+    fails on some paths only, said of each of them ("on some paths when ...") or, if all are, once up front."""
     phrases: list[str] = []
     other_worlds = [f.context.answers for f in others if f.context.conditions]
+    some = {id(f) for f in partial}
+    every_partial = bool(facts) and all(id(f) in some for f in facts)
     for fact in facts:
         conditions = fact.context.conditions
         world = distinguishing(fact.context.answers, other_worlds) if len(conditions) > 1 else None
         phrase = fact.context.describe(hide=hide, condition=world)
+        if id(fact) in some and not every_partial:
+            phrase = f"on some paths {phrase}"
         if phrase not in phrases:
             phrases.append(phrase)
-    if len(phrases) > 2:
-        return f"{phrases[0]}; {phrases[1]} (and {len(phrases) - 2} more)"
-    return "; ".join(phrases)
+    text = f"{phrases[0]}; {phrases[1]} (and {len(phrases) - 2} more)" if len(phrases) > 2 else "; ".join(phrases)
+    return f"on some paths {text}" if every_partial else text
 
 
 class OutcomeRule(Rule):
@@ -263,8 +268,7 @@ class OutcomeRule(Rule):
             # name the arguments that tell the failing contexts from the passing ones
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()
-            where = _context_phrase(failing_facts, same_elsewhere, passing_contexts)
-            text += f"; fails on some paths {where}" if partial else f"; fails {where}"
+            text += f"; fails {_context_phrase(failing_facts, same_elsewhere, passing_contexts, partial)}"
             failing_worlds = [f.context.answers for f in failing_facts if f.context.conditions]
             worlds = {distinguishing(f.context.answers, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
