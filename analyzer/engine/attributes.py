@@ -7,7 +7,7 @@ import ast
 from runtime_shim.semantics import CheckpointingStrategy
 from runtime_shim.texts import CaptureError
 
-from ..choices import has_tags
+from ..choices import for_heap, has_tags
 from ..domain import (
     BOTTOM,
     TOP,
@@ -152,7 +152,8 @@ class Attributes(EngineMixin):
         Stored as any attribute (the heap only grows, which keeping runs across passes relies on), and what the
         change superseded is noted apart, so that reads leave it out (:meth:`superseded`)."""
         self.store_attribute(owner, attr, after, fr)
-        gone = Value(frozenset(before.atoms - after.atoms)) if not before.top else BOTTOM
+        kept = for_heap(after)  # (as the heap holds it: an activation's choices made lasting)
+        gone = Value(frozenset(before.atoms - kept.atoms)) if not before.top else BOTTOM
         if not gone.atoms:
             return
         for atom in owner.atoms:
