@@ -139,20 +139,19 @@ def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = fr
                     others: Iterable[SiteFact] = (), partial: Iterable[SiteFact] = ()) -> str:
     """Where the site fails: each failing context (and world) in a few words. ``partial``: the contexts where it
     fails on some paths only, said of each of them ("on some paths when ...") or, if all are, once up front."""
-    phrases: list[str] = []
+    described: dict[str, bool] = {}  # each phrase, and whether it fails on some paths only (any of its contexts)
     other_worlds = [f.context.answers for f in others if f.context.conditions]
     some = {id(f) for f in partial}
-    every_partial = bool(facts) and all(id(f) in some for f in facts)
     for fact in facts:
         conditions = fact.context.conditions
         world = distinguishing(fact.context.answers, other_worlds) if len(conditions) > 1 else None
         phrase = fact.context.describe(hide=hide, condition=world)
-        if id(fact) in some and not every_partial:
-            phrase = f"on some paths {phrase}"
-        if phrase not in phrases:
-            phrases.append(phrase)
+        described[phrase] = described.get(phrase, False) or id(fact) in some
+    every_partial = all(described.values())
+    phrases = [phrase if every_partial or not on_some else f"on some paths {phrase}"
+               for phrase, on_some in described.items()]
     text = f"{phrases[0]}; {phrases[1]} (and {len(phrases) - 2} more)" if len(phrases) > 2 else "; ".join(phrases)
-    return f"on some paths {text}" if every_partial else text
+    return f"on some paths {text}" if every_partial and described else text
 
 
 class OutcomeRule(Rule):
