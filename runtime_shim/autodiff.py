@@ -38,7 +38,8 @@ Backward = Callable[[Executor, Prim, Sequence[Prim], Prim], Sequence[Prim | None
 
 
 class Node:
-    """One value on the tape: a leaf, a constant input, or an op result."""
+    """One value on the tape: a leaf, a constant input, or an op result (:func:`record` sets the
+    same fields without calling ``__init__``: a new field goes in both)."""
 
     __slots__ = ("id", "parents", "forward", "backward", "value", "exec", "requires_grad",
                  "needs_inputs", "needs_output", "name", "shape", "consumers", "consumed", "__weakref__")
