@@ -80,7 +80,7 @@ def constant(exec_: Executor, value: Prim) -> Node:
     return Node(exec_, value=value, name="const", shape=exec_.shape(value))
 
 
-def record(name: str, exec_: Executor, parents: tuple[Node, ...], out: Prim, *,
+def record(name: str, exec_: Executor, parents: tuple[Node, ...], out: Prim,
            forward: Callable[..., Prim], backward: Backward, needs_inputs: bool,
            needs_output: bool, compute_bound: bool, strategy: CheckpointingStrategy | None) -> Node:
     """Add an op node; which values it keeps depends on the checkpointing strategy."""

@@ -598,9 +598,7 @@ class Tensor:
                         args[i] = next(floats_in)
                 return fwd(exec_, *args)
 
-        node = tape.record(op, exec_, parents, out, forward=forward, backward=bwd,
-                           needs_inputs=needs_inputs, needs_output=needs_output,
-                           compute_bound=compute_bound, strategy=strategy)
+        node = tape.record(op, exec_, parents, out, forward, bwd, needs_inputs, needs_output, compute_bound, strategy)
         return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, Role.NON_LEAF, node)
 
     def _capture_apply(self, op: str, operands: tuple[Tensor, ...], fwd: Callable[..., Any],
