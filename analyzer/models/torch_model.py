@@ -390,8 +390,11 @@ class TorchModel(TorchData, LibraryModel):
             return layer_dicts.lookup(atom, key, self._collection_values(atom))
         if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
             keys = key.consts()
-            return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
-                and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+            if keys and all(type(k) is int and -len(atom.children) <= k < len(atom.children) for k in keys):
+                return join_all(V(atom.children[k]) for k in keys)
+            if _any_position(key) and atom.children:  # ``self.cells[i]`` for ``i`` in ``range(n)``: one of them
+                return self.container_modules(atom)
+            return TOP
         if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
             return contents(atom)
         return None
@@ -2001,7 +2004,7 @@ class TorchModel(TorchData, LibraryModel):
         if name in T.CONTAINERS:
             items: list[Value] = list(args)
             if name == "ModuleList":
-                listed = _sequence_items(args[0]) if args else []
+                listed = (_sequence_items(args[0]) or _one_kind_items(args[0])) if args else []
                 if listed is None:
                     return TOP
                 items = listed
@@ -2792,6 +2795,15 @@ def _one_or_items(value: Value) -> list[Value] | None:
     return _sequence_items(value)
 
 
+def _one_kind_items(value: Value) -> list[Value] | None:
+    """A list of unknown length whose items are all the one module made at one place (``cells.append(Cell())``
+    in a loop): that module, once (a ``ModuleList`` holds its modules as a set); None otherwise."""
+    atom = next(iter(value.atoms)) if len(value.atoms) == 1 and not value.top else None
+    if isinstance(atom, SeqAtom) and atom.items is None and len(atom.elem.atoms) == 1 and not atom.elem.top:
+        return [atom.elem]
+    return None
+
+
 def _sequence_items(value: Value) -> list[Value] | None:
     if len(value.atoms) != 1 or value.top:
         return None
@@ -2873,6 +2885,14 @@ def access(expr: ast.AST | None, fr: Frame) -> str | None:
         return None
     scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
     return f"{scope}:{dotted}"
+
+
+def _any_position(key: Value) -> bool:
+    """Whether ``key`` is an index whose value is not known but which can only be an int (a loop's ``i``, an
+    int the analysis cannot bound): a container's item for it is one of its items."""
+    return bool(key.atoms) and not key.top and all(
+        isinstance(a, NumberAtom) and a.tname == "int" or isinstance(a, Const) and type(a.value) is int
+        for a in key.atoms)
 
 
 def _identity(atom: Atom) -> object | None:
