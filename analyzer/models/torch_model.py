@@ -95,6 +95,7 @@ from .torch_api import (
     DEFAULT_FLOAT_DTYPES,
     DIM_KEYWORDS,
     DYNAMIC_REGISTRATION,
+    REGISTERING_CONTAINERS,
     FUNCTIONAL_LOSSES,
     GRAD_MODES,
     INDEXED_LOG_PROB,
@@ -2375,11 +2376,14 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
-        plain_moves = dynamic.get(instance.cls)
-        if plain_moves is None:
-            plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
+        ways = dynamic.get(instance.cls)
+        if ways is None:
+            ways = dynamic[instance.cls] = _dynamic_registration(instance.cls)
         attributes = list(self.heap_attributes(instance, _move_note))
         registered = _registered_identities(value for _attr, value in attributes)
+        # registered only through containers whose modules are all known (``nn.ModuleList`` of known layers): a
+        # module a plain list holds is registered exactly when one of them holds it too (``registered``)
+        plain_moves = ways == "call" or ways == "container" and any(value.top for _attr, value in attributes)
         for attr, value in attributes:
             self.heap_reads.add((instance, attr))
             key = (moved, attr)
@@ -2964,11 +2968,17 @@ def _project_parameters(expr: ast.AST | None, st: State) -> bool:
         isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE) for a in modules.atoms)
 
 
-def _registers_dynamically(cls: ClassInfo) -> bool:
-    """Whether ``cls`` or a project base mentions a way to register a module besides an attribute."""
-    return any(isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
-               or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION
-               for base in cls.mro() for node in ast.walk(base.node))
+def _dynamic_registration(cls: ClassInfo) -> str | None:
+    """How ``cls`` or a project base may register a module besides an attribute: "call" (``add_module``,
+    ``setattr`` ...: what it registers is not an attribute the analysis reads), "container" (only through
+    ``nn.ModuleList`` / ``ModuleDict`` / ``Sequential``, which are attributes), None (it does not)."""
+    names = {node.id if isinstance(node, ast.Name) else node.attr
+             for base in cls.mro() for node in ast.walk(base.node)
+             if isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
+             or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION}
+    if names - REGISTERING_CONTAINERS:
+        return "call"
+    return "container" if names else None
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]
