@@ -2478,8 +2478,16 @@ class TorchModel(TorchData, LibraryModel):
             and call.func.attr in T.MOVE_METHODS and _dotted(call.func.value) == _dotted(target)
         if not moved and not self._replaced_from_outside(target, st, fr):
             return None
+        if moved and self.sweeping:
+            return None  # a method no analysed code calls (an input holder's ``to()`` the program forgets)
         before = self.eval(target, st.copy(), fr, quiet=True)
-        return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
+        if not before.atoms or before.top:
+            return None
+        # a project object's own move method (``self.inputs = self.inputs.to(device)`` on a ``BatchEncoding``)
+        # supersedes the object as a tensor's move does
+        projects = moved and all(isinstance(a, Instance) and a.cls.lookup(call.func.attr) is not None  # type: ignore[union-attr]
+                                 for a in before.atoms)
+        return before if before.only(TorchTensorAtom) or projects else None
 
     def _replaced_from_outside(self, target: ast.Attribute, st: State, fr: Frame) -> bool:
         """``model.mean = ckpt["mean"].cuda()``: code outside the module's class reconfigures one module after
