@@ -234,10 +234,17 @@ class TorchModel(TorchData, LibraryModel):
             vision = None if star_unknown or node is None else torchvision_call(self, atom, args, kwargs, node, st, fr)
             return UNHANDLED if vision is None else vision
         if isinstance(atom, TorchLayerAtom):
-            return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
-                else self.torch_layer_call(atom, args, kwargs, node, st, fr)
+            if star_unknown or node is None:
+                return TOP
+            if self.moved_elsewhere(atom, getattr(node, "func", None), fr):
+                moved = self.moved_reference(atom, st) if _kept_reference(getattr(node, "func", None)) else None
+                return TOP if not isinstance(moved, TorchLayerAtom) \
+                    else self.torch_layer_call(moved, args, kwargs, node, st, fr)
+            return self.torch_layer_call(atom, args, kwargs, node, st, fr)
         if isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
-            return TOP  # a module moved in place elsewhere, seen through an older reference
+            # a module moved in place elsewhere, seen through an older reference: the moved one
+            moved = self.moved_reference(atom, st) if _kept_reference(getattr(node, "func", None)) else None
+            return TOP if moved is None or star_unknown else self.call(V(moved), args, kwargs, node, st, fr)
         if isinstance(atom, NumpyRef) and not star_unknown:  # numpy of tensors (``np.asarray(t)``)
             converted = self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
             return UNHANDLED if converted is None else converted
@@ -2225,8 +2232,9 @@ class TorchModel(TorchData, LibraryModel):
                 self._rebind_receiver(node, changed, st, fr, receiver)
                 return changed if name in ("append", "extend") else NONE  # (``append`` returns the container)
         if name in ("parameters", "buffers"):
-            return V(seq_of("list", join_all(_each_note(receiver, atom, self._weights(atom))
-                                             for atom in receiver.atoms)))
+            module_expr = getattr(getattr(node, "func", None), "value", None)
+            return V(seq_of("list", join_all(_each_note(receiver, atom, self._weights(
+                self._as_moved(atom, module_expr, st, fr))) for atom in receiver.atoms)))
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
@@ -2465,6 +2473,25 @@ class TorchModel(TorchData, LibraryModel):
         weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
         return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
+
+    def moved_reference(self, atom: Atom, st: State) -> Atom | None:
+        """A module that ``.to()`` moved in place elsewhere, read through a reference the move left behind
+        (``self.online_model`` kept by an EMA wrapper, then ``model.cuda()`` in the script): the moved module,
+        when the move went to one known device. A use is taken to come after the move, as a superseded
+        attribute's is; None when the device is not known."""
+        key = _identity(atom)
+        devices = self.heap_get((key, _MOVED)) if key is not None else None
+        texts = devices.consts() if devices is not None and not devices.top else None
+        if not texts or len(texts) != 1 or not isinstance(texts[0], str) or tags_of(next(iter(devices.atoms))):
+            return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
+        dev = self.parse_device(texts[0], st)
+        return None if dev is None else self.move_module(atom, dev)
+
+    def _as_moved(self, atom: Atom, module_expr: ast.AST | None, st: State, fr: Frame) -> Atom:
+        if not _kept_reference(module_expr) or not self.moved_elsewhere(atom, module_expr, fr):
+            return atom
+        moved = self.moved_reference(atom, st)
+        return atom if moved is None else moved
 
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
         """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``), and for ``model.x = t`` from outside the
@@ -2897,6 +2924,12 @@ def access(expr: ast.AST | None, fr: Frame) -> str | None:
         return None
     scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
     return f"{scope}:{dotted}"
+
+
+def _kept_reference(expr: ast.AST | None) -> bool:
+    """Whether a module is reached through an object's attribute (``self.online_model``): a reference the
+    object keeps, which an in-place move through another name reaches (a name's value is followed instead)."""
+    return isinstance(expr, ast.Attribute)
 
 
 def _any_position(key: Value) -> bool:
