@@ -419,6 +419,29 @@ class TorchModel(TorchData, LibraryModel):
         holder = target.value
         if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name):
             self._layer_item_stored(holder.value.id, holder.attr, container, key, value, st, fr)
+        if isinstance(holder, ast.Attribute):
+            self._tensor_item_stored(holder, container, key, value, st, fr)
+
+    def _tensor_item_stored(self, holder: ast.Attribute, container: Value, key: Value, value: Value, st: State,
+                            fr: Frame) -> None:
+        """``model.detect.grid[0] = model.detect.grid[0].to(device)``: a list of tensors an object keeps,
+        changed in place at a known position; whoever reads the attribute sees the list as it is now (as after
+        an in-place move), so a loop over the positions that moves each one leaves them all moved."""
+        keys = key.consts()
+        if not keys or len(keys) != 1 or type(keys[0]) is not int or not value.atoms or value.top \
+                or not value.only(TorchTensorAtom) or not container.atoms or container.top:
+            return
+        updated = []
+        for atom in container.atoms:
+            if not isinstance(atom, SeqAtom) or atom.kind != "list" or atom.items is None \
+                    or not -len(atom.items) <= keys[0] < len(atom.items):
+                return
+            items = list(atom.items)
+            items[keys[0]] = value
+            updated.append(seq("list", items))
+        owner = self.eval(holder.value, st.copy(), fr, quiet=True)
+        if owner.atoms and not owner.top and all(isinstance(a, Instance) for a in owner.atoms):
+            self._supersede_attribute(owner, holder.attr, container, Value(frozenset(updated)), fr)
 
     def _layer_item_stored(self, name: str, attr: str, container: Value, key: Value, value: Value, st: State,
                            fr: Frame) -> None:
