@@ -1974,6 +1974,14 @@ class TorchModel(TorchData, LibraryModel):
         copies across devices."""
         indexes = Value(frozenset(_index_tensors(key)), key.top)
         if not torch_tensors(indexes):
+            ints = _int_positions(key)
+            if ints and atom.ndim is not None and ints <= atom.ndim and op == "__getitem__":
+                # ``stride[i]``, ``t[index]`` of a 1-D tensor: one dimension fewer per int (0-dim: a scalar,
+                # which works with a tensor on any device)
+                rank = atom.ndim - ints
+                result = self.same_device_result(V(atom), node, st, fr, rank == 0)
+                return Value(frozenset(a.with_(ndim=rank) if isinstance(a, TorchTensorAtom) else a
+                                       for a in result.atoms), result.top)
             return self.same_device_result(V(atom), node, st, fr, None)
         operands = [("tensor", V(atom), False, False), ("indices", indexes, True, False)]
         if values is not None and torch_tensors(values):
@@ -2947,6 +2955,22 @@ def access(expr: ast.AST | None, fr: Frame) -> str | None:
         return None
     scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
     return f"{scope}:{dotted}"
+
+
+def _int_positions(key: Value) -> int:
+    """How many dimensions an index of plain ints takes away (``t[i]``: 1, ``t[i, j]``: 2); 0 when the index
+    is anything else (a slice, ``None``, a tensor, not known)."""
+    def is_int(value: Value) -> bool:
+        return bool(value.atoms) and not value.top and all(
+            isinstance(a, NumberAtom) and a.tname == "int" or isinstance(a, Const) and type(a.value) is int
+            for a in value.atoms)
+
+    if is_int(key):
+        return 1
+    atom = next(iter(key.atoms)) if len(key.atoms) == 1 and not key.top else None
+    if isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items and all(is_int(v) for v in atom.items):
+        return len(atom.items)
+    return 0
 
 
 def _kept_reference(expr: ast.AST | None) -> bool:
