@@ -2534,6 +2534,13 @@ class TorchModel(TorchData, LibraryModel):
         target = node.targets[0]
         moved = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
             and call.func.attr in T.MOVE_METHODS and _dotted(call.func.value) == _dotted(target)
+        if _moves_each_item(call, target):  # ``self.shadow = [p.to(device) for p in self.shadow]``
+            if self.sweeping:
+                return None
+            before = self.eval(target, st.copy(), fr, quiet=True)
+            return before if before.atoms and not before.top and all(
+                isinstance(a, SeqAtom) and a.elem.atoms and all(isinstance(e, TorchTensorAtom) for e in a.elem.atoms)
+                for a in before.atoms) else None
         if not moved and not self._replaced_from_outside(target, st, fr):
             return None
         if moved and self.sweeping:
@@ -2955,6 +2962,20 @@ def access(expr: ast.AST | None, fr: Frame) -> str | None:
         return None
     scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
     return f"{scope}:{dotted}"
+
+
+def _moves_each_item(value: ast.AST, target: ast.Attribute) -> bool:
+    """``[p.to(device) for p in self.x]`` stored back into ``self.x`` (each item moved, or moved one way or
+    another: ``p.to(d, dtype) if p.is_floating_point() else p.to(d)``)."""
+    if not isinstance(value, ast.ListComp) or len(value.generators) != 1:
+        return False
+    gen = value.generators[0]
+    if gen.ifs or not isinstance(gen.target, ast.Name) or _dotted(gen.iter) != _dotted(target):
+        return False
+    name = gen.target.id
+    ends = [value.elt.body, value.elt.orelse] if isinstance(value.elt, ast.IfExp) else [value.elt]
+    return all(isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in T.MOVE_METHODS
+               and isinstance(e.func.value, ast.Name) and e.func.value.id == name for e in ends)
 
 
 def _int_positions(key: Value) -> int:
