@@ -419,14 +419,15 @@ class TorchModel(TorchData, LibraryModel):
         holder = target.value
         if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name):
             self._layer_item_stored(holder.value.id, holder.attr, container, key, value, st, fr)
-        if isinstance(holder, ast.Attribute):
+        if isinstance(holder, ast.Attribute) and self.__dict__.get("_item_move") is target:
             self._tensor_item_stored(holder, container, key, value, st, fr)
 
     def _tensor_item_stored(self, holder: ast.Attribute, container: Value, key: Value, value: Value, st: State,
                             fr: Frame) -> None:
-        """``model.detect.grid[0] = model.detect.grid[0].to(device)``: a list of tensors an object keeps,
-        changed in place at a known position; whoever reads the attribute sees the list as it is now (as after
-        an in-place move), so a loop over the positions that moves each one leaves them all moved."""
+        """``model.detect.grid[0] = model.detect.grid[0].to(device)``: a list of tensors an object keeps, its
+        item at a known position moved; whoever reads the attribute sees the list as it is now (as after an
+        in-place move), so a loop over the positions that moves each one leaves them all moved. (A store of
+        anything else, a grid a ``forward`` remakes, stays a weak update.)"""
         keys = key.consts()
         if not keys or len(keys) != 1 or type(keys[0]) is not int or not value.atoms or value.top \
                 or not value.only(TorchTensorAtom) or not container.atoms or container.top:
@@ -2528,6 +2529,8 @@ class TorchModel(TorchData, LibraryModel):
         """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``), and for ``model.x = t`` from outside the
         module's class (a tensor attribute replaced after construction): the tensors ``x`` holds now."""
         call = node.value
+        if len(node.targets) == 1 and _moves_own_item(call, node.targets[0]):
+            self.__dict__["_item_move"] = node.targets[0]  # ``grid[i] = grid[i].to(d)``: for :meth:`store_item`
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute) \
                 or _dotted(node.targets[0]) is None:
             return None
@@ -2962,6 +2965,13 @@ def access(expr: ast.AST | None, fr: Frame) -> str | None:
         return None
     scope = f"{id(fr.func.node)}" if fr.func is not None else fr.module.name
     return f"{scope}:{dotted}"
+
+
+def _moves_own_item(value: ast.AST, target: ast.AST) -> bool:
+    """``obj.grid[i] = obj.grid[i].to(device)`` (``.cuda()``, ``.cpu()``): an item replaced by its moved self."""
+    return isinstance(target, ast.Subscript) and isinstance(value, ast.Call) \
+        and isinstance(value.func, ast.Attribute) and value.func.attr in T.MOVE_METHODS \
+        and ast.dump(value.func.value) == ast.dump(target, annotate_fields=True).replace("ctx=Store()", "ctx=Load()")
 
 
 def _moves_each_item(value: ast.AST, target: ast.Attribute) -> bool:
