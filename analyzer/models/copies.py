@@ -21,7 +21,6 @@ from ..engine.python_values import names_library_function
 from ..torch_domain import MODULE_TYPE, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
 from .base import LibraryModel
 
-
 #: how deep a copy follows project sub-modules (a module holding a module ...) before giving up
 MAX_COPY_DEPTH = 8
 
