@@ -167,6 +167,8 @@ DICT_ITEMS = "<dict items>"
 #: ``dict`` methods that change what it maps: through an instance, they make its items unknown.
 DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__",
                            "__ior__"})
+#: ``dict`` methods that read what it maps (a ``dict`` subclass's items, through its instance).
+DICT_READERS = frozenset({"items", "keys", "values", "get", "copy"})
 
 
 class LoadState(enum.Enum):
