@@ -437,7 +437,7 @@ class TorchModel(TorchData, LibraryModel):
             updated.append(seq("list", items))
         owner = self.eval(holder.value, st.copy(), fr, quiet=True)
         if owner.atoms and not owner.top and all(isinstance(a, Instance) for a in owner.atoms):
-            self._supersede_attribute(owner, holder.attr, container, Value(frozenset(updated)), fr)
+            self.supersede_attribute(owner, holder.attr, container, Value(frozenset(updated)), fr)
 
     def _layer_item_stored(self, name: str, attr: str, container: Value, key: Value, value: Value, st: State,
                            fr: Frame) -> None:
