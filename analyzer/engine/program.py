@@ -96,6 +96,12 @@ class ClassInfo:
         self.unknown_base = False
         self.dict_base = False  # derives from the builtin ``dict`` (a ``BatchEncoding``-like mapping)
 
+    def __hash__(self) -> int:
+        # by where it is defined, not by identity: sets of instances of project classes (a receiver of several
+        # objects) then iterate in the same order in every analysis of the program, and so do the calls made
+        # on them (which of them reach a method's bound on calling contexts first)
+        return hash((self.module.file, self.qualname, self.node.lineno, self.node.col_offset))
+
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
         if bases != self.bases:
