@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import enum
 import os
+import zlib
 from array import array
 from dataclasses import dataclass
 from typing import Any
@@ -100,7 +101,8 @@ class ClassInfo:
         # by where it is defined, not by identity: sets of instances of project classes (a receiver of several
         # objects) then iterate in the same order in every analysis of the program, and so do the calls made
         # on them (which of them reach a method's bound on calling contexts first)
-        return hash((self.module.file, self.qualname, self.node.lineno, self.node.col_offset))
+        # (a digest, not ``hash(str)``: the same order in every process, whatever ``PYTHONHASHSEED`` is)
+        return zlib.crc32(f"{self.module.file}:{self.qualname}:{self.node.lineno}:{self.node.col_offset}".encode())
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
