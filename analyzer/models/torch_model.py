@@ -2509,7 +2509,8 @@ class TorchModel(TorchData, LibraryModel):
         key = _identity(atom)
         devices = self.heap_get((key, _MOVED)) if key is not None else None
         texts = devices.consts() if devices is not None and not devices.top else None
-        if not texts or len(texts) != 1 or not isinstance(texts[0], str) or tags_of(next(iter(devices.atoms))):
+        if devices is None or not texts or len(texts) != 1 or not isinstance(texts[0], str) \
+                or tags_of(next(iter(devices.atoms))):
             return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
         dev = self.parse_device(texts[0], st)
         return None if dev is None else self.move_module(atom, dev)
@@ -2548,8 +2549,9 @@ class TorchModel(TorchData, LibraryModel):
             return None
         # a project object's own move method (``self.inputs = self.inputs.to(device)`` on a ``BatchEncoding``)
         # supersedes the object as a tensor's move does
-        projects = moved and all(isinstance(a, Instance) and a.cls.lookup(call.func.attr) is not None  # type: ignore[union-attr]
-                                 for a in before.atoms)
+        method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+        projects = moved and method is not None and all(
+            isinstance(a, Instance) and a.cls.lookup(method) is not None for a in before.atoms)
         return before if before.only(TorchTensorAtom) or projects else None
 
     def _replaced_from_outside(self, target: ast.Attribute, st: State, fr: Frame) -> bool:
