@@ -31,6 +31,7 @@ from typing import Any
 
 from runtime_shim import torch_semantics as T
 
+from .. import lazy_bodies
 from ..choices import consistent, joined, tagged, tags_of, untagged, with_tags
 from ..domain import (
     BOOL,
@@ -3038,9 +3039,10 @@ def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
     function too: the mode it sets stays in force in the function's callers.)"""
     if tree is None:
         return False
-    blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
-              for item in node.items}
-    for node in ast.walk(tree):
+    # (``torch.cuda.device`` spells "device": bodies not parsed yet without the word hold none)
+    blocks = {id(item.context_expr) for node in lazy_bodies.walk(tree, b"device")
+              if isinstance(node, (ast.With, ast.AsyncWith)) for item in node.items}
+    for node in lazy_bodies.walk(tree, b"device"):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
