@@ -324,8 +324,32 @@ def summarize(source: Any) -> None:
     if source.scan is None:
         source.scan = summary
     functions = summary["functions"]
-    source.function_scans = {key: (scan.mentions, scan.writes) for scan in scans.values()
-                             if (key := scan_summary.position(scan.node)) in functions}  # type: ignore[arg-type]
+    trimmed: dict[int, ast.AST] = {}
+    source.function_scans = {
+        key: (scan.mentions, [_what_effects_read(write, trimmed) for write in scan.writes])
+        for scan in scans.values() if (key := scan_summary.position(scan.node)) in functions}  # type: ignore[arg-type]
+
+
+def _what_effects_read(write: ast.AST, done: dict[int, ast.AST]) -> ast.AST:
+    """``write`` with only what :func:`_effects` reads of it (kept while the rest of the body is not: a mutator
+    call's arguments, a ``setattr``'s value, a subscript's index are left out), one copy per node."""
+    found = done.get(id(write))
+    if found is not None:
+        return found
+    kind = type(write)
+    if kind is ast.Call:
+        func = write.func  # type: ignore[attr-defined]
+        found = ast.Call(func=func, args=write.args[:2] if type(func) is ast.Name else [],  # type: ignore[attr-defined]
+                         keywords=[])
+    elif kind is ast.Subscript:
+        found = ast.Subscript(value=write.value, slice=_NO_INDEX, ctx=write.ctx)  # type: ignore[attr-defined]
+    else:
+        found = write
+    done[id(write)] = found
+    return found
+
+
+_NO_INDEX = ast.Constant(value=None)
 
 
 _DICT_READERS = frozenset({"get", "keys", "items", "values", "copy"})

@@ -151,3 +151,28 @@ def test_a_run_over_lazy_bodies_finds_what_a_run_over_whole_trees_finds(tmp_path
     monkeypatch.setattr(lazy_bodies, "strip", lambda source: 0)
     whole = [d.to_json() for d in check([str(tmp_path)], Settings(jobs=1, select=("ALL",))).diagnostics]
     assert lazy == whole and any(d["code"] == "MV201" for d in whole)
+
+
+def test_the_writes_kept_by_position_give_the_effects_of_the_whole_nodes() -> None:
+    """What a skipped function may change, from the trimmed writes kept for lazy bodies and from the scan's own
+    nodes, for every function of the fixtures (receiver or not, names that may hold a module or not)."""
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    compared = 0
+    for path in sorted(root.rglob("*.py")):
+        source = frontend.source_of(str(path), path.read_bytes())
+        if frontend.parse(source) is not None:
+            continue
+        scans = demand.scan_functions(source.tree, source.data)  # type: ignore[arg-type]
+        demand.summarize(source)
+        kept = source.function_scans or {}
+        for scan in scans.values():
+            entry = kept.get(demand.scan_summary.position(scan.node))  # type: ignore[arg-type]
+            if entry is None:
+                continue
+            assert entry[0] == scan.mentions
+            for receiver in (None, "self"):
+                for names in (frozenset(), frozenset({"torch", "np", "state"})):
+                    assert demand._effects(entry[1], receiver, {"x"}, names, None) == \
+                        demand._effects(scan.writes, receiver, {"x"}, names, None)
+            compared += 1
+    assert compared > 1000
