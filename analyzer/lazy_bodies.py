@@ -27,7 +27,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _INDENT = frozenset(b" \t\f")
 
 
-class LazyBody(list):  # type: ignore[type-arg]
+class LazyBody(list[ast.stmt]):
     """A function's body not parsed yet: reading it in any way parses it (once) and puts the parsed list on the
     function; until then its own storage is empty."""
 
@@ -92,7 +92,7 @@ for _name in ("__contains__", "__reversed__", "__eq__", "__ne__", "__lt__", "__l
               "__add__", "__mul__", "__rmul__", "__iadd__", "__imul__", "__setitem__", "__delitem__", "__repr__",
               "append", "extend", "insert", "pop", "remove", "index", "count", "copy", "sort", "reverse", "clear"):
     setattr(LazyBody, _name, _loading(_name))
-LazyBody.__hash__ = None  # type: ignore[assignment]
+LazyBody.__hash__ = None
 
 
 def parse_body(source: SourceFile, node: ast.FunctionDef | ast.AsyncFunctionDef, line: int, start: int,
@@ -118,8 +118,9 @@ def _from_whole_file(source: SourceFile, node: ast.FunctionDef | ast.AsyncFuncti
         warnings.simplefilter("ignore")
         tree = ast.parse(source.data.decode("utf-8"), type_comments=False)
     for found in ast.walk(tree):
-        if type(found) is type(node) and found.lineno == node.lineno and found.col_offset == node.col_offset:
-            return found.body  # type: ignore[attr-defined, no-any-return]
+        if isinstance(found, _FUNCTIONS) and type(found) is type(node) and found.lineno == node.lineno \
+                and found.col_offset == node.col_offset:
+            return found.body
     raise ValueError(f"{source.path}:{node.lineno}: function not found when parsing its body again")
 
 
@@ -129,7 +130,8 @@ def full(node: Any) -> Any:
     body = getattr(node, "body", None)
     if type(body) is not LazyBody or body.node is None or body.source is None:
         return node
-    copy = type(node).__new__(type(node))
+    kind: Any = type(node)
+    copy = kind.__new__(kind)
     copy.__dict__.update(node.__dict__)
     copy.body = parse_body(body.source, body.node, body.line, body.start, body.end)
     return copy
