@@ -152,7 +152,6 @@ _DEVICE_PREDICATES = {"is_cuda": "cuda", "is_cpu": "cpu", "is_mps": "mps", "is_x
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
-_SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 
 
 def _note(attr: str) -> bool:
@@ -207,7 +206,6 @@ class TorchModel(TorchData, LibraryModel):
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
-        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
         self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
@@ -327,9 +325,6 @@ class TorchModel(TorchData, LibraryModel):
         if distribution_base(cls) is not None:
             self.torch_distribution_init(instance, args, kwargs, st, fr)
 
-    def stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
-        return self.superseded(instance, attr, stored)  # type: ignore[arg-type]
-
     def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
         return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
 
@@ -423,7 +418,7 @@ class TorchModel(TorchData, LibraryModel):
         elif owner.atoms and all(isinstance(a, Instance) for a in owner.atoms) and container.atoms \
                 and all(isinstance(a, TorchLayerAtom) and (a.name in ADDING_METHODS or layer_dicts.is_collection(a))
                         for a in container.atoms):
-            self._supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
+            self.supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
 
     def updated_item_value(self, container: Value, key: Value, value: Value) -> Value:
         out = BOTTOM
@@ -2487,34 +2482,7 @@ class TorchModel(TorchData, LibraryModel):
                                 fr: Frame) -> None:
         """A method that moves an attribute and stores it back supersedes it, as a module's in-place move does:
         the other methods read the moved tensor (not the one from before the move)."""
-        self._supersede_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
-
-    def _supersede_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
-        """``owner.attr`` now holds ``after`` where it held ``before``: stored as any attribute (the heap only
-        grows, which keeping runs across passes relies on), and what the move superseded is noted apart, so
-        that reads leave it out (:meth:`superseded`)."""
-        self.store_attribute(owner, attr, after, fr)
-        gone = Value(frozenset(before.atoms - after.atoms)) if not before.top else BOTTOM
-        if not gone.atoms:
-            return
-        for atom in owner.atoms:
-            if isinstance(atom, Instance):
-                key = (atom, _SUPERSEDED + attr)
-                old = self.heap.get(key)
-                if old is None:
-                    self.changes.read_went_stale()  # reads of ``attr`` so far did not look for it: run the pass again
-                self.heap_set(key, gone if old is None else old.join(gone))
-                self.superseded_names.add(attr)
-
-    def superseded(self, atom: Instance, attr: str, stored: Value) -> Value:
-        """``stored`` without what an in-place move superseded (while something else remains)."""
-        if attr not in self.superseded_names:
-            return stored
-        gone = self.heap_get((atom, _SUPERSEDED + attr))
-        if gone is None:
-            return stored
-        kept = stored.atoms - gone.atoms
-        return Value(frozenset(kept), stored.top) if kept or stored.top else stored
+        self.supersede_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
 
     def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool,
                      registered: frozenset[object] = frozenset(), in_plain: bool = False) -> Value:
@@ -2556,7 +2524,7 @@ class TorchModel(TorchData, LibraryModel):
             st.drop_overlays(receiver.id)
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
-            self._supersede_attribute(owner, receiver.attr, before, value, fr)
+            self.supersede_attribute(owner, receiver.attr, before, value, fr)
             st.overlays[Overlay(receiver.value.id, receiver.attr)] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
