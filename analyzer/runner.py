@@ -123,10 +123,9 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         and fixes else None
 
     # a large project's trees keep their functions' bodies unparsed until the engine reads them (lazy_bodies);
-    # an editor's passes (no fixes, expression states) keep whole trees
-    from .engine.demand import DEMAND_SWEEP_MIN_FILES
-
-    lazy = fixes and not settings.record_expressions and len(chosen) > DEMAND_SWEEP_MIN_FILES
+    # an editor's passes (no fixes, expression states) keep whole trees. Decided at the first file parsed here
+    # (a run whose files all come from the cache imports no engine)
+    lazy: bool | None = None
     failures: list[FileFailure] = []
     parsed: list[frontend.SourceFile] = []
     infos: list[import_graph.FileInfo] = []
@@ -148,8 +147,13 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if targeted:
                 failures.append(FileFailure(source.path, *info.failure))
             continue
-        if lazy and lazy_bodies.eligible(source) and source.scan is None:
-            _make_lazy(source, cache is not None)
+        if lazy is not False and source.scan is None and lazy_bodies.eligible(source):
+            if lazy is None:
+                from .engine.demand import DEMAND_SWEEP_MIN_FILES
+
+                lazy = fixes and not settings.record_expressions and len(chosen) > DEMAND_SWEEP_MIN_FILES
+            if lazy:
+                _make_lazy(source, cache is not None)
         parsed.append(source)
         infos.append(info)
         digests.append(digest)
