@@ -35,7 +35,7 @@ from ..imports import shim_public_names, shim_submodules
 from ..models.base import UNHANDLED
 from .flow_state import Frame, Overlay, State
 from .mixin import EngineMixin
-from .program import FunctionKind, SuperRef
+from .program import DICT_ITEMS, DICT_MUTATORS, DICT_READERS, FunctionKind, SuperRef
 
 #: A tuple's own methods (every other attribute of a tuple is a named tuple's field).
 TUPLE_METHODS = frozenset({"count", "index"})
@@ -74,6 +74,12 @@ class Attributes(EngineMixin):
             out = out.join(TOP if value is None else value)
         return out
 
+    def forget_dict_items(self, container: Value, fr: Frame) -> None:
+        """An instance of a ``dict`` subclass changed what it maps in a way not followed: unknown from now."""
+        for atom in container.atoms:
+            if isinstance(atom, Instance) and atom.cls.dict_items_kept():
+                self.heap_set((atom, DICT_ITEMS), TOP)  # (for every read: what was stored before may be gone)
+
     def attribute_of(self, atom: Atom, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value | None:
         """``atom.attr``; ``None`` when unknown."""
         if isinstance(atom, TensorAtom):
@@ -104,6 +110,12 @@ class Attributes(EngineMixin):
         if isinstance(atom, Instance):
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
+            if attr in DICT_MUTATORS and atom.cls.lookup(attr) is None:
+                self.forget_dict_items(V(atom), fr)  # ``enc.update(...)``: what it maps is no longer known
+            elif attr in DICT_READERS and atom.cls.lookup(attr) is None and atom.cls.dict_items_kept():
+                items = self.attribute(V(atom), DICT_ITEMS, None, st, fr)  # ``self.items()`` in its own ``to()``
+                if items.atoms and not items.top and all(isinstance(a, DictAtom) for a in items.atoms):
+                    return Value(frozenset(BoundShim(a, attr) for a in items.atoms))
             return self.havoc_attribute(atom.cls, attr, self._instance_attribute(atom, attr, node, st, fr))
         if isinstance(atom, SuperRef):
             found = self.class_lookup(atom.instance.cls, attr, atom.cls) if isinstance(atom.instance, Instance) \
