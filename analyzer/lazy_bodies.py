@@ -143,21 +143,22 @@ def is_lazy(node: ast.AST) -> bool:
     return type(body) is LazyBody and body.node is not None
 
 
-def may_hold(node: ast.AST, word: bytes) -> bool:
-    """False when ``node``'s body is not parsed yet and its text lacks ``word`` (then no statement in it can
-    spell ``word``: a walk looking for one need not parse it); True otherwise."""
+def may_hold(node: ast.AST, words: bytes | tuple[bytes, ...]) -> bool:
+    """False when ``node``'s body is not parsed yet and its text lacks every one of ``words`` (then no node in it
+    can spell one: a walk looking for them need not parse it); True otherwise."""
     body = getattr(node, "body", None)
     if type(body) is not LazyBody or body.source is None:
         return True
-    return body.source.data.find(word, body.start, body.end) >= 0
+    data = body.source.data
+    return any(data.find(word, body.start, body.end) >= 0 for word in ((words,) if type(words) is bytes else words))
 
 
-def walk(tree: ast.AST, word: bytes) -> Iterator[ast.AST]:
-    """``ast.walk`` without the function bodies not parsed yet whose text lacks ``word`` (:func:`may_hold`)."""
+def walk(tree: ast.AST, words: bytes | tuple[bytes, ...]) -> Iterator[ast.AST]:
+    """``ast.walk`` without the function bodies not parsed yet whose text lacks ``words`` (:func:`may_hold`)."""
     todo = deque([tree])
     while todo:
         node = todo.popleft()
-        if may_hold(node, word):
+        if may_hold(node, words):
             todo.extend(ast.iter_child_nodes(node))
         yield node
 

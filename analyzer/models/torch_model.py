@@ -3056,12 +3056,16 @@ def _project_parameters(expr: ast.AST | None, st: State) -> bool:
         isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE) for a in modules.atoms)
 
 
+_REGISTRATION_WORDS = tuple(sorted(name.encode() for name in DYNAMIC_REGISTRATION))
+
+
 def _dynamic_registration(cls: ClassInfo) -> str | None:
     """How ``cls`` or a project base may register a module besides an attribute: "call" (``add_module``,
     ``setattr`` ...: what it registers is not an attribute the analysis reads), "container" (only through
     ``nn.ModuleList`` / ``ModuleDict`` / ``Sequential``, which are attributes), None (it does not)."""
+    # (a method body not parsed yet without any of the names holds none of them: lazy_bodies)
     names = {node.id if isinstance(node, ast.Name) else node.attr
-             for base in cls.mro() for node in ast.walk(base.node)
+             for base in cls.mro() for node in lazy_bodies.walk(base.node, _REGISTRATION_WORDS)
              if isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
              or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION}
     if names - REGISTERING_CONTAINERS:

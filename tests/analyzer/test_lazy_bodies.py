@@ -115,6 +115,8 @@ def test_walks_for_a_word_skip_the_bodies_without_it() -> None:
     found = [node for node in lazy_bodies.walk(source.tree, b"wraps") if isinstance(node, ast.Attribute)]  # type: ignore[arg-type]
     assert [node.attr for node in found] == ["wraps"]
     assert lazy_bodies.is_lazy(source.tree.body[2])  # type: ignore[union-attr]
+    plain = source.tree.body[2]  # type: ignore[union-attr]
+    assert not lazy_bodies.may_hold(plain, (b"wraps", b"setattr")) and lazy_bodies.may_hold(plain, (b"nope", b"y"))
 
 
 def test_a_lazy_body_pickles_as_the_whole_trees_list() -> None:
