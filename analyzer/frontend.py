@@ -54,6 +54,11 @@ class SourceFile:
     cells: CellMap | None = None  # a notebook: where each code cell is in ``data`` (its joined code cells)
     # the demand sweep's scan of it as plain data (analyzer.engine.scan_summary): from the cache, or built by a run
     scan: dict[str, Any] | None = None
+    # what that scan found per function (position -> whether it mentions a device source, the nodes it may store
+    # through), kept when the bodies are parsed lazily (analyzer.lazy_bodies): its functions are not walked again
+    function_scans: dict[str, tuple[bool, list[Any]]] | None = field(default=None, repr=False)
+    # the semantic digest (analyzer.incremental), taken before the bodies were made lazy
+    semantic: str | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str | None:

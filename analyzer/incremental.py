@@ -44,6 +44,8 @@ _PICKLE_PROTOCOL = 4
 def semantic_digest(source: frontend.SourceFile) -> str | None:
     """The digest of what the engine reads of ``source`` (None: it cannot be parsed). Parses it if needed;
     call it before the engine runs on the tree (nothing of the analysis may be on the nodes)."""
+    if source.semantic is not None:
+        return source.semantic  # (taken before its bodies were made lazy)
     if frontend.parse(source) is not None or source.tree is None:
         return None
     import pickle  # (here: a run whose files are all unchanged needs no digest)

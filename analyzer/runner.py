@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from . import discovery, frontend, import_graph, incremental, noqa, scheduler
+from . import discovery, frontend, import_graph, incremental, lazy_bodies, noqa, scheduler
 from .diagnostics import Diagnostic
 from .failures import FileFailure
 from .notebook import CellMap
@@ -122,6 +122,10 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
     cache = Cache(settings.cache_dir, engine_key) if settings.cache_dir and not settings.record_expressions \
         and fixes else None
 
+    # a large project's trees keep their functions' bodies unparsed until the engine reads them (lazy_bodies);
+    # an editor's passes (no fixes, expression states) keep whole trees. Decided at the first file parsed here
+    # (a run whose files all come from the cache imports no engine)
+    lazy: bool | None = None
     failures: list[FileFailure] = []
     parsed: list[frontend.SourceFile] = []
     infos: list[import_graph.FileInfo] = []
@@ -143,6 +147,13 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
             if targeted:
                 failures.append(FileFailure(source.path, *info.failure))
             continue
+        if lazy is not False and source.scan is None and lazy_bodies.eligible(source):
+            if lazy is None:
+                from .engine.demand import DEMAND_SWEEP_MIN_FILES
+
+                lazy = fixes and not settings.record_expressions and len(chosen) > DEMAND_SWEEP_MIN_FILES
+            if lazy:
+                _make_lazy(source, cache is not None)
         parsed.append(source)
         infos.append(info)
         digests.append(digest)
@@ -253,6 +264,17 @@ def analyze_project(sources: list[frontend.SourceFile], settings: Settings, *,
         if shown is not None:
             ensure_lines(shown)
     return report
+
+
+def _make_lazy(source: frontend.SourceFile, cached: bool) -> None:
+    """Read what needs ``source``'s whole tree now (the demand sweep's scan; the semantic digest for the cache),
+    then leave its functions' bodies to be parsed when first read."""
+    from .engine.demand import summarize
+
+    if cached:
+        source.semantic = incremental.semantic_digest(source)
+    summarize(source)
+    lazy_bodies.strip(source)
 
 
 def _key_path(path: str) -> str:

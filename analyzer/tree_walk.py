@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from .lazy_bodies import LazyBody
+
 # fields that never hold a node a pass needs: contexts, operators, plain identifiers and flags
 _SKIPPED = frozenset({"ctx", "op", "ops", "id", "attr", "name", "arg", "module", "level", "kind", "conversion",
                       "is_async", "type_comment", "asname", "lineno", "col_offset", "end_lineno",
@@ -31,7 +33,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     children: list[ast.AST] = []
     for name, mixed in fields:
         value = getattr(node, name, None)
-        if type(value) is list:
+        if type(value) is list or type(value) is LazyBody:  # (a lazy body is parsed here: it is read)
             if mixed:
                 children.extend(item for item in value if isinstance(item, ast.AST))
             else:

@@ -292,6 +292,66 @@ def scan_functions(tree: ast.AST, data: bytes, module_names: dict[str, str | Non
     return scans
 
 
+def summary_of(scans: dict[int, FunctionScan], imported: dict[str, str | None],
+               written: dict[str, set[int]]) -> dict[str, Any]:
+    """A module's scan (:func:`scan_functions` with ``module_names`` and ``attr_writers``) as plain data."""
+    writers: dict[str, list[list[int]]] = {}
+    for attr, owners in written.items():
+        nodes = [scans[owner].node for owner in owners]
+        writers[attr] = sorted([node.lineno, node.col_offset] for node in nodes)  # type: ignore[union-attr]
+    mentions: dict[str, bool] = {}
+    shared: set[str] = set()  # positions two functions give (wrong positions in an f-string): left out
+    for scan in scans.values():
+        key = scan_summary.position(scan.node)  # type: ignore[arg-type]
+        if key in mentions:
+            shared.add(key)
+        mentions[key] = scan.mentions
+    for key in shared:
+        del mentions[key]  # (a function left out is scanned alone, which finds what the module's scan found)
+    return scan_summary.new(dict(imported), mentions, writers)
+
+
+def summarize(source: Any) -> None:
+    """Scan a parsed source now, before its bodies are made lazy (:mod:`analyzer.lazy_bodies`): its summary (when
+    the cache gave none) and each function's scan by position (``function_scans``: what a run would find walking
+    the module again, without the nodes of the functions themselves)."""
+    if source.tree is None:
+        return
+    imported: dict[str, str | None] = {}
+    written: dict[str, set[int]] = {}
+    scans = scan_functions(source.tree, source.data, imported, written)
+    summary = summary_of(scans, imported, written)
+    if source.scan is None:
+        source.scan = summary
+    functions = summary["functions"]
+    trimmed: dict[int, ast.AST] = {}
+    source.function_scans = {
+        key: (scan.mentions, [_what_effects_read(write, trimmed) for write in scan.writes])
+        for scan in scans.values() if (key := scan_summary.position(scan.node)) in functions}  # type: ignore[arg-type]
+
+
+def _what_effects_read(write: ast.AST, done: dict[int, ast.AST]) -> ast.AST:
+    """``write`` with only what :func:`_effects` reads of it (kept while the rest of the body is not: a mutator
+    call's arguments, a ``setattr``'s value, a subscript's index are left out), one copy per node."""
+    found = done.get(id(write))
+    if found is not None:
+        return found
+    kind = type(write)
+    if kind is ast.Call:
+        func = write.func  # type: ignore[attr-defined]
+        found = ast.Call(func=func, args=write.args[:2] if type(func) is ast.Name else [],  # type: ignore[attr-defined]
+                         keywords=[])
+    elif kind is ast.Subscript:
+        found = ast.Subscript(value=write.value, slice=_NO_INDEX, ctx=write.ctx)  # type: ignore[attr-defined]
+    else:
+        found = write
+    done[id(write)] = found
+    return found
+
+
+_NO_INDEX = ast.Constant(value=None)
+
+
 _DICT_READERS = frozenset({"get", "keys", "items", "values", "copy"})
 #: ``.to()`` keywords that never name a device
 _CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})
@@ -499,21 +559,8 @@ class DemandSweep(EngineMixin):
         """Scan ``module`` and keep its scan as plain data on its source (for the cache, and the other worlds)."""
         written: dict[str, set[int]] = {}
         scans = self._scan_module(module, written)
-        writers: dict[str, list[list[int]]] = {}
-        for attr, owners in written.items():
-            nodes = [scans[owner].node for owner in owners]
-            writers[attr] = sorted([node.lineno, node.col_offset] for node in nodes)  # type: ignore[union-attr]
-        mentions: dict[str, bool] = {}
-        shared: set[str] = set()  # positions two functions give (wrong positions in an f-string): left out
-        for scan in scans.values():
-            key = scan_summary.position(scan.node)  # type: ignore[arg-type]
-            if key in mentions:
-                shared.add(key)
-            mentions[key] = scan.mentions
-        for key in shared:
-            del mentions[key]  # (a function left out is scanned alone, which finds what the module's scan found)
-        summary = module.source.scan = scan_summary.new(dict(self._imported[module.file]), mentions, writers)
-        self._restore(module, summary, attr_writers)
+        module.source.scan = summary_of(scans, self._imported[module.file], written)
+        self._restore(module, module.source.scan, attr_writers)
 
     def _restore(self, module: Any, summary: dict[str, Any],
                  attr_writers: dict[str, set[tuple[str, int, int]]]) -> None:
@@ -539,9 +586,14 @@ class DemandSweep(EngineMixin):
         return scans
 
     def _scan(self, fn: FunctionInfo) -> FunctionScan:
-        """``fn``'s scan (its module's functions are scanned together, on the first need)."""
+        """``fn``'s scan (its module's functions are scanned together, on the first need, unless the scan that
+        summarised it kept each function's: :func:`summarize`)."""
         scans = self._scans.get(fn.module.file)
         if scans is None:
+            kept = fn.module.source.function_scans
+            entry = kept.get(scan_summary.position(fn.node)) if kept is not None else None
+            if entry is not None:
+                return FunctionScan(id(fn.node), entry[0], entry[1], fn.node)
             summary = self._summaries.get(fn.module.file)
             if summary is not None and scan_summary.position(fn.node) not in summary["functions"]:
                 found = self._alone.get(id(fn.node))  # (its module's scan would not reach it either)

@@ -10,6 +10,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
+from .. import lazy_bodies
 from ..domain import Atom, Value
 from ..frontend import SourceFile
 from ..tree_walk import child_nodes
@@ -220,12 +221,13 @@ class ModuleInfo:
                     ) -> tuple[set[str], set[str], bool, frozenset[str]]:
         segment = self._segment(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         if segment is None or not segment.startswith((b"def", b"async")):
-            return scope_info(node)
+            return scope_info(lazy_bodies.full(node))
         found = _SCOPES_BY_TEXT.get(segment)
         if found is None:
             if len(_SCOPES_BY_TEXT) >= _SCOPES_BY_TEXT_SIZE:
                 _SCOPES_BY_TEXT.clear()
-            bound, loads, generator, declared = scope_info(node)
+            # (a body not parsed yet is read from a copy: a skipped function's names keep no tree)
+            bound, loads, generator, declared = scope_info(lazy_bodies.full(node))
             found = _SCOPES_BY_TEXT[segment] = (frozenset(bound), frozenset(loads), generator, declared)
         return set(found[0]), set(found[1]), found[2], found[3]
 

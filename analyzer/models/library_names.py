@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import ast
 
+from ..lazy_bodies import may_hold
 
-def statements(tree: ast.Module) -> list[ast.AST]:
+
+def statements(tree: ast.Module, word: bytes | None = None) -> list[ast.AST]:
     """Every statement of ``tree`` at any depth (bodies of functions, classes, branches, handlers), without walking
-    expressions (imports and class statements are statements: most of a large module's nodes cannot be one)."""
+    expressions (imports and class statements are statements: most of a large module's nodes cannot be one).
+    With ``word``, a function body not parsed yet whose text lacks it is left out (it holds no statement a caller
+    looking for that word needs: :func:`analyzer.lazy_bodies.may_hold`)."""
     out: list[ast.AST] = []
     level: list[ast.AST] = [tree]
     while level:
         out.extend(level)
+        if word is not None:
+            level = [node for node in level if may_hold(node, word)]
         level = [child for node in level for child in ast.iter_child_nodes(node)
                  if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
     return out
@@ -26,7 +32,7 @@ def aliases(tree: ast.Module, roots: tuple[str, ...]) -> dict[str, str]:
     """Local name -> the dotted path of a ``roots`` package it is bound to (``from click import command as cmd``:
     ``cmd`` -> ``click.command``), at any depth of the module (imports inside functions too)."""
     found: dict[str, str] = {}
-    for node in statements(tree):
+    for node in statements(tree, b"import"):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in roots:

@@ -31,6 +31,7 @@ from typing import Any
 
 from runtime_shim import torch_semantics as T
 
+from .. import lazy_bodies
 from ..choices import consistent, joined, tagged, tags_of, untagged, with_tags
 from ..domain import (
     BOOL,
@@ -3057,12 +3058,16 @@ def _project_parameters(expr: ast.AST | None, st: State) -> bool:
         isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE) for a in modules.atoms)
 
 
+_REGISTRATION_WORDS = tuple(sorted(name.encode() for name in DYNAMIC_REGISTRATION))
+
+
 def _dynamic_registration(cls: ClassInfo) -> str | None:
     """How ``cls`` or a project base may register a module besides an attribute: "call" (``add_module``,
     ``setattr`` ...: what it registers is not an attribute the analysis reads), "container" (only through
     ``nn.ModuleList`` / ``ModuleDict`` / ``Sequential``, which are attributes), None (it does not)."""
+    # (a method body not parsed yet without any of the names holds none of them: lazy_bodies)
     names = {node.id if isinstance(node, ast.Name) else node.attr
-             for base in cls.mro() for node in ast.walk(base.node)
+             for base in cls.mro() for node in lazy_bodies.walk(base.node, _REGISTRATION_WORDS)
              if isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
              or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION}
     if names - REGISTERING_CONTAINERS:
@@ -3157,9 +3162,10 @@ def _changes_current_device_unseen(tree: ast.AST | None) -> bool:
     function too: the mode it sets stays in force in the function's callers.)"""
     if tree is None:
         return False
-    blocks = {id(item.context_expr) for node in ast.walk(tree) if isinstance(node, (ast.With, ast.AsyncWith))
-              for item in node.items}
-    for node in ast.walk(tree):
+    # (``torch.cuda.device`` spells "device": bodies not parsed yet without the word hold none)
+    blocks = {id(item.context_expr) for node in lazy_bodies.walk(tree, b"device")
+              if isinstance(node, (ast.With, ast.AsyncWith)) for item in node.items}
+    for node in lazy_bodies.walk(tree, b"device"):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         if node.func.attr == "device" and isinstance(node.func.value, ast.Attribute) \
