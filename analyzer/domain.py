@@ -47,41 +47,11 @@ from runtime_shim.texts import kind_debug_text, plain_device_text, tensor_reveal
 #: the most possibilities a value holds (a join beyond it: :func:`bounded`); the engine's ``limits`` name it too
 MAX_ATOMS = 64
 
-# --- hashes kept ------------------------------------------------------------------
-
-
-class HashKept:
-    """A frozen slotted dataclass whose hash is computed once (atoms and their parts are hashed millions of
-    times: every set and dict of them). The hash is kept in a slot that is no dataclass field, so a copy sent
-    to another process (pickled: the fields only) computes it anew there, with that process's string hashes."""
-
-    __slots__ = ("_kept_hash",)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # ``dataclass(slots=True)`` makes the class again from a namespace that holds the generated hash
-        fields_hash = cls.__dict__.get("__hash__")
-        if fields_hash is not None and not getattr(fields_hash, "_keeps", False):
-            cls.__hash__ = _keeping(fields_hash)  # type: ignore[method-assign]
-
-
-def _keeping(fields_hash: Callable[[Any], int]) -> Callable[[Any], int]:
-    def __hash__(self: Any) -> int:
-        try:
-            return self._kept_hash
-        except AttributeError:
-            value = fields_hash(self)
-            object.__setattr__(self, "_kept_hash", value)
-            return value
-    __hash__._keeps = True  # type: ignore[attr-defined]
-    return __hash__
-
-
 # --- provenance -------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Origin(HashKept):
+class Origin:
     """Where a possibility came from: a source position and a short description."""
 
     file: str
@@ -106,7 +76,7 @@ class Origin(HashKept):
 
 
 @dataclass(frozen=True, slots=True)
-class CaptureId(HashKept):
+class CaptureId:
     """One ``Device.capture()`` call site (in one calling context): a distinct capture device."""
 
     file: str
@@ -119,7 +89,7 @@ class CaptureId(HashKept):
 
 
 @dataclass(frozen=True, slots=True)
-class ScopeId(HashKept):
+class ScopeId:
     """One ``capture_scope`` activation on one capture device."""
 
     capture: CaptureId
@@ -130,7 +100,7 @@ class ScopeId(HashKept):
 
 
 @dataclass(frozen=True, slots=True)
-class PlainDev(HashKept):
+class PlainDev:
     """A non-autodiff device: Burn's hardware identity (backend, LibTorch sub-device, index)."""
 
     backend: str
@@ -164,10 +134,10 @@ def device_text(dev: PlainDev, ad: bool, strategy: CheckpointingStrategy | None)
 # --- atoms ---------------------------------------------------------------------------
 
 
-class Atom(HashKept):
+class Atom:
     """One possibility of a value."""
 
-    __slots__ = ("_kept_depth",)  # (:func:`_atom_depth`: atoms never change)
+    __slots__ = ()
 
     def truthy(self) -> bool | None:
         """Python truthiness, ``None`` when it depends on what the analysis does not know."""
@@ -644,17 +614,7 @@ _SHALLOW = (Const, DeviceAtom, TensorAtom, ShimRef, ShimModule, ModuleRef, Built
 
 
 def _atom_depth(atom: Atom) -> int:
-    """The nesting depth of the values an atom holds (0 for atoms that hold none), computed once per atom."""
-    try:
-        return atom._kept_depth
-    except AttributeError:
-        pass
-    depth = _walk_depth(atom)
-    object.__setattr__(atom, "_kept_depth", depth)
-    return depth
-
-
-def _walk_depth(atom: Atom) -> int:
+    """The nesting depth of the values an atom holds (0 for atoms that hold none)."""
     cls = type(atom)
     fields = _DEPTH_FIELDS.get(cls)
     if fields is None:
