@@ -34,6 +34,12 @@ class Site:
     def where(self) -> str:
         return f"{os.path.basename(self.file)}:{self.line}"
 
+    def made(self, origin: Origin) -> bool:
+        """Whether ``origin`` is a value this site's own call returned (the engine names a modelled call's
+        result ``"<api> output"`` or ``"<api> result"``, at the call's position)."""
+        return (origin.file, origin.line, origin.col) == (self.file, self.line, self.col) \
+            and origin.what in (f"{self.api} output", f"{self.api} result")
+
 
 @dataclass(frozen=True, slots=True)
 class Possibility:
@@ -181,12 +187,18 @@ class SiteFact:
     # some combination succeeded on a path past such a failure (kept out of ``possibilities``: a hypothetical
     # success does not turn a failure on every real path into a warning)
     passed_past_failure: bool = False
+    # succeeding combinations with a result of this very call as an operand (an LSTM's state stored back into
+    # ``self.hidden`` and passed to it again): that result exists only once the call has succeeded
+    fed_back: set[Possibility] = field(default_factory=set)
 
     def record(self, possibilities: Iterable[Possibility], past_failure: bool) -> None:
         """Add one visit's combinations; on a path past a failure, only the failing ones count."""
         if not past_failure:
             self.real = True
-            self.possibilities.update(possibilities)
+            for p in possibilities:
+                self.possibilities.add(p)
+                if not p.failed and any(self.site.made(origin) for _role, origin in p.origins()):
+                    self.fed_back.add(p)
             return
         for p in possibilities:
             if p.failed:

@@ -136,18 +136,22 @@ def _compatible(answers: Iterable[tuple[str, str]], other: tuple[tuple[str, str]
 
 
 def _context_phrase(facts: list[SiteFact], hide: frozenset[tuple[str, str]] = frozenset(),
-                    others: Iterable[SiteFact] = ()) -> str:
-    phrases: list[str] = []
+                    others: Iterable[SiteFact] = (), partial: Iterable[SiteFact] = ()) -> str:
+    """Where the site fails: each failing context (and world) in a few words. ``partial``: the contexts where it
+    fails on some paths only, said of each of them ("on some paths when ...") or, if all are, once up front."""
+    described: dict[str, bool] = {}  # each phrase, and whether it fails on some paths only (any of its contexts)
     other_worlds = [f.context.answers for f in others if f.context.conditions]
+    some = {id(f) for f in partial}
     for fact in facts:
         conditions = fact.context.conditions
         world = distinguishing(fact.context.answers, other_worlds) if len(conditions) > 1 else None
         phrase = fact.context.describe(hide=hide, condition=world)
-        if phrase not in phrases:
-            phrases.append(phrase)
-    if len(phrases) > 2:
-        return f"{phrases[0]}; {phrases[1]} (and {len(phrases) - 2} more)"
-    return "; ".join(phrases)
+        described[phrase] = described.get(phrase, False) or id(fact) in some
+    every_partial = all(described.values())
+    phrases = [phrase if every_partial or not on_some else f"on some paths {phrase}"
+               for phrase, on_some in described.items()]
+    text = f"{phrases[0]}; {phrases[1]} (and {len(phrases) - 2} more)" if len(phrases) > 2 else "; ".join(phrases)
+    return f"on some paths {text}" if every_partial and described else text
 
 
 class OutcomeRule(Rule):
@@ -239,7 +243,7 @@ class OutcomeRule(Rule):
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
-        fed_back = fed_back_passes(site, site_facts)
+        fed_back = fed_back_passes(site_facts)
         everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities if p not in fed_back) \
             and not any(f.unknown or f.hypothetical_pass for f in site_facts)
         first = failing[0][1]
@@ -263,8 +267,7 @@ class OutcomeRule(Rule):
             # name the arguments that tell the failing contexts from the passing ones
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()
-            where = _context_phrase(failing_facts, same_elsewhere, passing_contexts)
-            text += f"; fails on some paths {where}" if partial else f"; fails {where}"
+            text += f"; fails {_context_phrase(failing_facts, same_elsewhere, passing_contexts, partial)}"
             failing_worlds = [f.context.answers for f in failing_facts if f.context.conditions]
             worlds = {distinguishing(f.context.answers, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
@@ -283,19 +286,17 @@ class OutcomeRule(Rule):
                                [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
 
 
-def fed_back_passes(site: Site, site_facts: list[SiteFact]) -> frozenset[Possibility]:
-    """The combinations that succeed at ``site`` only with a result of the site itself as an operand (the state
-    an LSTM gave back, stored into ``self.hidden`` and passed to it again), when no other combination succeeds:
-    such a result exists only once the call has succeeded, which it never does, so those successes are
-    hypothetical, as on a path past a failure. The heap joins every store, so a pass after the failing one
-    reads the result the analysis went on with (docs/analyzer.md, "Going on past a failure")."""
-    passes = [p for f in site_facts for p in f.possibilities if not p.failed]
+def fed_back_passes(site_facts: list[SiteFact]) -> frozenset[Possibility]:
+    """The combinations that succeed at a site only with a result of the site itself as an operand
+    (``SiteFact.fed_back``), when no other combination succeeds: such a result exists only once the call has
+    succeeded, which it never does, so those successes are hypothetical, as on a path past a failure. The heap
+    joins every store, so a pass after the failing one reads the result the analysis went on with
+    (docs/analyzer.md, "Going on past a failure")."""
+    passes = {p for f in site_facts for p in f.possibilities if not p.failed}
     if not passes or not any(p.failed for f in site_facts for p in f.possibilities):
         return frozenset()
-    # (a nested call of another API may start at the same place: ``a * b + c``; what the origin names tells)
-    here = {(site.file, site.line, site.col, f"{site.api} {made}") for made in ("output", "result")}
-    own = frozenset(p for p in passes if any((o.file, o.line, o.col, o.what) in here for _role, o in p.origins()))
-    return own if len(own) == len(set(passes)) else frozenset()
+    own = frozenset(p for f in site_facts for p in f.fed_back)
+    return own if own == passes else frozenset()
 
 
 def short_operands(failing: Possibility, file: str) -> str:

@@ -38,7 +38,8 @@ Backward = Callable[[Executor, Prim, Sequence[Prim], Prim], Sequence[Prim | None
 
 
 class Node:
-    """One value on the tape: a leaf, a constant input, or an op result."""
+    """One value on the tape: a leaf, a constant input, or an op result (:func:`record` sets the
+    same fields without calling ``__init__``: a new field goes in both)."""
 
     __slots__ = ("id", "parents", "forward", "backward", "value", "exec", "requires_grad",
                  "needs_inputs", "needs_output", "name", "shape", "consumers", "consumed", "__weakref__")
@@ -66,6 +67,9 @@ class Node:
         return not self.parents
 
 
+_new_node = object.__new__
+
+
 def leaf(exec_: Executor, value: Prim) -> Node:
     """A tracked leaf (``require_grad``): gradients are collected for it."""
     return Node(exec_, value=value, requires_grad=True, shape=exec_.shape(value))
@@ -76,17 +80,20 @@ def constant(exec_: Executor, value: Prim) -> Node:
     return Node(exec_, value=value, name="const", shape=exec_.shape(value))
 
 
-def record(name: str, exec_: Executor, parents: tuple[Node, ...], out: Prim, *,
+def record(name: str, exec_: Executor, parents: tuple[Node, ...], out: Prim,
            forward: Callable[..., Prim], backward: Backward, needs_inputs: bool,
            needs_output: bool, compute_bound: bool, strategy: CheckpointingStrategy | None) -> Node:
     """Add an op node; which values it keeps depends on the checkpointing strategy."""
-    node = Node(exec_, parents=parents, forward=forward, backward=backward, requires_grad=True,
-                needs_inputs=needs_inputs, needs_output=needs_output, name=name, shape=exec_.shape(out))
+    # Node's fields set directly: the keyword-argument call costs a good part of a small op's dispatch
+    node = _new_node(Node)
+    node.id = next(_node_ids)
+    node.exec, node.requires_grad, node.parents, node.forward, node.backward = exec_, True, parents, forward, backward
+    node.needs_inputs, node.needs_output, node.name, node.shape = needs_inputs, needs_output, name, exec_.shape(out)
+    node.consumers, node.consumed = 0, False
     if strategy is CheckpointingStrategy.BALANCED:
-        if compute_bound:
-            node.value = out  # a checkpoint: recomputation starts from here
-    elif needs_output:
-        node.value = out
+        node.value = out if compute_bound else None  # a checkpoint: recomputation starts from here
+    else:
+        node.value = out if needs_output else None
     return node
 
 

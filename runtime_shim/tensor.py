@@ -16,6 +16,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -149,11 +150,44 @@ def _kind_debug(t: Tensor) -> str:
     return kind_debug_text(repr(t._dev), t._cls is AF)
 
 
-_UNARY_OUTCOMES: dict[tuple, Any] = {}
+@dataclass(frozen=True, slots=True)
+class _UnaryPlan:
+    """What a one-tensor op's dispatch decides from its operand's class and kind: the op spec's
+    kind check (a ``TypeError`` first) and the unary table's outcome for the spec's cast."""
+
+    kind_refusal: str | None
+    forced_cls: TensorClass | None = None
+    role: Role | None = None
+    compute_bound: bool = False
+
+
+_UNARY_PLANS: dict[tuple, _UnaryPlan] = {}
+
+
+def _plan_unary(op: str, tcls: TensorClass, kind: str, profile: str) -> _UnaryPlan:
+    # operand kinds and the unary table's key come from the op's spec (scalar forms of binary
+    # ops have none: _binary passes the kind error, raised after dispatch like the kernel would)
+    name = op.removeprefix("Tensor.")
+    spec = UNARY_OPS.get(name)
+    cast = "unary"
+    if spec is not None:
+        if kind not in spec.kinds:
+            return _UnaryPlan(f"{op} is not defined for {kind} tensors")
+        cast = spec.cast
+    outcome = cell("unary", profile, op=cast, cls=tcls)[1]
+    return _UnaryPlan(None, None if tcls in CAPTURE_CLASSES else outcome.result or None, outcome.role,
+                      name in COMPUTE_BOUND_OPS)
+
+
+#: Result classes of non-capture ops by (kind, routed on autodiff, has a strategy): class_of, tabulated.
+_CLASS_OF = {(kind, ad, has): class_of(kind, ad, has)
+             for kind in ("float", "int", "bool") for ad in (False, True) for has in (False, True)}
+#: The move table's final outcome per (profile, class, target is autodiff, place, scope), memoised.
+_MOVE_OUTCOMES: dict[tuple, Ok | Fail] = {}
+_TO_DEVICE_COMPUTE_BOUND = "to_device" in COMPUTE_BOUND_OPS
+_COMPUTE_BOUND_CALLS = frozenset(f"Tensor.{op}" for op in COMPUTE_BOUND_OPS)
 # Table call names that differ from the API method's name.
 _PUBLIC_NAMES = {"unrequire_grad": "set_require_grad", "with_strategy": "with_gradient_checkpointing_strategy"}
-_BINARY_DECISIONS: dict[tuple, tuple[tuple[str, Fail] | None, CheckpointingStrategy | None, bool]] = {}
-
 
 def _decide_binary(op: str, lcls: TensorClass, rcls: TensorClass, lstrat: CheckpointingStrategy | None,
                    rstrat: CheckpointingStrategy | None, same_device: bool, same_backend: bool,
@@ -162,8 +196,8 @@ def _decide_binary(op: str, lcls: TensorClass, rcls: TensorClass, lstrat: Checkp
 
     Returns the first failing stage and its outcome (or None), the validated strategy and
     whether the op runs on the autodiff route (the lhs is autodiff, or the backend cell merges
-    a plain float into autodiff); memoised per key by the caller, since the verdict depends on
-    nothing else.
+    a plain float into autodiff); part of a memoised :class:`_BinaryPlan`, since the verdict
+    depends on nothing else.
     """
     if op in CHECKED_OPS:
         _row, outcome = cell("device_check", profile, same_device=same_device)
@@ -177,6 +211,39 @@ def _decide_binary(op: str, lcls: TensorClass, rcls: TensorClass, lstrat: Checkp
         return ("backend", outcome), None, False
     autodiff_route = lcls is AF or outcome.result is AF
     return None, lstrat if lstrat is not None else rstrat, autodiff_route
+
+
+@dataclass(frozen=True, slots=True)
+class _BinaryPlan:
+    """Everything a two-tensor op's dispatch decides from its operands' dispatch state, in Burn's
+    order: the operand kinds (a ``TypeError`` before anything else), the table's verdict
+    (:func:`_decide_binary`), then the kernel's refusal of the kinds (a ``TypeError`` after
+    dispatch). Derived from the semantics tables once per key: none of it depends on the data."""
+
+    full_op: str
+    kind_refusal: str | None
+    failed_check: tuple[str, Fail] | None = None
+    strategy: CheckpointingStrategy | None = None
+    autodiff_route: bool = False
+    kernel_refusal: str | None = None
+    matmul: bool = False
+
+
+_BINARY_PLANS: dict[tuple, _BinaryPlan] = {}
+
+
+def _plan_binary(op: str, lcls: TensorClass, rcls: TensorClass, lkind: str, rkind: str,
+                 lstrat: CheckpointingStrategy | None, rstrat: CheckpointingStrategy | None,
+                 same_device: bool, same_backend: bool, profile: str) -> _BinaryPlan:
+    full_op = f"Tensor.{op}"
+    if not operands_accepted(op, lkind, rkind):
+        expected = "a bool mask" if BINARY_OPS[op].operands == "mask" else "both float or both int/bool tensors"
+        return _BinaryPlan(full_op, f"Tensor.{op} is not defined for {lkind} and {rkind} tensors ({expected})")
+    failed_check, strategy, autodiff_route = _decide_binary(op, lcls, rcls, lstrat, rstrat, same_device,
+                                                            same_backend, profile)
+    kernel_refusal = None if binary_kind(op, lkind, rkind) is not None else (
+        f"{full_op} is not defined for {lkind} tensors; cast them first")
+    return _BinaryPlan(full_op, None, failed_check, strategy, autodiff_route, kernel_refusal, op == "matmul")
 
 
 def _capture_scope_open(t: Tensor) -> bool:
@@ -413,20 +480,25 @@ class Tensor:
     def to_device(self, device: Device) -> Tensor:
         """Move to ``device`` as Burn's dispatch does; see the move table."""
         op = "Tensor.to_device"
-        check.check_device(op, "device", device)
+        if type(device) is not Device:
+            check.check_device(op, "device", device)
         ad = device._ad
         plain = device.inner()
+        capture = plain.is_capture
         if self._cls in CAPTURE_CLASSES:
-            if plain.is_capture:
+            if capture:
                 place = Place.SAME_CAPTURE if plain == self._dev else Place.OTHER_CAPTURE
             else:
                 place = Place.OTHER_BACKEND
-        elif plain.is_capture:
+        elif capture:
             place = Place.OTHER_CAPTURE
         else:
             place = Place.SAME_BACKEND if plain._backend == self._dev._backend else Place.OTHER_BACKEND
-        scope = active_scope(plain) if plain.is_capture else None
-        _row_id, outcome = move_outcome(SETTINGS.profile, self._cls, ad, place, scope is not None)
+        scope = active_scope(plain) if capture else None
+        key = (SETTINGS.profile, self._cls, ad, place, scope is not None)
+        outcome = _MOVE_OUTCOMES.get(key)
+        if outcome is None:
+            outcome = _MOVE_OUTCOMES[key] = move_outcome(*key)[1]
         if isinstance(outcome, Fail):
             _fail(op, outcome, id=self._cap.value_id if self._cap else self.id)
         result = self._moved(outcome, device, plain, scope)
@@ -435,13 +507,14 @@ class Tensor:
         return result
 
     def _moved(self, outcome: Any, device: Device, plain: Device, scope: Scope | None) -> Tensor:
+        kind = outcome.transfer
+        if kind is Transfer.NONE:
+            return self
         tcls = outcome.result or self._cls
         strategy = device._strategy if outcome.strategy is StrategyFrom.TARGET else self._strategy
-        if outcome.transfer is Transfer.NONE:
-            return self
-        if outcome.transfer in (Transfer.CAPTURE_INIT, Transfer.CAPTURE_COPY):
+        if kind is Transfer.CAPTURE_INIT or kind is Transfer.CAPTURE_COPY:
             value = self._host("Tensor.to_device")
-            if outcome.transfer is Transfer.CAPTURE_INIT:  # `B2::float_from_data` on the capture device
+            if kind is Transfer.CAPTURE_INIT:  # `B2::float_from_data` on the capture device
                 value_id = scope.add_initializer(value)
             else:
                 value_id = scope.add_value("initializer", tuple(value.shape), str(value.dtype), value)
@@ -449,15 +522,13 @@ class Tensor:
             return Tensor._make(value, executor_for(plain), plain, tcls, strategy, self._kind, cap=ref)
         dst = executor_for(plain)
         prim = transfer(self._prim, self._exec, dst)
-        if outcome.transfer is Transfer.AUTODIFF and self._role is not Role.UNTRACKED:
-            src = self._exec
+        if kind is Transfer.AUTODIFF and self._role is not Role.UNTRACKED:
             node = tape.record("to_device", dst, (self._node,), prim,
-                                   forward=lambda v: transfer(v, src, dst), backward=_bw_identity,
-                                   needs_inputs=False, needs_output=False,
-                                   compute_bound="to_device" in COMPUTE_BOUND_OPS,
-                                   strategy=self._strategy)
+                               forward=partial(transfer, src=self._exec, dst=dst), backward=_bw_identity,
+                               needs_inputs=False, needs_output=False, compute_bound=_TO_DEVICE_COMPUTE_BOUND,
+                               strategy=self._strategy)
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF, node)
-        if outcome.transfer is Transfer.AUTODIFF_HOST and self._role is not Role.UNTRACKED:
+        if kind is Transfer.AUTODIFF_HOST and self._role is not Role.UNTRACKED:
             return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, Role.NON_LEAF,
                                 self._record_host_transfer(dst, prim))
         return Tensor._make(prim, dst, plain, tcls, strategy, self._kind, self._role if tcls is AF else None)
@@ -487,7 +558,7 @@ class Tensor:
                compute_bound: bool = False, forced_cls: TensorClass | None = None,
                role: Role | None = None) -> Tensor:
         """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
-        compute_bound = compute_bound or op.removeprefix("Tensor.") in COMPUTE_BOUND_OPS
+        compute_bound = compute_bound or op in _COMPUTE_BOUND_CALLS
         exec_ = self._exec
         for t in operands:
             if t._cap is not None:
@@ -495,28 +566,39 @@ class Tensor:
         prims = [t._prim for t in operands]
         out = fwd(exec_, *prims)
         kind = _KIND_OF_DTYPE[exec_.dtype(out)]
-        tcls = forced_cls or class_of(kind, tcls_route_ad and kind == "float", strategy is not None)
+        tcls = forced_cls or _CLASS_OF[kind, tcls_route_ad and kind == "float", strategy is not None]
         if tcls is not AF:
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind)
-        if bwd is None or not any(t._node is not None for t in operands):  # nothing tracked: no tape node
+        tracked = all_float = False
+        if bwd is not None:
+            all_float = True
+            for t in operands:
+                tracked = tracked or t._node is not None
+                all_float = all_float and t._kind == "float"
+        if not tracked:  # no tape node
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, role or Role.UNTRACKED)
-        floats = [t for t in operands if t._kind == "float"]
-        parents = tuple(t._node if t._node is not None else tape.constant(exec_, t._prim) for t in floats)
-        tape.link_parents(parents, [t._prim for t in floats], strategy, needs_inputs)
-        # Recomputation gets the float parents' values; int/bool operands (masks) are kept as they are.
-        # Only those are captured: keeping the float inputs here would defeat Balanced checkpointing.
-        fixed = [None if t._kind == "float" else t._prim for t in operands]
+        if not all_float:
+            floats = [t for t in operands if t._kind == "float"]
+            prims = [t._prim for t in floats]
+        else:
+            floats = operands
+        parents = tuple([t._node if t._node is not None else tape.constant(exec_, t._prim) for t in floats])
+        tape.link_parents(parents, prims, strategy, needs_inputs)
+        if all_float:  # recomputation gets every operand's value
+            forward = partial(fwd, exec_)
+        else:
+            # Recomputation gets the float parents' values; int/bool operands (masks) are kept as they
+            # are. Only those are captured: keeping the float inputs here would defeat Balanced checkpointing.
+            fixed = [None if t._kind == "float" else t._prim for t in operands]
 
-        def forward(*values: Any) -> Any:
-            args, floats_in = list(fixed), iter(values)
-            for i, value in enumerate(args):
-                if value is None:
-                    args[i] = next(floats_in)
-            return fwd(exec_, *args)
+            def forward(*values: Any) -> Any:
+                args, floats_in = list(fixed), iter(values)
+                for i, value in enumerate(args):
+                    if value is None:
+                        args[i] = next(floats_in)
+                return fwd(exec_, *args)
 
-        node = tape.record(op, exec_, parents, out, forward=forward, backward=bwd,
-                               needs_inputs=needs_inputs, needs_output=needs_output,
-                               compute_bound=compute_bound, strategy=strategy)
+        node = tape.record(op, exec_, parents, out, forward, bwd, needs_inputs, needs_output, compute_bound, strategy)
         return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, Role.NON_LEAF, node)
 
     def _capture_apply(self, op: str, operands: tuple[Tensor, ...], fwd: Callable[..., Any],
@@ -535,25 +617,18 @@ class Tensor:
 
     def _unary(self, op: str, fwd: Callable[..., Any], bwd: tape.Backward | None, *,
                needs_inputs: bool = False, needs_output: bool = False, kind_error: str | None = None) -> Tensor:
-        # operand kinds and the unary table's key come from the op's spec (scalar forms of binary
-        # ops have none: _binary passes the kind error, raised after dispatch like the kernel would)
-        spec = UNARY_OPS.get(op[7:])  # "Tensor.exp" -> "exp"
-        cast = "unary"
-        if spec is not None:
-            if self._kind not in spec.kinds:
-                raise TypeError(f"{op} is not defined for {self._kind} tensors")
-            cast = spec.cast
+        key = (op, self._cls, self._kind, SETTINGS.profile)
+        plan = _UNARY_PLANS.get(key)
+        if plan is None:
+            plan = _UNARY_PLANS[key] = _plan_unary(*key)
+        if plan.kind_refusal is not None:
+            raise TypeError(plan.kind_refusal)
         if self._cap is not None:
             _check_capture_use(op, (self,))
-        key = (cast, self._cls, SETTINGS.profile)
-        outcome = _UNARY_OUTCOMES.get(key)
-        if outcome is None:
-            outcome = _UNARY_OUTCOMES[key] = cell("unary", key[2], op=cast, cls=self._cls)[1]
         if kind_error is not None:  # after dispatch, where the kernel would refuse the scalar's kind
             raise TypeError(kind_error)
         result = self._apply(op, (self,), self._cls is AF, self._strategy, fwd, bwd, needs_inputs, needs_output,
-                             forced_cls=None if self._cls in CAPTURE_CLASSES else outcome.result or None,
-                             role=outcome.role)
+                             plan.compute_bound, plan.forced_cls, plan.role)
         if recording.ACTIVE:
             recording.record_ok(op)
         return result
@@ -572,34 +647,34 @@ class Tensor:
                                None if scalar_bwd is None else lambda e, g, ins, out: scalar_bwd(e, g, ins, out, value),
                                needs_inputs=scalar_bwd is _sbw_rdiv, kind_error=kind_error)
         lhs, rhs = self, other
-        if not operands_accepted(op, lhs._kind, rhs._kind):
-            expected = "a bool mask" if BINARY_OPS[op].operands == "mask" else "both float or both int/bool tensors"
-            raise TypeError(f"Tensor.{op} is not defined for {lhs._kind} and {rhs._kind} tensors ({expected})")
-        full_op = f"Tensor.{op}"
+        ldev, rdev = lhs._dev, rhs._dev
+        key = (op, lhs._cls, rhs._cls, lhs._kind, rhs._kind, lhs._strategy, rhs._strategy,
+               ldev._key == rdev._key, ldev._backend == rdev._backend, SETTINGS.profile)
+        plan = _BINARY_PLANS.get(key)
+        if plan is None:
+            plan = _BINARY_PLANS[key] = _plan_binary(*key)
+        if plan.kind_refusal is not None:
+            raise TypeError(plan.kind_refusal)
+        full_op = plan.full_op
         if lhs._cap is not None or rhs._cap is not None:
             _check_capture_use(full_op, (lhs, rhs))
-        ldev, rdev = lhs._dev, rhs._dev
-        key = (op, lhs._cls, rhs._cls, lhs._strategy, rhs._strategy, ldev._key == rdev._key,
-               ldev._backend == rdev._backend, SETTINGS.profile)
-        decision = _BINARY_DECISIONS.get(key)
-        if decision is None:
-            decision = _BINARY_DECISIONS[key] = _decide_binary(*key)
-        failed_check, strategy, autodiff_route = decision
-        if failed_check is not None:
-            stage, outcome = failed_check
+        if plan.failed_check is not None:
+            stage, outcome = plan.failed_check
             if stage == "device_check":
                 _fail(full_op, outcome, op=CHECKED_OPS[op], lhs=repr(lhs.device()), rhs=repr(rhs.device()))
             elif stage == "strategy":
                 _fail(full_op, outcome, lhs=lhs._strategy, rhs=rhs._strategy)
             _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs), name=input_name(op))
-        if binary_kind(op, lhs._kind, rhs._kind) is None:  # after dispatch, where the kernel would refuse it
-            raise TypeError(f"{full_op} is not defined for {lhs._kind} tensors; cast them first")
-        lshape, rshape = lhs.shape, rhs.shape  # shapes after dispatch, before the executor
-        if op == "matmul":
+        if plan.kernel_refusal is not None:  # after dispatch, where the kernel would refuse it
+            raise TypeError(plan.kernel_refusal)
+        # shapes after dispatch, before the executor
+        lshape = lhs._cap.shape if lhs._cap is not None else lhs._exec.shape(lhs._prim)
+        rshape = rhs._cap.shape if rhs._cap is not None else rhs._exec.shape(rhs._prim)
+        if plan.matmul:
             check.check_matmul(full_op, lshape, rshape)
         elif lshape != rshape:
             check.broadcast_shape(full_op, lshape, rshape)
-        result = lhs._apply(full_op, (lhs, rhs), autodiff_route, strategy, fwd, bwd, needs_inputs,
+        result = lhs._apply(full_op, (lhs, rhs), plan.autodiff_route, plan.strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:
             recording.record_ok(full_op)
@@ -718,7 +793,7 @@ class Tensor:
 
     def sum(self) -> Tensor:
         shape = self.shape
-        return self._unary("Tensor.sum", lambda e, a: e.sum(a),
+        return self._unary("Tensor.sum", _f_sum,
                            lambda e, g, ins, out: (e.broadcast_to(e.reshape(g, (1,) * len(shape)), shape),))
 
     def mean(self) -> Tensor:
@@ -1017,6 +1092,10 @@ def _operand(other: object, symbol: str, *, reflected: bool = False, scalars: bo
 
 def _u(name: str) -> Callable[[Executor, Any], Any]:
     return lambda e, a: e.unary(name, a)
+
+
+def _f_sum(e: Executor, a: Any) -> Any:
+    return e.sum(a)
 
 
 def _f_add(e: Executor, a: Any, b: Any) -> Any:

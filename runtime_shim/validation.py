@@ -165,8 +165,8 @@ def check_tensors(call: str, name: str, values: object, *, allow_empty: bool = F
 
 def check_shape(call: str, shape: object, *, allow_infer: bool = False) -> tuple[int, ...]:
     """A shape: a list or tuple (or 1-d array) of non-negative ints (``-1`` once, to infer, where ``allow_infer``)."""
-    if is_array(shape) and getattr(shape, "ndim", None) == 1:
-        shape = shape.tolist()
+    if type(shape) is not tuple and type(shape) is not list and is_array(shape) and getattr(shape, "ndim", None) == 1:
+        shape = shape.tolist()  # (plain lists and tuples are never arrays: no attribute probes for them)
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"{call}: shape must be a list or tuple of ints, got {type_name(shape)}")
     if all(type(size) is int and 0 <= size <= INT64_MAX for size in shape):  # the common case, fast

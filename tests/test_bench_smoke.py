@@ -56,3 +56,21 @@ def test_move_bandwidth_rejects_bad_settings_clearly(args: list[str]) -> None:
 
 def test_run_all_is_valid_bash() -> None:
     subprocess.run([tool("bash"), "-n", str(ROOT / "bench" / "run_all.sh")], check=True)
+
+
+def test_dispatch_overhead_measures_a_base_checkout_beside_this_one(tmp_path: Path) -> None:
+    result = tmp_path / "result.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "dispatch_overhead.py"), "--quick", "--base", str(ROOT),
+                           "--json", str(result)], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| base µs |" in done.stdout and "; base tree: " in done.stdout, done.stdout
+    rows = json.loads(result.read_text(encoding="utf-8"))["rows"]
+    assert {r["route"] for r in rows} >= {"Cpu", "Flex", "Autodiff(Cpu)"}
+    assert all(r["base_us"] > 0 and "base_added_us" in r for r in rows)
+
+
+def test_dispatch_overhead_rejects_a_base_without_runtime_shim(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "dispatch_overhead.py"), "--quick", "--base",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr and "no runtime_shim/__init__.py" in done.stderr, done.stderr

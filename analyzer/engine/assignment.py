@@ -148,6 +148,7 @@ class Assignment(EngineMixin):
         container = self.eval(target.value, st, fr)
         key = self.eval(target.slice, st, fr)
         self.model_store_item(container, key, value, target, st, fr)  # ``t[idx] = v``: checked as ``t[idx]``
+        self.forget_dict_items(container, fr)
         if isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name):
             # ``self.cache[k] = v``: the attribute now holds the updated container (heap: weak update)
             updated = self._updated_container(container, key, value)

@@ -7,7 +7,7 @@ import ast
 from runtime_shim.semantics import CheckpointingStrategy
 from runtime_shim.texts import CaptureError
 
-from ..choices import has_tags
+from ..choices import for_heap, has_tags
 from ..domain import (
     BOTTOM,
     TOP,
@@ -35,10 +35,12 @@ from ..imports import shim_public_names, shim_submodules
 from ..models.base import UNHANDLED
 from .flow_state import Frame, Overlay, State
 from .mixin import EngineMixin
-from .program import FunctionKind, SuperRef
+from .program import DICT_ITEMS, DICT_MUTATORS, DICT_READERS, FunctionKind, SuperRef
 
 #: A tuple's own methods (every other attribute of a tuple is a named tuple's field).
 TUPLE_METHODS = frozenset({"count", "index"})
+#: the heap key ``(instance, SUPERSEDED + attr)`` holds what in-place changes of ``instance.attr`` replaced
+SUPERSEDED = "@superseded:"
 
 
 class Attributes(EngineMixin):
@@ -72,6 +74,12 @@ class Attributes(EngineMixin):
             out = out.join(TOP if value is None else value)
         return out
 
+    def forget_dict_items(self, container: Value, fr: Frame) -> None:
+        """An instance of a ``dict`` subclass changed what it maps in a way not followed: unknown from now."""
+        for atom in container.atoms:
+            if isinstance(atom, Instance) and atom.cls.dict_items_kept():
+                self.heap_set((atom, DICT_ITEMS), TOP)  # (for every read: what was stored before may be gone)
+
     def attribute_of(self, atom: Atom, attr: str, node: ast.expr | None, st: State, fr: Frame) -> Value | None:
         """``atom.attr``; ``None`` when unknown."""
         if isinstance(atom, TensorAtom):
@@ -102,6 +110,12 @@ class Attributes(EngineMixin):
         if isinstance(atom, Instance):
             if attr == "__class__":
                 return V(ClassRef(atom.cls))
+            if attr in DICT_MUTATORS and atom.cls.lookup(attr) is None:
+                self.forget_dict_items(V(atom), fr)  # ``enc.update(...)``: what it maps is no longer known
+            elif attr in DICT_READERS and atom.cls.lookup(attr) is None and atom.cls.dict_items_kept():
+                items = self.attribute(V(atom), DICT_ITEMS, None, st, fr)  # ``self.items()`` in its own ``to()``
+                if items.atoms and not items.top and all(isinstance(a, DictAtom) for a in items.atoms):
+                    return Value(frozenset(BoundShim(a, attr) for a in items.atoms))
             return self.havoc_attribute(atom.cls, attr, self._instance_attribute(atom, attr, node, st, fr))
         if isinstance(atom, SuperRef):
             found = self.class_lookup(atom.instance.cls, attr, atom.cls) if isinstance(atom.instance, Instance) \
@@ -144,12 +158,41 @@ class Attributes(EngineMixin):
         modelled = self.model_attribute(atom, attr, node, st, fr)
         return None if modelled is UNHANDLED else modelled  # a library name or object (``torch.cuda``, ``t.device``)
 
+    def supersede_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
+        """``owner.attr`` now holds ``after`` where it held ``before``: the object it held changed in place (a
+        module's move, a container's item replaced, a dataset formatted), so every method reads the new one.
+        Stored as any attribute (the heap only grows, which keeping runs across passes relies on), and what the
+        change superseded is noted apart, so that reads leave it out (:meth:`superseded`)."""
+        self.store_attribute(owner, attr, after, fr)
+        kept = for_heap(after)  # (as the heap holds it: an activation's choices made lasting)
+        gone = Value(frozenset(before.atoms - kept.atoms)) if not before.top else BOTTOM
+        if not gone.atoms:
+            return
+        for atom in owner.atoms:
+            if isinstance(atom, Instance):
+                key = (atom, SUPERSEDED + attr)
+                old = self.heap.get(key)
+                if old is None:
+                    self.changes.read_went_stale()  # reads of ``attr`` so far did not look for it: run the pass again
+                self.heap_set(key, gone if old is None else old.join(gone))
+                self.superseded_names.add(attr)
+
+    def superseded(self, atom: Instance, attr: str, stored: Value) -> Value:
+        """``stored`` without what an in-place change superseded (while something else remains)."""
+        if attr not in self.superseded_names:
+            return stored
+        gone = self.heap_get((atom, SUPERSEDED + attr))
+        if gone is None:
+            return stored
+        kept = stored.atoms - gone.atoms
+        return Value(frozenset(kept), stored.top) if kept or stored.top else stored
+
     def _instance_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
                             fr: Frame) -> Value | None:
         stored = self.heap_get((atom, attr))
         from_class = self.class_lookup(atom.cls, attr)
         if stored is not None:
-            return self.model_stored_attribute(atom, attr, stored)
+            return self.model_stored_attribute(atom, attr, self.superseded(atom, attr, stored))
         if from_class is not None:
             return self._bind_class_attr(from_class, atom, node, st, fr)
         # from a library base (``nn.Module.training``); None: set somewhere the analysis does not see, or

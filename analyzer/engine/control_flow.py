@@ -8,6 +8,7 @@ from typing import Any
 from runtime_shim.semantics import PROFILES
 
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
+from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
@@ -21,6 +22,7 @@ class ControlFlow(EngineMixin):
     def stmt_If(self, node: ast.If, st: State, fr: Frame) -> State:
         true, false = self.branch(node.test, st, fr)
         undecided = not true.dead and not false.dead
+        entry = configured_before(self, node, st, fr) if undecided else {}
         # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
         choice = self.choice(node.test, st, fr) if undecided and fr.tagged else None
         if choice is not None:  # each branch sees its own way of an earlier test of the same value
@@ -34,11 +36,17 @@ class ControlFlow(EngineMixin):
             chosen = self.model_choose_branch(true, false)
             if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
                 return true if chosen else false
+        filled = fill_one_sided(entry, true, false, fr) if entry else []
         if undecided and choice is None and self.differ_in_taggables(true, false):
             choice = self.choice(node.test, st, fr)
         if choice is not None:
+            if filled:
+                restrict_filled(filled, choice[0], choice[1], true, false, entry)
             self.tag_branches(choice[0], choice[1], true, false, fr)
-        return join_states([true, false])
+        joined = join_states([true, false])
+        if filled and choice is not None:
+            supersede_configured(self, filled, joined, fr)
+        return joined
 
     def stmt_While(self, node: ast.While, st: State, fr: Frame) -> State:
         entry = st

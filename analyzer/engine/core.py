@@ -114,6 +114,7 @@ class Engine(
         self.heap: dict[tuple[Instance, str], Value] = {}
         self.heap_owners: dict[Any, list[str]] = {}  # owner -> its keys' attribute names (heap_set keeps it)
         self.heap_reads: set = set()  # heap keys read in this pass
+        self.superseded_names: set[str] = set()  # attributes whose object changed in place somewhere (attributes.py)
         self.module_stores = 0  # stores that changed a module global (reused summaries are checked when it moved)
         # every change a later evaluation could read, and whether a read of this pass went stale
         self.changes = PassChanges()

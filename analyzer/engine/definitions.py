@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..domain import TOP, ClassRef, FuncRef, V, Value
+from ..domain import TOP, BuiltinRef, ClassRef, FuncRef, V, Value
 from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo, FunctionKind
@@ -105,8 +105,10 @@ class Definitions(EngineMixin):
         bases: list[ClassInfo] = []
         info.library_bases = ()
         info.unknown_base = False
+        info.dict_base = False
         for base in node.bases:
             value = self.eval(base, st, fr)
+            info.dict_base |= any(isinstance(atom, BuiltinRef) and atom.name == "dict" for atom in value.atoms)
             bases.extend(atom.cls for atom in value.atoms if isinstance(atom, ClassRef))
             # (a LightningModule, whose library is not analysed, is an nn.Module too: the framework's model says)
             found = self.model_class_base(value)

@@ -39,6 +39,7 @@ from .dispatch_helpers import NullFacts
 from .flow_state import Frame, FrameKind, State, item_overlay, join_states, widen_if_large
 from .limits import MAX_UNROLL, MAX_WAYS_UNROLLED
 from .mixin import EngineMixin
+from .program import DICT_ITEMS
 from .python_values import (
     ARITH_OPS,
     BUILTIN_NAMES,
@@ -145,20 +146,31 @@ class Expressions(EngineMixin):
                 else:
                     out = out.join(atom.elem if not atom.elem.is_bottom else TOP)
             elif isinstance(atom, DictAtom):
-                if keys:
-                    for k in keys:
-                        found = atom.get(k)
-                        out = out.join(found if found is not None else
-                                       atom.rest if atom.rest is not None else TOP)
-                else:
-                    out = out.join(join_all(v for _k, v in atom.items)).join(atom.unknown_keys()).join(TOP)
+                out = out.join(self._mapped(V(atom), keys))
             elif (modelled := self.model_index(atom, key, node, st, fr)) is not None:
                 out = out.join(modelled)  # a library object's item (a tensor's rows, a layer of a Sequential)
+            elif isinstance(atom, Instance) and atom.cls.dict_items_kept():
+                out = out.join(self._mapped(self.attribute(V(atom), DICT_ITEMS, None, st, fr), keys))
             elif isinstance(atom, Instance):
                 getter = self.attribute_of(atom, "__getitem__", node, st, fr)
                 out = out.join(self.call(getter, [key], {}, node, st, fr) if getter is not None else TOP)
             else:
                 out = out.join(TOP)
+        return out
+
+    @staticmethod
+    def _mapped(mapping: Value, keys: list | None) -> Value:
+        """``mapping[key]`` for dicts (``keys``: the key's constants, None when not known)."""
+        out = TOP if mapping.top else BOTTOM
+        for atom in mapping.atoms:
+            if not isinstance(atom, DictAtom):
+                out = out.join(TOP)
+            elif keys:
+                for k in keys:
+                    found = atom.get(k)
+                    out = out.join(found if found is not None else atom.rest if atom.rest is not None else TOP)
+            else:
+                out = out.join(join_all(v for _k, v in atom.items)).join(atom.unknown_keys()).join(TOP)
         return out
 
     def _slice(self, container: Value, bounds: list[int | None] | None = None) -> Value:

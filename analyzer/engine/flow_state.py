@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import BOTTOM, TOP, Const, ScopeId, SeqAtom, Value, seq_of
+from ..domain import BOTTOM, TOP, Const, NumberAtom, ScopeId, SeqAtom, V, Value, seq_of
 from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
@@ -308,7 +308,9 @@ def force_top(state: State, widened: Widened) -> None:
     for values, bounds in zip(state.value_maps(), widened, strict=True):
         for name, bound in bounds.items():
             if name in values:
-                values[name] = bound if _sequence_kind(values[name]) == _sequence_kind(bound) is not None else TOP
+                fits = _sequence_kind(values[name]) == _sequence_kind(bound) is not None \
+                    or _number_kind(values[name]) == _number_kind(bound) is not None
+                values[name] = bound if fits else TOP
 
 
 def widen_changed(old: State, new: State, widened: Widened) -> None:
@@ -321,10 +323,23 @@ def widen_changed(old: State, new: State, widened: Widened) -> None:
             previous = before.get(name)
             if previous != value:
                 kind = _sequence_kind(value)
-                bound = Value(frozenset({seq_of(kind, TOP)})) if kind is not None and name not in bounds \
-                    and previous is not None and _sequence_kind(previous) == kind else TOP
+                number = _number_kind(value)
+                if kind is not None and name not in bounds and previous is not None \
+                        and _sequence_kind(previous) == kind:
+                    bound = Value(frozenset({seq_of(kind, TOP)}))
+                elif number is not None and previous is not None and _number_kind(previous) == number:
+                    bound = V(NumberAtom(number))  # a counter (``index += 1``): an int of unknown value
+                else:
+                    bound = TOP
                 bounds[name] = bound
                 now[name] = bound
+
+
+def _number_kind(value: Value) -> str | None:
+    """"int" or "float" when every possibility of ``value`` is a number of that type (not a bool), or None."""
+    kinds = {atom.tname if isinstance(atom, NumberAtom) else type(atom.value).__name__
+             if isinstance(atom, Const) and type(atom.value) in (int, float) else None for atom in value.atoms}
+    return kinds.pop() if len(kinds) == 1 and not value.top and None not in kinds else None
 
 
 def _sequence_kind(value: Value) -> str | None:

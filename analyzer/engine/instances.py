@@ -7,7 +7,7 @@ import ast
 from ..domain import BOTTOM, TOP, FuncRef, Instance, V, Value
 from .flow_state import Frame, State
 from .mixin import EngineMixin
-from .program import ClassInfo, SuperRef
+from .program import DICT_ITEMS, ClassInfo, SuperRef
 from .python_values import call_name
 
 
@@ -38,6 +38,9 @@ class Instances(EngineMixin):
                 made = ends  # ``self.to(device)`` in ``__init__``: the instance as its ``__init__`` left it
         elif cls.dataclass_fields is not None:
             self._dataclass_init(cls, instance, args, kwargs, node, st, fr)
+        elif cls.dict_items_kept():  # ``BatchEncoding(input_ids=ids)``: a dict of what it was given
+            items = self._dict_call(args, kwargs) if len(args) <= 1 and not star_unknown else TOP
+            self.store_attribute(made, DICT_ITEMS, items, fr)
         else:  # a library base's constructor (``torch.distributions.Normal``'s)
             self.model_library_init(cls, V(instance), args, kwargs, st, fr)
         post_init = cls.lookup("__post_init__")

@@ -94,6 +94,7 @@ class ClassInfo:
         # a base the analysis could not name (neither a class of the analysed code nor a library class a model
         # knows): it may derive from any project class, so ``isinstance`` against one cannot say no
         self.unknown_base = False
+        self.dict_base = False  # derives from the builtin ``dict`` (a ``BatchEncoding``-like mapping)
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""
@@ -145,12 +146,29 @@ class ClassInfo:
         return any(name in c.library_bases for c in self.mro())
 
 
+    def dict_items_kept(self) -> bool:
+        """Whether an instance's items are those the builtin ``dict`` keeps: a subclass of ``dict`` (through
+        project classes) that defines none of the methods that would store or read them otherwise."""
+        chain = self.mro()
+        return any(c.dict_base for c in chain) and not any(
+            name in c.namespace for c in chain for name in ("__init__", "__new__", "__getitem__", "__setitem__",
+                                                             "__missing__", "__class_getitem__"))
+
     def defines_truth(self) -> bool:
         return any("__bool__" in c.namespace or "__len__" in c.namespace for c in self.mro())
 
     def __repr__(self) -> str:
         return f"<class {self.qualname}>"
 
+
+
+#: The heap attribute that holds what an instance of a ``dict`` subclass maps (not a name Python code can use).
+DICT_ITEMS = "<dict items>"
+#: ``dict`` methods that change what it maps: through an instance, they make its items unknown.
+DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__",
+                           "__ior__"})
+#: ``dict`` methods that read what it maps (a ``dict`` subclass's items, through its instance).
+DICT_READERS = frozenset({"items", "keys", "values", "get", "copy"})
 
 
 class LoadState(enum.Enum):

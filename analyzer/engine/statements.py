@@ -6,6 +6,7 @@ import ast
 
 from ..budget import Budget
 from ..domain import NONE
+from .configured import supersede_top_level
 from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead, exit_modes
 from .mixin import EngineMixin
 from .python_values import as_load
@@ -40,7 +41,10 @@ class Statements(EngineMixin):
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             return st
-        return self.run_split(node, st, fr, method)
+        out = self.run_split(node, st, fr, method)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and out.overlays:
+            supersede_top_level(self, node, out, fr)  # ``config.device = ...`` after building ``config``
+        return out
 
     def stmt_Expr(self, node: ast.Expr, st: State, fr: Frame) -> State:
         self.discarded_call = node.value  # a call whose result is thrown away (MV206 asks)

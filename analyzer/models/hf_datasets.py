@@ -113,7 +113,7 @@ class HFDatasets(LibraryModel):
             formatted = _formatted(dataset, name, args, kwargs)
             if name == "with_format":
                 return V(formatted)
-            hold_in_place(node, V(formatted), st)
+            hold_in_place(self.engine, node, V(formatted), st, fr)
             return NONE
         return TOP
 

@@ -534,7 +534,7 @@ class HFModels(LibraryModel):
         origin = self.origin(node, fr, "BatchEncoding.to")
         moved = moved_fields(self.engine, lambda fields, rest: EncodingAtom(fields, rest, encoding.origin),
                              encoding.items, encoding.rest, found, origin)
-        return hold_in_place(node, moved, st)
+        return hold_in_place(self.engine, node, moved, st, fr)
 
 
 def _use_cpu(bound: Bound[Value]) -> bool | None:

@@ -261,7 +261,7 @@ class PygModel(LibraryModel):
 
         moving = tuple((key, value) for key, value in receiver.items if key not in staying)
         moved = moved_fields(self.engine, graph, moving, receiver.rest, found, origin)
-        return hold_in_place(node, moved, st)
+        return hold_in_place(self.engine, node, moved, st, fr)
 
     # -- attributes, items, elements ---------------------------------------------------------------------
     def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,

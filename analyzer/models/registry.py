@@ -24,6 +24,7 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .plots import Plots
     from .progress_bars import ProgressBars
     from .pyg_model import PygModel
+    from .records import Records
     from .torch_model import TorchModel
     from .torchaudio_model import TorchaudioModel
 
@@ -34,5 +35,5 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     # and moves; the library references last: the calls of them no model
     # above answered are unknown
     return (HFModels, PygModel, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots,
-            ProgressBars, HFTrainer, AccelerateModel, TorchaudioModel, HFDatasets,
+            ProgressBars, HFTrainer, AccelerateModel, TorchaudioModel, HFDatasets, Records,
             LibraryReferences)

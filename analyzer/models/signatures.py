@@ -404,6 +404,14 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "copy": {
         "copy.deepcopy": "x, memo=None",
     },
+    "records": {
+        "collections.namedtuple": "typename, field_names, *, rename=False, defaults=None, module=None",
+        "collections.deque": "iterable=None, maxlen=None",
+        "random.sample": "population, k, *, counts=None",
+        "random.choices": "population, weights=None, *, cum_weights=None, k=1",
+        "random.choice": "seq",
+        "random.shuffle": "x",
+    },
     "progress-bars": {
         **dict.fromkeys(WRAPPERS - {"rich.progress.track"}, "iterable=None, *args, **kwargs"),
         "rich.progress.track": "sequence, *args, **kwargs",

@@ -108,6 +108,8 @@ WEIGHTED_LOSSES: dict[str, tuple[tuple[int, str], ...]] = {
 #: in a plain list may then be registered (and moved in place by ``.to()``) after all.
 DYNAMIC_REGISTRATION = frozenset({"add_module", "register_module", "setattr", "ModuleList", "ModuleDict",
                                   "Sequential"})
+#: Those of them that are containers kept in an attribute: what they register, the analysis sees.
+REGISTERING_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "Sequential"})
 #: numpy functions that convert a tensor argument through ``__dlpack__`` rather than ``__array__``.
 NUMPY_DLPACK = frozenset({"from_dlpack"})
 #: numpy functions that, given a tensor itself (not a list), do not convert it: they read its attribute

@@ -109,6 +109,7 @@ from .torch_api import (
     NUMPY_NO_CONVERSION,
     RANK_KEEPING,
     REDUCTIONS,
+    REGISTERING_CONTAINERS,
     SAME_DEVICE_OPS,
     TUPLE_OUTPUTS,
     VALUES_INDICES,
@@ -151,7 +152,6 @@ _DEVICE_PREDICATES = {"is_cuda": "cuda", "is_cpu": "cpu", "is_mps": "mps", "is_x
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
-_SUPERSEDED = "@superseded:"  # (instance, _SUPERSEDED + attr) -> what in-place moves of ``attr`` replaced
 
 
 def _note(attr: str) -> bool:
@@ -206,7 +206,6 @@ class TorchModel(TorchData, LibraryModel):
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
-        self.superseded_names: set[str] = set()  # attributes an in-place move replaced somewhere
         self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
         self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
@@ -233,10 +232,17 @@ class TorchModel(TorchData, LibraryModel):
             vision = None if star_unknown or node is None else torchvision_call(self, atom, args, kwargs, node, st, fr)
             return UNHANDLED if vision is None else vision
         if isinstance(atom, TorchLayerAtom):
-            return TOP if star_unknown or node is None or self.moved_elsewhere(atom, getattr(node, "func", None), fr) \
-                else self.torch_layer_call(atom, args, kwargs, node, st, fr)
+            if star_unknown or node is None:
+                return TOP
+            if self.moved_elsewhere(atom, getattr(node, "func", None), fr):
+                moved = self.moved_reference(atom, st) if _kept_reference(getattr(node, "func", None)) else None
+                return TOP if not isinstance(moved, TorchLayerAtom) \
+                    else self.torch_layer_call(moved, args, kwargs, node, st, fr)
+            return self.torch_layer_call(atom, args, kwargs, node, st, fr)
         if isinstance(atom, Instance) and self.moved_elsewhere(atom, getattr(node, "func", None), fr):
-            return TOP  # a module moved in place elsewhere, seen through an older reference
+            # a module moved in place elsewhere, seen through an older reference: the moved one
+            moved = self.moved_reference(atom, st) if _kept_reference(getattr(node, "func", None)) else None
+            return TOP if moved is None or star_unknown else self.call(V(moved), args, kwargs, node, st, fr)
         if isinstance(atom, NumpyRef) and not star_unknown:  # numpy of tensors (``np.asarray(t)``)
             converted = self.torch_numpy_call(atom.path, args, kwargs, node, st, fr)
             return UNHANDLED if converted is None else converted
@@ -326,9 +332,6 @@ class TorchModel(TorchData, LibraryModel):
         if distribution_base(cls) is not None:
             self.torch_distribution_init(instance, args, kwargs, st, fr)
 
-    def stored_attribute(self, instance: Atom, attr: str, stored: Value) -> Value:
-        return self.superseded(instance, attr, stored)  # type: ignore[arg-type]
-
     def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
         return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
 
@@ -390,8 +393,11 @@ class TorchModel(TorchData, LibraryModel):
             return layer_dicts.lookup(atom, key, self._collection_values(atom))
         if isinstance(atom, TorchLayerAtom):  # ``blocks[0]`` of a Sequential or ModuleList
             keys = key.consts()
-            return V(atom.children[keys[0]]) if keys and len(keys) == 1 and type(keys[0]) is int \
-                and -len(atom.children) <= keys[0] < len(atom.children) else TOP
+            if keys and all(type(k) is int and -len(atom.children) <= k < len(atom.children) for k in keys):
+                return join_all(V(atom.children[k]) for k in keys)
+            if _any_position(key) and atom.children:  # ``self.cells[i]`` for ``i`` in ``range(n)``: one of them
+                return self.container_modules(atom)
+            return TOP
         if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
             return contents(atom)
         return None
@@ -408,6 +414,30 @@ class TorchModel(TorchData, LibraryModel):
         holder = target.value
         if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name):
             self._layer_item_stored(holder.value.id, holder.attr, container, key, value, st, fr)
+        if isinstance(holder, ast.Attribute) and self.__dict__.get("_item_move") is target:
+            self._tensor_item_stored(holder, container, key, value, st, fr)
+
+    def _tensor_item_stored(self, holder: ast.Attribute, container: Value, key: Value, value: Value, st: State,
+                            fr: Frame) -> None:
+        """``model.detect.grid[0] = model.detect.grid[0].to(device)``: a list of tensors an object keeps, its
+        item at a known position moved; whoever reads the attribute sees the list as it is now (as after an
+        in-place move), so a loop over the positions that moves each one leaves them all moved. (A store of
+        anything else, a grid a ``forward`` remakes, stays a weak update.)"""
+        keys = key.consts()
+        if not keys or len(keys) != 1 or type(keys[0]) is not int or not value.atoms or value.top \
+                or not value.only(TorchTensorAtom) or not container.atoms or container.top:
+            return
+        updated = []
+        for atom in container.atoms:
+            if not isinstance(atom, SeqAtom) or atom.kind != "list" or atom.items is None \
+                    or not -len(atom.items) <= keys[0] < len(atom.items):
+                return
+            items = list(atom.items)
+            items[keys[0]] = value
+            updated.append(seq("list", items))
+        owner = self.eval(holder.value, st.copy(), fr, quiet=True)
+        if owner.atoms and not owner.top and all(isinstance(a, Instance) for a in owner.atoms):
+            self.supersede_attribute(owner, holder.attr, container, Value(frozenset(updated)), fr)
 
     def _layer_item_stored(self, name: str, attr: str, container: Value, key: Value, value: Value, st: State,
                            fr: Frame) -> None:
@@ -422,7 +452,7 @@ class TorchModel(TorchData, LibraryModel):
         elif owner.atoms and all(isinstance(a, Instance) for a in owner.atoms) and container.atoms \
                 and all(isinstance(a, TorchLayerAtom) and (a.name in ADDING_METHODS or layer_dicts.is_collection(a))
                         for a in container.atoms):
-            self._supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
+            self.supersede_attribute(owner, attr, container, self.updated_item_value(container, key, value), fr)
 
     def updated_item_value(self, container: Value, key: Value, value: Value) -> Value:
         out = BOTTOM
@@ -1940,6 +1970,14 @@ class TorchModel(TorchData, LibraryModel):
         copies across devices."""
         indexes = Value(frozenset(_index_tensors(key)), key.top)
         if not torch_tensors(indexes):
+            ints = _int_positions(key)
+            if ints and atom.ndim is not None and ints <= atom.ndim and op == "__getitem__":
+                # ``stride[i]``, ``t[index]`` of a 1-D tensor: one dimension fewer per int (0-dim: a scalar,
+                # which works with a tensor on any device)
+                rank = atom.ndim - ints
+                result = self.same_device_result(V(atom), node, st, fr, rank == 0)
+                return Value(frozenset(a.with_(ndim=rank) if isinstance(a, TorchTensorAtom) else a
+                                       for a in result.atoms), result.top)
             return self.same_device_result(V(atom), node, st, fr, None)
         operands = [("tensor", V(atom), False, False), ("indices", indexes, True, False)]
         if values is not None and torch_tensors(values):
@@ -2001,7 +2039,7 @@ class TorchModel(TorchData, LibraryModel):
         if name in T.CONTAINERS:
             items: list[Value] = list(args)
             if name == "ModuleList":
-                listed = _sequence_items(args[0]) if args else []
+                listed = (_sequence_items(args[0]) or _one_kind_items(args[0])) if args else []
                 if listed is None:
                     return TOP
                 items = listed
@@ -2221,8 +2259,9 @@ class TorchModel(TorchData, LibraryModel):
                 self._rebind_receiver(node, changed, st, fr, receiver)
                 return changed if name in ("append", "extend") else NONE  # (``append`` returns the container)
         if name in ("parameters", "buffers"):
-            return V(seq_of("list", join_all(_each_note(receiver, atom, self._weights(atom))
-                                             for atom in receiver.atoms)))
+            module_expr = getattr(getattr(node, "func", None), "value", None)
+            return V(seq_of("list", join_all(_each_note(receiver, atom, self._weights(
+                self._as_moved(atom, module_expr, st, fr))) for atom in receiver.atoms)))
         if name in ("named_parameters", "named_buffers"):
             weights = join_all(self._weights(atom) for atom in receiver.atoms)
             return V(seq_of("list", V(seq("tuple", (TOP, weights)))))
@@ -2372,11 +2411,14 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
         dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
-        plain_moves = dynamic.get(instance.cls)
-        if plain_moves is None:
-            plain_moves = dynamic[instance.cls] = _registers_dynamically(instance.cls)
+        ways = dynamic.get(instance.cls)
+        if ways is None:
+            ways = dynamic[instance.cls] = _dynamic_registration(instance.cls)
         attributes = list(self.heap_attributes(instance, _move_note))
         registered = _registered_identities(value for _attr, value in attributes)
+        # registered only through containers whose modules are all known (``nn.ModuleList`` of known layers): a
+        # module a plain list holds is registered exactly when one of them holds it too (``registered``)
+        plain_moves = ways == "call" or ways == "container" and any(value.top for _attr, value in attributes)
         for attr, value in attributes:
             self.heap_reads.add((instance, attr))
             key = (moved, attr)
@@ -2459,20 +2501,56 @@ class TorchModel(TorchData, LibraryModel):
             else set()
         return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
 
+    def moved_reference(self, atom: Atom, st: State) -> Atom | None:
+        """A module that ``.to()`` moved in place elsewhere, read through a reference the move left behind
+        (``self.online_model`` kept by an EMA wrapper, then ``model.cuda()`` in the script): the moved module,
+        when the move went to one known device. A use is taken to come after the move, as a superseded
+        attribute's is; None when the device is not known."""
+        key = _identity(atom)
+        devices = self.heap_get((key, _MOVED)) if key is not None else None
+        texts = devices.consts() if devices is not None and not devices.top else None
+        if not texts or len(texts) != 1 or not isinstance(texts[0], str) or tags_of(next(iter(devices.atoms))):
+            return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
+        dev = self.parse_device(texts[0], st)
+        return None if dev is None else self.move_module(atom, dev)
+
+    def _as_moved(self, atom: Atom, module_expr: ast.AST | None, st: State, fr: Frame) -> Atom:
+        if not _kept_reference(module_expr) or not self.moved_elsewhere(atom, module_expr, fr):
+            return atom
+        moved = self.moved_reference(atom, st)
+        return atom if moved is None else moved
+
     def self_move(self, node: ast.Assign, st: State, fr: Frame) -> Value | None:
         """For ``self.x = self.x.to(d)`` (``.cuda()``, ``.cpu()``), and for ``model.x = t`` from outside the
         module's class (a tensor attribute replaced after construction): the tensors ``x`` holds now."""
         call = node.value
+        if len(node.targets) == 1 and _moves_own_item(call, node.targets[0]):
+            self.__dict__["_item_move"] = node.targets[0]  # ``grid[i] = grid[i].to(d)``: for :meth:`store_item`
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute) \
                 or _dotted(node.targets[0]) is None:
             return None
         target = node.targets[0]
         moved = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
             and call.func.attr in T.MOVE_METHODS and _dotted(call.func.value) == _dotted(target)
+        if _moves_each_item(call, target):  # ``self.shadow = [p.to(device) for p in self.shadow]``
+            if self.sweeping:
+                return None
+            before = self.eval(target, st.copy(), fr, quiet=True)
+            return before if before.atoms and not before.top and all(
+                isinstance(a, SeqAtom) and a.elem.atoms and all(isinstance(e, TorchTensorAtom) for e in a.elem.atoms)
+                for a in before.atoms) else None
         if not moved and not self._replaced_from_outside(target, st, fr):
             return None
+        if moved and self.sweeping:
+            return None  # a method no analysed code calls (an input holder's ``to()`` the program forgets)
         before = self.eval(target, st.copy(), fr, quiet=True)
-        return before if before.atoms and not before.top and before.only(TorchTensorAtom) else None
+        if not before.atoms or before.top:
+            return None
+        # a project object's own move method (``self.inputs = self.inputs.to(device)`` on a ``BatchEncoding``)
+        # supersedes the object as a tensor's move does
+        projects = moved and all(isinstance(a, Instance) and a.cls.lookup(call.func.attr) is not None  # type: ignore[union-attr]
+                                 for a in before.atoms)
+        return before if before.only(TorchTensorAtom) or projects else None
 
     def _replaced_from_outside(self, target: ast.Attribute, st: State, fr: Frame) -> bool:
         """``model.mean = ckpt["mean"].cuda()``: code outside the module's class reconfigures one module after
@@ -2486,34 +2564,7 @@ class TorchModel(TorchData, LibraryModel):
                                 fr: Frame) -> None:
         """A method that moves an attribute and stores it back supersedes it, as a module's in-place move does:
         the other methods read the moved tensor (not the one from before the move)."""
-        self._supersede_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
-
-    def _supersede_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
-        """``owner.attr`` now holds ``after`` where it held ``before``: stored as any attribute (the heap only
-        grows, which keeping runs across passes relies on), and what the move superseded is noted apart, so
-        that reads leave it out (:meth:`superseded`)."""
-        self.store_attribute(owner, attr, after, fr)
-        gone = Value(frozenset(before.atoms - after.atoms)) if not before.top else BOTTOM
-        if not gone.atoms:
-            return
-        for atom in owner.atoms:
-            if isinstance(atom, Instance):
-                key = (atom, _SUPERSEDED + attr)
-                old = self.heap.get(key)
-                if old is None:
-                    self.changes.read_went_stale()  # reads of ``attr`` so far did not look for it: run the pass again
-                self.heap_set(key, gone if old is None else old.join(gone))
-                self.superseded_names.add(attr)
-
-    def superseded(self, atom: Instance, attr: str, stored: Value) -> Value:
-        """``stored`` without what an in-place move superseded (while something else remains)."""
-        if attr not in self.superseded_names:
-            return stored
-        gone = self.heap_get((atom, _SUPERSEDED + attr))
-        if gone is None:
-            return stored
-        kept = stored.atoms - gone.atoms
-        return Value(frozenset(kept), stored.top) if kept or stored.top else stored
+        self.supersede_attribute(self.eval(target.value, st.copy(), fr, quiet=True), target.attr, before, after, fr)
 
     def _moved_value(self, value: Value, dev: TorchDev, plain_moves: bool,
                      registered: frozenset[object] = frozenset(), in_plain: bool = False) -> Value:
@@ -2555,7 +2606,7 @@ class TorchModel(TorchData, LibraryModel):
             st.drop_overlays(receiver.id)
         elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name):
             owner = self.eval(receiver.value, st.copy(), fr, quiet=True)
-            self._supersede_attribute(owner, receiver.attr, before, value, fr)
+            self.supersede_attribute(owner, receiver.attr, before, value, fr)
             st.overlays[Overlay(receiver.value.id, receiver.attr)] = value
 
     def torch_module_attribute(self, atom: Instance, attr: str, node: ast.expr | None, st: State,
@@ -2792,6 +2843,15 @@ def _one_or_items(value: Value) -> list[Value] | None:
     return _sequence_items(value)
 
 
+def _one_kind_items(value: Value) -> list[Value] | None:
+    """A list of unknown length whose items are all the one module made at one place (``cells.append(Cell())``
+    in a loop): that module, once (a ``ModuleList`` holds its modules as a set); None otherwise."""
+    atom = next(iter(value.atoms)) if len(value.atoms) == 1 and not value.top else None
+    if isinstance(atom, SeqAtom) and atom.items is None and len(atom.elem.atoms) == 1 and not atom.elem.top:
+        return [atom.elem]
+    return None
+
+
 def _sequence_items(value: Value) -> list[Value] | None:
     if len(value.atoms) != 1 or value.top:
         return None
@@ -2875,6 +2935,57 @@ def access(expr: ast.AST | None, fr: Frame) -> str | None:
     return f"{scope}:{dotted}"
 
 
+def _moves_own_item(value: ast.AST, target: ast.AST) -> bool:
+    """``obj.grid[i] = obj.grid[i].to(device)`` (``.cuda()``, ``.cpu()``): an item replaced by its moved self."""
+    return isinstance(target, ast.Subscript) and isinstance(value, ast.Call) \
+        and isinstance(value.func, ast.Attribute) and value.func.attr in T.MOVE_METHODS \
+        and ast.dump(value.func.value) == ast.dump(target, annotate_fields=True).replace("ctx=Store()", "ctx=Load()")
+
+
+def _moves_each_item(value: ast.AST, target: ast.Attribute) -> bool:
+    """``[p.to(device) for p in self.x]`` stored back into ``self.x`` (each item moved, or moved one way or
+    another: ``p.to(d, dtype) if p.is_floating_point() else p.to(d)``)."""
+    if not isinstance(value, ast.ListComp) or len(value.generators) != 1:
+        return False
+    gen = value.generators[0]
+    if gen.ifs or not isinstance(gen.target, ast.Name) or _dotted(gen.iter) != _dotted(target):
+        return False
+    name = gen.target.id
+    ends = [value.elt.body, value.elt.orelse] if isinstance(value.elt, ast.IfExp) else [value.elt]
+    return all(isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in T.MOVE_METHODS
+               and isinstance(e.func.value, ast.Name) and e.func.value.id == name for e in ends)
+
+
+def _int_positions(key: Value) -> int:
+    """How many dimensions an index of plain ints takes away (``t[i]``: 1, ``t[i, j]``: 2); 0 when the index
+    is anything else (a slice, ``None``, a tensor, not known)."""
+    def is_int(value: Value) -> bool:
+        return bool(value.atoms) and not value.top and all(
+            isinstance(a, NumberAtom) and a.tname == "int" or isinstance(a, Const) and type(a.value) is int
+            for a in value.atoms)
+
+    if is_int(key):
+        return 1
+    atom = next(iter(key.atoms)) if len(key.atoms) == 1 and not key.top else None
+    if isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items and all(is_int(v) for v in atom.items):
+        return len(atom.items)
+    return 0
+
+
+def _kept_reference(expr: ast.AST | None) -> bool:
+    """Whether a module is reached through an object's attribute (``self.online_model``): a reference the
+    object keeps, which an in-place move through another name reaches (a name's value is followed instead)."""
+    return isinstance(expr, ast.Attribute)
+
+
+def _any_position(key: Value) -> bool:
+    """Whether ``key`` is an index whose value is not known but which can only be an int (a loop's ``i``, an
+    int the analysis cannot bound): a container's item for it is one of its items."""
+    return bool(key.atoms) and not key.top and all(
+        isinstance(a, NumberAtom) and a.tname == "int" or isinstance(a, Const) and type(a.value) is int
+        for a in key.atoms)
+
+
 def _identity(atom: Atom) -> object | None:
     """What stays the same object across an in-place ``.to()``: a layer's creation site, a module instance."""
     if isinstance(atom, TorchLayerAtom) and (atom.weights or atom.children) and atom.origin is not None:
@@ -2944,11 +3055,17 @@ def _project_parameters(expr: ast.AST | None, st: State) -> bool:
         isinstance(a, Instance) and a.cls.has_library_base(MODULE_TYPE) for a in modules.atoms)
 
 
-def _registers_dynamically(cls: ClassInfo) -> bool:
-    """Whether ``cls`` or a project base mentions a way to register a module besides an attribute."""
-    return any(isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
-               or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION
-               for base in cls.mro() for node in ast.walk(base.node))
+def _dynamic_registration(cls: ClassInfo) -> str | None:
+    """How ``cls`` or a project base may register a module besides an attribute: "call" (``add_module``,
+    ``setattr`` ...: what it registers is not an attribute the analysis reads), "container" (only through
+    ``nn.ModuleList`` / ``ModuleDict`` / ``Sequential``, which are attributes), None (it does not)."""
+    names = {node.id if isinstance(node, ast.Name) else node.attr
+             for base in cls.mro() for node in ast.walk(base.node)
+             if isinstance(node, ast.Name) and node.id in DYNAMIC_REGISTRATION
+             or isinstance(node, ast.Attribute) and node.attr in DYNAMIC_REGISTRATION}
+    if names - REGISTERING_CONTAINERS:
+        return "call"
+    return "container" if names else None
 
 
 __all__ = ["TorchModel", "GRAD_VAR", "DEVICE_VAR", "has_torch", "torch_tensors", "seq"]

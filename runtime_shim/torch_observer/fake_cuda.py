@@ -5,7 +5,7 @@ FakeTensorMode already creates ``cuda:i`` tensors and checks devices op by op. W
 a CPU build is patched here, each for a reason named below: the CUDA device guard (guard_ext), the
 ``torch.cuda`` queries programs branch on, module moves (``swap_tensors`` refuses memoised fakes),
 backward over CUDA tensors (the engine wants a real accelerator) and the values programs read
-back (``.item()``, ``.numpy()``), which are zeros.
+back (``.item()``, ``.numpy()``), which are zeros unless known (:func:`known_value`).
 """
 
 from __future__ import annotations
@@ -182,9 +182,10 @@ class FakeCuda:
             def real(value: Any) -> Any:
                 if not isinstance(value, FakeTensor):
                     return value
-                zeros = real_zeros_like(value)
-                return torch.nn.Parameter(zeros, value.requires_grad) if isinstance(value, torch.nn.Parameter) \
-                    else zeros
+                known = known_value(value)
+                data = real_zeros_like(value) if known is None else known
+                return torch.nn.Parameter(data, value.requires_grad) if isinstance(value, torch.nn.Parameter) \
+                    else data
             with unset_fake_temporarily():
                 return original(tree_map(real, obj), f, *args, **kwargs)
         return save
@@ -203,8 +204,12 @@ class FakeCuda:
                 if not isinstance(value, torch.Tensor) or isinstance(value, FakeTensor):
                     return value
                 moved = self.mode.from_tensor(value).to(self.normalize(target))
-                return torch.nn.Parameter(moved, value.requires_grad) if isinstance(value, torch.nn.Parameter) \
+                made = torch.nn.Parameter(moved, value.requires_grad) if isinstance(value, torch.nn.Parameter) \
                     else moved
+                if value.numel() == 1:  # an optimizer's step count: resumed Adam divides by ``1 - beta ** step``
+                    with unset_fake_temporarily():
+                        setattr(made, LOADED_VALUE, value.detach().clone())
+                return made
             return tree_map(fake, obj)
         return load
 
@@ -290,6 +295,23 @@ def zeros_list(t: torch.Tensor) -> Any:
     def build(shape: tuple[int, ...]) -> Any:
         return value if not shape else [build(shape[1:]) for _ in range(shape[0])]
     return build(tuple(t.shape))
+
+
+#: the attribute on a fake made by ``torch.load`` that keeps a one-element tensor's loaded value (a real host tensor)
+LOADED_VALUE = "_observer_loaded_value"
+
+
+def known_value(t: torch.Tensor) -> torch.Tensor | None:
+    """A fake's value where the observer knows it, as a real host tensor: a constant fake mode propagated (an
+    optimizer's step count) or a one-element value ``torch.load`` read. In-place updates of a loaded value are not
+    followed: it reads as loaded (a step count stays non-zero, which is what programs divide by)."""
+    constant = getattr(t, "constant", None)
+    if constant is None:
+        constant = getattr(t, LOADED_VALUE, None)
+    if constant is None:
+        return None
+    with unset_fake_temporarily():
+        return constant.detach().clone().reshape(tuple(t.shape)).to("cpu")
 
 
 def real_zeros_like(t: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ from torch._subclasses.fake_tensor import (
 from torch.utils._pytree import tree_flatten, tree_map
 
 from ..torch_semantics import generator_message, lengths_message, lengths_outcome, pin_message
-from .fake_cuda import FakeCuda, real_zeros_like, zero_of, zeros_array, zeros_list
+from .fake_cuda import FakeCuda, known_value, real_zeros_like, zero_of, zeros_array, zeros_list
 
 Handler = Callable[[Callable[..., Any], tuple, dict], Any]
 _PARSE_TO = torch._C._nn._parse_to
@@ -81,12 +81,21 @@ def _numpy_checks(t: torch.Tensor) -> None:
 
 
 def _values(t: torch.Tensor) -> Any:
-    """The tensor's values when fake mode knows them (a constant it propagated), else zeros."""
-    constant = getattr(t, "constant", None)
-    if constant is not None:
+    """The tensor's values when the observer knows them (:func:`known_value`), else zeros."""
+    known = known_value(t)
+    if known is not None:
         with unset_fake_temporarily():
-            return constant.detach().numpy().copy()
+            return known.numpy().copy()
     return zeros_array(t)
+
+
+def _known_scalar(t: torch.Tensor) -> Any:
+    """A one-element fake's value when the observer knows it (read back by ``torch.load``), else zero."""
+    known = known_value(t)
+    if known is None:
+        return zero_of(t.dtype)
+    with unset_fake_temporarily():
+        return known.item()
 
 
 def numpy(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -121,7 +130,7 @@ def _one_element(t: torch.Tensor, message: str) -> None:
 
 def item(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     _one_element(args[0], "a Tensor with {n} elements cannot be converted to Scalar")
-    return zero_of(args[0].dtype)
+    return _known_scalar(args[0])
 
 
 def boolean(func: Callable[..., Any], args: tuple, kwargs: dict) -> bool:
@@ -136,7 +145,7 @@ def boolean(func: Callable[..., Any], args: tuple, kwargs: dict) -> bool:
 def _scalar(kind: type) -> Handler:
     def convert(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         _one_element(args[0], "only one element tensors can be converted to Python scalars")
-        return kind(0)
+        return kind(_known_scalar(args[0]))
     return convert
 
 

@@ -208,3 +208,41 @@ def test_banner_comments_are_scanned_in_linear_time() -> None:
     done = subprocess.run([sys.executable, "-c", code], input=program, capture_output=True, text=True, timeout=120,
                           check=True)
     assert done.stdout.strip() == "['MV202']"
+
+
+def test_only_the_worlds_that_fail_on_some_paths_say_so() -> None:
+    # with no options the weight fails on every path; with options, only where ``--cpu`` is not given
+    source = """import argparse
+import torch
+import torch.nn.functional as F
+
+
+class Config:
+    def __init__(self):
+        self.device = "cuda"
+
+
+def train(config):
+    weight = torch.tensor([1.0, 2.0])
+    logits = torch.randn(4, 2, device=config.device)
+    labels = torch.zeros(4, dtype=torch.long, device=config.device)
+    return F.cross_entropy(logits, labels, weight=weight)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cpu", action="store_true")
+    args = parser.parse_args()
+    config = Config()
+    if args.cpu:
+        config.device = "cpu"
+    train(config)
+
+
+main()
+"""
+    found = _messages(source)
+    assert len(found) == 1
+    assert "; fails when `train` is called from script.py:25 (inside `main` called from script.py:28) when the " \
+        "command line gives no options; on some paths when `train` is called from script.py:25 (inside `main` " \
+        "called from script.py:28) when the command line gives options;" in found[0], found[0]

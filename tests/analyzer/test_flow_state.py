@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from devicelint.domain import TOP, V, const, seq, seq_of
+from devicelint.domain import TOP, NumberAtom, V, const, seq, seq_of
 from devicelint.engine.flow_state import Overlay, State, Widened, dead, force_top, join_states, widen_changed
 
 
-def state(**variables: int) -> State:
+def state(**variables: object) -> State:
     return State({name: V(const(value)) for name, value in variables.items()})
 
 
@@ -65,17 +65,36 @@ def test_a_change_of_a_name_ends_its_overlays_and_the_aliases_through_it() -> No
 
 
 def test_widening_goes_over_every_kind_of_value() -> None:
-    old, new = state(x=1), state(x=2)
-    old.overlays[Overlay("x", "a")] = V(const(1))
-    new.overlays[Overlay("x", "a")] = V(const(2))
+    old, new = state(x="a"), state(x="b")
+    old.overlays[Overlay("x", "a")] = V(const("a"))
+    new.overlays[Overlay("x", "a")] = V(const("b"))
     new.modes["grad"] = V(const(False))
     widened: Widened = ({}, {}, {})
     widen_changed(old, new, widened)
     assert widened == ({"x": TOP}, {Overlay("x", "a"): TOP}, {"grad": TOP})
-    again = state(x=3)
+    again = state(x="c")
     again.modes["grad"] = V(const(True))
     force_top(again, widened)
     assert again.vars["x"] is TOP and again.modes["grad"] is TOP
+
+
+def test_a_counter_widens_to_a_number_of_its_type() -> None:
+    """``index += 1`` in a loop: an int of unknown value (``t[index]`` of a 1-D tensor stays 0-dim); a value
+    that stops being an int of that type is unknown."""
+    old, new = state(index=1), state(index=2)
+    widened: Widened = ({}, {}, {})
+    widen_changed(old, new, widened)
+    bound = V(NumberAtom("int"))
+    assert new.vars["index"] == bound and widened[0] == {"index": bound}
+    later = state(index=7)
+    force_top(later, widened)
+    assert later.vars["index"] == bound
+    other = state(index=0.5)
+    force_top(other, widened)
+    assert other.vars["index"] is TOP
+    flag, flipped = state(done=False), state(done=True)
+    widen_changed(flag, flipped, widened)
+    assert flipped.vars["done"] is TOP  # a bool is not a counter
 
 
 def test_a_list_a_loop_keeps_growing_stays_a_list_of_unknown_items() -> None:

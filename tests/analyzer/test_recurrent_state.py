@@ -128,3 +128,27 @@ def test_a_method_of_a_model_moved_by_a_flag_gives_its_result_on_the_flags_way()
     assert observed(source) == []
     assert observed(source.replace("weight.new_zeros(1, batch, 8), ", "torch.zeros(1, batch, 8), ")) \
         == [(19, "MV202", "warning")]
+
+
+def test_only_passes_that_read_the_sites_own_result_are_fed_back() -> None:
+    from devicelint.domain import Origin
+    from devicelint.facts import Possibility, Site, SiteFact
+
+    site = Site("m.py", 7, 4, 7, 30, "nn.LSTM")
+
+    class Operand:  # an operand state with an origin, as the engine's atoms have
+        def __init__(self, origin: Origin) -> None:
+            self.origin = origin
+
+        def reveal(self) -> str:
+            return "cuda:0 tensor"
+
+    own = Possibility((("hx", Operand(Origin("m.py", 7, 4, "nn.LSTM output"))),), None, "", "torch.nn.LSTM")  # type: ignore[arg-type]
+    other_line = Possibility((("hx", Operand(Origin("m.py", 9, 4, "nn.LSTM output"))),), None, "", "torch.nn.LSTM")  # type: ignore[arg-type]
+    other_api = Possibility((("hx", Operand(Origin("m.py", 7, 4, "nn.GRU output"))),), None, "", "torch.nn.LSTM")  # type: ignore[arg-type]
+    fact = SiteFact(site, None)  # type: ignore[arg-type]
+    fact.record([own, other_line, other_api], past_failure=False)
+    assert fact.fed_back == {own}
+    past = SiteFact(site, None)  # type: ignore[arg-type]
+    past.record([own], past_failure=True)  # a success past a failure is not recorded at all
+    assert past.fed_back == set() and past.passed_past_failure

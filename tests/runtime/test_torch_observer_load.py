@@ -34,3 +34,32 @@ def test_map_location_places_every_tensor_of_the_checkpoint(tmp_path: Path) -> N
     assert outcome.stdout.splitlines() == [
         "cpu cpu 1", "cuda:0 cuda:0 1", "cuda:1 cuda:1 1", "cuda:1 cuda:1 1", "cuda:0 cuda:0 1",
         "cuda:1 cuda:1 1", "cpu cpu 1", "cpu cpu 1", "cpu cpu 1"]
+
+
+def test_a_resumed_adam_reads_its_saved_step_count(tmp_path: Path) -> None:
+    """Adam divides by ``1 - beta ** step``: a step count saved and loaded back must not read as zero."""
+    if real_cuda_count():
+        pytest.skip("fake CUDA's loading: on a GPU machine torch loads for real")
+    program = tmp_path / "resume_adam.py"
+    program.write_text(textwrap.dedent(f"""
+        import torch
+        import torch.nn as nn
+
+        path = {str(tmp_path / "ckpt.pt")!r}
+        model = nn.Linear(4, 2).cuda()
+        opt = torch.optim.Adam(model.parameters())
+        for _ in range(3):
+            model(torch.randn(8, 4, device="cuda")).sum().backward()
+            opt.step()
+        torch.save(opt.state_dict(), path)
+        for where in ("cuda", "cpu"):
+            resumed = torch.optim.Adam(model.parameters())
+            resumed.load_state_dict(torch.load(path, map_location=where))
+            state = resumed.state_dict()["state"][0]
+            print(state["exp_avg"].device, int(state["step"]), state["step"].item())
+            model(torch.randn(8, 4, device="cuda")).sum().backward()
+            resumed.step()  # (divides by 1 - beta ** step)
+    """).lstrip(), encoding="utf-8")
+    outcome = cli.run_program(program)
+    assert outcome.status == "ok", outcome.stderr
+    assert outcome.stdout.splitlines() == ["cuda:0 3 3.0", "cuda:0 3 3.0"]

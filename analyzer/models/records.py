@@ -1,0 +1,166 @@
+"""Records and replay buffers from the standard library: ``collections.namedtuple``, ``typing.NamedTuple``,
+``collections.deque`` and ``random``'s sampling.
+
+A reinforcement-learning loop keeps its transitions in a replay memory: ``Transition = namedtuple("Transition",
+("state", "action", "next_state", "reward"))``, ``memory = deque([], maxlen=10000)``, ``memory.append(
+Transition(state, action, next_state, reward))``, then ``batch = Transition(*zip(*random.sample(memory, 32)))``
+and ``torch.cat(batch.reward)``. A reward built with ``torch.tensor([reward])`` and no device is the classic bug
+there, and it is only seen if the tensors are followed through all of these:
+
+* ``namedtuple(name, fields)`` (fields as a list, a tuple or a string of names; ``defaults=``) is a record class;
+  calling it gives a tuple whose items have those names (:class:`RecordAtom`, a tuple to everything else), so
+  ``batch.reward`` is the item, and indexing, unpacking and ``zip(*...)`` work as on any tuple.
+* ``class Transition(NamedTuple):`` with annotated fields: calling it stores each field on the instance (the
+  class body's value of a field is its default).
+* ``deque(iterable)`` is a list of the iterable's items (``deque()`` an empty one), appended to as a list is;
+  ``maxlen`` only drops old items.
+* ``random.sample(population, k)`` and ``random.choices(population, ...)`` give a list of the population's
+  elements; ``random.choice(seq)`` one of them; ``random.shuffle(x)`` returns None (``x`` keeps its elements).
+
+The names are :class:`.library_refs.LibraryRef` values this model gives ``import collections``, ``import random``
+and ``from typing import NamedTuple``; the rest of those modules stays unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain import NONE, TOP, Atom, SeqAtom, V, Value, const, join_all, seq, seq_of
+from ..engine.flow_state import Frame, State
+from ..engine.python_values import splice_items
+from .base import UNHANDLED, LibraryModel, Unhandled
+from .library_refs import LibraryRef
+
+ROOTS = frozenset({"collections", "random"})
+NAMED_TUPLE = "typing.NamedTuple"
+_SAMPLES = frozenset({"random.sample", "random.choices"})
+#: the library functions this model answers (their parameters: ``signatures.SIGNATURES["records"]``)
+_CALLS = frozenset({"collections.namedtuple", "collections.deque", "random.choice", "random.shuffle"}) | _SAMPLES
+
+
+@dataclass(frozen=True, slots=True)
+class RecordClass(Atom):
+    """A class ``collections.namedtuple`` made: its field names, and the defaults of its last fields."""
+
+    fields: tuple[str, ...]
+    defaults: tuple[Value, ...] = ()
+
+    def truthy(self) -> bool | None:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class RecordAtom(SeqAtom):
+    """An instance of a record class: a tuple whose items also have names."""
+
+    names: tuple[str, ...] = ()
+
+
+def _field_names(value: Value) -> tuple[str, ...] | None:
+    """``namedtuple``'s ``field_names``: a list or tuple of names, or one string of names split on commas and
+    spaces (None: not known)."""
+    items = splice_items(value)
+    texts = [v.consts() for v in items] if items is not None else [value.consts()]
+    names: list[str] = []
+    for consts in texts:
+        if not consts or len(consts) != 1 or not isinstance(consts[0], str):
+            return None
+        names.extend(consts[0].replace(",", " ").split())
+    return tuple(names) if names and all(n.isidentifier() for n in names) else None
+
+
+def record(names: tuple[str, ...], items: list[Value]) -> RecordAtom:
+    return RecordAtom("tuple", tuple(items), join_all(items), names)
+
+
+class Records(LibraryModel):
+    """``collections.namedtuple``/``deque``, ``typing.NamedTuple`` classes and ``random``'s sampling."""
+
+    name = "records"
+
+    def import_ref(self, path: str) -> Value | None:
+        if path.partition(".")[0] in ROOTS or path == NAMED_TUPLE:
+            return V(LibraryRef(path))
+        return None
+
+    def class_base(self, value: Value) -> tuple[str, ...]:
+        return (NAMED_TUPLE,) if any(isinstance(a, LibraryRef) and a.path == NAMED_TUPLE for a in value.atoms) \
+            else ()
+
+    def call_value(self, atom: Atom, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None, st: State,
+                   fr: Frame, star_unknown: bool) -> Value | Unhandled:
+        if isinstance(atom, RecordClass):
+            return TOP if star_unknown else self._record(atom, args, kwargs)
+        if not isinstance(atom, LibraryRef):
+            return UNHANDLED
+        from .signatures import bind_call  # (the table lists this module's names: imported here, not at the top)
+
+        path = atom.path
+        if path not in _CALLS:
+            return UNHANDLED
+        if star_unknown:
+            return TOP
+        bound = bind_call(path, args, kwargs)
+        if path == "collections.namedtuple":
+            fields = _field_names(bound.get("field_names", TOP))
+            given = bound.get("defaults")
+            defaults = [] if given is None or given.consts() == [None] else splice_items(given)
+            if fields is None or defaults is None or len(defaults) > len(fields):
+                return TOP
+            return V(RecordClass(fields, tuple(defaults)))
+        if path == "collections.deque":
+            iterable = bound.get("iterable")
+            if iterable is None:
+                return V(seq("list", ()))
+            items = splice_items(iterable)
+            return V(seq("list", items) if items is not None else seq_of("list", self.iter_element(iterable)))
+        if path in _SAMPLES:
+            return V(seq_of("list", self.iter_element(bound.get("population", TOP))))
+        if path == "random.choice":
+            return self.iter_element(bound.get("seq", TOP))
+        return NONE  # ``random.shuffle``: in place
+
+    @staticmethod
+    def _record(cls: RecordClass, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        fields = cls.fields
+        if len(args) > len(fields) or any(k not in fields for k in kwargs):
+            return TOP  # (Python raises TypeError: no record is made)
+        first_default = len(fields) - len(cls.defaults)
+        items: list[Value] = []
+        for i, name in enumerate(fields):
+            if i < len(args):
+                items.append(args[i])
+            elif name in kwargs:
+                items.append(kwargs[name])
+            elif i >= first_default:
+                items.append(cls.defaults[i - first_default])
+            else:
+                return TOP
+        return V(record(fields, items))
+
+    def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
+                       fr: Frame) -> Value | None | Unhandled:
+        if isinstance(atom, RecordAtom) and attr in atom.names:
+            index = atom.names.index(attr)
+            return atom.items[index] if atom.items is not None and index < len(atom.items) else atom.elem
+        if isinstance(atom, (RecordAtom, RecordClass)) and attr == "_fields":
+            names = atom.names if isinstance(atom, RecordAtom) else atom.fields
+            return V(seq("tuple", [V(const(n)) for n in names]))
+        return UNHANDLED
+
+    def library_init(self, cls: Any, instance: Value, args: list[Value], kwargs: dict[str, Value],
+                     st: State, fr: Frame) -> None:
+        """``Transition(state, action, ...)`` of a ``typing.NamedTuple`` class: each field stored on the instance
+        (a field not given keeps the class body's default)."""
+        if not cls.has_library_base(NAMED_TUPLE):
+            return
+        fields = [stmt.target.id for c in reversed(cls.mro()) for stmt in c.node.body
+                  if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+        if len(args) > len(fields):
+            return
+        for i, name in enumerate(fields):
+            value = args[i] if i < len(args) else kwargs.get(name)
+            if value is not None:
+                self.store_attribute(instance, name, value, fr)

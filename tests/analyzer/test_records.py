@@ -1,0 +1,82 @@
+"""Records and replay buffers of the standard library (analyzer/models/records.py): tensors are followed through
+``namedtuple`` records, ``typing.NamedTuple`` fields, ``deque`` and ``random``'s sampling."""
+
+from __future__ import annotations
+
+import textwrap
+
+from devicelint.runner import check_source
+from devicelint.settings import Settings
+
+
+def _reveals(source: str) -> list[str]:
+    report = check_source(textwrap.dedent(source), "script.py", Settings(jobs=1))
+    return [d.message.removeprefix("reveal_device: ") for d in sorted(report.diagnostics, key=lambda d: d.row)
+            if not d.code]
+
+
+def test_a_namedtuple_record_answers_its_fields_by_name_and_by_index() -> None:
+    assert _reveals("""
+        from collections import namedtuple
+        import collections
+        import torch
+        from devicelint import reveal_device
+
+        A = namedtuple("A", ["x", "y"])
+        B = collections.namedtuple("B", "x, y z", defaults=(torch.zeros(1),))
+        a = A(torch.zeros(1, device="cuda"), y=torch.zeros(1))
+        b = B(torch.zeros(1), torch.zeros(1, device="cuda"))
+        reveal_device(a.x)
+        reveal_device(a[1])
+        reveal_device(b.y)
+        reveal_device(b.z)
+        first, second = a
+        reveal_device(first)
+    """) == ["cuda:0 tensor", "cpu tensor", "cuda:0 tensor", "cpu tensor", "cuda:0 tensor"]
+
+
+def test_a_replay_memory_keeps_its_transitions_through_deque_sample_and_zip() -> None:
+    assert _reveals("""
+        import random
+        from collections import deque, namedtuple
+        import torch
+        from devicelint import reveal_device
+
+        T = namedtuple("T", ("state", "reward"))
+        memory = deque(maxlen=100)
+        memory.append(T(torch.zeros(2, device="cuda"), torch.zeros(1)))
+        batch = T(*zip(*random.sample(memory, 1)))
+        reveal_device(torch.cat(batch.state))
+        reveal_device(torch.cat(batch.reward))
+        reveal_device(random.choice(memory).state)
+    """) == ["cuda:0 tensor", "cpu tensor", "cuda:0 tensor"]
+
+
+def test_a_typing_named_tuple_stores_its_fields() -> None:
+    assert _reveals("""
+        from typing import NamedTuple
+        import torch
+        from devicelint import reveal_device
+
+        class Step(NamedTuple):
+            obs: torch.Tensor
+            reward: torch.Tensor
+
+        step = Step(torch.zeros(2, device="cuda"), reward=torch.zeros(1))
+        reveal_device(step.obs)
+        reveal_device(step.reward)
+    """) == ["cuda:0 tensor", "cpu tensor"]
+
+
+def test_records_that_cannot_be_built_stay_unknown() -> None:
+    assert _reveals("""
+        from collections import namedtuple
+        import torch
+        from devicelint import reveal_device
+
+        names = input().split()
+        A = namedtuple("A", names)
+        B = namedtuple("B", "x y")
+        reveal_device(A(torch.zeros(1)).x)
+        reveal_device(B(torch.zeros(1)).x)
+    """) == ["Unknown", "Unknown"]
