@@ -173,6 +173,18 @@ class Atom:
         NotImplemented: not such a value)."""
         return NotImplemented
 
+    mergeable = False  # (whether :meth:`merge_key` can be other than None: a quick test for every join)
+
+    def merge_key(self) -> object | None:
+        """Possibilities of one key (not None) are one object as two branches left it (a parsed namespace each
+        branch of an ``if args.flag:`` restricted to its way of that flag): the branches' join holds them as
+        one (:meth:`merged`), not as a possibility per branch."""
+        return None
+
+    def merged(self, other: Atom) -> Atom:
+        """This possibility and ``other``, of the same :meth:`merge_key`, as one."""
+        return self
+
     def device_key(self) -> Any:
         """Where this value lives (a tensor's, a layer's or a device's own device; None for what has no
         device), hashable: instances whose attributes are placed alike may be analysed together."""
@@ -723,6 +735,35 @@ def bounded(atoms: Iterable[Atom], top: bool) -> Value:
     if len(kept) > MAX_ATOMS:
         return TOP
     return Value(frozenset(kept), top)
+
+
+def merge_alike(first: Value, second: Value) -> tuple[Value, Value]:
+    """``first`` and ``second`` (two paths' values of one name) with the possibilities of one
+    :meth:`Atom.merge_key`, on either side, replaced on both by all of them merged (a merge is a join of their
+    parts, so the result does not depend on the order the sets give them in)."""
+    if not any(a.mergeable for a in first.atoms) or not any(a.mergeable for a in second.atoms):
+        return first, second
+    groups: dict[object, list[Atom]] = {}
+    for atom in first.atoms | second.atoms:
+        key = atom.merge_key() if atom.mergeable else None
+        if key is not None:
+            groups.setdefault(key, []).append(atom)
+    replaced: dict[Atom, Atom] = {}
+    for alike in groups.values():
+        if len(alike) > 1:
+            merged = alike[0]
+            for atom in alike[1:]:
+                merged = merged.merged(atom)
+            replaced.update((atom, merged) for atom in alike)
+    if not replaced:
+        return first, second
+    return _replaced(first, replaced), _replaced(second, replaced)
+
+
+def _replaced(value: Value, replaced: dict[Atom, Atom]) -> Value:
+    atoms = frozenset(replaced.get(a, a) for a in value.atoms)
+    notes = {a: n for a, n in value.notes.items() if a not in replaced} if value.notes else None
+    return Value(atoms, value.top, notes)
 
 
 def reveal_text(value: Value) -> str:

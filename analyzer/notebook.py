@@ -4,7 +4,8 @@ The code cells are joined into one program, in order (a notebook runs its cells 
 one namespace), and analysed as a Python file; each finding is then reported at its cell and its row
 inside that cell (``analysis.ipynb:cell 3:2:5``). Cells are numbered as the notebook shows them, from 1,
 markdown and raw cells included. IPython syntax (``%magic``, ``!shell``, ``x = !ls``, ``obj?``, a
-``%%cell`` magic) is replaced by ``pass``-like lines of the same count, so rows still line up.
+``%%cell`` magic), wherever IPython reads it (at the start of a logical line, indented in a block too), is
+replaced by ``pass``-like lines of the same count and indentation, so rows and blocks still line up.
 Fixes are never written into a notebook.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 SUFFIX = ".ipynb"
 
-# at the start of a line only (an indented "% x" continues an expression): %time x, !pip install; and obj? / obj??
+# at the start of a statement (after its indentation): %time x, !pip install; and obj? / obj??
 _MAGIC = re.compile(r"^()(?:[%!]|[\w.]+\?{1,2}\s*$)")
 _ASSIGNED_MAGIC = re.compile(r"^()([\w.]+(?:\s*,\s*[\w.]+)*)\s*=\s*[%!]")  # files = !ls
 
@@ -83,21 +84,77 @@ def _language(document: dict) -> str | None:
 
 
 def _python_lines(lines: list[str]) -> list[str]:
-    """The cell's lines with IPython syntax made into Python of the same line count."""
+    """The cell's lines with IPython syntax made into Python of the same line count.
+
+    IPython reads ``%``, ``!`` and ``obj?`` as its own where a logical line starts, indented too (``if
+    logger == "Comet":`` then ``    %pip install comet_ml``), so such a line keeps its indentation as a
+    ``pass``; inside brackets, a string or after a ``\\`` it is Python (``('a %s'`` then ``   % x)``)."""
     if lines and lines[0].lstrip().startswith("%%"):  # a cell magic: the cell is not Python
         return ["pass  # cell magic"] + ["" for _ in lines[1:]]
     out = []
+    python = _PythonState()
     continued = False  # the line before was IPython syntax ending in ``\``: this one is part of it
     for line in lines:
-        assigned = _ASSIGNED_MAGIC.match(line)
         if continued:
             out.append("")
-        elif assigned:
-            out.append(f"{assigned.group(2)} = None  # magic")
-        elif _MAGIC.match(line):
-            out.append("pass  # magic")
+            continued = line.rstrip().endswith("\\")
+            continue
+        body = line.lstrip()
+        indent = line[: len(line) - len(body)]
+        assigned = _ASSIGNED_MAGIC.match(body) if python.at_statement_start() else None
+        if assigned:
+            out.append(f"{indent}{assigned.group(2)} = None  # magic")
+        elif python.at_statement_start() and _MAGIC.match(body):
+            out.append(f"{indent}pass  # magic")
         else:
             out.append(line)
+            python.read(line)
             continue
         continued = line.rstrip().endswith("\\")
     return out
+
+
+class _PythonState:
+    """Where a cell's Python stands at the end of a line: open brackets, an open string, a ``\\`` continuation.
+
+    Only enough of Python's lexer to tell a new logical line (where IPython looks for its syntax) from the
+    rest of a statement."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote: str | None = None  # the open string's delimiter
+        self.continued = False
+
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and self.quote is None and not self.continued
+
+    def read(self, line: str) -> None:
+        index, end = 0, len(line)
+        commented = False
+        while index < end:
+            char = line[index]
+            if self.quote is not None:
+                if char == "\\":  # an escape, or (raw strings too) never the string's end
+                    index += 2
+                elif line.startswith(self.quote, index):
+                    index += len(self.quote)
+                    self.quote = None
+                else:
+                    index += 1
+                continue
+            if char == "#":
+                commented = True
+                break
+            if char in "'\"":
+                self.quote = char * 3 if line.startswith(char * 3, index) else char
+                index += len(self.quote)
+                continue
+            if char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(self.depth - 1, 0)
+            index += 1
+        ends_in_backslash = line.endswith("\\") and not commented
+        if self.quote is not None and len(self.quote) == 1 and not ends_in_backslash:
+            self.quote = None  # an unterminated one-line string: a syntax error the parser reports
+        self.continued = self.quote is None and ends_in_backslash

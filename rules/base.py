@@ -192,7 +192,8 @@ class OutcomeRule(Rule):
 
     def judge_at_caller(self, anchor: Anchor, entries: list[tuple[Site, SiteFact]], facts: FactStore) -> Diagnostic:
         """One finding at the call that passed the failing operands, for every failing call it leads to."""
-        sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col))
+        # (one position may be several sites: a call whose callee is one of two models; the API breaks the tie)
+        sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col, s.api))
         inner_site = sites[0]
         failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))

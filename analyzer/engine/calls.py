@@ -283,7 +283,10 @@ class Calls(EngineMixin):
                 bound = {p: TOP for p in fn.param_names}
                 if fref.bound is not None and fn.positional:
                     bound[fn.positional[0]] = V(fref.bound)
-                key = (id(fn.node), "widened", scopes, profile, uncalled, modes)
+                # one widened context per receiver: a summary run on one instance is not another's (a moved
+                # copy's layers are not its CPU twin's); the instance is fixed by its allocation, so the key
+                # does not depend on the order of analysis (as the heap's placement at a first call would)
+                key = (id(fn.node), "widened", widened_receiver(fref.bound), scopes, profile, uncalled, modes)
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)
@@ -510,3 +513,8 @@ def _names_passed(node: ast.Call) -> list[str]:
         if isinstance(inner, ast.Name):
             out.append(inner.id)
     return out
+
+
+def widened_receiver(receiver: object) -> object:
+    """The part of a method's receiver that keys its widened context: the instance (None otherwise)."""
+    return receiver if isinstance(receiver, Instance) else None

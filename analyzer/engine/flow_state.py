@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from runtime_shim.semantics import DEFAULT_PROFILE
 
-from ..domain import BOTTOM, TOP, Const, NumberAtom, ScopeId, SeqAtom, V, Value, seq_of
+from ..domain import BOTTOM, TOP, Const, NumberAtom, ScopeId, SeqAtom, V, Value, merge_alike, seq_of
 from ..facts import Context
 from .limits import MAX_ATOMS, MAX_DEPTH
 from .program import ClassInfo, FunctionInfo, ModuleInfo
@@ -184,6 +184,7 @@ def join_states(states: Iterable[State]) -> State:
             if known is None:
                 out[key] = value
             elif known is not value:  # (the same object on every path: most variables)
+                known, value = merge_alike(known, value)  # (one object as two paths left it: one again)
                 out[key] = known.join(value)
     state = State(out, past_failure=all(s.past_failure for s in live))
     state.overlays = _join_common([s.overlays for s in live])  # (on one path only: back to the heap's)

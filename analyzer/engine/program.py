@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import enum
 import os
+import zlib
 from array import array
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,13 @@ class ClassInfo:
         # knows): it may derive from any project class, so ``isinstance`` against one cannot say no
         self.unknown_base = False
         self.dict_base = False  # derives from the builtin ``dict`` (a ``BatchEncoding``-like mapping)
+
+    def __hash__(self) -> int:
+        # by where it is defined, not by identity: sets of instances of project classes (a receiver of several
+        # objects) then iterate in the same order in every analysis of the program, and so do the calls made
+        # on them (which of them reach a method's bound on calling contexts first)
+        # (a digest, not ``hash(str)``: the same order in every process, whatever ``PYTHONHASHSEED`` is)
+        return zlib.crc32(f"{self.module.file}:{self.qualname}:{self.node.lineno}:{self.node.col_offset}".encode())
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""

@@ -55,7 +55,7 @@ from ..choices import (
     tracked,
     with_tags,
 )
-from ..domain import Atom, Const, NumberAtom, Value, const
+from ..domain import Atom, Const, NumberAtom, Value, const, merge_alike
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
 from .flow_state import Frame, FrameKind, State, join_states
@@ -185,6 +185,11 @@ class Relational(EngineMixin):
             for name in ours.keys() & others.keys():
                 mine, theirs = ours[name], others[name]
                 if mine is theirs or mine == theirs:
+                    continue
+                # (a namespace each branch narrowed to its way of a flag is one namespace again: tagged per
+                # branch, it would double at every ``if args.<flag>:`` and outgrow the value limit)
+                mine, theirs = ours[name], others[name] = merge_alike(mine, theirs)
+                if mine == theirs:
                     continue
                 common = mine.atoms & theirs.atoms
                 fr.tagged = True

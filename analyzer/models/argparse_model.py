@@ -129,6 +129,8 @@ class NamespaceAtom(Atom):
     #: take none, their tests are the choices)
     numbers: tuple[tuple[str, Value], ...] = ()
 
+    mergeable = True
+
     def reveal(self) -> str:
         return "argparse namespace"
 
@@ -139,6 +141,24 @@ class NamespaceAtom(Atom):
     def inner_values(self) -> list[Value]:
         """The values it holds that may carry choice tags (:mod:`analyzer.choices`)."""
         return [value for _name, value in self.given] + [value for _name, value in self.assigned]
+
+    def merge_key(self) -> object | None:
+        # one parse as two paths left it: the values of its options narrowed by tests (each keeps its way's
+        # program-wide tags, so their join is the namespace as it was before the test), attributes stored on
+        # one path and not the other
+        return ("namespace", self.options, self.defaults, self.numbers, tuple(name for name, _value in self.given))
+
+    def merged(self, other: Atom) -> Atom:
+        if not isinstance(other, NamespaceAtom) or other.merge_key() != self.merge_key():
+            return self
+        given = tuple((name, value.join(theirs)) for (name, value), (_n, theirs) in zip(self.given, other.given,
+                                                                                       strict=True))
+        mine, theirs = dict(self.assigned), dict(other.assigned)
+        # a store on one path only: that value, or on the other path whatever the option held there (unknown:
+        # the analysis may not follow every store of it)
+        assigned = tuple((name, mine.get(name, TOP).join(theirs.get(name, TOP)))
+                         for name in sorted(mine.keys() | theirs.keys()))  # (in one order: merges commute)
+        return NamespaceAtom(self.options, self.defaults, assigned, given, self.numbers)
 
     def map_inner(self, fn: Callable[[Value], Value]) -> NamespaceAtom:
         return NamespaceAtom(self.options, self.defaults, tuple((n, fn(v)) for n, v in self.assigned),

@@ -246,3 +246,24 @@ main()
     assert "; fails when `train` is called from script.py:25 (inside `main` called from script.py:28) when the " \
         "command line gives no options; on some paths when `train` is called from script.py:25 (inside `main` " \
         "called from script.py:28) when the command line gives options;" in found[0], found[0]
+
+
+def test_a_namespace_two_paths_left_apart_merges_back_into_one_in_any_order() -> None:
+    """Each branch of ``if args.flag:`` narrows the flag; a store on one path only: the join holds one namespace
+    (the flag's values joined, the store joined with unknown), whichever order the paths and atoms come in."""
+    from devicelint.domain import Value, merge_alike
+    from devicelint.models.argparse_model import NamespaceAtom
+
+    options = (("flag", V(const(False))), ("lr", V(const(0.1))))
+    on = NamespaceAtom(options, False, (), (("flag", V(const(True))),))
+    off = NamespaceAtom(options, False, (("lr", V(const(0.4))),), (("flag", V(const(False))),))
+    stored = NamespaceAtom(options, False, (("lr", V(const(0.2))),), (("flag", V(const(True))),))
+    joined = [a.join(b) for a, b in (merge_alike(V(on), Value(frozenset({off, stored}))),
+                                     merge_alike(Value(frozenset({stored, off})), V(on)))]
+    assert joined[0] == joined[1] and len(joined[0].atoms) == 1
+    (merged,) = joined[0].atoms
+    assert dict(merged.given)["flag"] == V(const(True)).join(V(const(False)))
+    assert dict(merged.assigned)["lr"] == V(const(0.4)).join(V(const(0.2))).join(TOP)
+    other_parse = NamespaceAtom((("flag", V(const(False))),), False)  # another parser's: kept apart
+    assert len(V(on).join(V(other_parse)).atoms) == 2
+    assert merge_alike(V(on), V(other_parse)) == (V(on), V(other_parse))

@@ -211,3 +211,34 @@ def test_shell_and_magic_lines_continued_with_a_backslash_are_one_line_of_ipytho
     assert program.decode().splitlines() == [
         "pass  # magic", "", "", "x = 1 + \\", "    2",
         "files = None  # magic", "", "pass  # magic", ""]
+
+
+def test_ipython_syntax_indented_in_a_block_is_ipython_where_a_statement_starts() -> None:
+    """IPython reads ``%``/``!``/``obj?`` at the start of any logical line, indented too (a tutorial's
+    ``if logger == "Comet":`` then ``  %pip install comet_ml``); inside brackets, a string or after a
+    backslash the same characters are Python and stay."""
+    from devicelint.notebook import to_program
+
+    program, _cells = to_program(notebook(
+        ("code", "logger = 'Comet'\nif logger == 'Comet':\n  %pip install -q comet_ml \\\n     clearml\n"
+                 "  import os\nelse:\n    files = !ls\n    !echo done\n    os?\n"),
+        ("code", "msg = ('a %s'\n% 3)\ndoc = '''\n!not a shell line\n%s'''\nx = 1 + \\\n  2\n"
+                 "y = [1,  # a ( in a comment\n]\n!echo 'it is one cell'\n"),
+    ).encode())
+    assert program.decode().splitlines() == [
+        "logger = 'Comet'", "if logger == 'Comet':", "  pass  # magic", "", "  import os", "else:",
+        "    files = None  # magic", "    pass  # magic", "    pass  # magic",
+        "msg = ('a %s'", "% 3)", "doc = '''", "!not a shell line", "%s'''", "x = 1 + \\", "  2",
+        "y = [1,  # a ( in a comment", "]", "pass  # magic"]
+    compile(program, "nb.py", "exec")  # the blocks keep their shape
+
+
+def test_a_notebook_with_magics_in_blocks_is_analysed(tmp_path: Path) -> None:
+    """The notebook is not unparsable: the finding after the magic is reported where it is."""
+    (tmp_path / "nb.ipynb").write_text(notebook(
+        ("code", ["from runtime_shim import Device, Tensor\n", "if True:\n", "    %pip install numpy\n"]),
+        ("code", ["weights = Tensor.random([2], Device.flex().autodiff())\n",
+                  "weights.to_device(Device.ndarray())\n"]),
+    ), encoding="utf-8")
+    out = devicelint(tmp_path, "nb.ipynb").stdout.decode()
+    assert "MV901" not in out and "nb.ipynb:cell 2:2:1: MV102" in out
