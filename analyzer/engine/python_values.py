@@ -130,12 +130,20 @@ def splice_keywords(value: Value) -> dict[str, Value] | None:
 
 def keep_walrus_bindings(st: State, inner: State, node: ast.AST) -> None:
     """A walrus inside a comprehension binds in the enclosing scope."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name) and sub.target.id in inner.vars:
-            name = sub.target.id
+    for name in _walrus_names(node):
+        if name in inner.vars:
             st.vars[name] = st.vars[name].join(inner.vars[name]) if name in st.vars else inner.vars[name]
             st.kill_aliases(name)
 
+
+def _walrus_names(node: ast.AST) -> tuple[str, ...]:
+    """The names the walruses inside ``node`` bind, in walk order (walked once per comprehension node)."""
+    known = getattr(node, "_devicelint_walrus_names", None)
+    if known is None:
+        known = tuple(sub.target.id for sub in ast.walk(node)
+                      if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name))
+        node._devicelint_walrus_names = known  # type: ignore[attr-defined]
+    return known
 
 
 def is_none_value(value: Value) -> bool | None:

@@ -693,6 +693,11 @@ def _answers_once(fn: FunctionInfo) -> bool:
 
 
 def _test_names(fn: FunctionInfo) -> frozenset[str]:
-    """The names the tests of ``fn`` read."""
-    return frozenset(n.id for inner in ast.walk(fn.node) if isinstance(inner, (ast.If, ast.IfExp))
-                     for n in ast.walk(inner.test) if isinstance(n, ast.Name))
+    """The names the tests of ``fn`` read (walked once per function: asked per argument of every call)."""
+    known = getattr(fn.node, "_devicelint_test_names", None)
+    if known is not None:
+        return known
+    names = frozenset(n.id for inner in ast.walk(fn.node) if isinstance(inner, (ast.If, ast.IfExp))
+                      for n in ast.walk(inner.test) if isinstance(n, ast.Name))
+    fn.node._devicelint_test_names = names  # type: ignore[union-attr]
+    return names

@@ -251,6 +251,20 @@ def test_comprehensions_walrus_lambdas_conditional_expressions() -> None:
     """, HEAD)
 
 
+def test_a_comprehension_run_again_binds_its_walrus_each_time() -> None:
+    """The walrus targets of a comprehension are found once; each later run still binds them in its scope."""
+    assert_markers(HEADER + """
+    def last_of(batches):
+        kept = [t for b in batches if (t := b.inner()).kind == "float"]
+        return t
+
+    flex = last_of([Tensor.ones([2], Device.flex().autodiff())])
+    reveal_device(flex)  # reveal: Flex float
+    nd = last_of([Tensor.ones([2], Device.ndarray())])
+    reveal_device(nd)  # reveal: NdArray float
+    """)
+
+
 def test_contexts_are_named_in_warnings() -> None:
     source = HEADER + textwrap.dedent("""
     def export(t):
