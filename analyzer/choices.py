@@ -301,11 +301,20 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     def other(tags: frozenset) -> bool:  # (the choice, or its lasting form, named the other way)
         return any(w != alternative and _key(c) == wanted for c, w in tags)
 
+    def other_only(value: Value) -> bool:
+        return bool(value.atoms) and not value.top and all(other(tags_of(a)) for a in value.atoms)
+
     def keep(atom: Atom) -> Atom | None:
         if other(tags_of(atom)):
             return None
         if hasattr(atom, "inner_values") and any(  # a namespace one of whose values is of the other way only
-                v.atoms and not v.top and all(other(tags_of(a)) for a in v.atoms) for v in atom.inner_values()):
+                other_only(v) for v in atom.inner_values()):
+            return None
+        # a list, tuple or dict one of whose items is of the other way only (``[x.to(device) for ...]`` made on
+        # that way): the container itself is of that way (its items keep what they hold: a value never empties)
+        if isinstance(atom, SeqAtom) and atom.items is not None and any(other_only(v) for v in atom.items):
+            return None
+        if isinstance(atom, DictAtom) and any(other_only(v) for _key, v in atom.items):
             return None
         return atom
 

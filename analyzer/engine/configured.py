@@ -8,12 +8,15 @@ reads would be paired across them, a combination no run reaches. So, for an unde
 * on entry, the attributes its branches store on a local instance are read (:func:`configured_before`);
 * before the join, a branch that did not store one holds that entry value, restricted to its way
   (:func:`fill_one_sided`), so the branches differ in it and the join tags each value with its way;
-* after the join, the attribute's joined value *supersedes* what the heap held for it
+* after the join, the attribute's joined value *supersedes* the same values held untagged in the heap
   (:func:`supersede_configured`): methods and callees read the value of each way, never the one from before
   the configuration paired with the new one.
 
-Only for an object configured from outside its class and outside any loop: a method's own stores stay weak
-updates (the analysis does not order methods), and a loop may store again.
+Only outside loops (a loop may store again), from outside the object's class or in one of its own methods
+(``if use_gpu: self.alpha = ...`` in ``__init__``). The joined value replaces only the same values the heap held
+untagged (the entry value, the branches' own stores): what other code stored stays, as the analysis does not
+order methods. An assignment straight in the body of the activation that built the object, outside its class,
+replaces all of it (:func:`supersede_top_level`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..choices import Choice, restricted
+from ..choices import Choice, for_heap, restricted, untagged
 from ..domain import Instance, Value
 from .flow_state import Frame, FrameKind, Overlay, State
 
@@ -58,12 +61,13 @@ def _instance(value: Value | None) -> Instance | None:
     return atom if isinstance(atom, Instance) else None
 
 
-def _configurable(overlay: Overlay, st: State, fr: Frame) -> Instance | None:
-    """The instance ``overlay`` is an attribute of, when it is configured from outside its class."""
+def _configurable(overlay: Overlay, st: State, fr: Frame, *, own: bool = False) -> Instance | None:
+    """The instance ``overlay`` is an attribute of, when it is configured from outside its class (``own``: or
+    from one of its methods)."""
     if fr.loops:
         return None
     atom = _instance(st.vars.get(overlay.base))
-    if atom is None or (fr.func is not None and fr.func.cls is atom.cls):
+    if atom is None or (not own and fr.func is not None and fr.func.cls is atom.cls):
         return None
     return atom
 
@@ -73,7 +77,7 @@ def configured_before(engine: Any, node: ast.If, st: State, fr: Frame) -> dict[O
     out: dict[Overlay, Value] = {}
     for base, attr in _stored_attributes(node):
         overlay = Overlay(base, attr)
-        atom = _configurable(overlay, st, fr)
+        atom = _configurable(overlay, st, fr, own=True)
         if atom is None:
             continue
         held = st.overlays.get(overlay)
@@ -95,7 +99,7 @@ def fill_one_sided(entry: dict[Overlay, Value], true: State, false: State, fr: F
         stored_true, stored_false = overlay in true.overlays, overlay in false.overlays
         if not (stored_true or stored_false):
             continue
-        atom = _configurable(overlay, true, fr)
+        atom = _configurable(overlay, true, fr, own=True)
         if atom is None or _instance(false.vars.get(overlay.base)) != atom:
             continue
         if not stored_true:
@@ -116,16 +120,19 @@ def restrict_filled(filled: list[Overlay], choice: Choice, way: bool, true: Stat
 
 
 def supersede_configured(engine: Any, filled: list[Overlay], joined: State, fr: Frame) -> None:
-    """After the join: each filled attribute's joined value supersedes what the heap held for it."""
+    """After the join: each attribute's joined value, each way tagged, supersedes the same values the heap held
+    untagged (the branches' own stores, and the entry value a branch kept); what other code stored stays."""
     for overlay in filled:
         after = joined.overlays.get(overlay)
-        atom = _configurable(overlay, joined, fr)
+        atom = _configurable(overlay, joined, fr, own=True)
         if after is None or atom is None or after.top:
             continue
         stored = engine.heap_get((atom, overlay.attr))
         if stored is None:
             continue
-        before = engine.superseded(atom, overlay.attr, stored)
+        held = engine.superseded(atom, overlay.attr, stored)
+        plain = {untagged(a) for a in for_heap(after).atoms}
+        before = Value(frozenset(a for a in held.atoms if a in plain and a not in after.atoms))
         engine.supersede_attribute(Value(frozenset({atom})), overlay.attr, before, after, fr)
 
 

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..choices import one_of
+from ..choices import one_of, program_choice, with_tags
 from ..domain import (
     TOP,
     Atom,
@@ -317,6 +317,41 @@ class ArgparseModel(LibraryModel):
 
     def attributes_read(self, value: Value, attributes: Iterable[str]) -> Value:
         return read_values(value, attributes)
+
+    def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+               compare: bool) -> Value | None:
+        """``args.device == "gpu"`` with options given, the option's value not known: one answer for the whole
+        run, so the comparison is a program-wide choice and its result carries that choice's way (a flag made
+        from it and handed to a constructor is the same answer as the same test in ``main``)."""
+        if not compare or not isinstance(op, (ast.Eq, ast.NotEq)) or not isinstance(node, ast.Compare) \
+                or len(node.ops) != 1:
+            return None
+        for subject, other, subject_value, other_value in ((node.left, node.comparators[0], left, right),
+                                                           (node.comparators[0], node.left, right, left)):
+            constant = other_value.consts() if isinstance(other, ast.Constant) else None
+            if not subject_value.top or not constant or len(constant) != 1 or not isinstance(constant[0], str):
+                continue
+            dest = self._unknown_option(subject, st, fr)
+            if dest is None:
+                continue
+            choice = program_choice(f"--{dest} == {constant[0]!r}")
+            way = isinstance(op, ast.Eq)
+            fr.tagged = True  # (statements reading the result split on its ways)
+            return Value(frozenset({with_tags(const(True), frozenset({(choice, way)})),
+                                    with_tags(const(False), frozenset({(choice, not way)}))}))
+        return None
+
+    def _unknown_option(self, subject: ast.expr, st: State, fr: Frame) -> str | None:
+        """The destination of a parsed option ``subject`` reads (``args.device``) when its value is not known
+        (options given; none stored on the namespace): None for anything else."""
+        if not isinstance(subject, ast.Attribute):
+            return None
+        holder = self.eval(subject.value, st.copy(), fr, quiet=True)
+        if holder.top or not holder.atoms or not all(
+                isinstance(a, NamespaceAtom) and not a.defaults and any(dest == subject.attr for dest, _d in a.options)
+                and not any(name == subject.attr for name, _v in a.assigned) for a in holder.atoms):
+            return None
+        return None if self.attribute_assigned(subject.attr) else subject.attr
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):

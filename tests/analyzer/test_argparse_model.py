@@ -267,3 +267,42 @@ def test_a_namespace_two_paths_left_apart_merges_back_into_one_in_any_order() ->
     other_parse = NamespaceAtom((("flag", V(const(False))),), False)  # another parser's: kept apart
     assert len(V(on).join(V(other_parse)).atoms) == 2
     assert merge_alike(V(on), V(other_parse)) == (V(on), V(other_parse))
+
+
+def test_a_free_string_option_compared_with_a_constant_is_one_answer_everywhere() -> None:
+    # ``-use_gpu gpu`` takes any string: its comparison with "gpu" is still one answer per run, in the flag given
+    # to a constructor, in ``if`` tests and in a conditional expression
+    source = """import argparse
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, use_gpu):
+        super().__init__()
+        self.body = nn.Linear(3, 2)
+        if use_gpu:
+            self.scale = torch.ones(2, device="cuda")
+        else:
+            self.scale = torch.ones(2)
+
+    def forward(self, frames):
+        for frame in frames:
+            out = self.body(frame) * self.scale
+        return out
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("-use_gpu", default="gpu")
+args = parser.parse_args()
+model = Model(args.use_gpu == "gpu")
+if args.use_gpu != "gpu":
+    pass
+else:
+    model = model.cuda()
+device = "cuda" if args.use_gpu == "gpu" else "cpu"
+print(model([torch.rand(1, 3).to(device) for _ in range(2)]))
+"""
+    assert _messages(source) == []
+    (found,) = _messages(source.replace('device = "cuda" if', 'device = "cpu" if'))  # the frames stay on the CPU
+    assert "[nn.Linear: input: cpu tensor" in found, found

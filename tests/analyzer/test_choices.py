@@ -64,6 +64,17 @@ def test_tags_inside_sequences_are_restricted_and_stripped() -> None:
     assert not alternatives([stripped(pair)])
 
 
+def test_a_container_made_on_the_other_way_is_left_out() -> None:
+    # ``[x.to(device) for ...]`` with the device undecided: one list of CPU items, one of GPU items
+    cpu_items = V(seq("list", [tagged(V(TorchTensorAtom(CPU)), frozenset({(FLAG, False)}))] * 2))
+    gpu_items = V(seq("list", [tagged(V(TorchTensorAtom(CUDA)), frozenset({(FLAG, True)}))] * 2))
+    lists = cpu_items.join(gpu_items)
+    (kept,) = restricted(lists, FLAG, True).atoms
+    assert {t.dev for item in kept.items for t in item.atoms} == {CUDA}  # type: ignore[attr-defined]
+    # a value left with no container keeps them all, as any value does
+    assert restricted(cpu_items, FLAG, True) == cpu_items
+
+
 def test_the_cap_drops_a_tag_instead_of_growing() -> None:
     atom = TorchTensorAtom(CPU)
     for i in range(MAX_TAGS + 2):
