@@ -307,7 +307,8 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
 STAGER_KEYS = {"threads": 1, "buffers": 1, "buffer_mb": MIB, "min_chunks": 1, "piece_kb": 1024,
                "pinned_result_mb": MIB, "small_mb": MIB, "block_uploads": 1,
-               "block_upload_mb": MIB, "recycle": 1, "pin_repeated": 1}
+               "block_upload_mb": MIB, "recycle": 1, "pin_repeated": 1,
+               "in_place_mb": MIB}
 
 
 def stager_from(spec: str) -> dataplane.PinnedStager:
@@ -327,7 +328,8 @@ def stager_from(spec: str) -> dataplane.PinnedStager:
         block_uploads=bool(options.get("block_uploads", dataplane.STAGER.block_uploads)),
         block_upload_bytes=options.get("block_upload_mb", dataplane.STAGER.block_upload_bytes),
         recycle_results=bool(options.get("recycle", dataplane.STAGER.recycle_results)),
-        pin_repeated=bool(options.get("pin_repeated", dataplane.STAGER.pin_repeated)))
+        pin_repeated=bool(options.get("pin_repeated", dataplane.STAGER.pin_repeated)),
+        pinned_in_place_bytes=options.get("in_place_mb"))
 
 
 def stager_settings(stager: dataplane.PinnedStager) -> dict[str, int]:
@@ -335,7 +337,8 @@ def stager_settings(stager: dataplane.PinnedStager) -> dict[str, int]:
             "min_chunks": stager.min_chunks, "piece_bytes": stager.piece_bytes,
             "pinned_result_bytes": stager.pinned_result_bytes, "small_bytes": stager.small_bytes,
             "block_uploads": int(stager.block_uploads), "block_upload_bytes": stager.block_upload_bytes,
-            "recycle": int(stager.recycle_results), "pin_repeated": int(stager.pin_repeated)}
+            "recycle": int(stager.recycle_results), "pin_repeated": int(stager.pin_repeated),
+            "pinned_in_place_bytes": stager.pinned_in_place_bytes}
 
 
 SMALL_SIZES = (4 << 10, 64 << 10, 1 << 20)

@@ -206,6 +206,7 @@ class PinnedStager:
         block_upload_bytes: int = BLOCK_UPLOAD_BYTES,
         recycle_results: bool = True,
         pin_repeated: bool = True,
+        pinned_in_place_bytes: int | None = None,
     ) -> None:
         self.buffer_bytes = buffer_bytes
         self.small_bytes = small_bytes
@@ -224,7 +225,12 @@ class PinnedStager:
         self._spare: dict[int, list[torch.Tensor]] = {}
         #: a host array uploaded a second time is registered in place while it lives (``host_pins``)
         self.pin_repeated = pin_repeated
-        self.pins = host_pins.HostPins(lambda: _cuda_pin_driver(), self._reserve, self._release)
+        #: at most this many bytes of the program's own arrays registered at once: a budget of its own,
+        #: so that registered arrays never push downloads out of pinned results (default as for those)
+        self.pinned_in_place_bytes = (_default_pinned_result_bytes() if pinned_in_place_bytes is None
+                                      else pinned_in_place_bytes)
+        self._live_in_place = 0
+        self.pins = host_pins.HostPins(lambda: _cuda_pin_driver(), self._reserve_in_place, self._release_in_place)
         #: chunks staged so far per direction, and downloads made straight into pinned results,
         #: to check which path a transfer took
         self.chunks = {"h2d": 0, "d2h": 0}
@@ -242,6 +248,11 @@ class PinnedStager:
     @property
     def threads(self) -> int:
         return self._threads.threads
+
+    @property
+    def live_in_place_bytes(self) -> int:
+        """Bytes of host arrays registered in place (``pins``) and still alive."""
+        return self._live_in_place
 
     @property
     def live_pinned_bytes(self) -> int:
@@ -416,13 +427,17 @@ class PinnedStager:
         with self._live_lock:
             self._live_pinned -= nbytes
 
-    def _reserve(self, nbytes: int) -> bool:
-        """Count ``nbytes`` more page-locked bytes if the budget allows."""
+    def _reserve_in_place(self, nbytes: int) -> bool:
+        """Count ``nbytes`` more of the program's memory registered in place, if the budget allows."""
         with self._live_lock:
-            if self._live_pinned + nbytes > self.pinned_result_bytes:
+            if self._live_in_place + nbytes > self.pinned_in_place_bytes:
                 return False
-            self._live_pinned += nbytes
+            self._live_in_place += nbytes
             return True
+
+    def _release_in_place(self, nbytes: int) -> None:
+        with self._live_lock:
+            self._live_in_place -= nbytes
 
     def _staged_to_host(self, t: torch.Tensor) -> np.ndarray:
         import torch

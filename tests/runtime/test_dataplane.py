@@ -553,7 +553,8 @@ def test_an_array_uploaded_again_is_registered_in_place_while_it_lives(
     executor = host if source == "numpy" else cpu
     moves = [dataplane.transfer(owner, executor, cuda0) for _ in range(3)]
     assert stager.chunks["h2d"] == stager.plan(base.nbytes).chunks  # the first upload only
-    assert stager.pins.registered == 1 and stager.live_pinned_bytes == base.nbytes
+    assert stager.pins.registered == 1 and stager.live_in_place_bytes == base.nbytes
+    assert stager.live_pinned_bytes == 0  # its own budget: downloads keep theirs
     view = base[1:] if source == "numpy" else torch.from_numpy(base)[1:]
     moves.append(dataplane.transfer(view, executor, cuda0))
     assert stager.chunks["h2d"] == stager.plan(base.nbytes).chunks
@@ -562,6 +563,20 @@ def test_an_array_uploaded_again_is_registered_in_place_while_it_lives(
     assert_bit_identical(moves[3], base[1:])
     del owner, view, moves
     gc.collect()
-    assert stager.pins.unregistered == 1 and stager.live_pinned_bytes == 0
+    assert stager.pins.unregistered == 1 and stager.live_in_place_bytes == 0
     assert not torch.from_numpy(base).is_pinned()
     assert_bit_identical(dataplane.transfer(base, host, cuda0), base)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_registrations_stay_within_their_own_budget(
+    monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray, host: Executor, cuda0: Executor
+) -> None:
+    """An array larger than what may be registered in place is staged at every upload."""
+    stager = dataplane.PinnedStager(pinned_in_place_bytes=dataplane.SMALL_BYTES)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    values = _host_values(random_bytes, "float32", 2 * dataplane.SMALL_BYTES)
+    for _ in range(3):
+        assert_bit_identical(dataplane.transfer(values, host, cuda0), values)
+    assert stager.pins.registered == 0 and stager.chunks["h2d"] == 3 * stager.plan(values.nbytes).chunks
