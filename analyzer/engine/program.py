@@ -97,13 +97,18 @@ class ClassInfo:
         # knows): it may derive from any project class, so ``isinstance`` against one cannot say no
         self.unknown_base = False
         self.dict_base = False  # derives from the builtin ``dict`` (a ``BatchEncoding``-like mapping)
+        self._digest: int | None = None  # the hash, computed on first use (sets of instances hash it often)
 
     def __hash__(self) -> int:
         # by where it is defined, not by identity: sets of instances of project classes (a receiver of several
         # objects) then iterate in the same order in every analysis of the program, and so do the calls made
         # on them (which of them reach a method's bound on calling contexts first)
         # (a digest, not ``hash(str)``: the same order in every process, whatever ``PYTHONHASHSEED`` is)
-        return zlib.crc32(f"{self.module.file}:{self.qualname}:{self.node.lineno}:{self.node.col_offset}".encode())
+        digest = self._digest
+        if digest is None:
+            where = f"{self.module.file}:{self.qualname}:{self.node.lineno}:{self.node.col_offset}"
+            digest = self._digest = zlib.crc32(where.encode())
+        return digest
 
     def set_bases(self, bases: list[ClassInfo]) -> None:
         """The class statement ran again: its bases as evaluated now (every cached MRO may change)."""

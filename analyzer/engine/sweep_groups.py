@@ -29,49 +29,64 @@ def sweep_receivers(instances: Iterable[Instance], attributes: Attributes,
         return [Value(frozenset(found), top=not found)]
     if len(found) <= MAX_SWEPT_INSTANCES:
         return [Value(frozenset((instance,))) for instance in found]
+    placement = Placement(attributes)
     groups: dict[Hashable, list[Instance]] = {}
     for instance in found:
-        groups.setdefault(signature(instance, attributes, SIGNATURE_DEPTH, frozenset()), []).append(instance)
+        groups.setdefault(placement.signature(instance, SIGNATURE_DEPTH), []).append(instance)
     if len(groups) > MAX_SWEPT_INSTANCES:
         return [Value(frozenset(found))]
     return [Value(frozenset(group)) for group in groups.values()]
 
 
-def signature(instance: Instance, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> frozenset:
+def signature(instance: Instance, attributes: Attributes, depth: int = SIGNATURE_DEPTH) -> frozenset:
     """Where each attribute of ``instance`` is placed: the devices of what it holds, the objects it holds
     followed ``depth`` deep. Attributes on no device (constants, unknowns), origins and other detail are left
     out: instances alike in it may share a run."""
-    inner = seen | {instance}
-    out = set()
-    for attr, value in attributes(instance):
-        devices = _devices(value, attributes, depth, inner)
-        if devices:
-            out.add((attr, devices))
-    return frozenset(out)
+    return Placement(attributes).signature(instance, depth)
 
 
-def _devices(value: Value, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> frozenset:
-    found: set = set()
-    for atom in value.atoms:
-        found.update(_atom_devices(atom, attributes, depth, seen))
-    return frozenset(found)
+class Placement:
+    """Signatures of instances over one state of the heap, each computed once: objects that hold each other
+    (a tree whose nodes keep their parent and children) would otherwise be walked once per path to them."""
 
+    def __init__(self, attributes: Attributes) -> None:
+        self.attributes = attributes
+        self.known: dict[tuple[Instance, int], frozenset] = {}
 
-def _atom_devices(atom: Atom, attributes: Attributes, depth: int, seen: frozenset[Instance]) -> Iterable:
-    if isinstance(atom, Instance):
-        if depth <= 0 or atom in seen:
-            return ()
-        return (("in", held) for held in signature(atom, attributes, depth - 1, seen))
-    if isinstance(atom, SeqAtom):
-        return _devices(atom.elem, attributes, depth, seen)
-    if isinstance(atom, DictAtom) and type(atom) is DictAtom:
-        values = [value for _key, value in atom.items]
-        if atom.rest is not None:
-            values.append(atom.rest)
-        return frozenset().union(*(_devices(v, attributes, depth, seen) for v in values))
-    key = atom.device_key()
-    own = () if key is None else (key,)
-    parts = atom.parts()
-    if not parts:
-        return own
-    return frozenset(own).union(*(_atom_devices(part, attributes, depth, seen) for part in parts))
+    def signature(self, instance: Instance, depth: int) -> frozenset:
+        key = (instance, depth)
+        found = self.known.get(key)
+        if found is None:
+            out = set()
+            for attr, value in self.attributes(instance):
+                devices = self._devices(value, depth)
+                if devices:
+                    out.add((attr, devices))
+            found = self.known[key] = frozenset(out)
+        return found
+
+    def _devices(self, value: Value, depth: int) -> frozenset:
+        found: set = set()
+        for atom in value.atoms:
+            found.update(self._atom_devices(atom, depth))
+        return frozenset(found)
+
+    def _atom_devices(self, atom: Atom, depth: int) -> Iterable:
+        if isinstance(atom, Instance):
+            # a held object by its own placement, one level less deep (a cycle ends there, as any path does)
+            if depth <= 0:
+                return ()
+            return (("in", held) for held in self.signature(atom, depth - 1))
+        if isinstance(atom, SeqAtom):
+            return self._devices(atom.elem, depth)
+        if isinstance(atom, DictAtom) and type(atom) is DictAtom:
+            values = [value for _key, value in atom.items]
+            if atom.rest is not None:
+                values.append(atom.rest)
+            return frozenset().union(*(self._devices(v, depth) for v in values))
+        key = atom.device_key()
+        own = () if key is None else (key,)
+        parts = atom.parts()
+        if not parts:
+            return own
+        return frozenset(own).union(*(self._atom_devices(part, depth) for part in parts))

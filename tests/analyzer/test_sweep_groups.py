@@ -74,8 +74,8 @@ def test_too_many_groups_fall_back_to_one_join() -> None:
 def test_a_cycle_of_instances_has_a_signature() -> None:
     a, b = make(Cls, 2)
     table = {a: {"peer": V(b), "w": tensor(CPU)}, b: {"peer": V(a), "w": tensor(CUDA)}}
-    assert signature(a, attributes_of(table), SIGNATURE_DEPTH, frozenset()) != \
-        signature(b, attributes_of(table), SIGNATURE_DEPTH, frozenset())
+    assert signature(a, attributes_of(table), SIGNATURE_DEPTH) != \
+        signature(b, attributes_of(table), SIGNATURE_DEPTH)
 
 
 def test_uncalled_method_on_cpu_copies_and_moved_copies_is_silent() -> None:
