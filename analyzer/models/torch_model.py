@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -753,8 +753,10 @@ class TorchModel(TorchData, LibraryModel):
     # --- device checks over combinations -----------------------------------------------------------------
 
     def checked_op(self, api: str, operands: list[tuple[str, Value, bool, bool]], node: ast.AST, st: State,
-                   fr: Frame, op: str = "", zero_dim: bool | None = None) -> Value:
+                   fr: Frame, op: str = "", zero_dim: bool | None = None,
+                   rank: Callable[[list[TorchTensorAtom]], int | None] | None = None) -> Value:
         """An op whose tensor operands must share a device. ``operands``: (role, value, is_index, owned).
+        ``rank``: the result's number of dimensions from the combination's tensors, where the op decides it.
 
         Non-tensor possibilities (numbers, ``None``) take no part; unknown ones make the verdict partial."""
         roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
@@ -813,10 +815,15 @@ class TorchModel(TorchData, LibraryModel):
                 and op not in COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
+            ndim = rank(list(combo)) if rank is not None else None
+            if ndim is not None and zero_dim is None:
+                dims = ndim == 0
+            elif op == "matmul" and zero_dim is None:
+                dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result"), tags=tags))
+                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
@@ -1960,8 +1967,9 @@ class TorchModel(TorchData, LibraryModel):
     def torch_binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State,
                     fr: Frame) -> Value:
         name = _DUNDERS.get(type(op), type(op).__name__.lower())
+        # a number operand has no dimensions: where every tensor's rank is known, the result has the largest
         return self.checked_op(f"Tensor.__{name}__", [("left", left, False, False), ("right", right, False, False)],
-                               node, st, fr, op=name)
+                               node, st, fr, op=name, rank=matmul_rank if name == "matmul" else broadcast_rank)
 
     def torch_index(self, atom: TorchTensorAtom, key: Value, node: ast.AST, st: State, fr: Frame,
                     op: str = "__getitem__", values: Value | None = None) -> Value:
@@ -2021,7 +2029,8 @@ class TorchModel(TorchData, LibraryModel):
             else:
                 out = out.join(TOP)
                 continue
-            result = self.checked_op(f"torch.{name}", operands, node, st, fr, op=name, zero_dim=False)
+            result = self.checked_op(f"torch.{name}", operands, node, st, fr, op=name, zero_dim=False,
+                                     rank=SEQUENCE_RANKS.get(name))
             if st.dead:
                 return BOTTOM
             out = out.join(result)
@@ -3029,6 +3038,38 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
 
 
 #: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
+def broadcast_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    """The rank of an elementwise op's result (broadcasting): the largest of its tensors' ranks, all known."""
+    ranks = [a.ndim for a in tensors if a.ndim is not None]
+    return max(ranks) if ranks and len(ranks) == len(tensors) else None
+
+
+def matmul_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    """The rank of ``a @ b``: a vector on either side takes its dimension away (two vectors: a number)."""
+    if len(tensors) != 2 or tensors[0].ndim is None or tensors[1].ndim is None:
+        return None
+    left, right = tensors[0].ndim, tensors[1].ndim
+    if left == 0 or right == 0:
+        return None  # (refused: a matrix product of a number)
+    if left == 1 or right == 1:
+        return left + right - 2
+    return max(left, right)
+
+
+def _same_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    ranks = {a.ndim for a in tensors}
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _stacked_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    rank = _same_rank(tensors)
+    return None if rank is None else rank + 1
+
+
+#: the rank of a sequence op's result from its tensors' (``cat`` keeps it, ``stack`` adds one)
+SEQUENCE_RANKS: dict[str, Callable[[list[TorchTensorAtom]], int | None]] = {
+    "cat": _same_rank, "concat": _same_rank, "concatenate": _same_rank, "stack": _stacked_rank}
+
 NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 #: Methods whose result has a dimension even for a 0-dim tensor.
