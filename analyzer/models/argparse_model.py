@@ -16,8 +16,9 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   given the parser, ``parents=``) are not recorded: they read as unknown, and a parser built with
   ``parents=`` or ``argument_default=`` reads every option as unknown;
 * ``parse_args()`` / ``parse_known_args()`` / ``parse_intermixed_args()`` with no arguments (the
-  command line: the world's answer), or with ``[]`` (the defaults, in every world); anything else, or
-  ``namespace=``, gives a namespace of unknown options;
+  command line: the world's answer), or with ``[]`` (the defaults, in every world), or with a written list of
+  constant strings whose options have forms :mod:`.argparse_argv` follows (those values and the defaults, in
+  every world); anything else, or ``namespace=``, gives a namespace of unknown options;
 * a required option, or a positional one without ``nargs="?"``/``"*"``, is unknown (no run can leave it
   out);
 * with options given, an option whose values are a known few (a ``store_true``/``store_false`` flag, an
@@ -61,6 +62,7 @@ from ..domain import (
 )
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
+from .argparse_argv import OptionForm, option_form, parse_argv
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
 from .signatures import bind_call
 
@@ -109,6 +111,9 @@ class ArgParserAtom(Atom):
     alternatives: tuple[tuple[str, tuple[Atom, ...]], ...] = ()
     #: with options given, the value of a ``type=int``/``float`` option: a number, or its default
     numbers: tuple[tuple[str, Value], ...] = ()
+    #: how each option reads a command line written into the program (``forms_known``: every option's form)
+    forms: tuple[OptionForm, ...] = ()
+    forms_known: bool = True
 
     def reveal(self) -> str:
         return "argparse parser"
@@ -258,6 +263,30 @@ def _parses_a_bool(kwargs: dict[str, Value], default: Value) -> bool:
     return not any(isinstance(a, BuiltinRef) and a.name in ("str", "int", "float") for a in converter.atoms)
 
 
+def _option_form(dest: str, args: list[Value], kwargs: dict[str, Value]) -> OptionForm | None:
+    names = [_const_str(a) for a in args]
+    action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
+    nargs_value = kwargs.get("nargs")
+    nargs_consts = nargs_value.consts() if nargs_value is not None and not nargs_value.top else None
+    if action is None or any(n is None for n in names) or (nargs_value is not None and
+                                                             (not nargs_consts or len(nargs_consts) != 1)) \
+            or any(k in kwargs for k in ("const", "required")):
+        return None
+    return option_form(dest, [n for n in names if n is not None], action,
+                       nargs_consts[0] if nargs_consts else None, kwargs.get("type"))
+
+
+def _written_line(line: Value | None) -> list[str] | None:
+    """``parse_args(["--gpus", "1"])``: the constant strings of a list or tuple written in the call."""
+    if line is None or line.top or len(line.atoms) != 1:
+        return None
+    atom = next(iter(line.atoms))
+    if not isinstance(atom, SeqAtom) or not atom.items:
+        return None
+    texts = [_const_str(item) for item in atom.items]
+    return [t for t in texts if t is not None] if all(t is not None for t in texts) else None
+
+
 def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) -> Value | None:
     """What a ``type=int``/``type=float`` option holds when the command line may give it: a number the analysis
     does not know (between the least and the greatest of its ``choices=``), or its default (``None``: not such
@@ -399,8 +428,11 @@ class ArgparseModel(LibraryModel):
                 numbers = (*numbers, (found[0], number))
             elif found is not None and values is not None:
                 alternatives = (*alternatives, (found[0], values))
+            form = _option_form(found[0], args, kwargs) if found is not None else None
+            forms = parser.forms if form is None else (*parser.forms, form)
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
-                                                       numbers)), st)
+                                                       numbers, forms, parser.forms_known and form is not None)),
+                                 st)
             return TOP
         if name == "set_defaults":
             if args:
@@ -412,12 +444,20 @@ class ArgparseModel(LibraryModel):
             alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
             numbers = tuple(item for item in parser.numbers if item[0] not in kwargs)
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
-                                                       numbers)), st)
+                                                       numbers, parser.forms, parser.forms_known)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
         bound = bind_call(f"argparse.ArgumentParser.{name}", args, kwargs)
         line = bound.get("args")
+        written = _written_line(line)
+        if written and parser.complete and parser.forms_known and bound.get("namespace") is None:
+            # a command line written into the program: the options it gives, the others their defaults
+            given_now = parse_argv(written, parser.forms)
+            if given_now is not None:
+                parsed = V(NamespaceAtom(tuple((dest, given_now.get(dest, default))
+                                               for dest, default in parser.options), True))
+                return V(seq("tuple", (parsed, V(seq("list", ()))))) if "known" in name else parsed
         empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)  # type: ignore[attr-defined]
         if not parser.complete or (line is not None and not empty and line.consts() != [None]) \
                 or bound.get("namespace") is not None:

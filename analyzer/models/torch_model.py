@@ -207,7 +207,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
-        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
+        self.module_code_depth = 0  # project nn.Module forwards in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
         self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
 
@@ -563,7 +563,9 @@ class TorchModel(TorchData, LibraryModel):
         self.enter_torch_modes(state, key, no_grad=no_grad)
 
     def enter_call(self, fn: FunctionInfo) -> None:
-        module_code = fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
+        # PyTorch's running module is one whose ``__call__`` is on the stack: its ``forward`` (and what that
+        # calls); a method such as a metric's ``update`` called directly runs no module
+        module_code = fn.name == "forward" and fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
         self._module_code.append(module_code)  # (as it was on entry: the class's bases may change meanwhile)
         self.module_code_depth += module_code
 

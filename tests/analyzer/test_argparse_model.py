@@ -60,7 +60,16 @@ def test_an_option_stored_on_the_namespace_is_read_as_stored_from_there_on() -> 
     assert check_source(before_use.format(line="", extra=""), "script.py", Settings(jobs=1)).findings == []
     # stored after the use: the use still reads the default
     assert findings(extra="args.device = 'cpu'\n") == [("MV202", "warning")]
-    assert findings("['--device', 'cpu']") == []  # a command line the model does not parse: unknown
+    assert findings("['--device', 'cpu']") == []  # a command line written into the program: the CPU it gives
+
+
+def test_a_command_line_written_into_the_program_is_parsed() -> None:
+    assert findings("['--device', 'cuda']") == [("MV202", "error")]
+    assert findings("['--device=cuda']") == [("MV202", "error")]
+    assert findings("args=('--device', 'cuda')") == [("MV202", "error")]
+    # an option the parser does not record (argparse's abbreviations are not followed): the namespace is unknown
+    assert findings("['--dev', 'cuda']") == []
+    assert findings("['--device']") == []  # (argparse exits: no value)
 
 
 def test_stored_attributes_travel_with_the_namespace_into_functions() -> None:
