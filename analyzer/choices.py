@@ -129,12 +129,46 @@ def untagged(atom: Atom) -> Atom:
 
 def consistent(*groups: frozenset) -> bool:
     """No choice is named with two alternatives across these tag sets (a choice and its lasting form are one:
-    a value stored in the heap and read back in the activation that chose it)."""
+    a value stored in the heap and read back in the activation that chose it), and the tests of one value
+    among them (:func:`register_test`) hold together on some value."""
     seen: dict[Choice, bool] = {}
     for tags in groups:
         for choice, alternative in tags:
             if seen.setdefault(_key(choice), alternative) != alternative:
                 return False
+    return not _TESTS or _satisfiable(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueTest:
+    """A program-wide choice that tests one value (a command-line option's): the group of tests of that value,
+    the values that tell them apart, and whether this test holds on each."""
+
+    group: str
+    holds: tuple[bool, ...]  # by the group's values, in one order
+
+
+#: program-wide choices that test one value, by choice: ``--device == "gpu"`` true and ``--device == "cpu"``
+#: true are two choices that no value makes together
+_TESTS: dict[Choice, ValueTest] = {}
+
+
+def register_test(choice: Choice, test: ValueTest) -> None:
+    """Record that ``choice`` tests a value (:class:`ValueTest`): sets of ways that no value of the group
+    satisfies are not consistent."""
+    _TESTS[choice] = test
+
+
+def _satisfiable(ways: dict[Choice, bool]) -> bool:
+    by_group: dict[str, list[tuple[ValueTest, bool]]] = {}
+    for choice, way in ways.items():
+        test = _TESTS.get(choice)
+        if test is not None:
+            by_group.setdefault(test.group, []).append((test, way))
+    for tests in by_group.values():
+        if len(tests) > 1 and not any(all(t.holds[i] == way for t, way in tests)
+                                      for i in range(len(tests[0][0].holds))):
+            return False
     return True
 
 
@@ -298,7 +332,12 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     wanted = _key(choice)
     other_way = (wanted, not alternative)
 
+    way = frozenset({(wanted, alternative)})
+    tests_value = wanted in _TESTS
+
     def other(tags: frozenset) -> bool:  # (the choice, or its lasting form, named the other way)
+        if tests_value:  # (or a test of the same value that no value passes together with this way)
+            return bool(tags) and not consistent(tags, way)
         return any(w != alternative and _key(c) == wanted for c, w in tags)
 
     def other_only(value: Value) -> bool:
@@ -321,7 +360,11 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     def on_notes(ways: frozenset) -> frozenset:
         return frozenset(w for w in ways if not other(w))
 
+    group = _TESTS[wanted].group if tests_value else None
+
     def needs(value: Value) -> bool:
+        if group is not None:
+            return any((test := _TESTS.get(c)) is not None and test.group == group for c, _w in reached_ways(value))
         return other_way in reached_ways(value)
 
     def restrict(value: Value) -> Value:

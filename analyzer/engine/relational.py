@@ -66,7 +66,9 @@ from .python_values import CMP_OPS, MIRRORED, NEGATED, OP_TEXT, constant_number
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
 #: calls whose result a test may read twice and get the same answer (environment and availability probes)
-STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists"})
+STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists",
+                          # a string's views and tests (``args.device.lower().startswith("cuda")``)
+                          "lower", "upper", "strip", "casefold", "startswith", "endswith"})
 #: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
 KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -617,13 +619,19 @@ def _assigned(loop: ast.AST) -> set[str]:
     return out
 
 
+def _constant(node: ast.expr) -> bool:
+    """A constant, or a tuple of constants (``startswith(("cuda", "gpu"))``)."""
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple)
+                                              and all(isinstance(e, ast.Constant) for e in node.elts))
+
+
 def _stable(test: ast.expr) -> bool:
     """A test that gives the same answer each time it is evaluated while its names hold the same values."""
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name not in STABLE_CALLS or not all(isinstance(a, ast.Constant) for a in node.args) or (
+            if name not in STABLE_CALLS or not all(_constant(a) for a in node.args) or (
                     name in KEYED_CALLS and not node.args) or node.keywords:
                 return False
         elif isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda, ast.ListComp,
