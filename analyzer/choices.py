@@ -159,6 +159,32 @@ def register_test(choice: Choice, test: ValueTest) -> None:
     _TESTS[choice] = test
 
 
+def combined_test(value: Value, text: str) -> Choice | None:
+    """A flag made of tests of one value (``args.device == "cuda" or args.device == "gpu"``, whose possibilities
+    each carry one test's way): a test of that value of its own, named ``text``, true on the values that pass
+    every test of some true possibility (None: not such a flag)."""
+    if value.top or not value.atoms:
+        return None
+    group: str | None = None
+    trues: list[list[tuple[ValueTest, bool]]] = []
+    for atom in value.atoms:
+        if not isinstance(atom, Const) or not isinstance(atom.value, bool):
+            return None
+        tests = [(_TESTS.get(_key(choice)), way) for choice, way in tags_of(atom)]
+        if not tests or any(test is None for test, _way in tests) or any(
+                test.group != (group := group or test.group) for test, _way in tests):  # type: ignore[union-attr]
+            return None
+        if atom.value:
+            trues.append(tests)  # type: ignore[arg-type]
+    if group is None or not trues:
+        return None
+    size = len(trues[0][0][0].holds)
+    holds = tuple(any(all(test.holds[i] == way for test, way in tests) for tests in trues) for i in range(size))
+    choice = program_choice(f"{text}#{group}")
+    register_test(choice, ValueTest(group, holds))
+    return choice
+
+
 def _satisfiable(ways: dict[Choice, bool]) -> bool:
     by_group: dict[str, list[tuple[ValueTest, bool]]] = {}
     for choice, way in ways.items():

@@ -42,6 +42,7 @@ from ..choices import (
     PROGRAM,
     Choice,
     alternatives,
+    combined_test,
     consistent,
     has_tags,
     lasting,
@@ -105,6 +106,9 @@ class Relational(EngineMixin):
         threshold = self._option_threshold(inner, st, fr)
         if threshold is not None:  # ``args.gpus > 0``: one answer for the whole run, in every function
             return threshold[0], threshold[1] == way
+        combined = combined_test(value, text)
+        if combined is not None:  # ``args.device == "cuda" or args.device == "gpu"``: a test of the option too
+            return combined, way
         return lasting_in(fr, Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}")), way
 
     def _option_threshold(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
