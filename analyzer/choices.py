@@ -156,6 +156,8 @@ _TESTS: dict[Choice, ValueTest] = {}
 def register_test(choice: Choice, test: ValueTest) -> None:
     """Record that ``choice`` tests a value (:class:`ValueTest`): sets of ways that no value of the group
     satisfies are not consistent."""
+    if len(_TESTS) > 100_000 and choice not in _TESTS:  # (a long-lived process: forgetting only pairs more)
+        _TESTS.clear()
     _TESTS[choice] = test
 
 
