@@ -59,7 +59,9 @@ def _carried(context: Context, possibilities: Iterable[Possibility],
                 if getattr(getattr(atom, "dev", None), "type", "cpu") == "cpu":
                     return None
                 continue
-            origin = getattr(atom, "origin", None)
+            # a tensor derived from another by ops that keep its device (``target == c``, ``y.float() * 0.9``)
+            # came in where that one did
+            origin = getattr(atom, "provenance", None) or getattr(atom, "origin", None)
             if origin is None or not origin.line:
                 return None
             where = (origin.file, origin.line, origin.col)

@@ -81,6 +81,7 @@ from ..torch_domain import (
     TorchOptimizerAtom,
     TorchRef,
     TorchTensorAtom,
+    derived_from,
 )
 from . import layer_dicts
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
@@ -814,9 +815,10 @@ class TorchModel(TorchData, LibraryModel):
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
             tags = joined(tags_of(a) for a in combo)
+            source = derived_from(data, device) if code is None else None
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result"), tags=tags))
+                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, source=source))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
@@ -835,14 +837,15 @@ class TorchModel(TorchData, LibraryModel):
             ndim = atom.ndim if api in RANK_KEEPING else None
             tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim), tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim,
+                                                  source=atom.source), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
                 out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin,
-                                                  ndim=ndim), tags))
+                                                  ndim=ndim, source=atom.source), tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
