@@ -1248,8 +1248,10 @@ class TorchModel(TorchData, LibraryModel):
         for dev, atom in devices:
             for flag in self._requires_grad_flags(kwargs):
                 zero = atom.zero_dim if isinstance(atom, TorchTensorAtom) else None
+                # on the input's device: derived from it, as a view of it would be
+                like = atom.provenance if isinstance(atom, TorchTensorAtom) and "device" not in bound else None
                 out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero,
-                                        origin=self.origin(node, fr, f"created on {dev.text}")))
+                                        origin=self.origin(node, fr, f"created on {dev.text}"), source=like))
         return Value(frozenset(out)) if out else TOP
 
     def _cuda_index(self, value: Value, st: State) -> int:
