@@ -197,7 +197,8 @@ class OutcomeRule(Rule):
         inner_site = sites[0]
         failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
-        first_fact, first = failing[0]
+        # the message names the first failing call inside and its own operands
+        first_fact, first = next((f, p) for f, p in failing if f.site == inner_site)
         # an error only if every run of the function entered through this call fails: a run that does not reach
         # the failing calls (another branch) shows in the function's other facts
         failed = {f.context.id for _s, f in entries

@@ -815,7 +815,7 @@ class TorchModel(TorchData, LibraryModel):
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
             tags = joined(tags_of(a) for a in combo)
-            source = derived_from(data, device) if code is None else None
+            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
                                            origin=self.origin(node, fr, f"{api} result"), tags=tags, source=source))

@@ -301,3 +301,22 @@ def test_the_output_formats_name_the_inner_call(tmp_path: Path, capsys: pytest.C
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
     inner = [r for r in result["relatedLocations"] if "the call that fails" in r["message"]["text"]]
     assert [r["physicalLocation"]["region"]["startLine"] for r in inner] == [5]
+
+
+def test_failures_after_the_first_inside_are_the_same_finding() -> None:
+    # ``diff`` is what ``pred - target`` meant to give (on ``pred``'s GPU): ``diff * mask`` fails on the CPU mask
+    # passed by the same call, which is one finding naming the first failing call and its own operands
+    [finding] = [d for d in diagnostics("""
+        import torch
+
+        def masked_error(pred, target, mask):
+            diff = pred - target
+            weighted = diff * mask
+            return weighted.sum()
+
+        masked_error(torch.ones(4, device="cuda"), torch.ones(4), torch.ones(4))
+    """) if d.code]
+    assert (finding.row, finding.inner.row if finding.inner else None) == (9, 5)
+    assert "Tensor.__sub__ in `masked_error` at prog.py:5" in finding.message
+    assert "(and fails at 1 more call inside)" in finding.message
+    assert [r.row for r in finding.related if r.message == "fails here too"] == [6]
