@@ -168,6 +168,14 @@ def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
     holding values, such as an argparse namespace: its values)."""
     if tags and hasattr(atom, "map_inner"):
         return atom.map_inner(lambda v: tagged(v, tags))
+    if tags and isinstance(atom, SeqAtom):
+        # a list filled on one way of a choice (``outs.append(helper(x))`` in a run split on it): its elements
+        # are that way's, so a loop's later appends on the other way are never paired with them
+        items = None if atom.items is None else tuple(tagged(v, tags) for v in atom.items)
+        elem = tagged(atom.elem, tags)
+        if elem is atom.elem and items == atom.items:
+            return atom
+        return dataclasses.replace(atom, items=items, elem=elem)  # type: ignore[return-value]
     if not tags or not taggable(atom):
         return atom
     own = tags_of(atom)

@@ -109,8 +109,13 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
 
 
 def world_notes(site: Site, failing: Iterable[SiteFact]) -> list[Related]:
-    """A note naming every assumption of the failing worlds where the message names only the first of one."""
-    worlds = sorted({f.context.world for f in failing if len(f.context.conditions) > 1})
+    """A note naming every assumption of the failing worlds where the message names only the first of one. A
+    world whose assumptions include all of another failing world's says nothing more (it fails "when CUDA is
+    available" with or without options: no note that it fails with options)."""
+    facts = list(failing)
+    named = {frozenset(f.context.conditions) for f in facts}
+    worlds = sorted({f.context.world for f in facts if len(f.context.conditions) > 1
+                     and not any(other < frozenset(f.context.conditions) for other in named)})
     return [Related(site.file, site.line, site.col + 1, f"fails when {world}") for world in worlds]
 
 

@@ -229,6 +229,8 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
     action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
     if action in ("store_true", "store_false") and "choices" not in kwargs:
         values: list[Atom] = [const(True), const(False)]
+    elif action == "store" and _parses_a_bool(kwargs, default):
+        values = [const(True), const(False)]
     elif action == "store" and "choices" in kwargs and "nargs" not in kwargs:
         choices = kwargs["choices"]
         seqs = [a for a in choices.atoms if isinstance(a, SeqAtom)]
@@ -243,6 +245,17 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
         return None
     values.extend(a for a in default.atoms if a not in values)  # (a default outside the choices: not given)
     return tuple(dict.fromkeys(values))
+
+
+def _parses_a_bool(kwargs: dict[str, Value], default: Value) -> bool:
+    """A ``True``/``False`` default with a converter that is not ``str``, ``int`` or ``float`` (``type=str2bool``,
+    ``type=utils.bool_flag``, ``type=lambda s: s == "true"``, ``type=bool``): the option is one of the two."""
+    converter = kwargs.get("type")
+    if converter is None or "choices" in kwargs or "nargs" in kwargs or not default.only(Const) \
+            or next(iter(default.atoms)).value not in (True, False) \
+            or type(next(iter(default.atoms)).value) is not bool:  # type: ignore[attr-defined]
+        return False
+    return not any(isinstance(a, BuiltinRef) and a.name in ("str", "int", "float") for a in converter.atoms)
 
 
 def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) -> Value | None:
