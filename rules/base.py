@@ -99,6 +99,12 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
             if key not in seen and origin.line:
                 seen.add(key)
                 out.append(Related(origin.file, origin.line, origin.col + 1, f"{role}: {origin.what}"))
+        for role, atom in possibility.operands:  # a value derived from another tensor: where that one was made
+            source = getattr(atom, "source", None)
+            key = (source.file, source.line, source.col, role) if source is not None else None
+            if key is not None and key not in seen and source.line:
+                seen.add(key)
+                out.append(Related(source.file, source.line, source.col + 1, f"{role} is derived from: {source.what}"))
         for link in fact.context.callers:
             key = (link.file, link.line, link.col, "call")
             if key not in seen and fact.context.function:

@@ -320,3 +320,20 @@ def test_failures_after_the_first_inside_are_the_same_finding() -> None:
     assert "Tensor.__sub__ in `masked_error` at prog.py:5" in finding.message
     assert "(and fails at 1 more call inside)" in finding.message
     assert [r.row for r in finding.related if r.message == "fails here too"] == [6]
+
+
+def test_a_derived_operand_names_the_tensor_it_came_from() -> None:
+    [finding] = [d for d in diagnostics("""
+        import torch
+
+        def hits(pred, target):
+            return ((pred > 0.5) & (target == 1)).sum()
+
+        scores = torch.rand(4, device="cuda")
+        labels = torch.ones(4)
+        hits(scores, labels)
+    """) if d.code]
+    assert finding.row == 9
+    derived = sorted((r.row, r.message) for r in finding.related if "is derived from" in r.message)
+    assert derived == [(7, "left is derived from: created on cuda:0 by torch.rand"),
+                       (8, "right is derived from: created on cpu by torch.ones")]
