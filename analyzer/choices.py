@@ -175,7 +175,7 @@ def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
         elem = tagged(atom.elem, tags)
         if elem is atom.elem and items == atom.items:
             return atom
-        return dataclasses.replace(atom, items=items, elem=elem)  # type: ignore[return-value]
+        return dataclasses.replace(atom, items=items, elem=elem)
     if not tags or not taggable(atom):
         return atom
     own = tags_of(atom)

@@ -251,9 +251,9 @@ def _parses_a_bool(kwargs: dict[str, Value], default: Value) -> bool:
     """A ``True``/``False`` default with a converter that is not ``str``, ``int`` or ``float`` (``type=str2bool``,
     ``type=utils.bool_flag``, ``type=lambda s: s == "true"``, ``type=bool``): the option is one of the two."""
     converter = kwargs.get("type")
-    if converter is None or "choices" in kwargs or "nargs" in kwargs or not default.only(Const) \
-            or next(iter(default.atoms)).value not in (True, False) \
-            or type(next(iter(default.atoms)).value) is not bool:  # type: ignore[attr-defined]
+    first = next(iter(default.atoms), None)
+    if converter is None or "choices" in kwargs or "nargs" in kwargs or not isinstance(first, Const) \
+            or type(first.value) is not bool:
         return False
     return not any(isinstance(a, BuiltinRef) and a.name in ("str", "int", "float") for a in converter.atoms)
 

@@ -284,7 +284,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
-                and args[0].only(TorchDeviceAtom) and not any(_unknown_index(a) for a in args[0].atoms):
+                and args[0].only(TorchDeviceAtom) \
+                and not any(isinstance(a, TorchDeviceAtom) and _unknown_index(a) for a in args[0].atoms):
             return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
                                    for a in args[0].atoms))
         return None
@@ -1723,7 +1724,7 @@ class TorchModel(TorchData, LibraryModel):
         if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
-            return join_all(V(const(-1)) if a.dev == CPU else _index_value(a) for a in receiver.atoms)  # type: ignore[arg-type]
+            return join_all(V(const(-1)) if a.dev == CPU else _index_value(a) for a in torch_tensors(receiver))
         if name == "backward":
             gradient = argument("torch.Tensor.backward", args, kwargs, "gradient", None)
             if gradient is not None:
