@@ -99,6 +99,12 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
             if key not in seen and origin.line:
                 seen.add(key)
                 out.append(Related(origin.file, origin.line, origin.col + 1, f"{role}: {origin.what}"))
+        for role, atom in possibility.operands:  # a value derived from another tensor: where that one was made
+            source = getattr(atom, "source", None)
+            key = (source.file, source.line, source.col, role) if source is not None else None
+            if key is not None and key not in seen and source.line:
+                seen.add(key)
+                out.append(Related(source.file, source.line, source.col + 1, f"{role} is derived from: {source.what}"))
         for link in fact.context.callers:
             key = (link.file, link.line, link.col, "call")
             if key not in seen and fact.context.function:
@@ -202,7 +208,8 @@ class OutcomeRule(Rule):
         inner_site = sites[0]
         failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
-        first_fact, first = failing[0]
+        # the message names the first failing call inside and its own operands
+        first_fact, first = next((f, p) for f, p in failing if f.site == inner_site)
         # an error only if every run of the function entered through this call fails: a run that does not reach
         # the failing calls (another branch) shows in the function's other facts
         failed = {f.context.id for _s, f in entries

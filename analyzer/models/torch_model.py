@@ -81,6 +81,7 @@ from ..torch_domain import (
     TorchOptimizerAtom,
     TorchRef,
     TorchTensorAtom,
+    derived_from,
 )
 from . import layer_dicts
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
@@ -829,9 +830,11 @@ class TorchModel(TorchData, LibraryModel):
             elif op == "matmul" and zero_dim is None:
                 dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
+            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim))
+                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
+                                           source=source))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
@@ -850,14 +853,15 @@ class TorchModel(TorchData, LibraryModel):
             ndim = atom.ndim if api in RANK_KEEPING else None
             tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim), tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim,
+                                                  source=atom.source), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
                 out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin,
-                                                  ndim=ndim), tags))
+                                                  ndim=ndim, source=atom.source), tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
@@ -1260,8 +1264,10 @@ class TorchModel(TorchData, LibraryModel):
         for dev, atom in devices:
             for flag in self._requires_grad_flags(kwargs):
                 zero = atom.zero_dim if isinstance(atom, TorchTensorAtom) else None
+                # on the input's device: derived from it, as a view of it would be
+                like = atom.provenance if isinstance(atom, TorchTensorAtom) and "device" not in bound else None
                 out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero,
-                                        origin=self.origin(node, fr, f"created on {dev.text}")))
+                                        origin=self.origin(node, fr, f"created on {dev.text}"), source=like))
         return Value(frozenset(out)) if out else TOP
 
     def _cuda_index(self, value: Value, st: State) -> int:
