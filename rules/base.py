@@ -101,9 +101,11 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
                 out.append(Related(origin.file, origin.line, origin.col + 1, f"{role}: {origin.what}"))
         for role, atom in possibility.operands:  # a value derived from another tensor: where that one was made
             source = getattr(atom, "source", None)
-            key = (source.file, source.line, source.col, role) if source is not None else None
-            if key is not None and key not in seen and source.line:
-                seen.add(key)
+            if source is None or not source.line:
+                continue
+            derived = (source.file, source.line, source.col, role)
+            if derived not in seen:
+                seen.add(derived)
                 out.append(Related(source.file, source.line, source.col + 1, f"{role} is derived from: {source.what}"))
         for link in fact.context.callers:
             key = (link.file, link.line, link.col, "call")
