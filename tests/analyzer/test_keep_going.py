@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from devicelint.cli import main
+from devicelint.runner import check_source
 
 
 @pytest.fixture(autouse=True)
@@ -217,10 +218,12 @@ def test_a_failure_in_a_callee_inside_a_try_ends_the_path(tmp_path: Path, capsys
     # in the try, the subtraction's failure goes to the handler: the division never runs with the CPU std; the
     # subtraction's operands both come from the call, where it is reported
     assert lint(tmp_path, capsys, {"norm.py": program}) == ["norm.py:10: MV201 [error]"]
-    # outside any try, the analysis goes on to the division, which fails too (with the subtraction's intended
-    # result, made inside the function: reported there, for the call that passes the CPU std)
+    # outside any try, the analysis goes on to the division, which fails too (the CPU std): both failures come
+    # from what the call passes, so they are one finding there, the other failing operation a related location
     outside = program.replace("try:", "if True:").replace("except RuntimeError:", "if True:")
-    assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:5: MV201 [warning]", "norm.py:10: MV201 [error]"]
+    assert lint(tmp_path, capsys, {"norm.py": outside}) == ["norm.py:10: MV201 [error]"]
+    [finding] = check_source(textwrap.dedent(outside), "norm.py").findings
+    assert "and fails at 1 more call inside" in finding.message
 
 
 def test_a_later_iteration_past_the_failure_does_not_make_it_a_warning(tmp_path: Path,
