@@ -12,7 +12,9 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     Reports calls of `torch.nn` layers (`nn.Linear`, `nn.Conv2d`, norms,
     `nn.Embedding`, `nn.Sequential` chains, ...) and ops inside a module's
     `forward` that combine its parameters or buffers with a tensor on another
-    device. The analysis follows `model.to(device)` / `.cuda()` / `.cpu()`
+    device. A method the program calls directly (a metric's `update`, a
+    `loss` method outside `forward`) runs no module, as PyTorch counts it: a
+    mismatch with the module's buffers there is MV201. The analysis follows `model.to(device)` / `.cuda()` / `.cpu()`
     (modules move in place, with their parameters, buffers and sub-modules;
     plain tensor attributes do not), `torch.set_default_device` and
     `with torch.device(...)` blocks.
