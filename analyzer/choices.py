@@ -129,12 +129,74 @@ def untagged(atom: Atom) -> Atom:
 
 def consistent(*groups: frozenset) -> bool:
     """No choice is named with two alternatives across these tag sets (a choice and its lasting form are one:
-    a value stored in the heap and read back in the activation that chose it)."""
+    a value stored in the heap and read back in the activation that chose it), and the tests of one value
+    among them (:func:`register_test`) hold together on some value."""
     seen: dict[Choice, bool] = {}
     for tags in groups:
         for choice, alternative in tags:
             if seen.setdefault(_key(choice), alternative) != alternative:
                 return False
+    return not _TESTS or _satisfiable(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class ValueTest:
+    """A program-wide choice that tests one value (a command-line option's): the group of tests of that value,
+    the values that tell them apart, and whether this test holds on each."""
+
+    group: str
+    holds: tuple[bool, ...]  # by the group's values, in one order
+
+
+#: program-wide choices that test one value, by choice: ``--device == "gpu"`` true and ``--device == "cpu"``
+#: true are two choices that no value makes together
+_TESTS: dict[Choice, ValueTest] = {}
+
+
+def register_test(choice: Choice, test: ValueTest) -> None:
+    """Record that ``choice`` tests a value (:class:`ValueTest`): sets of ways that no value of the group
+    satisfies are not consistent."""
+    if len(_TESTS) > 100_000 and choice not in _TESTS:  # (a long-lived process: forgetting only pairs more)
+        _TESTS.clear()
+    _TESTS[choice] = test
+
+
+def combined_test(value: Value, text: str) -> Choice | None:
+    """A flag made of tests of one value (``args.device == "cuda" or args.device == "gpu"``, whose possibilities
+    each carry one test's way): a test of that value of its own, named ``text``, true on the values that pass
+    every test of some true possibility (None: not such a flag)."""
+    if value.top or not value.atoms:
+        return None
+    group: str | None = None
+    trues: list[list[tuple[ValueTest, bool]]] = []
+    for atom in value.atoms:
+        if not isinstance(atom, Const) or not isinstance(atom.value, bool):
+            return None
+        tests = [(_TESTS.get(_key(choice)), way) for choice, way in tags_of(atom)]
+        if not tests or any(test is None for test, _way in tests) or any(
+                test.group != (group := group or test.group) for test, _way in tests):  # type: ignore[union-attr]
+            return None
+        if atom.value:
+            trues.append(tests)  # type: ignore[arg-type]
+    if group is None or not trues:
+        return None
+    size = len(trues[0][0][0].holds)
+    holds = tuple(any(all(test.holds[i] == way for test, way in tests) for tests in trues) for i in range(size))
+    choice = program_choice(f"{text}#{group}")
+    register_test(choice, ValueTest(group, holds))
+    return choice
+
+
+def _satisfiable(ways: dict[Choice, bool]) -> bool:
+    by_group: dict[str, list[tuple[ValueTest, bool]]] = {}
+    for choice, way in ways.items():
+        test = _TESTS.get(choice)
+        if test is not None:
+            by_group.setdefault(test.group, []).append((test, way))
+    for tests in by_group.values():
+        if len(tests) > 1 and not any(all(t.holds[i] == way for t, way in tests)
+                                      for i in range(len(tests[0][0].holds))):
+            return False
     return True
 
 
@@ -168,6 +230,14 @@ def with_tags(atom: AtomT, tags: frozenset) -> AtomT:
     holding values, such as an argparse namespace: its values)."""
     if tags and hasattr(atom, "map_inner"):
         return atom.map_inner(lambda v: tagged(v, tags))
+    if tags and isinstance(atom, SeqAtom):
+        # a list filled on one way of a choice (``outs.append(helper(x))`` in a run split on it): its elements
+        # are that way's, so a loop's later appends on the other way are never paired with them
+        items = None if atom.items is None else tuple(tagged(v, tags) for v in atom.items)
+        elem = tagged(atom.elem, tags)
+        if elem is atom.elem and items == atom.items:
+            return atom
+        return dataclasses.replace(atom, items=items, elem=elem)
     if not tags or not taggable(atom):
         return atom
     own = tags_of(atom)
@@ -298,7 +368,12 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     wanted = _key(choice)
     other_way = (wanted, not alternative)
 
+    way = frozenset({(wanted, alternative)})
+    tests_value = wanted in _TESTS
+
     def other(tags: frozenset) -> bool:  # (the choice, or its lasting form, named the other way)
+        if tests_value:  # (or a test of the same value that no value passes together with this way)
+            return bool(tags) and not consistent(tags, way)
         return any(w != alternative and _key(c) == wanted for c, w in tags)
 
     def other_only(value: Value) -> bool:
@@ -321,7 +396,11 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     def on_notes(ways: frozenset) -> frozenset:
         return frozenset(w for w in ways if not other(w))
 
+    group = _TESTS[wanted].group if tests_value else None
+
     def needs(value: Value) -> bool:
+        if group is not None:
+            return any((test := _TESTS.get(c)) is not None and test.group == group for c, _w in reached_ways(value))
         return other_way in reached_ways(value)
 
     def restrict(value: Value) -> Value:

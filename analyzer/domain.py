@@ -470,11 +470,18 @@ class GraphAtom(Atom):
     scope: ScopeId | None = None
 
 
+#: ``numpy.ndarray``, as ``isinstance`` tests name it
+NDARRAY = "numpy.ndarray"
+
+
 @dataclass(frozen=True, slots=True)
 class NumpyRef(Atom):
     """``numpy`` or a name inside it (``numpy.random``, ``numpy.float32``, ``numpy.zeros`` ...)."""
 
     path: str
+
+    def names_type(self) -> str | None:
+        return NDARRAY if self.path == NDARRAY else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +497,10 @@ class ArrayAtom(Atom):
 
     def truthy(self) -> bool | None:
         return None  # an array's truth depends on its values (and raises for more than one)
+
+    def library_type(self) -> str | None:
+        # (a numpy scalar, which the model also keeps here, is not an ``ndarray``: only an array of known rank)
+        return NDARRAY if self.ndim else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,16 @@ class TorchTensorAtom(Atom):
     #: the number of dimensions, where known: set where a tensor is created with a known shape, kept by moves
     #: only (``with_`` drops it unless told), read by iteration (a row of a 2-D tensor is not 0-dim)
     ndim: int | None = None
+    #: where its device came from when that is another tensor's: a result of ops that keep their one tensor
+    #: operand's device (``x == c``, ``x * 2 + 1``, ``x.float().view(b, -1)``) names the first tensor of that
+    #: chain (None: ``origin`` itself), so a failure inside a helper over a value derived from its argument is
+    #: still reported where the argument was passed (:mod:`rules.anchors`)
+    source: Origin | None = field(default=None, compare=False)
+
+    @property
+    def provenance(self) -> Origin | None:
+        """The origin of the tensor whose device this one has: its ``source``, else its own ``origin``."""
+        return self.source if self.source is not None else self.origin
 
     def truthy(self) -> bool | None:
         return None
@@ -152,6 +162,8 @@ class TorchTensorAtom(Atom):
 
     def with_(self, **changes: Any) -> TorchTensorAtom:
         changes.setdefault("ndim", None)  # most changes are ops that may change the shape
+        if "dev" in changes or "origin" in changes:
+            changes.setdefault("source", None)  # a move or a new value: its device is no longer the source's
         return replace(self, **changes)
 
 
@@ -283,3 +295,13 @@ class TorchSamplerAtom(Atom):
 
     def reveal(self) -> str:
         return "RandomSampler"
+
+
+def derived_from(operands: list[TorchTensorAtom], device: TorchDev) -> Origin | None:
+    """Where a result on ``device`` got its device, when the operands that put it there have one provenance (an op
+    of one tensor with numbers or CPU scalars, ``pred == c``, ``x * 2 + 1``); None when several tensors do."""
+    placing = {atom.provenance for atom in operands if atom.dev == device and not (atom.dev.type == "cpu"
+                                                                                  and atom.zero_dim)}
+    if not placing:  # every operand is a CPU scalar: the result is where they all are
+        placing = {atom.provenance for atom in operands}
+    return placing.pop() if len(placing) == 1 else None

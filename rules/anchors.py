@@ -4,7 +4,9 @@ A device mismatch inside a function is the caller's mistake when a failing opera
 arguments (a batch fed to ``model(x)``, a tensor handed to a helper) and no failing operand was made inside the
 function. The finding moves to the call that passed it, and further out while the operand came into the calling
 function through its own arguments too: the outermost call in the project's code whose argument carries the
-state. The failing call stays attached as the diagnostic's inner location.
+state. The failing call stays attached as the diagnostic's inner location. An operand derived from an argument by
+ops that keep its device (``target == c``, ``y.float()``, ``x.view(b, -1)``) counts as that argument: its
+provenance (``TorchTensorAtom.source``) names where the argument's tensor was made.
 
 Only where every step is known: an operand with no known origin, a failing operand made in the function itself,
 or one that reached it otherwise (a global, a closure, an attribute) leaves the finding where it fails.
@@ -59,7 +61,9 @@ def _carried(context: Context, possibilities: Iterable[Possibility],
                 if getattr(getattr(atom, "dev", None), "type", "cpu") == "cpu":
                     return None
                 continue
-            origin = getattr(atom, "origin", None)
+            # a tensor derived from another by ops that keep its device (``target == c``, ``y.float() * 0.9``)
+            # came in where that one did
+            origin = getattr(atom, "provenance", None) or getattr(atom, "origin", None)
             if origin is None or not origin.line:
                 return None
             where = (origin.file, origin.line, origin.col)

@@ -99,6 +99,14 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
             if key not in seen and origin.line:
                 seen.add(key)
                 out.append(Related(origin.file, origin.line, origin.col + 1, f"{role}: {origin.what}"))
+        for role, atom in possibility.operands:  # a value derived from another tensor: where that one was made
+            source = getattr(atom, "source", None)
+            if source is None or not source.line:
+                continue
+            derived = (source.file, source.line, source.col, role)
+            if derived not in seen:
+                seen.add(derived)
+                out.append(Related(source.file, source.line, source.col + 1, f"{role} is derived from: {source.what}"))
         for link in fact.context.callers:
             key = (link.file, link.line, link.col, "call")
             if key not in seen and fact.context.function:
@@ -109,8 +117,13 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
 
 
 def world_notes(site: Site, failing: Iterable[SiteFact]) -> list[Related]:
-    """A note naming every assumption of the failing worlds where the message names only the first of one."""
-    worlds = sorted({f.context.world for f in failing if len(f.context.conditions) > 1})
+    """A note naming every assumption of the failing worlds where the message names only the first of one. A
+    world whose assumptions include all of another failing world's says nothing more (it fails "when CUDA is
+    available" with or without options: no note that it fails with options)."""
+    facts = list(failing)
+    named = {frozenset(f.context.conditions) for f in facts}
+    worlds = sorted({f.context.world for f in facts if len(f.context.conditions) > 1
+                     and not any(other < frozenset(f.context.conditions) for other in named)})
     return [Related(site.file, site.line, site.col + 1, f"fails when {world}") for world in worlds]
 
 
@@ -197,7 +210,8 @@ class OutcomeRule(Rule):
         inner_site = sites[0]
         failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
-        first_fact, first = failing[0]
+        # the message names the first failing call inside and its own operands
+        first_fact, first = next((f, p) for f, p in failing if f.site == inner_site)
         # an error only if every run of the function entered through this call fails: a run that does not reach
         # the failing calls (another branch) shows in the function's other facts
         failed = {f.context.id for _s, f in entries

@@ -16,6 +16,9 @@ through ``STAGER``:
   live pinned results stay under ``PinnedStager.pinned_result_bytes``;
   beyond that, or where pinned memory cannot be had, they are staged through
   the ring into ordinary memory, the reverse of uploads;
+* a host array uploaded a second time is page-locked in place
+  (``cudaHostRegister``) and stays so while it lives, so that upload and every
+  later one are one DMA (``runtime_shim.host_pins``);
 * with ``PIN_HOST`` (``RUNTIME_SHIM_PIN_HOST=1``), host arrays made from data
   are pinned at creation (``pin_host``), so their uploads are one DMA.
 
@@ -29,15 +32,17 @@ module costs nothing where torch is absent or unused.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import warnings
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from runtime_shim import staging
+from runtime_shim import host_pins, staging
 from runtime_shim.executors.base import Executor, Prim
 
 if TYPE_CHECKING:
@@ -138,19 +143,20 @@ def host_to_device(host: np.ndarray | torch.Tensor, place: str) -> torch.Tensor:
     device = torch.device(place)
     stager = STAGER
     if isinstance(host, torch.Tensor):
-        host = host.detach()
-        if host.is_pinned():
+        detached = host.detach()
+        if detached.is_pinned():
             # Already DMA-able: one async copy, queued on the current stream like any op.
-            return host.to(device, non_blocking=True)
-        if host.numel() * host.element_size() < stager.small_bytes:
-            return host.to(device)
+            return stager.pinned_upload(detached, detached.data_ptr(), device)
+        if detached.numel() * detached.element_size() < stager.small_bytes:
+            return detached.to(device)
     else:
         wrapped = numpy_to_torch(host)  # zero-copy for ordinary arrays
         if wrapped.data_ptr() == host.__array_interface__["data"][0] and wrapped.is_pinned():
             # A numpy view of pinned memory: DMA straight from it, as raw torch would.
-            return wrapped.to(device, non_blocking=True)
+            return stager.pinned_upload(wrapped, wrapped.data_ptr(), device)
         if host.nbytes < stager.small_bytes:
             return wrapped.to(device)
+    # The original object, not a detached view: a repeated upload is recognised by it.
     return stager.to_device(host, device)
 
 
@@ -199,6 +205,8 @@ class PinnedStager:
         block_uploads: bool = True,
         block_upload_bytes: int = BLOCK_UPLOAD_BYTES,
         recycle_results: bool = True,
+        pin_repeated: bool = True,
+        pinned_in_place_bytes: int | None = None,
     ) -> None:
         self.buffer_bytes = buffer_bytes
         self.small_bytes = small_bytes
@@ -215,6 +223,14 @@ class PinnedStager:
         #: (at most ``SPARE_RESULTS`` blocks) instead of going back through torch's allocator
         self.recycle_results = recycle_results
         self._spare: dict[int, list[torch.Tensor]] = {}
+        #: a host array uploaded a second time is registered in place while it lives (``host_pins``)
+        self.pin_repeated = pin_repeated
+        #: at most this many bytes of the program's own arrays registered at once: a budget of its own,
+        #: so that registered arrays never push downloads out of pinned results (default as for those)
+        self.pinned_in_place_bytes = (_default_pinned_result_bytes() if pinned_in_place_bytes is None
+                                      else pinned_in_place_bytes)
+        self._live_in_place = 0
+        self.pins = host_pins.HostPins(lambda: _cuda_pin_driver(), self._reserve_in_place, self._release_in_place)
         #: chunks staged so far per direction, and downloads made straight into pinned results,
         #: to check which path a transfer took
         self.chunks = {"h2d": 0, "d2h": 0}
@@ -234,6 +250,11 @@ class PinnedStager:
         return self._threads.threads
 
     @property
+    def live_in_place_bytes(self) -> int:
+        """Bytes of host arrays registered in place (``pins``) and still alive."""
+        return self._live_in_place
+
+    @property
     def live_pinned_bytes(self) -> int:
         """Bytes of pinned download results handed out and still referenced."""
         return self._live_pinned
@@ -241,6 +262,22 @@ class PinnedStager:
     def plan(self, total: int) -> staging.Plan:
         """How a staged transfer of ``total`` bytes is cut into chunks and pieces."""
         return staging.plan(total, self.buffer_bytes, self.min_chunks, self.piece_bytes)
+
+    def pinned_upload(self, host: torch.Tensor, ptr: int, device: torch.device) -> torch.Tensor:
+        """``host`` (in page-locked memory at ``ptr``) on ``device``: one DMA queued on the current
+        stream. Where that memory is one of ``pins``' registrations, the DMA is noted, so that the
+        registration is undone only once it is done."""
+        out = host.to(device, non_blocking=True)
+        if self.pins.active:
+            self._note_pinned_use(ptr, out.device)
+        return out
+
+    def _note_pinned_use(self, ptr: int, device: torch.device) -> None:
+        import torch
+
+        event = torch.cuda.Event()
+        event.record(torch.cuda.current_stream(device))
+        self.pins.note_use(ptr, device, event.synchronize)
 
     def to_device(self, host: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:
         """A new tensor on ``device`` with ``host``'s values, ready on the current stream."""
@@ -253,6 +290,14 @@ class PinnedStager:
         if total == 0:
             return out
         dst = out.view(-1).view(torch.uint8)
+        ptr = src.data_ptr()
+        if self.pin_repeated and ptr == _host_ptr(host):
+            with torch.cuda.device(device):
+                pinned = self.pins.pin_if_repeated(host, ptr, total)
+            if pinned:  # registered just now: one DMA from the array's own memory
+                dst.copy_(src, non_blocking=True)
+                self._note_pinned_use(ptr, device)
+                return out
         plan = self.plan(total)
         if self.block_uploads and total <= self.block_upload_bytes and self._block_upload(src, dst, plan, device):
             out.record_stream(self._stream(device))
@@ -382,6 +427,18 @@ class PinnedStager:
         with self._live_lock:
             self._live_pinned -= nbytes
 
+    def _reserve_in_place(self, nbytes: int) -> bool:
+        """Count ``nbytes`` more of the program's memory registered in place, if the budget allows."""
+        with self._live_lock:
+            if self._live_in_place + nbytes > self.pinned_in_place_bytes:
+                return False
+            self._live_in_place += nbytes
+            return True
+
+    def _release_in_place(self, nbytes: int) -> None:
+        with self._live_lock:
+            self._live_in_place -= nbytes
+
     def _staged_to_host(self, t: torch.Tensor) -> np.ndarray:
         import torch
 
@@ -457,6 +514,58 @@ class _CudaEngine:
 
 #: The process's stager; tests and benchmarks may swap in another.
 STAGER = PinnedStager()
+
+
+def _host_ptr(host: np.ndarray | torch.Tensor) -> int:
+    """The address of the first byte of ``host``'s data."""
+    if isinstance(host, np.ndarray):
+        return int(host.__array_interface__["data"][0])
+    return int(host.data_ptr())
+
+
+class _CudaPinDriver:
+    """``host_pins.Driver`` through the CUDA runtime torch loaded (the same library instance, so
+    that a refused registration's error can be cleared before torch's next error check sees it)."""
+
+    #: page-locked memory usable from every device (cudaHostRegisterPortable)
+    PORTABLE = 1
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._lib = library
+        self._lib.cudaHostRegister.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+        self._lib.cudaHostUnregister.argtypes = [ctypes.c_void_p]
+
+    def register(self, ptr: int, size: int) -> bool:
+        if self._lib.cudaHostRegister(ptr, size, self.PORTABLE) == 0:
+            return True
+        self._lib.cudaGetLastError()  # clear it: the array simply stays pageable
+        return False
+
+    def unregister(self, ptr: int) -> None:
+        if self._lib.cudaHostUnregister(ptr) != 0:
+            self._lib.cudaGetLastError()
+
+
+_PIN_DRIVER: list[_CudaPinDriver | None] = []
+
+
+def _cuda_pin_driver() -> _CudaPinDriver | None:
+    """The driver for in-place registration, or None where the CUDA runtime torch uses cannot be
+    found among the process's loaded libraries (registration is then never tried)."""
+    if not _PIN_DRIVER:
+        driver = None
+        try:
+            maps = Path("/proc/self/maps").read_text()
+        except OSError:
+            maps = ""
+        paths = sorted({line.split()[-1] for line in maps.splitlines() if "/libcudart.so" in line})
+        for path in paths[:1]:
+            try:
+                driver = _CudaPinDriver(ctypes.CDLL(path))
+            except (OSError, AttributeError):
+                driver = None
+        _PIN_DRIVER.append(driver)
+    return _PIN_DRIVER[0]
 
 
 def _host_bytes(host: np.ndarray | torch.Tensor) -> torch.Tensor:

@@ -123,6 +123,9 @@ def _kind_of_dtype(dtype: str) -> str:
 
 _KIND_OF_DTYPE = {name: _kind_of_dtype(name) for name in
                   ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")}
+#: the kind of a prim's dtype object (numpy's or torch's), filled as ops meet them: one lookup per
+#: op instead of the executor's dtype name and then its kind
+_KIND_OF_PRIM_DTYPE: dict[Any, str] = {}
 
 
 _EXECUTORS: dict[tuple, Executor] = {}
@@ -558,14 +561,28 @@ class Tensor:
                compute_bound: bool = False, forced_cls: TensorClass | None = None,
                role: Role | None = None) -> Tensor:
         """Run ``fwd`` on the operands' data and build the result (and its tape node)."""
-        compute_bound = compute_bound or op in _COMPUTE_BOUND_CALLS
         exec_ = self._exec
-        for t in operands:
-            if t._cap is not None:
+        if len(operands) == 2:  # the common shapes of the call, without a loop or a list
+            lhs, rhs = operands
+            if lhs._cap is not None or rhs._cap is not None:
                 return self._capture_apply(op, operands, fwd, strategy)
-        prims = [t._prim for t in operands]
-        out = fwd(exec_, *prims)
-        kind = _KIND_OF_DTYPE[exec_.dtype(out)]
+            prims = [lhs._prim, rhs._prim]
+            out = fwd(exec_, lhs._prim, rhs._prim)
+        elif len(operands) == 1:
+            (only,) = operands
+            if only._cap is not None:
+                return self._capture_apply(op, operands, fwd, strategy)
+            prims = [only._prim]
+            out = fwd(exec_, only._prim)
+        else:
+            for t in operands:
+                if t._cap is not None:
+                    return self._capture_apply(op, operands, fwd, strategy)
+            prims = [t._prim for t in operands]
+            out = fwd(exec_, *prims)
+        kind = _KIND_OF_PRIM_DTYPE.get(out.dtype)
+        if kind is None:
+            kind = _KIND_OF_PRIM_DTYPE[out.dtype] = _KIND_OF_DTYPE[exec_.dtype(out)]
         tcls = forced_cls or _CLASS_OF[kind, tcls_route_ad and kind == "float", strategy is not None]
         if tcls is not AF:
             return Tensor._make(out, exec_, self._dev, tcls, strategy, kind)
@@ -598,6 +615,7 @@ class Tensor:
                         args[i] = next(floats_in)
                 return fwd(exec_, *args)
 
+        compute_bound = compute_bound or op in _COMPUTE_BOUND_CALLS
         node = tape.record(op, exec_, parents, out, forward, bwd, needs_inputs, needs_output, compute_bound, strategy)
         return Tensor._make(out, exec_, self._dev, tcls, strategy, kind, Role.NON_LEAF, node)
 
@@ -667,13 +685,14 @@ class Tensor:
             _fail(full_op, outcome, lhs=_kind_debug(lhs), rhs=_kind_debug(rhs), name=input_name(op))
         if plan.kernel_refusal is not None:  # after dispatch, where the kernel would refuse it
             raise TypeError(plan.kernel_refusal)
-        # shapes after dispatch, before the executor
-        lshape = lhs._cap.shape if lhs._cap is not None else lhs._exec.shape(lhs._prim)
-        rshape = rhs._cap.shape if rhs._cap is not None else rhs._exec.shape(rhs._prim)
+        # shapes after dispatch, before the executor; a prim's own shape (a tuple, or torch's tuple
+        # subclass) compares as the executor's would, and is made a plain tuple where it is reported
+        lshape = lhs._cap.shape if lhs._cap is not None else lhs._prim.shape
+        rshape = rhs._cap.shape if rhs._cap is not None else rhs._prim.shape
         if plan.matmul:
-            check.check_matmul(full_op, lshape, rshape)
+            check.check_matmul(full_op, tuple(lshape), tuple(rshape))
         elif lshape != rshape:
-            check.broadcast_shape(full_op, lshape, rshape)
+            check.broadcast_shape(full_op, tuple(lshape), tuple(rshape))
         result = lhs._apply(full_op, (lhs, rhs), plan.autodiff_route, plan.strategy, fwd, bwd, needs_inputs,
                             compute_bound=compute_bound)
         if recording.ACTIVE:

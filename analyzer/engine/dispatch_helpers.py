@@ -79,9 +79,11 @@ def data_kinds(data: Value) -> list[str] | None:
 
 
 def argument_origins(bound: dict[str, Value]) -> frozenset[tuple[str, int, int]]:
-    """Where the states the arguments hold were made (each atom's origin), for reporting at the caller."""
+    """Where the states the arguments hold were made (each atom's origin, and for a tensor derived from another
+    by ops that keep its device, that tensor's: its ``source``), for reporting at the caller."""
     return frozenset((origin.file, origin.line, origin.col) for value in bound.values() for atom in value.atoms
-                     if (origin := getattr(atom, "origin", None)) is not None and getattr(origin, "line", None))
+                     for origin in (getattr(atom, "origin", None), getattr(atom, "source", None))
+                     if origin is not None and getattr(origin, "line", None))
 
 
 def describe_args(fn: FunctionInfo, bound: dict[str, Value]) -> tuple[tuple[str, str], ...]:

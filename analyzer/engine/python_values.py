@@ -67,10 +67,11 @@ def fold_constants(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
 
 
 def number_arithmetic(op: ast.operator, left: Value, right: Value) -> Value | None:
-    """Arithmetic on a number of unknown value (``float(t) / 2``): a number again, a float where either side is
-    one or the operator is ``/`` (``**`` of ints may be either). None: not such an operation."""
+    """Arithmetic on a number of unknown value (``float(t) / 2``), or on numbers with too many values to fold
+    (``offset += n`` over a list of sizes): a number again, a float where either side is one or the operator is
+    ``/`` (``**`` of ints may be either). None: not such an operation."""
     sides = (*left.atoms, *right.atoms)
-    if left.top or right.top or type(op) not in ARITH_OPS or not any(isinstance(a, NumberAtom) for a in sides) \
+    if left.top or right.top or type(op) not in ARITH_OPS \
             or not all(isinstance(a, NumberAtom) or (isinstance(a, Const) and a.tname in ("int", "float", "bool"))
                        for a in sides) or not left.atoms or not right.atoms:
         return None

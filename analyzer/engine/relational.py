@@ -42,6 +42,7 @@ from ..choices import (
     PROGRAM,
     Choice,
     alternatives,
+    combined_test,
     consistent,
     has_tags,
     lasting,
@@ -66,7 +67,9 @@ from .python_values import CMP_OPS, MIRRORED, NEGATED, OP_TEXT, constant_number
 #: the most choices one statement is run per way of (2**MAX_SPLIT runs at most)
 MAX_SPLIT = 2
 #: calls whose result a test may read twice and get the same answer (environment and availability probes)
-STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists"})
+STABLE_CALLS = frozenset({"get", "getenv", "is_available", "device_count", "is_built", "exists",
+                          # a string's views and tests (``args.device.lower().startswith("cuda")``)
+                          "lower", "upper", "strip", "casefold", "startswith", "endswith"})
 #: of those, the ones that need a key (``queue.get()`` takes the next item: two calls, two answers)
 KEYED_CALLS = frozenset({"get", "getenv", "exists"})
 SPLIT_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
@@ -103,6 +106,9 @@ class Relational(EngineMixin):
         threshold = self._option_threshold(inner, st, fr)
         if threshold is not None:  # ``args.gpus > 0``: one answer for the whole run, in every function
             return threshold[0], threshold[1] == way
+        combined = combined_test(value, text)
+        if combined is not None:  # ``args.device == "cuda" or args.device == "gpu"``: a test of the option too
+            return combined, way
         return lasting_in(fr, Choice(fr.ctx.id, f"{text}#{hash(stripped(value))}")), way
 
     def _option_threshold(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
@@ -617,13 +623,19 @@ def _assigned(loop: ast.AST) -> set[str]:
     return out
 
 
+def _constant(node: ast.expr) -> bool:
+    """A constant, or a tuple of constants (``startswith(("cuda", "gpu"))``)."""
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple)
+                                              and all(isinstance(e, ast.Constant) for e in node.elts))
+
+
 def _stable(test: ast.expr) -> bool:
     """A test that gives the same answer each time it is evaluated while its names hold the same values."""
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name not in STABLE_CALLS or not all(isinstance(a, ast.Constant) for a in node.args) or (
+            if name not in STABLE_CALLS or not all(_constant(a) for a in node.args) or (
                     name in KEYED_CALLS and not node.args) or node.keywords:
                 return False
         elif isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda, ast.ListComp,

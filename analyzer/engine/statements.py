@@ -54,6 +54,8 @@ class Statements(EngineMixin):
     def stmt_Assign(self, node: ast.Assign, st: State, fr: Frame) -> State:
         path = self._target(node.value, st)
         notes = self.model_assignment(node, st, fr)  # ``self.x = self.x.to(d)``: what ``self.x`` held before
+        # ``self.lo, self.hi = self.lo.to(d), self.hi.to(d)``: each pair as the models see a single assignment
+        element_notes = [(pair.targets[0], self.model_assignment(pair, st, fr)) for pair in element_pairs(node)]
         value = self.eval(node.value, st, fr)
         if value.is_bottom:
             st.dead = True  # the value raises on every path (a property that always fails, an empty index)
@@ -63,6 +65,11 @@ class Statements(EngineMixin):
             self.assign(target, value, st, fr)
         for assigned, before in notes:
             assigned(node.targets[0], before, value, st, fr)
+        for target, pair_notes in element_notes:
+            if pair_notes:
+                stored = self.eval(as_load(target), st.copy(), fr, quiet=True)
+                for assigned, before in pair_notes:
+                    assigned(target, before, stored, st, fr)
         self.remember_alias(node.targets, path, st)
         remember_element(node, st)
         return st
@@ -149,3 +156,23 @@ def remember_element(node: ast.Assign, st: State) -> None:
     name, container = node.targets[0].id, value.value.id
     if container != name and container in st.vars:
         st.elements[name] = (container, (("item", key),))
+
+
+def element_pairs(node: ast.Assign) -> list[ast.Assign]:
+    """``a, b = x, y`` (one target, a tuple or list of as many plain elements on both sides): one assignment
+    per element, made once per statement (the models key their notes by node)."""
+    pairs: list[ast.Assign] | None = getattr(node, "_element_pairs", None)
+    if pairs is not None:
+        return pairs
+    pairs = []
+    target = node.targets[0] if len(node.targets) == 1 else None
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(node.value.elts) \
+            and not any(isinstance(e, ast.Starred) for e in (*target.elts, *node.value.elts)):
+        for left, right in zip(target.elts, node.value.elts, strict=True):
+            pair = ast.Assign(targets=[left], value=right)
+            ast.copy_location(pair, left)
+            pairs.append(pair)
+    node._element_pairs = pairs  # type: ignore[attr-defined]
+    return pairs
+

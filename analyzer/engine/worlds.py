@@ -11,7 +11,8 @@ failure on some paths (a warning), in all an error.
 
 Each axis a program asks splits the runs of the axes after it: the outer ones first (a command line, around
 the CUDA worlds), then in the models' registration order. A named ``target-device`` keeps the worlds of an
-axis that names it (:attr:`..models.base.World.target`) and names no world.
+axis that names it (:attr:`..models.base.World.target`), and of an asked axis with a world every machine
+keeps (the command line with no options), that world; it names no world.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..facts import Context, FactStore, RevealFact, SiteFact
 from ..frontend import SourceFile
-from ..models.base import Assumption, LibraryModel, World, WorldAxis
+from ..models.base import ANY_TARGET, Assumption, LibraryModel, World, WorldAxis
 from ..models.registry import default_models
 from .core import Engine
 
@@ -61,6 +62,8 @@ def axis_worlds(axis: WorldAxis, questions: tuple[bytes, ...], asked: Callable[[
     if named:  # the machine is named: its worlds only, in any component, asked or not
         return named if small else named[:1]
     if small and any(asked(question) for question in questions):
+        if target not in ("auto", ANY_TARGET):  # the machine is named: the run it names on this axis, if any
+            return tuple(world for world in worlds if world.target == ANY_TARGET)[:1] or worlds
         return worlds
     return (UNSPLIT,)
 

@@ -16,8 +16,9 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   given the parser, ``parents=``) are not recorded: they read as unknown, and a parser built with
   ``parents=`` or ``argument_default=`` reads every option as unknown;
 * ``parse_args()`` / ``parse_known_args()`` / ``parse_intermixed_args()`` with no arguments (the
-  command line: the world's answer), or with ``[]`` (the defaults, in every world); anything else, or
-  ``namespace=``, gives a namespace of unknown options;
+  command line: the world's answer), or with ``[]`` (the defaults, in every world), or with a written list of
+  constant strings whose options have forms :mod:`.argparse_argv` follows (those values and the defaults, in
+  every world); anything else, or ``namespace=``, gives a namespace of unknown options;
 * a required option, or a positional one without ``nargs="?"``/``"*"``, is unknown (no run can leave it
   out);
 * with options given, an option whose values are a known few (a ``store_true``/``store_false`` flag, an
@@ -43,7 +44,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..choices import one_of, program_choice, with_tags
+from ..choices import one_of, with_tags
 from ..domain import (
     TOP,
     Atom,
@@ -61,7 +62,20 @@ from ..domain import (
 )
 from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
-from .base import UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
+from .argparse_argv import OptionForm, option_form, parse_argv
+from .base import ANY_TARGET, UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
+from .option_tests import (
+    OptionDomain,
+    Predicate,
+    StringOption,
+    compared,
+    option_name,
+    predicates_by_name,
+    prefix_test,
+    seen_through,
+    string_options,
+    viewed,
+)
 from .signatures import bind_call
 
 #: the command line gives no options (True: each option is its default), or gives some (False: unknown)
@@ -74,7 +88,9 @@ GIVEN_WORLD = "the command line gives options"
 COMMAND_LINE_WORLDS: Final = WorldAxis(
     name="command line",
     questions=(b"parse_args", b"parse_known_args", b"parse_intermixed_args"),
-    worlds=(World(DEFAULTS_WORLD, {NO_OPTIONS: True}), World(GIVEN_WORLD, {NO_OPTIONS: False})),
+    # (a named ``target-device`` is one machine running the program as its defaults say: options that would
+    # pick another device, or the CPU, are not that machine's run)
+    worlds=(World(DEFAULTS_WORLD, {NO_OPTIONS: True}, target=ANY_TARGET), World(GIVEN_WORLD, {NO_OPTIONS: False})),
     outer=True,
 )
 
@@ -109,6 +125,9 @@ class ArgParserAtom(Atom):
     alternatives: tuple[tuple[str, tuple[Atom, ...]], ...] = ()
     #: with options given, the value of a ``type=int``/``float`` option: a number, or its default
     numbers: tuple[tuple[str, Value], ...] = ()
+    #: how each option reads a command line written into the program (``forms_known``: every option's form)
+    forms: tuple[OptionForm, ...] = ()
+    forms_known: bool = True
 
     def reveal(self) -> str:
         return "argparse parser"
@@ -229,6 +248,8 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
     action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
     if action in ("store_true", "store_false") and "choices" not in kwargs:
         values: list[Atom] = [const(True), const(False)]
+    elif action == "store" and _parses_a_bool(kwargs, default):
+        values = [const(True), const(False)]
     elif action == "store" and "choices" in kwargs and "nargs" not in kwargs:
         choices = kwargs["choices"]
         seqs = [a for a in choices.atoms if isinstance(a, SeqAtom)]
@@ -243,6 +264,41 @@ def option_alternatives(kwargs: dict[str, Value], default: Value | None) -> tupl
         return None
     values.extend(a for a in default.atoms if a not in values)  # (a default outside the choices: not given)
     return tuple(dict.fromkeys(values))
+
+
+def _parses_a_bool(kwargs: dict[str, Value], default: Value) -> bool:
+    """A ``True``/``False`` default with a converter that is not ``str``, ``int`` or ``float`` (``type=str2bool``,
+    ``type=utils.bool_flag``, ``type=lambda s: s == "true"``, ``type=bool``): the option is one of the two."""
+    converter = kwargs.get("type")
+    first = next(iter(default.atoms), None)
+    if converter is None or "choices" in kwargs or "nargs" in kwargs or not isinstance(first, Const) \
+            or type(first.value) is not bool:
+        return False
+    return not any(isinstance(a, BuiltinRef) and a.name in ("str", "int", "float") for a in converter.atoms)
+
+
+def _option_form(dest: str, args: list[Value], kwargs: dict[str, Value]) -> OptionForm | None:
+    names = [_const_str(a) for a in args]
+    action = _const_str(kwargs["action"]) if "action" in kwargs else "store"
+    nargs_value = kwargs.get("nargs")
+    nargs_consts = nargs_value.consts() if nargs_value is not None and not nargs_value.top else None
+    if action is None or any(n is None for n in names) or (nargs_value is not None and
+                                                             (not nargs_consts or len(nargs_consts) != 1)) \
+            or any(k in kwargs for k in ("const", "required")):
+        return None
+    return option_form(dest, [n for n in names if n is not None], action,
+                       nargs_consts[0] if nargs_consts else None, kwargs.get("type"))
+
+
+def _written_line(line: Value | None) -> list[str] | None:
+    """``parse_args(["--gpus", "1"])``: the constant strings of a list or tuple written in the call."""
+    if line is None or line.top or len(line.atoms) != 1:
+        return None
+    atom = next(iter(line.atoms))
+    if not isinstance(atom, SeqAtom) or not atom.items:
+        return None
+    texts = [_const_str(item) for item in atom.items]
+    return [t for t in texts if t is not None] if all(t is not None for t in texts) else None
 
 
 def option_number(dest: str, kwargs: dict[str, Value], default: Value | None) -> Value | None:
@@ -320,38 +376,101 @@ class ArgparseModel(LibraryModel):
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
-        """``args.device == "gpu"`` with options given, the option's value not known: one answer for the whole
-        run, so the comparison is a program-wide choice and its result carries that choice's way (a flag made
-        from it and handed to a constructor is the same answer as the same test in ``main``)."""
-        if not compare or not isinstance(op, (ast.Eq, ast.NotEq)) or not isinstance(node, ast.Compare) \
-                or len(node.ops) != 1:
+        """``args.device == "gpu"`` (``!=``, ``in (...)``, ``not in``) with options given, the option's value not
+        known: one answer for the whole run, so the comparison is a test of one program-wide choice over the
+        option's values (:mod:`.option_tests`) and its result carries that test's way (a flag made from it and
+        handed to a constructor is the same answer as the same test in ``main``, and ``== "cpu"`` elsewhere the
+        opposite answer)."""
+        if not compare or not isinstance(node, ast.Compare):
             return None
-        for subject, other, subject_value, other_value in ((node.left, node.comparators[0], left, right),
-                                                           (node.comparators[0], node.left, right, left)):
-            constant = other_value.consts() if isinstance(other, ast.Constant) else None
-            if not subject_value.top or not constant or len(constant) != 1 or not isinstance(constant[0], str):
-                continue
-            dest = self._unknown_option(subject, st, fr)
-            if dest is None:
-                continue
-            choice = program_choice(f"--{dest} == {constant[0]!r}")
-            way = isinstance(op, ast.Eq)
-            fr.tagged = True  # (statements reading the result split on its ways)
-            return Value(frozenset({with_tags(const(True), frozenset({(choice, way)})),
-                                    with_tags(const(False), frozenset({(choice, not way)}))}))
-        return None
+        test = compared(node)
+        if test is None:
+            return None
+        subject, predicate = test
+        subject_value = left if subject is node.left else right
+        if not subject_value.top:
+            return None
+        holds = isinstance(node.ops[0], (ast.Eq, ast.In))
+        return self._option_test(subject, predicate, holds, st, fr)
 
-    def _unknown_option(self, subject: ast.expr, st: State, fr: Frame) -> str | None:
-        """The destination of a parsed option ``subject`` reads (``args.device``) when its value is not known
-        (options given; none stored on the namespace): None for anything else."""
-        if not isinstance(subject, ast.Attribute):
+    def call_expression(self, node: ast.Call, func: Value, args: list[Value], kwargs: dict[str, Value],
+                        star_unknown: bool, st: State, fr: Frame) -> Value | None:
+        """``args.device.startswith("cuda")``: a test of the option, as a comparison is (:meth:`binary`)."""
+        test = prefix_test(node)
+        if test is None:
             return None
-        holder = self.eval(subject.value, st.copy(), fr, quiet=True)
-        if holder.top or not holder.atoms or not all(
-                isinstance(a, NamespaceAtom) and not a.defaults and any(dest == subject.attr for dest, _d in a.options)
-                and not any(name == subject.attr for name, _v in a.assigned) for a in holder.atoms):
+        return self._option_test(test[0], test[1], True, st, fr)
+
+    def _option_test(self, subject: ast.expr, predicate: Predicate, holds: bool, st: State,
+                     fr: Frame) -> Value | None:
+        """A test of the option ``subject`` reads (its value unknown), as tagged booleans: true where
+        ``predicate`` is ``holds``. None: ``subject`` is not such an option."""
+        # (a known string, ``args.device.lower()`` with the defaults: the analysis does not fold string methods)
+        known = self.eval(viewed(subject), st.copy(), fr, quiet=True)
+        texts = known.consts() if not known.top else None
+        if texts and len(texts) == 1 and isinstance(texts[0], str):
+            return V(const(predicate.holds(seen_through(subject, texts[0])) == holds))
+        found = self._unknown_option(subject, st, fr)
+        if found is not None and self.assumption(NO_OPTIONS):  # (a config object filled from the defaults)
+            option = self._string_options().get(found[0])
+            if option is None or len(option.defaults) != 1:
+                return None
+            return V(const(predicate.holds(seen_through(subject, option.defaults[0])) == holds))
+        domain = self._option_domain(*found) if found is not None else None
+        if domain is None:
             return None
-        return None if self.attribute_assigned(subject.attr) else subject.attr
+        atoms = []
+        for answer in (True, False):
+            tags = domain.outcome(predicate, answer)
+            if tags is not None:
+                atoms.append(with_tags(const(answer == holds), tags))
+        fr.tagged = True  # (statements reading the result split on its ways)
+        return Value(frozenset(atoms))
+
+    def _option_domain(self, dest: str, parsed: bool) -> OptionDomain | None:
+        """The values of the string option ``dest`` the program's tests tell apart (None: not a string option
+        of the program's parsers, nor an option of the namespace read: ``parsed``)."""
+        domains = self.__dict__.setdefault("_option_domains", {})  # (the modules are the engine's, fixed)
+        if (dest, parsed) not in domains:
+            trees = [m.source.tree for m in self.modules if m.source.tree is not None
+                     and (not m.source.has_text or m.source.mentions("add_argument") or m.source.mentions(dest))]
+            option = self._string_options().get(dest)
+            tests = predicates_by_name(trees).get(dest, frozenset())
+            if option is None and parsed:  # (an option whose values the syntax does not tell: any string)
+                option = StringOption((), None)
+            domains[dest, parsed] = None if option is None \
+                else OptionDomain.of(dest, tests, option.defaults, option.choices)
+        return domains[dest, parsed]
+
+    def _string_options(self) -> dict[str, StringOption]:
+        """The string options the program's parsers add (by syntax: :func:`.option_tests.string_options`)."""
+        found = self.__dict__.get("_string_option_table")
+        if found is None:
+            found = self.__dict__["_string_option_table"] = string_options(
+                t for m in self.modules if (t := m.source.tree) is not None
+                and (not m.source.has_text or m.source.mentions("add_argument")))
+        return found
+
+    def _unknown_option(self, subject: ast.expr, st: State, fr: Frame) -> tuple[str, bool] | None:
+        """The destination of a parsed option ``subject`` reads when its value is not known (options given;
+        none stored on the namespace): ``args.device`` on a namespace, or (seen through ``.lower()`` and the
+        like) an attribute, a ``["key"]`` or ``.get("key")`` named as a string option of the program's parsers
+        (a config object or ``vars(args)`` filled from the namespace, in any function, read as the option's
+        default in the run without options), and whether it was read on a parsed namespace. None for anything
+        else."""
+        name = option_name(subject)
+        if name is None or self.assumption(NO_OPTIONS) is None or self.attribute_assigned(name):
+            return None
+        holder_node = viewed(subject)
+        if isinstance(holder_node, ast.Attribute):
+            holder = self.eval(holder_node.value, st.copy(), fr, quiet=True)
+            if holder.atoms and all(isinstance(a, NamespaceAtom) for a in holder.atoms):
+                if self.assumption(NO_OPTIONS) or not all(
+                        not a.defaults and any(dest == name for dest, _d in a.options)
+                        and not any(n == name for n, _v in a.assigned) for a in holder.atoms):
+                    return None
+                return name, True
+        return name, False
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         if name == "vars" and len(args) == 1 and not kwargs and args[0].only(NamespaceAtom):
@@ -386,8 +505,11 @@ class ArgparseModel(LibraryModel):
                 numbers = (*numbers, (found[0], number))
             elif found is not None and values is not None:
                 alternatives = (*alternatives, (found[0], values))
+            form = _option_form(found[0], args, kwargs) if found is not None else None
+            forms = parser.forms if form is None else (*parser.forms, form)
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
-                                                       numbers)), st)
+                                                       numbers, forms, parser.forms_known and form is not None)),
+                                 st)
             return TOP
         if name == "set_defaults":
             if args:
@@ -399,12 +521,20 @@ class ArgparseModel(LibraryModel):
             alternatives = tuple(item for item in parser.alternatives if item[0] not in kwargs)  # (a new default)
             numbers = tuple(item for item in parser.numbers if item[0] not in kwargs)
             rebind_call_receiver(node, V(ArgParserAtom(parser.origin, options, parser.complete, alternatives,
-                                                       numbers)), st)
+                                                       numbers, parser.forms, parser.forms_known)), st)
             return TOP
         if name not in _PARSE_METHODS:
             return TOP
         bound = bind_call(f"argparse.ArgumentParser.{name}", args, kwargs)
         line = bound.get("args")
+        written = _written_line(line)
+        if written and parser.complete and parser.forms_known and bound.get("namespace") is None:
+            # a command line written into the program: the options it gives, the others their defaults
+            given_now = parse_argv(written, parser.forms)
+            if given_now is not None:
+                parsed = V(NamespaceAtom(tuple((dest, given_now.get(dest, default))
+                                               for dest, default in parser.options), True))
+                return V(seq("tuple", (parsed, V(seq("list", ()))))) if "known" in name else parsed
         empty = line is not None and line.only(SeqAtom) and all(a.items == () for a in line.atoms)  # type: ignore[attr-defined]
         if not parser.complete or (line is not None and not empty and line.consts() != [None]) \
                 or bound.get("namespace") is not None:

@@ -65,7 +65,11 @@ class World:
 
     label: str  # in a few words, completing "fails when ...": "CUDA is available"
     assumptions: Mapping[Assumption[Any], object]
-    target: str = ""  # the ``target-device`` value that names this world ("": none does)
+    target: str = ""  # the ``target-device`` value that names this world ("": none does; ANY_TARGET: every one)
+
+
+#: a world every named ``target-device`` keeps where its axis is asked (the command line as run with no options)
+ANY_TARGET = "any machine"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -81,6 +81,7 @@ from ..torch_domain import (
     TorchOptimizerAtom,
     TorchRef,
     TorchTensorAtom,
+    derived_from,
 )
 from . import layer_dicts
 from .base import UNHANDLED, Assumption, LibraryModel, Unhandled
@@ -207,7 +208,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def __init__(self, engine: Any) -> None:
         super().__init__(engine)
-        self.module_code_depth = 0  # calls of project nn.Module methods in progress (their weights: MV202)
+        self.module_code_depth = 0  # project nn.Module forwards in progress (their weights: MV202)
         self._module_code: list[bool] = []  # per call in progress: is it such a method
         self.loaded_module_move: ast.AST | None = None  # ``model.to(d)`` of what a load gave: maybe a module's
 
@@ -283,7 +284,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def builtin(self, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
         if name == "str" and len(args) == 1 and not kwargs and args[0].atoms and not args[0].top \
-                and args[0].only(TorchDeviceAtom):
+                and args[0].only(TorchDeviceAtom) \
+                and not any(isinstance(a, TorchDeviceAtom) and _unknown_index(a) for a in args[0].atoms):
             return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
                                    for a in args[0].atoms))
         return None
@@ -303,7 +305,7 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(atom, TorchOptimizerAtom):  # its methods; ``param_groups``, ``state``: not followed
             return V(BoundShim(atom, attr)) if attr in OPTIMIZER_METHODS else TOP
         if isinstance(atom, TorchDeviceAtom):
-            return V(const(atom.dev.type)) if attr == "type" else V(const(atom.dev.index)) if attr == "index" else None
+            return V(const(atom.dev.type)) if attr == "type" else _index_value(atom) if attr == "index" else None
         if isinstance(atom, TorchLoadedAtom):  # a checkpoint's container: its methods; other attributes
             found = container_attribute(atom, attr)
             return V(BoundShim(atom, attr)) if found is None else found
@@ -500,11 +502,11 @@ class TorchModel(TorchData, LibraryModel):
             if kind == "attr" and name == "device":
                 return V(TorchDeviceAtom(atom.dev, atom.origin))
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
-                return V(const(-1 if atom.dev.type == "cpu" else atom.dev.index))
+                return V(const(-1)) if atom.dev.type == "cpu" else _index_value(atom)
             if kind == "attr" and name == "shape" and atom.ndim is not None:
                 return V(seq("tuple", (TOP,) * atom.ndim))  # its sizes unknown, their number known
         if isinstance(atom, TorchDeviceAtom) and kind == "attr" and name in ("type", "index"):
-            return V(const(atom.dev.type if name == "type" else atom.dev.index))
+            return V(const(atom.dev.type)) if name == "type" else _index_value(atom)
         return None
 
     def element(self, atom: Atom, how: str) -> Value | None:
@@ -562,7 +564,9 @@ class TorchModel(TorchData, LibraryModel):
         self.enter_torch_modes(state, key, no_grad=no_grad)
 
     def enter_call(self, fn: FunctionInfo) -> None:
-        module_code = fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
+        # PyTorch's running module is one whose ``__call__`` is on the stack: its ``forward`` (and what that
+        # calls); a method such as a metric's ``update`` called directly runs no module
+        module_code = fn.name == "forward" and fn.cls is not None and fn.cls.has_library_base(MODULE_TYPE)
         self._module_code.append(module_code)  # (as it was on entry: the class's bases may change meanwhile)
         self.module_code_depth += module_code
 
@@ -665,8 +669,8 @@ class TorchModel(TorchData, LibraryModel):
         if index:
             return TorchDev(kind, int(index)) if index.isdigit() else None
         if kind == "cuda":
-            current = self.current_cuda_index(st)
-            return None if current is None else TorchDev("cuda", current)  # "cuda" is the current device
+            # "cuda" is the current device: a GPU whose index may not be known (``set_device(local_rank)``)
+            return TorchDev("cuda", self.current_cuda_index(st))
         return TorchDev(kind, 0) if kind != "meta" else TorchDev("meta")
 
     def current_cuda_index(self, st: State | None) -> int | None:
@@ -709,6 +713,8 @@ class TorchModel(TorchData, LibraryModel):
                 dev = self.parse_device(atom.value, st)
             elif isinstance(atom, Const) and type(atom.value) is int:
                 dev = TorchDev("cuda", atom.value)
+            elif isinstance(atom, NumberAtom) and atom.tname == "int":
+                dev = UNKNOWN_GPU  # an ordinal the analysis does not know (``.cuda(local_rank)``): still a GPU
             elif tensors_too and isinstance(atom, TorchTensorAtom):
                 dev = atom.dev
             if dev is None:
@@ -753,8 +759,10 @@ class TorchModel(TorchData, LibraryModel):
     # --- device checks over combinations -----------------------------------------------------------------
 
     def checked_op(self, api: str, operands: list[tuple[str, Value, bool, bool]], node: ast.AST, st: State,
-                   fr: Frame, op: str = "", zero_dim: bool | None = None) -> Value:
+                   fr: Frame, op: str = "", zero_dim: bool | None = None,
+                   rank: Callable[[list[TorchTensorAtom]], int | None] | None = None) -> Value:
         """An op whose tensor operands must share a device. ``operands``: (role, value, is_index, owned).
+        ``rank``: the result's number of dimensions from the combination's tensors, where the op decides it.
 
         Non-tensor possibilities (numbers, ``None``) take no part; unknown ones make the verdict partial."""
         roles: list[tuple[str, list[TorchTensorAtom], bool, bool]] = []
@@ -783,6 +791,9 @@ class TorchModel(TorchData, LibraryModel):
             if count >= MAX_COMBINATIONS:
                 partial = True
                 break
+            if _index_undecided(combo):
+                partial = True  # a GPU of unknown index beside a known one: the same device or not
+                continue
             pairs = tuple((roles[i][0], atom) for i, atom in enumerate(combo))
             # a module's weight counts as one (MV202) where a module's code runs, as PyTorch's running module
             semantic = [T.Operand(atom.dev.text, 0 if atom.zero_dim else 1,
@@ -813,10 +824,17 @@ class TorchModel(TorchData, LibraryModel):
                 and op not in COMPARISONS
             dims = zero_dim if zero_dim is not None else (
                 True if all(a.zero_dim for a in data) else None if any(a.zero_dim is None for a in data) else False)
+            ndim = rank(list(combo)) if rank is not None else None
+            if ndim is not None and zero_dim is None:
+                dims = ndim == 0
+            elif op == "matmul" and zero_dim is None:
+                dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
+            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result"), tags=tags))
+                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
+                                           source=source))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
@@ -835,14 +853,15 @@ class TorchModel(TorchData, LibraryModel):
             ndim = atom.ndim if api in RANK_KEEPING else None
             tags = tags_of(atom)  # (made from one way of a choice: that way's, as the receiver's device)
             if detach or not atom.requires_grad:
-                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim), tags))
+                out.add(with_tags(TorchTensorAtom(atom.dev, NO_GRAD, dims, origin=atom.origin, ndim=ndim,
+                                                  source=atom.source), tags))
                 continue
             if atom.grad == LEAF and api in LEAF_IDENTITIES:
                 out.add(atom)  # the tensor itself (created contiguous, in the default dtype): still a leaf
                 continue
             for enabled in grads:
                 out.add(with_tags(TorchTensorAtom(atom.dev, NON_LEAF if enabled else NO_GRAD, dims, origin=atom.origin,
-                                                  ndim=ndim), tags))
+                                                  ndim=ndim, source=atom.source), tags))
         return Value(frozenset(out), receiver.top or any(not isinstance(a, TorchTensorAtom) for a in receiver.atoms))
 
     # --- torch.* calls ---------------------------------------------------------------------------------
@@ -1245,8 +1264,10 @@ class TorchModel(TorchData, LibraryModel):
         for dev, atom in devices:
             for flag in self._requires_grad_flags(kwargs):
                 zero = atom.zero_dim if isinstance(atom, TorchTensorAtom) else None
+                # on the input's device: derived from it, as a view of it would be
+                like = atom.provenance if isinstance(atom, TorchTensorAtom) and "device" not in bound else None
                 out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero,
-                                        origin=self.origin(node, fr, f"created on {dev.text}")))
+                                        origin=self.origin(node, fr, f"created on {dev.text}"), source=like))
         return Value(frozenset(out)) if out else TOP
 
     def _cuda_index(self, value: Value, st: State) -> int:
@@ -1266,6 +1287,9 @@ class TorchModel(TorchData, LibraryModel):
             kinds, indexes = args[0].consts(), args[1].consts()
             if kinds and indexes and len(kinds) == len(indexes) == 1 and type(indexes[0]) is int:
                 value = V(const(f"{kinds[0]}:{indexes[0]}"))
+            elif kinds == ["cuda"] and args[1].atoms and not args[1].top \
+                    and all(isinstance(a, NumberAtom) and a.tname == "int" for a in args[1].atoms):
+                return V(TorchDeviceAtom(UNKNOWN_GPU, self.origin(node, fr, "torch.device('cuda', <index>)")))
             else:
                 return TOP
         devices = self.devices_of(value, st)
@@ -1702,7 +1726,7 @@ class TorchModel(TorchData, LibraryModel):
         if name == "get_device" and not args and not kwargs and receiver.atoms and not receiver.top \
                 and receiver.only(TorchTensorAtom):
             # -1 on the CPU, the index on a GPU (``if t.get_device() >= 0``: a device test)
-            return Value(frozenset(const(-1 if a.dev == CPU else a.dev.index) for a in receiver.atoms))  # type: ignore[attr-defined]
+            return join_all(V(const(-1)) if a.dev == CPU else _index_value(a) for a in torch_tensors(receiver))
         if name == "backward":
             gradient = argument("torch.Tensor.backward", args, kwargs, "gradient", None)
             if gradient is not None:
@@ -1960,8 +1984,9 @@ class TorchModel(TorchData, LibraryModel):
     def torch_binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST, st: State,
                     fr: Frame) -> Value:
         name = _DUNDERS.get(type(op), type(op).__name__.lower())
+        # a number operand has no dimensions: where every tensor's rank is known, the result has the largest
         return self.checked_op(f"Tensor.__{name}__", [("left", left, False, False), ("right", right, False, False)],
-                               node, st, fr, op=name)
+                               node, st, fr, op=name, rank=matmul_rank if name == "matmul" else broadcast_rank)
 
     def torch_index(self, atom: TorchTensorAtom, key: Value, node: ast.AST, st: State, fr: Frame,
                     op: str = "__getitem__", values: Value | None = None) -> Value:
@@ -2021,7 +2046,8 @@ class TorchModel(TorchData, LibraryModel):
             else:
                 out = out.join(TOP)
                 continue
-            result = self.checked_op(f"torch.{name}", operands, node, st, fr, op=name, zero_dim=False)
+            result = self.checked_op(f"torch.{name}", operands, node, st, fr, op=name, zero_dim=False,
+                                     rank=SEQUENCE_RANKS.get(name))
             if st.dead:
                 return BOTTOM
             out = out.join(result)
@@ -3044,6 +3070,58 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
 
 
 #: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
+#: a GPU whose index the analysis does not know (``cuda:<local_rank>``): never the CPU; the same device as
+#: another such one (one process's GPU), undecided beside a GPU of known index
+UNKNOWN_GPU = TorchDev("cuda", None)
+
+
+def _unknown_index(atom: TorchDeviceAtom | TorchTensorAtom) -> bool:
+    return atom.dev.index is None and atom.dev.type == "cuda" and not getattr(atom, "bare", False)
+
+
+def _index_value(atom: TorchDeviceAtom | TorchTensorAtom) -> Value:
+    """``device.index`` / ``t.get_device()``: unknown for a GPU of unknown index."""
+    return TOP if _unknown_index(atom) else V(const(atom.dev.index))
+
+
+def _index_undecided(combo: Iterable[TorchTensorAtom]) -> bool:
+    """Do these tensors put a GPU of unknown index beside a GPU of known index?"""
+    indexes = {a.dev.index for a in combo if a.dev.type == "cuda"}
+    return None in indexes and len(indexes) > 1
+
+
+def broadcast_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    """The rank of an elementwise op's result (broadcasting): the largest of its tensors' ranks, all known."""
+    ranks = [a.ndim for a in tensors if a.ndim is not None]
+    return max(ranks) if ranks and len(ranks) == len(tensors) else None
+
+
+def matmul_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    """The rank of ``a @ b``: a vector on either side takes its dimension away (two vectors: a number)."""
+    if len(tensors) != 2 or tensors[0].ndim is None or tensors[1].ndim is None:
+        return None
+    left, right = tensors[0].ndim, tensors[1].ndim
+    if left == 0 or right == 0:
+        return None  # (refused: a matrix product of a number)
+    if left == 1 or right == 1:
+        return left + right - 2
+    return max(left, right)
+
+
+def _same_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    ranks = {a.ndim for a in tensors}
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _stacked_rank(tensors: list[TorchTensorAtom]) -> int | None:
+    rank = _same_rank(tensors)
+    return None if rank is None else rank + 1
+
+
+#: the rank of a sequence op's result from its tensors' (``cat`` keeps it, ``stack`` adds one)
+SEQUENCE_RANKS: dict[str, Callable[[list[TorchTensorAtom]], int | None]] = {
+    "cat": _same_rank, "concat": _same_rank, "concatenate": _same_rank, "stack": _stacked_rank}
+
 NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 #: Methods whose result has a dimension even for a 0-dim tensor.

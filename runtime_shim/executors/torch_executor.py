@@ -143,13 +143,21 @@ class TorchExecutor(Executor):
         return prim.numel() * prim.element_size()
 
     # --- elementwise binary -----------------------------------------------------
+    # Two tensors of one non-bool dtype (the common case) need no promotion and pass the
+    # arithmetic check: the operator runs directly, without ``_arith``'s calls.
     def add(self, a: Prim | Scalar, b: Prim | Scalar) -> torch.Tensor:
+        if type(a) is torch.Tensor and type(b) is torch.Tensor and a.dtype is b.dtype and a.dtype in _FAST_DTYPES:
+            return a + b
         return self._arith(operator.add, a, b)
 
     def sub(self, a: Prim | Scalar, b: Prim | Scalar) -> torch.Tensor:
+        if type(a) is torch.Tensor and type(b) is torch.Tensor and a.dtype is b.dtype and a.dtype in _FAST_DTYPES:
+            return a - b
         return self._arith(operator.sub, a, b)
 
     def mul(self, a: Prim | Scalar, b: Prim | Scalar) -> torch.Tensor:
+        if type(a) is torch.Tensor and type(b) is torch.Tensor and a.dtype is b.dtype and a.dtype in _FAST_DTYPES:
+            return a * b
         return self._arith(operator.mul, a, b)
 
     def div(self, a: Prim | Scalar, b: Prim | Scalar) -> torch.Tensor:
@@ -167,6 +175,10 @@ class TorchExecutor(Executor):
 
     # --- elementwise unary -----------------------------------------------------
     def unary(self, op: str, a: torch.Tensor) -> torch.Tensor:
+        if type(a) is torch.Tensor and a.dtype in _FAST_FLOATS:  # a float input: no cast, no refusal
+            func = _UNARY_FUNCS.get(op)
+            if func is not None:
+                return func(a)
         if op not in UNARY_OPS:
             raise ValueError(f"unknown unary op {op!r}; expected one of {UNARY_OPS}")
         kind = dtype_kind(self.dtype(a))
@@ -186,6 +198,10 @@ class TorchExecutor(Executor):
 
     # --- reductions and shapes -----------------------------------------------
     def sum(self, a: torch.Tensor) -> torch.Tensor:
+        if type(a) is torch.Tensor and a.dtype in _FAST_DTYPES and a.dtype is not torch.float16:
+            # Accumulated in its own dtype (floats' default; ints would widen to int64 unasked): no cast back.
+            total = torch.sum(a) if a.dtype in _FAST_FLOATS else torch.sum(a, dtype=a.dtype)
+            return total.unsqueeze(0)
         check_arith_dtype(self.dtype(a))
         return _back(torch.sum(a, dtype=_accumulator(a.dtype)), a.dtype).reshape(1)
 
@@ -217,6 +233,8 @@ class TorchExecutor(Executor):
         return torch.transpose(a, d0, d1)
 
     def matmul(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if type(a) is torch.Tensor and type(b) is torch.Tensor and a.dtype is b.dtype and a.dtype in _FAST_FLOATS:
+            return torch.matmul(a, b)  # floats of one dtype: no promotion, a float kernel everywhere
         a, b, dtype = self._promote(a, b, result_dtype)
         check_arith_dtype(dtype)
         if dtype_kind(dtype) == INT_KIND and self.device.type != "cpu":

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
+from devicelint.choices import consistent
 from devicelint.domain import TOP, BuiltinRef, V, const, seq
 from devicelint.models.argparse_model import option_alternatives, option_default
+from devicelint.models.option_tests import OptionDomain, Predicate, StringOption, predicates_by_name, string_options
 from devicelint.runner import check_source
 from devicelint.settings import Settings
 
@@ -60,7 +64,16 @@ def test_an_option_stored_on_the_namespace_is_read_as_stored_from_there_on() -> 
     assert check_source(before_use.format(line="", extra=""), "script.py", Settings(jobs=1)).findings == []
     # stored after the use: the use still reads the default
     assert findings(extra="args.device = 'cpu'\n") == [("MV202", "warning")]
-    assert findings("['--device', 'cpu']") == []  # a command line the model does not parse: unknown
+    assert findings("['--device', 'cpu']") == []  # a command line written into the program: the CPU it gives
+
+
+def test_a_command_line_written_into_the_program_is_parsed() -> None:
+    assert findings("['--device', 'cuda']") == [("MV202", "error")]
+    assert findings("['--device=cuda']") == [("MV202", "error")]
+    assert findings("args=('--device', 'cuda')") == [("MV202", "error")]
+    # an option the parser does not record (argparse's abbreviations are not followed): the namespace is unknown
+    assert findings("['--dev', 'cuda']") == []
+    assert findings("['--device']") == []  # (argparse exits: no value)
 
 
 def test_stored_attributes_travel_with_the_namespace_into_functions() -> None:
@@ -306,3 +319,99 @@ print(model([torch.rand(1, 3).to(device) for _ in range(2)]))
     assert _messages(source) == []
     (found,) = _messages(source.replace('device = "cuda" if', 'device = "cpu" if'))  # the frames stay on the CPU
     assert "[nn.Linear: input: cpu tensor" in found, found
+
+
+def test_tests_of_one_string_option_contradict_by_its_values() -> None:
+    tests = [Predicate("eq", ("gpu",)), Predicate("eq", ("cpu",)), Predicate("in", ("cuda", "gpu")),
+             Predicate("prefix", ("cuda",))]
+    domain = OptionDomain.of("device", tests, ("gpu",), None)
+    gpu, cpu = domain.outcome(Predicate("eq", ("gpu",)), True), domain.outcome(Predicate("eq", ("cpu",)), True)
+    not_cpu = domain.outcome(Predicate("eq", ("cpu",)), False)
+    in_gpus, not_in_gpus = (domain.outcome(Predicate("in", ("cuda", "gpu")), way) for way in (True, False))
+    cuda_prefix = domain.outcome(Predicate("prefix", ("cuda",)), True)
+    assert gpu and cpu and not_cpu and in_gpus and not_in_gpus and cuda_prefix
+    assert not consistent(gpu, cpu)  # one value is not "gpu" and "cpu"
+    assert consistent(gpu, not_cpu) and consistent(gpu, in_gpus) and not consistent(gpu, not_in_gpus)
+    assert not consistent(cuda_prefix, gpu) and consistent(cuda_prefix, in_gpus)
+    assert consistent(not_cpu, not_in_gpus)  # any other value ("mps")
+    # ``choices=`` leave no other value: not "cpu" and not one of ("cuda", "gpu") is impossible
+    bounded = OptionDomain.of("device", [Predicate("eq", ("cpu",)), Predicate("in", ("cuda", "gpu"))], (),
+                              ("cpu", "cuda", "gpu"))
+    assert not consistent(bounded.outcome(Predicate("eq", ("cpu",)), False),  # type: ignore[arg-type]
+                          bounded.outcome(Predicate("in", ("cuda", "gpu")), False))
+    assert bounded.outcome(Predicate("eq", ("tpu",)), True) is None  # not one of its values
+
+
+def test_string_options_and_their_tests_are_found_by_syntax() -> None:
+    tree = ast.parse("""
+p.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+p.add_argument("--run-name", type=str)
+p.add_argument("--cpu", action="store_true")
+p.add_argument("--gpus", type=int, default=1)
+if cfg.device.lower() == "cuda" or opt["device"] in ("mps", "cpu") or args.device.startswith("cu"): pass
+""")
+    options = string_options([tree])
+    assert options == {"device": StringOption(("cuda",), ("cpu", "cuda")), "run_name": StringOption((), None)}
+    assert predicates_by_name([tree])["device"] == {Predicate("eq", ("cuda",)), Predicate("in", ("mps", "cpu")),
+                                                    Predicate("prefix", ("cu",))}
+
+
+OPTION_TESTS = """import argparse
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+
+
+@dataclass
+class Config:
+    device: str
+
+
+def build(args):
+    model = nn.Linear(8, 2)
+    if args.device in ("cuda", "gpu"):
+        model = model.cuda()
+    return model
+
+
+def batch(options):
+    x = torch.rand(4, 8)
+    if BATCH_TEST:
+        x = x.cuda()
+    return x
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="gpu"CHOICES)
+    args = parser.parse_args()
+    model = build(args)
+    x = batch(OPTIONS)
+    print(model(x))
+
+
+main()
+"""
+
+
+def _option_program(test: str, options: str = "args", choices: str = "") -> list[str]:
+    return _messages(OPTION_TESTS.replace("BATCH_TEST", test).replace("OPTIONS", options).replace("CHOICES", choices))
+
+
+def test_every_test_of_one_string_option_is_one_choice_over_its_values() -> None:
+    bounded = ', choices=["cpu", "cuda", "gpu", "mps"]'
+    # the same values told apart by other tests, in another function, through other holders
+    assert _option_program('options.device not in ("cpu", "mps")', choices=bounded) == []
+    assert _option_program('options.device.lower() in ("gpu", "cuda")', "Config(device=args.device)") == []
+    assert _option_program('options["device"] in ("cuda", "gpu")', "vars(args)") == []
+    assert _option_program('options.get("device") in ("cuda", "gpu")', "vars(args)") == []
+    assert _option_program('options.device == "cuda" or options.device.lower() == "gpu"') == []
+    assert _option_program('options.device.startswith("cuda") or options.device == "gpu"') == []
+    # tests that some value answers differently: a run that pairs the GPU model with the CPU batch
+    (found,) = _option_program('options.device == "cuda"')  # ``--device gpu`` (the default)
+    assert "cpu" in found, found
+    (found,) = _option_program('options.device.lower() == "gpu"')  # ``--device cuda``
+    assert "when the command line gives options" in found, found
+    (found,) = _option_program('options.device.startswith("cuda")', "Config(device=args.device)")
+    assert "cpu" in found, found

@@ -359,3 +359,29 @@ def test_analyze_all_parses_the_files_the_relevance_skip_leaves_out(tmp_path: Pa
     assert run(capsys, "check", "--no-cache", str(broken))[0] == 0
     status, out, _err = run(capsys, "check", "--no-cache", "--analyze-all", str(broken))
     assert status == 1 and "MV901" in out
+
+
+def test_a_named_target_device_checks_the_default_command_line_there(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    # ``--device`` picks the model's device; the batch is made on the CPU: on a CUDA machine with the default
+    # command line it fails, an error naming both devices; ``--device cpu`` is not that machine's run
+    path = write(tmp_path, "train.py", """import argparse
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda")
+parser.add_argument("--cpu", action="store_true")
+args = parser.parse_args()
+device = "cpu" if args.cpu else args.device
+model = nn.Linear(4, 2).to(device)
+print(model(torch.ones(3, 4)))
+""")
+    code, out, _err = run(capsys, "check", "--no-cache", "--output-format", "concise", "--target-device", "cuda",
+                          str(path))
+    assert code == 1 and "[error] `nn.Linear` mixes devices: input cpu tensor" in out and "command line" not in out
+    write(tmp_path, "pyproject.toml", '[tool.devicelint]\ntarget-device = "cuda"\n')
+    assert run(capsys, "check", "--no-cache", "--output-format", "concise", str(path))[1] == out
+    code, out, _err = run(capsys, "check", "--no-cache", "--output-format", "concise", "--target-device", "auto",
+                          str(path))
+    assert code == 1 and "[warning]" in out and "when the command line gives no options" in out

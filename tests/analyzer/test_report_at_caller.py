@@ -3,8 +3,12 @@ call inside as the inner location; a failure the function causes itself stays wh
 
 from __future__ import annotations
 
+import json
 import textwrap
+from pathlib import Path
 
+import pytest
+from devicelint.cli import main
 from devicelint.diagnostics import Diagnostic
 from devicelint.runner import check_source
 from devicelint.settings import Settings
@@ -153,3 +157,183 @@ def test_a_command_line_program_reports_at_the_call_too() -> None:
         evaluate(nn.Linear(4, 3).to(device), device)
     """)
     assert found == [(13, "MV201", "warning", 8)]
+
+
+def test_a_metric_over_values_derived_from_its_arguments_is_reported_at_the_call() -> None:
+    # ``pred == c`` and ``target == c`` are new tensors made inside, on the arguments' devices: the fix is where
+    # the CPU target is passed; both failing ops inside are one finding
+    assert located("""
+        import torch
+
+        def iou(pred, target, n):
+            scores = []
+            for c in range(n):
+                p = pred == c
+                t = target == c
+                inter = (p & t).sum()
+                union = (p | t).sum()
+                scores.append(inter / union)
+            return scores
+
+        def evaluate(logits, labels):
+            return iou(logits.argmax(1), labels, 3)
+
+        evaluate(torch.randn(8, 3, device="cuda"), torch.randint(0, 3, (8,)))
+    """) == [(17, "MV201", "error", 9)]
+
+
+def test_casts_views_and_scalar_arithmetic_keep_the_argument_as_the_cause() -> None:
+    assert located("""
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(16, 2)
+
+            def forward(self, x):
+                x = x.view(x.shape[0], -1).contiguous()
+                return self.fc(x)
+
+        def regression(out, y):
+            diff = out - y.float() * 0.5 + 1
+            return (diff ** 2).mean()
+
+        def gathered(out, labels):
+            labels = labels.long().unsqueeze(1)
+            return out.gather(1, labels).mean()
+
+        def joined(a, b):
+            return torch.cat([a.flatten(), b.detach().flatten()]).sum()
+
+        head = Head().cuda()
+        gpu = torch.randn(4, 2, device="cuda")
+        cpu = torch.randn(4, 2)
+        head(torch.randn(4, 4, 4))
+        regression(gpu, cpu)
+        gathered(gpu, torch.zeros(4, dtype=torch.long))
+        joined(gpu, cpu[0])
+    """) == [(28, "MV202", "error", 12), (29, "MV201", "error", 15), (30, "MV207", "error", 20),
+             (31, "MV201", "error", 23)]
+
+
+def test_a_chain_of_helpers_reports_at_the_outermost_call() -> None:
+    assert located("""
+        import torch
+
+        def focal_loss(logits, target, gamma=2.0):
+            t = target.float() * 0.9 + 0.05
+            p = torch.sigmoid(logits)
+            pt = p * t + (1 - p) * (1 - t)
+            return ((1 - pt) ** gamma).mean()
+
+        def compute_loss(logits, target):
+            return focal_loss(logits, target[:, 0])
+
+        def train_step(logits, target):
+            return compute_loss(logits * 2, target.unsqueeze(1))
+
+        def main():
+            logits = torch.randn(8, device="cuda")
+            target = torch.randint(0, 2, (8,))
+            return train_step(logits, target)
+
+        main()
+    """) == [(19, "MV201", "error", 7)]
+
+
+def test_two_callers_passing_wrong_devices_are_two_findings() -> None:
+    assert located("""
+        import torch
+
+        def mse(pred, target):
+            diff = pred - target.float()
+            return (diff ** 2).mean()
+
+        gpu = torch.randn(4, device="cuda")
+        print(mse(gpu, torch.ones(4, device="cuda")))
+        print(mse(gpu, torch.ones(4)))
+        print(mse(gpu, torch.zeros(4, dtype=torch.long)))
+    """) == [(10, "MV201", "error", 5), (11, "MV201", "error", 5)]
+
+
+def test_a_value_made_inside_or_moved_inside_stays_there() -> None:
+    # a tensor made inside, cast and scaled, and an argument moved to the CPU inside: the helper's own doing
+    assert located("""
+        import torch
+
+        def balance(logits):
+            prior = torch.linspace(0.5, 1.5, 3).float() * 2
+            return (logits * prior).sum()
+
+        def on_host(a, b):
+            return a + b.cpu() * 2
+
+        gpu = torch.randn(4, 3, device="cuda")
+        balance(gpu)
+        on_host(gpu, gpu)
+    """) == [(6, "MV201", "error", None), (9, "MV201", "error", None)]
+
+
+DERIVED = """\
+import torch
+
+
+def mse(pred, target):
+    diff = pred - target.float()
+    return (diff ** 2).mean()
+
+
+print(mse(torch.randn(4, device="cuda"), torch.ones(4)))
+"""
+
+
+def test_the_output_formats_name_the_inner_call(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text(DERIVED, encoding="utf-8")
+    assert main(["check", "--no-cache", "--output-format", "full", str(program)]) == 1
+    full = capsys.readouterr().out
+    assert f"{program}:9:7: MV201" in full
+    assert f"= related: {program}:5:12: the call that fails, inside `mse`" in full
+    assert main(["check", "--no-cache", "--output-format", "sarif", str(program)]) == 1
+    [result] = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 9
+    inner = [r for r in result["relatedLocations"] if "the call that fails" in r["message"]["text"]]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in inner] == [5]
+
+
+def test_failures_after_the_first_inside_are_the_same_finding() -> None:
+    # ``diff`` is what ``pred - target`` meant to give (on ``pred``'s GPU): ``diff * mask`` fails on the CPU mask
+    # passed by the same call, which is one finding naming the first failing call and its own operands
+    [finding] = [d for d in diagnostics("""
+        import torch
+
+        def masked_error(pred, target, mask):
+            diff = pred - target
+            weighted = diff * mask
+            return weighted.sum()
+
+        masked_error(torch.ones(4, device="cuda"), torch.ones(4), torch.ones(4))
+    """) if d.code]
+    assert (finding.row, finding.inner.row if finding.inner else None) == (9, 5)
+    assert "Tensor.__sub__ in `masked_error` at prog.py:5" in finding.message
+    assert "(and fails at 1 more call inside)" in finding.message
+    assert [r.row for r in finding.related if r.message == "fails here too"] == [6]
+
+
+def test_a_derived_operand_names_the_tensor_it_came_from() -> None:
+    [finding] = [d for d in diagnostics("""
+        import torch
+
+        def hits(pred, target):
+            return ((pred > 0.5) & (target == 1)).sum()
+
+        scores = torch.rand(4, device="cuda")
+        labels = torch.ones(4)
+        hits(scores, labels)
+    """) if d.code]
+    assert finding.row == 9
+    derived = sorted((r.row, r.message) for r in finding.related if "is derived from" in r.message)
+    assert derived == [(7, "left is derived from: created on cuda:0 by torch.rand"),
+                       (8, "right is derived from: created on cpu by torch.ones")]

@@ -204,5 +204,44 @@ def test_a_combined_world_is_named_in_a_few_words_and_in_full_in_a_note() -> Non
     notes = [r.message for r in finding.related if r.row == finding.row and r.message.startswith("fails when")]
     assert notes == ["fails when CUDA is available and the command line gives no options"]
     [target] = check_source(source, "prog.py", Settings(target_device="cuda")).diagnostics
-    # on CUDA only the command line is left to decide: with its defaults the model is on CUDA, the input not
-    assert "when the command line gives no options" in target.message and "CUDA is" not in target.message
+    # on the named machine the program runs as its defaults say: the model on CUDA, the input not, on every path
+    assert target.severity is Severity.ERROR
+    assert "command line" not in target.message and "CUDA is" not in target.message
+
+
+def test_no_note_for_a_world_narrower_than_one_that_fails_too() -> None:
+    """Failing when CUDA is available, with or without options: the note would say it fails with options only."""
+    source = textwrap.dedent("""\
+        import argparse
+        import torch
+        from torch import nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--epochs", type=int, default=2)
+        parser.add_argument("--no-cuda", action="store_true", default=False)
+        args = parser.parse_args()
+        args.cuda = not args.no_cuda and torch.cuda.is_available()
+        device = torch.device("cuda" if args.cuda else "cpu")
+
+
+        class VAE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc3 = nn.Linear(20, 400)
+
+            def decode(self, z):
+                return torch.sigmoid(self.fc3(z))
+
+
+        model = VAE().to(device)
+
+        if __name__ == "__main__":
+            for epoch in range(1, args.epochs + 1):
+                with torch.no_grad():
+                    sample = torch.randn(64, 20)
+                    sample = model.decode(sample).cpu()
+                    print(sample.shape)
+        """)
+    [finding] = check_source(source, "prog.py", Settings()).diagnostics
+    assert "when CUDA is available" in finding.message
+    assert not [r.message for r in finding.related if r.message.startswith("fails when")]

@@ -819,6 +819,31 @@ def test_a_module_built_and_moved_in_one_expression_has_no_other_reference() -> 
     """) == [(7, "MV202", "error")]
 
 
+def test_a_module_method_called_directly_runs_no_module() -> None:
+    """PyTorch's running module is one whose ``__call__`` is on the stack: a metric's ``update`` called by the
+    loop mixes its buffer with MV201's text; the same update in ``forward`` is MV202's."""
+    assert findings("""
+        import torch
+        from torch import nn
+
+        class Counts(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("total", torch.zeros(3))
+
+            def update(self, x):
+                self.total += x
+
+            def forward(self, x):
+                self.total += x
+                return self.total
+
+        x = torch.ones(3, device="cuda")
+        Counts().update(x)
+        Counts()(x)
+    """) == [(11, "MV201", "error"), (14, "MV202", "error")]
+
+
 def test_parameters_kept_in_a_plain_dict_are_not_the_modules() -> None:
     """PyTorch's running module does not count them among its parameters: the mismatch is MV201's."""
     assert findings("""

@@ -13,6 +13,7 @@ import pytest
 from devicelint.domain import BOOL, Atom, V, Value, const
 from devicelint.engine import worlds
 from devicelint.engine.flow_state import Frame, State
+from devicelint.models.argparse_model import COMMAND_LINE_WORLDS, DEFAULTS_WORLD, GIVEN_WORLD
 from devicelint.models.base import UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
 from devicelint.models.registry import default_models
 from devicelint.models.torch_worlds import CUDA_AVAILABLE, GPU_COUNT, MPS_AVAILABLE, TORCH_WORLDS
@@ -147,3 +148,40 @@ def test_other_models_questions_ask_an_axis_and_outer_axes_come_first() -> None:
     questions = {axis.name: asked for axis, asked in axes}
     assert b"LightningModule" in questions[TORCH_WORLDS.name]  # entry_points' Lightning asks torch's
     assert b"import fire" in questions["command line"]  # and a fire program is a command line
+
+
+def test_a_named_target_keeps_the_command_line_as_run_with_no_options() -> None:
+    asked = {b"parse_args"}.__contains__
+    for target, labels in (("auto", [DEFAULTS_WORLD, GIVEN_WORLD]), ("cuda", [DEFAULTS_WORLD]),
+                           ("cpu", [DEFAULTS_WORLD])):
+        assert [w.label for w in worlds.axis_worlds(COMMAND_LINE_WORLDS, COMMAND_LINE_WORLDS.questions, asked, True,
+                                                    target)] == labels
+    # not asked, or a library: one run that assumes nothing, as without a target
+    assert [w.label for w in worlds.axis_worlds(COMMAND_LINE_WORLDS, COMMAND_LINE_WORLDS.questions,
+                                                set().__contains__, True, "cuda")] == [""]
+    assert [w.label for w in worlds.axis_worlds(COMMAND_LINE_WORLDS, COMMAND_LINE_WORLDS.questions, asked, False,
+                                                "cuda")] == [""]
+
+
+# ``--no-cuda`` decides the model's device; the batch stays on the CPU
+NO_CUDA_OPTION = """
+import argparse
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-cuda", action="store_true")
+args = parser.parse_args()
+device = torch.device("cuda" if not args.no_cuda and torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+print(model(torch.ones(3, 4)))
+"""
+
+
+def test_a_named_target_reads_a_failure_with_the_default_command_line_as_an_error(tmp_path: Path) -> None:
+    [(code, severity, message)] = _findings(tmp_path, NO_CUDA_OPTION, target="cuda")
+    assert (code, severity) == ("MV202", "error")
+    assert message.startswith("`nn.Linear` mixes devices: input cpu tensor") and "command line" not in message
+    assert _findings(tmp_path, NO_CUDA_OPTION, target="cpu") == []
+    [(code, severity, message)] = _findings(tmp_path, NO_CUDA_OPTION)  # without a target: the worlds named
+    assert severity == "warning" and "when CUDA is available" in message

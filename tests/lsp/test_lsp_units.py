@@ -113,3 +113,19 @@ def test_the_collector_is_paused_during_analyses_and_resumed_after_the_last() ->
             gc.enable()
         else:
             gc.disable()
+
+
+def test_a_finding_at_the_caller_names_the_inner_call_as_related_information() -> None:
+    from devicelint.diagnostics import Related
+    from devicelint.lsp.convert import to_lsp
+
+    inner = Related("/p/prog.py", 5, 12, "the call that fails, inside `mse`")
+    finding = Diagnostic("MV201", "operands-on-different-devices", Severity.ERROR, "... this call passes ...",
+                         "/p/prog.py", 10, 7, 10, 56, [inner])
+    finding.inner = inner
+    lines = ["x = 1"] * 4 + ["    diff = pred - target.float()"] + ["x = 1"] * 4 + [" " * 70]
+    converted = to_lsp(finding, lambda _path: lines)
+    [info] = converted.related_information or []
+    assert info.message == inner.message and info.location.uri.endswith("/p/prog.py")
+    assert (info.location.range.start.line, info.location.range.start.character) == (4, 11)
+    assert (converted.range.start.line, converted.range.start.character) == (9, 6)

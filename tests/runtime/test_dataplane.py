@@ -532,3 +532,51 @@ def test_dead_pinned_results_are_recycled(monkeypatch: pytest.MonkeyPatch, rando
     assert as_ints.__array_interface__["data"][0] == address
     assert_bit_identical(as_ints, values.view(np.int32))
     assert_bit_identical(second, values)
+
+
+@pytest.mark.parametrize("source", ["numpy", "torch_cpu"])
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_an_array_uploaded_again_is_registered_in_place_while_it_lives(
+    monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray, host: Executor, cpu: Executor, cuda0: Executor,
+    source: str,
+) -> None:
+    """The first upload of a host array is staged; the second registers the array's memory and is one
+    DMA, as are later ones and uploads of its views; when the uploaded object dies the registration
+    ends (its memory, still viewed, is pageable again) and the budget is back."""
+    import gc
+
+    stager = dataplane.PinnedStager()
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    base = _host_values(random_bytes, "float32", 3 * dataplane.SMALL_BYTES)
+    owner = base[:] if source == "numpy" else torch.from_numpy(base)
+    executor = host if source == "numpy" else cpu
+    moves = [dataplane.transfer(owner, executor, cuda0) for _ in range(3)]
+    assert stager.chunks["h2d"] == stager.plan(base.nbytes).chunks  # the first upload only
+    assert stager.pins.registered == 1 and stager.live_in_place_bytes == base.nbytes
+    assert stager.live_pinned_bytes == 0  # its own budget: downloads keep theirs
+    view = base[1:] if source == "numpy" else torch.from_numpy(base)[1:]
+    moves.append(dataplane.transfer(view, executor, cuda0))
+    assert stager.chunks["h2d"] == stager.plan(base.nbytes).chunks
+    for moved in moves[:3]:
+        assert_bit_identical(moved, base)
+    assert_bit_identical(moves[3], base[1:])
+    del owner, view, moves
+    gc.collect()
+    assert stager.pins.unregistered == 1 and stager.live_in_place_bytes == 0
+    assert not torch.from_numpy(base).is_pinned()
+    assert_bit_identical(dataplane.transfer(base, host, cuda0), base)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_registrations_stay_within_their_own_budget(
+    monkeypatch: pytest.MonkeyPatch, random_bytes: np.ndarray, host: Executor, cuda0: Executor
+) -> None:
+    """An array larger than what may be registered in place is staged at every upload."""
+    stager = dataplane.PinnedStager(pinned_in_place_bytes=dataplane.SMALL_BYTES)
+    monkeypatch.setattr(dataplane, "STAGER", stager)
+    values = _host_values(random_bytes, "float32", 2 * dataplane.SMALL_BYTES)
+    for _ in range(3):
+        assert_bit_identical(dataplane.transfer(values, host, cuda0), values)
+    assert stager.pins.registered == 0 and stager.chunks["h2d"] == 3 * stager.plan(values.nbytes).chunks
