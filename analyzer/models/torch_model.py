@@ -2437,10 +2437,7 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
-        dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
-        ways = dynamic.get(instance.cls)
-        if ways is None:
-            ways = dynamic[instance.cls] = _dynamic_registration(instance.cls)
+        ways = self._registration_ways(instance.cls)
         attributes = list(self.heap_attributes(instance, _move_note))
         registered = _registered_identities(value for _attr, value in attributes)
         # registered only through containers whose modules are all known (``nn.ModuleList`` of known layers): a
@@ -2452,6 +2449,24 @@ class TorchModel(TorchData, LibraryModel):
             value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
             self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
         return moved
+
+    def _registration_ways(self, cls: ClassInfo) -> str | None:
+        """:func:`_dynamic_registration` of ``cls``, once per analysis: a class that registers modules keeps its
+        answer; one that does not is walked again only once its MRO changed (a base it gains may register)."""
+        dynamic: dict = self.__dict__.setdefault("_dynamic", {})  # per analysis, as the copies above
+        ways = dynamic.get(cls)
+        if ways is not None:
+            return ways
+        unregistered: dict = self.__dict__.setdefault("_unregistered", {})  # class -> the MRO walked
+        mro = cls.mro()
+        if unregistered.get(cls) == mro:
+            return None
+        ways = _dynamic_registration(cls)
+        if ways is None:
+            unregistered[cls] = mro
+        else:
+            dynamic[cls] = ways
+        return ways
 
     def _note_moved_in_place(self, receiver: Value, devices: Value, via: str | None) -> None:
         """A module moves in place: every other reference to it (a trainer's ``self.model``, the caller's

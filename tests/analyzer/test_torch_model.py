@@ -1681,3 +1681,47 @@ def test_a_module_frozen_by_a_flag_that_is_not_a_constant_may_require_grad_or_no
         params[0].cuda() + torch.ones(2, device="cuda")
         """
     assert findings(source) == []  # (not an analysis failure)
+
+
+def test_a_class_that_registers_no_module_is_walked_once_however_often_it_moves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from devicelint.models import torch_model
+
+    walked: list[str] = []
+    walk = torch_model._dynamic_registration
+
+    def counting(cls: torch_model.ClassInfo) -> str | None:
+        walked.append(cls.name)
+        return walk(cls)
+
+    monkeypatch.setattr(torch_model, "_dynamic_registration", counting)
+    source = """
+        import torch
+        from torch import nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = [nn.Linear(4, 4)]
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.layers = [nn.Linear(4, 4)]
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+        nets = [Net(), Net(), Net()]
+        for net in nets:
+            net.cuda()
+            net.to("cpu")
+            net.cuda()
+        Net().cuda()(torch.randn(2, 4).cuda())
+    """
+    # the plain list is not registered, whichever way the class is asked (the answer kept is the walk's)
+    assert run_on(source, "cuda") == [(18, "MV202", "error")]
+    assert sorted(walked) == ["Block", "Net"]  # one analysis (one world): each class walked once
