@@ -99,6 +99,14 @@ INDEX_ARGS: dict[str, tuple[int, str]] = {
 #: Indexing (``t[i]``, ``t[i] = v``) accepts a CPU index on any device; others check like any op.
 CPU_INDEX_ALWAYS_OK = frozenset({"__getitem__", "__setitem__", "index_put", "index_put_"})
 
+#: Ops that refuse a 0-dim CPU tensor beside CUDA ones (``wrapper_CUDA_<op>``'s check of every argument): an index
+#: (``gather``, ``index_select``, ``scatter_add_``, ``index_add_``, ``take``, ``embedding``), ``clamp``'s tensor bounds,
+#: ``mse_loss``'s target, ``bucketize``/``searchsorted``'s boundaries or values.
+EXACT_DEVICE_OPS = frozenset({
+    "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_",
+    "index_copy", "index_copy_", "index_fill", "index_fill_", "take", "embedding", "clamp", "clip", "mse_loss",
+    "bucketize", "searchsorted"})
+
 #: Ops that check every tensor's device, a CPU 0-dim one too: the scalar exemption is element-wise ops'
 #: (PyTorch's TensorIterator). Concatenating or stacking (``torch.stack([cuda_0dim, torch.tensor(0.)])`` fails on
 #: an H200, docs/gpu-runs.md) and a layer's forward (a matmul, a convolution, an embedding lookup) do not take it.
@@ -106,7 +114,10 @@ NO_SCALAR_EXEMPTION = frozenset({"forward", "cat", "concat", "concatenate", "sta
                                  "column_stack", "autograd.grad",
                                  # matrix products refuse an operand without dimensions whatever its device
                                  "mm", "bmm", "mv", "matmul", "addmm", "baddbmm", "addmv", "dot", "vdot", "outer",
-                                 "ger", "solve", "solve_triangular", "cholesky_solve"})
+                                 "ger", "solve", "solve_triangular", "cholesky_solve",
+                                 # ops whose generated CUDA wrapper checks every tensor argument's device (measured
+                                 # on an H200 with 0-dim CPU operands: docs/results/2026-12-04-h200-zero-dim)
+                                 *EXACT_DEVICE_OPS})
 
 
 def scalar_exempt(op: str) -> bool:

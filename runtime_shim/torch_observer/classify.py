@@ -70,11 +70,11 @@ def code_for_message(message: str) -> str | None:
     return None
 
 
-def classify(message: str, operands: list[Operand]) -> str | None:
-    """The rule code of a failure with this text over these operands, ``None`` when it is no MV2xx."""
+def classify(message: str, operands: list[Operand], op: str = "") -> str | None:
+    """The rule code of a failure with this text over these operands of ``op``, ``None`` when it is no MV2xx."""
     fixed = code_for_message(message)
     if fixed is not None:
         return fixed
     if is_device_mismatch(message):
-        return mismatch_code(operands) or "MV201"
+        return mismatch_code(operands, op) or mismatch_code(operands) or "MV201"
     return None

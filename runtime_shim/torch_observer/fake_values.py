@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import (
 )
 from torch.utils._pytree import tree_flatten, tree_map
 
-from ..torch_semantics import generator_message, lengths_message, lengths_outcome, pin_message
+from ..torch_semantics import EXACT_DEVICE_OPS, generator_message, lengths_message, lengths_outcome, pin_message
 from .fake_cuda import FakeCuda, known_value, real_zeros_like, zero_of, zeros_array, zeros_list
 
 Handler = Callable[[Callable[..., Any], tuple, dict], Any]
@@ -284,6 +284,32 @@ def convolution(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return func(*args, **kwargs)
 
 
+def exact_devices(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Ops whose CUDA wrapper checks every tensor argument's device, a 0-dim CPU one too (fake mode lets a CPU
+    scalar through, as element-wise ops do): the wrapper's words (``check_and_update_common_device``), as an
+    H200 raises them (docs/results/2026-12-04-h200-zero-dim)."""
+    named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    tensors = [(name, t) for name, value in named for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+    if tensors:
+        first = tensors[0][1].device
+        for name, t in tensors[1:]:
+            if t.device != first:
+                argument = _ARGUMENT_NAMES.get(getattr(func, "__name__", ""), {}).get(name, name)
+                raise RuntimeError(f"Expected all tensors to be on the same device, but got {argument} is on "
+                                   f"{t.device}, different from other tensors on {first} (when checking argument "
+                                   f"in method wrapper_CUDA_{getattr(func, '__name__', 'op')})")
+    return func(*args, **kwargs)
+
+
+#: the argument names the CUDA wrappers print, by position (``arg2`` of ``index_add_`` is its index)
+_ARGUMENT_NAMES: dict[str, dict[str, str]] = {
+    **dict.fromkeys(("index_select", "gather", "take"), {"arg1": "index", "arg2": "index"}),
+    **dict.fromkeys(("scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_", "index_copy",
+                     "index_copy_", "index_fill", "index_fill_"), {"arg2": "index", "arg3": "src"}),
+    "embedding": {"arg0": "weight", "arg1": "indices"},
+}
+
+
 def masked_fill(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``masked_fill`` checks its mask's device first, in its own words (TensorAdvancedIndexing.cpp)."""
     t, mask = args[0], (args[1] if len(args) > 1 else kwargs.get("mask"))
@@ -414,6 +440,17 @@ def _scalar_name(t: torch.Tensor) -> str:
         t.dtype, str(t.dtype).removeprefix("torch."))
 
 
+def _exact_device_functions() -> list[Callable[..., Any]]:
+    """The torch functions and tensor methods of :data:`EXACT_DEVICE_OPS` (``torch.gather``, ``Tensor.gather``)."""
+    found = []
+    for name in sorted(EXACT_DEVICE_OPS):
+        for owner in (torch, torch.Tensor, torch.nn.functional):
+            function = getattr(owner, name, None)
+            if callable(function) and function not in found:
+                found.append(function)
+    return found
+
+
 HANDLERS: dict[Callable[..., Any], Handler] = {
     torch._VF._pack_padded_sequence: pack_padded,  # type: ignore[attr-defined]
     torch.autograd.grad: grad, torch.Tensor.pin_memory: pin_memory,
@@ -429,6 +466,7 @@ HANDLERS: dict[Callable[..., Any], Handler] = {
     **dict.fromkeys((torch.conv1d, torch.conv2d, torch.conv3d, torch.conv_transpose1d, torch.conv_transpose2d,
                      torch.conv_transpose3d), convolution),
     **dict.fromkeys((torch.masked_fill, torch.Tensor.masked_fill, torch.Tensor.masked_fill_), masked_fill),
+    **dict.fromkeys(_exact_device_functions(), exact_devices),
     **dict.fromkeys((torch.nonzero, torch.Tensor.nonzero, torch.masked_select, torch.Tensor.masked_select), _selected),
     **dict.fromkeys((torch.randperm, torch.randint, torch.rand, torch.randn), _random(_created_on)),
     **dict.fromkeys((torch.multinomial, torch.Tensor.multinomial, torch.bernoulli, torch.Tensor.random_,

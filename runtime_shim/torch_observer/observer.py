@@ -104,7 +104,7 @@ class Observer:
         if getattr(exc, "runtime_shim_code", None) or not isinstance(exc, Exception):
             return exc
         message = str(exc)
-        code = classify(message, operands)
+        code = classify(message, operands, op.rpartition(".")[2])
         if code is None:
             return exc
         if isinstance(exc, FakeTensorDeviceMismatchError):  # real torch raises a plain RuntimeError
