@@ -302,6 +302,9 @@ class Narrowing(EngineMixin):
             elif isinstance(current, ast.Subscript) and (key := _constant_key(current.slice)) is not None:
                 steps.append(("item", key))  # ``t.shape[2:4]``, ``sizes[0]``
                 current = current.value
+            elif isinstance(current, ast.Subscript) and (key := _known_index(current.slice, st)) is not None:
+                steps.append(("item", key))  # ``self.grid[i]`` where ``i`` is known here (a ``range`` loop's)
+                current = current.value
             elif isinstance(current, ast.Name):
                 break
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
@@ -419,6 +422,15 @@ def _constant_key(node: ast.expr) -> int | slice | None:
                 b is None and given is not None for b, given in zip(bounds, (node.lower, node.upper), strict=True)):
             return slice(bounds[0], bounds[1])
     return None
+
+
+def _known_index(node: ast.expr, st: State) -> int | None:
+    """A subscript's index held by a variable known to be one int here (``grid[i]`` in an unrolled loop)."""
+    if not isinstance(node, ast.Name):
+        return None
+    held = st.vars.get(node.id)
+    consts = held.consts() if held is not None else None
+    return consts[0] if consts is not None and len(consts) == 1 and type(consts[0]) is int else None
 
 
 def _compared(compare: Callable[[Any, Any], Any], atom: Atom, number: float, flipped: bool) -> bool | None:
