@@ -290,14 +290,18 @@ def exact_devices(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     H200 raises them (docs/results/2026-12-04-h200-zero-dim)."""
     named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
     tensors = [(name, t) for name, value in named for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
-    if tensors:
-        first = tensors[0][1].device
-        for name, t in tensors[1:]:
+    # (other mismatches fake mode raises itself, in the words it always used)
+    if any(t.device.type == "cpu" and t.dim() == 0 for _name, t in tensors) \
+            and any(t.device.type != "cpu" for _name, t in tensors):
+        first = next(t.device for _name, t in tensors if not (t.device.type == "cpu" and t.dim() == 0))
+        for name, t in tensors:
             if t.device != first:
-                argument = _ARGUMENT_NAMES.get(getattr(func, "__name__", ""), {}).get(name, name)
+                op = getattr(func, "__name__", "op")
+                argument = _ARGUMENT_NAMES.get(op, {}).get(name, name)
+                method = "_index_select" if op == "embedding" else op  # (an embedding looks its rows up so)
                 raise RuntimeError(f"Expected all tensors to be on the same device, but got {argument} is on "
                                    f"{t.device}, different from other tensors on {first} (when checking argument "
-                                   f"in method wrapper_CUDA_{getattr(func, '__name__', 'op')})")
+                                   f"in method wrapper_CUDA_{method})")
     return func(*args, **kwargs)
 
 
@@ -306,7 +310,7 @@ _ARGUMENT_NAMES: dict[str, dict[str, str]] = {
     **dict.fromkeys(("index_select", "gather", "take"), {"arg1": "index", "arg2": "index"}),
     **dict.fromkeys(("scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_", "index_copy",
                      "index_copy_", "index_fill", "index_fill_"), {"arg2": "index", "arg3": "src"}),
-    "embedding": {"arg0": "weight", "arg1": "indices"},
+    "embedding": {"arg0": "index"},
 }
 
 
