@@ -183,10 +183,14 @@ def index(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return masked_index(t, args[1], args[2] if len(args) > 2 else None, func is torch.Tensor.__setitem__)
     except DataDependentOutputException:
         # A 0-dim integer tensor used as an index is read as a Python int: fake mode has no value,
-        # so it reads 0, like .item() does here.
+        # so it reads 0, like .item() does here (and like numpy's slicing of it, through ``__index__``);
+        # a slice's bounds too (``data[i:i + block]`` of a sampled ``i``: an empty slice, which runs on)
         def as_int(value: Any) -> Any:
             if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point():
                 return zero_of(value.dtype)
+            if isinstance(value, slice):
+                step = as_int(value.step)
+                return slice(as_int(value.start), as_int(value.stop), step if step != 0 else None)
             return value
         return func(args[0], tree_map(as_int, args[1]), *args[2:], **kwargs)
 
