@@ -84,8 +84,8 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 # Generous: a program's start (an interpreter, numpy, torch in real mode) can take seconds on a loaded machine, and
-# only slow.py is meant to time out.
-PROGRAM_TIMEOUT = 30
+# only slow.py is meant to time out (every run here waits it out, twice in this file: no longer than it must).
+PROGRAM_TIMEOUT = 15
 
 
 def _confirm(root: Path, *extra: str) -> tuple[int, dict]:
