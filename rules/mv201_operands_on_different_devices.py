@@ -20,7 +20,9 @@ class OperandsOnDifferentDevices(OutcomeRule):
     PyTorch treats it like a Python number (`cuda_tensor * torch.tensor(2.0)`
     works). Concatenating or stacking it is not
     (`torch.stack([cuda_loss, torch.tensor(0.0)])` fails), nor is a layer's
-    input (MV202).
+    input (MV202), nor are the arguments of ops that check every tensor's
+    device (`clamp`'s tensor bounds, `mse_loss`, `bucketize`, `searchsorted`;
+    the index ops: MV207).
 
     Inside a function whose failing operands all came in through its arguments,
     the finding is reported at the call that passed them (the outermost one that
