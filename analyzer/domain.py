@@ -470,6 +470,13 @@ class GraphAtom(Atom):
     scope: ScopeId | None = None
 
 
+def broadcast_ndim(ranks: Iterable[int | None]) -> int | None:
+    """The number of dimensions of an element-wise result (numpy's and torch's broadcasting): the largest of the
+    operands' (a Python number has none), ``None`` where one is not known or there are none."""
+    known = list(ranks)
+    return None if not known or None in known else max(known)  # type: ignore[type-var]
+
+
 #: ``numpy.ndarray``, as ``isinstance`` tests name it
 NDARRAY = "numpy.ndarray"
 

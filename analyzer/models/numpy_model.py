@@ -30,6 +30,7 @@ from ..domain import (
     SeqAtom,
     V,
     Value,
+    broadcast_ndim,
 )
 from ..shim_api import BINOPS, promote, promote_scalar, scalar_kind
 from .base import UNHANDLED, LibraryModel, Unhandled
@@ -359,8 +360,7 @@ def array_binop(op: ast.operator, left: Value, right: Value) -> Value | None:
             if kind is None:
                 return TOP
             # broadcasting: the larger number of dimensions (a Python scalar has none)
-            ranks = [0 if isinstance(x, Const) else x.ndim for x in (a, b)]  # type: ignore[attr-defined]
-            ndim = max(ranks) if None not in ranks else None
+            ndim = broadcast_ndim(0 if isinstance(x, Const) else x.ndim for x in (a, b))  # type: ignore[attr-defined]
             out = V(ArrayAtom(kind, ndim)) if out is None else out.join(V(ArrayAtom(kind, ndim)))
     return out if out is not None else TOP
 

@@ -51,6 +51,7 @@ from ..domain import (
     SeqAtom,
     V,
     Value,
+    broadcast_ndim,
     const,
     join_all,
     seq,
@@ -3092,8 +3093,7 @@ def _index_undecided(combo: Iterable[TorchTensorAtom]) -> bool:
 
 def broadcast_rank(tensors: list[TorchTensorAtom]) -> int | None:
     """The rank of an elementwise op's result (broadcasting): the largest of its tensors' ranks, all known."""
-    ranks = [a.ndim for a in tensors if a.ndim is not None]
-    return max(ranks) if ranks and len(ranks) == len(tensors) else None
+    return broadcast_ndim(a.ndim for a in tensors)
 
 
 def matmul_rank(tensors: list[TorchTensorAtom]) -> int | None:
