@@ -90,6 +90,7 @@ from .entry_points import spawn_call
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
+from .move_memo import CopyRecord, MoveMemo
 from .numpy_model import data_ndim, store_converts_array
 from .signatures import argument, bind_call
 from .torch_api import (
@@ -2438,17 +2439,42 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
+        memo: MoveMemo | None = self.__dict__.get("_move_memo")
+        if memo is None:
+            memo = self.__dict__["_move_memo"] = MoveMemo()
+        memo_key = (instance, dev, self.program_ways)  # (a split run's heap stores carry its ways)
+        kept = memo.kept.get(memo_key)
+        if kept is not None and memo.current(kept, self.heap, self.heap_owners, _move_note, self._registration_ways):
+            for copy in kept:  # what the move would read (the run's record, the pass's reads), nothing it would change
+                for attr, _value in self.heap_attributes(copy.instance, _move_note):
+                    self.heap_reads.add((copy.instance, attr))
+            if memo.open:
+                memo.open[-1].extend(kept)
+            return moved
+        changes = self.changes.count
         ways = self._registration_ways(instance.cls)
         attributes = list(self.heap_attributes(instance, _move_note))
         registered = _registered_identities(value for _attr, value in attributes)
         # registered only through containers whose modules are all known (``nn.ModuleList`` of known layers): a
         # module a plain list holds is registered exactly when one of them holds it too (``registered``)
         plain_moves = ways == "call" or ways == "container" and any(value.top for _attr, value in attributes)
-        for attr, value in attributes:
-            self.heap_reads.add((instance, attr))
-            key = (moved, attr)
-            value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
-            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
+        memo.open.append([])
+        try:
+            for attr, value in attributes:
+                self.heap_reads.add((instance, attr))
+                key = (moved, attr)
+                value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
+                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
+        finally:
+            below = memo.open.pop()
+        copies = (CopyRecord(instance, moved, ways, tuple(attributes),
+                             tuple(self.heap.get((moved, attr)) for attr, _value in attributes)), *below)
+        if memo.open:
+            memo.open[-1].extend(copies)
+        if self.changes.count == changes:
+            memo.kept[memo_key] = copies
+        else:
+            memo.kept.pop(memo_key, None)
         return moved
 
     def _registration_ways(self, cls: ClassInfo) -> str | None:
