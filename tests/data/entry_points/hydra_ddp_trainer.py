@@ -1,7 +1,6 @@
 """A character LM trained from a hydra entry: the model is built inside the entry, moved in place by the trainer."""
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 import hydra
 import torch
@@ -36,7 +35,7 @@ class TinyGPT(nn.Module):
 @dataclass
 class TrainerConfig:
     steps: int = 10
-    snapshot_path: Optional[str] = None
+    snapshot_path: str | None = None
 
 
 class Trainer:
