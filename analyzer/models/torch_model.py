@@ -149,10 +149,11 @@ from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
-GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
+#: flow-state modes. Grad mode: enabled where nothing disabled it (a branch that disables it leaves it on the other)
+GRAD_VAR = ModeKey("torch.grad_enabled", V(const(True)))
 #: the default device: the CPU where nothing set one (a branch that sets it leaves the CPU on the other)
 DEVICE_VAR = ModeKey("torch.default_device", V(TorchDeviceAtom(CPU)))
-CUDA_VAR = "torch.cuda.current_device"  # absent: cuda:0
+CUDA_VAR = ModeKey("torch.cuda.current_device", V(const(0)))  # absent: cuda:0
 MAX_COMBINATIONS = 64
 _UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
