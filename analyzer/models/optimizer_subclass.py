@@ -33,7 +33,8 @@ def is_project_optimizer(cls: ClassInfo) -> bool:
 
 
 def param_groups(params: Value, defaults: Value | None, element: Callable[[Value], Value]) -> Value:
-    """What ``Optimizer.__init__(params, defaults)`` keeps as ``param_groups``: for an iterable of tensors, one
+    """What ``Optimizer.__init__(params, defaults)`` (or an inherited library optimizer's constructor, whose
+    keyword arguments are not followed: ``defaults`` None) keeps as ``param_groups``: for an iterable of tensors, one
     group of them with the defaults' keys; for an iterable of dicts (explicit groups), those dicts with the
     defaults' keys they leave out. ``element``: what iterating a value gives."""
     items = element(params)

@@ -356,6 +356,8 @@ class TorchModel(TorchData, LibraryModel):
                      st: State, fr: Frame) -> None:
         if distribution_base(cls) is not None:
             self.torch_distribution_init(instance, args, kwargs, st, fr)
+        elif is_project_optimizer(cls):  # ``class Lookahead(torch.optim.SGD): ...`` with the library's constructor
+            self._project_optimizer_init(instance, args, kwargs, fr)
 
     def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
         return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
