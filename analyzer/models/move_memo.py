@@ -31,23 +31,69 @@ class CopyRecord:
     copied: tuple[Value | None, ...]  # the twin's value of each attribute after the copy
 
 
+@dataclass(frozen=True, slots=True)
+class KeptMove:
+    """A move that changed nothing: the copies of the instance and of every sub-module it reached, and the
+    classes of the other instances it met (not modules then: left where they were)."""
+
+    copies: tuple[CopyRecord, ...]
+    plain: tuple[Any, ...]
+
+
 class MoveMemo:
-    """The moves that changed nothing, by (instance, device, ways of the statement's choices), with the copies
-    of the instance and of every sub-module the move reached."""
+    """The moves that changed nothing, by (instance, device, ways of the statement's choices)."""
 
     def __init__(self) -> None:
-        self.kept: dict[Any, tuple[CopyRecord, ...]] = {}
-        self.open: list[list[CopyRecord]] = []  # the copies of the moves in progress, innermost last
+        self.kept: dict[Any, KeptMove] = {}
+        # the copies and the plain instances' classes of the moves in progress, innermost last
+        self.open: list[tuple[list[CopyRecord], list[Any]]] = []
 
-    def current(self, copies: tuple[CopyRecord, ...], heap: dict, owners: dict[Any, list[str]],
-                skip: Callable[[str], bool], registration: Callable[[Any], str | None]) -> bool:
-        """Would these copies read and leave the same objects now?"""
-        for copy in copies:
+    def current(self, kept: KeptMove, heap: dict, owners: dict[Any, list[str]], skip: Callable[[str], bool],
+                registration: Callable[[Any], str | None], is_module: Callable[[Any], bool]) -> bool:
+        """Would this move read and leave the same objects now (its classes still modules, or still not)?"""
+        if any(is_module(cls) for cls in kept.plain):
+            return False
+        for copy in kept.copies:
             instance, moved = copy.instance, copy.moved
             attrs = [attr for attr in owners.get(instance, ()) if not skip(attr)]
-            if len(attrs) != len(copy.attributes) or registration(instance.cls) != copy.registration:
+            if len(attrs) != len(copy.attributes) or registration(instance.cls) != copy.registration \
+                    or not is_module(instance.cls):
                 return False
             for attr, (seen_attr, seen), after in zip(attrs, copy.attributes, copy.copied, strict=True):
                 if attr != seen_attr or heap[(instance, attr)] is not seen or heap.get((moved, attr)) is not after:
                     return False
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class WeightsRecord:
+    """A project module's parameters as a walk found them: the attributes of each module it scanned, the
+    ``requires_grad`` notes it read (raw, before a split run's restriction), and the answer."""
+
+    scans: tuple[tuple[Any, tuple[tuple[str, Value], ...]], ...]
+    flags: tuple[tuple[Any, Value | None], ...]
+    classes: tuple[tuple[Any, bool], ...]  # the class of each instance met, and whether it was a module then
+    weights: Value
+
+
+class WeightsMemo:
+    """The parameters of a project module (``model.parameters()``, what a wrapper or an optimizer takes), by
+    (module, the modules the walk came through, ways of the statement's choices): a factory's model is asked in
+    every calling context and pass, most often with every attribute and note it walks the same objects."""
+
+    def __init__(self) -> None:
+        self.kept: dict[Any, WeightsRecord] = {}
+        # (scans, flag reads, classes met) of the walks in progress, innermost last
+        self.open: list[tuple[list, list, list]] = []
+
+    @staticmethod
+    def current(record: WeightsRecord, heap: dict, owners: dict[Any, list[str]], skip: Callable[[str], bool],
+                is_module: Callable[[Any], bool]) -> bool:
+        if any(is_module(cls) != answer for cls, answer in record.classes):
+            return False
+        for owner, seen in record.scans:
+            attrs = [attr for attr in owners.get(owner, ()) if not skip(attr)]
+            if len(attrs) != len(seen) or any(attr != seen_attr or heap[(owner, attr)] is not value
+                                              for attr, (seen_attr, value) in zip(attrs, seen, strict=True)):
+                return False
+        return all(heap.get(key) is value for key, value in record.flags)

@@ -99,7 +99,7 @@ from .entry_points import spawn_call
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
-from .move_memo import CopyRecord, MoveMemo
+from .move_memo import CopyRecord, KeptMove, MoveMemo, WeightsMemo, WeightsRecord
 from .numpy_model import data_ndim, store_converts_array
 from .optimizer_subclass import OPTIMIZER_INIT, OPTIMIZER_TYPE, PARAM_GROUPS, is_project_optimizer, optimizer_class
 from .optimizer_subclass import param_groups as optimizer_param_groups
@@ -169,6 +169,10 @@ _DEVICE_PREDICATES = {"is_cuda": "cuda", "is_cpu": "cpu", "is_mps": "mps", "is_x
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
+
+
+def _is_module_class(cls: ClassInfo) -> bool:
+    return cls.has_library_base(MODULE_TYPE)
 
 
 def _note(attr: str) -> bool:
@@ -1890,7 +1894,11 @@ class TorchModel(TorchData, LibraryModel):
             return {False}
         if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
             return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
-        noted = self.heap_get((atom.origin, _GRAD_FLAG))
+        key = (atom.origin, _GRAD_FLAG)
+        memo: WeightsMemo | None = self.__dict__.get("_weights_memo")
+        if memo is not None and memo.open:  # (a walk of a module's parameters in progress: an input of its answer)
+            memo.open[-1][1].append((key, self.heap.get(key)))
+        noted = self.heap_get(key)
         if noted is None:
             return {True}
         consts = noted.consts()  # (None: a flag that is not a constant, ``requires_grad_(p.requires_grad)``)
@@ -2460,21 +2468,59 @@ class TorchModel(TorchData, LibraryModel):
                 return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
-        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
+        if isinstance(atom, Instance):
+            module = atom.cls.has_library_base(MODULE_TYPE)
+            memo: WeightsMemo | None = self.__dict__.get("_weights_memo")
+            if memo is not None and memo.open:  # (a kept walk checks each class it met answers the same)
+                memo.open[-1][2].append((atom.cls, module))
+            if module and atom not in seen:
+                return self._module_weights(atom, seen)
+        return TOP
+
+    def _module_weights(self, atom: Instance, seen: frozenset) -> Value:
+        """:meth:`_weights` of a project module, kept (:class:`WeightsMemo`) while every attribute and note the
+        walk read is the same object: a kept walk replays its reads."""
+        memo: WeightsMemo | None = self.__dict__.get("_weights_memo")
+        if memo is None:
+            memo = self.__dict__["_weights_memo"] = WeightsMemo()
+        key = (atom, seen, self.program_ways)  # (a split run's reads of the notes are restricted to its ways)
+        kept = memo.kept.get(key)
+        if kept is not None and memo.current(kept, self.heap, self.heap_owners, _note, _is_module_class):
+            for owner, _seen in kept.scans:
+                for attr, _value in self.heap_attributes(owner, _note):
+                    self.heap_reads.add((owner, attr))
+            for flag_key, _value in kept.flags:
+                self.heap_get(flag_key)
+            if memo.open:
+                memo.open[-1][0].extend(kept.scans)
+                memo.open[-1][1].extend(kept.flags)
+                memo.open[-1][2].extend(kept.classes)
+            return kept.weights
+        memo.open.append(([], [], []))
+        try:
             out = BOTTOM
-            for attr, value in self.heap_attributes(atom, _note):
+            attributes = self.heap_attributes(atom, _note)
+            for attr, value in attributes:
                 self.heap_reads.add((atom, attr))
                 for inner in value.atoms:
                     if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
                         out = out.join(V(inner))
                     elif isinstance(inner, (TorchLayerAtom, Instance)):
                         out = out.join(self._weights(inner, seen | {atom}))
-            # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
-            moved_to = self.__dict__.get("_moved_to", {}).get(atom)
-            whole = moved_to is not None and bool(out.atoms) and not out.top and all(
-                isinstance(a, TorchTensorAtom) and a.dev.text == moved_to for a in out.atoms)
-            return out if whole else out.join(TOP)
-        return TOP
+        finally:
+            scans, flags, classes = memo.open.pop()
+        # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
+        moved_to = self.__dict__.get("_moved_to", {}).get(atom)
+        whole = moved_to is not None and bool(out.atoms) and not out.top and all(
+            isinstance(a, TorchTensorAtom) and a.dev.text == moved_to for a in out.atoms)
+        out = out if whole else out.join(TOP)
+        record = WeightsRecord(((atom, tuple(attributes)), *scans), tuple(flags), tuple(classes), out)
+        memo.kept[key] = record
+        if memo.open:
+            memo.open[-1][0].extend(record.scans)
+            memo.open[-1][1].extend(record.flags)
+            memo.open[-1][2].extend(record.classes)
+        return out
 
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
@@ -2484,8 +2530,12 @@ class TorchModel(TorchData, LibraryModel):
             own = atom.dev if atom.name in WRAPPERS else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin,
                                   keys=atom.keys)
-        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
-            return self._moved_instance(atom, dev)
+        if isinstance(atom, Instance):
+            if atom.cls.has_library_base(MODULE_TYPE):
+                return self._moved_instance(atom, dev)
+            memo: MoveMemo | None = self.__dict__.get("_move_memo")
+            if memo is not None and memo.open:  # (not a module now: a kept move checks it still is not)
+                memo.open[-1][1].append(atom.cls)
         return atom
 
     def _moved_instance(self, instance: Instance, dev: TorchDev) -> Instance:
@@ -2502,12 +2552,14 @@ class TorchModel(TorchData, LibraryModel):
             memo = self.__dict__["_move_memo"] = MoveMemo()
         memo_key = (instance, dev, self.program_ways)  # (a split run's heap stores carry its ways)
         kept = memo.kept.get(memo_key)
-        if kept is not None and memo.current(kept, self.heap, self.heap_owners, _move_note, self._registration_ways):
-            for copy in kept:  # what the move would read (the run's record, the pass's reads), nothing it would change
+        if kept is not None and memo.current(kept, self.heap, self.heap_owners, _move_note, self._registration_ways,
+                                             _is_module_class):
+            for copy in kept.copies:  # what the move would read (the run's record, the pass's reads), no change
                 for attr, _value in self.heap_attributes(copy.instance, _move_note):
                     self.heap_reads.add((copy.instance, attr))
             if memo.open:
-                memo.open[-1].extend(kept)
+                memo.open[-1][0].extend(kept.copies)
+                memo.open[-1][1].extend(kept.plain)
             return moved
         changes = self.changes.count
         ways = self._registration_ways(instance.cls)
@@ -2516,7 +2568,7 @@ class TorchModel(TorchData, LibraryModel):
         # registered only through containers whose modules are all known (``nn.ModuleList`` of known layers): a
         # module a plain list holds is registered exactly when one of them holds it too (``registered``)
         plain_moves = ways == "call" or ways == "container" and any(value.top for _attr, value in attributes)
-        memo.open.append([])
+        memo.open.append(([], []))
         try:
             for attr, value in attributes:
                 self.heap_reads.add((instance, attr))
@@ -2524,13 +2576,15 @@ class TorchModel(TorchData, LibraryModel):
                 value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
                 self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
         finally:
-            below = memo.open.pop()
-        copies = (CopyRecord(instance, moved, ways, tuple(attributes),
-                             tuple(self.heap.get((moved, attr)) for attr, _value in attributes)), *below)
+            below, plain = memo.open.pop()
+        done = KeptMove((CopyRecord(instance, moved, ways, tuple(attributes),
+                                    tuple(self.heap.get((moved, attr)) for attr, _value in attributes)), *below),
+                        tuple(plain))
         if memo.open:
-            memo.open[-1].extend(copies)
+            memo.open[-1][0].extend(done.copies)
+            memo.open[-1][1].extend(done.plain)
         if self.changes.count == changes:
-            memo.kept[memo_key] = copies
+            memo.kept[memo_key] = done
         else:
             memo.kept.pop(memo_key, None)
         return moved

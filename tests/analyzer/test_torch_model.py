@@ -1780,7 +1780,7 @@ def test_a_move_that_would_change_nothing_is_not_copied_again(monkeypatch: pytes
 def test_a_kept_move_is_copied_again_once_an_attribute_it_read_changed() -> None:
     from devicelint.domain import V, const
     from devicelint.engine.program import ClassInfo
-    from devicelint.models.move_memo import CopyRecord, MoveMemo
+    from devicelint.models.move_memo import CopyRecord, KeptMove, MoveMemo
 
     cls = ClassInfo.__new__(ClassInfo)
     instance, moved = object(), object()
@@ -1795,10 +1795,12 @@ def test_a_kept_move_is_copied_again_once_an_attribute_it_read_changed() -> None
     heap = {(owner, "fc"): value, (twin, "fc"): copy}
     owners = {owner: ["fc"]}
     memo = MoveMemo()
-    kept = (CopyRecord(owner, twin, None, (("fc", value),), (copy,)),)  # type: ignore[arg-type]
+    kept = KeptMove((CopyRecord(owner, twin, None, (("fc", value),), (copy,)),), ())  # type: ignore[arg-type]
 
-    def current() -> bool:
-        return memo.current(kept, heap, owners, lambda attr: attr.startswith("@"), lambda _cls: None)
+    def current(registration: str | None = None, plain: tuple = ()) -> bool:
+        move = KeptMove(kept.copies, plain)
+        return memo.current(move, heap, owners, lambda attr: attr.startswith("@"), lambda _cls: registration,
+                            lambda c: c is cls)
 
     assert current()
     heap[(owner, "fc")] = V(const(1))  # an equal value, another object: a store replaced it
@@ -1813,4 +1815,73 @@ def test_a_kept_move_is_copied_again_once_an_attribute_it_read_changed() -> None
     owners[owner].pop()
     owners[owner].append("@moved")  # a move's own note is not copied: no difference
     assert current()
-    assert not memo.current(kept, heap, owners, lambda attr: attr.startswith("@"), lambda _cls: "call")
+    assert not current(registration="call")  # the class registers its modules otherwise now
+    assert not current(plain=(cls,))  # an instance left where it was is a module now
+
+
+PARAMETERS_SOURCE = """
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.head = nn.Linear(4, 2)
+
+    def first_weight(model, run):
+        return next(model.parameters())
+
+    net = Net()
+    {calls}
+    first_weight(net, 0) + torch.ones(4).cuda()
+"""
+
+
+def test_a_module_s_parameters_are_walked_once_while_nothing_it_read_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from devicelint.models import torch_model
+
+    walks: list[object] = []
+    record = torch_model.WeightsRecord
+
+    def counting(*args: object) -> object:
+        walks.append(args[0])  # once per walk of a project module's attributes
+        return record(*args)
+
+    monkeypatch.setattr(torch_model, "WeightsRecord", counting)
+    once = run_on(PARAMETERS_SOURCE.format(calls=""), "cuda")
+    walked_once = len(walks)
+    walks.clear()
+    # four more calling contexts ask the same model's parameters: the same findings, no walk again
+    again = run_on(PARAMETERS_SOURCE.format(calls="\n    ".join(f"first_weight(net, {run})" for run in range(1, 5))),
+                   "cuda")
+    assert once == [(21, "MV201", "warning")]
+    assert again == [(24, "MV201", "warning")]
+    assert 0 < len(walks) == walked_once
+
+
+def test_a_kept_parameter_walk_is_walked_again_once_a_flag_it_read_changed() -> None:
+    from devicelint.domain import V, const
+    from devicelint.models.move_memo import WeightsMemo, WeightsRecord
+
+    owner, flag_key, cls = object(), ("origin", "@requires_grad"), object()
+    value, flag = V(const(1)), V(const(False))
+    heap: dict = {(owner, "fc"): value, flag_key: flag}
+    owners = {owner: ["fc"]}
+    record = WeightsRecord(((owner, (("fc", value),)),), ((flag_key, flag),), ((cls, True),), V(const(0)))
+
+    def current(module: bool = True) -> bool:
+        return WeightsMemo.current(record, heap, owners, lambda attr: attr.startswith("@"), lambda _c: module)
+
+    assert current()
+    assert not current(module=False)  # a class met is no module now
+    heap[flag_key] = V(const(False))  # the note stored again: another object
+    assert not current()
+    heap[flag_key] = flag
+    heap[(owner, "fc")] = V(const(2))
+    assert not current()
