@@ -7,7 +7,8 @@ module, its sub-modules and the twins exactly as the previous move of the same i
 left them: the copy changes nothing. Such a move is kept here (:class:`MoveMemo`), with what it read; the next
 move of that instance to that device, under the same ways of the statement's choices, is a replay of its reads
 if every one of them is still the same object (the heap replaces a value that changes, so the same object is
-the same value) and the class registers its modules the same way. A move that changed the heap is not kept:
+the same value), each class registers its modules the same way and each instance the move met is a module, or
+not, as it was then. A move that changed the heap is not kept:
 joining the same values again could change it once more.
 """
 
@@ -64,36 +65,3 @@ class MoveMemo:
                     return False
         return True
 
-
-@dataclass(frozen=True, slots=True)
-class WeightsRecord:
-    """A project module's parameters as a walk found them: the attributes of each module it scanned, the
-    ``requires_grad`` notes it read (raw, before a split run's restriction), and the answer."""
-
-    scans: tuple[tuple[Any, tuple[tuple[str, Value], ...]], ...]
-    flags: tuple[tuple[Any, Value | None], ...]
-    classes: tuple[tuple[Any, bool], ...]  # the class of each instance met, and whether it was a module then
-    weights: Value
-
-
-class WeightsMemo:
-    """The parameters of a project module (``model.parameters()``, what a wrapper or an optimizer takes), by
-    (module, the modules the walk came through, ways of the statement's choices): a factory's model is asked in
-    every calling context and pass, most often with every attribute and note it walks the same objects."""
-
-    def __init__(self) -> None:
-        self.kept: dict[Any, WeightsRecord] = {}
-        # (scans, flag reads, classes met) of the walks in progress, innermost last
-        self.open: list[tuple[list, list, list]] = []
-
-    @staticmethod
-    def current(record: WeightsRecord, heap: dict, owners: dict[Any, list[str]], skip: Callable[[str], bool],
-                is_module: Callable[[Any], bool]) -> bool:
-        if any(is_module(cls) != answer for cls, answer in record.classes):
-            return False
-        for owner, seen in record.scans:
-            attrs = [attr for attr in owners.get(owner, ()) if not skip(attr)]
-            if len(attrs) != len(seen) or any(attr != seen_attr or heap[(owner, attr)] is not value
-                                              for attr, (seen_attr, value) in zip(attrs, seen, strict=True)):
-                return False
-        return all(heap.get(key) is value for key, value in record.flags)

@@ -99,7 +99,7 @@ from .entry_points import spawn_call
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
-from .move_memo import CopyRecord, KeptMove, MoveMemo, WeightsMemo, WeightsRecord
+from .move_memo import CopyRecord, KeptMove, MoveMemo
 from .numpy_model import data_ndim, store_converts_array
 from .optimizer_subclass import OPTIMIZER_INIT, OPTIMIZER_TYPE, PARAM_GROUPS, is_project_optimizer, optimizer_class
 from .optimizer_subclass import param_groups as optimizer_param_groups
@@ -1894,11 +1894,7 @@ class TorchModel(TorchData, LibraryModel):
             return {False}
         if atom.origin is None or (isinstance(atom, TorchTensorAtom) and not (atom.owned and atom.grad == LEAF)):
             return {atom.requires_grad} if isinstance(atom, TorchTensorAtom) else {True}
-        key = (atom.origin, _GRAD_FLAG)
-        memo: WeightsMemo | None = self.__dict__.get("_weights_memo")
-        if memo is not None and memo.open:  # (a walk of a module's parameters in progress: an input of its answer)
-            memo.open[-1][1].append((key, self.heap.get(key)))
-        noted = self.heap_get(key)
+        noted = self.heap_get((atom.origin, _GRAD_FLAG))
         if noted is None:
             return {True}
         consts = noted.consts()  # (None: a flag that is not a constant, ``requires_grad_(p.requires_grad)``)
@@ -2468,59 +2464,21 @@ class TorchModel(TorchData, LibraryModel):
                 return Value(frozenset(TorchTensorAtom(atom.dev, LEAF if flag else NO_GRAD, False, owned=True,
                                                        origin=atom.origin) for flag in self.grad_flags(atom)))
             return BOTTOM if not atom.weights else TOP
-        if isinstance(atom, Instance):
-            module = atom.cls.has_library_base(MODULE_TYPE)
-            memo: WeightsMemo | None = self.__dict__.get("_weights_memo")
-            if memo is not None and memo.open:  # (a kept walk checks each class it met answers the same)
-                memo.open[-1][2].append((atom.cls, module))
-            if module and atom not in seen:
-                return self._module_weights(atom, seen)
-        return TOP
-
-    def _module_weights(self, atom: Instance, seen: frozenset) -> Value:
-        """:meth:`_weights` of a project module, kept (:class:`WeightsMemo`) while every attribute and note the
-        walk read is the same object: a kept walk replays its reads."""
-        memo: WeightsMemo | None = self.__dict__.get("_weights_memo")
-        if memo is None:
-            memo = self.__dict__["_weights_memo"] = WeightsMemo()
-        key = (atom, seen, self.program_ways)  # (a split run's reads of the notes are restricted to its ways)
-        kept = memo.kept.get(key)
-        if kept is not None and memo.current(kept, self.heap, self.heap_owners, _note, _is_module_class):
-            for owner, _seen in kept.scans:
-                for attr, _value in self.heap_attributes(owner, _note):
-                    self.heap_reads.add((owner, attr))
-            for flag_key, _value in kept.flags:
-                self.heap_get(flag_key)
-            if memo.open:
-                memo.open[-1][0].extend(kept.scans)
-                memo.open[-1][1].extend(kept.flags)
-                memo.open[-1][2].extend(kept.classes)
-            return kept.weights
-        memo.open.append(([], [], []))
-        try:
+        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE) and atom not in seen:
             out = BOTTOM
-            attributes = self.heap_attributes(atom, _note)
-            for attr, value in attributes:
+            for attr, value in self.heap_attributes(atom, _note):
                 self.heap_reads.add((atom, attr))
                 for inner in value.atoms:
                     if isinstance(inner, TorchTensorAtom) and inner.owned and inner.grad != NON_LEAF:
                         out = out.join(V(inner))
                     elif isinstance(inner, (TorchLayerAtom, Instance)):
                         out = out.join(self._weights(inner, seen | {atom}))
-        finally:
-            scans, flags, classes = memo.open.pop()
-        # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
-        moved_to = self.__dict__.get("_moved_to", {}).get(atom)
-        whole = moved_to is not None and bool(out.atoms) and not out.top and all(
-            isinstance(a, TorchTensorAtom) and a.dev.text == moved_to for a in out.atoms)
-        out = out if whole else out.join(TOP)
-        record = WeightsRecord(((atom, tuple(attributes)), *scans), tuple(flags), tuple(classes), out)
-        memo.kept[key] = record
-        if memo.open:
-            memo.open[-1][0].extend(record.scans)
-            memo.open[-1][1].extend(record.flags)
-            memo.open[-1][2].extend(record.classes)
-        return out
+            # moved as a whole to one device: the weights not seen are there too, the seen ones stand for them
+            moved_to = self.__dict__.get("_moved_to", {}).get(atom)
+            whole = moved_to is not None and bool(out.atoms) and not out.top and all(
+                isinstance(a, TorchTensorAtom) and a.dev.text == moved_to for a in out.atoms)
+            return out if whole else out.join(TOP)
+        return TOP
 
     def move_module(self, atom: Atom, dev: TorchDev) -> Atom:
         """A module's state after ``.to(dev)``: its layers, parameters and buffers (and sub-modules') on ``dev``."""
