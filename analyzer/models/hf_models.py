@@ -131,6 +131,9 @@ class OutputAtom(Atom):
 
     fields: tuple[tuple[str, Value], ...]
 
+    def held(self) -> tuple[Value, ...]:
+        return tuple(value for _name, value in self.fields)
+
 
 @dataclass(frozen=True, slots=True)
 class HFMethod(Atom):

@@ -35,6 +35,8 @@ from .library_refs import LibraryRef
 
 ROOTS = frozenset({"collections", "random"})
 NAMED_TUPLE = "typing.NamedTuple"
+#: The library classes a class of records of data derives from (:meth:`.program.ClassInfo.holds_data`).
+RECORD_BASES = frozenset({NAMED_TUPLE})
 _SAMPLES = frozenset({"random.sample", "random.choices"})
 #: the library functions this model answers (their parameters: ``signatures.SIGNATURES["records"]``)
 _CALLS = frozenset({"collections.namedtuple", "collections.deque", "random.choice", "random.shuffle"}) | _SAMPLES

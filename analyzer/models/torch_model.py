@@ -831,7 +831,12 @@ class TorchModel(TorchData, LibraryModel):
             elif op == "matmul" and zero_dim is None:
                 dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
-            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
+            source = derived_from(data, device)
+            if target is intended:
+                # what a failing op was meant to give comes from the operand it left behind: a later failure over it
+                # is the same bug as this one, where that operand came from (:mod:`rules.cascades`)
+                left = {a.provenance for a in data if a.dev != device and not a.owned}
+                source = left.pop() if len(left) == 1 else source
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
                                            origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
@@ -2204,8 +2209,13 @@ class TorchModel(TorchData, LibraryModel):
                     if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
             if x.top:
                 ways.add(own)
+            # its device is its input's where the input is on the weights' device (the batch a caller passed, or a
+            # value derived from it), and what a failing call was meant to give is its input's too: a later
+            # failure over it comes from where the input did (:mod:`rules.anchors`)
+            source = derived_from(inputs, layer.dev) if inputs and not x.top else None
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=self.origin(node, fr, f"{api} output")),
+                                                               False, origin=self.origin(node, fr, f"{api} output"),
+                                                               source=source),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM

@@ -1,0 +1,158 @@
+"""One root cause, one finding: a failure that only follows from an earlier one is that finding's.
+
+Past a call that fails on every path the analysis goes on with the result the user meant it to have (docs/analyzer.md,
+"Going on past a failure"). A later call that fails again over the same tensor left on the wrong device (the
+start tokens a generation loop concatenates after the model already refused them, a CPU batch that reaches a second
+layer) is the same bug: moving that tensor fixes both. Such a failure is a *cascade* of the earlier one: it gives no
+finding of its own, and the earlier one's finding lists it ("fails here too"). A later failure over another tensor
+(labels left on the CPU after the inputs were) is a bug of its own and stays a finding.
+
+Two further readings of the facts serve the same end: a combination that succeeds only with the result of a call that
+never succeeds (:func:`never_succeeding`) is hypothetical, as on a path past a failure, so a loop's later iterations do
+not turn a failure on every run into a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+from devicelint.facts import FactStore, Possibility, Site, SiteFact
+
+from .anchors import MAX_DEPTH
+
+Where = tuple[str, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Cascades:
+    """The cascades of one set of facts: each cascading fact's root facts, and each root fact's cascading sites."""
+
+    roots: dict[int, list[SiteFact]]  # id(cascading fact) -> the facts it follows from
+    followers: dict[int, list[Site]]  # id(root fact) -> the sites that fail again past it
+    never: frozenset[Site]  # sites that never succeed (see never_succeeding)
+
+
+_CACHE: WeakKeyDictionary[FactStore, tuple[object, Cascades]] = WeakKeyDictionary()
+
+
+def cascades(facts: FactStore) -> Cascades:
+    """The cascades among ``facts`` (computed once per set of facts: every rule asks)."""
+    grouped = facts.by_site()
+    cached = _CACHE.get(facts)
+    if cached is not None and cached[0] is grouped:
+        return cached[1]
+    found = _find(grouped)
+    _CACHE[facts] = (grouped, found)
+    return found
+
+
+def _meant(atoms: list) -> object:
+    """The device a mismatching call was meant to run on: the accelerator of a CPU/accelerator mismatch, else the
+    first operand's (as the engine goes on past it)."""
+    return next((atom.dev for atom in atoms if atom.dev.type != "cpu"), atoms[0].dev)
+
+
+def _tensors(possibility: Possibility) -> list:
+    return [atom for _role, atom in possibility.operands if hasattr(getattr(atom, "dev", None), "type")]
+
+
+def left_behind(possibility: Possibility) -> frozenset[Where] | None:
+    """Where the operands a failing combination leaves behind were made: those not on the device the call was meant
+    to run on. None where that is not a tensor of known provenance (a module's weight, a value of unknown origin)."""
+    atoms = _tensors(possibility)
+    if len({atom.dev for atom in atoms}) < 2:
+        return None
+    meant = _meant(atoms)
+    left: set[Where] = set()
+    for atom in atoms:
+        if atom.dev == meant:
+            continue
+        origin = getattr(atom, "provenance", None)
+        if getattr(atom, "owned", False) or origin is None or not origin.line:
+            return None
+        left.add((origin.file, origin.line, origin.col))
+    return frozenset(left) or None
+
+
+def _past(possibility: Possibility) -> frozenset[Where]:
+    """The tensors left behind by earlier failures whose meant results this combination uses: an operand on the
+    device the call is meant for, derived from a tensor that was not there (what a failing call was meant to give
+    comes from the operand it left behind, and a move starts afresh, so only such a result is that)."""
+    atoms = _tensors(possibility)
+    if len({atom.dev for atom in atoms}) < 2:
+        return frozenset()
+    meant = _meant(atoms)
+    return frozenset((origin.file, origin.line, origin.col) for atom in atoms if atom.dev == meant
+                     and not getattr(atom, "owned", False) and (origin := getattr(atom, "source", None)) is not None
+                     and origin.line)
+
+
+def never_succeeding(grouped: dict[Site, list[SiteFact]]) -> frozenset[Site]:
+    """The sites that fail and succeed only with their own result as an operand (``SiteFact.fed_back``), or only
+    on paths past a failure: what they return exists only where the analysis goes on as if they had succeeded."""
+    never: set[Site] = set()
+    for site, site_facts in grouped.items():
+        possibilities = [p for f in site_facts for p in f.possibilities]
+        if not any(p.failed for p in possibilities):
+            continue
+        passes = {p for p in possibilities if not p.failed}
+        own = {p for f in site_facts for p in f.fed_back}
+        if passes <= own and not any(f.unknown for f in site_facts):
+            never.add(site)
+    return frozenset(never)
+
+
+def hypothetical(possibility: Possibility, never: frozenset[Site]) -> bool:
+    """A succeeding combination with an operand that only a call that never succeeds gives."""
+    return not possibility.failed and any(site.made(origin) for _role, origin in possibility.origins()
+                                          for site in never if site.line == origin.line)
+
+
+def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
+    never = never_succeeding(grouped)
+    failing = [f for site_facts in grouped.values() for f in site_facts if any(p.failed for p in f.possibilities)]
+    # a root: a call that fails on every path of its context (the analysis goes on past it with its meant result)
+    roots: list[tuple[SiteFact, frozenset[Where]]] = []
+    for fact in failing:
+        if fact.unknown or not all(p.failed or hypothetical(p, never) for p in fact.possibilities):
+            continue
+        left = [left_behind(p) for p in fact.possibilities if p.failed]
+        if all(part is not None for part in left):
+            roots.append((fact, frozenset().union(*(part for part in left if part is not None))))
+    of: dict[int, list[SiteFact]] = {}
+    for fact in failing:
+        found: list[SiteFact] = []
+        for possibility in fact.possibilities:
+            if not possibility.failed:
+                continue
+            left, past = left_behind(possibility), _past(possibility)
+            # the same tensor left behind again, met by what the earlier failure was meant to give
+            earlier = [root for root, root_left in roots if root.site != fact.site and left is not None
+                       and left <= root_left and left & past]
+            if not earlier:
+                found = []
+                break
+            found.extend(r for r in earlier if all(r is not seen for seen in found))
+        if found:
+            of[id(fact)] = found
+    # two failures that each use the other's meant result (a loop) are each a finding
+    of = {fact_id: kept for fact_id, found in of.items()
+          if (kept := [r for r in found if fact_id not in map(id, of.get(id(r), ()))])}
+    sites = {id(f): f.site for f in failing}
+    by_root: dict[int, list[Site]] = {}
+    for fact_id, found in of.items():  # a cascade of a cascade follows from the first failure
+        for root in _firsts(found, of):
+            followers = by_root.setdefault(id(root), [])
+            if sites[fact_id] not in followers:
+                followers.append(sites[fact_id])
+    return Cascades(of, by_root, never)
+
+
+def _firsts(found: Iterable[SiteFact], of: dict[int, list[SiteFact]], depth: int = 0) -> Iterator[SiteFact]:
+    for root in found:
+        if id(root) in of and depth < MAX_DEPTH:
+            yield from _firsts(of[id(root)], of, depth + 1)
+        else:
+            yield root
