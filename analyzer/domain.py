@@ -408,7 +408,9 @@ class SeqAtom(Atom):
         return bool(self.items) if self.items is not None else None
 
     def held(self) -> tuple[Value, ...]:
-        return self.items if self.items is not None else (self.elem,)
+        # (a collection of unknown length is iterated, not unpacked: a loop over a loader's batches that forgets
+        # to move them is the loop's own mistake)
+        return self.items if self.items is not None else ()
 
 
 def seq(kind: str, items: Iterable[Value]) -> SeqAtom:

@@ -20,7 +20,7 @@ from weakref import WeakKeyDictionary
 
 from devicelint.facts import FactStore, Possibility, Site, SiteFact
 
-from .anchors import MAX_DEPTH
+from .anchors import MAX_DEPTH, meant_device
 
 Where = tuple[str, int, int]
 
@@ -48,12 +48,6 @@ def cascades(facts: FactStore) -> Cascades:
     return found
 
 
-def _meant(atoms: list) -> object:
-    """The device a mismatching call was meant to run on: the accelerator of a CPU/accelerator mismatch, else the
-    first operand's (as the engine goes on past it)."""
-    return next((atom.dev for atom in atoms if atom.dev.type != "cpu"), atoms[0].dev)
-
-
 def _tensors(possibility: Possibility) -> list:
     return [atom for _role, atom in possibility.operands if hasattr(getattr(atom, "dev", None), "type")]
 
@@ -64,7 +58,7 @@ def left_behind(possibility: Possibility) -> frozenset[Where] | None:
     atoms = _tensors(possibility)
     if len({atom.dev for atom in atoms}) < 2:
         return None
-    meant = _meant(atoms)
+    meant = meant_device(atoms)
     left: set[Where] = set()
     for atom in atoms:
         if atom.dev == meant:
@@ -83,7 +77,7 @@ def _past(possibility: Possibility) -> frozenset[Where]:
     atoms = _tensors(possibility)
     if len({atom.dev for atom in atoms}) < 2:
         return frozenset()
-    meant = _meant(atoms)
+    meant = meant_device(atoms)
     return frozenset((origin.file, origin.line, origin.col) for atom in atoms if atom.dev == meant
                      and not getattr(atom, "owned", False) and (origin := getattr(atom, "source", None)) is not None
                      and origin.line)
