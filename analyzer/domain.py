@@ -408,9 +408,9 @@ class SeqAtom(Atom):
         return bool(self.items) if self.items is not None else None
 
     def held(self) -> tuple[Value, ...]:
-        # (a collection of unknown length is iterated, not unpacked: a loop over a loader's batches that forgets
-        # to move them is the loop's own mistake)
-        return self.items if self.items is not None else ()
+        # a tuple is a record, unpacked (``x, y = batch``); a list or a set is a collection, iterated: a loop over
+        # a list of batches that forgets to move them is the loop's own mistake
+        return self.items if self.kind == "tuple" and self.items is not None else ()
 
 
 def seq(kind: str, items: Iterable[Value]) -> SeqAtom:

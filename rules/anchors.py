@@ -56,10 +56,7 @@ def _carried(context: Context, possibilities: Iterable[Possibility],
     plain list, a buffer replaced by a host tensor) as much as the caller's (a model never moved): it stays."""
     carried: set[tuple[str, int, int]] = set()
     for possibility in possibilities:
-        left = left_atoms(possibility)
         for _role, atom in possibility.operands:
-            if left is not None and atom not in left and not getattr(atom, "owned", False):
-                continue  # on the device the call was meant for: the operand left behind is the mistake
             if getattr(atom, "owned", False):
                 if getattr(getattr(atom, "dev", None), "type", "cpu") == "cpu":
                     return None
@@ -80,16 +77,6 @@ def meant_device(atoms: list) -> object:
     """The device a mismatching call was meant to run on: the accelerator of a CPU/accelerator mismatch, else the
     first operand's (as the engine goes on past it, :func:`analyzer.lift` and the torch model's checked ops)."""
     return next((atom.dev for atom in atoms if atom.dev.type != "cpu"), atoms[0].dev)
-
-
-def left_atoms(possibility: Possibility) -> list | None:
-    """The tensors a failing PyTorch combination leaves behind: those not on the device it was meant to run on (a
-    CPU batch next to GPU features). None where the operands are not such tensors (Burn's) or share a device."""
-    atoms = [atom for _role, atom in possibility.operands if hasattr(getattr(atom, "dev", None), "type")]
-    if len(atoms) != len(possibility.operands) or len({atom.dev for atom in atoms}) < 2:
-        return None
-    meant = meant_device(atoms)
-    return [atom for atom in atoms if atom.dev != meant]
 
 
 def _climb(link: CallerLink, carried: frozenset[tuple[str, int, int]], spans: dict[str, list[Span]],

@@ -85,8 +85,8 @@ def data_kinds(data: Value) -> list[str] | None:
 ORIGIN_DEPTH = 4
 
 
-def argument_origins(bound: dict[str, Value],
-                     attributes: Callable[[Instance], Iterable[Value]] | None = None) -> frozenset[tuple[str, int, int]]:
+def argument_origins(bound: dict[str, Value], attributes: Callable[[Instance], Iterable[Value]] | None = None
+                     ) -> frozenset[tuple[str, int, int]]:
     """Where the states the arguments hold were made (each atom's origin, and for a tensor derived from another
     by ops that keep its device, that tensor's: its ``source``), for reporting at the caller. A container passed
     (a tuple, a dict batch, an encoding, a record instance whose fields ``attributes`` gives) hands over what it
