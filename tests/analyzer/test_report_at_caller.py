@@ -437,3 +437,44 @@ def test_a_plain_object_passed_keeps_its_attributes_own() -> None:
 
         weighted(torch.randn(8, 3, device="cuda"), Trainer())
     """) == [(13, "MV201", "error", None)]
+
+
+def test_a_collated_batch_unpacked_inside_is_the_callers() -> None:
+    # a DataLoader collates a dataset's tuples into lists: ``[inputs, targets]`` is one batch, handed over (two
+    # tensors, each a bug of its own, both fixed where the batch is passed)
+    assert located("""
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        def step(model, data):
+            inputs, targets = data
+            return nn.functional.cross_entropy(model(inputs), targets)
+
+        model = nn.Linear(4, 3).cuda()
+        loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=4)
+        for data in loader:
+            step(model, data)
+    """) == [(13, "MV201", "error", 8), (13, "MV202", "error", 8)]
+
+
+def test_a_model_output_is_derived_from_its_input() -> None:
+    # the logits a layer or a pretrained model gives are on its input's device: next to labels from the same caller,
+    # the failure is the caller's, at the outermost call that passes the batch
+    assert located("""
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        def forward_pass(model, encoded):
+            return model(**encoded).logits
+
+        def loss_of(model, batch):
+            return torch.nn.functional.cross_entropy(forward_pass(model, batch), batch["labels"])
+
+        def train(model, batch):
+            return loss_of(model, batch).item()
+
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased").to("cuda")
+        batch = {"input_ids": torch.ones(2, 5, dtype=torch.long, device="cuda"), "labels": torch.tensor([1, 0])}
+        train(model, batch)
+    """) == [(16, "MV201", "error", 9)]
