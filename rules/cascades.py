@@ -112,9 +112,9 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
     for fact in failing:
         if fact.unknown or not all(p.failed or hypothetical(p, never) for p in fact.possibilities):
             continue
-        left = [left_behind(p) for p in fact.possibilities if p.failed]
-        if all(part is not None for part in left):
-            roots.append((fact, frozenset().union(*(part for part in left if part is not None))))
+        parts = [left_behind(p) for p in fact.possibilities if p.failed]
+        if all(part is not None for part in parts):
+            roots.append((fact, frozenset().union(*(part for part in parts if part is not None))))
     of: dict[int, list[SiteFact]] = {}
     for fact in failing:
         found: list[SiteFact] = []
