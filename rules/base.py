@@ -19,7 +19,7 @@ from devicelint.diagnostics import Diagnostic, Fix, Related, Severity
 from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
 from .anchors import MAX_DEPTH, Anchor, anchors_for
-from .cascades import Cascades, cascades, hypothetical
+from .cascades import Cascades, Never, cascades, hypothetical
 
 MAX_RELATED = 8
 
@@ -216,7 +216,7 @@ class OutcomeRule(Rule):
                                   [f for _s, f in entries], found)
 
     def judge_at_caller(self, anchor: Anchor, entries: list[tuple[Site, SiteFact]], facts: FactStore,
-                        never: frozenset[Site] = frozenset()) -> Diagnostic:
+                        never: Never | None = None) -> Diagnostic:
         """One finding at the call that passed the failing operands, for every failing call it leads to."""
         # (one position may be several sites: a call whose callee is one of two models; the API breaks the tie)
         sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col, s.api))
@@ -229,6 +229,7 @@ class OutcomeRule(Rule):
         # the failing calls (another branch) shows in the function's other facts. A run that succeeds only with
         # what a call that never succeeds returns (a loop's next iteration over the failing call's meant result)
         # is not one.
+        never = never or {}
         failed = {f.context.id for _s, f in entries
                   if all(p.code == self.code or hypothetical(p, never) for p in f.possibilities) and not f.unknown}
         inner_function = (first_fact.context.file, first_fact.context.function)
@@ -269,12 +270,13 @@ class OutcomeRule(Rule):
             return f"`{api}`{where} mixes devices: {short_operands(failing, file)}"
         return f"{failing.message.strip()} [{api}{where}: {failing.describe_operands()}]"
 
-    def judge(self, site: Site, site_facts: list[SiteFact], never: frozenset[Site] = frozenset()) -> Diagnostic | None:
+    def judge(self, site: Site, site_facts: list[SiteFact], never: Never | None = None) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
         fed_back = fed_back_passes(site_facts)
+        never = never or {}
         everywhere = all(p.code == self.code or hypothetical(p, never) for f in site_facts for p in f.possibilities
                          if p not in fed_back) \
             and not any(f.unknown or f.hypothetical_pass for f in site_facts)

@@ -23,6 +23,8 @@ from devicelint.facts import FactStore, Possibility, Site, SiteFact
 from .anchors import MAX_DEPTH, meant_device
 
 Where = tuple[str, int, int]
+#: sites by their call's position (file, line, col)
+Never = dict[Where, list[Site]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +33,7 @@ class Cascades:
 
     roots: dict[int, list[SiteFact]]  # id(cascading fact) -> the facts it follows from
     followers: dict[int, list[Site]]  # id(root fact) -> the sites that fail again past it
-    never: frozenset[Site]  # sites that never succeed (see never_succeeding)
+    never: Never  # sites that never succeed (see never_succeeding)
 
 
 _CACHE: WeakKeyDictionary[FactStore, tuple[object, Cascades]] = WeakKeyDictionary()
@@ -83,10 +85,10 @@ def _past(possibility: Possibility) -> frozenset[Where]:
                      and origin.line)
 
 
-def never_succeeding(grouped: dict[Site, list[SiteFact]]) -> frozenset[Site]:
+def never_succeeding(grouped: dict[Site, list[SiteFact]]) -> Never:
     """The sites that fail and succeed only with their own result as an operand (``SiteFact.fed_back``), or only
     on paths past a failure: what they return exists only where the analysis goes on as if they had succeeded."""
-    never: set[Site] = set()
+    never: Never = {}
     for site, site_facts in grouped.items():
         possibilities = [p for f in site_facts for p in f.possibilities]
         if not any(p.failed for p in possibilities):
@@ -94,14 +96,15 @@ def never_succeeding(grouped: dict[Site, list[SiteFact]]) -> frozenset[Site]:
         passes = {p for p in possibilities if not p.failed}
         own = {p for f in site_facts for p in f.fed_back}
         if passes <= own and not any(f.unknown for f in site_facts):
-            never.add(site)
-    return frozenset(never)
+            never.setdefault((site.file, site.line, site.col), []).append(site)
+    return never
 
 
-def hypothetical(possibility: Possibility, never: frozenset[Site]) -> bool:
+def hypothetical(possibility: Possibility, never: Never) -> bool:
     """A succeeding combination with an operand that only a call that never succeeds gives."""
-    return not possibility.failed and any(site.made(origin) for _role, origin in possibility.origins()
-                                          for site in never if site.line == origin.line)
+    return bool(never) and not possibility.failed and any(
+        site.made(origin) for _role, origin in possibility.origins()
+        for site in never.get((origin.file, origin.line, origin.col), ()))
 
 
 def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
