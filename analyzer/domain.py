@@ -408,14 +408,9 @@ class SeqAtom(Atom):
         return bool(self.items) if self.items is not None else None
 
     def held(self) -> tuple[Value, ...]:
-        # a tuple is a record, unpacked (``x, y = batch``), and so is a list of known length whose items live on
-        # devices (a collated batch ``[inputs, targets]``); a list of batches, a set or a list of unknown length
-        # is a collection, iterated: a loop over it that forgets to move the batches is the loop's own mistake
-        if self.items is None or self.kind == "set":
-            return ()
-        if self.kind == "tuple":
-            return self.items
-        return tuple(Value(frozenset(a for a in item.atoms if a.device_key() is not None)) for item in self.items)
+        # a tuple is a record, unpacked (``x, y = batch``); a list or a set is a collection (of batches, of a
+        # model's weights), iterated: a loop over it that forgets to move the batches is the loop's own mistake
+        return self.items if self.kind == "tuple" and self.items is not None else ()
 
 
 def seq(kind: str, items: Iterable[Value]) -> SeqAtom:
