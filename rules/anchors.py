@@ -75,12 +75,6 @@ def _carried(context: Context, possibilities: Iterable[Possibility],
     return frozenset(carried) or None
 
 
-def meant_device(atoms: list) -> object:
-    """The device a mismatching call was meant to run on: the accelerator of a CPU/accelerator mismatch, else the
-    first operand's (as the engine goes on past it, :func:`analyzer.lift` and the torch model's checked ops)."""
-    return next((atom.dev for atom in atoms if atom.dev.type != "cpu"), atoms[0].dev)
-
-
 def _climb(link: CallerLink, carried: frozenset[tuple[str, int, int]], spans: dict[str, list[Span]],
            depth: int) -> list[Anchor] | None:
     """The calls, from ``link`` outwards, that pass the ``carried`` states; None where a path is not known."""

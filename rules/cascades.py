@@ -20,7 +20,7 @@ from weakref import WeakKeyDictionary
 
 from devicelint.facts import FactStore, Possibility, Site, SiteFact
 
-from .anchors import MAX_DEPTH, meant_device
+from .anchors import MAX_DEPTH
 
 Where = tuple[str, int, int]
 #: sites by their call's position (file, line, col)
@@ -48,6 +48,12 @@ def cascades(facts: FactStore) -> Cascades:
     found = _find(grouped)
     _CACHE[facts] = (grouped, found)
     return found
+
+
+def meant_device(atoms: list) -> object:
+    """The device a mismatching call was meant to run on: the accelerator of a CPU/accelerator mismatch, else the
+    first operand's (as the torch model's checked ops go on past it)."""
+    return next((atom.dev for atom in atoms if atom.dev.type != "cpu"), atoms[0].dev)
 
 
 def _tensors(possibility: Possibility) -> list:
