@@ -380,12 +380,10 @@ class Calls(EngineMixin):
         made (:func:`.dispatch_helpers.argument_origins`); nothing for the method's own receiver, whose
         attributes are the object's own state, or an object that is not a record (a module, a trainer). Read
         for reporting only: not remembered as a read of the program."""
-        from ..models.records import RECORD_BASES  # (the library's record classes: a model's knowledge)
-
-        heap, owners = self.heap, self.heap_owners
+        heap, owners, record_bases = self.heap, self.heap_owners, self.model_record_bases()
 
         def fields(instance: Instance) -> list[Value]:
-            if instance is receiver or not instance.cls.holds_data(RECORD_BASES):
+            if instance is receiver or not instance.cls.holds_data(record_bases):
                 return []
             return [heap[(instance, attr)] for attr in owners.get(instance, ())]
         return fields

@@ -152,6 +152,9 @@ class Records(LibraryModel):
             return V(seq("tuple", [V(const(n)) for n in names]))
         return UNHANDLED
 
+    def record_bases(self) -> frozenset[str]:
+        return RECORD_BASES
+
     def library_init(self, cls: Any, instance: Value, args: list[Value], kwargs: dict[str, Value],
                      st: State, fr: Frame) -> None:
         """``Transition(state, action, ...)`` of a ``typing.NamedTuple`` class: each field stored on the instance
