@@ -140,9 +140,8 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
             found.extend(r for r in earlier if all(r is not seen for seen in found))
         if found:
             of[id(fact)] = found
-    # two failures that each use the other's meant result (a loop) are each a finding
-    of = {fact_id: kept for fact_id, found in of.items()
-          if (kept := [r for r in found if fact_id not in map(id, of.get(id(r), ()))])}
+    # failures that each follow from the other (in a loop) are each a finding
+    of = {fact_id: found for fact_id, found in of.items() if not _returns_to(fact_id, found, of)}
     sites = {id(f): f.site for f in failing}
     by_root: dict[int, list[Site]] = {}
     for fact_id, found in of.items():  # a cascade of a cascade follows from the first failure
@@ -151,6 +150,20 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
             if sites[fact_id] not in followers:
                 followers.append(sites[fact_id])
     return Cascades(of, by_root, never)
+
+
+def _returns_to(start: int, found: list[SiteFact], of: dict[int, list[SiteFact]]) -> bool:
+    """Whether following the roots from ``found`` leads back to the fact ``start``."""
+    seen: set[int] = set()
+    todo = list(found)
+    while todo:
+        root = todo.pop()
+        if id(root) == start:
+            return True
+        if id(root) not in seen:
+            seen.add(id(root))
+            todo.extend(of.get(id(root), ()))
+    return False
 
 
 def _firsts(found: Iterable[SiteFact], of: dict[int, list[SiteFact]], depth: int = 0) -> Iterator[SiteFact]:
