@@ -5,7 +5,10 @@ Past a call that fails on every path the analysis goes on with the result the us
 start tokens a generation loop concatenates after the model already refused them, a CPU batch that reaches a second
 layer) is the same bug: moving that tensor fixes both. Such a failure is a *cascade* of the earlier one: it gives no
 finding of its own, and the earlier one's finding lists it ("fails here too"). A later failure over another tensor
-(labels left on the CPU after the inputs were) is a bug of its own and stays a finding.
+(labels left on the CPU after the inputs were) is a bug of its own and stays a finding. The later failure is told
+apart by an operand derived from what an earlier failure was meant to give (its provenance is the tensor left
+behind, on another device than that tensor), and by order: a failure does not follow from one that runs after it,
+read in source order along the calls that lead to both.
 
 Two further readings of the facts serve the same end: a combination that succeeds only with the result of a call that
 never succeeds (:func:`never_succeeding`) is hypothetical, as on a path past a failure, so a loop's later iterations do
@@ -18,11 +21,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from devicelint.facts import FactStore, Possibility, Site, SiteFact
+from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
 from .anchors import MAX_DEPTH
 
 Where = tuple[str, int, int]
+#: the calls that lead to a site, outermost first: (context id, call position) each
+Chain = tuple[tuple[int, Where], ...]
+#: How many caller paths of one context are compared (a helper called from many places).
+MAX_PATHS = 8
 #: sites by their call's position (file, line, col)
 Never = dict[Where, list[Site]]
 
@@ -125,6 +132,7 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
         if all(part is not None for part in parts):
             roots.append((fact, frozenset().union(*(part for part in parts if part is not None))))
     of: dict[int, list[SiteFact]] = {}
+    paths: dict[int, list[Chain]] = {}
     for fact in failing:
         found: list[SiteFact] = []
         for possibility in fact.possibilities:
@@ -133,7 +141,7 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
             left, past = left_behind(possibility), _past(possibility)
             # the same tensor left behind again, met by what the earlier failure was meant to give
             earlier = [root for root, root_left in roots if root.site != fact.site and left is not None
-                       and left <= root_left and left & past]
+                       and left <= root_left and left & past and not _runs_before(fact, root, paths)]
             if not earlier:
                 found = []
                 break
@@ -150,6 +158,42 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
             if sites[fact_id] not in followers:
                 followers.append(sites[fact_id])
     return Cascades(of, by_root, never)
+
+
+def _chains(context: Context, depth: int = 0) -> list[Chain]:
+    """The calls that lead into ``context`` from an outermost one."""
+    if not context.callers or depth >= MAX_DEPTH:
+        return [()]
+    out: list[Chain] = []
+    for link in context.callers[:MAX_PATHS]:
+        if link.caller is None:
+            continue
+        for outer in _chains(link.caller, depth + 1):
+            out.append((*outer, (link.caller.id, (link.file, link.line, link.col))))
+            if len(out) >= MAX_PATHS:
+                return out
+    return out or [()]
+
+
+def _before(first: Chain, second: Chain) -> bool:
+    """Whether ``first`` runs before ``second`` (read in source order): they part in one context, ``first`` at an
+    earlier position there (a call that leads to it, or the site itself)."""
+    for (ctx_a, at_a), (ctx_b, at_b) in zip(first, second, strict=False):
+        if ctx_a != ctx_b:
+            return False
+        if at_a != at_b:
+            return at_a[0] == at_b[0] and at_a[1:] < at_b[1:]
+    return False
+
+
+def _runs_before(first: SiteFact, second: SiteFact, paths: dict[int, list[Chain]]) -> bool:
+    """Whether a path to ``first`` runs before one to ``second``: then ``first`` cannot follow from ``second``."""
+    for fact in (first, second):
+        if id(fact) not in paths:
+            site = fact.site
+            paths[id(fact)] = [(*chain, (fact.context.id, (site.file, site.line, site.col)))
+                               for chain in _chains(fact.context)]
+    return any(_before(a, b) for a in paths[id(first)] for b in paths[id(second)])
 
 
 def _returns_to(start: int, found: list[SiteFact], of: dict[int, list[SiteFact]]) -> bool:

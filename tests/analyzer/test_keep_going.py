@@ -322,3 +322,13 @@ def test_a_later_use_of_the_tensor_left_behind_is_the_same_finding(tmp_path: Pat
     assert found == ["same.py:7: MV201 [error]", "same.py:19: MV201 [error]", "same.py:20: MV201 [error]"]
     first = next(d for d in check_source(textwrap.dedent(program), "same.py").findings if d.row == 7)
     assert [r.row for r in first.related if "same tensor" in r.message] == [8]
+
+
+def test_the_same_tensor_met_again_in_the_calling_frame_is_the_same_finding(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    # after the call, the CPU start tokens meet what ``generate`` was meant to return: still the first failure's
+    # root cause, listed by its finding (it runs after that failure, not before: no finding of its own)
+    program = GENERATE.format(after="print(torch.cat([start, out], dim=1).shape)")
+    assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:26: MV202 [error]"]
+    [finding] = check_source(textwrap.dedent(program), "gen.py").findings
+    assert [r.row for r in finding.related if "same tensor" in r.message] == [20, 27]
