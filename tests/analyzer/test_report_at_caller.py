@@ -478,3 +478,20 @@ def test_a_model_output_is_derived_from_its_input() -> None:
         batch = {"input_ids": torch.ones(2, 5, dtype=torch.long, device="cuda"), "labels": torch.tensor([1, 0])}
         train(model, batch)
     """) == [(16, "MV201", "error", 9)]
+
+
+def test_a_batch_made_in_the_function_that_passes_it_is_reported_at_that_call() -> None:
+    # the CPU labels are made in ``make_and_score``: its call of ``score`` passes them, not the outermost call
+    assert located("""
+        import torch
+        from torch import nn
+
+        def score(logits, batch):
+            return nn.functional.cross_entropy(logits, batch["labels"])
+
+        def make_and_score(logits):
+            batch = {"labels": torch.zeros(4, dtype=torch.long)}
+            return score(logits, batch)
+
+        make_and_score(torch.randn(4, 3, device="cuda"))
+    """) == [(11, "MV201", "error", 6)]
