@@ -494,4 +494,4 @@ def test_a_batch_made_in_the_function_that_passes_it_is_reported_at_that_call() 
             return score(logits, batch)
 
         make_and_score(torch.randn(4, 3, device="cuda"))
-    """) == [(11, "MV201", "error", 6)]
+    """) == [(10, "MV201", "error", 6)]
