@@ -501,7 +501,7 @@ class TorchModel(TorchData, LibraryModel):
             if kind == "attr" and name in _DEVICE_PREDICATES:
                 return V(const(atom.dev.type == _DEVICE_PREDICATES[name]))
             if kind == "attr" and name == "device":
-                return V(TorchDeviceAtom(atom.dev, atom.origin))
+                return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
                 return V(const(-1)) if atom.dev.type == "cpu" else _index_value(atom)
             if kind == "attr" and name == "shape" and atom.ndim is not None:
@@ -1220,7 +1220,8 @@ class TorchModel(TorchData, LibraryModel):
         for dev, source in devices:
             for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
+                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"),
+                                       source=getattr(source, "tensor", None))
                 out.add(with_tags(made, tags_of(source)))
         result = Value(frozenset(out)) if out else TOP
         generator = kwargs.get("generator")
@@ -1686,7 +1687,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def torch_tensor_attribute(self, atom: TorchTensorAtom, attr: str) -> Value | None:
         if attr == "device":
-            return V(TorchDeviceAtom(atom.dev, atom.origin))
+            return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
         if attr == "is_leaf":
             return V(const(atom.grad != NON_LEAF))
         if attr == "requires_grad":
