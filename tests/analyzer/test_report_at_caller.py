@@ -495,3 +495,28 @@ def test_a_batch_made_in_the_function_that_passes_it_is_reported_at_that_call() 
 
         make_and_score(torch.randn(4, 3, device="cuda"))
     """) == [(10, "MV201", "error", 6)]
+
+
+def test_a_tensor_made_on_an_arguments_device_comes_from_that_argument() -> None:
+    # ``positions`` is on the CPU because the ids are: one finding at the call that passes them, both embeddings
+    # inside its failing calls
+    [finding] = [d for d in diagnostics("""
+        import torch
+        from torch import nn
+
+        class PosEmbed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = nn.Embedding(10, 4)
+                self.pos = nn.Embedding(8, 4)
+
+            def forward(self, idx):
+                positions = torch.arange(idx.shape[1], device=idx.device)
+                return self.tok(idx) + self.pos(positions)
+
+        model = PosEmbed().cuda()
+        model(torch.zeros(1, 5, dtype=torch.long))
+    """) if d.code]
+    assert (finding.row, finding.code, finding.severity.value) == (16, "MV202", "error")
+    assert finding.inner is not None and (finding.inner.row, finding.inner.column) == (13, 16)
+    assert [(r.row, r.column) for r in finding.related if r.message == "fails here too"] == [(13, 32)]
