@@ -7,7 +7,7 @@ import ast
 from runtime_shim.semantics import CheckpointingStrategy
 from runtime_shim.texts import CaptureError
 
-from ..choices import for_heap, has_tags
+from ..choices import for_heap, has_tags, tagged
 from ..domain import (
     BOTTOM,
     TOP,
@@ -168,6 +168,15 @@ class Attributes(EngineMixin):
         gone = Value(frozenset(before.atoms - kept.atoms)) if not before.top else BOTTOM
         if not gone.atoms:
             return
+        if self.path_ways:  # (changed on a path that took one way of a command-line option: not on the other)
+            if len(self.path_ways) != 1:
+                return  # (the other ways are not one tag: the old value stays on every way)
+            ((choice, way),) = self.path_ways
+            saved, self.program_ways = self.program_ways, frozenset()
+            try:
+                self.store_attribute(owner, attr, tagged(gone, frozenset({(choice, not way)})), fr)
+            finally:
+                self.program_ways = saved
         for atom in owner.atoms:
             if isinstance(atom, Instance):
                 key = (atom, SUPERSEDED + attr)

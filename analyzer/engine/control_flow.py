@@ -8,11 +8,13 @@ from typing import Any
 from runtime_shim.semantics import PROFILES
 
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
+from ..choices import PROGRAM
 from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
 from .mixin import EngineMixin
+from .relational import command_line_choice
 from .python_values import is_nonempty_sequence, names_library_function, splice_items
 
 
@@ -23,16 +25,21 @@ class ControlFlow(EngineMixin):
         true, false = self.branch(node.test, st, fr)
         undecided = not true.dead and not false.dead
         entry = configured_before(self, node, st, fr) if undecided else {}
-        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
-        choice = self.choice(node.test, st, fr) if undecided and fr.tagged else None
+        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches,
+        # unless a branch may leave the function: what it returns, and what the rest returns, is one way's)
+        choice = self.choice(node.test, st, fr) if undecided and (fr.tagged or leaves_function(node)) else None
         if choice is not None:  # each branch sees its own way of an earlier test of the same value
             self.restrict_state(true, choice[0], choice[1], fr)
             self.restrict_state(false, choice[0], not choice[1], fr)
+            if choice[0].ctx == PROGRAM:  # (a frame's own choices are dropped on the way out anyway)
+                true.ways = true.ways | {(choice[0], choice[1])}
+                false.ways = false.ways | {(choice[0], not choice[1])}
         if not true.dead:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:
             false = self.exec_block(node.orelse, false, fr)
-        if not true.dead and not false.dead:
+        # (a command-line option's ways are both runs in every world: the world does not pick one of them)
+        if not true.dead and not false.dead and (choice is None or not command_line_choice(choice[0])):
             chosen = self.model_choose_branch(true, false)
             if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
                 return true if chosen else false
@@ -435,3 +442,20 @@ def _pure_path(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name)
+
+
+def leaves_function(node: ast.If) -> bool:
+    """Whether a branch of ``node`` holds a ``return`` or a ``raise`` (not in a nested definition): the path
+    that goes on after it took the other way (remembered on the node)."""
+    found = getattr(node, "_devicelint_leaves", None)
+    if found is None:
+        found = False
+        stack: list[ast.AST] = [*node.body, *node.orelse]
+        while stack and not found:
+            inner = stack.pop()
+            if isinstance(inner, (ast.Return, ast.Raise)):
+                found = True
+            elif not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)):
+                stack.extend(ast.iter_child_nodes(inner))
+        node._devicelint_leaves = found  # type: ignore[attr-defined]
+    return found

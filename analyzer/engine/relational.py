@@ -84,6 +84,8 @@ class Relational(EngineMixin):
     _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
     #: the ways of the choices the statement being run took (what it stores in the heap carries them)
     program_ways: frozenset = frozenset()
+    #: the ways of command-line options the path to the statement being run took (:attr:`State.ways`)
+    path_ways: frozenset = frozenset()
 
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
@@ -284,7 +286,12 @@ class Relational(EngineMixin):
                         part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
                 before = [dict(values) for values in part.value_maps()]
                 self.program_ways = saved[2] | frozenset(chosen.items())
-                out = run(node, part, fr)
+                split_before = fr.split_ways
+                fr.split_ways = split_before | frozenset(chosen.items())
+                try:
+                    out = run(node, part, fr)
+                finally:
+                    fr.split_ways = split_before
                 if not out.dead:
                     tags = frozenset(chosen.items())
                     for earlier, now, unsplit in zip(before, out.value_maps(), st.value_maps(), strict=True):
@@ -341,6 +348,12 @@ def _canonical_threshold(compare: Callable[[Any, Any], Any], bound: float,
     elif integral and compare is operator.gt:
         bound = math.floor(bound)
     return compare, bound, way
+
+
+def command_line_choice(choice: Choice) -> bool:
+    """A choice the command line makes (an option's values, a test of a string option, alone or combined, a
+    threshold of a number): with options given, each of its ways is a run of the program in every world."""
+    return choice.ctx == PROGRAM and (choice.test.startswith("--") or "#--" in choice.test)
 
 
 def holds_only_the_other_way(state: State, fr: Frame, choice: Choice, way: bool) -> bool:

@@ -52,6 +52,7 @@ from ..domain import (
     BuiltinRef,
     Const,
     DictAtom,
+    Instance,
     NumberAtom,
     SeqAtom,
     V,
@@ -64,6 +65,7 @@ from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
 from .argparse_argv import OptionForm, option_form, parse_argv
 from .base import ANY_TARGET, UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
+from .option_values import OptionValues, option_values
 from .option_tests import (
     OptionDomain,
     Predicate,
@@ -373,6 +375,28 @@ class ArgparseModel(LibraryModel):
 
     def attributes_read(self, value: Value, attributes: Iterable[str]) -> Value:
         return read_values(value, attributes)
+
+    def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
+        """``cfg.cpu`` of a config object filled from the namespace (``Config(**vars(args))``), its attribute not
+        known: the option of that name (:mod:`.option_values`), the same values and choice as ``args.cpu``."""
+        given = self.assumption(NO_OPTIONS)
+        if given is None or obj.is_bottom or not all(isinstance(a, Instance) for a in obj.atoms):
+            return None
+        option = self._option_values().get(attr)
+        if option is None or self.attribute_assigned(attr):
+            return None
+        read = self.attribute(obj, attr, None, st, fr)  # (what the object holds: the option where unknown)
+        if not read.top or read.atoms:
+            return read
+        return option.value(attr, not given) or read
+
+    def _option_values(self) -> dict[str, OptionValues]:
+        found = self.__dict__.get("_option_value_table")
+        if found is None:
+            found = self.__dict__["_option_value_table"] = option_values(
+                t for m in self.modules if (t := m.source.tree) is not None
+                and (not m.source.has_text or m.source.mentions("add_argument")))
+        return found
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
