@@ -163,15 +163,20 @@ class Attributes(EngineMixin):
         module's move, a container's item replaced, a dataset formatted), so every method reads the new one.
         Stored as any attribute (the heap only grows, which keeping runs across passes relies on), and what the
         change superseded is noted apart, so that reads leave it out (:meth:`superseded`)."""
+        # changed on a path that took one way of a command-line option (``if not args.cpu: self.model.cuda()``):
+        # the new value is that way's, the old one stays on the other way
+        ways = self.path_ways if len(self.path_ways) == 1 else frozenset()
+        if ways:
+            after = tagged(after, ways)
         self.store_attribute(owner, attr, after, fr)
         kept = for_heap(after)  # (as the heap holds it: an activation's choices made lasting)
         gone = Value(frozenset(before.atoms - kept.atoms)) if not before.top else BOTTOM
         if not gone.atoms:
             return
-        if self.path_ways:  # (changed on a path that took one way of a command-line option: not on the other)
-            if len(self.path_ways) != 1:
+        if self.path_ways:
+            if not ways:
                 return  # (the other ways are not one tag: the old value stays on every way)
-            ((choice, way),) = self.path_ways
+            ((choice, way),) = ways
             saved, self.program_ways = self.program_ways, frozenset()
             try:
                 self.store_attribute(owner, attr, tagged(gone, frozenset({(choice, not way)})), fr)

@@ -7,15 +7,15 @@ from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
-from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from ..choices import PROGRAM
+from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
 from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AFTER
 from .liveness import loop_reads
 from .mixin import EngineMixin
-from .relational import command_line_choice
 from .python_values import is_nonempty_sequence, names_library_function, splice_items
+from .relational import command_line_choice
 
 
 class ControlFlow(EngineMixin):

@@ -11,7 +11,6 @@ from .configured import supersede_top_level
 from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead, exit_modes
 from .mixin import EngineMixin
 from .python_values import as_load
-from .relational import SPLIT_STATEMENTS
 
 
 class Statements(EngineMixin):
@@ -43,15 +42,12 @@ class Statements(EngineMixin):
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             return st
-        saved_path, saved_ways = self.path_ways, self.program_ways
-        self.path_ways = st.ways
-        if st.ways and isinstance(node, SPLIT_STATEMENTS):
-            # (on a path that took one way of a command-line option: what it stores in the heap is that way's)
-            self.program_ways = saved_ways | st.ways
+        saved_path = self.path_ways
+        self.path_ways = st.ways  # (what an in-place change here supersedes stays on the option's other ways)
         try:
             out = self.run_split(node, st, fr, method)
         finally:
-            self.path_ways, self.program_ways = saved_path, saved_ways
+            self.path_ways = saved_path
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and out.overlays:
             supersede_top_level(self, node, out, fr)  # ``config.device = ...`` after building ``config``
         return out

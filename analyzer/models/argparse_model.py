@@ -65,7 +65,6 @@ from ..engine.flow_state import Frame, State, rebind_call_receiver
 from ..tree_walk import scope_nodes
 from .argparse_argv import OptionForm, option_form, parse_argv
 from .base import ANY_TARGET, UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
-from .option_values import OptionValues, option_values
 from .option_tests import (
     OptionDomain,
     Predicate,
@@ -78,6 +77,7 @@ from .option_tests import (
     string_options,
     viewed,
 )
+from .option_values import OptionValues, option_values
 from .signatures import bind_call
 
 #: the command line gives no options (True: each option is its default), or gives some (False: unknown)
@@ -387,8 +387,8 @@ class ArgparseModel(LibraryModel):
             return None
         read = self.attribute(obj, attr, None, st, fr)  # (what the object holds: the option where unknown)
         if not read.top or read.atoms:
-            return read
-        return option.value(attr, not given) or read
+            return None  # (read again as any attribute is, where it is known)
+        return option.value(attr, not given)
 
     def _option_values(self) -> dict[str, OptionValues]:
         found = self.__dict__.get("_option_value_table")
