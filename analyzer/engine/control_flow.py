@@ -15,7 +15,7 @@ from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AF
 from .liveness import loop_reads
 from .mixin import EngineMixin
 from .python_values import is_nonempty_sequence, names_library_function, splice_items
-from .relational import command_line_choice
+from .relational import command_line_choice, fewest_ways
 
 
 class ControlFlow(EngineMixin):
@@ -32,8 +32,8 @@ class ControlFlow(EngineMixin):
             self.restrict_state(true, choice[0], choice[1], fr)
             self.restrict_state(false, choice[0], not choice[1], fr)
             if choice[0].ctx == PROGRAM:  # (a frame's own choices are dropped on the way out anyway)
-                true.ways = true.ways | {(choice[0], choice[1])}
-                false.ways = false.ways | {(choice[0], not choice[1])}
+                true.ways = fewest_ways(true.ways | {(choice[0], choice[1])})
+                false.ways = fewest_ways(false.ways | {(choice[0], not choice[1])})
         if not true.dead:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:

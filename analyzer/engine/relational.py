@@ -350,6 +350,17 @@ def _canonical_threshold(compare: Callable[[Any, Any], Any], bound: float,
     return compare, bound, way
 
 
+def fewest_ways(ways: frozenset) -> frozenset:
+    """``ways`` less those the others imply (``--device == "mps"`` true implies ``--device == "cuda"`` false: the
+    ``elif`` of a chain on one option is on one way, whose other way is every other branch's)."""
+    kept = set(ways)
+    for choice, way in sorted(ways):
+        rest = frozenset(kept - {(choice, way)})
+        if rest and not consistent(rest, frozenset({(choice, not way)})):
+            kept.discard((choice, way))
+    return frozenset(kept)
+
+
 def command_line_choice(choice: Choice) -> bool:
     """A choice the command line makes (an option's values, a test of a string option, alone or combined, a
     threshold of a number): with options given, each of its ways is a run of the program in every world."""

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..choices import one_of, with_tags
+from ..choices import with_tags
 from ..domain import (
     TOP,
     Atom,
@@ -77,7 +77,7 @@ from .option_tests import (
     string_options,
     viewed,
 )
-from .option_values import OptionValues, option_values
+from .option_values import OptionValues, option_value, option_values
 from .signatures import bind_call
 
 #: the command line gives no options (True: each option is its default), or gives some (False: unknown)
@@ -567,7 +567,7 @@ class ArgparseModel(LibraryModel):
             defaults = empty or bool(self.assumption(NO_OPTIONS))
         given: tuple[tuple[str, Value], ...] = ()
         if not defaults and parser.complete:  # (``argument_default=``, ``parents=``: other defaults)
-            chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
+            chosen = {dest: option_value(dest, values) for dest, values in parser.alternatives}
             given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
             fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
         numbers = parser.numbers if not defaults and parser.complete else ()

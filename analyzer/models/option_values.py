@@ -13,10 +13,11 @@ cfg.cpu:`` in one class and ``if args.cpu:`` or ``if not self.cfg.cpu:`` elsewhe
 from __future__ import annotations
 
 import ast
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..choices import one_of
+from ..choices import ValueTest, one_of, program_choice, register_test
 from ..domain import Atom, NumberAtom, V, Value, const
 
 _FLAG_DEFAULTS = {"store_true": False, "store_false": True}
@@ -40,8 +41,20 @@ class OptionValues:
             return V(NumberAtom(self.number, run_constant=f"--{dest}")).join(V(const(self.default)))
         if self.alternatives is None:
             return None
-        atoms: tuple[Atom, ...] = tuple(const(v) for v in self.alternatives)
-        return one_of(f"--{dest}", atoms)
+        return option_value(dest, tuple(const(v) for v in self.alternatives))
+
+
+def option_value(dest: str, values: tuple[Atom, ...]) -> Value | None:
+    """The value of the option ``dest`` with options given, one of ``values`` (:func:`analyzer.choices.one_of`).
+    Of three, each choice (true on one value) is also recorded as a test of the option's value
+    (:func:`analyzer.choices.register_test`), so a test true on two of them (``args.device != "cpu"``, in a
+    helper or a method) is a choice of its own that the three values decide (``combined_test``)."""
+    value = one_of(f"--{dest}", values)
+    if value is not None and len(values) > 2:
+        group = f"--{dest}#{zlib.crc32(repr(values).encode()):x}"
+        for i in range(len(values) - 1):
+            register_test(program_choice(f"--{dest}={i}"), ValueTest(group, tuple(j == i for j in range(len(values)))))
+    return value
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
