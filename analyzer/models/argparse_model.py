@@ -380,14 +380,16 @@ class ArgparseModel(LibraryModel):
         """``cfg.cpu`` of a config object filled from the namespace (``Config(**vars(args))``), its attribute not
         known: the option of that name (:mod:`.option_values`), the same values and choice as ``args.cpu``."""
         given = self.assumption(NO_OPTIONS)
-        if given is None or obj.is_bottom or not all(isinstance(a, Instance) for a in obj.atoms):
+        if given is None or not obj.atoms or not all(isinstance(a, Instance) for a in obj.atoms):
             return None
         option = self._option_values().get(attr)
         if option is None or self.attribute_assigned(attr):
             return None
-        read = self.attribute(obj, attr, None, st, fr)  # (what the object holds: the option where unknown)
-        if not read.top or read.atoms:
-            return None  # (read again as any attribute is, where it is known)
+        for atom in obj.atoms:  # (an unknown value stored, or none the analysis sees and no class attribute)
+            stored = self.heap_get((atom, attr))
+            if (stored is not None and (stored.atoms or not stored.top)) \
+                    or (stored is None and self.class_lookup(atom.cls, attr) is not None):  # type: ignore[attr-defined]
+                return None
         return option.value(attr, not given)
 
     def _option_values(self) -> dict[str, OptionValues]:

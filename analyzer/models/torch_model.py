@@ -2532,7 +2532,7 @@ class TorchModel(TorchData, LibraryModel):
         key = _identity(atom)
         if key is None:
             return False
-        devices = _moves_on_way(self.heap_get((key, _MOVED)), atom)
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), tags_of(atom) | self.program_ways)
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
@@ -2551,10 +2551,11 @@ class TorchModel(TorchData, LibraryModel):
         when the move went to one known device. A use is taken to come after the move, as a superseded
         attribute's is; None when the device is not known."""
         key = _identity(atom)
-        devices = _moves_on_way(self.heap_get((key, _MOVED)), atom) if key is not None else None
+        ways = tags_of(atom) | self.program_ways
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), ways) if key is not None else None
         texts = devices.consts() if devices is not None and not devices.top else None
         if devices is None or not texts or len(texts) != 1 or not isinstance(texts[0], str) \
-                or not tags_of(next(iter(devices.atoms))) <= tags_of(atom):
+                or not tags_of(next(iter(devices.atoms))) <= ways:
             return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
         dev = self.parse_device(texts[0], st)
         return None if dev is None else self.move_module(atom, dev)
@@ -3032,10 +3033,10 @@ def _any_position(key: Value) -> bool:
         for a in key.atoms)
 
 
-def _moves_on_way(devices: Value | None, atom: Atom) -> Value | None:
-    """The in-place moves of ``atom``'s module (the devices noted) that its own ways allow: a layer kept on the
-    CPU on one way of an option was not moved by the ``.cuda()`` of the other way (None: no such move)."""
-    mine = tags_of(atom)
+def _moves_on_way(devices: Value | None, mine: frozenset) -> Value | None:
+    """The in-place moves of a module (the devices noted) that its ways (``mine``: its own, and the run's) allow: a
+    layer kept on the CPU on one way of an option was not moved by the ``.cuda()`` of the other way (None: no such
+    move)."""
     if devices is None or devices.top or not mine:
         return devices
     kept = frozenset(a for a in devices.atoms if consistent(tags_of(a), mine))
