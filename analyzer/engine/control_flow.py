@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
-from ..choices import PROGRAM
+from ..choices import PROGRAM, consistent
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
@@ -27,10 +27,17 @@ class ControlFlow(EngineMixin):
         entry = configured_before(self, node, st, fr) if undecided else {}
         # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches,
         # unless a branch may leave the function: what it returns, and what the rest returns, is one way's)
-        choice = self.choice(node.test, st, fr) if undecided and (fr.tagged or leaves_function(node)) else None
+        # (or a caller's statement runs on one way of an option: a test of it here is decided by that way)
+        run_ways = frozenset(t for t in self.program_ways if t[0].ctx == PROGRAM) if undecided else frozenset()
+        choice = self.choice(node.test, st, fr) \
+            if undecided and (fr.tagged or run_ways or leaves_function(node)) else None
         if choice is not None:  # each branch sees its own way of an earlier test of the same value
             self.restrict_state(true, choice[0], choice[1], fr)
             self.restrict_state(false, choice[0], not choice[1], fr)
+            if choice[0].ctx == PROGRAM and run_ways:
+                for branch, way in ((true, choice[1]), (false, not choice[1])):
+                    if not consistent(run_ways, frozenset({(choice[0], way)})):
+                        branch.dead = True
             if choice[0].ctx == PROGRAM:  # (a frame's own choices are dropped on the way out anyway)
                 true.ways = fewest_ways(true.ways | {(choice[0], choice[1])})
                 false.ways = fewest_ways(false.ways | {(choice[0], not choice[1])})
