@@ -33,7 +33,10 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   variable), while ``self.device = ...`` in a method stores on an instance and leaves the default alone;
 * ``vars(args)`` is a dict of the options and stored attributes, with unknown keys besides (options added
   through argument groups or helpers are not recorded); ``types.SimpleNamespace(...)`` and
-  ``argparse.Namespace(...)`` with keywords are namespaces holding exactly those attributes.
+  ``argparse.Namespace(...)`` with keywords are namespaces holding exactly those attributes;
+* an attribute of a project instance the analysis knows no value of, named as an option of the program's
+  parsers (``cfg = Config(**vars(args))``), is that option: its default, or its values as the namespace holds
+  them (:mod:`.option_values`).
 """
 
 from __future__ import annotations
