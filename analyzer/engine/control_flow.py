@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
-from ..choices import PROGRAM, consistent
+from ..choices import PROGRAM, Choice, consistent
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
@@ -15,7 +15,7 @@ from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AF
 from .liveness import loop_reads
 from .mixin import EngineMixin
 from .python_values import is_nonempty_sequence, names_library_function, splice_items
-from .relational import command_line_choice, fewest_ways
+from .relational import fewest_ways
 
 
 class ControlFlow(EngineMixin):
@@ -45,10 +45,11 @@ class ControlFlow(EngineMixin):
             true = self.exec_block(node.body, true, fr)
         if not false.dead:
             false = self.exec_block(node.orelse, false, fr)
-        # (a command-line option's ways are both runs in every world: the world does not pick one of them)
-        if not true.dead and not false.dead and (choice is None or not command_line_choice(choice[0])):
+        if not true.dead and not false.dead:
             chosen = self.model_choose_branch(true, false)
-            if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
+            # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world; not a command-line option's
+            # test (``if args.cuda:``): both ways are runs of the program, and its tags keep them apart
+            if chosen is not None and not _program_wide(choice or self.choice(node.test, st, fr)):
                 return true if chosen else false
         filled = fill_one_sided(entry, true, false, fr) if entry else []
         if undecided and choice is None and self.differ_in_taggables(true, false):
@@ -466,3 +467,7 @@ def leaves_function(node: ast.If) -> bool:
                 stack.extend(ast.iter_child_nodes(inner))
         node._devicelint_leaves = found  # type: ignore[attr-defined]
     return found
+
+
+def _program_wide(choice: tuple[Choice, bool] | None) -> bool:
+    return choice is not None and choice[0].ctx == PROGRAM

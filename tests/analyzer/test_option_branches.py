@@ -10,8 +10,7 @@ import textwrap
 from devicelint.choices import consistent, program_choice
 from devicelint.domain import const
 from devicelint.engine.control_flow import leaves_function
-from devicelint.engine.relational import command_line_choice, fewest_ways
-from devicelint.models.option_tests import OptionDomain, Predicate
+from devicelint.engine.relational import fewest_ways
 from devicelint.models.option_values import OptionValues, option_value, option_values
 from devicelint.runner import check_source
 from devicelint.settings import Settings
@@ -204,14 +203,6 @@ def test_three_values_are_tests_of_one_value() -> None:
     assert not consistent(frozenset({(first, True)}), frozenset({(second, True)}))  # (no value is both)
     assert fewest_ways(frozenset({(first, False), (second, True)})) == frozenset({(second, True)})
     assert fewest_ways(frozenset({(first, False), (second, False)})) == frozenset({(first, False), (second, False)})
-
-
-def test_which_choices_the_command_line_makes() -> None:
-    domain = OptionDomain.of("device", [Predicate("eq", ("cuda",))], ("cuda",), None)
-    tags = domain.outcome(Predicate("eq", ("cuda",)), True)
-    assert tags is not None and all(command_line_choice(c) for c, _w in tags)
-    assert command_line_choice(program_choice("--cpu")) and command_line_choice(program_choice("--gpus > 0"))
-    assert not command_line_choice(program_choice("DEVICE == 'cuda'#12@3"))  # (a module's lasting choice)
 
 
 def test_a_branch_leaves_the_function_where_it_returns_or_raises() -> None:
