@@ -41,6 +41,10 @@ class ControlFlow(EngineMixin):
             if choice[0].ctx == PROGRAM:  # (a frame's own choices are dropped on the way out anyway)
                 true.ways = fewest_ways(true.ways | {(choice[0], choice[1])})
                 false.ways = fewest_ways(false.ways | {(choice[0], not choice[1])})
+        # (``if not args.cpu and len(gpu_ids) > 1:``: whatever else it asks, its true way is ``--cpu``'s false one)
+        implied = self.implied_ways(node.test, st, fr) if undecided and fr.tagged else (frozenset(), frozenset())
+        if implied[0] or implied[1]:
+            true.ways, false.ways = fewest_ways(true.ways | implied[0]), fewest_ways(false.ways | implied[1])
         if not true.dead:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:
@@ -57,7 +61,9 @@ class ControlFlow(EngineMixin):
         if choice is not None:
             if filled:
                 restrict_filled(filled, choice[0], choice[1], true, false, entry)
-            self.tag_branches(choice[0], choice[1], true, false, fr)
+            self.tag_branches(choice[0], choice[1], true, false, fr, implied)
+        elif implied[0] or implied[1]:
+            self.tag_branches(None, True, true, false, fr, implied)
         joined = join_states([true, false])
         if filled and choice is not None:
             supersede_configured(self, filled, joined, fr)

@@ -220,3 +220,30 @@ if c:
     first, second, third = tree.body
     assert leaves_function(first) and leaves_function(second)  # type: ignore[arg-type]
     assert not leaves_function(third)  # type: ignore[arg-type]  (a nested definition's return is its own)
+
+
+def test_a_test_joined_by_and_carries_the_options_way_it_implies() -> None:
+    # ``not args.cpu and len(...) > 1`` makes no choice of its own (it calls ``len``), but its true branch is on
+    # ``--cpu``'s false way: the wrapper made there is never moved to the CPU device of the other way
+    source = """
+        import argparse
+        import torch
+        from torch import nn
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--gpu-ids", default="0")
+            parser.add_argument("--cpu", action="store_true")
+            args = parser.parse_args()
+            device = torch.device("cpu") if args.cpu else torch.device("cuda")
+            model = nn.Linear(8, 2)
+            if not args.cpu and len(args.gpu_ids.split(",")) > 1:
+                model = nn.DataParallel(model)
+            model = model.to(device)
+            print(model(torch.randn(4, 8).to(device)))
+
+
+        main()
+    """
+    assert _findings(source) == []
