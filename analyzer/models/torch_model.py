@@ -2603,7 +2603,7 @@ class TorchModel(TorchData, LibraryModel):
             return True  # the moved copies are other instances: this one is the reference left behind
         weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
+        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts() or ())
 
     def moved_reference(self, atom: Atom, st: State) -> Atom | None:
         """A module that ``.to()`` moved in place elsewhere, read through a reference the move left behind
