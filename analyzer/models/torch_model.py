@@ -2194,6 +2194,7 @@ class TorchModel(TorchData, LibraryModel):
         if layer.name == "Sequential":
             value = argument("torch.nn.Sequential.forward", args, {}, "input")
             for i, child in enumerate(layer.children):
+                failed_before = st.past_failure
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
                 else:  # (the container's choice tags: its layers were placed with it)
@@ -2202,6 +2203,11 @@ class TorchModel(TorchData, LibraryModel):
                                               f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
+                if value.top and st.past_failure and not failed_before:
+                    # a layer refused its input on every path, and where its output was meant to be is not known:
+                    # the next layers would place it on their weights, a device no run gives it (a teacher model
+                    # left on the CPU would make its logits a CPU tensor, one more finding of the same cause)
+                    return TOP
             return value
         if layer.name == "ModuleList" or layer.name in layer_dicts.COLLECTIONS:  # (not callable)
             return TOP

@@ -332,3 +332,37 @@ def test_the_same_tensor_met_again_in_the_calling_frame_is_the_same_finding(tmp_
     assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:26: MV202 [error]"]
     [finding] = check_source(textwrap.dedent(program), "gen.py").findings
     assert [r.row for r in finding.related if "same tensor" in r.message] == [20, 27]
+
+
+DISTILL = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def make_teacher():
+        return nn.Sequential(nn.Linear(10, 64), nn.ReLU(), nn.Linear(64, 5)).eval()
+
+
+    def main():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        student = nn.Linear(10, 5).to(device)
+        teacher = make_teacher()
+        x = torch.randn(8, 10).to(device)
+        with torch.no_grad():
+            t_logits = teacher(x)
+        loss = F.kl_div(F.log_softmax(student(x), 1), F.softmax(t_logits, 1), reduction="batchmean")
+        loss.backward()
+
+
+    main()
+"""
+
+
+def test_a_sequential_past_a_refusing_layer_gives_no_made_up_device(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    # the teacher's first layer refuses the GPU batch; its later layers would place the output on their CPU weights,
+    # where no run puts it: the loss that mixes it with the student's output is not one more finding
+    assert lint(tmp_path, capsys, {"kd.py": DISTILL}) == ["kd.py:16: MV202 [warning]"]
+    moved = DISTILL.replace("teacher = make_teacher()", "teacher = make_teacher().to(device)")
+    assert lint(tmp_path, capsys, {"kd.py": moved}) == []
