@@ -431,6 +431,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
+            if not key.top and key.atoms and all(isinstance(k, Const) and isinstance(k.value, str) for k in key.atoms):
+                return Value()  # ``ckpt["epoch"]``: no tensor is indexed by a string (that possibility was a mapping)
             indexed = self.torch_index(atom, key, node, st, fr)
             if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
                 return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
@@ -446,7 +448,7 @@ class TorchModel(TorchData, LibraryModel):
                 return self.container_modules(atom)
             return TOP
         if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
-            return contents(atom)
+            return contents(atom, key)
         return None
 
     def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
@@ -544,7 +546,7 @@ class TorchModel(TorchData, LibraryModel):
             if kind == "attr" and name in _DEVICE_PREDICATES:
                 return V(const(atom.dev.type == _DEVICE_PREDICATES[name]))
             if kind == "attr" and name == "device":
-                return V(TorchDeviceAtom(atom.dev, atom.origin))
+                return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
                 return V(const(-1)) if atom.dev.type == "cpu" else _index_value(atom)
             if kind == "attr" and name == "shape" and atom.ndim is not None:
@@ -684,7 +686,7 @@ class TorchModel(TorchData, LibraryModel):
         modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
         if not modes or value.top or len(modes) != len(value.atoms):
             return None
-        saved = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
+        saved: dict[str, Value | None] = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
         grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
         if grads:
             st.modes[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
@@ -876,7 +878,12 @@ class TorchModel(TorchData, LibraryModel):
             elif op == "matmul" and zero_dim is None:
                 dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
-            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
+            source = derived_from(data, device)
+            if target is intended:
+                # what a failing op was meant to give comes from the operand it left behind: a later failure over it
+                # is the same bug as this one, where that operand came from (:mod:`rules.cascades`)
+                left = {a.provenance for a in data if a.dev != device and not a.owned}
+                source = left.pop() if len(left) == 1 else source
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
                                            origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
@@ -1260,7 +1267,8 @@ class TorchModel(TorchData, LibraryModel):
         for dev, source in devices:
             for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
+                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"),
+                                       source=getattr(source, "tensor", None))
                 out.add(with_tags(made, tags_of(source)))
         result = Value(frozenset(out)) if out else TOP
         generator = kwargs.get("generator")
@@ -1728,7 +1736,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def torch_tensor_attribute(self, atom: TorchTensorAtom, attr: str) -> Value | None:
         if attr == "device":
-            return V(TorchDeviceAtom(atom.dev, atom.origin))
+            return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
         if attr == "is_leaf":
             return V(const(atom.grad != NON_LEAF))
         if attr == "requires_grad":
@@ -2191,6 +2199,7 @@ class TorchModel(TorchData, LibraryModel):
         if layer.name == "Sequential":
             value = argument("torch.nn.Sequential.forward", args, {}, "input")
             for i, child in enumerate(layer.children):
+                failed_before = st.past_failure
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
                 else:  # (the container's choice tags: its layers were placed with it)
@@ -2199,6 +2208,11 @@ class TorchModel(TorchData, LibraryModel):
                                               f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
+                if value.top and st.past_failure and not failed_before:
+                    # a layer refused its input on every path, and where its output was meant to be is not known:
+                    # the next layers would place it on their weights, a device no run gives it (a teacher model
+                    # left on the CPU would make its logits a CPU tensor, one more finding of the same cause)
+                    return TOP
             return value
         if layer.name == "ModuleList" or layer.name in layer_dicts.COLLECTIONS:  # (not callable)
             return TOP
@@ -2256,8 +2270,13 @@ class TorchModel(TorchData, LibraryModel):
                     if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
             if x.top:
                 ways.add(own)
+            # its device is its input's where the input is on the weights' device (the batch a caller passed, or a
+            # value derived from it), and what a failing call was meant to give is its input's too: a later
+            # failure over it comes from where the input did (:mod:`rules.anchors`)
+            source = derived_from(inputs, layer.dev) if inputs and not x.top else None
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=self.origin(node, fr, f"{api} output")),
+                                                               False, origin=self.origin(node, fr, f"{api} output"),
+                                                               source=source),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM
@@ -2303,8 +2322,9 @@ class TorchModel(TorchData, LibraryModel):
                     moved = moved.join(mine)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
+                # (moved on one way of a command-line option, ``if not args.cpu: self.model.cuda()``: that way's)
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), access(source, fr))
+                    with_tags(const(dev.text), st.ways) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2627,7 +2647,7 @@ class TorchModel(TorchData, LibraryModel):
         key = _identity(atom)
         if key is None:
             return False
-        devices = self.heap_get((key, _MOVED))
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), tags_of(atom) | self.program_ways)
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
@@ -2638,7 +2658,7 @@ class TorchModel(TorchData, LibraryModel):
             return True  # the moved copies are other instances: this one is the reference left behind
         weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
+        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts() or ())
 
     def moved_reference(self, atom: Atom, st: State) -> Atom | None:
         """A module that ``.to()`` moved in place elsewhere, read through a reference the move left behind
@@ -2646,10 +2666,11 @@ class TorchModel(TorchData, LibraryModel):
         when the move went to one known device. A use is taken to come after the move, as a superseded
         attribute's is; None when the device is not known."""
         key = _identity(atom)
-        devices = self.heap_get((key, _MOVED)) if key is not None else None
+        ways = tags_of(atom) | self.program_ways
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), ways) if key is not None else None
         texts = devices.consts() if devices is not None and not devices.top else None
         if devices is None or not texts or len(texts) != 1 or not isinstance(texts[0], str) \
-                or tags_of(next(iter(devices.atoms))):
+                or not tags_of(next(iter(devices.atoms))) <= ways:
             return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
         dev = self.parse_device(texts[0], st)
         return None if dev is None else self.move_module(atom, dev)
@@ -3125,6 +3146,16 @@ def _any_position(key: Value) -> bool:
     return bool(key.atoms) and not key.top and all(
         isinstance(a, NumberAtom) and a.tname == "int" or isinstance(a, Const) and type(a.value) is int
         for a in key.atoms)
+
+
+def _moves_on_way(devices: Value | None, mine: frozenset) -> Value | None:
+    """The in-place moves of a module (the devices noted) that its ways (``mine``: its own, and the run's) allow: a
+    layer kept on the CPU on one way of an option was not moved by the ``.cuda()`` of the other way (None: no such
+    move)."""
+    if devices is None or devices.top or not mine:
+        return devices
+    kept = frozenset(a for a in devices.atoms if consistent(tags_of(a), mine))
+    return None if not kept else devices if kept == devices.atoms else Value(kept)
 
 
 def _identity(atom: Atom) -> object | None:
