@@ -92,6 +92,20 @@ BOOKKEEPING_SUFFIXES = ("_epoch", "_epochs", "_step", "_steps", "_iter", "_iters
                         "_acc1", "_acc5", "_accuracy", "_score", "_lr", "_metric", "_config", "_args", "_count")
 
 
+#: how a load's result describes where it came from (``load(...) result``): also what tells the file-as-a-tensor
+#: possibility from other tensors (:func:`read_from_file`)
+LOADED = "(...) result"
+
+
+def read_from_file(atom: TorchTensorAtom, key: Value) -> bool:
+    """``atom`` is the possibility that a loaded file is one tensor, and ``key`` a string: no tensor is indexed by a
+    string, so that possibility reads nothing (the container's possibility gives ``ckpt["epoch"]``). Other tensors
+    read by a string stand for mappings of tensors (a Lightning batch ``batch["x"]``) and keep their reading."""
+    keys = key.consts()
+    return (atom.origin is not None and atom.origin.what.endswith(LOADED) and not key.top and bool(keys)
+            and all(isinstance(k, str) for k in keys))
+
+
 def bookkeeping(key: Value) -> bool:
     """``key`` is one constant string that names a checkpoint's bookkeeping (:data:`BOOKKEEPING_KEYS`)."""
     keys = key.consts()
@@ -132,7 +146,7 @@ def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value]
               fr: Frame) -> Value:
     """A call of one of :data:`LOADERS` (``model``: the torch model, which parses devices)."""
     bound = bind_call(path, args, kwargs).arguments
-    origin = model.origin(node, fr, f"{path.rpartition('.')[2]}(...) result")
+    origin = model.origin(node, fr, f"{path.rpartition('.')[2]}{LOADED}")
     devices: list[tuple[TorchDev, object]] | None
     if path in SAFETENSORS_LOADERS:  # always a dict of tensors (``device="cpu"`` by default)
         devices = model.devices_of(bound.get("device", V(const("cpu"))), st)

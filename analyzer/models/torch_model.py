@@ -144,6 +144,7 @@ from .torch_load import (
     contents,
     load_call,
     moves_a_pickled_module,
+    read_from_file,
 )
 from .torch_parallel import DDP_NAME, WRAPPERS, data_parallel, data_parallel_call, ddp_call, distributed_data_parallel
 from .torch_parallel import NAME as DATA_PARALLEL_NAME
@@ -430,9 +431,9 @@ class TorchModel(TorchData, LibraryModel):
         return None
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
+        if isinstance(atom, TorchTensorAtom) and read_from_file(atom, key):
+            return Value()  # ``ckpt["epoch"]``: the file was a mapping, not that tensor
         if isinstance(atom, TorchTensorAtom):
-            if not key.top and key.atoms and all(isinstance(k, Const) and isinstance(k.value, str) for k in key.atoms):
-                return Value()  # ``ckpt["epoch"]``: no tensor is indexed by a string (that possibility was a mapping)
             indexed = self.torch_index(atom, key, node, st, fr)
             if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
                 return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
