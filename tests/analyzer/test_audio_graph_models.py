@@ -67,7 +67,8 @@ def test_pyg_batches_stay_where_the_graphs_are() -> None:
     # the batch left on the CPU: the convolution refuses it, and pooling its output by the batch's CPU graph index
     # fails again past that failure: one root cause (moving the batch fixes both), one finding listing the other
     assert findings(GRAPHS.format(move="pass")) == [(12, "MV202", "error")]
-    [finding] = check_source(textwrap.dedent(GRAPHS.format(move="pass")), "graphs.py", Settings(select=("MV2",))).findings
+    program = textwrap.dedent(GRAPHS.format(move="pass"))
+    [finding] = check_source(program, "graphs.py", Settings(select=("MV2",))).findings
     assert [r.row for r in finding.related if "fails here too" in r.message] == [13]
     assert findings(GRAPHS.format(move="data = data.to(device)")) == []
     assert findings(GRAPHS.format(move="data.cuda()")) == []  # a graph moves in place
