@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,16 @@ def device_available_here(name: str) -> bool:
     if hardware == "declared":
         return False
     return real_cuda_count() >= hardware
+
+
+@pytest.fixture(scope="session")
+def torch_fixtures_confirmed(request: pytest.FixtureRequest,
+                             tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``devicelint confirm fixtures/torch`` with each program's observer run, made once per test session
+    (tests/torch_fixture_runs.py): the observer's tests and confirm's tests both read it."""
+    pytest.importorskip("torch")
+    from session_cache import shared
+    from torch_fixture_runs import confirm_torch_fixtures, key
+
+    return shared(request.config, tmp_path_factory, "confirm-torch-fixtures", key(),
+                  lambda: confirm_torch_fixtures(tmp_path_factory.mktemp("confirm_torch")))
