@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -91,3 +92,23 @@ def torch_fixtures_confirmed(request: pytest.FixtureRequest,
 
     return shared(request.config, tmp_path_factory, "confirm-torch-fixtures", key(),
                   lambda: confirm_torch_fixtures(tmp_path_factory.mktemp("confirm_torch")))
+
+
+@pytest.fixture(scope="session")
+def all_rules_findings(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[dict]]:
+    """``folder -> [d.to_json() for d in check([REPO / folder], Settings(jobs=1, select=("ALL",))).diagnostics]``,
+    computed once per test session and folder (tests/fixture_findings.py); call it before patching anything."""
+    from fixture_findings import all_rules_findings as findings
+    from fixture_findings import key
+    from session_cache import shared
+
+    known: dict[str, list[dict]] = {}
+
+    def get(folder: str) -> list[dict]:
+        if folder not in known:
+            known[folder] = shared(request.config, tmp_path_factory, "all-rules-" + folder.replace("/", "-"),
+                                   key(folder), lambda: findings(folder))
+        return known[folder]
+
+    return get
