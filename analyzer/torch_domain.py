@@ -43,6 +43,8 @@ class TorchRef(Atom):
     path: str
 
     def names_type(self) -> str | None:
+        if self.path in GENERATOR_PATHS:
+            return GENERATOR_TYPE
         return self.path if self.path in LIBRARY_TYPES else None
 
     def names_library_module(self) -> bool:
@@ -54,7 +56,9 @@ class TorchRef(Atom):
 
 #: the torch classes an ``isinstance`` test is answered for
 TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE = "torch.Tensor", "torch.nn.Module", "torch.device"
-LIBRARY_TYPES = frozenset({TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE})
+GENERATOR_TYPE = "torch.Generator"
+GENERATOR_PATHS = frozenset({GENERATOR_TYPE, "torch._C.Generator"})
+LIBRARY_TYPES = frozenset({TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE, GENERATOR_TYPE})
 
 
 #: ``torch.autograd.Function`` as a base class, however it is spelled.
@@ -73,6 +77,9 @@ class TorchDeviceAtom(Atom):
     #: written without an index (``torch.device("cuda")``): its index is ``None`` at run time, so it never
     #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
     bare: bool = False
+    #: a tensor's ``.device``: that tensor's provenance, which a tensor created on it keeps
+    #: (``torch.arange(n, device=x.device)`` is where ``x`` is, and from where ``x`` came: :mod:`rules.anchors`)
+    tensor: Origin | None = field(default=None, compare=False)
 
     def revealable(self) -> bool:
         return True
@@ -264,9 +271,13 @@ class TorchGeneratorAtom(Atom):
 
     dev: TorchDev
     origin: Origin | None = field(default=None, compare=False)
+    tags: frozenset = frozenset()  # the undecided choices its device came from (:mod:`analyzer.choices`)
 
     def revealable(self) -> bool:
         return True
+
+    def library_type(self) -> str | None:
+        return GENERATOR_TYPE
 
     def reveal(self) -> str:
         return f"{self.dev.type} generator"

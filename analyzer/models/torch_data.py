@@ -44,10 +44,12 @@ first, which is recorded where the CUDA tensor is made):
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 from runtime_shim import torch_semantics as T
 
+from ..choices import consistent, tags_of
 from ..domain import (
     TOP,
     ArrayAtom,
@@ -84,6 +86,9 @@ RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
 SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
+#: The functions that seed PyTorch's default generator and return it: the CPU one (``torch.cuda.manual_seed``
+#: seeds the CUDA generators and returns None).
+DEFAULT_GENERATOR_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
 _NUMBERS = frozenset({"int", "float", "bool"})
 #: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
 WORKER_VAR = "torch.data_worker"
@@ -111,15 +116,19 @@ class TorchData:
 
     def torch_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
-        """``torch.Generator(device=...)``: a generator on that device (the CPU without one; unknown: None)."""
+        """``torch.Generator(device=...)``: a generator on that device (the CPU without one; unknown: None);
+        ``torch.manual_seed(s)``: the default generator, on the CPU."""
+        if path in DEFAULT_GENERATOR_SEEDS:  # ``generator = torch.manual_seed(0)``: the default CPU generator
+            return V(TorchGeneratorAtom(CPU, self.origin(node, fr, path)))  # type: ignore[attr-defined]
         if path not in GENERATORS:
             return None
         device = argument("torch.Generator", args, kwargs, "device", None)
         devices = [(CPU, None)] if device is None else self.devices_of(device, st)  # type: ignore[attr-defined]
         if devices is None:
             return TOP
-        return Value(frozenset(TorchGeneratorAtom(dev, self.origin(node, fr, "torch.Generator"))  # type: ignore[attr-defined]
-                               for dev, _source in devices))
+        origin = self.origin(node, fr, "torch.Generator")  # type: ignore[attr-defined]
+        # (on the way of a choice its device came from: ``device="cuda" if args.cuda else "cpu"``)
+        return Value(frozenset(TorchGeneratorAtom(dev, origin, tags_of(source)) for dev, source in devices))
 
     def _random_sampler(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                         fr: Frame) -> Value:
@@ -282,6 +291,8 @@ class TorchData:
             atom = generator if generator is not None else TorchGeneratorAtom(CPU, origin)
             for dev, source in defaults:
                 device = source if isinstance(source, TorchDeviceAtom) else TorchDeviceAtom(dev)
+                if not consistent(tags_of(atom), tags_of(device)):
+                    continue  # one way of a choice made the generator, the other set the default device
                 code, message = T.generator_outcome(dev.type, atom.dev.type) or (None, "")
                 possibilities.append(Possibility((("generator", atom), ("default device", device)), code, message,
                                                  "torch.generator"))
@@ -312,6 +323,15 @@ def _index(bound: Bound[Value]) -> Value:
     return V(NumberAtom("int", low=0))
 
 
+@dataclass(frozen=True, slots=True)
+class CollatedAtom(SeqAtom):
+    """A batch ``default_collate`` made of a dataset's tuples: a list of its fields (``[inputs, targets]``), one
+    record, unpacked where it is used (``inputs, targets = batch``), unlike a list of batches or of weights."""
+
+    def held(self) -> tuple[Value, ...]:
+        return self.items or ()
+
+
 def _collated(item: Value, origin: Any) -> Value:
     """What ``default_collate`` makes of a batch of ``item``s."""
     out = TOP if item.top else Value()
@@ -324,7 +344,10 @@ def _collated(item: Value, origin: Any) -> Value:
         elif isinstance(atom, Const) and atom.tname == "str":
             out = out.join(V(seq_of("list", V(atom))))
         elif isinstance(atom, (SeqAtom, DictAtom)):  # a tuple's elements are collated into a list
-            out = out.join(V(map_elements(atom, lambda element: _collated(element, origin), kind="list")))
+            collated = map_elements(atom, lambda element: _collated(element, origin), kind="list")
+            if isinstance(collated, SeqAtom) and collated.items is not None:
+                collated = CollatedAtom(collated.kind, collated.items, collated.elem)
+            out = out.join(V(collated))
         else:
             out = out.join(TOP)
     return out

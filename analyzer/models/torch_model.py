@@ -57,7 +57,16 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..engine.flow_state import Frame, Overlay, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.flow_state import (
+    Frame,
+    ModeKey,
+    Overlay,
+    State,
+    past_failure,
+    rebind_call_receiver,
+    stored,
+    widen_if_large,
+)
 from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
@@ -91,6 +100,8 @@ from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
+from .optimizer_subclass import OPTIMIZER_INIT, OPTIMIZER_TYPE, PARAM_GROUPS, is_project_optimizer, optimizer_class
+from .optimizer_subclass import param_groups as optimizer_param_groups
 from .signatures import argument, bind_call
 from .torch_api import (
     CHECKED_OPS,
@@ -140,9 +151,11 @@ from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
-GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
-DEVICE_VAR = "torch.default_device"
-CUDA_VAR = "torch.cuda.current_device"  # absent: cuda:0
+#: flow-state modes. Grad mode: enabled where nothing disabled it (a branch that disables it leaves it on the other)
+GRAD_VAR = ModeKey("torch.grad_enabled", V(const(True)))
+#: the default device: the CPU where nothing set one (a branch that sets it leaves the CPU on the other)
+DEVICE_VAR = ModeKey("torch.default_device", V(TorchDeviceAtom(CPU)))
+CUDA_VAR = ModeKey("torch.cuda.current_device", V(const(0)))  # absent: cuda:0
 MAX_COMBINATIONS = 64
 _UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
@@ -273,6 +286,8 @@ class TorchModel(TorchData, LibraryModel):
             return receiver if name == "manual_seed" else TOP
         if kind == "Instance" and name == DISTRIBUTION_INIT:
             return self.torch_distribution_init(receiver, args, kwargs, st, fr)
+        if kind == "Instance" and name == OPTIMIZER_INIT:
+            return self._project_optimizer_init(receiver, args, kwargs, fr)
         if kind in ("TorchLayerAtom", "Instance"):
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":
@@ -289,6 +304,10 @@ class TorchModel(TorchData, LibraryModel):
                 and not any(isinstance(a, TorchDeviceAtom) and _unknown_index(a) for a in args[0].atoms):
             return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
                                    for a in args[0].atoms))
+        if name == "dict" and len(args) == 1 and not kwargs and not args[0].top:
+            # ``state = dict(checkpoint)``: a copy of the checkpoint's mapping, its tensors where the load put them
+            containers = frozenset(a for a in args[0].atoms if isinstance(a, TorchLoadedAtom))
+            return Value(containers) if containers else None
         return None
 
     def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
@@ -329,12 +348,27 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(instance, Instance) and distribution_base(instance.cls):
             # ``super().__init__(loc, scale)``, ``super().log_prob(x)``: the library distribution's
             return self.torch_distribution_attribute(instance, attr)
+        if isinstance(instance, Instance) and attr == "__init__" and is_project_optimizer(instance.cls):
+            return V(BoundShim(instance, OPTIMIZER_INIT))  # ``super().__init__(params, defaults)``
         return None
+
+    def _project_optimizer_init(self, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                                fr: Frame) -> Value:
+        """A project optimizer's ``super().__init__(params, defaults)``: the groups it keeps on the instance."""
+        params = args[0] if args else kwargs.get("params", TOP)
+        defaults = args[1] if len(args) > 1 else kwargs.get("defaults")
+        groups = optimizer_param_groups(params, defaults, self.iter_element)
+        for atom in receiver.atoms:
+            if isinstance(atom, Instance):
+                self.store_attribute(V(atom), PARAM_GROUPS, groups, fr)
+        return NONE
 
     def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
                      st: State, fr: Frame) -> None:
         if distribution_base(cls) is not None:
             self.torch_distribution_init(instance, args, kwargs, st, fr)
+        elif is_project_optimizer(cls):  # ``class Lookahead(torch.optim.SGD): ...`` with the library's constructor
+            self._project_optimizer_init(instance, args, kwargs, fr)
 
     def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
         return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
@@ -373,6 +407,10 @@ class TorchModel(TorchData, LibraryModel):
                compare: bool) -> Value | None:
         if not has_torch(left, right):
             return None
+        if not compare and isinstance(op, ast.Add):
+            joined = self._containers_joined(left, right)
+            if joined is not None:
+                return joined
         if not compare:
             return self.torch_binop(op, left, right, node, st, fr)  # type: ignore[arg-type]
         if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
@@ -388,6 +426,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
+            if not key.top and key.atoms and all(isinstance(k, Const) and isinstance(k.value, str) for k in key.atoms):
+                return Value()  # ``ckpt["epoch"]``: no tensor is indexed by a string (that possibility was a mapping)
             indexed = self.torch_index(atom, key, node, st, fr)
             if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
                 return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
@@ -403,7 +443,7 @@ class TorchModel(TorchData, LibraryModel):
                 return self.container_modules(atom)
             return TOP
         if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
-            return contents(atom)
+            return contents(atom, key)
         return None
 
     def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
@@ -501,7 +541,7 @@ class TorchModel(TorchData, LibraryModel):
             if kind == "attr" and name in _DEVICE_PREDICATES:
                 return V(const(atom.dev.type == _DEVICE_PREDICATES[name]))
             if kind == "attr" and name == "device":
-                return V(TorchDeviceAtom(atom.dev, atom.origin))
+                return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
                 return V(const(-1)) if atom.dev.type == "cpu" else _index_value(atom)
             if kind == "attr" and name == "shape" and atom.ndim is not None:
@@ -581,6 +621,8 @@ class TorchModel(TorchData, LibraryModel):
                 kinds[MODULE_TYPE] = None  # its ``__call__`` runs ``forward``, ``.to()`` moves it in place
             if isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION:
                 kinds[AUTOGRAD_TYPE] = None  # ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``
+            if isinstance(atom, TorchRef) and optimizer_class(atom.path):
+                kinds[OPTIMIZER_TYPE] = None  # its ``super().__init__(params, defaults)`` keeps ``param_groups``
         for atom in value.atoms:  # a ``torch.distributions`` class (its ``sample``, ``log_prob`` ...)
             if isinstance(atom, TorchRef) and atom.path.startswith("torch.distributions.") \
                     and atom.path.rpartition(".")[2][:1].isupper():
@@ -639,7 +681,7 @@ class TorchModel(TorchData, LibraryModel):
         modes = [a for a in value.atoms if isinstance(a, (TorchModeAtom, TorchDeviceAtom))]
         if not modes or value.top or len(modes) != len(value.atoms):
             return None
-        saved = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
+        saved: dict[str, Value | None] = {name: st.modes.get(name) for name in (GRAD_VAR, DEVICE_VAR, CUDA_VAR)}
         grads = {m.grad for m in modes if isinstance(m, TorchModeAtom) and m.grad is not None}
         if grads:
             st.modes[GRAD_VAR] = Value(frozenset(const(g) for g in grads))
@@ -831,7 +873,12 @@ class TorchModel(TorchData, LibraryModel):
             elif op == "matmul" and zero_dim is None:
                 dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
-            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
+            source = derived_from(data, device)
+            if target is intended:
+                # what a failing op was meant to give comes from the operand it left behind: a later failure over it
+                # is the same bug as this one, where that operand came from (:mod:`rules.cascades`)
+                left = {a.provenance for a in data if a.dev != device and not a.owned}
+                source = left.pop() if len(left) == 1 else source
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
                                            origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
@@ -1215,7 +1262,8 @@ class TorchModel(TorchData, LibraryModel):
         for dev, source in devices:
             for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"))
+                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"),
+                                       source=getattr(source, "tensor", None))
                 out.add(with_tags(made, tags_of(source)))
         result = Value(frozenset(out)) if out else TOP
         generator = kwargs.get("generator")
@@ -1233,6 +1281,8 @@ class TorchModel(TorchData, LibraryModel):
         possibilities = []
         for atom in torch_tensors(made):
             for g in generators:
+                if not consistent(tags_of(atom), tags_of(g)):
+                    continue  # (made on one way of a choice, the generator on the other)
                 code, message = T.generator_outcome(atom.dev.type, g.dev.type) or (None, "")
                 possibilities.append(Possibility((("output", atom), ("generator", g)), code, message,
                                                  "torch.random_op"))
@@ -1681,7 +1731,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def torch_tensor_attribute(self, atom: TorchTensorAtom, attr: str) -> Value | None:
         if attr == "device":
-            return V(TorchDeviceAtom(atom.dev, atom.origin))
+            return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
         if attr == "is_leaf":
             return V(const(atom.grad != NON_LEAF))
         if attr == "requires_grad":
@@ -1783,7 +1833,7 @@ class TorchModel(TorchData, LibraryModel):
             return result if rank is None else Value(frozenset(
                 dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
                 for a in result.atoms), result.top)
-        if name in ("unbind", "split", "chunk", "tensor_split"):
+        if name in SPLITTING_OPS:
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
 
@@ -2030,6 +2080,10 @@ class TorchModel(TorchData, LibraryModel):
             has_dim = len(args) > 1 or any(k in kwargs for k in DIM_KEYWORDS)
             return self.same_device_result(args[0], node, st, fr,
                                            True if name in REDUCTIONS and not has_dim else None, api=name)
+        if name in SPLITTING_OPS and module == "torch" and (args or "input" in kwargs or "tensor" in kwargs):
+            # ``torch.split(indices, 1, dim=-1)``: a tuple of pieces on the tensor's device, as the method's
+            tensor = args[0] if args else kwargs.get("input", kwargs.get("tensor", TOP))
+            return V(seq_of("tuple", self.same_device_result(tensor, node, st, fr, False)))
         return TOP
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
@@ -2094,8 +2148,9 @@ class TorchModel(TorchData, LibraryModel):
         placements = self._device_argument(kwargs.get("device"), st) if weights else [(CPU, None)]
         if placements is None:
             return TOP
-        return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
-                               for dev, _a in placements))
+        return Value(frozenset(with_tags(TorchLayerAtom(name, dev if weights else None, weights, (), origin),
+                                         tags_of(source) if weights else frozenset())
+                               for dev, source in placements))
 
     def torch_sequential_of(self, element: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,
@@ -2139,6 +2194,7 @@ class TorchModel(TorchData, LibraryModel):
         if layer.name == "Sequential":
             value = argument("torch.nn.Sequential.forward", args, {}, "input")
             for i, child in enumerate(layer.children):
+                failed_before = st.past_failure
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
                 else:  # (the container's choice tags: its layers were placed with it)
@@ -2147,6 +2203,11 @@ class TorchModel(TorchData, LibraryModel):
                                               f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
+                if value.top and st.past_failure and not failed_before:
+                    # a layer refused its input on every path, and where its output was meant to be is not known:
+                    # the next layers would place it on their weights, a device no run gives it (a teacher model
+                    # left on the CPU would make its logits a CPU tensor, one more finding of the same cause)
+                    return TOP
             return value
         if layer.name == "ModuleList" or layer.name in layer_dicts.COLLECTIONS:  # (not callable)
             return TOP
@@ -2204,8 +2265,13 @@ class TorchModel(TorchData, LibraryModel):
                     if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
             if x.top:
                 ways.add(own)
+            # its device is its input's where the input is on the weights' device (the batch a caller passed, or a
+            # value derived from it), and what a failing call was meant to give is its input's too: a later
+            # failure over it comes from where the input did (:mod:`rules.anchors`)
+            source = derived_from(inputs, layer.dev) if inputs and not x.top else None
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=self.origin(node, fr, f"{api} output")),
+                                                               False, origin=self.origin(node, fr, f"{api} output"),
+                                                               source=source),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM
@@ -2251,8 +2317,9 @@ class TorchModel(TorchData, LibraryModel):
                     moved = moved.join(mine)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
+                # (moved on one way of a command-line option, ``if not args.cpu: self.model.cuda()``: that way's)
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), access(source, fr))
+                    with_tags(const(dev.text), st.ways) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2372,6 +2439,17 @@ class TorchModel(TorchData, LibraryModel):
                 return TOP
             out = out.join(V(grown))
         return out
+
+    def _containers_joined(self, left: Value, right: Value) -> Value | None:
+        """``blocks += [Block(d) for d in dims]`` or ``seq + nn.Sequential(...)``: a ModuleList or Sequential and
+        the modules ``right`` iterates to, as ``extend`` gives them (``__iadd__`` is ``extend``; ``__add__`` is a
+        new container of the same modules); None when ``left`` is not such a container."""
+        if left.top or not left.atoms or not all(
+                isinstance(a, TorchLayerAtom) and a.name in ("ModuleList", "Sequential") for a in left.atoms):
+            return None
+        if all(isinstance(a, TorchLayerAtom) and a.name == "ModuleList" for a in left.atoms):
+            return self._module_list_with(left, self.iter_element(right))
+        return self._container_added("extend", left, [right], {})
 
     @staticmethod
     def _module_list_with(lists: Value, added: Value) -> Value:
@@ -2531,7 +2609,7 @@ class TorchModel(TorchData, LibraryModel):
         key = _identity(atom)
         if key is None:
             return False
-        devices = self.heap_get((key, _MOVED))
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), tags_of(atom) | self.program_ways)
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
@@ -2542,7 +2620,7 @@ class TorchModel(TorchData, LibraryModel):
             return True  # the moved copies are other instances: this one is the reference left behind
         weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
+        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts() or ())
 
     def moved_reference(self, atom: Atom, st: State) -> Atom | None:
         """A module that ``.to()`` moved in place elsewhere, read through a reference the move left behind
@@ -2550,10 +2628,11 @@ class TorchModel(TorchData, LibraryModel):
         when the move went to one known device. A use is taken to come after the move, as a superseded
         attribute's is; None when the device is not known."""
         key = _identity(atom)
-        devices = self.heap_get((key, _MOVED)) if key is not None else None
+        ways = tags_of(atom) | self.program_ways
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), ways) if key is not None else None
         texts = devices.consts() if devices is not None and not devices.top else None
         if devices is None or not texts or len(texts) != 1 or not isinstance(texts[0], str) \
-                or tags_of(next(iter(devices.atoms))):
+                or not tags_of(next(iter(devices.atoms))) <= ways:
             return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
         dev = self.parse_device(texts[0], st)
         return None if dev is None else self.move_module(atom, dev)
@@ -3031,6 +3110,16 @@ def _any_position(key: Value) -> bool:
         for a in key.atoms)
 
 
+def _moves_on_way(devices: Value | None, mine: frozenset) -> Value | None:
+    """The in-place moves of a module (the devices noted) that its ways (``mine``: its own, and the run's) allow: a
+    layer kept on the CPU on one way of an option was not moved by the ``.cuda()`` of the other way (None: no such
+    move)."""
+    if devices is None or devices.top or not mine:
+        return devices
+    kept = frozenset(a for a in devices.atoms if consistent(tags_of(a), mine))
+    return None if not kept else devices if kept == devices.atoms else Value(kept)
+
+
 def _identity(atom: Atom) -> object | None:
     """What stays the same object across an in-place ``.to()``: a layer's creation site, a module instance."""
     if isinstance(atom, TorchLayerAtom) and (atom.weights or atom.children) and atom.origin is not None:
@@ -3122,6 +3211,8 @@ def _stacked_rank(tensors: list[TorchTensorAtom]) -> int | None:
 SEQUENCE_RANKS: dict[str, Callable[[list[TorchTensorAtom]], int | None]] = {
     "cat": _same_rank, "concat": _same_rank, "concatenate": _same_rank, "stack": _stacked_rank}
 
+#: What splits a tensor into a tuple of pieces on its device (as ``t.split(...)`` and ``torch.split(t, ...)``).
+SPLITTING_OPS = frozenset({"unbind", "split", "chunk", "tensor_split"})
 NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 #: Methods whose result has a dimension even for a 0-dim tensor.
