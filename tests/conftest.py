@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -77,3 +79,36 @@ def device_available_here(name: str) -> bool:
     if hardware == "declared":
         return False
     return real_cuda_count() >= hardware
+
+
+@pytest.fixture(scope="session")
+def torch_fixtures_confirmed(request: pytest.FixtureRequest,
+                             tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``devicelint confirm fixtures/torch`` with each program's observer run, made once per test session
+    (tests/torch_fixture_runs.py): the observer's tests and confirm's tests both read it."""
+    pytest.importorskip("torch")
+    from session_cache import shared
+    from torch_fixture_runs import confirm_torch_fixtures, key
+
+    return shared(request.config, tmp_path_factory, "confirm-torch-fixtures", key(),
+                  lambda: confirm_torch_fixtures(tmp_path_factory.mktemp("confirm_torch")))
+
+
+@pytest.fixture(scope="session")
+def all_rules_findings(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[dict]]:
+    """``folder -> [d.to_json() for d in check([REPO / folder], Settings(jobs=1, select=("ALL",))).diagnostics]``,
+    computed once per test session and folder (tests/fixture_findings.py); call it before patching anything."""
+    from fixture_findings import all_rules_findings as findings
+    from fixture_findings import key
+    from session_cache import shared
+
+    known: dict[str, list[dict]] = {}
+
+    def get(folder: str) -> list[dict]:
+        if folder not in known:
+            known[folder] = shared(request.config, tmp_path_factory, "all-rules-" + folder.replace("/", "-"),
+                                   key(folder), lambda: findings(folder))
+        return known[folder]
+
+    return get

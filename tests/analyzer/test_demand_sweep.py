@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -121,12 +122,12 @@ def test_only_components_above_the_bound_sweep_on_demand(tmp_path: Path, monkeyp
 
 
 @pytest.mark.parametrize("folder", ["fixtures", "fixtures/torch", "examples"])
-def test_sweeping_every_fixture_on_demand_changes_no_diagnostic(folder: str,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sweeping_every_fixture_on_demand_changes_no_diagnostic(folder: str, monkeypatch: pytest.MonkeyPatch,
+                                                                all_rules_findings: Callable[[str], list]) -> None:
     """The fixtures are programs (their code runs from module level): on demand they lose nothing, and no
     finding appears or gets stronger (the skipped functions' stores are unknown, not forgotten)."""
     settings = Settings(jobs=1, select=("ALL",))
-    full = [d.to_json() for d in check([str(REPO / folder)], settings).diagnostics]
+    full = all_rules_findings(folder)  # the same check, made once per session
     monkeypatch.setattr(demand, "DEMAND_SWEEP_MIN_FILES", 0)
     on_demand = [d.to_json() for d in check([str(REPO / folder)], settings).diagnostics]
     assert on_demand == full

@@ -236,17 +236,11 @@ RULED = {rule.code for rule in all_rules() if rule.code.startswith("MV2")}
 
 
 @pytest.fixture(scope="module")
-def torch_confirmed(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("confirm_torch") / "confirm.json"
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        status = main(["confirm", "--no-cache", "--timeout", "180", "--output-format", "json", "-o", str(out),
-                       "fixtures/torch"])
-    finally:
-        os.chdir(cwd)
-    doc = json.loads(out.read_text())
-    return {"status": status, "doc": doc, "unrunnable": _needs_a_second_gpu(doc)}
+def torch_confirmed(torch_fixtures_confirmed: dict) -> dict:
+    """``devicelint confirm --no-cache --timeout 180 --output-format json fixtures/torch`` from the repository's
+    root, run once per test session (tests/torch_fixture_runs.py; the observer's tests read its runs too)."""
+    doc = torch_fixtures_confirmed["doc"]
+    return {"status": torch_fixtures_confirmed["status"], "doc": doc, "unrunnable": _needs_a_second_gpu(doc)}
 
 
 def _needs_a_second_gpu(doc: dict) -> set[str]:

@@ -6,14 +6,18 @@ under runtime_shim without that failure, and a second ``--fix`` must change noth
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from devicelint.cli import main
 
+from runtime_shim.launcher import PRELOAD as LAUNCHER_PRELOAD
+from runtime_shim.launcher import Launcher, preloaded
 from runtime_shim.runner import run_program
 
 
@@ -232,12 +236,40 @@ CASES = [
 ]
 
 
-def _run(case: Case, program: Path):
+class TorchLauncher:
+    """One preloaded launcher for the module's PyTorch programs, started at the first (importing torch and what
+    the observer imports once, as the observer's command line does for several programs), closed at the end."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._launcher: Launcher | None = None
+        self._started = False
+
+    def get(self) -> Launcher | None:
+        if not self._started:
+            from runtime_shim.torch_observer.session import PRELOAD as OBSERVER_PRELOAD
+
+            self._launcher = self._stack.enter_context(preloaded((*LAUNCHER_PRELOAD, *OBSERVER_PRELOAD)))
+            self._started = True
+        return self._launcher
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+@pytest.fixture(scope="module")
+def torch_launcher() -> Iterator[TorchLauncher]:
+    launcher = TorchLauncher()
+    yield launcher
+    launcher.close()
+
+
+def _run(case: Case, program: Path, torch_launcher: TorchLauncher):
     """How the program ends: (the failure codes recorded, the outcome)."""
     if case.torch:
         from runtime_shim.torch_observer.cli import run_program as run_torch
 
-        outcome = run_torch(program, timeout=180)
+        outcome = run_torch(program, timeout=180, launcher=torch_launcher.get())
     else:
         outcome = run_program(program, **({"profile": case.profile} if case.profile else {}))
     return {r["outcome"]["code"] for r in outcome.records if isinstance(r.get("outcome"), dict)}, outcome
@@ -250,7 +282,8 @@ def _check_json(capsys: pytest.CaptureFixture, path: Path, *flags: str) -> list[
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture,
+                        torch_launcher: TorchLauncher) -> None:
     program = tmp_path / f"{case.name.replace('-', '_')}.py"
     program.write_text(case.before, encoding="utf-8")
     profile = ["--profile", case.profile] if case.profile else []
@@ -258,7 +291,7 @@ def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixtur
     # the original is reported with a fix of the documented safety, and fails at run time
     found = [d for d in _check_json(capsys, program, *profile) if d["code"] == case.code]
     assert found and found[0]["fix"] is not None and found[0]["fix"]["applicability"] == case.applicability
-    codes, before = _run(case, program)
+    codes, before = _run(case, program, torch_launcher)
     assert case.failure in codes and before.status in ("dispatch", "ok"), before.detail or before.stderr
     assert before.status == "ok" or before.code == case.failure, before.detail or before.stderr
 
@@ -274,7 +307,7 @@ def test_fix_end_to_end(case: Case, tmp_path: Path, capsys: pytest.CaptureFixtur
 
     # clean of that code, runs without that failure, and a second --fix changes nothing
     assert not [d for d in _check_json(capsys, program, *profile) if d["code"] in (case.code, case.failure)]
-    codes, after = _run(case, program)
+    codes, after = _run(case, program, torch_launcher)
     assert after.status == "ok" and case.failure not in codes, after.detail or after.stderr or after.message
     main(["check", "--no-cache", "--isolated", *profile, "-q", *flags, str(program)])
     capsys.readouterr()

@@ -2,16 +2,20 @@
 fake mode and fails exactly at its ``# expect:`` markers; unit tests of the classifier, the
 discarded-result check and the command line.
 
-Programs run one process each, two at a time, forked from one launcher that imported torch and
-torch._dynamo once (FakeTensorMode's start-up: seconds per fresh interpreter), once per module.
+The programs' runs are those of ``devicelint confirm fixtures/torch``, made once per test session and read by
+confirm's tests too (tests/torch_fixture_runs.py): one process each under the observer, two at a time, forked
+from one launcher that imported torch and torch._dynamo once (FakeTensorMode's start-up: seconds per fresh
+interpreter). The observer's own command line and ``run_program`` are tested below.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import io
+import os
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,7 +24,7 @@ pytest.importorskip("torch")
 
 from conftest import real_cuda_count  # noqa: E402
 
-from runtime_shim import runner, torch_semantics  # noqa: E402
+from runtime_shim import torch_semantics  # noqa: E402
 from runtime_shim.torch_observer import cli, sites  # noqa: E402
 from runtime_shim.torch_observer.classify import (  # noqa: E402
     RULES,
@@ -54,25 +58,41 @@ def _one_real_gpu() -> bool:
     return real_cuda_count() == 1
 
 
-def _needed_a_second_gpu(outcome: runner.Outcome) -> bool:
+def _needed_a_second_gpu(outcome: Observed) -> bool:
     return outcome.status != "ok" and "invalid device ordinal" in f"{outcome.detail}\n{outcome.stderr}"
 
 
 NO_FAKE_SECOND_GPU = "fake cuda:1 needs a CPU build of torch; this CUDA build has one GPU"
 
 
+@dataclass
+class Observed:
+    """One program's run under the observer, as confirm's launcher returned it."""
+
+    status: str  # "ok" when it ran to its end (see devicelint.confirm.launch.Run)
+    detail: str
+    stderr: str
+    records: list[dict]
+
+
 @pytest.fixture(scope="module")
-def outcomes() -> dict[str, runner.Outcome]:
-    results = cli.run_programs(PROGRAMS, timeout=180, jobs=2)
-    return {p.name: outcome for p, outcome in zip(PROGRAMS, results, strict=True)}
+def outcomes(torch_fixtures_confirmed: dict) -> dict[str, Observed]:
+    runs = torch_fixtures_confirmed["runs"]
+    assert set(runs) == {os.path.realpath(p) for p in PROGRAMS}
+    observed = {}
+    for program in PROGRAMS:
+        run = runs[os.path.realpath(program)]
+        assert (run["runtime"], run["mode"]) == ("torch", "virtual"), run  # virtual: fake CUDA
+        observed[program.name] = Observed(run["status"], run["detail"], run["stderr"], run["records"])
+    return observed
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
-def test_fixture_fails_exactly_at_its_markers(program: Path, outcomes: dict[str, runner.Outcome]) -> None:
+def test_fixture_fails_exactly_at_its_markers(program: Path, outcomes: dict[str, Observed]) -> None:
     outcome = outcomes[program.name]
     if _one_real_gpu() and _needed_a_second_gpu(outcome):
         pytest.skip(NO_FAKE_SECOND_GPU)
-    if real_cuda_count() and outcome.status == "crashed":
+    if real_cuda_count() and outcome.status in ("crashed", "exit"):
         # fake mode is built for CPU builds (CI); a GPU machine runs these programs for real instead
         # (`devicelint confirm --real fixtures/torch`, docs/gpu-runs.md)
         pytest.skip(f"fake mode on a CUDA build of torch: {outcome.detail}")
