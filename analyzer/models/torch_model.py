@@ -834,7 +834,7 @@ class TorchModel(TorchData, LibraryModel):
             source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
+                                           origin=self.origin(node, fr, f"{api} result", result=True), tags=tags, ndim=ndim,
                                            source=source))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
@@ -2205,7 +2205,7 @@ class TorchModel(TorchData, LibraryModel):
             if x.top:
                 ways.add(own)
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=self.origin(node, fr, f"{api} output")),
+                                                               False, origin=self.origin(node, fr, f"{api} output", result=True)),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM
