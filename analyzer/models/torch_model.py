@@ -834,8 +834,8 @@ class TorchModel(TorchData, LibraryModel):
             source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result", result=True), tags=tags, ndim=ndim,
-                                           source=source))
+                                           origin=self.origin(node, fr, f"{api} result", result=True), tags=tags,
+                                           ndim=ndim, source=source))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
@@ -2204,8 +2204,9 @@ class TorchModel(TorchData, LibraryModel):
                     if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
             if x.top:
                 ways.add(own)
+            output = self.origin(node, fr, f"{api} output", result=True)
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=self.origin(node, fr, f"{api} output", result=True)),
+                                                               False, origin=output),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM
