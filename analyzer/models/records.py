@@ -29,7 +29,7 @@ from typing import Any
 
 from ..domain import NONE, TOP, Atom, SeqAtom, V, Value, const, join_all, seq, seq_of
 from ..engine.flow_state import Frame, State
-from ..engine.python_values import splice_items
+from ..engine.python_values import annotated_fields, splice_items
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .library_refs import LibraryRef
 
@@ -156,8 +156,9 @@ class Records(LibraryModel):
         (a field not given keeps the class body's default)."""
         if not cls.has_library_base(NAMED_TUPLE):
             return
-        fields = [stmt.target.id for c in reversed(cls.mro()) for stmt in c.node.body
-                  if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+        # (the class that derives ``NamedTuple`` declares them all: a subclass's annotations are not fields)
+        declaring = next(c for c in cls.mro() if NAMED_TUPLE in c.library_bases)
+        fields = [name for name, _default in annotated_fields(declaring.node.body)]
         if len(args) > len(fields):
             return
         for i, name in enumerate(fields):
