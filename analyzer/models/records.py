@@ -11,7 +11,7 @@ there, and it is only seen if the tensors are followed through all of these:
   calling it gives a tuple whose items have those names (:class:`RecordAtom`, a tuple to everything else), so
   ``batch.reward`` is the item, and indexing, unpacking and ``zip(*...)`` work as on any tuple.
 * ``class Transition(NamedTuple):`` with annotated fields: calling it stores each field on the instance (the
-  class body's value of a field is its default).
+  class body's value of a field is its default); a subclass's annotations are not fields.
 * ``deque(iterable)`` is a list of the iterable's items (``deque()`` an empty one), appended to as a list is;
   ``maxlen`` only drops old items.
 * ``random.sample(population, k)`` and ``random.choices(population, ...)`` give a list of the population's
