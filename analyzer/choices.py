@@ -40,7 +40,7 @@ from .domain import (
     join_all,
     map_elements,
 )
-from .torch_domain import TorchDeviceAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
+from .torch_domain import TorchDeviceAtom, TorchGeneratorAtom, TorchLayerAtom, TorchRef, TorchTensorAtom
 
 #: the most tags one possibility carries: one more is not added (the possibility stays less precise)
 MAX_TAGS = 4
@@ -113,7 +113,7 @@ NO_TAGS: frozenset = frozenset()
 
 #: the possibilities that carry tags: devices, tensors, library layers, device strings and flags (not instances
 #: of the project's classes: the heap knows them by identity)
-TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TensorAtom, DeviceAtom)
+TAGGABLE = (TorchTensorAtom, TorchDeviceAtom, TorchLayerAtom, TorchGeneratorAtom, TensorAtom, DeviceAtom)
 
 
 def taggable(atom: Atom) -> bool:

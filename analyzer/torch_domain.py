@@ -277,6 +277,7 @@ class TorchGeneratorAtom(Atom):
 
     dev: TorchDev
     origin: Origin | None = field(default=None, compare=False)
+    tags: frozenset = frozenset()  # the undecided choices its device came from (:mod:`analyzer.choices`)
 
     def revealable(self) -> bool:
         return True

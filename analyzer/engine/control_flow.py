@@ -7,6 +7,7 @@ from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
+from ..choices import PROGRAM, Choice
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
@@ -34,7 +35,9 @@ class ControlFlow(EngineMixin):
             false = self.exec_block(node.orelse, false, fr)
         if not true.dead and not false.dead:
             chosen = self.model_choose_branch(true, false)
-            if chosen is not None:  # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world
+            # ``if use_cuda: device = torch.device("cuda") else: ...`` in a world; not a command-line option's
+            # test (``if args.cuda:``): both ways are runs of the program, and its tags keep them apart
+            if chosen is not None and not _program_wide(choice or self.choice(node.test, st, fr)):
                 return true if chosen else false
         filled = fill_one_sided(entry, true, false, fr) if entry else []
         if undecided and choice is None and self.differ_in_taggables(true, false):
@@ -435,3 +438,7 @@ def _pure_path(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name)
+
+
+def _program_wide(choice: tuple[Choice, bool] | None) -> bool:
+    return choice is not None and choice[0].ctx == PROGRAM

@@ -223,7 +223,8 @@ class Engine(
                 self.analyzed.add(fn)
                 receivers: list[list[Value]] = [[]]
                 bound = fref.bound
-                if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None:
+                if fn.cls is not None and fn.kind in (FunctionKind.FUNCTION, FunctionKind.PROPERTY) and bound is None \
+                        and not self._constructs_its_instances(fn):
                     # one context per instance, or per group of instances placed alike: attributes read
                     # together come from one object (a join would pair one object's weights with another's)
                     receivers = [[receiver] for receiver in sweep_receivers(
@@ -241,6 +242,15 @@ class Engine(
                 else:
                     for args in receivers:
                         self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+
+    def _constructs_its_instances(self, fn: FunctionInfo) -> bool:
+        """``fn`` is the ``__init__`` that made every instance of its class the analysis holds: each was made by a
+        class call that ran it (or copied or moved from one that was), so running it again on one of them (an
+        earlier pass's instance, or a module's moved copy, before this pass's call reaches the class) would
+        re-initialise an object no run re-initialises. Swept on an unknown receiver instead."""
+        if fn.name != "__init__" or fn.cls is None:
+            return False
+        return not (self.class_stores and any((c, "__init__") in self.class_stores for c in fn.cls.mro()))
 
     def index_writes(self) -> None:
         """Which functions assign ``x.attr`` for each attribute name (to invalidate overlays on calls): found

@@ -45,6 +45,24 @@ Element = tuple[str, Steps]
 K = TypeVar("K")
 
 
+class ModeKey(str):
+    """A mode's name in :attr:`State.modes` with the value the mode has where nothing set it (a model's
+    declaration: ``torch.set_default_device`` in one branch leaves the CPU in force on the other). A mode set
+    on one path of a join is joined with that value; a mode without one is dropped there (back to a default
+    the analysis does not represent)."""
+
+    default: Value | None
+
+    def __new__(cls, name: str, default: Value | None = None) -> ModeKey:
+        key = super().__new__(cls, name)
+        key.default = default
+        return key
+
+
+def mode_default(key: object) -> Value | None:
+    return key.default if isinstance(key, ModeKey) else None
+
+
 class State:
     """What one program point knows, one map per kind of key:
 
@@ -57,8 +75,8 @@ class State:
       narrowing b narrows t too; name -> (the slot, the steps from it);
     - ``elements``: ``row = grid[0]``: row is that element, so ``row[j] = v`` updates ``grid`` too.
 
-    A variable on one path of a join keeps that path's value; an overlay or a mode on one path only is
-    dropped (an overlay falls back to the heap, a mode to its default)."""
+    A variable on one path of a join keeps that path's value; an overlay on one path only is dropped (it
+    falls back to the heap), a mode joins its default (:class:`ModeKey`) or is dropped where it has none."""
 
     __slots__ = ("vars", "overlays", "modes", "aliases", "elements", "dead", "past_failure")
 
@@ -188,7 +206,7 @@ def join_states(states: Iterable[State]) -> State:
                 out[key] = known.join(value)
     state = State(out, past_failure=all(s.past_failure for s in live))
     state.overlays = _join_common([s.overlays for s in live])  # (on one path only: back to the heap's)
-    state.modes = _join_common([s.modes for s in live])  # (on one path only: back to the default)
+    state.modes = _join_modes([s.modes for s in live])
     state.aliases = {a: path for a, path in first.aliases.items()
                      if all(other.aliases.get(a) == path for other in live[1:])}
     if first.elements:
@@ -216,8 +234,20 @@ def mode_effect(entry: dict[str, Value], exits: list[dict[str, Value]]) -> dict[
     started with (None: back to the library's default)."""
     if not exits:
         return {}
-    joined = _join_common(exits)
+    joined = _join_modes(exits)
     return {key: joined.get(key) for key in entry.keys() | joined.keys() if joined.get(key) != entry.get(key)}
+
+
+def _join_modes(maps: list[dict[str, Value]]) -> dict[str, Value]:
+    """The modes in force after paths meet: a mode some path did not set is its default there."""
+    return _join_common([with_mode_defaults(m, maps) for m in maps])
+
+
+def with_mode_defaults(modes: dict[str, Value], maps: Iterable[dict[str, Value]]) -> dict[str, Value]:
+    """``modes`` with the defaults of the modes some other map sets and it does not."""
+    missing = {key: default for other in maps if other is not modes for key in other
+               if key not in modes and (default := mode_default(key)) is not None}
+    return {**modes, **missing} if missing else modes
 
 
 def _join_common(maps: list[dict[K, Value]]) -> dict[K, Value]:

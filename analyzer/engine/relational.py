@@ -59,7 +59,7 @@ from ..choices import (
 from ..domain import Atom, Const, NumberAtom, Value, const, merge_alike
 from ..torch_domain import DEVICE_TYPES
 from ..tree_walk import child_nodes
-from .flow_state import Frame, FrameKind, State, join_states
+from .flow_state import Frame, FrameKind, State, join_states, with_mode_defaults
 from .mixin import EngineMixin
 from .program import FunctionInfo, FunctionKind
 from .python_values import CMP_OPS, MIRRORED, NEGATED, OP_TEXT, constant_number
@@ -172,6 +172,7 @@ class Relational(EngineMixin):
         """Whether the branches leave some name holding a possibility that can carry a tag the other lacks."""
         if true.dead or false.dead:
             return False
+        with_defaults(true, false)
         for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
             for name, mine in ours.items():
                 theirs = others.get(name)
@@ -187,6 +188,7 @@ class Relational(EngineMixin):
         true branch's)."""
         if true.dead or false.dead:
             return
+        with_defaults(true, false)
         for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
             for name in ours.keys() & others.keys():
                 mine, theirs = ours[name], others[name]
@@ -341,6 +343,13 @@ def _canonical_threshold(compare: Callable[[Any, Any], Any], bound: float,
     elif integral and compare is operator.gt:
         bound = math.floor(bound)
     return compare, bound, way
+
+
+def with_defaults(true: State, false: State) -> None:
+    """A mode one branch sets and the other does not is its default on the other (which then carries that
+    way's tag like any value the branches leave apart)."""
+    true.modes, false.modes = (with_mode_defaults(true.modes, (false.modes,)),
+                               with_mode_defaults(false.modes, (true.modes,)))
 
 
 def holds_only_the_other_way(state: State, fr: Frame, choice: Choice, way: bool) -> bool:

@@ -48,6 +48,7 @@ from typing import Any
 
 from runtime_shim import torch_semantics as T
 
+from ..choices import consistent, tags_of
 from ..domain import (
     TOP,
     ArrayAtom,
@@ -118,8 +119,9 @@ class TorchData:
         devices = [(CPU, None)] if device is None else self.devices_of(device, st)  # type: ignore[attr-defined]
         if devices is None:
             return TOP
-        return Value(frozenset(TorchGeneratorAtom(dev, self.origin(node, fr, "torch.Generator"))  # type: ignore[attr-defined]
-                               for dev, _source in devices))
+        origin = self.origin(node, fr, "torch.Generator")  # type: ignore[attr-defined]
+        # (on the way of a choice its device came from: ``device="cuda" if args.cuda else "cpu"``)
+        return Value(frozenset(TorchGeneratorAtom(dev, origin, tags_of(source)) for dev, source in devices))
 
     def _random_sampler(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                         fr: Frame) -> Value:
@@ -282,6 +284,8 @@ class TorchData:
             atom = generator if generator is not None else TorchGeneratorAtom(CPU, origin)
             for dev, source in defaults:
                 device = source if isinstance(source, TorchDeviceAtom) else TorchDeviceAtom(dev)
+                if not consistent(tags_of(atom), tags_of(device)):
+                    continue  # one way of a choice made the generator, the other set the default device
                 code, message = T.generator_outcome(dev.type, atom.dev.type) or (None, "")
                 possibilities.append(Possibility((("generator", atom), ("default device", device)), code, message,
                                                  "torch.generator"))

@@ -57,7 +57,16 @@ from ..domain import (
     seq,
     seq_of,
 )
-from ..engine.flow_state import Frame, Overlay, State, past_failure, rebind_call_receiver, stored, widen_if_large
+from ..engine.flow_state import (
+    Frame,
+    ModeKey,
+    Overlay,
+    State,
+    past_failure,
+    rebind_call_receiver,
+    stored,
+    widen_if_large,
+)
 from ..engine.program import ClassInfo, FunctionInfo
 from ..facts import Possibility, Site
 from ..torch_domain import (
@@ -140,9 +149,11 @@ from .torchaudio_model import buffers_only
 from .torchvision_model import HEADS, is_classifier, torchvision_call, with_head
 from .torchvision_model import ROOT as TORCHVISION
 
-GRAD_VAR = "torch.grad_enabled"  # (flow-state modes)
-DEVICE_VAR = "torch.default_device"
-CUDA_VAR = "torch.cuda.current_device"  # absent: cuda:0
+#: flow-state modes. Grad mode: enabled where nothing disabled it (a branch that disables it leaves it on the other)
+GRAD_VAR = ModeKey("torch.grad_enabled", V(const(True)))
+#: the default device: the CPU where nothing set one (a branch that sets it leaves the CPU on the other)
+DEVICE_VAR = ModeKey("torch.default_device", V(TorchDeviceAtom(CPU)))
+CUDA_VAR = ModeKey("torch.cuda.current_device", V(const(0)))  # absent: cuda:0
 MAX_COMBINATIONS = 64
 _UNSET = object()
 # the method an operator calls (``a * b`` is ``Tensor.__mul__``), by the name in diagnostics
@@ -1237,6 +1248,8 @@ class TorchModel(TorchData, LibraryModel):
         possibilities = []
         for atom in torch_tensors(made):
             for g in generators:
+                if not consistent(tags_of(atom), tags_of(g)):
+                    continue  # (made on one way of a choice, the generator on the other)
                 code, message = T.generator_outcome(atom.dev.type, g.dev.type) or (None, "")
                 possibilities.append(Possibility((("output", atom), ("generator", g)), code, message,
                                                  "torch.random_op"))
@@ -2101,8 +2114,9 @@ class TorchModel(TorchData, LibraryModel):
         placements = self._device_argument(kwargs.get("device"), st, node) if weights else [(CPU, None)]
         if placements is None:
             return TOP
-        return Value(frozenset(TorchLayerAtom(name, dev if weights else None, weights, (), origin)
-                               for dev, _a in placements))
+        return Value(frozenset(with_tags(TorchLayerAtom(name, dev if weights else None, weights, (), origin),
+                                         tags_of(source) if weights else frozenset())
+                               for dev, source in placements))
 
     def torch_sequential_of(self, element: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``nn.Sequential(*layers)`` with ``layers`` built in a loop (its length unknown): the layers it may hold,

@@ -186,6 +186,21 @@ def test_hydra_main_gets_an_unknown_config() -> None:
     assert findings(source) == []
 
 
+HYDRA_DDP = Path(__file__).parents[1] / "data" / "entry_points" / "hydra_ddp_trainer.py"
+
+
+def test_hydra_entry_module_moved_in_place_by_its_trainer_is_on_the_gpu() -> None:
+    """A model built inside a hydra entry and moved in place by a trainer (``self.model = model.to(rank)``,
+    then ``DDP(self.model, device_ids=[rank])``): every parameter is on the GPU when it is wrapped and called.
+    The entry runs only through the sweep of uncalled functions, where the model's ``__init__`` comes first:
+    it is not run again on the instances (or the moved copy) an earlier pass made."""
+    source = HYDRA_DDP.read_text()
+    assert findings(source) == []
+    unmoved = source.replace("self.model = model.to(self.local_rank)", "self.model = model")
+    wrap = next(i for i, line in enumerate(source.splitlines(), 1) if "DDP(self.model" in line)
+    assert (wrap, "MV202") in {(row, code) for row, code, _severity in findings(unmoved)}
+
+
 LIGHTNING = """\
     import pytorch_lightning as pl
     import torch
