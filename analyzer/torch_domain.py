@@ -55,6 +55,8 @@ class TorchRef(Atom):
     path: str
 
     def names_type(self) -> str | None:
+        if self.path in GENERATOR_PATHS:
+            return GENERATOR_TYPE
         return self.path if self.path in LIBRARY_TYPES else None
 
     def names_library_module(self) -> bool:
@@ -66,7 +68,9 @@ class TorchRef(Atom):
 
 #: the torch classes an ``isinstance`` test is answered for
 TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE = "torch.Tensor", "torch.nn.Module", "torch.device"
-LIBRARY_TYPES = frozenset({TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE})
+GENERATOR_TYPE = "torch.Generator"
+GENERATOR_PATHS = frozenset({GENERATOR_TYPE, "torch._C.Generator"})
+LIBRARY_TYPES = frozenset({TENSOR_TYPE, MODULE_TYPE, DEVICE_TYPE, GENERATOR_TYPE})
 
 
 #: ``torch.autograd.Function`` as a base class, however it is spelled.
@@ -281,6 +285,9 @@ class TorchGeneratorAtom(Atom):
 
     def revealable(self) -> bool:
         return True
+
+    def library_type(self) -> str | None:
+        return GENERATOR_TYPE
 
     def reveal(self) -> str:
         return f"{self.dev.type} generator"

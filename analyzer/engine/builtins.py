@@ -108,7 +108,9 @@ class Builtins(EngineMixin):
         if name == "sum" and args:
             return self._sum(args[0], args[1] if len(args) > 1 else kwargs.get("start", V(const(0))), node, st, fr)
         if name == "next" and args:
-            return self.iter_element(args[0]).join(args[1]) if len(args) > 1 else self.iter_element(args[0])
+            # ``next(batches)`` over a project iterator: what its ``__next__()`` returns
+            items = self._iterator_items(args[0], node, st, fr) if node is not None and not st.dead else args[0]
+            return self.iter_element(items).join(args[1]) if len(args) > 1 else self.iter_element(items)
         if name == "iter" and args:
             return V(seq_of("list", self.iter_element(args[0])))
         if name == "map" and len(args) >= 2 and not kwargs and node is not None:
@@ -208,14 +210,17 @@ class Builtins(EngineMixin):
 
     @staticmethod
     def _dict_call(args: list[Value], kwargs: dict[str, Value]) -> Value:
-        """``dict(train=d, eval=e)``, ``dict(base, eval=e)``: the keys are known."""
+        """``dict(train=d, eval=e)``, ``dict(base, eval=e)``: the keys are known (``dict(d)`` of a dict with keys
+        not known statically: a copy of it)."""
         base: tuple = ()
+        rest = None
         if args:
             atom = next(iter(args[0].atoms)) if len(args[0].atoms) == 1 and not args[0].top else None
-            if not isinstance(atom, DictAtom) or atom.rest is not None:
+            if not isinstance(atom, DictAtom):
                 return TOP
             base = tuple((k, v) for k, v in atom.items if k not in kwargs or type(k) is not str)
-        return V(DictAtom((*base, *kwargs.items())))
+            rest = atom.rest  # (a copy of a dict with keys not known statically: those values too)
+        return V(DictAtom((*base, *kwargs.items()), rest))
 
     @staticmethod
     def _dict_method(name: str, receiver: Value, args: list[Value]) -> Value:

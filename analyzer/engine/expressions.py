@@ -575,7 +575,23 @@ class Expressions(EngineMixin):
             if method is None or method.top or not method.atoms:
                 out = out.join(V(atom))
                 continue
-            out = out.join(self.call(method, [], {}, node, st, fr))
+            out = out.join(self._iterator_items(self.call(method, [], {}, node, st, fr), node, st, fr))
+        return out
+
+    def _iterator_items(self, iterator: Value, node: ast.AST, st: State, fr: Frame) -> Value:
+        """What ``__iter__()`` gave, as a loop takes its items: a project iterator (often ``self``, a hand-written
+        batch iterator) stands for what its ``__next__()`` returns; anything else is left as it is. ``__next__``
+        runs on a copy of the state: its ``raise StopIteration`` ends the loop, not the path."""
+        instances = [atom for atom in iterator.atoms if isinstance(atom, Instance)]
+        if not instances:
+            return iterator
+        out = Value(iterator.atoms.difference(instances), iterator.top)
+        for atom in instances:
+            method = self.attribute_of(atom, "__next__", None, st, fr)
+            if method is None or method.top or not method.atoms:
+                out = out.join(V(atom))
+                continue
+            out = out.join(V(seq_of("list", self.call(method, [], {}, node, st.copy(), fr))))
         return out
 
     def iter_element(self, value: Value) -> Value:

@@ -295,6 +295,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "torch.utils.data.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
         "torch.Generator": "device='cpu'",
         "torch._C.Generator": "device='cpu'",
+        "torch.manual_seed": "seed",
+        "torch.random.manual_seed": "seed",
         "torch.utils.data.sampler.RandomSampler": "data_source, replacement=False, num_samples=None, generator=None",
         # methods
         "torch.Tensor.cuda": "device=None, non_blocking=False, memory_format=None",

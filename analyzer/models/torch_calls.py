@@ -85,7 +85,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
     _exact("_call_device", "torch.device"),
     Rule("_call_load", paths=LOADERS),
     Rule("_call_data", prefix="torch.utils.data."),
-    _exact("_call_generator", "torch.Generator", "torch._C.Generator"),
+    _exact("_call_generator", "torch.Generator", "torch._C.Generator", "torch.manual_seed", "torch.random.manual_seed"),
     _exact("_call_current_device", "torch.cuda.current_device"),
     _exact("_call_set_device", "torch.cuda.set_device", "torch.cuda.device"),
     _exact("_call_is_available", "torch.cuda.is_available"),

@@ -85,6 +85,9 @@ RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
 SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
+#: The functions that seed PyTorch's default generator and return it: the CPU one (``torch.cuda.manual_seed``
+#: seeds the CUDA generators and returns None).
+DEFAULT_GENERATOR_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
 _NUMBERS = frozenset({"int", "float", "bool"})
 #: the flow-state mode of a worker: a DataLoader's forked workers run the code analysed under it
 WORKER_VAR = "torch.data_worker"
@@ -112,7 +115,10 @@ class TorchData:
 
     def torch_generator(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                         fr: Frame) -> Value | None:
-        """``torch.Generator(device=...)``: a generator on that device (the CPU without one; unknown: None)."""
+        """``torch.Generator(device=...)``: a generator on that device (the CPU without one; unknown: None);
+        ``torch.manual_seed(s)``: the default generator, on the CPU."""
+        if path in DEFAULT_GENERATOR_SEEDS:  # ``generator = torch.manual_seed(0)``: the default CPU generator
+            return V(TorchGeneratorAtom(CPU, self.origin(node, fr, path)))  # type: ignore[attr-defined]
         if path not in GENERATORS:
             return None
         device = argument("torch.Generator", args, kwargs, "device", None)

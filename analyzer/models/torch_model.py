@@ -100,6 +100,8 @@ from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
 from .numpy_model import data_ndim, store_converts_array
+from .optimizer_subclass import OPTIMIZER_INIT, OPTIMIZER_TYPE, PARAM_GROUPS, is_project_optimizer, optimizer_class
+from .optimizer_subclass import param_groups as optimizer_param_groups
 from .signatures import argument, bind_call
 from .torch_api import (
     CHECKED_OPS,
@@ -284,6 +286,8 @@ class TorchModel(TorchData, LibraryModel):
             return receiver if name == "manual_seed" else TOP
         if kind == "Instance" and name == DISTRIBUTION_INIT:
             return self.torch_distribution_init(receiver, args, kwargs, st, fr)
+        if kind == "Instance" and name == OPTIMIZER_INIT:
+            return self._project_optimizer_init(receiver, args, kwargs, fr)
         if kind in ("TorchLayerAtom", "Instance"):
             return self.torch_module_method(name, receiver, args, kwargs, node, st, fr)
         if kind == "TorchDistributionAtom":
@@ -300,6 +304,10 @@ class TorchModel(TorchData, LibraryModel):
                 and not any(isinstance(a, TorchDeviceAtom) and _unknown_index(a) for a in args[0].atoms):
             return Value(frozenset(const(device_str(a.dev.type, a.dev.index, a.bare))  # type: ignore[attr-defined]
                                    for a in args[0].atoms))
+        if name == "dict" and len(args) == 1 and not kwargs and not args[0].top:
+            # ``state = dict(checkpoint)``: a copy of the checkpoint's mapping, its tensors where the load put them
+            containers = frozenset(a for a in args[0].atoms if isinstance(a, TorchLoadedAtom))
+            return Value(containers) if containers else None
         return None
 
     def read_attribute(self, atom: Atom, attr: str, node: ast.expr | None, st: State,
@@ -340,12 +348,27 @@ class TorchModel(TorchData, LibraryModel):
         if isinstance(instance, Instance) and distribution_base(instance.cls):
             # ``super().__init__(loc, scale)``, ``super().log_prob(x)``: the library distribution's
             return self.torch_distribution_attribute(instance, attr)
+        if isinstance(instance, Instance) and attr == "__init__" and is_project_optimizer(instance.cls):
+            return V(BoundShim(instance, OPTIMIZER_INIT))  # ``super().__init__(params, defaults)``
         return None
+
+    def _project_optimizer_init(self, receiver: Value, args: list[Value], kwargs: dict[str, Value],
+                                fr: Frame) -> Value:
+        """A project optimizer's ``super().__init__(params, defaults)``: the groups it keeps on the instance."""
+        params = args[0] if args else kwargs.get("params", TOP)
+        defaults = args[1] if len(args) > 1 else kwargs.get("defaults")
+        groups = optimizer_param_groups(params, defaults, self.iter_element)
+        for atom in receiver.atoms:
+            if isinstance(atom, Instance):
+                self.store_attribute(V(atom), PARAM_GROUPS, groups, fr)
+        return NONE
 
     def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
                      st: State, fr: Frame) -> None:
         if distribution_base(cls) is not None:
             self.torch_distribution_init(instance, args, kwargs, st, fr)
+        elif is_project_optimizer(cls):  # ``class Lookahead(torch.optim.SGD): ...`` with the library's constructor
+            self._project_optimizer_init(instance, args, kwargs, fr)
 
     def storing_attribute(self, instance: Atom, value: Value, old: Value | None) -> Value:
         return self.torch_stored_attribute(instance, value, old)  # type: ignore[arg-type]
@@ -384,6 +407,10 @@ class TorchModel(TorchData, LibraryModel):
                compare: bool) -> Value | None:
         if not has_torch(left, right):
             return None
+        if not compare and isinstance(op, ast.Add):
+            joined = self._containers_joined(left, right)
+            if joined is not None:
+                return joined
         if not compare:
             return self.torch_binop(op, left, right, node, st, fr)  # type: ignore[arg-type]
         if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
@@ -592,6 +619,8 @@ class TorchModel(TorchData, LibraryModel):
                 kinds[MODULE_TYPE] = None  # its ``__call__`` runs ``forward``, ``.to()`` moves it in place
             if isinstance(atom, TorchRef) and atom.path in AUTOGRAD_FUNCTION:
                 kinds[AUTOGRAD_TYPE] = None  # ``Cls.apply(*args)`` is ``Cls.forward(ctx, *args)``
+            if isinstance(atom, TorchRef) and optimizer_class(atom.path):
+                kinds[OPTIMIZER_TYPE] = None  # its ``super().__init__(params, defaults)`` keeps ``param_groups``
         for atom in value.atoms:  # a ``torch.distributions`` class (its ``sample``, ``log_prob`` ...)
             if isinstance(atom, TorchRef) and atom.path.startswith("torch.distributions.") \
                     and atom.path.rpartition(".")[2][:1].isupper():
@@ -1803,7 +1832,7 @@ class TorchModel(TorchData, LibraryModel):
             return result if rank is None else Value(frozenset(
                 dataclasses.replace(a, ndim=rank, zero_dim=rank == 0) if isinstance(a, TorchTensorAtom) else a
                 for a in result.atoms), result.top)
-        if name in ("unbind", "split", "chunk", "tensor_split"):
+        if name in SPLITTING_OPS:
             return V(seq_of("tuple", self.same_device_result(receiver, node, st, fr, False)))
         return TOP
 
@@ -2050,6 +2079,10 @@ class TorchModel(TorchData, LibraryModel):
             has_dim = len(args) > 1 or any(k in kwargs for k in DIM_KEYWORDS)
             return self.same_device_result(args[0], node, st, fr,
                                            True if name in REDUCTIONS and not has_dim else None, api=name)
+        if name in SPLITTING_OPS and module == "torch" and (args or "input" in kwargs or "tensor" in kwargs):
+            # ``torch.split(indices, 1, dim=-1)``: a tuple of pieces on the tensor's device, as the method's
+            tensor = args[0] if args else kwargs.get("input", kwargs.get("tensor", TOP))
+            return V(seq_of("tuple", self.same_device_result(tensor, node, st, fr, False)))
         return TOP
 
     def _sequence_op(self, name: str, tensors: Value, node: ast.AST, st: State, fr: Frame) -> Value:
@@ -2394,6 +2427,17 @@ class TorchModel(TorchData, LibraryModel):
                 return TOP
             out = out.join(V(grown))
         return out
+
+    def _containers_joined(self, left: Value, right: Value) -> Value | None:
+        """``blocks += [Block(d) for d in dims]`` or ``seq + nn.Sequential(...)``: a ModuleList or Sequential and
+        the modules ``right`` iterates to, as ``extend`` gives them (``__iadd__`` is ``extend``; ``__add__`` is a
+        new container of the same modules); None when ``left`` is not such a container."""
+        if left.top or not left.atoms or not all(
+                isinstance(a, TorchLayerAtom) and a.name in ("ModuleList", "Sequential") for a in left.atoms):
+            return None
+        if all(isinstance(a, TorchLayerAtom) and a.name == "ModuleList" for a in left.atoms):
+            return self._module_list_with(left, self.iter_element(right))
+        return self._container_added("extend", left, [right], {})
 
     @staticmethod
     def _module_list_with(lists: Value, added: Value) -> Value:
@@ -3171,6 +3215,8 @@ def _stacked_rank(tensors: list[TorchTensorAtom]) -> int | None:
 SEQUENCE_RANKS: dict[str, Callable[[list[TorchTensorAtom]], int | None]] = {
     "cat": _same_rank, "concat": _same_rank, "concatenate": _same_rank, "stack": _stacked_rank}
 
+#: What splits a tensor into a tuple of pieces on its device (as ``t.split(...)`` and ``torch.split(t, ...)``).
+SPLITTING_OPS = frozenset({"unbind", "split", "chunk", "tensor_split"})
 NONEMPTY_SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 #: Methods whose result has a dimension even for a 0-dim tensor.
