@@ -109,8 +109,8 @@ class Builtins(EngineMixin):
             return self._sum(args[0], args[1] if len(args) > 1 else kwargs.get("start", V(const(0))), node, st, fr)
         if name == "next" and args:
             # ``next(batches)`` over a project iterator: what its ``__next__()`` returns
-            items = self._iterator_items(args[0], node, st, fr) if node is not None and not st.dead else args[0]
-            return self.iter_element(items).join(args[1]) if len(args) > 1 else self.iter_element(items)
+            iterated = self._iterator_items(args[0], node, st, fr) if node is not None and not st.dead else args[0]
+            return self.iter_element(iterated).join(args[1]) if len(args) > 1 else self.iter_element(iterated)
         if name == "iter" and args:
             return V(seq_of("list", self.iter_element(args[0])))
         if name == "map" and len(args) >= 2 and not kwargs and node is not None:
