@@ -6,7 +6,8 @@ dict (``{"cuda:0": "cpu"}``) or a function, the tensors go back where they were 
 function puts them), which the source does not say: unknown, but for ``lambda storage, loc: storage``, the
 CPU (the storage as deserialized). The structure itself is not known: the result is a tensor on ``d`` or a
 :class:`TorchLoadedAtom`, a container of unknown shape whose items (``ckpt["model"]``, ``for v in xs``, ``.get``,
-``.values()``, ``.items()``) are again a tensor on ``d`` or such a container; no key is claimed to exist.
+``.values()``, ``.items()``) are again a tensor on ``d`` or such a container (unknown under a bookkeeping key:
+``ckpt["epoch"]``); no key is claimed to exist.
 ``weights_only`` moves nothing; with ``weights_only=False`` the file may hold any pickled object, so attributes
 of the container are unknown (with the default, only containers and tensors load: a container has no ``.T``).
 Unless ``weights_only=True`` is written, the object may also be a whole pickled module (the default was
@@ -69,9 +70,35 @@ def loaded(dev: TorchDev, weights_only: bool | None, origin: Origin | None, tags
                             TorchLoadedAtom(dev, weights_only, origin, tags)}))
 
 
-def contents(atom: TorchLoadedAtom) -> Value:
-    """An item of the container (``ckpt["model"]``, an element, a value)."""
+def contents(atom: TorchLoadedAtom, key: Value | None = None) -> Value:
+    """An item of the container (``ckpt["model"]``, an element, a value). Under a key that by convention names
+    a checkpoint's bookkeeping (``ckpt["epoch"]``, ``ckpt["best_acc"]``, ``ckpt["decay"]``: :func:`bookkeeping`)
+    the item is as likely a Python number or an options object as a tensor: unknown."""
+    if key is not None and bookkeeping(key):
+        return TOP
     return loaded(atom.dev, atom.weights_only, atom.origin, atom.tags)
+
+
+#: keys a training checkpoint keeps its bookkeeping under (numbers, options, names), as the common trainers and
+#: examples write them; a tensor is rarely stored there
+BOOKKEEPING_KEYS = frozenset({
+    "epoch", "epochs", "step", "steps", "global_step", "iteration", "iterations", "iter", "iters", "it", "lr",
+    "learning_rate", "decay", "ema_decay", "momentum", "loss", "acc", "accuracy", "score", "metric", "metrics",
+    "seed", "args", "config", "cfg", "hparams", "hyper_parameters", "hyperparameters", "version", "arch", "name",
+    "model_name", "num_updates", "updates", "n_iter", "n_iters", "best", "best_epoch", "best_step", "date", "time",
+})
+BOOKKEEPING_PREFIXES = ("best_", "num_", "n_", "total_", "last_", "current_", "cur_")
+BOOKKEEPING_SUFFIXES = ("_epoch", "_epochs", "_step", "_steps", "_iter", "_iters", "_iteration", "_loss", "_acc",
+                        "_acc1", "_acc5", "_accuracy", "_score", "_lr", "_metric", "_config", "_args", "_count")
+
+
+def bookkeeping(key: Value) -> bool:
+    """``key`` is one constant string that names a checkpoint's bookkeeping (:data:`BOOKKEEPING_KEYS`)."""
+    keys = key.consts()
+    if key.top or not keys or len(keys) != 1 or not isinstance(keys[0], str):
+        return False
+    name = keys[0].lower()
+    return name in BOOKKEEPING_KEYS or name.startswith(BOOKKEEPING_PREFIXES) or name.endswith(BOOKKEEPING_SUFFIXES)
 
 
 def container_attribute(atom: TorchLoadedAtom, attr: str) -> Value | None:
@@ -85,7 +112,7 @@ def container_attribute(atom: TorchLoadedAtom, attr: str) -> Value | None:
 
 def container_method(atom: TorchLoadedAtom, name: str, args: list[Value]) -> Value:
     """``ckpt.get(k)``, ``.values()``, ``.items()`` ...: items are :func:`contents`, keys unknown."""
-    item = contents(atom)
+    item = contents(atom, args[0] if name in ("get", "pop", "setdefault") and args else None)
     if name in ("get", "pop", "setdefault"):
         return item.join(args[1] if len(args) > 1 else NONE if name == "get" else Value())
     if name == "values":

@@ -426,6 +426,8 @@ class TorchModel(TorchData, LibraryModel):
 
     def item(self, atom: Atom, key: Value, node: ast.AST, st: State, fr: Frame) -> Value | None:
         if isinstance(atom, TorchTensorAtom):
+            if not key.top and key.atoms and all(isinstance(k, Const) and isinstance(k.value, str) for k in key.atoms):
+                return Value()  # ``ckpt["epoch"]``: no tensor is indexed by a string (that possibility was a mapping)
             indexed = self.torch_index(atom, key, node, st, fr)
             if WORKER_VAR in st.modes and indexed is not None:  # (indexing computes on the tensor's device)
                 return self.worker_made_cuda("Tensor.__getitem__", indexed, [V(atom), key], node, st, fr)
@@ -441,7 +443,7 @@ class TorchModel(TorchData, LibraryModel):
                 return self.container_modules(atom)
             return TOP
         if isinstance(atom, TorchLoadedAtom):  # ``ckpt["model"]``: a tensor where the file was mapped, or more
-            return contents(atom)
+            return contents(atom, key)
         return None
 
     def store_item(self, container: Value, key: Value, value: Value, target: ast.Subscript, st: State,
