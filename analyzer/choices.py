@@ -91,16 +91,18 @@ def program_choice(name: str, test: ValueTest = NO_TEST) -> Choice:
     return Choice(PROGRAM, name, test)
 
 
-def one_of(name: str, values: tuple[Atom, ...]) -> Value | None:
+def one_of(name: str, values: tuple[Atom, ...], group: str | None = None) -> Value | None:
     """The value of a program-wide choice between ``values`` named ``name``: each possibility tagged so that no
-    two meet in one operation (``None``: more alternatives than the tags can tell apart)."""
+    two meet in one operation (``None``: more alternatives than the tags can tell apart). With ``group``, each
+    choice among three or more values is also a test of the value (:class:`ValueTest`, true on its one value)."""
     if len(values) == 1:
         return Value(values)
     if not 1 < len(values) <= MAX_ALTERNATIVES:
         return None
     # one choice per value but the last (true for that value): two values differ in at least one of them
-    choices = [program_choice(f"{name}={i}") for i in range(len(values) - 1)] if len(values) > 2 \
-        else [program_choice(name)]
+    choices = [program_choice(f"{name}={i}", NO_TEST if group is None else
+                              ValueTest(group, tuple(j == i for j in range(len(values)))))
+               for i in range(len(values) - 1)] if len(values) > 2 else [program_choice(name)]
     atoms = []
     for i, atom in enumerate(values):
         atoms.append(with_tags(atom, frozenset((c, i == j) for j, c in enumerate(choices))))

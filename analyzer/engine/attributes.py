@@ -7,7 +7,7 @@ import ast
 from runtime_shim.semantics import CheckpointingStrategy
 from runtime_shim.texts import CaptureError
 
-from ..choices import for_heap, has_tags
+from ..choices import for_heap, has_tags, tagged
 from ..domain import (
     BOTTOM,
     TOP,
@@ -158,16 +158,33 @@ class Attributes(EngineMixin):
         modelled = self.model_attribute(atom, attr, node, st, fr)
         return None if modelled is UNHANDLED else modelled  # a library name or object (``torch.cuda``, ``t.device``)
 
-    def supersede_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame) -> None:
+    def supersede_attribute(self, owner: Value, attr: str, before: Value, after: Value, fr: Frame,
+                            in_place: bool = True) -> None:
         """``owner.attr`` now holds ``after`` where it held ``before``: the object it held changed in place (a
         module's move, a container's item replaced, a dataset formatted), so every method reads the new one.
         Stored as any attribute (the heap only grows, which keeping runs across passes relies on), and what the
-        change superseded is noted apart, so that reads leave it out (:meth:`superseded`)."""
+        change superseded is noted apart, so that reads leave it out (:meth:`superseded`). ``in_place``: ``before``
+        is what the object was before an in-place change (on a path that took one way of a command-line option
+        it stays on the other way); else a configuration's old and branch values (gone on every way)."""
+        # changed on a path that took one way of a command-line option (``if not args.cpu: self.model.cuda()``):
+        # the new value is that way's, the old one stays on the other way
+        ways = self.path_ways
+        if ways:
+            after = tagged(after, ways)
         self.store_attribute(owner, attr, after, fr)
         kept = for_heap(after)  # (as the heap holds it: an activation's choices made lasting)
         gone = Value(frozenset(before.atoms - kept.atoms)) if not before.top else BOTTOM
         if not gone.atoms:
             return
+        if ways and in_place:
+            if len(ways) != 1:
+                return  # (the other ways are not one tag: the old value stays on every way)
+            ((choice, way),) = ways
+            saved, self.program_ways = self.program_ways, frozenset()
+            try:
+                self.store_attribute(owner, attr, tagged(gone, frozenset({(choice, not way)})), fr)
+            finally:
+                self.program_ways = saved
         for atom in owner.atoms:
             if isinstance(atom, Instance):
                 key = (atom, SUPERSEDED + attr)

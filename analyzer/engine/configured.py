@@ -133,7 +133,7 @@ def supersede_configured(engine: Any, filled: list[Overlay], joined: State, fr: 
         held = engine.superseded(atom, overlay.attr, stored)
         plain = {untagged(a) for a in for_heap(after).atoms}
         before = Value(frozenset(a for a in held.atoms if a in plain and a not in after.atoms))
-        engine.supersede_attribute(Value(frozenset({atom})), overlay.attr, before, after, fr)
+        engine.supersede_attribute(Value(frozenset({atom})), overlay.attr, before, after, fr, in_place=False)
 
 
 def _top_level_ids(fr: Frame) -> frozenset[int]:

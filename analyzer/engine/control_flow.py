@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime_shim.semantics import PROFILES
 
-from ..choices import PROGRAM, Choice
+from ..choices import PROGRAM, Choice, consistent
 from ..domain import BOTTOM, TOP, Const, DictAtom, FuncRef, Instance, SeqAtom, ShimRef, V, Value, seq
 from .configured import configured_before, fill_one_sided, restrict_filled, supersede_configured
 from .flow_state import Frame, FrameKind, State, Widened, dead, force_top, join_states, widen_changed
@@ -15,6 +15,7 @@ from .limits import MAX_LOOP_ITERATIONS, MAX_UNROLL, MAX_UNROLLED_RUNS, WIDEN_AF
 from .liveness import loop_reads
 from .mixin import EngineMixin
 from .python_values import is_nonempty_sequence, names_library_function, splice_items
+from .relational import fewest_ways
 
 
 class ControlFlow(EngineMixin):
@@ -24,11 +25,26 @@ class ControlFlow(EngineMixin):
         true, false = self.branch(node.test, st, fr)
         undecided = not true.dead and not false.dead
         entry = configured_before(self, node, st, fr) if undecided else {}
-        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches)
-        choice = self.choice(node.test, st, fr) if undecided and fr.tagged else None
+        # (before anything is tagged there is nothing to restrict: the choice is looked for after the branches,
+        # unless a branch may leave the function: what it returns, and what the rest returns, is one way's)
+        # (or a caller's statement runs on one way of an option: a test of it here is decided by that way)
+        run_ways = frozenset(t for t in self.program_ways if t[0].ctx == PROGRAM) if undecided else frozenset()
+        choice = self.choice(node.test, st, fr) \
+            if undecided and (fr.tagged or run_ways or leaves_function(node)) else None
         if choice is not None:  # each branch sees its own way of an earlier test of the same value
             self.restrict_state(true, choice[0], choice[1], fr)
             self.restrict_state(false, choice[0], not choice[1], fr)
+            if choice[0].ctx == PROGRAM and run_ways:
+                for branch, way in ((true, choice[1]), (false, not choice[1])):
+                    if not consistent(run_ways, frozenset({(choice[0], way)})):
+                        branch.dead = True
+            if choice[0].ctx == PROGRAM:  # (a frame's own choices are dropped on the way out anyway)
+                true.ways = fewest_ways(true.ways | {(choice[0], choice[1])})
+                false.ways = fewest_ways(false.ways | {(choice[0], not choice[1])})
+        # (``if not args.cpu and len(gpu_ids) > 1:``: whatever else it asks, its true way is ``--cpu``'s false one)
+        implied = self.implied_ways(node.test, st, fr) if undecided and fr.tagged else (frozenset(), frozenset())
+        if implied[0] or implied[1]:
+            true.ways, false.ways = fewest_ways(true.ways | implied[0]), fewest_ways(false.ways | implied[1])
         if not true.dead:
             true = self.exec_block(node.body, true, fr)
         if not false.dead:
@@ -45,7 +61,9 @@ class ControlFlow(EngineMixin):
         if choice is not None:
             if filled:
                 restrict_filled(filled, choice[0], choice[1], true, false, entry)
-            self.tag_branches(choice[0], choice[1], true, false, fr)
+            self.tag_branches(choice[0], choice[1], true, false, fr, implied)
+        elif implied[0] or implied[1]:
+            self.tag_branches(None, True, true, false, fr, implied)
         joined = join_states([true, false])
         if filled and choice is not None:
             supersede_configured(self, filled, joined, fr)
@@ -438,6 +456,23 @@ def _pure_path(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return isinstance(expr, ast.Name)
+
+
+def leaves_function(node: ast.If) -> bool:
+    """Whether a branch of ``node`` holds a ``return`` or a ``raise`` (not in a nested definition): the path
+    that goes on after it took the other way (remembered on the node)."""
+    found = getattr(node, "_devicelint_leaves", None)
+    if found is None:
+        found = False
+        stack: list[ast.AST] = [*node.body, *node.orelse]
+        while stack and not found:
+            inner = stack.pop()
+            if isinstance(inner, (ast.Return, ast.Raise)):
+                found = True
+            elif not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)):
+                stack.extend(ast.iter_child_nodes(inner))
+        node._devicelint_leaves = found  # type: ignore[attr-defined]
+    return found
 
 
 def _program_wide(choice: tuple[Choice, bool] | None) -> bool:

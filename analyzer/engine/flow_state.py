@@ -73,12 +73,14 @@ class State:
     - ``modes``: library modes in force (``torch.no_grad()``), keyed by a name their model chose;
     - ``aliases``: ``b = t.device().backend``: b holds what that path gives (until b or t changes), so
       narrowing b narrows t too; name -> (the slot, the steps from it);
-    - ``elements``: ``row = grid[0]``: row is that element, so ``row[j] = v`` updates ``grid`` too.
+    - ``elements``: ``row = grid[0]``: row is that element, so ``row[j] = v`` updates ``grid`` too;
+    - ``ways``: the ways of program-wide choices every path to here took (``if args.cpu: return ...`` leaves
+      the rest of the function on ``--cpu``'s false way): what it returns is that way's.
 
     A variable on one path of a join keeps that path's value; an overlay on one path only is dropped (it
     falls back to the heap), a mode joins its default (:class:`ModeKey`) or is dropped where it has none."""
 
-    __slots__ = ("vars", "overlays", "modes", "aliases", "elements", "dead", "past_failure")
+    __slots__ = ("vars", "overlays", "modes", "aliases", "elements", "dead", "past_failure", "ways")
 
     def __init__(self, variables: dict[str, Value] | None = None, dead: bool = False,
                  past_failure: bool = False) -> None:
@@ -91,6 +93,7 @@ class State:
         # every path to here went on past a call that fails on every path (with the result it was meant to have):
         # what succeeds here succeeds only in that hypothetical, so it does not make a failure a warning
         self.past_failure = past_failure
+        self.ways: frozenset = frozenset()
 
     def copy(self) -> State:
         out = State.__new__(State)  # (the hottest allocation of the engine: no defaults to fill in)
@@ -101,12 +104,13 @@ class State:
         out.elements = self.elements.copy() if self.elements else {}
         out.dead = self.dead
         out.past_failure = self.past_failure
+        out.ways = self.ways
         return out
 
     def same(self, other: State) -> bool:
         return self.dead == other.dead and self.vars == other.vars and self.overlays == other.overlays \
             and self.modes == other.modes and self.aliases == other.aliases and self.elements == other.elements \
-            and self.past_failure == other.past_failure
+            and self.past_failure == other.past_failure and self.ways == other.ways
 
     def value_maps(self) -> tuple[dict[Any, Value], dict[Any, Value], dict[Any, Value]]:
         """The maps holding values (variables, overlays, modes), for what treats every kind alike (tags)."""
@@ -205,6 +209,11 @@ def join_states(states: Iterable[State]) -> State:
                 known, value = merge_alike(known, value)  # (one object as two paths left it: one again)
                 out[key] = known.join(value)
     state = State(out, past_failure=all(s.past_failure for s in live))
+    ways = first.ways
+    for other in live[1:]:
+        if ways:
+            ways = ways & other.ways
+    state.ways = ways
     state.overlays = _join_common([s.overlays for s in live])  # (on one path only: back to the heap's)
     state.modes = _join_modes([s.modes for s in live])
     state.aliases = {a: path for a, path in first.aliases.items()
@@ -300,6 +309,7 @@ class Frame:
         self.exit_modes: list[dict[str, Value]] | None = None
         self.mode_restores: list[list[tuple[Any, Any]]] = []  # the open ``with`` blocks' (model, saved)
         self.tagged = False  # a branch of this activation tagged something (:mod:`.relational`): statements split
+        self.split_ways: frozenset = frozenset()  # the ways the statement running now was split on, here
 
     @property
     def file(self) -> str:

@@ -37,7 +37,7 @@ class Instances(EngineMixin):
             if ends.atoms and not ends.top and all(isinstance(a, Instance) and a.cls is cls for a in ends.atoms):
                 made = ends  # ``self.to(device)`` in ``__init__``: the instance as its ``__init__`` left it
         elif cls.dataclass_fields is not None:
-            self._dataclass_init(cls, instance, args, kwargs, node, st, fr)
+            self._dataclass_init(cls, instance, args, kwargs, node, st, fr, star_unknown)
         elif cls.dict_items_kept():  # ``BatchEncoding(input_ids=ids)``: a dict of what it was given
             items = self._dict_call(args, kwargs) if len(args) <= 1 and not star_unknown else TOP
             self.store_attribute(made, DICT_ITEMS, items, fr)
@@ -49,7 +49,7 @@ class Instances(EngineMixin):
         return made
 
     def _dataclass_init(self, cls: ClassInfo, instance: Instance, args: list[Value], kwargs: dict[str, Value],
-                        node: ast.AST | None, st: State, fr: Frame) -> None:
+                        node: ast.AST | None, st: State, fr: Frame, star_unknown: bool = False) -> None:
         fields = inherited_fields(c.dataclass_fields for c in reversed(cls.mro()))
         params = [name for name, default in fields if in_init(default)]  # (``field(init=False)``: not one)
         for name, default in fields:
@@ -58,7 +58,7 @@ class Instances(EngineMixin):
                 value = args[position]
             elif name in kwargs and name in params:
                 value = kwargs[name]
-            elif default is None:
+            elif default is None or (star_unknown and name in params):  # (``Config(**options)``: any may be given)
                 value = TOP
             elif (call := field_call(default)) is not None:
                 value = TOP

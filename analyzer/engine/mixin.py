@@ -21,6 +21,10 @@ class EngineMixin:
     mutations: int
     unrolled_runs: int
     module_loads: int
+    # the ways of the command-line options the statement running now was split on (``program_ways``), and that
+    # its path took (``path_ways``): set by the relational mixin, read by the heap and attribute ones
+    program_ways: frozenset
+    path_ways: frozenset
 
     if TYPE_CHECKING:
         def __getattr__(self, name: str) -> Any: ...

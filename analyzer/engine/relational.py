@@ -84,6 +84,8 @@ class Relational(EngineMixin):
     _forced: dict[int, bool] = {}  # noqa: RUF012 (replaced, never changed in place)
     #: the ways of the choices the statement being run took (what it stores in the heap carries them)
     program_ways: frozenset = frozenset()
+    #: the ways of command-line options the path to the statement being run took (:attr:`State.ways`)
+    path_ways: frozenset = frozenset()
 
     def choice(self, test: ast.expr, st: State, fr: Frame) -> tuple[Choice, bool] | None:
         """The choice an undecided ``test`` stands for, and the way that makes it true (``if not flag:`` is
@@ -182,12 +184,50 @@ class Relational(EngineMixin):
                     return True
         return False
 
+    def implied_ways(self, test: ast.expr, st: State, fr: Frame) -> tuple[frozenset, frozenset]:
+        """The command-line ways a test joined by ``and``/``or`` implies when true and when false (``not args.cpu
+        and len(gpu_ids) > 1`` true: ``--cpu`` false), from the tags of its operands' values."""
+        inner, flipped = test, False
+        while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner, flipped = inner.operand, not flipped
+        if not isinstance(inner, ast.BoolOp):
+            return frozenset(), frozenset()
+        true, false = self._operand_ways(inner, st, fr)
+        return (false, true) if flipped else (true, false)
+
+    def _operand_ways(self, node: ast.expr, st: State, fr: Frame) -> tuple[frozenset, frozenset]:
+        inner, flipped = node, False
+        while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner, flipped = inner.operand, not flipped
+        if isinstance(inner, ast.BoolOp):
+            both = isinstance(inner.op, ast.And)
+            parts = [self._operand_ways(v, st, fr) for v in inner.values]
+            # (``a and b`` true: both true; ``a or b`` false: both false; the other answer says nothing sure)
+            union = frozenset().union(*(part[0] if both else part[1] for part in parts))
+            found = (union, frozenset()) if both else (frozenset(), union)
+        else:
+            value = self.eval(inner, st.copy(), fr, quiet=True)
+            ways = []
+            for answer in (True, False):
+                common: frozenset | None = None
+                for atom in () if value.top else value.atoms:
+                    if atom.truthy() in (answer, None):
+                        mine = frozenset(t for t in tags_of(atom) if t[0].ctx == PROGRAM)
+                        common = mine if common is None else common & mine
+                ways.append(common or frozenset())
+            found = (ways[0], ways[1])
+        return (found[1], found[0]) if flipped else found
+
     @staticmethod
-    def tag_branches(choice: Choice, way: bool, true: State, false: State, fr: Frame) -> None:
+    def tag_branches(choice: Choice | None, way: bool, true: State, false: State, fr: Frame,
+                     implied: tuple[frozenset, frozenset] = (frozenset(), frozenset())) -> None:
         """Before the join: what differs between the branches carries the way it came from (``way``: the
-        true branch's)."""
+        true branch's; no ``choice``: a test that makes none), and the command-line ways its test implies on
+        each branch (``implied``)."""
         if true.dead or false.dead:
             return
+        mine_tags = frozenset({(choice, way)} if choice is not None else ()) | implied[0]
+        their_tags = frozenset({(choice, not way)} if choice is not None else ()) | implied[1]
         with_defaults(true, false)
         for ours, others in zip(true.value_maps(), false.value_maps(), strict=True):
             for name in ours.keys() & others.keys():
@@ -201,8 +241,8 @@ class Relational(EngineMixin):
                     continue
                 common = mine.atoms & theirs.atoms
                 fr.tagged = True
-                ours[name] = tag_except(mine, common, frozenset({(choice, way)}))
-                others[name] = tag_except(theirs, common, frozenset({(choice, not way)}))
+                ours[name] = tag_except(mine, common, mine_tags)
+                others[name] = tag_except(theirs, common, their_tags)
 
     def statement_choice(self, node: ast.IfExp) -> bool:
         """Whether a conditional expression is one choice: evaluated once per run of its statement (not the
@@ -286,7 +326,12 @@ class Relational(EngineMixin):
                         part.vars[name] = tagged(Value((const(way),)), frozenset({(choice, way)}))
                 before = [dict(values) for values in part.value_maps()]
                 self.program_ways = saved[2] | frozenset(chosen.items())
-                out = run(node, part, fr)
+                split_before = fr.split_ways
+                fr.split_ways = split_before | frozenset(chosen.items())
+                try:
+                    out = run(node, part, fr)
+                finally:
+                    fr.split_ways = split_before
                 if not out.dead:
                     tags = frozenset(chosen.items())
                     for earlier, now, unsplit in zip(before, out.value_maps(), st.value_maps(), strict=True):
@@ -343,6 +388,17 @@ def _canonical_threshold(compare: Callable[[Any, Any], Any], bound: float,
     elif integral and compare is operator.gt:
         bound = math.floor(bound)
     return compare, bound, way
+
+
+def fewest_ways(ways: frozenset) -> frozenset:
+    """``ways`` less those the others imply (``--device == "mps"`` true implies ``--device == "cuda"`` false: the
+    ``elif`` of a chain on one option is on one way, whose other way is every other branch's)."""
+    kept = set(ways)
+    for choice, way in sorted(ways):
+        rest = frozenset(kept - {(choice, way)})
+        if rest and not consistent(rest, frozenset({(choice, not way)})):
+            kept.discard((choice, way))
+    return frozenset(kept)
 
 
 def with_defaults(true: State, false: State) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..budget import Budget
+from ..choices import PROGRAM, tagged
 from ..domain import NONE
 from .configured import supersede_top_level
 from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead, exit_modes
@@ -41,7 +42,12 @@ class Statements(EngineMixin):
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             return st
-        out = self.run_split(node, st, fr, method)
+        saved_path = self.path_ways
+        self.path_ways = st.ways  # (what an in-place change here supersedes stays on the option's other ways)
+        try:
+            out = self.run_split(node, st, fr, method)
+        finally:
+            self.path_ways = saved_path
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and out.overlays:
             supersede_top_level(self, node, out, fr)  # ``config.device = ...`` after building ``config``
         return out
@@ -106,6 +112,11 @@ class Statements(EngineMixin):
     def stmt_Return(self, node: ast.Return, st: State, fr: Frame) -> State:
         value = self.eval(node.value, st, fr) if node.value is not None else NONE
         if not st.dead:
+            # (returned on one way of a command-line option, after an ``if`` on it or in a run of the statement
+            # split on it: the caller pairs it with that way's values only)
+            ways = st.ways | frozenset(t for t in fr.split_ways if t[0].ctx == PROGRAM)
+            if ways:
+                value = tagged(value, ways)
             fr.returns = fr.returns.join(value)
             if fr.exit_modes is not None:
                 fr.exit_modes.append(exit_modes(st, fr.mode_restores))

@@ -33,7 +33,10 @@ What is followed, and where it stops (an option it stops on reads as unknown in 
   variable), while ``self.device = ...`` in a method stores on an instance and leaves the default alone;
 * ``vars(args)`` is a dict of the options and stored attributes, with unknown keys besides (options added
   through argument groups or helpers are not recorded); ``types.SimpleNamespace(...)`` and
-  ``argparse.Namespace(...)`` with keywords are namespaces holding exactly those attributes.
+  ``argparse.Namespace(...)`` with keywords are namespaces holding exactly those attributes;
+* an attribute of a project instance the analysis knows no value of, named as an option of the program's
+  parsers (``cfg = Config(**vars(args))``), is that option: its default, or its values as the namespace holds
+  them (:mod:`.option_values`).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..choices import one_of, with_tags
+from ..choices import with_tags
 from ..domain import (
     TOP,
     Atom,
@@ -52,6 +55,7 @@ from ..domain import (
     BuiltinRef,
     Const,
     DictAtom,
+    Instance,
     NumberAtom,
     SeqAtom,
     V,
@@ -76,6 +80,7 @@ from .option_tests import (
     string_options,
     viewed,
 )
+from .option_values import OptionValues, option_value, option_values
 from .signatures import bind_call
 
 #: the command line gives no options (True: each option is its default), or gives some (False: unknown)
@@ -374,6 +379,30 @@ class ArgparseModel(LibraryModel):
     def attributes_read(self, value: Value, attributes: Iterable[str]) -> Value:
         return read_values(value, attributes)
 
+    def value_attribute(self, obj: Value, attr: str, node: ast.expr, st: State, fr: Frame) -> Value | None:
+        """``cfg.cpu`` of a config object filled from the namespace (``Config(**vars(args))``), its attribute not
+        known: the option of that name (:mod:`.option_values`), the same values and choice as ``args.cpu``."""
+        given = self.assumption(NO_OPTIONS)
+        if given is None or not obj.atoms or not all(isinstance(a, Instance) for a in obj.atoms):
+            return None
+        option = self._option_values().get(attr)
+        if option is None or self.attribute_assigned(attr):
+            return None
+        for atom in obj.atoms:  # (an unknown value stored, or none the analysis sees and no class attribute)
+            stored = self.heap_get((atom, attr))
+            if (stored is not None and (stored.atoms or not stored.top)) \
+                    or (stored is None and self.class_lookup(atom.cls, attr) is not None):  # type: ignore[attr-defined]
+                return None
+        return option.value(attr, not given)
+
+    def _option_values(self) -> dict[str, OptionValues]:
+        found = self.__dict__.get("_option_value_table")
+        if found is None:
+            found = self.__dict__["_option_value_table"] = option_values(
+                t for m in self.modules if (t := m.source.tree) is not None
+                and (not m.source.has_text or m.source.mentions("add_argument")))
+        return found
+
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
         """``args.device == "gpu"`` (``!=``, ``in (...)``, ``not in``) with options given, the option's value not
@@ -543,7 +572,7 @@ class ArgparseModel(LibraryModel):
             defaults = empty or bool(self.assumption(NO_OPTIONS))
         given: tuple[tuple[str, Value], ...] = ()
         if not defaults and parser.complete:  # (``argument_default=``, ``parents=``: other defaults)
-            chosen = {dest: one_of(f"--{dest}", values) for dest, values in parser.alternatives}
+            chosen = {dest: option_value(dest, values) for dest, values in parser.alternatives}
             given = tuple((dest, value) for dest, value in chosen.items() if value is not None)
             fr.tagged = fr.tagged or bool(given)  # (statements reading them split: :mod:`.relational`)
         numbers = parser.numbers if not defaults and parser.complete else ()

@@ -2308,8 +2308,9 @@ class TorchModel(TorchData, LibraryModel):
                     moved = moved.join(mine)
             source = getattr(getattr(node, "func", None), "value", None)
             if not _made_here(receiver, source):  # ``nn.Linear(4, 2).cuda()``: no other reference to move
+                # (moved on one way of a command-line option, ``if not args.cpu: self.model.cuda()``: that way's)
                 self._note_moved_in_place(receiver, TOP if targets is None else Value(frozenset(
-                    const(dev.text) for dev, _s in targets)), access(source, fr))
+                    with_tags(const(dev.text), st.ways) for dev, _s in targets)), access(source, fr))
             self._rebind_receiver(node, moved, st, fr, receiver)
             if isinstance(source, ast.Name):
                 self._follow_optimizers(receiver, moved, None if targets is None else frozenset(
@@ -2599,7 +2600,7 @@ class TorchModel(TorchData, LibraryModel):
         key = _identity(atom)
         if key is None:
             return False
-        devices = self.heap_get((key, _MOVED))
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), tags_of(atom) | self.program_ways)
         if devices is None:
             return False
         via = self.heap_get((key, _MOVED_VIA))
@@ -2610,7 +2611,7 @@ class TorchModel(TorchData, LibraryModel):
             return True  # the moved copies are other instances: this one is the reference left behind
         weights_on = _weight_devices(atom, self.__dict__.get("_moved_to", {})) if isinstance(atom, TorchLayerAtom) \
             else set()
-        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts())
+        return devices.top or len(weights_on) != 1 or any(c not in weights_on for c in devices.consts() or ())
 
     def moved_reference(self, atom: Atom, st: State) -> Atom | None:
         """A module that ``.to()`` moved in place elsewhere, read through a reference the move left behind
@@ -2618,10 +2619,11 @@ class TorchModel(TorchData, LibraryModel):
         when the move went to one known device. A use is taken to come after the move, as a superseded
         attribute's is; None when the device is not known."""
         key = _identity(atom)
-        devices = self.heap_get((key, _MOVED)) if key is not None else None
+        ways = tags_of(atom) | self.program_ways
+        devices = _moves_on_way(self.heap_get((key, _MOVED)), ways) if key is not None else None
         texts = devices.consts() if devices is not None and not devices.top else None
         if devices is None or not texts or len(texts) != 1 or not isinstance(texts[0], str) \
-                or tags_of(next(iter(devices.atoms))):
+                or not tags_of(next(iter(devices.atoms))) <= ways:
             return None  # (a move on one way of a choice, ``if use_cuda: model.cuda()``: where it is, unknown)
         dev = self.parse_device(texts[0], st)
         return None if dev is None else self.move_module(atom, dev)
@@ -3097,6 +3099,16 @@ def _any_position(key: Value) -> bool:
     return bool(key.atoms) and not key.top and all(
         isinstance(a, NumberAtom) and a.tname == "int" or isinstance(a, Const) and type(a.value) is int
         for a in key.atoms)
+
+
+def _moves_on_way(devices: Value | None, mine: frozenset) -> Value | None:
+    """The in-place moves of a module (the devices noted) that its ways (``mine``: its own, and the run's) allow: a
+    layer kept on the CPU on one way of an option was not moved by the ``.cuda()`` of the other way (None: no such
+    move)."""
+    if devices is None or devices.top or not mine:
+        return devices
+    kept = frozenset(a for a in devices.atoms if consistent(tags_of(a), mine))
+    return None if not kept else devices if kept == devices.atoms else Value(kept)
 
 
 def _identity(atom: Atom) -> object | None:
