@@ -201,6 +201,11 @@ class Atom:
         """The objects this one holds and moves with it (a container's layers)."""
         return ()
 
+    def held(self) -> tuple[Value, ...]:
+        """The values a container of data holds (a batch's tensors in a tuple, a dict, a record): what a call
+        passing it hands over, for reporting a failure inside at that call."""
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceAtom(Atom):
@@ -409,6 +414,11 @@ class SeqAtom(Atom):
     def truthy(self) -> bool | None:
         return bool(self.items) if self.items is not None else None
 
+    def held(self) -> tuple[Value, ...]:
+        # a tuple is a record, unpacked (``x, y = batch``); a list or a set is a collection (of batches, of a
+        # model's weights), iterated: a loop over it that forgets to move the batches is the loop's own mistake
+        return self.items if self.kind == "tuple" and self.items is not None else ()
+
 
 def seq(kind: str, items: Iterable[Value]) -> SeqAtom:
     items = tuple(items)
@@ -429,6 +439,9 @@ class DictAtom(Atom):
 
     def truthy(self) -> bool | None:
         return True if self.items else (None if self.rest is not None else False)
+
+    def held(self) -> tuple[Value, ...]:
+        return (*(v for _k, v in self.items), *((self.rest,) if self.rest is not None else ()))
 
     def unknown_keys(self) -> Value:
         """The values under the keys not listed (bottom when every key is known)."""

@@ -89,6 +89,9 @@ class TorchDeviceAtom(Atom):
     #: written without an index (``torch.device("cuda")``): its index is ``None`` at run time, so it never
     #: equals a tensor's ``.device``, although it places tensors on ``dev`` (the current device)
     bare: bool = False
+    #: a tensor's ``.device``: that tensor's provenance, which a tensor created on it keeps
+    #: (``torch.arange(n, device=x.device)`` is where ``x`` is, and from where ``x`` came: :mod:`rules.anchors`)
+    tensor: Origin | None = field(default=None, compare=False)
 
     def revealable(self) -> bool:
         return True

@@ -5,8 +5,10 @@ arguments (a batch fed to ``model(x)``, a tensor handed to a helper) and no fail
 function. The finding moves to the call that passed it, and further out while the operand came into the calling
 function through its own arguments too: the outermost call in the project's code whose argument carries the
 state. The failing call stays attached as the diagnostic's inner location. An operand derived from an argument by
-ops that keep its device (``target == c``, ``y.float()``, ``x.view(b, -1)``) counts as that argument: its
-provenance (``TorchTensorAtom.source``) names where the argument's tensor was made.
+ops that keep its device (``target == c``, ``y.float()``, ``x.view(b, -1)``, a layer's output) counts as that
+argument: its provenance (``TorchTensorAtom.source``) names where the argument's tensor was made. So does a tensor
+a container argument holds (``x, y = batch``, ``batch["labels"]``, ``batch.y`` of a record): a context's argument
+origins include them (:func:`analyzer.engine.dispatch_helpers.argument_origins`).
 
 Only where every step is known: an operand with no known origin, a failing operand made in the function itself,
 or one that reached it otherwise (a global, a closure, an attribute) leaves the finding where it fails.

@@ -19,6 +19,7 @@ from devicelint.diagnostics import Diagnostic, Fix, Related, Severity
 from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
 from .anchors import MAX_DEPTH, Anchor, anchors_for
+from .cascades import Cascades, Never, cascades, hypothetical
 
 MAX_RELATED = 8
 
@@ -106,7 +107,13 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
             derived = (source.file, source.line, source.col, role)
             if derived not in seen:
                 seen.add(derived)
-                out.append(Related(source.file, source.line, source.col + 1, f"{role} is derived from: {source.what}"))
+                # (what a failing call was meant to give comes from the operand it left behind, on another device)
+                device = getattr(atom, "dev", None)  # (as origins name it: a GPU of unknown index ``cuda:<rank>``)
+                dev = getattr(device, "shown", None) or getattr(device, "text", None)
+                meant = source.what.startswith("created on ") and dev is not None \
+                    and source.what.removeprefix("created on ").split(" ")[0] != dev
+                how = "is what a failing call was meant to give, over" if meant else "is derived from"
+                out.append(Related(source.file, source.line, source.col + 1, f"{role} {how}: {source.what}"))
         for link in fact.context.callers:
             key = (link.file, link.line, link.col, "call")
             if key not in seen and fact.context.function:
@@ -183,10 +190,15 @@ class OutcomeRule(Rule):
         self.short = getattr(facts, "target", "auto") != "auto"
         codes = facts.codes_by_site()
         spans = facts.function_spans
+        found = cascades(facts)
         moved: dict[Anchor, list[tuple[Site, SiteFact]]] = {}
-        for site, site_facts in facts.by_site().items():
+        for site, all_facts in facts.by_site().items():
             if self.code not in codes[site]:
                 continue  # no possibility fails with this rule's code here
+            # a failure that only follows from an earlier one over the same tensor is that one's finding
+            site_facts = [f for f in all_facts if id(f) not in found.roots]
+            if not site_facts:
+                continue
             staying = site_facts
             if self.reported_at_caller:
                 staying = []
@@ -197,13 +209,15 @@ class OutcomeRule(Rule):
                         staying.append(fact)
                     for anchor in anchors or ():
                         moved.setdefault(anchor, []).append((site, fact))
-            diagnostic = self.judge(site, staying)
+            diagnostic = self.judge(site, staying, found.never)
             if diagnostic is not None:
-                yield self.with_fix(diagnostic, site, staying, sources)
+                yield self.with_fix(_with_followers(diagnostic, staying, found), site, staying, sources)
         for anchor, entries in sorted(moved.items(), key=lambda item: (item[0].file, item[0].line, item[0].col)):
-            yield self.judge_at_caller(anchor, entries, facts)
+            yield _with_followers(self.judge_at_caller(anchor, entries, facts, found.never),
+                                  [f for _s, f in entries], found)
 
-    def judge_at_caller(self, anchor: Anchor, entries: list[tuple[Site, SiteFact]], facts: FactStore) -> Diagnostic:
+    def judge_at_caller(self, anchor: Anchor, entries: list[tuple[Site, SiteFact]], facts: FactStore,
+                        never: Never | None = None) -> Diagnostic:
         """One finding at the call that passed the failing operands, for every failing call it leads to."""
         # (one position may be several sites: a call whose callee is one of two models; the API breaks the tie)
         sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col, s.api))
@@ -213,12 +227,16 @@ class OutcomeRule(Rule):
         # the message names the first failing call inside and its own operands
         first_fact, first = next((f, p) for f, p in failing if f.site == inner_site)
         # an error only if every run of the function entered through this call fails: a run that does not reach
-        # the failing calls (another branch) shows in the function's other facts
+        # the failing calls (another branch) shows in the function's other facts. A run that succeeds only with
+        # what a call that never succeeds returns (a loop's next iteration over the failing call's meant result)
+        # is not one.
+        never = never or {}
         failed = {f.context.id for _s, f in entries
-                  if all(p.code == self.code for p in f.possibilities) and not f.unknown}
+                  if all(p.code == self.code or hypothetical(p, never) for p in f.possibilities) and not f.unknown}
         inner_function = (first_fact.context.file, first_fact.context.function)
         entered = {f.context.id for f in facts.sites.values()
-                   if (f.context.file, f.context.function) == inner_function and _passes_through(f.context, anchor)}
+                   if (f.context.file, f.context.function) == inner_function and _passes_through(f.context, anchor)
+                   and f.real}
         everywhere = entered <= failed
         function = first_fact.context.function
         failure = self.what_fails(inner_site.api, first, anchor.file, f" in `{function}` at {inner_site.where}")
@@ -253,13 +271,15 @@ class OutcomeRule(Rule):
             return f"`{api}`{where} mixes devices: {short_operands(failing, file)}"
         return f"{failing.message.strip()} [{api}{where}: {failing.describe_operands()}]"
 
-    def judge(self, site: Site, site_facts: list[SiteFact]) -> Diagnostic | None:
+    def judge(self, site: Site, site_facts: list[SiteFact], never: Never | None = None) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
                          key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
         fed_back = fed_back_passes(site_facts)
-        everywhere = all(p.code == self.code for f in site_facts for p in f.possibilities if p not in fed_back) \
+        never = never or {}
+        everywhere = all(p.code == self.code or hypothetical(p, never) for f in site_facts for p in f.possibilities
+                         if p not in fed_back) \
             and not any(f.unknown or f.hypothetical_pass for f in site_facts)
         first = failing[0][1]
         text = self.what_fails(site.api, first, site.file)
@@ -299,6 +319,22 @@ class OutcomeRule(Rule):
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
         return self.diagnostic(site, severity, self.hinted(text, first.row),
                                [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
+
+
+def _with_followers(diagnostic: Diagnostic, facts: Iterable[SiteFact], found: Cascades) -> Diagnostic:
+    """``diagnostic`` with the calls that fail again past it over the same tensor (:mod:`rules.cascades`)."""
+    shown = {(r.file, r.row, r.column) for r in diagnostic.related}
+    notes = []
+    for fact in facts:
+        for site in found.followers.get(id(fact), ()):
+            if (site.file, site.line, site.col + 1) not in shown and (site.file, site.line) != (diagnostic.file,
+                                                                                                diagnostic.row):
+                shown.add((site.file, site.line, site.col + 1))
+                notes.append(Related(site.file, site.line, site.col + 1, "fails here too, over the same tensor"))
+    if notes:
+        diagnostic.related = [*diagnostic.related,
+                              *sorted(notes, key=lambda r: (r.file, r.row, r.column))[:MAX_RELATED]]
+    return diagnostic
 
 
 def fed_back_passes(site_facts: list[SiteFact]) -> frozenset[Possibility]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from ..budget import FunctionOverBudget
@@ -300,7 +301,7 @@ class Calls(EngineMixin):
             ctx = self.contexts[ctx_id] = Context(ctx_id, fn.qualname, fn.module.file,
                                                    describe_args(fn, bound), uncalled=uncalled, entry=entry,
                                                    span=(fn.node.lineno, fn.node.end_lineno or fn.node.lineno),
-                                                   arg_origins=argument_origins(bound))
+                                                   arg_origins=argument_origins(bound, self.record_fields(fref.bound)))
             ctx.allocation = allocation
         if node is not None and not uncalled:
             link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx,
@@ -373,6 +374,19 @@ class Calls(EngineMixin):
         if not stopped:
             self._apply_mode_effect(ctx_id, st)
         return result
+
+    def record_fields(self, receiver: object) -> Callable[[Instance], list[Value]]:
+        """What a record of data passed to a call holds (its heap attributes), for where a call's arguments were
+        made (:func:`.dispatch_helpers.argument_origins`); nothing for the method's own receiver, whose
+        attributes are the object's own state, or an object that is not a record (a module, a trainer). Read
+        for reporting only: not remembered as a read of the program."""
+        heap, owners, record_bases = self.heap, self.heap_owners, self.model_record_bases()
+
+        def fields(instance: Instance) -> list[Value]:
+            if instance is receiver or not instance.cls.holds_data(record_bases):
+                return []
+            return [heap[(instance, attr)] for attr in owners.get(instance, ())]
+        return fields
 
     def _apply_mode_effect(self, ctx_id: int, st: State | None) -> None:
         """Leave in the caller's state the library modes the callee set and did not restore (a helper that calls

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import lift
@@ -11,6 +12,7 @@ from ..domain import (
     Const,
     DeviceAtom,
     DictAtom,
+    Instance,
     ScopeAtom,
     ShimRef,
     TensorAtom,
@@ -78,12 +80,34 @@ def data_kinds(data: Value) -> list[str] | None:
     return array_kinds(data)
 
 
-def argument_origins(bound: dict[str, Value]) -> frozenset[tuple[str, int, int]]:
+#: How deep into containers a call's arguments are followed for where their tensors were made (a dict of
+#: tuples of tensors is two levels).
+ORIGIN_DEPTH = 4
+
+
+def argument_origins(bound: dict[str, Value], attributes: Callable[[Instance], Iterable[Value]] | None = None
+                     ) -> frozenset[tuple[str, int, int]]:
     """Where the states the arguments hold were made (each atom's origin, and for a tensor derived from another
-    by ops that keep its device, that tensor's: its ``source``), for reporting at the caller."""
-    return frozenset((origin.file, origin.line, origin.col) for value in bound.values() for atom in value.atoms
-                     for origin in (getattr(atom, "origin", None), getattr(atom, "source", None))
-                     if origin is not None and getattr(origin, "line", None))
+    by ops that keep its device, that tensor's: its ``source``), for reporting at the caller. A container passed
+    (a tuple, a dict batch, an encoding, a record instance whose fields ``attributes`` gives) hands over what it
+    holds: ``x, y = batch`` and ``batch["labels"]`` inside are the caller's tensors."""
+    found: set[tuple[str, int, int]] = set()
+    seen: set[int] = set()
+    todo = [(value, 0) for value in bound.values()]
+    while todo:
+        value, depth = todo.pop()
+        for atom in value.atoms:
+            for origin in (getattr(atom, "origin", None), getattr(atom, "source", None)):
+                if origin is not None and getattr(origin, "line", None):
+                    found.add((origin.file, origin.line, origin.col))
+            if depth >= ORIGIN_DEPTH or id(atom) in seen:
+                continue
+            seen.add(id(atom))
+            held = atom.held()
+            if not held and attributes is not None and isinstance(atom, Instance):
+                held = tuple(attributes(atom))
+            todo.extend((item, depth + 1) for item in held)
+    return frozenset(found)
 
 
 def describe_args(fn: FunctionInfo, bound: dict[str, Value]) -> tuple[tuple[str, str], ...]:

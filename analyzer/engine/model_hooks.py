@@ -208,6 +208,12 @@ class ModelHooks(EngineMixin):
             kinds += hook(cls)
         return kinds
 
+    def model_record_bases(self) -> frozenset[str]:
+        bases: frozenset[str] = frozenset()
+        for hook in self.hook_table["record_bases"]:
+            bases |= hook()
+        return bases
+
     def model_library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
                            st: State, fr: Frame) -> None:
         for hook in self.hook_table["library_init"]:

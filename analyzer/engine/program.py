@@ -76,6 +76,10 @@ class FunctionInfo:
 _SCOPE_ATTRIBUTES = frozenset({"locals", "free", "is_generator", "globals"})
 
 
+#: The methods a record of data may have besides dunders: moving its tensors.
+DATA_METHODS = frozenset({"to", "cuda", "cpu", "pin_memory"})
+
+
 class ClassInfo:
     """A ``class`` of the analysed code; its namespace is rebuilt each pass, its identity is stable."""
 
@@ -158,6 +162,19 @@ class ClassInfo:
     def has_library_base(self, name: str) -> bool:
         """Derived from the library class ``name`` (a model's: ``torch.nn.Module``)."""
         return any(name in c.library_bases for c in self.mro())
+
+    def holds_data(self, record_bases: frozenset[str]) -> bool:
+        """Whether an instance is a record of data (a batch): a dataclass, a class derived from library record
+        classes only (``record_bases``: ``typing.NamedTuple``), or a class whose methods are dunders and moves
+        (``to``, ``cuda``); not a module, a trainer or any object with behaviour of its own. What a record holds
+        is what a caller hands over when it passes one."""
+        chain = self.mro()
+        if any(c.unknown_base or not set(c.library_bases) <= record_bases for c in chain):
+            return False
+        if any(c.dataclass_fields is not None or c.library_bases for c in chain):
+            return True
+        return all(not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name.startswith("__")
+                   or stmt.name in DATA_METHODS for c in chain for stmt in c.node.body)
 
 
     def dict_items_kept(self) -> bool:

@@ -275,6 +275,11 @@ class LibraryModel:
         framework's: ``LightningModule`` is an ``nn.Module``)."""
         return ()
 
+    def record_bases(self) -> frozenset[str]:
+        """The library classes a class of records of data derives from (``typing.NamedTuple``): what an instance of
+        one holds is what a call passing it hands over (:meth:`ClassInfo.holds_data`)."""
+        return frozenset()
+
     def library_init(self, cls: ClassInfo, instance: Value, args: list[Value], kwargs: dict[str, Value],
                      st: State, fr: Frame) -> None:
         """A project class without ``__init__`` instantiated: its library base's constructor runs."""

@@ -66,7 +66,16 @@ from ..domain import (
     seq_of,
 )
 from ..engine.flow_state import Frame, State
-from ..torch_domain import LEAF, NO_GRAD, NON_LEAF, TorchDev, TorchDeviceAtom, TorchLayerAtom, TorchTensorAtom
+from ..torch_domain import (
+    LEAF,
+    NO_GRAD,
+    NON_LEAF,
+    TorchDev,
+    TorchDeviceAtom,
+    TorchLayerAtom,
+    TorchTensorAtom,
+    derived_from,
+)
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .hf_trainer import TRAINER_TYPE, TRAINERS, TRAINING_ARGUMENTS, HFTrainer
 from .keyed_moves import hold_in_place, moved_fields
@@ -130,6 +139,9 @@ class OutputAtom(Atom):
     """A ``ModelOutput``: its fields in order (``outputs[0]`` is the first that is not ``None``)."""
 
     fields: tuple[tuple[str, Value], ...]
+
+    def held(self) -> tuple[Value, ...]:
+        return tuple(value for _name, value in self.fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,18 +371,21 @@ class HFModels(LibraryModel):
                              node, st, fr)
         if st.dead:
             return BOTTOM
-        return V(self._output(cls, model.dev, labels, node, st, fr))
+        # its outputs' device is its inputs' (the batch a caller passed: a later failure over them comes from there)
+        inputs = [a for _n, value, _i, _o in operands for a in value.atoms if isinstance(a, TorchTensorAtom)]
+        source = derived_from(inputs, model.dev) if inputs else None
+        return V(self._output(cls, model.dev, labels, node, st, fr, source))
 
     def _output(self, cls: str, dev: TorchDev | None, labels: Value | None, node: ast.AST, st: State,
-                fr: Frame) -> OutputAtom:
+                fr: Frame, source: Origin | None = None) -> OutputAtom:
         def tensor(zero_dim: bool, what: str) -> Value:
             if dev is None:
                 return TOP
             torch = self.model_named("torch")
             modes = torch.grad_modes(st) if torch is not None else {True}
             origin = self.origin(node, fr, f"{cls} {what}")
-            return Value(frozenset(TorchTensorAtom(dev, NON_LEAF if enabled else NO_GRAD, zero_dim, origin=origin)
-                                   for enabled in modes))
+            return Value(frozenset(TorchTensorAtom(dev, NON_LEAF if enabled else NO_GRAD, zero_dim, origin=origin,
+                                                   source=source) for enabled in modes))
 
         hidden = V(seq_of("tuple", tensor(False, "hidden state")))
         given = labels is not None and labels.consts() != [None]

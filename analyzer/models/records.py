@@ -35,6 +35,8 @@ from .library_refs import LibraryRef
 
 ROOTS = frozenset({"collections", "random"})
 NAMED_TUPLE = "typing.NamedTuple"
+#: The library classes a class of records of data derives from (:meth:`.program.ClassInfo.holds_data`).
+RECORD_BASES = frozenset({NAMED_TUPLE})
 _SAMPLES = frozenset({"random.sample", "random.choices"})
 #: the library functions this model answers (their parameters: ``signatures.SIGNATURES["records"]``)
 _CALLS = frozenset({"collections.namedtuple", "collections.deque", "random.choice", "random.shuffle"}) | _SAMPLES
@@ -149,6 +151,9 @@ class Records(LibraryModel):
             names = atom.names if isinstance(atom, RecordAtom) else atom.fields
             return V(seq("tuple", [V(const(n)) for n in names]))
         return UNHANDLED
+
+    def record_bases(self) -> frozenset[str]:
+        return RECORD_BASES
 
     def library_init(self, cls: Any, instance: Value, args: list[Value], kwargs: dict[str, Value],
                      st: State, fr: Frame) -> None:

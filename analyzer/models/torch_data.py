@@ -44,6 +44,7 @@ first, which is recorded where the CUDA tensor is made):
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Any
 
 from runtime_shim import torch_semantics as T
@@ -322,6 +323,15 @@ def _index(bound: Bound[Value]) -> Value:
     return V(NumberAtom("int", low=0))
 
 
+@dataclass(frozen=True, slots=True)
+class CollatedAtom(SeqAtom):
+    """A batch ``default_collate`` made of a dataset's tuples: a list of its fields (``[inputs, targets]``), one
+    record, unpacked where it is used (``inputs, targets = batch``), unlike a list of batches or of weights."""
+
+    def held(self) -> tuple[Value, ...]:
+        return self.items or ()
+
+
 def _collated(item: Value, origin: Any) -> Value:
     """What ``default_collate`` makes of a batch of ``item``s."""
     out = TOP if item.top else Value()
@@ -334,7 +344,10 @@ def _collated(item: Value, origin: Any) -> Value:
         elif isinstance(atom, Const) and atom.tname == "str":
             out = out.join(V(seq_of("list", V(atom))))
         elif isinstance(atom, (SeqAtom, DictAtom)):  # a tuple's elements are collated into a list
-            out = out.join(V(map_elements(atom, lambda element: _collated(element, origin), kind="list")))
+            collated = map_elements(atom, lambda element: _collated(element, origin), kind="list")
+            if isinstance(collated, SeqAtom) and collated.items is not None:
+                collated = CollatedAtom(collated.kind, collated.items, collated.elem)
+            out = out.join(V(collated))
         else:
             out = out.join(TOP)
     return out

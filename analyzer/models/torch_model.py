@@ -541,7 +541,7 @@ class TorchModel(TorchData, LibraryModel):
             if kind == "attr" and name in _DEVICE_PREDICATES:
                 return V(const(atom.dev.type == _DEVICE_PREDICATES[name]))
             if kind == "attr" and name == "device":
-                return V(TorchDeviceAtom(atom.dev, atom.origin))
+                return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
             if kind == "call" and name == "get_device":  # (the CPU's is -1)
                 return V(const(-1)) if atom.dev.type == "cpu" else _index_value(atom)
             if kind == "attr" and name == "shape" and atom.ndim is not None:
@@ -877,7 +877,12 @@ class TorchModel(TorchData, LibraryModel):
             elif op == "matmul" and zero_dim is None:
                 dims = None  # two vectors make a number: without both ranks, either may be
             tags = joined(tags_of(a) for a in combo)
-            source = derived_from(data, device)  # (a failing op's intended result: the accelerator operand's)
+            source = derived_from(data, device)
+            if target is intended:
+                # what a failing op was meant to give comes from the operand it left behind: a later failure over it
+                # is the same bug as this one, where that operand came from (:mod:`rules.cascades`)
+                left = {a.provenance for a in data if a.dev != device and not a.owned}
+                source = left.pop() if len(left) == 1 else source
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
                                            origin=self.origin(node, fr, f"{api} result", result=True), tags=tags,
@@ -1261,7 +1266,8 @@ class TorchModel(TorchData, LibraryModel):
         for dev, source in devices:
             for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                       origin=self.origin(node, fr, f"created on {dev.shown} by torch.{name}"))
+                                       origin=self.origin(node, fr, f"created on {dev.shown} by torch.{name}"),
+                                       source=getattr(source, "tensor", None))
                 out.add(with_tags(made, tags_of(source)))
         result = Value(frozenset(out)) if out else TOP
         generator = kwargs.get("generator")
@@ -1732,7 +1738,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def torch_tensor_attribute(self, atom: TorchTensorAtom, attr: str) -> Value | None:
         if attr == "device":
-            return V(TorchDeviceAtom(atom.dev, atom.origin))
+            return V(TorchDeviceAtom(atom.dev, atom.origin, tensor=atom.provenance))
         if attr == "is_leaf":
             return V(const(atom.grad != NON_LEAF))
         if attr == "requires_grad":
@@ -2195,6 +2201,7 @@ class TorchModel(TorchData, LibraryModel):
         if layer.name == "Sequential":
             value = argument("torch.nn.Sequential.forward", args, {}, "input")
             for i, child in enumerate(layer.children):
+                failed_before = st.past_failure
                 if isinstance(child, Instance):  # a project module: its forward
                     value = self.call(V(child), [value], {}, node, st, fr)
                 else:  # (the container's choice tags: its layers were placed with it)
@@ -2203,6 +2210,11 @@ class TorchModel(TorchData, LibraryModel):
                                               f"nn.Sequential[{i}] ({child.name})")
                 if st.dead:
                     return BOTTOM
+                if value.top and st.past_failure and not failed_before:
+                    # a layer refused its input on every path, and where its output was meant to be is not known:
+                    # the next layers would place it on their weights, a device no run gives it (a teacher model
+                    # left on the CPU would make its logits a CPU tensor, one more finding of the same cause)
+                    return TOP
             return value
         if layer.name == "ModuleList" or layer.name in layer_dicts.COLLECTIONS:  # (not callable)
             return TOP
@@ -2260,9 +2272,13 @@ class TorchModel(TorchData, LibraryModel):
                     if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
             if x.top:
                 ways.add(own)
+            # its device is its input's where the input is on the weights' device (the batch a caller passed, or a
+            # value derived from it), and what a failing call was meant to give is its input's too: a later
+            # failure over it comes from where the input did (:mod:`rules.anchors`)
+            source = derived_from(inputs, layer.dev) if inputs and not x.top else None
             output = self.origin(node, fr, f"{api} output", result=True)
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=output),
+                                                               False, origin=output, source=source),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM

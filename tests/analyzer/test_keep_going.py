@@ -240,3 +240,129 @@ def test_a_later_iteration_past_the_failure_does_not_make_it_a_warning(tmp_path:
     # the first iteration fails on every path; the second runs only past that failure (with the CPU output
     # the layer was meant to give) and would pass: the site is still an error
     assert lint(tmp_path, capsys, {"loop.py": program}) == ["loop.py:7: MV202 [error]"]
+
+
+GENERATE = """\
+    import torch
+    from torch import nn
+
+
+    class LM(nn.Module):
+        def __init__(self, vocab=20, dim=8):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, dim)
+            self.head = nn.Linear(dim, vocab)
+
+        def forward(self, idx):
+            return self.head(self.embed(idx))
+
+
+    @torch.no_grad()
+    def generate(model, idx, steps):
+        for _ in range(steps):
+            logits = model(idx)[:, -1, :]
+            nxt = torch.multinomial(torch.softmax(logits, dim=-1), 1)
+            idx = torch.cat([idx, nxt], dim=1)
+        return idx
+
+
+    model = LM().cuda()
+    start = torch.zeros(1, 1, dtype=torch.long)
+    out = generate(model, start, 5)
+    {after}
+    """
+
+
+def test_a_failure_over_the_same_tensor_past_the_first_is_one_finding(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    # the embedding refuses the CPU start tokens; past it the concatenation meets them again next to what the model
+    # was meant to give: the same root cause, reported once at the call that passes them (an error: every run of
+    # the loop fails, the next iteration exists only past the failure), the concatenation a related location
+    program = GENERATE.format(after="print(out.shape)")
+    assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:26: MV202 [error]"]
+    [finding] = check_source(textwrap.dedent(program), "gen.py").findings
+    assert finding.inner is not None and finding.inner.row == 12
+    assert [(r.row, r.message) for r in finding.related if "same tensor" in r.message] == [
+        (20, "fails here too, over the same tensor")]
+
+
+def test_an_independent_bug_past_the_first_is_still_reported(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # a new CPU tensor compared with the GPU output is a bug of its own
+    program = GENERATE.format(after="print((out == torch.ones(1, 6, dtype=torch.long)).all())")
+    assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:26: MV202 [error]", "gen.py:27: MV201 [error]"]
+
+
+def test_a_later_use_of_the_tensor_left_behind_is_the_same_finding(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    program = """\
+        import torch
+
+
+        def main():
+            weights = torch.randn(4, 4, device="cuda")
+            batch = torch.randn(8, 4)
+            hidden = batch @ weights
+            mixed = hidden + batch
+            return mixed.sum()
+
+
+        def scaled(a, b):
+            return a * b
+
+
+        main()
+        gpu = torch.ones(3, device="cuda")
+        cpu = torch.ones(3)
+        scaled(gpu, cpu)
+        scaled(gpu * 2, cpu)
+        """
+    # ``hidden`` is what the product was meant to give, from the CPU batch it left behind: adding that batch again
+    # is the same mistake. Two calls that each pass the CPU tensor are two findings, each fixed at its call.
+    found = lint(tmp_path, capsys, {"same.py": program})
+    assert found == ["same.py:7: MV201 [error]", "same.py:19: MV201 [error]", "same.py:20: MV201 [error]"]
+    first = next(d for d in check_source(textwrap.dedent(program), "same.py").findings if d.row == 7)
+    assert [r.row for r in first.related if "same tensor" in r.message] == [8]
+
+
+def test_the_same_tensor_met_again_in_the_calling_frame_is_the_same_finding(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    # after the call, the CPU start tokens meet what ``generate`` was meant to return: still the first failure's
+    # root cause, listed by its finding (it runs after that failure, not before: no finding of its own)
+    program = GENERATE.format(after="print(torch.cat([start, out], dim=1).shape)")
+    assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:26: MV202 [error]"]
+    [finding] = check_source(textwrap.dedent(program), "gen.py").findings
+    assert [r.row for r in finding.related if "same tensor" in r.message] == [20, 27]
+
+
+DISTILL = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def make_teacher():
+        return nn.Sequential(nn.Linear(10, 64), nn.ReLU(), nn.Linear(64, 5)).eval()
+
+
+    def main():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        student = nn.Linear(10, 5).to(device)
+        teacher = make_teacher()
+        x = torch.randn(8, 10).to(device)
+        with torch.no_grad():
+            t_logits = teacher(x)
+        loss = F.kl_div(F.log_softmax(student(x), 1), F.softmax(t_logits, 1), reduction="batchmean")
+        loss.backward()
+
+
+    main()
+"""
+
+
+def test_a_sequential_past_a_refusing_layer_gives_no_made_up_device(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    # the teacher's first layer refuses the GPU batch; its later layers would place the output on their CPU weights,
+    # where no run puts it: the loss that mixes it with the student's output is not one more finding
+    assert lint(tmp_path, capsys, {"kd.py": DISTILL}) == ["kd.py:16: MV202 [warning]"]
+    moved = DISTILL.replace("teacher = make_teacher()", "teacher = make_teacher().to(device)")
+    assert lint(tmp_path, capsys, {"kd.py": moved}) == []

@@ -255,3 +255,60 @@ def test_quiet_and_silent(project: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "devicelint", "check", "-q"], capture_output=True, text=True,
                           cwd=project, env=env)
     assert proc.returncode == 1 and "Found" not in proc.stdout and proc.stdout.count("\n") == 4
+
+
+CONTAINER = """\
+import torch
+from torch import nn
+
+
+def token_loss(logits, batch):
+    return nn.functional.cross_entropy(logits, batch["labels"])
+
+
+logits = torch.randn(4, 3, device="cuda")
+batch = {"labels": torch.randint(0, 3, (4,))}
+print(token_loss(logits, batch))
+host = torch.randn(4, 3)
+features = host @ torch.eye(3, device="cuda")
+print(features - host)
+print(features + batch["labels"])
+"""
+
+
+def test_a_finding_at_the_caller_names_its_inner_call_in_every_format(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    # the dict passed at line 11 holds the CPU labels the loss inside fails on: reported at the call, the loss a
+    # related location in every format. The product at line 13 leaves ``host`` behind: subtracting it from the
+    # product's result fails over the same tensor (a related location of that finding), adding the labels is a bug
+    # of its own
+    program = tmp_path / "prog.py"
+    program.write_text(CONTAINER, encoding="utf-8")
+    code, full, _err = run(capsys, "check", "--no-cache", "--output-format", "full", str(program))
+    assert code == 1
+    assert f"{program}:11:7: MV201" in full
+    assert f"= related: {program}:6:12: the call that fails, inside `token_loss`" in full
+    assert f"{program}:13:12: MV201" in full and f"{program}:15:7: MV201" in full
+    assert not [line for line in full.splitlines() if line.startswith(f"{program}:14:")]  # no finding of its own
+    assert f"= related: {program}:14:7: fails here too, over the same tensor" in full
+    _code, sarif, _err = run(capsys, "check", "--no-cache", "--output-format", "sarif", str(program))
+    results = json.loads(sarif)["runs"][0]["results"]
+    at_call = next(r for r in results if r["locations"][0]["physicalLocation"]["region"]["startLine"] == 11)
+    inner = [r["physicalLocation"]["region"] for r in at_call["relatedLocations"]
+             if "the call that fails" in r["message"]["text"]]
+    assert [(r["startLine"], r["startColumn"]) for r in inner] == [(6, 12)]
+    assert sorted(r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results) == [11, 13, 15]
+    product = next(r for r in results if r["locations"][0]["physicalLocation"]["region"]["startLine"] == 13)
+    assert [r["physicalLocation"]["region"]["startLine"] for r in product["relatedLocations"]
+            if r["message"]["text"] == "fails here too, over the same tensor"] == [14]
+
+    from devicelint.lsp.convert import to_lsp
+    from devicelint.runner import check_source
+
+    [finding] = [d for d in check_source(CONTAINER, str(program)).findings if d.row == 11]
+    lines = CONTAINER.splitlines()
+    converted = to_lsp(finding, lambda _path: lines)
+    infos = [(i.location.range.start.line, i.location.range.start.character, i.message)
+             for i in converted.related_information or []]
+    assert (5, 11, "the call that fails, inside `token_loss`") in infos
+    assert converted.range.start.line == 10

@@ -337,3 +337,186 @@ def test_a_derived_operand_names_the_tensor_it_came_from() -> None:
     derived = sorted((r.row, r.message) for r in finding.related if "is derived from" in r.message)
     assert derived == [(7, "left is derived from: created on cuda:0 by torch.rand"),
                        (8, "right is derived from: created on cpu by torch.ones")]
+
+
+def test_a_dict_batch_read_inside_is_reported_where_it_is_passed() -> None:
+    # ``batch["labels"]`` and ``model(**batch)`` inside: the dict's tensors are the caller's
+    assert located("""
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+
+            def forward(self, input_ids, labels=None):
+                return self.embed(input_ids).mean(1)
+
+        def criterion(logits, batch):
+            return nn.functional.cross_entropy(logits, batch["labels"])
+
+        def step(model, batch):
+            return model(**batch)
+
+        model = Net().cuda()
+        criterion(torch.randn(8, 4, device="cuda"), {"labels": torch.randint(0, 4, (8,))})
+        step(model, {"input_ids": torch.randint(0, 10, (8, 5))})
+    """) == [(20, "MV201", "error", 14), (21, "MV202", "error", 11)]
+
+
+def test_an_unpacked_tuple_and_a_record_are_the_callers_tensors() -> None:
+    assert located("""
+        from dataclasses import dataclass
+        from typing import NamedTuple
+
+        import torch
+        from torch import nn
+
+        @dataclass
+        class Batch:
+            x: torch.Tensor
+            y: torch.Tensor
+
+        class Pair(NamedTuple):
+            x: torch.Tensor
+            y: torch.Tensor
+
+        def step(model, batch):
+            x, y = batch
+            return nn.functional.cross_entropy(model(x), y)
+
+        def record_step(model, batch):
+            return nn.functional.cross_entropy(model(batch.x), batch.y)
+
+        def messages(h, edge_index):
+            src, dst = edge_index
+            return torch.zeros_like(h).index_add_(0, dst, h[src])
+
+        model = nn.Linear(4, 3).cuda()
+        x = torch.randn(8, 4, device="cuda")
+        step(model, (x, torch.randint(0, 3, (8,))))
+        record_step(model, Batch(x, torch.randint(0, 3, (8,))))
+        record_step(model, Pair(x, torch.randint(0, 3, (8,))))
+        messages(x, torch.tensor([[0, 1, 2], [1, 2, 3]]))
+    """) == [(30, "MV201", "error", 19), (31, "MV201", "error", 22), (32, "MV201", "error", 22),
+             (33, "MV207", "error", 26)]
+
+
+def test_a_loader_iterated_inside_is_the_helpers_own_doing() -> None:
+    # a collection of batches is iterated, not handed over: the loop that forgets to move them is the mistake
+    assert located("""
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        def evaluate(model, loader):
+            for x, y in loader:
+                model(x)
+
+        model = nn.Linear(4, 3).cuda()
+        evaluate(model, DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8)), batch_size=4))
+    """) == [(8, "MV202", "error", None)]
+
+
+def test_a_plain_object_passed_keeps_its_attributes_own() -> None:
+    # a trainer with behaviour of its own is not a record of data: its CPU class weights are its own mistake
+    assert located("""
+        import torch
+        from torch import nn
+
+        class Trainer:
+            def __init__(self):
+                self.class_weights = torch.ones(3)
+
+            def describe(self):
+                return "trainer"
+
+        def weighted(logits, trainer):
+            return logits * trainer.class_weights
+
+        weighted(torch.randn(8, 3, device="cuda"), Trainer())
+    """) == [(13, "MV201", "error", None)]
+
+
+def test_a_collated_batch_unpacked_inside_is_the_callers() -> None:
+    # a DataLoader collates a dataset's tuples into lists: ``[inputs, targets]`` is one batch, handed over (two
+    # tensors, each a bug of its own, both fixed where the batch is passed)
+    assert located("""
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader, TensorDataset
+
+        def step(model, data):
+            inputs, targets = data
+            return nn.functional.cross_entropy(model(inputs), targets)
+
+        model = nn.Linear(4, 3).cuda()
+        loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=4)
+        for data in loader:
+            step(model, data)
+    """) == [(13, "MV201", "error", 8), (13, "MV202", "error", 8)]
+
+
+def test_a_model_output_is_derived_from_its_input() -> None:
+    # the logits a layer or a pretrained model gives are on its input's device: next to labels from the same caller,
+    # the failure is the caller's, at the outermost call that passes the batch
+    assert located("""
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        def forward_pass(model, encoded):
+            return model(**encoded).logits
+
+        def loss_of(model, batch):
+            return torch.nn.functional.cross_entropy(forward_pass(model, batch), batch["labels"])
+
+        def train(model, batch):
+            return loss_of(model, batch).item()
+
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased").to("cuda")
+        batch = {"input_ids": torch.ones(2, 5, dtype=torch.long, device="cuda"), "labels": torch.tensor([1, 0])}
+        train(model, batch)
+    """) == [(16, "MV201", "error", 9)]
+
+
+def test_a_batch_made_in_the_function_that_passes_it_is_reported_at_that_call() -> None:
+    # the CPU labels are made in ``make_and_score``: its call of ``score`` passes them, not the outermost call
+    assert located("""
+        import torch
+        from torch import nn
+
+        def score(logits, batch):
+            return nn.functional.cross_entropy(logits, batch["labels"])
+
+        def make_and_score(logits):
+            batch = {"labels": torch.zeros(4, dtype=torch.long)}
+            return score(logits, batch)
+
+        make_and_score(torch.randn(4, 3, device="cuda"))
+    """) == [(10, "MV201", "error", 6)]
+
+
+def test_a_tensor_made_on_an_arguments_device_comes_from_that_argument() -> None:
+    # ``positions`` is on the CPU because the ids are: one finding at the call that passes them, both embeddings
+    # inside its failing calls
+    [finding] = [d for d in diagnostics("""
+        import torch
+        from torch import nn
+
+        class PosEmbed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = nn.Embedding(10, 4)
+                self.pos = nn.Embedding(8, 4)
+
+            def forward(self, idx):
+                positions = torch.arange(idx.shape[1], device=idx.device)
+                return self.tok(idx) + self.pos(positions)
+
+        model = PosEmbed().cuda()
+        model(torch.zeros(1, 5, dtype=torch.long))
+    """) if d.code]
+    assert (finding.row, finding.code, finding.severity.value) == (16, "MV202", "error")
+    assert finding.inner is not None and (finding.inner.row, finding.inner.column) == (13, 16)
+    assert [(r.row, r.column) for r in finding.related if r.message == "fails here too"] == [(13, 32)]
