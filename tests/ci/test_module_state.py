@@ -19,6 +19,7 @@ ALLOWED = {
     "analyzer/cli.py": {"_RETAINED"},  # the command's objects, kept to the process's exit
     "analyzer/scheduler.py": {"_SHARED"},  # one run's sources for its forked workers, emptied after it
     "analyzer/lsp/server.py": {"_gc_pauses", "_gc_was_enabled"},  # the cyclic collector, paused
+    "rules/cascades.py": {"_CACHE"},  # by one analysis's facts, weakly: gone with them
 }
 #: ``functools.cache`` over the library tables only (the signatures' texts): bounded by the tables
 UNBOUNDED_OVER_TABLES = {("analyzer/models/signatures.py", "parse_signature")}
