@@ -141,6 +141,8 @@ class Engine(
         # (an attribute just read, the ways its object's notes keep for each instance): see ``expr_Attribute``
         self.last_receiver: tuple[ast.Attribute, dict] | None = None
         self.instantiated_early: set[ClassInfo] = set()  # classes instantiated outside the sweep (any pass)
+        # class -> ((heap changes, instances) when grouped, the receivers its uncalled methods are swept with)
+        self._receivers_kept: dict[ClassInfo, tuple[tuple[int, int], list[Value]]] = {}
 
     def run(self) -> None:
         """Analyse every module, then every function nothing called; repeat while the heap grows."""
@@ -227,8 +229,7 @@ class Engine(
                         and not self._constructs_its_instances(fn):
                     # one context per instance, or per group of instances placed alike: attributes read
                     # together come from one object (a join would pair one object's weights with another's)
-                    receivers = [[receiver] for receiver in sweep_receivers(
-                        self.instances.get(fn.cls) or (), self._placed_attributes, _instance_order)]
+                    receivers = [[receiver] for receiver in self._sweep_receivers(fn.cls)]
                 module_ctx = self.module_context(fn.module)
                 frame = Frame(fn.module, module_ctx, kind=FrameKind.MODULE, profile=self.profile)
                 # called by a framework: as it calls it, from outside any ``with torch.device`` (its default modes)
@@ -242,6 +243,19 @@ class Engine(
                 else:
                     for args in receivers:
                         self.call_function(fref, args, {}, None, frame, uncalled=True, star_unknown=True)
+
+    def _sweep_receivers(self, cls: ClassInfo) -> list[Value]:
+        """:func:`sweep_receivers` of ``cls``'s instances, kept while neither the heap nor the instances changed:
+        a class's methods are swept one after another, and most of them store nothing (grouping a class of many
+        instances by placement walks every instance's attributes)."""
+        instances = self.instances.get(cls) or ()
+        stamp = (self.changes.count, len(instances))
+        kept = self._receivers_kept.get(cls)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        found = sweep_receivers(instances, self._placed_attributes, _instance_order)
+        self._receivers_kept[cls] = (stamp, found)
+        return found
 
     def _constructs_its_instances(self, fn: FunctionInfo) -> bool:
         """``fn`` is the ``__init__`` that made every instance of its class the analysis holds: each was made by a

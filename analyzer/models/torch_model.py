@@ -99,6 +99,7 @@ from .entry_points import spawn_call
 from .layer_items import ADDING_METHODS, replaced_item, run_as, with_part
 from .layer_items import added as container_added
 from .library_refs import LibraryRef, library_ref
+from .move_memo import CopyRecord, KeptMove, MoveMemo
 from .numpy_model import data_ndim, store_converts_array
 from .optimizer_subclass import OPTIMIZER_INIT, OPTIMIZER_TYPE, PARAM_GROUPS, is_project_optimizer, optimizer_class
 from .optimizer_subclass import param_groups as optimizer_param_groups
@@ -168,6 +169,10 @@ _DEVICE_PREDICATES = {"is_cuda": "cuda", "is_cpu": "cpu", "is_mps": "mps", "is_x
 _MOVED = "@moved_in_place"  # (a layer's origin or a module instance, _MOVED) -> the devices ``.to()`` sent it to
 _MOVED_VIA = "@moved_via"  # ... -> "scope:name" of the references the moves went through
 _GRAD_FLAG = "@requires_grad"  # (a layer's or parameter's origin, _GRAD_FLAG) -> the flags ``requires_grad_`` set
+
+
+def _is_module_class(cls: ClassInfo) -> bool:
+    return cls.has_library_base(MODULE_TYPE)
 
 
 def _note(attr: str) -> bool:
@@ -2510,8 +2515,12 @@ class TorchModel(TorchData, LibraryModel):
             own = atom.dev if atom.name in WRAPPERS else None
             return TorchLayerAtom(atom.name, dev if atom.weights else own, atom.weights, children, atom.origin,
                                   keys=atom.keys)
-        if isinstance(atom, Instance) and atom.cls.has_library_base(MODULE_TYPE):
-            return self._moved_instance(atom, dev)
+        if isinstance(atom, Instance):
+            if atom.cls.has_library_base(MODULE_TYPE):
+                return self._moved_instance(atom, dev)
+            memo: MoveMemo | None = self.__dict__.get("_move_memo")
+            if memo is not None and memo.open:  # (not a module now: a kept move checks it still is not)
+                memo.open[-1][1].append(atom.cls)
         return atom
 
     def _moved_instance(self, instance: Instance, dev: TorchDev) -> Instance:
@@ -2523,17 +2532,46 @@ class TorchModel(TorchData, LibraryModel):
             self.__dict__.setdefault("_moved_to", {})[moved] = dev.text
             self.__dict__.setdefault("_moved_from", set()).add(instance)
             self.instances.setdefault(instance.cls, set()).add(moved)
+        memo: MoveMemo | None = self.__dict__.get("_move_memo")
+        if memo is None:
+            memo = self.__dict__["_move_memo"] = MoveMemo()
+        memo_key = (instance, dev, self.program_ways)  # (a split run's heap stores carry its ways)
+        kept = memo.kept.get(memo_key)
+        if kept is not None and memo.current(kept, self.heap, self.heap_owners, _move_note, self._registration_ways,
+                                             _is_module_class):
+            for copy in kept.copies:  # what the move would read (the run's record, the pass's reads), no change
+                for attr, _value in self.heap_attributes(copy.instance, _move_note):
+                    self.heap_reads.add((copy.instance, attr))
+            if memo.open:
+                memo.open[-1][0].extend(kept.copies)
+                memo.open[-1][1].extend(kept.plain)
+            return moved
+        changes = self.changes.count
         ways = self._registration_ways(instance.cls)
         attributes = list(self.heap_attributes(instance, _move_note))
         registered = _registered_identities(value for _attr, value in attributes)
         # registered only through containers whose modules are all known (``nn.ModuleList`` of known layers): a
         # module a plain list holds is registered exactly when one of them holds it too (``registered``)
         plain_moves = ways == "call" or ways == "container" and any(value.top for _attr, value in attributes)
-        for attr, value in attributes:
-            self.heap_reads.add((instance, attr))
-            key = (moved, attr)
-            value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
-            self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
+        memo.open.append(([], []))
+        try:
+            for attr, value in attributes:
+                self.heap_reads.add((instance, attr))
+                key = (moved, attr)
+                value = _rebound_methods(value, instance, moved)  # ``self.post = self._mask``: now the moved one's
+                self.heap_set(key, stored(self.heap.get(key), self._moved_value(value, dev, plain_moves, registered)))
+        finally:
+            below, plain = memo.open.pop()
+        done = KeptMove((CopyRecord(instance, moved, ways, tuple(attributes),
+                                    tuple(self.heap.get((moved, attr)) for attr, _value in attributes)), *below),
+                        tuple(plain))
+        if memo.open:
+            memo.open[-1][0].extend(done.copies)
+            memo.open[-1][1].extend(done.plain)
+        if self.changes.count == changes:
+            memo.kept[memo_key] = done
+        else:
+            memo.kept.pop(memo_key, None)
         return moved
 
     def _registration_ways(self, cls: ClassInfo) -> str | None:

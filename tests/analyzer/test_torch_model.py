@@ -1725,3 +1725,96 @@ def test_a_class_that_registers_no_module_is_walked_once_however_often_it_moves(
     # the plain list is not registered, whichever way the class is asked (the answer kept is the walk's)
     assert run_on(source, "cuda") == [(18, "MV202", "error")]
     assert sorted(walked) == ["Block", "Net"]  # one analysis (one world): each class walked once
+
+
+MOVES_SOURCE = """
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.head(self.block.fc(x))
+
+    def place(model, run):
+        return model.to("cuda")
+
+    net = Net()
+    {moves}
+    place(net, 0)(torch.randn(2, 4))
+"""
+
+
+def test_a_move_that_would_change_nothing_is_not_copied_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from devicelint.models import torch_model
+
+    copied: list[str] = []
+    identities = torch_model._registered_identities
+
+    def counting(values):  # type: ignore[no-untyped-def]
+        copied.append("copy")  # once per module instance copied onto its moved twin
+        return identities(values)
+
+    monkeypatch.setattr(torch_model, "_registered_identities", counting)
+    once = run_on(MOVES_SOURCE.format(moves=""), "cuda")
+    copies_once = len(copied)
+    copied.clear()
+    # the same model moved to the same device four times more (each call a context of its own), nothing changed
+    # in between: the same findings; the first move makes the twins, the second changes nothing and is kept,
+    # the others replay it (no copy)
+    again = run_on(MOVES_SOURCE.format(moves="\n    ".join(f"place(net, {run})" for run in range(1, 5))), "cuda")
+    assert once == [(24, "MV202", "error")]
+    assert again == [(27, "MV202", "error")]
+    assert 0 < len(copied) == 2 * copies_once
+
+
+def test_a_kept_move_is_copied_again_once_an_attribute_it_read_changed() -> None:
+    from devicelint.domain import V, const
+    from devicelint.engine.program import ClassInfo
+    from devicelint.models.move_memo import CopyRecord, KeptMove, MoveMemo
+
+    cls = ClassInfo.__new__(ClassInfo)
+    instance, moved = object(), object()
+
+    class Owner:  # an instance: the memo reads its class only
+        def __init__(self, inner: object) -> None:
+            self.cls = cls
+            self.inner = inner
+
+    owner, twin = Owner(instance), Owner(moved)
+    value, copy = V(const(1)), V(const(2))
+    heap = {(owner, "fc"): value, (twin, "fc"): copy}
+    owners = {owner: ["fc"]}
+    memo = MoveMemo()
+    kept = KeptMove((CopyRecord(owner, twin, None, (("fc", value),), (copy,)),), ())  # type: ignore[arg-type]
+
+    def current(registration: str | None = None, plain: tuple = ()) -> bool:
+        move = KeptMove(kept.copies, plain)
+        return memo.current(move, heap, owners, lambda attr: attr.startswith("@"), lambda _cls: registration,
+                            lambda c: c is cls)
+
+    assert current()
+    heap[(owner, "fc")] = V(const(1))  # an equal value, another object: a store replaced it
+    assert not current()
+    heap[(owner, "fc")] = value
+    heap[(twin, "fc")] = V(const(3))  # the twin changed since
+    assert not current()
+    heap[(twin, "fc")] = copy
+    owners[owner].append("bias")  # a new attribute
+    heap[(owner, "bias")] = value
+    assert not current()
+    owners[owner].pop()
+    owners[owner].append("@moved")  # a move's own note is not copied: no difference
+    assert current()
+    assert not current(registration="call")  # the class registers its modules otherwise now
+    assert not current(plain=(cls,))  # an instance left where it was is a module now
+
