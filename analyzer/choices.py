@@ -53,11 +53,31 @@ MAX_NESTING = 3
 
 
 @dataclass(frozen=True, slots=True, order=True)
+class ValueTest:
+    """What a program-wide choice that tests one value (a command-line option's) tests: the group of tests of
+    that value, the values that tell them apart, and whether this test holds on each."""
+
+    group: str
+    holds: tuple[bool, ...]  # by the group's values, in one order
+
+
+#: a choice that tests no value
+NO_TEST = ValueTest("", ())
+
+
+@dataclass(frozen=True, slots=True, order=True)
 class Choice:
-    """One undecided condition in one activation: the frame's context, the test's text and what it held."""
+    """One undecided condition in one activation: the frame's context, the test's text and what it held.
+
+    A choice that tests one value carries that test (``value``): every tag names it, so whether a set of ways
+    can hold together is read off the tags themselves, with no registry beside the analysis."""
 
     ctx: int
     test: str  # the test's source, with the hash of its abstract value (a reassigned flag is another choice)
+    value: ValueTest = NO_TEST
+
+    def __hash__(self) -> int:  # (the test's text tells choices apart: hashing ``value`` too costs every lookup)
+        return hash((self.ctx, self.test))
 
     def __str__(self) -> str:
         return self.test.split("#", 1)[0]
@@ -67,20 +87,22 @@ class Choice:
 PROGRAM = -1
 
 
-def program_choice(name: str) -> Choice:
-    return Choice(PROGRAM, name)
+def program_choice(name: str, test: ValueTest = NO_TEST) -> Choice:
+    return Choice(PROGRAM, name, test)
 
 
-def one_of(name: str, values: tuple[Atom, ...]) -> Value | None:
+def one_of(name: str, values: tuple[Atom, ...], group: str | None = None) -> Value | None:
     """The value of a program-wide choice between ``values`` named ``name``: each possibility tagged so that no
-    two meet in one operation (``None``: more alternatives than the tags can tell apart)."""
+    two meet in one operation (``None``: more alternatives than the tags can tell apart). With ``group``, each
+    choice among three or more values is also a test of the value (:class:`ValueTest`, true on its one value)."""
     if len(values) == 1:
         return Value(values)
     if not 1 < len(values) <= MAX_ALTERNATIVES:
         return None
     # one choice per value but the last (true for that value): two values differ in at least one of them
-    choices = [program_choice(f"{name}={i}") for i in range(len(values) - 1)] if len(values) > 2 \
-        else [program_choice(name)]
+    choices = [program_choice(f"{name}={i}", NO_TEST if group is None else
+                              ValueTest(group, tuple(j == i for j in range(len(values)))))
+               for i in range(len(values) - 1)] if len(values) > 2 else [program_choice(name)]
     atoms = []
     for i, atom in enumerate(values):
         atoms.append(with_tags(atom, frozenset((c, i == j) for j, c in enumerate(choices))))
@@ -130,35 +152,15 @@ def untagged(atom: Atom) -> Atom:
 def consistent(*groups: frozenset) -> bool:
     """No choice is named with two alternatives across these tag sets (a choice and its lasting form are one:
     a value stored in the heap and read back in the activation that chose it), and the tests of one value
-    among them (:func:`register_test`) hold together on some value."""
+    among them (a choice's :class:`ValueTest`) hold together on some value."""
     seen: dict[Choice, bool] = {}
+    tests = False
     for tags in groups:
         for choice, alternative in tags:
             if seen.setdefault(_key(choice), alternative) != alternative:
                 return False
-    return not _TESTS or _satisfiable(seen)
-
-
-@dataclass(frozen=True, slots=True)
-class ValueTest:
-    """A program-wide choice that tests one value (a command-line option's): the group of tests of that value,
-    the values that tell them apart, and whether this test holds on each."""
-
-    group: str
-    holds: tuple[bool, ...]  # by the group's values, in one order
-
-
-#: program-wide choices that test one value, by choice: ``--device == "gpu"`` true and ``--device == "cpu"``
-#: true are two choices that no value makes together
-_TESTS: dict[Choice, ValueTest] = {}
-
-
-def register_test(choice: Choice, test: ValueTest) -> None:
-    """Record that ``choice`` tests a value (:class:`ValueTest`): sets of ways that no value of the group
-    satisfies are not consistent."""
-    if len(_TESTS) > 100_000 and choice not in _TESTS:  # (a long-lived process: forgetting only pairs more)
-        _TESTS.clear()
-    _TESTS[choice] = test
+            tests = tests or choice.value is not NO_TEST
+    return not tests or _satisfiable(seen)
 
 
 def combined_test(value: Value, text: str) -> Choice | None:
@@ -172,26 +174,24 @@ def combined_test(value: Value, text: str) -> Choice | None:
     for atom in value.atoms:
         if not isinstance(atom, Const) or not isinstance(atom.value, bool):
             return None
-        tests = [(_TESTS.get(_key(choice)), way) for choice, way in tags_of(atom)]
-        if not tests or any(test is None for test, _way in tests) or any(
-                test.group != (group := group or test.group) for test, _way in tests):  # type: ignore[union-attr]
+        tests = [(choice.value, way) for choice, way in tags_of(atom)]
+        if not tests or any(test is NO_TEST for test, _way in tests) or any(
+                test.group != (group := group or test.group) for test, _way in tests):
             return None
         if atom.value:
-            trues.append(tests)  # type: ignore[arg-type]
+            trues.append(tests)
     if group is None or not trues:
         return None
     size = len(trues[0][0][0].holds)
     holds = tuple(any(all(test.holds[i] == way for test, way in tests) for tests in trues) for i in range(size))
-    choice = program_choice(f"{text}#{group}")
-    register_test(choice, ValueTest(group, holds))
-    return choice
+    return program_choice(f"{text}#{group}", ValueTest(group, holds))
 
 
 def _satisfiable(ways: dict[Choice, bool]) -> bool:
     by_group: dict[str, list[tuple[ValueTest, bool]]] = {}
     for choice, way in ways.items():
-        test = _TESTS.get(choice)
-        if test is not None:
+        test = choice.value
+        if test is not NO_TEST:
             by_group.setdefault(test.group, []).append((test, way))
     for tests in by_group.values():
         if len(tests) > 1 and not any(all(t.holds[i] == way for t, way in tests)
@@ -369,7 +369,7 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     other_way = (wanted, not alternative)
 
     way = frozenset({(wanted, alternative)})
-    tests_value = wanted in _TESTS
+    tests_value = wanted.value is not NO_TEST
 
     def other(tags: frozenset) -> bool:  # (the choice, or its lasting form, named the other way)
         if tests_value:  # (or a test of the same value that no value passes together with this way)
@@ -396,11 +396,11 @@ def restriction(choice: Choice, alternative: bool) -> Callable[[Value], Value]:
     def on_notes(ways: frozenset) -> frozenset:
         return frozenset(w for w in ways if not other(w))
 
-    group = _TESTS[wanted].group if tests_value else None
+    group = wanted.value.group if tests_value else None
 
     def needs(value: Value) -> bool:
         if group is not None:
-            return any((test := _TESTS.get(c)) is not None and test.group == group for c, _w in reached_ways(value))
+            return any(c.value.group == group for c, _w in reached_ways(value))
         return other_way in reached_ways(value)
 
     def restrict(value: Value) -> Value:
@@ -467,7 +467,7 @@ def stripped(value: Value) -> Value:
 def lasting(choice: Choice) -> Choice:
     """``choice`` as one that outlives its activation: the choice of the value an attribute holds (context
     :data:`PROGRAM`, the activation's context kept in its name, so two contexts' choices stay apart)."""
-    return choice if choice.ctx == PROGRAM else Choice(PROGRAM, f"{choice.test}@{choice.ctx}")
+    return choice if choice.ctx == PROGRAM else Choice(PROGRAM, f"{choice.test}@{choice.ctx}", choice.value)
 
 
 def lasting_tags(tags: frozenset) -> frozenset:

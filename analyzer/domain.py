@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runtime_shim.semantics import (
@@ -58,6 +58,13 @@ class Origin:
     line: int
     col: int  # 0-based, as ast gives it
     what: str  # e.g. "created on Autodiff { device: Flex, checkpointing: Disabled }"
+    #: where the expression that made it ends (0: not known): with the start, which call it is (chained calls,
+    #: ``x.add(y).mul(z)``, start alike); not part of what it says
+    end_line: int = field(default=0, compare=False)
+    end_col: int = field(default=0, compare=False)
+    #: the value that call returned (an op's result, a layer's output), not one it made to check itself (a
+    #: creation's output, an optimizer's parameters): read back into the same call, it is the call's own result
+    result: bool = field(default=False, compare=False)
 
     @property
     def where(self) -> str:

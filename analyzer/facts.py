@@ -35,10 +35,11 @@ class Site:
         return f"{os.path.basename(self.file)}:{self.line}"
 
     def made(self, origin: Origin) -> bool:
-        """Whether ``origin`` is a value this site's own call returned (the engine names a modelled call's
-        result ``"<api> output"`` or ``"<api> result"``, at the call's position)."""
-        return (origin.file, origin.line, origin.col) == (self.file, self.line, self.col) \
-            and origin.what in (f"{self.api} output", f"{self.api} result")
+        """Whether ``origin`` is a value this site's own call returned (:attr:`Origin.result`), made by the same
+        expression: its file and whole span (a chained call, ``x.add(y).add(z)``, starts where the call inside
+        it does)."""
+        return origin.result and (origin.file, origin.line, origin.col, origin.end_line, origin.end_col) \
+            == (self.file, self.line, self.col, self.end_line, self.end_col)
 
 
 @dataclass(frozen=True, slots=True)

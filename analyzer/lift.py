@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from runtime_shim import semantics as S
@@ -189,7 +189,7 @@ def _intended_move(t: TensorAtom, d: DeviceAtom, origin: Origin) -> TensorAtom:
     cls = S.class_of(t.kind, d.ad and t.kind == "float", d.strategy is not None)
     role = (t.role or Role.UNTRACKED) if cls is AF else None
     return TensorAtom(t.kind, d.dev, cls, d.strategy if cls is AF else None, role, None,
-                      Origin(origin.file, origin.line, origin.col, f"moved to {d.reveal()} (the move fails)"))
+                      replace(origin, what=f"moved to {d.reveal()} (the move fails)"))
 
 
 def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, origin: Origin,
@@ -202,7 +202,7 @@ def _moved(t: TensorAtom, outcome: S.Ok, d: DeviceAtom, scope: ScopeId | None, o
     what = f"moved to {d.reveal()}"
     if redirected is not None:
         what += f" (lands on {d.dev.text()}, not autodiff)"
-    moved_origin = Origin(origin.file, origin.line, origin.col, what)
+    moved_origin = replace(origin, what=what)
     if outcome.transfer in (S.Transfer.CAPTURE_INIT, S.Transfer.CAPTURE_COPY):
         return TensorAtom(t.kind, d.dev, cls, strategy, None, scope, moved_origin)
     if outcome.transfer in (S.Transfer.AUTODIFF, S.Transfer.AUTODIFF_HOST) and t.role is not Role.UNTRACKED:
@@ -231,7 +231,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                 row, outcome = S.decided_cell("capture_use", profile, scope=False)
             operands = (("device", d),)
             if isinstance(outcome, Fail):
-                made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()} (the call fails)")
+                made = replace(origin, what=f"created on {d.reveal()} (the call fails)")
                 if plain.is_capture:
                     meant = TensorAtom(kind, plain, CC if kind == "float" else CC_INT, None, None, None, made)
                 else:
@@ -241,7 +241,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                 out.fail(outcome, operands, row.id, intended=meant)
                 continue
             strategy = d.strategy if outcome.strategy is S.StrategyFrom.TARGET else None
-            made = Origin(origin.file, origin.line, origin.col, f"created on {d.reveal()}")
+            made = replace(origin, what=f"created on {d.reveal()}")
             if scope is not None:
                 atom = TensorAtom(kind, plain, _created_class(outcome), strategy, None, scope, made)
             else:
@@ -321,7 +321,7 @@ def binary(profile: str, spec: BinarySpec, lhs: Value, rhs: Value, scopes: froze
 
 
 def _op_origin(origin: Origin, name: str) -> Origin:
-    return Origin(origin.file, origin.line, origin.col, f"result of {name}")
+    return replace(origin, what=f"result of {name}")
 
 
 def unary(profile: str, spec: UnarySpec, value: Value, scopes: frozenset[ScopeId], origin: Origin) -> Lifted:
@@ -451,7 +451,7 @@ def autodiff(profile: str, call: str, value: Value, origin: Origin,
     name the program called when it is not the call's own (``without_autodiff`` runs ``no_grad``)."""
     out = Lifted().given(tensor=value)
     _unknown_if(out, value)
-    here = Origin(origin.file, origin.line, origin.col, f"{method or call}()")
+    here = replace(origin, what=f"{method or call}()")
     for t in value.tensors():
         row, outcome = _api_cell(profile, call, t)
         operands = (("tensor", t),)
@@ -517,7 +517,7 @@ def _api_result(call: str, t: TensorAtom, outcome: S.Ok, origin: Origin, strateg
             return NONE  # no tape node: never a gradient
         strategy = None if outcome.strategy is S.StrategyFrom.CLEAR else t.strategy
         cls = S.class_of("float", False, strategy is not None)
-        grad_origin = Origin(origin.file, origin.line, origin.col, f"gradient from {call}()")
+        grad_origin = replace(origin, what=f"gradient from {call}()")
         return V(TensorAtom("float", t.dev, cls, strategy, None, None, grad_origin), const(None))
     raise ValueError(f"unknown autodiff call {call!r}")
 
@@ -552,7 +552,7 @@ def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted
     for d in value.devices():
         row, outcome = S.decided_cell("device", profile, call=call, ad=d.ad)
         operands = (("device", d),)
-        here = Origin(origin.file, origin.line, origin.col, f"{d.reveal()}.{call}()")
+        here = replace(origin, what=f"{d.reveal()}.{call}()")
         if isinstance(outcome, Fail):
             meant = {"autodiff": CheckpointingStrategy.DISABLED,
                      "gradient_checkpointing": CheckpointingStrategy.BALANCED}
@@ -572,7 +572,7 @@ def device_call(profile: str, call: str, value: Value, origin: Origin) -> Lifted
 def device_create(dev: PlainDev, available: frozenset[str] | None, origin: Origin, name: str) -> Lifted:
     """A device constructor: MV112 when the target machine (the configured backends) lacks the backend."""
     out = Lifted()
-    atom = DeviceAtom(dev, False, None, Origin(origin.file, origin.line, origin.col, f"{name}()"))
+    atom = DeviceAtom(dev, False, None, replace(origin, what=f"{name}()"))
     out.given(device=V(atom))
     operands = (("device", atom),)
     if available is not None and not dev.is_capture and dev.backend not in available:

@@ -27,10 +27,22 @@ class TorchDev:
 
     type: str
     index: int | None = None
+    #: a GPU whose index the analysis does not know: the variable or parameter it came from (``local_rank`` of
+    #: ``.cuda(local_rank)``), for messages only (one process's GPU whatever it was named)
+    index_name: str | None = field(default=None, compare=False)
 
     @property
     def text(self) -> str:
+        """The device's string, as the analysis compares devices (a GPU of unknown index: ``cuda``)."""
         return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    @property
+    def shown(self) -> str:
+        """The device as PyTorch prints a tensor's, as far as the analysis knows it: a GPU of unknown index is
+        ``cuda:<local_rank>`` (where its index came from) or ``cuda:?``."""
+        if self.index is None and self.type == "cuda":
+            return f"cuda:<{self.index_name}>" if self.index_name else "cuda:?"
+        return self.text
 
 
 CPU = TorchDev(CPU_TYPE)
@@ -95,7 +107,8 @@ class TorchDeviceAtom(Atom):
         return DEVICE_TYPE
 
     def reveal(self) -> str:
-        return f"torch.device('{self.dev.text}')"
+        # (written without an index, it prints without one: ``torch.device('cuda')``)
+        return f"torch.device('{self.dev.text if self.bare and self.dev.index is None else self.dev.shown}')"
 
 
 class GradRole(enum.Enum):
@@ -155,13 +168,13 @@ class TorchTensorAtom(Atom):
         return TENSOR_TYPE
 
     def reveal(self) -> str:
-        parts = [f"{self.dev.text} tensor"]
+        parts = [f"{self.dev.shown} tensor"]
         if self.zero_dim:
             parts.append("0-dim")
         if self.grad == LEAF:
             parts.append("requires grad (leaf)")
         elif self.grad == NON_LEAF:
-            parts.append("requires grad (non-leaf" + (f", moved from {self.moved_from.text})"
+            parts.append("requires grad (non-leaf" + (f", moved from {self.moved_from.shown})"
                                                       if self.moved_from is not None else ")"))
         if self.owned:
             parts.append("module weight")
@@ -206,7 +219,7 @@ class TorchLayerAtom(Atom):
         return MODULE_TYPE
 
     def reveal(self) -> str:
-        where = f" on {self.dev.text}" if self.dev is not None and self.weights else ""
+        where = f" on {self.dev.shown}" if self.dev is not None and self.weights else ""
         library, _sep, cls = self.name.rpartition(":")  # (``hf:BertModel``: a library's model, by its class)
         return f"{cls}{where}" if library else f"nn.{self.name}{where}"
 

@@ -108,7 +108,8 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
             if derived not in seen:
                 seen.add(derived)
                 # (what a failing call was meant to give comes from the operand it left behind, on another device)
-                dev = getattr(getattr(atom, "dev", None), "text", None)
+                device = getattr(atom, "dev", None)  # (as origins name it: a GPU of unknown index ``cuda:<rank>``)
+                dev = getattr(device, "shown", None) or getattr(device, "text", None)
                 meant = source.what.startswith("created on ") and dev is not None \
                     and source.what.removeprefix("created on ").split(" ")[0] != dev
                 how = "is what a failing call was meant to give, over" if meant else "is derived from"

@@ -31,7 +31,11 @@ class OperandsOnDifferentDevices(OutcomeRule):
     ## Why it fails
     A kernel runs on one device and reads every input from there:
     `RuntimeError: Expected all tensors to be on the same device, but found at
-    least two devices, cuda:0 and cpu!`
+    least two devices, cuda:0 and cpu!` A GPU whose index the program chooses
+    as it runs (`.cuda(local_rank)`, `torch.device("cuda", rank)`) is named in
+    the message by what gave the index, `cuda:<local_rank>` (`cuda:?` where
+    that is not a variable, a parameter or an attribute of one), where PyTorch
+    prints the number.
 
     ## Example
     ```python

@@ -37,7 +37,10 @@ class ModuleInputOnOtherDevice(OutcomeRule):
     with single-device/multiple-device GPU modules or CPU modules, but got
     device_ids [0], output_device None, and module parameters
     {device(type='cpu')}.` (`DDP(model, device_ids=[rank])` before
-    `model.to(rank)`).
+    `model.to(rank)`). A GPU whose index the program chooses as it runs
+    (`model.cuda(local_rank)`) is named by what gave the index,
+    `cuda:<local_rank>` (`cuda:?` where that is not a variable, a parameter or
+    an attribute of one), where PyTorch prints the number.
 
     ## Example
     ```python

@@ -20,7 +20,10 @@ class NumpyOfCudaTensor(OutcomeRule):
     ## Why it fails
     A numpy array lives in host memory; PyTorch does not copy implicitly:
     `TypeError: can't convert cuda:0 device type tensor to numpy. Use
-    Tensor.cpu() to copy the tensor to host memory first.`
+    Tensor.cpu() to copy the tensor to host memory first.` A GPU whose index
+    the program chooses as it runs (`.cuda(local_rank)`) is named by what gave
+    the index, `cuda:<local_rank>` (`cuda:?` where that is not a variable, a
+    parameter or an attribute of one), where PyTorch prints the number.
 
     ## Example
     ```python

@@ -8,7 +8,7 @@ from ..domain import TOP, BuiltinRef, ClassRef, FuncRef, V, Value
 from .flow_state import Frame, FrameKind, State
 from .mixin import EngineMixin
 from .program import ClassInfo, FunctionInfo, FunctionKind
-from .python_values import call_name, is_dataclass_decorator, is_setter
+from .python_values import annotated_fields, call_name, is_dataclass_decorator, is_setter
 
 
 class Definitions(EngineMixin):
@@ -127,11 +127,7 @@ class Definitions(EngineMixin):
         self.changes.changed()
         info.dataclass_fields = None
         if any(is_dataclass_decorator(d) for d in node.decorator_list):
-            info.dataclass_fields = [
-                (stmt.target.id, stmt.value) for stmt in node.body
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-                and "ClassVar" not in ast.unparse(stmt.annotation)
-            ]
+            info.dataclass_fields = annotated_fields(node.body)
         st.vars[node.name] = V(ClassRef(info))
         st.kill_aliases(node.name)
         st.drop_overlays(node.name)

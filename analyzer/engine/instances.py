@@ -8,7 +8,7 @@ from ..domain import BOTTOM, TOP, FuncRef, Instance, V, Value
 from .flow_state import Frame, State
 from .mixin import EngineMixin
 from .program import DICT_ITEMS, ClassInfo, SuperRef
-from .python_values import call_name
+from .python_values import field_call, in_init, inherited_fields
 
 
 class Instances(EngineMixin):
@@ -50,17 +50,19 @@ class Instances(EngineMixin):
 
     def _dataclass_init(self, cls: ClassInfo, instance: Instance, args: list[Value], kwargs: dict[str, Value],
                         node: ast.AST | None, st: State, fr: Frame, star_unknown: bool = False) -> None:
-        fields = [f for c in reversed(cls.mro()) for f in (c.dataclass_fields or [])]
-        for i, (name, default) in enumerate(fields):
-            if i < len(args):
-                value = args[i]
-            elif name in kwargs:
+        fields = inherited_fields(c.dataclass_fields for c in reversed(cls.mro()))
+        params = [name for name, default in fields if in_init(default)]  # (``field(init=False)``: not one)
+        for name, default in fields:
+            position = params.index(name) if name in params else len(args)
+            if position < len(args):
+                value = args[position]
+            elif name in kwargs and name in params:
                 value = kwargs[name]
-            elif default is None or star_unknown:  # (``Config(**options)``: any field may be given)
+            elif default is None or (star_unknown and name in params):  # (``Config(**options)``: any may be given)
                 value = TOP
-            elif isinstance(default, ast.Call) and call_name(default) == "field":
+            elif (call := field_call(default)) is not None:
                 value = TOP
-                for keyword in default.keywords:
+                for keyword in call.keywords:
                     if keyword.arg == "default":
                         value = self.eval(keyword.value, st.copy(), fr)
                     elif keyword.arg == "default_factory":
@@ -78,7 +80,8 @@ class Instances(EngineMixin):
             if not isinstance(atom, Instance) or atom.cls.dataclass_fields is None:
                 out = out.join(TOP)
                 continue
-            fields = [name for c in reversed(atom.cls.mro()) for name, _d in (c.dataclass_fields or [])]
+            fields = [name for name, default in inherited_fields(c.dataclass_fields for c in reversed(atom.cls.mro()))
+                      if in_init(default)]
             kwargs = {name: changes[name] if name in changes else self.attribute(V(atom), name, None, st, fr)
                       for name in fields}
             out = out.join(self.instantiate(atom.cls, [], kwargs, node, st, fr))

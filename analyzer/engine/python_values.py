@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..domain import (
@@ -259,6 +259,41 @@ def call_name(node: ast.expr) -> str:
 
 def is_dataclass_decorator(node: ast.expr) -> bool:
     return call_name(node) == "dataclass"
+
+
+#: annotations that declare no field of a dataclass (``KW_ONLY``: a marker, ``ClassVar``: a class attribute)
+_NOT_FIELDS = ("ClassVar", "KW_ONLY")
+
+
+def annotated_fields(body: list[ast.stmt]) -> list[tuple[str, ast.expr | None]]:
+    """The fields a class body declares by annotation, in order, with the expression each is assigned (its
+    default, or a ``field(...)`` call): a dataclass's or a ``typing.NamedTuple``'s."""
+    return [(stmt.target.id, stmt.value) for stmt in body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and not any(word in ast.unparse(stmt.annotation) for word in _NOT_FIELDS)]
+
+
+def inherited_fields(classes: Iterable[list[tuple[str, ast.expr | None]] | None]) -> list[tuple[str, ast.expr | None]]:
+    """The fields of a class whose bases, from the first to the class itself, declare ``classes``' fields: a
+    field declared again keeps its first place, with the later default (as ``dataclasses`` orders them)."""
+    out: dict[str, ast.expr | None] = {}
+    for fields in classes:
+        for name, default in fields or ():
+            out[name] = default
+    return list(out.items())
+
+
+def field_call(default: ast.expr | None) -> ast.Call | None:
+    """``default`` where it is a ``field(...)`` call (``dataclasses.field``)."""
+    return default if isinstance(default, ast.Call) and call_name(default) == "field" else None
+
+
+def in_init(default: ast.expr | None) -> bool:
+    """Whether a dataclass field with this default is a parameter of the generated ``__init__`` (not
+    ``field(init=False)``)."""
+    call = field_call(default)
+    return call is None or not any(k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+                                   for k in call.keywords)
 
 
 

@@ -164,7 +164,7 @@ class AccelerateModel(LibraryModel):
             return Value(frozenset(torch.move_module(a, dev) for a in modules))
         loaders = [a for a in value.atoms if isinstance(a, SeqAtom) and a.kind == "list"]
         if loaders and len(loaders) == len(value.atoms):  # a DataLoader: the list of its batches
-            origin = self.origin(node, fr, f"batch sent to {dev.text} by the prepared DataLoader")
+            origin = self.origin(node, fr, f"batch sent to {dev.shown} by the prepared DataLoader")
             return Value(frozenset(map_elements(a, lambda batch: _placed_batch(self.engine, batch, dev, origin))
                                    for a in loaders))
         return value  # an optimizer, a scheduler, anything else: as it was

@@ -170,7 +170,7 @@ class HFTrainer(LibraryModel):
         if isinstance(atom, PrepareInputs):
             if star_unknown or len(args) != 1:
                 return TOP
-            origin = self.origin(node, fr, f"moved to {atom.dev.text} by Trainer._prepare_inputs")
+            origin = self.origin(node, fr, f"moved to {atom.dev.shown} by Trainer._prepare_inputs")
             return copied_to(self.engine, args[0], atom.dev, origin, 0)
         return UNHANDLED
 
@@ -243,7 +243,7 @@ class HFTrainer(LibraryModel):
         instances = sorted((i for cls, made in engine.instances.items() if fn.cls in cls.mro() for i in made),
                            key=_order)
         origin = Origin(fn.module.file or "", fn.node.lineno, fn.node.col_offset,
-                        f"batch the Trainer moved to {dev.text}")
+                        f"batch the Trainer moved to {dev.shown}")
         inputs = batch_on(dev, origin)  # a collator's batch: a dict of tensors, each moved to the device
         pairs: list[tuple[Value, Value]] = []
         if not instances or len(instances) > _MAX_INSTANCES:

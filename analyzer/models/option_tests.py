@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..choices import Tag, ValueTest, program_choice, register_test
+from ..choices import Tag, ValueTest, program_choice
 
 #: calls that read the option's text in another form: the same test of the same value
 _VIEWS = frozenset({"lower", "upper", "strip", "casefold"})
@@ -165,15 +165,15 @@ class OptionDomain:
 
     def outcome(self, test: Predicate, holds: bool) -> frozenset[Tag] | None:
         """The tag of the test's outcome (``holds``): a program-wide choice that no value of the option makes
-        together with an outcome of another test it contradicts (:func:`analyzer.choices.register_test`).
+        together with an outcome of another test it contradicts (the choice carries its
+        :class:`~analyzer.choices.ValueTest`).
         None: no value of the option gives that outcome."""
         answers = tuple(test.holds(v) for v in self.values)
         if holds not in answers:
             return None
         digest = zlib.crc32(_OTHER.join(self.values).encode())  # (one program's values: not another's)
         group = f"--{self.dest}#{digest:x}"
-        choice = program_choice(f"{test.name(self.dest)}#{group}")
-        register_test(choice, ValueTest(group, answers))
+        choice = program_choice(f"{test.name(self.dest)}#{group}", ValueTest(group, answers))
         return frozenset({(choice, holds)})
 
 

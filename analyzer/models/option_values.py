@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..choices import ValueTest, one_of, program_choice, register_test
+from ..choices import one_of
 from ..domain import Atom, NumberAtom, V, Value, const
 
 _FLAG_DEFAULTS = {"store_true": False, "store_false": True}
@@ -46,15 +46,10 @@ class OptionValues:
 
 def option_value(dest: str, values: tuple[Atom, ...]) -> Value | None:
     """The value of the option ``dest`` with options given, one of ``values`` (:func:`analyzer.choices.one_of`).
-    Of three, each choice (true on one value) is also recorded as a test of the option's value
-    (:func:`analyzer.choices.register_test`), so a test true on two of them (``args.device != "cpu"``, in a
+    Of three, each choice (true on one value) is also a test of the option's value (it carries its
+    :class:`~analyzer.choices.ValueTest`), so a test true on two of them (``args.device != "cpu"``, in a
     helper or a method) is a choice of its own that the three values decide (``combined_test``)."""
-    value = one_of(f"--{dest}", values)
-    if value is not None and len(values) > 2:
-        group = f"--{dest}#{zlib.crc32(repr(values).encode()):x}"
-        for i in range(len(values) - 1):
-            register_test(program_choice(f"--{dest}={i}"), ValueTest(group, tuple(j == i for j in range(len(values)))))
-    return value
+    return one_of(f"--{dest}", values, f"--{dest}#{zlib.crc32(repr(values).encode()):x}")
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

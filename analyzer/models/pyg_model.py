@@ -312,8 +312,3 @@ def _keeps_device(transform: Value | None) -> bool:
         return True
     return transform.only(GraphTransformAtom) and all(
         "ToDevice" not in a.names for a in transform.atoms)  # type: ignore[attr-defined]
-
-
-def _unknown_tensors(value: Value) -> Value:
-    return Value(frozenset(a for a in value.atoms if not isinstance(a, TorchTensorAtom)),
-                 value.top or any(isinstance(a, TorchTensorAtom) for a in value.atoms))

@@ -11,7 +11,7 @@ there, and it is only seen if the tensors are followed through all of these:
   calling it gives a tuple whose items have those names (:class:`RecordAtom`, a tuple to everything else), so
   ``batch.reward`` is the item, and indexing, unpacking and ``zip(*...)`` work as on any tuple.
 * ``class Transition(NamedTuple):`` with annotated fields: calling it stores each field on the instance (the
-  class body's value of a field is its default).
+  class body's value of a field is its default); a subclass's annotations are not fields.
 * ``deque(iterable)`` is a list of the iterable's items (``deque()`` an empty one), appended to as a list is;
   ``maxlen`` only drops old items.
 * ``random.sample(population, k)`` and ``random.choices(population, ...)`` give a list of the population's
@@ -29,7 +29,7 @@ from typing import Any
 
 from ..domain import NONE, TOP, Atom, SeqAtom, V, Value, const, join_all, seq, seq_of
 from ..engine.flow_state import Frame, State
-from ..engine.python_values import splice_items
+from ..engine.python_values import annotated_fields, splice_items
 from .base import UNHANDLED, LibraryModel, Unhandled
 from .library_refs import LibraryRef
 
@@ -161,8 +161,9 @@ class Records(LibraryModel):
         (a field not given keeps the class body's default)."""
         if not cls.has_library_base(NAMED_TUPLE):
             return
-        fields = [stmt.target.id for c in reversed(cls.mro()) for stmt in c.node.body
-                  if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
+        # (the class that derives ``NamedTuple`` declares them all: a subclass's annotations are not fields)
+        declaring = next(c for c in cls.mro() if NAMED_TUPLE in c.library_bases)
+        fields = [name for name, _default in annotated_fields(declaring.node.body)]
         if len(args) > len(fields):
             return
         for i, name in enumerate(fields):

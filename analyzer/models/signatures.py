@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Generic, TypeVar, overload
 
 from ..domain import TOP
@@ -118,7 +118,7 @@ def bind(signature: Signature | str, args: list[T], kwargs: dict[str, T], *,
     return Bound(bound, rest, extra)
 
 
-@cache
+@lru_cache(maxsize=8192)  # (by the names programs call: bounded, as an editor's server lives on)
 def signature_of(path: str) -> Signature | None:
     """The declared signature of a qualified name, or of the longest ``prefix.*`` that covers it (None: not
     declared)."""

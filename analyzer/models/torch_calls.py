@@ -8,7 +8,7 @@ outside a CUDA world: an unknown bool). Rules match an exact name, a family of n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 from .entry_points import SPAWN_PATHS
 from .torch_api import (
@@ -114,7 +114,7 @@ TORCH_CALLS: tuple[Rule, ...] = (
 )
 
 
-@cache
+@lru_cache(maxsize=8192)  # (by the names programs call: bounded, as an editor's server lives on)
 def torch_handlers(path: str) -> tuple[str, ...]:
     """The handlers whose rules match ``path``, in the table's order."""
     module, _, name = path.rpartition(".")

@@ -256,7 +256,7 @@ class TorchData:
         # (CPU batches are recorded too: they show the worlds where pinning works)
         possibilities = [Possibility((("batch", t),),
                                      "MV210" if t.dev.type != "cpu" else None,
-                                     T.pin_message(f"{t.dev.text} tensor") if t.dev.type != "cpu" else "",
+                                     T.pin_message(f"{t.dev.shown} tensor") if t.dev.type != "cpu" else "",
                                      "torch.pin_memory") for t in tensors]
         self.torch_record(self.site(node, "DataLoader(pin_memory=True)", fr), possibilities, batch.top, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)

@@ -748,9 +748,10 @@ class TorchModel(TorchData, LibraryModel):
         self._cuda_current_changes = changes
         return changes
 
-    def devices_of(self, value: Value, st: State | None = None,
-                   tensors_too: bool = False) -> list[tuple[TorchDev, object]] | None:
-        """The devices a ``device`` argument names (``None``: some possibility is unknown)."""
+    def devices_of(self, value: Value, st: State | None = None, tensors_too: bool = False,
+                   call: ast.AST | None = None) -> list[tuple[TorchDev, object]] | None:
+        """The devices a ``device`` argument names (``None``: some possibility is unknown). ``call``: the call
+        given it, whose argument names a GPU index the analysis does not know (``.cuda(local_rank)``)."""
         if value.top or not value.atoms:
             return None
         out: list[tuple[TorchDev, object]] = []
@@ -763,7 +764,8 @@ class TorchModel(TorchData, LibraryModel):
             elif isinstance(atom, Const) and type(atom.value) is int:
                 dev = TorchDev("cuda", atom.value)
             elif isinstance(atom, NumberAtom) and atom.tname == "int":
-                dev = UNKNOWN_GPU  # an ordinal the analysis does not know (``.cuda(local_rank)``): still a GPU
+                # an ordinal the analysis does not know (``.cuda(local_rank)``): still a GPU
+                dev = TorchDev("cuda", None, index_name(device_expression(call)))
             elif tensors_too and isinstance(atom, TorchTensorAtom):
                 dev = atom.dev
             if dev is None:
@@ -771,11 +773,12 @@ class TorchModel(TorchData, LibraryModel):
             out.append((dev, atom))
         return out
 
-    def _device_argument(self, value: Value | None, st: State) -> list[tuple[TorchDev, object]] | None:
-        """The devices of a ``device`` argument, else the default device's."""
+    def _device_argument(self, value: Value | None, st: State,
+                         call: ast.AST | None = None) -> list[tuple[TorchDev, object]] | None:
+        """The devices of a ``device`` argument (of ``call``), else the default device's."""
         if value is None or value.consts() == [None]:
             return self.default_devices(st)
-        return self.devices_of(value, st)
+        return self.devices_of(value, st, call=call)
 
     # --- recording --------------------------------------------------------------------------------------
 
@@ -857,7 +860,8 @@ class TorchModel(TorchData, LibraryModel):
                 continue
             data = [a for i, a in enumerate(combo) if not roles[i][2]] or list(combo)
             if code is not None:
-                possibilities.append(Possibility(pairs, code, T.failure_message(semantic, op), f"torch.{op or api}"))
+                possibilities.append(Possibility(pairs, code, T.failure_message(_shown(semantic, combo), op),
+                                                 f"torch.{op or api}"))
                 # what the user meant: the accelerator's side of a CPU/accelerator mismatch (the CPU operand is
                 # the one left behind: its later uses on the accelerator are not more findings of one cause),
                 # else the first operand's device
@@ -887,8 +891,8 @@ class TorchModel(TorchData, LibraryModel):
                 source = left.pop() if len(left) == 1 else source
             for enabled in grads:
                 target.add(TorchTensorAtom(device, NON_LEAF if needs_grad and enabled else NO_GRAD, dims,
-                                           origin=self.origin(node, fr, f"{api} result"), tags=tags, ndim=ndim,
-                                           source=source))
+                                           origin=self.origin(node, fr, f"{api} result", result=True), tags=tags,
+                                           ndim=ndim, source=source))
         if unknown and not partial and possibilities and all(p.failed for p in possibilities):
             # every combination of the known tensors is on two devices: an operand the analysis knows nothing of
             # (a fill value from ``float("-inf")``, ``math.inf``) cannot bring them together
@@ -945,7 +949,7 @@ class TorchModel(TorchData, LibraryModel):
     def _call_fft_frequencies(self, path: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST,
                               st: State, fr: Frame) -> Value | None:
         # ``torch.fft.fftfreq(n, d)``: a 1-d tensor on ``device=``, else on the default device
-        devices = self._device_argument(kwargs.get("device"), st)
+        devices = self._device_argument(kwargs.get("device"), st, node)
         if devices is None:
             return TOP
         origin = self.origin(node, fr, f"created by {path}")
@@ -1067,9 +1071,9 @@ class TorchModel(TorchData, LibraryModel):
                          fr: Frame) -> Value | None:
         # on ``device=`` when given, else where its values are (PyTorch infers it from indices and values)
         if "device" in kwargs:
-            devices = self._device_argument(kwargs["device"], st)
+            devices = self._device_argument(kwargs["device"], st, node)
             return TOP if devices is None else Value(frozenset(
-                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.text} by {path}"))
+                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.shown} by {path}"))
                 for dev, _source in devices))
         values = argument(path, args, kwargs, "values", None)
         return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
@@ -1134,7 +1138,7 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         possibilities = []
         for atom in tensors:
-            code, message = T.lengths_outcome(atom.dev.text) or (None, "")
+            code, message = T.lengths_outcome(atom.dev.shown) or (None, "")
             possibilities.append(Possibility((("lengths", atom),), code, message, "torch.pack_padded_sequence"))
         unknown = lengths.top or len(tensors) != len(lengths.atoms)
         return self.torch_record(self.site(node, "pack_padded_sequence", fr), possibilities, unknown, TOP, st, fr)
@@ -1245,7 +1249,7 @@ class TorchModel(TorchData, LibraryModel):
 
     def _create(self, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
                 fr: Frame) -> Value:
-        devices = self._device_argument(argument(f"torch.{name}", args, kwargs, "device", None), st)
+        devices = self._device_argument(argument(f"torch.{name}", args, kwargs, "device", None), st, node)
         if devices is None:
             return TOP
         zero_dim: bool | None = False
@@ -1268,7 +1272,7 @@ class TorchModel(TorchData, LibraryModel):
         for dev, source in devices:
             for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                       origin=self.origin(node, fr, f"created on {dev.text} by torch.{name}"),
+                                       origin=self.origin(node, fr, f"created on {dev.shown} by torch.{name}"),
                                        source=getattr(source, "tensor", None))
                 out.add(with_tags(made, tags_of(source)))
         result = Value(frozenset(out)) if out else TOP
@@ -1312,7 +1316,7 @@ class TorchModel(TorchData, LibraryModel):
         bound = bind_call(path, args, kwargs)
         source = bound.get("input", TOP)
         if "device" in bound:
-            devices = self.devices_of(bound.arguments["device"], st)
+            devices = self.devices_of(bound.arguments["device"], st, call=node)
         else:
             devices = self.devices_of(source, st, tensors_too=True) if source.only(TorchTensorAtom) else None
         if devices is None:
@@ -1324,7 +1328,7 @@ class TorchModel(TorchData, LibraryModel):
                 # on the input's device: derived from it, as a view of it would be
                 like = atom.provenance if isinstance(atom, TorchTensorAtom) and "device" not in bound else None
                 out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero,
-                                        origin=self.origin(node, fr, f"created on {dev.text}"), source=like))
+                                        origin=self.origin(node, fr, f"created on {dev.shown}"), source=like))
         return Value(frozenset(out)) if out else TOP
 
     def _cuda_index(self, value: Value, st: State) -> int:
@@ -1346,14 +1350,17 @@ class TorchModel(TorchData, LibraryModel):
                 value = V(const(f"{kinds[0]}:{indexes[0]}"))
             elif kinds == ["cuda"] and args[1].atoms and not args[1].top \
                     and all(isinstance(a, NumberAtom) and a.tname == "int" for a in args[1].atoms):
-                return V(TorchDeviceAtom(UNKNOWN_GPU, self.origin(node, fr, "torch.device('cuda', <index>)")))
+                index = node.args[1] if isinstance(node, ast.Call) and len(node.args) == 2 else None
+                return V(TorchDeviceAtom(TorchDev("cuda", None, index_name(index)),
+                                         self.origin(node, fr, "torch.device('cuda', <index>)")))
             else:
                 return TOP
-        devices = self.devices_of(value, st)
+        devices = self.devices_of(value, st, call=node)
         if devices is None:
             return TOP
-        return Value(frozenset(TorchDeviceAtom(dev, self.origin(node, fr, f"torch.device('{dev.text}')"),
-                                               bare=_written_bare(dev, atom)) for dev, atom in devices))
+        made = [TorchDeviceAtom(dev, bare=_written_bare(dev, atom)) for dev, atom in devices]
+        return Value(frozenset(dataclasses.replace(device, origin=self.origin(node, fr, device.reveal()))
+                               for device in made))
 
     @staticmethod
     def _wrapped(path: str, args: list[Value], kwargs: dict[str, Value], *, parameter: bool) -> Value:
@@ -1388,7 +1395,7 @@ class TorchModel(TorchData, LibraryModel):
         for atom in torch_tensors(tensor):
             for requires_grad in sorted(self.grad_flags(atom)):
                 for enabled in sorted(self.grad_modes(st)) if kind == "numpy" else [True]:
-                    outcome = T.numpy_outcome(atom.dev.text, requires_grad, enabled) if kind == "numpy" \
+                    outcome = T.numpy_outcome(atom.dev.shown, requires_grad, enabled) if kind == "numpy" \
                         else T.dlpack_outcome(requires_grad)
                     code, message = outcome if outcome is not None else (None, "")
                     possibilities.append(Possibility(((role, atom),), code, message, f"torch.{kind}"))
@@ -1612,7 +1619,7 @@ class TorchModel(TorchData, LibraryModel):
     def _distribution_parameters(self, atom: TorchDistributionAtom, node: ast.AST, fr: Frame) -> list[tuple]:
         """The parameters as operands of a checked op: one per device they are on."""
         grad = NON_LEAF if atom.grad else NO_GRAD
-        return [(f"{atom.name} parameters" + (f" on {dev.text}" if atom.others else ""),
+        return [(f"{atom.name} parameters" + (f" on {dev.shown}" if atom.others else ""),
                  V(TorchTensorAtom(dev, grad, atom.zero_dim, origin=self.origin(node, fr, f"{atom.name} parameters"))),
                  False, False) for dev in (atom.dev, *atom.others)]
 
@@ -1963,7 +1970,7 @@ class TorchModel(TorchData, LibraryModel):
             for enabled in grads:
                 grad = NON_LEAF if atom.requires_grad and enabled and api != "long" else NO_GRAD
                 out.add(TorchTensorAtom(dev, grad, atom.zero_dim, moved_from=moved_from if grad == NON_LEAF else None,
-                                        origin=self.origin(node, fr, f"moved to {dev.text}")))
+                                        origin=self.origin(node, fr, f"moved to {dev.shown}")))
         return Value(frozenset(out), receiver.top or not receiver.only(TorchTensorAtom))
 
     def _type_as(self, receiver: Value, args: list[Value], kwargs: dict[str, Value], node: ast.AST, st: State,
@@ -1990,10 +1997,10 @@ class TorchModel(TorchData, LibraryModel):
             targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
         elif name == "cuda":
             index = argument("torch.Tensor.cuda", args, kwargs, "device", None)
-            targets = self.devices_of(index, st) if index is not None and index.consts() != [None] \
+            targets = self.devices_of(index, st, call=node) if index is not None and index.consts() != [None] \
                 else [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
         else:
-            targets = self._to_targets(args, kwargs, st)
+            targets = self._to_targets(args, kwargs, st, node)
             if targets == []:  # ``.to(dtype)``: a cast, on the same device
                 return self._cast(receiver, argument("torch.Tensor.to", args, kwargs, "dtype"), node, st, fr)
         discarded = node is getattr(self, "discarded_call", None) and node is not self.loaded_module_move \
@@ -2010,7 +2017,7 @@ class TorchModel(TorchData, LibraryModel):
                         dev=dev, owned=False, ndim=atom.ndim,
                         grad=NON_LEAF if tracked else NO_GRAD,
                         moved_from=(atom.dev if atom.grad == LEAF else atom.moved_from) if tracked else None,
-                        origin=self.origin(node, fr, f"moved to {dev.text}" + (
+                        origin=self.origin(node, fr, f"moved to {dev.shown}" + (
                             " (a requires-grad leaf: the result is a non-leaf)" if atom.grad == LEAF and tracked
                             else ""))), tags_of(source)))
             if discarded:  # thrown away wherever it goes (a device or a dtype the analysis does not know)
@@ -2024,14 +2031,14 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         return Value(frozenset(out), unknown)
 
-    def _to_targets(self, args: list[Value], kwargs: dict[str, Value],
-                    st: State) -> list[tuple[TorchDev, object]] | None:
+    def _to_targets(self, args: list[Value], kwargs: dict[str, Value], st: State,
+                    call: ast.AST | None = None) -> list[tuple[TorchDev, object]] | None:
         """Where ``t.to(...)`` moves to: ``[]`` for a cast (dtype only), ``None`` when unknown."""
         candidates = [v for v in args[:1]] + [kwargs[k] for k in ("device", "other") if k in kwargs]
         for value in candidates:
             if value.only(TorchRef) or value.consts() == [None]:
                 continue  # a dtype
-            return self.devices_of(value, st, tensors_too=True)
+            return self.devices_of(value, st, tensors_too=True, call=call)
         if not candidates and "dtype" in kwargs:
             return []
         if candidates and all(v.only(TorchRef) for v in candidates):
@@ -2151,7 +2158,7 @@ class TorchModel(TorchData, LibraryModel):
             return TOP
         if name in T.LOSSES:
             return self._loss(name, args, kwargs, origin)
-        placements = self._device_argument(kwargs.get("device"), st) if weights else [(CPU, None)]
+        placements = self._device_argument(kwargs.get("device"), st, node) if weights else [(CPU, None)]
         if placements is None:
             return TOP
         return Value(frozenset(with_tags(TorchLayerAtom(name, dev if weights else None, weights, (), origin),
@@ -2275,9 +2282,9 @@ class TorchModel(TorchData, LibraryModel):
             # value derived from it), and what a failing call was meant to give is its input's too: a later
             # failure over it comes from where the input did (:mod:`rules.anchors`)
             source = derived_from(inputs, layer.dev) if inputs and not x.top else None
+            output = self.origin(node, fr, f"{api} output", result=True)
             result = Value(frozenset(with_tags(TorchTensorAtom(layer.dev, NON_LEAF if enabled and grad else NO_GRAD,
-                                                               False, origin=self.origin(node, fr, f"{api} output"),
-                                                               source=source),
+                                                               False, origin=output, source=source),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
                            if placed else (), checked.top or undecided) if not st.dead else BOTTOM
@@ -2305,10 +2312,10 @@ class TorchModel(TorchData, LibraryModel):
                 targets: list[tuple[TorchDev, object]] | None = [(CPU, None)]
             elif name == "cuda":
                 index = argument("torch.nn.Module.cuda", args, kwargs, "device", None)
-                targets = self.devices_of(index, st) if index is not None else \
+                targets = self.devices_of(index, st, call=node) if index is not None else \
                     [(d, None) for d in [self.parse_device("cuda", st)] if d is not None] or None
             else:
-                targets = self._to_targets(args, kwargs, st)
+                targets = self._to_targets(args, kwargs, st, node)
                 if targets == []:
                     return receiver
             moved = TOP
@@ -3199,12 +3206,39 @@ def _reshaped_rank(name: str, args: list[Value], kwargs: dict[str, Value], node:
 
 
 #: Sequence ops that raise on an empty sequence ("expected a non-empty list of Tensors").
-#: a GPU whose index the analysis does not know (``cuda:<local_rank>``): never the CPU; the same device as
-#: another such one (one process's GPU), undecided beside a GPU of known index
-UNKNOWN_GPU = TorchDev("cuda", None)
+def _shown(operands: list[T.Operand], combo: tuple[TorchTensorAtom, ...]) -> list[T.Operand]:
+    """The operands with their devices as a message shows them (a GPU of unknown index: ``cuda:<local_rank>``);
+    one device string stays one (each is shown as its first tensor's)."""
+    shown: dict[str, str] = {}
+    for atom in combo:
+        shown.setdefault(atom.dev.text, atom.dev.shown)
+    if all(text == seen for text, seen in shown.items()):
+        return operands
+    return [dataclasses.replace(o, device=shown.get(o.device, o.device)) for o in operands]
+
+
+def device_expression(call: ast.AST | None) -> ast.expr | None:
+    """The expression a call gives its device by: ``device=`` (``other=``), else its first argument (``.cuda(i)``,
+    ``.to(i)``, ``torch.device(i)``)."""
+    if not isinstance(call, ast.Call):
+        return None
+    named = next((k.value for k in call.keywords if k.arg in ("device", "other")), None)
+    return named if named is not None else call.args[0] if call.args else None
+
+
+def index_name(index: ast.expr | None) -> str | None:
+    """What a GPU index of unknown value is named by where it is given: a variable or parameter (``local_rank``),
+    an attribute of one (``args.local_rank``, ``self.rank``); None for anything else (a call, arithmetic)."""
+    node = index
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return ast.unparse(index) if index is not None and isinstance(node, ast.Name) else None
 
 
 def _unknown_index(atom: TorchDeviceAtom | TorchTensorAtom) -> bool:
+    """On a GPU whose index the analysis does not know (``TorchDev("cuda", None)``, shown ``cuda:<local_rank>``):
+    never the CPU; the same device as another such one (one process's GPU), undecided beside a GPU of known
+    index."""
     return atom.dev.index is None and atom.dev.type == "cuda" and not getattr(atom, "bare", False)
 
 

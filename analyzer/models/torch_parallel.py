@@ -124,7 +124,7 @@ def data_parallel_call(engine: Any, layer: TorchLayerAtom, args: list[Value], kw
         if not isinstance(atom, TorchTensorAtom):
             continue
         code = None if atom.dev == src else "MV202"
-        message = "" if code is None else T.data_parallel_message(src.text, atom.dev.text)
+        message = "" if code is None else T.data_parallel_message(src.shown, atom.dev.shown)
         possibilities.append(Possibility((("module weight", atom), ("device_ids[0]", target)), code, message,
                                          "torch.DataParallel"))
     if not possibilities:

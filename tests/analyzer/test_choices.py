@@ -572,3 +572,60 @@ def test_an_int_option_with_choices_is_a_number_within_them() -> None:
         'type=int, default=torch.cuda.device_count()', 'type=int, default=1, choices=[0, 1, 2]')
     assert findings(source) == []
     assert findings(source.replace("if gpus == 0:", "if gpus <= 1:")) == [(21, "MV203")]
+
+
+OPTION_FLAGS = """import argparse
+
+import torch
+import torch.nn as nn
+
+
+def build(args):
+    use_gpu = args.device == "cuda" or args.device == "gpu"
+    model = nn.Linear(8, 2)
+    if use_gpu:
+        model = model.cuda()
+    return model
+
+
+def batch(args):
+    use_gpu = BATCH_TEST
+    x = torch.rand(4, 8)
+    if use_gpu:
+        x = x.cuda()
+    return x
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="gpu")
+    args = parser.parse_args()
+    model = build(args)
+    x = batch(args)
+    print(model(x))
+
+
+main()
+"""
+
+
+def _option_flags(test: str) -> list[str]:
+    source = OPTION_FLAGS.replace("BATCH_TEST", test)
+    return [d.message for d in check_source(source, "script.py", Settings(jobs=1)).findings]
+
+
+def test_two_flags_of_one_name_made_of_different_tests_of_an_option_are_two_choices() -> None:
+    # ``use_gpu`` is true on cuda and gpu in ``build``, on gpu and mps in ``batch``: ``--device cuda`` pairs the
+    # GPU model with the CPU batch, although both flags are named alike and test the same option
+    (found,) = _option_flags('args.device == "gpu" or args.device == "mps"')
+    assert "when the command line gives options" in found and "cpu" in found, found
+    assert _option_flags('args.device == "cuda" or args.device == "gpu"') == []
+
+
+def test_analyses_in_one_process_each_get_their_own_option_tests() -> None:
+    # programs with the same option, the same flag names and different tests of it, analysed in turn (as the
+    # editor's server does): each answer is the program's own, whatever was analysed before it
+    alike = 'args.device == "cuda" or args.device == "gpu"'
+    apart = 'args.device == "gpu" or args.device == "mps"'
+    answers = [bool(_option_flags(test)) for test in (alike, apart, alike, apart, apart, alike)]
+    assert answers == [False, True, False, True, True, False]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from devicelint.choices import consistent, program_choice
+from devicelint.choices import consistent, tags_of
 from devicelint.domain import const
 from devicelint.engine.control_flow import leaves_function
 from devicelint.engine.relational import fewest_ways
@@ -199,7 +199,9 @@ p.add_argument("--ids", nargs="+")
 def test_three_values_are_tests_of_one_value() -> None:
     value = option_value("device_test", (const("cuda"), const("cpu"), const("mps")))
     assert value is not None and len(value.atoms) == 3
-    first, second = program_choice("--device_test=0"), program_choice("--device_test=1")
+    # (the choices as the value's tags carry them: each with the test of the value it is)
+    first, second = sorted({choice for atom in value.atoms for choice, _way in tags_of(atom)})
+    assert (first.test, second.test) == ("--device_test=0", "--device_test=1")
     assert not consistent(frozenset({(first, True)}), frozenset({(second, True)}))  # (no value is both)
     assert fewest_ways(frozenset({(first, False), (second, True)})) == frozenset({(second, True)})
     assert fewest_ways(frozenset({(first, False), (second, False)})) == frozenset({(first, False), (second, False)})

@@ -144,12 +144,38 @@ def test_only_passes_that_read_the_sites_own_result_are_fed_back() -> None:
         def reveal(self) -> str:
             return "cuda:0 tensor"
 
-    own = Possibility((("hx", Operand(Origin("m.py", 7, 4, "nn.LSTM output"))),), None, "", "torch.nn.LSTM")  # type: ignore[arg-type]
-    other_line = Possibility((("hx", Operand(Origin("m.py", 9, 4, "nn.LSTM output"))),), None, "", "torch.nn.LSTM")  # type: ignore[arg-type]
-    other_api = Possibility((("hx", Operand(Origin("m.py", 7, 4, "nn.GRU output"))),), None, "", "torch.nn.LSTM")  # type: ignore[arg-type]
+    def made(line: int, end_col: int, what: str = "nn.LSTM output", result: bool = True) -> Possibility:
+        return Possibility((("hx", Operand(Origin("m.py", line, 4, what, line, end_col, result))),), None, "",  # type: ignore[arg-type]
+                           "torch.nn.LSTM")
+
+    own = made(7, 30)
+    described_otherwise = made(7, 30, "layer output")  # the site's own result, whatever its text says
+    other_line = made(9, 30)
+    inner = made(7, 12)  # a call inside the site's, starting where it does (``self.lstm(x)[0].add(h)``)
+    checked = made(7, 30, result=False)  # what the call made to check itself (a creation's output operand)
     fact = SiteFact(site, None)  # type: ignore[arg-type]
-    fact.record([own, other_line, other_api], past_failure=False)
-    assert fact.fed_back == {own}
+    fact.record([own, described_otherwise, other_line, inner, checked], past_failure=False)
+    assert fact.fed_back == {own, described_otherwise}
     past = SiteFact(site, None)  # type: ignore[arg-type]
     past.record([own], past_failure=True)  # a success past a failure is not recorded at all
     assert past.fed_back == set() and past.passed_past_failure
+
+
+def test_a_chained_call_is_not_fed_back_by_the_call_it_is_chained_to() -> None:
+    # ``x.add(w).add(b)``: both calls start at ``x``; the outer one's operand is the inner one's result, not its
+    # own, so its successes with the GPU ``b`` are real and the CPU ``b`` fails on some paths only
+    source = """
+        import random
+
+        import torch
+
+
+        def step(x, w):
+            b = torch.ones(3) if random.random() > 0.5 else torch.ones(3, device="cuda")
+            return x.add(w).add(b)
+
+
+        x = torch.ones(3, device="cuda")
+        print(step(x, torch.ones(3, device="cuda")))
+    """
+    assert observed(source) == [(9, "MV201", "warning")]
