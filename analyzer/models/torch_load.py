@@ -102,8 +102,9 @@ def read_from_file(atom: TorchTensorAtom, key: Value) -> bool:
     string, so that possibility reads nothing (the container's possibility gives ``ckpt["epoch"]``). Other tensors
     read by a string stand for mappings of tensors (a Lightning batch ``batch["x"]``) and keep their reading."""
     keys = key.consts()
-    return (atom.origin is not None and atom.origin.what.endswith(LOADED) and not key.top and bool(keys)
-            and all(isinstance(k, str) for k in keys))
+    if keys is None or not keys or key.top:
+        return False
+    return atom.origin is not None and atom.origin.what.endswith(LOADED) and all(isinstance(k, str) for k in keys)
 
 
 def bookkeeping(key: Value) -> bool:
