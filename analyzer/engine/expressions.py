@@ -566,32 +566,30 @@ class Expressions(EngineMixin):
         """What a ``for`` loop iterates: a project object's ``__iter__()`` result in place of the object (a
         generator method gives what it yields), so ``for batch in loader:`` over a project loader follows its
         batches; an object without a project ``__iter__`` is left as it is (its items unknown)."""
-        instances = [atom for atom in iterable.atoms if isinstance(atom, Instance)]
-        if not instances:
-            return iterable
-        out = Value(iterable.atoms.difference(instances), iterable.top)
-        for atom in instances:
-            method = self.attribute_of(atom, "__iter__", None, st, fr)
-            if method is None or method.top or not method.atoms:
-                out = out.join(V(atom))
-                continue
-            out = out.join(self._iterator_items(self.call(method, [], {}, node, st, fr), node, st, fr))
-        return out
+        return self._through_method(iterable, "__iter__", node, st, fr,
+                                    lambda items: self._iterator_items(items, node, st, fr))
 
     def _iterator_items(self, iterator: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """What ``__iter__()`` gave, as a loop takes its items: a project iterator (often ``self``, a hand-written
         batch iterator) stands for what its ``__next__()`` returns; anything else is left as it is. ``__next__``
         runs on a copy of the state: its ``raise StopIteration`` ends the loop, not the path."""
-        instances = [atom for atom in iterator.atoms if isinstance(atom, Instance)]
+        return self._through_method(iterator, "__next__", node, st, fr, lambda item: V(seq_of("list", item)),
+                                    on_copy=True)
+
+    def _through_method(self, value: Value, name: str, node: ast.AST, st: State, fr: Frame,
+                        then: Callable[[Value], Value], on_copy: bool = False) -> Value:
+        """``value`` with each project instance that has the method ``name`` replaced by ``then`` of that method's
+        result (called with no arguments on ``st``, or on a copy of it for each); other atoms are kept."""
+        instances = [atom for atom in value.atoms if isinstance(atom, Instance)]
         if not instances:
-            return iterator
-        out = Value(iterator.atoms.difference(instances), iterator.top)
+            return value
+        out = Value(value.atoms.difference(instances), value.top)
         for atom in instances:
-            method = self.attribute_of(atom, "__next__", None, st, fr)
+            method = self.attribute_of(atom, name, None, st, fr)
             if method is None or method.top or not method.atoms:
                 out = out.join(V(atom))
                 continue
-            out = out.join(V(seq_of("list", self.call(method, [], {}, node, st.copy(), fr))))
+            out = out.join(then(self.call(method, [], {}, node, st.copy() if on_copy else st, fr)))
         return out
 
     def iter_element(self, value: Value) -> Value:
