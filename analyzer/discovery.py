@@ -326,12 +326,12 @@ def _read_ignore_file(path: str, base: str) -> IgnoreFile | None:
 def clear_caches() -> None:
     """Forget ignore files read so far (long-lived processes, tests)."""
     _read_ignore_file.cache_clear()
-    _git_root.cache_clear()
+    git_root.cache_clear()
     _global_excludes_file.cache_clear()
 
 
 @functools.lru_cache(maxsize=1024)
-def _git_root(directory: str) -> str | None:
+def git_root(directory: str) -> str | None:
     """The work tree root above ``directory`` (a ``.git`` directory or file), or None."""
     current = directory
     while True:
@@ -392,7 +392,7 @@ class IgnoreStack:
     def for_directory(cls, directory: str) -> IgnoreStack:
         """Everything that applies to ``directory``'s entries: global, info/exclude, then each level's files."""
         directory = os.path.abspath(directory)
-        root = _git_root(directory)
+        root = git_root(directory)
         files: list[IgnoreFile] = []
         if root is not None:
             global_file = _global_excludes_file()
@@ -433,7 +433,7 @@ class IgnoreStack:
         names = set(names)
         if ".gitignore" not in names and ".ignore" not in names:
             return self
-        inside_git = _git_root(directory) is not None
+        inside_git = git_root(directory) is not None
         extra = self._level_files(directory, inside_git)
         return IgnoreStack(self.files + tuple(extra)) if extra else self
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic, Severity, printable, rule_url
+from .discovery import git_root
 from .frontend import SourceFile
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -174,14 +175,7 @@ def github(diagnostics: list[Diagnostic], sources: dict[str, SourceFile]) -> str
 def sarif_root() -> str:
     """The git work tree's root above the working directory, else the working directory."""
     cwd = os.getcwd()
-    current = cwd
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return cwd
-        current = parent
+    return git_root(cwd) or cwd
 
 
 def _file_uri(path: str, directory: bool = False) -> str:
