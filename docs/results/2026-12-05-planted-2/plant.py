@@ -27,8 +27,9 @@ BUGS = {
          "causal mask a plain attribute (register_buffer forgotten), left on the CPU by .to(device)"),
     ],
     "rlproj": [
-        ("b1", "dqn/train.py", "return torch.as_tensor(obs, dtype=torch.float32, device=device)",
-         "return torch.as_tensor(obs, dtype=torch.float32)", "environment observation never moved to the device"),
+        ("b1", "dqn/train.py", "agent.act(to_state(obs, device), epsilon=0.0)",
+         "agent.act(torch.as_tensor(obs, dtype=torch.float32), epsilon=0.0)",
+         "environment observation never moved to the device (greedy evaluation)"),
         ("b2", "dqn/train.py", "buffer.push(obs, action, reward, next_obs, float(done))",
          "buffer.push(state, action, reward, next_obs, float(done))",
          "CUDA state tensor stored in the replay buffer, then np.stack-ed when sampling"),
