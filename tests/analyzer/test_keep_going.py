@@ -366,3 +366,20 @@ def test_a_sequential_past_a_refusing_layer_gives_no_made_up_device(tmp_path: Pa
     assert lint(tmp_path, capsys, {"kd.py": DISTILL}) == ["kd.py:16: MV202 [warning]"]
     moved = DISTILL.replace("teacher = make_teacher()", "teacher = make_teacher().to(device)")
     assert lint(tmp_path, capsys, {"kd.py": moved}) == []
+
+
+KEEP_GOING_DATA = Path(__file__).resolve().parents[1] / "data" / "keep_going"
+
+
+@pytest.mark.parametrize(("program", "root"), [
+    # the target network's first layer refuses the GPU batch: its Q-values are unknown, so the `gather` with the
+    # GPU actions and the TD target are not findings (its later layers would have put them on their CPU weights)
+    ("target_network_left_on_cpu.py", 19),
+    # the reloaded model's embedding refuses the GPU ids: adding its CPU positional buffer to that unknown is
+    # unknown, not a CPU tensor that the GPU padding mask and the head would then meet
+    ("reloaded_model_positional_buffer.py", 25),
+])
+def test_an_unknown_left_by_a_failure_is_not_placed_by_what_it_meets(program: str, root: int, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    text = (KEEP_GOING_DATA / program).read_text(encoding="utf-8")
+    assert lint(tmp_path, capsys, {program: text}) == [f"{program}:{root}: MV202 [warning]"]
