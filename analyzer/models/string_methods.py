@@ -1,11 +1,12 @@
-"""Python ``str`` methods on known strings: a device name rewritten before use keeps its value.
+"""Python ``str`` methods and ``%`` formatting on known strings: a device name rewritten before use keeps its
+value.
 
 ``device = device.lower()`` in a helper whose default is ``"cuda"``, ``"cuda:{}".format(rank)``,
-``args.device.strip()``, ``device.split(":")[0]`` (the device type for ``torch.autocast``): the result is the
-string (or list of strings) Python would give, so a tensor moved there is on the device the text names. Each
-possibility of the receiver is rewritten alone and keeps its undecided choices (a ``--device`` option's
-``"cuda"`` and ``"cpu"`` stay on their ways). A method whose arguments are not all known strings or numbers
-gives an unknown value, as does any other method.
+``"cuda:%d" % rank``, ``args.device.strip()``, ``device.split(":")[0]`` (the device type for
+``torch.autocast``): the result is the string (or list of strings) Python would give, so a tensor moved there is
+on the device the text names. Each possibility of the receiver is rewritten alone and keeps its undecided
+choices (a ``--device`` option's ``"cuda"`` and ``"cpu"`` stay on their ways). A rewrite whose arguments are not
+all known strings or ints gives an unknown value, as does any other method.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from ..domain import TOP, Atom, BoundShim, Const, V, Value, seq
+from ..domain import TOP, Atom, BoundShim, Const, SeqAtom, V, Value, seq
 from ..engine.flow_state import Frame, State
 from .base import UNHANDLED, LibraryModel, Unhandled
 
@@ -34,7 +35,7 @@ _MAX_TEXT = 256
 
 
 class StringMethods(LibraryModel):
-    """``text.lower()``, ``text.format(...)``, ``text.split(sep)`` ... of known strings."""
+    """``text.lower()``, ``text.format(...)``, ``text.split(sep)``, ``text % args`` ... of known strings."""
 
     name = "str"
 
@@ -50,21 +51,41 @@ class StringMethods(LibraryModel):
             return UNHANDLED
         plain_args = [_plain(a) for a in args]
         plain_kwargs = {k: _plain(v) for k, v in kwargs.items()}
-        if receiver.top or any(a is None for a in plain_args) or any(v is None for v in plain_kwargs.values()):
+        if any(a is None for a in plain_args) or any(v is None for v in plain_kwargs.values()):
             return TOP
-        out = Value()
-        for atom in receiver.atoms:
-            if not isinstance(atom, Const) or not isinstance(atom.value, str):
-                return TOP
-            try:
-                result = _METHODS[name](atom.value, *plain_args, **plain_kwargs)  # type: ignore[arg-type]
-            except (TypeError, ValueError, IndexError, KeyError, AttributeError):
-                return TOP  # (what Python would raise: not followed)
-            made = _value_of(result, atom)
-            if made is None:
-                return TOP
-            out = out.join(made)
-        return out
+        method = _METHODS[name]
+        return _rewritten(receiver, lambda text: method(text, *plain_args, **plain_kwargs))
+
+    def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
+               compare: bool) -> Value | None:
+        """``"cuda:%d" % rank``, ``"%s:%d" % (kind, rank)``: printf-style formatting of known strings."""
+        if compare or not isinstance(op, ast.Mod) or left.top or not left.atoms \
+                or not all(isinstance(a, Const) and isinstance(a.value, str) for a in left.atoms):
+            return None
+        operands = _format_operands(right)
+        if operands is None:
+            return TOP
+        return _rewritten(left, lambda text: text % operands)
+
+
+def _rewritten(receiver: Value, rewrite: Callable[[str], object]) -> Value:
+    """Each known string of ``receiver`` rewritten, with its choices (unknown where one is not a known string, or
+    where Python would raise)."""
+    if receiver.top:
+        return TOP
+    out = Value()
+    for atom in receiver.atoms:
+        if not isinstance(atom, Const) or not isinstance(atom.value, str):
+            return TOP
+        try:
+            result = rewrite(atom.value)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            return TOP  # (what the program would raise: not followed)
+        made = _value_of(result, atom)
+        if made is None:
+            return TOP
+        out = out.join(made)
+    return out
 
 
 def _plain(value: Value) -> str | int | None:
@@ -73,7 +94,21 @@ def _plain(value: Value) -> str | int | None:
         return None
     (atom,) = value.atoms
     if isinstance(atom, Const) and atom.tname in _PLAIN and not atom.tags:
-        return atom.value  # type: ignore[no-any-return]
+        return atom.value
+    return None
+
+
+def _format_operands(value: Value) -> tuple[str | int, ...] | None:
+    """The right operand of ``%`` as a tuple of known strings or ints (None: unknown)."""
+    one = _plain(value)
+    if one is not None:
+        return (one,)
+    if value.top or len(value.atoms) != 1:
+        return None
+    (atom,) = value.atoms
+    if isinstance(atom, SeqAtom) and atom.kind == "tuple" and atom.items is not None:
+        items = [_plain(item) for item in atom.items]
+        return tuple(i for i in items if i is not None) if all(i is not None for i in items) else None
     return None
 
 
@@ -81,7 +116,6 @@ def _value_of(result: object, receiver: Const) -> Value | None:
     """The rewrite's result as a value, with the receiver's choices (a list of strings: a list of them)."""
     if isinstance(result, str):
         return V(dataclasses.replace(receiver, value=result)) if len(result) <= _MAX_TEXT else None
-    if isinstance(result, list) and all(isinstance(r, str) for r in result):
-        return V(seq("list", (V(dataclasses.replace(receiver, value=r)) for r in result))) if result else None
+    if isinstance(result, list) and result and all(isinstance(r, str) and len(r) <= _MAX_TEXT for r in result):
+        return V(seq("list", (V(dataclasses.replace(receiver, value=r)) for r in result)))
     return None
-
