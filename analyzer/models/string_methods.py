@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,8 +31,11 @@ _METHODS: dict[str, Callable[..., Any]] = {
 }
 #: the argument types a rewrite takes (a ``Const``'s type name)
 _PLAIN = frozenset({"str", "int"})
-#: the longest text a rewrite makes (a format that would build a huge string is left unknown)
+#: the longest text a rewrite takes or makes (a format that would build a huge string is left unknown)
 _MAX_TEXT = 256
+#: a width or precision of four digits or more, or one taken from the arguments (``%*d``), in a template: the
+#: text it would make is not built (``"{:>999999999}".format(1)`` would take a gigabyte)
+_WIDE_SPEC = re.compile(r"(?:%|\{[^}]*:)[^a-zA-Z%{}]*(?:\d{4}|\*)")
 
 
 class StringMethods(LibraryModel):
@@ -54,7 +58,7 @@ class StringMethods(LibraryModel):
         if any(a is None for a in plain_args) or any(v is None for v in plain_kwargs.values()):
             return TOP
         method = _METHODS[name]
-        return _rewritten(receiver, lambda text: method(text, *plain_args, **plain_kwargs))
+        return _rewritten(receiver, lambda text: method(text, *plain_args, **plain_kwargs), name == "format")
 
     def binary(self, op: ast.AST, left: Value, right: Value, node: ast.AST, st: State, fr: Frame,
                compare: bool) -> Value | None:
@@ -65,17 +69,18 @@ class StringMethods(LibraryModel):
         operands = _format_operands(right)
         if operands is None:
             return TOP
-        return _rewritten(left, lambda text: text % operands)
+        return _rewritten(left, lambda text: text % operands, True)
 
 
-def _rewritten(receiver: Value, rewrite: Callable[[str], object]) -> Value:
+def _rewritten(receiver: Value, rewrite: Callable[[str], object], template: bool = False) -> Value:
     """Each known string of ``receiver`` rewritten, with its choices (unknown where one is not a known string, or
-    where Python would raise)."""
+    where Python would raise). ``template``: the string is a format (its widths are bounded first)."""
     if receiver.top:
         return TOP
     out = Value()
     for atom in receiver.atoms:
-        if not isinstance(atom, Const) or not isinstance(atom.value, str):
+        if not isinstance(atom, Const) or not isinstance(atom.value, str) or len(atom.value) > _MAX_TEXT \
+                or (template and _WIDE_SPEC.search(atom.value)):
             return TOP
         try:
             result = rewrite(atom.value)
@@ -93,7 +98,8 @@ def _plain(value: Value) -> str | int | None:
     if value.top or len(value.atoms) != 1:
         return None
     (atom,) = value.atoms
-    if isinstance(atom, Const) and atom.tname in _PLAIN and not atom.tags:
+    if isinstance(atom, Const) and atom.tname in _PLAIN and not atom.tags \
+            and not (isinstance(atom.value, str) and len(atom.value) > _MAX_TEXT):
         return atom.value
     return None
 
