@@ -366,3 +366,36 @@ def test_a_sequential_past_a_refusing_layer_gives_no_made_up_device(tmp_path: Pa
     assert lint(tmp_path, capsys, {"kd.py": DISTILL}) == ["kd.py:16: MV202 [warning]"]
     moved = DISTILL.replace("teacher = make_teacher()", "teacher = make_teacher().to(device)")
     assert lint(tmp_path, capsys, {"kd.py": moved}) == []
+
+
+WORKER_DATASET = """\
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+
+    class Noisy(Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            noise = torch.randn(4, device="cuda") * 0.1{noqa}
+            scaled = noise.clamp(-1, 1)
+            fresh = torch.ones(4, device="cuda")
+            return scaled.cpu() + fresh.cpu()
+
+
+    model = torch.nn.Linear(4, 2).cuda()
+    for batch in DataLoader(Noisy(), batch_size=4, num_workers=2):
+        model(batch.cuda())
+    """
+
+
+def test_a_forked_worker_using_its_cuda_tensor_again_is_one_finding(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    # the worker dies at its first CUDA call: what it does later with that tensor is the same failure, listed by
+    # the first finding; a second tensor it makes on the GPU is a finding of its own
+    program = WORKER_DATASET.format(noqa="")
+    assert lint(tmp_path, capsys, {"data.py": program}) == ["data.py:10: MV209 [error]", "data.py:12: MV209 [error]"]
+    findings = {d.row: d for d in check_source(textwrap.dedent(program), "data.py").findings}
+    assert [(r.row, r.column) for r in findings[10].related if "same tensor" in r.message] == [(11, 18), (13, 16)]
+    assert [r.row for r in findings[12].related if "same tensor" in r.message] == [13]
