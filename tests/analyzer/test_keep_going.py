@@ -7,6 +7,7 @@ hide the bugs of the functions that run after it, and ``# noqa`` on the first fi
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -399,3 +400,28 @@ def test_a_forked_worker_using_its_cuda_tensor_again_is_one_finding(tmp_path: Pa
     findings = {d.row: d for d in check_source(textwrap.dedent(program), "data.py").findings}
     assert [(r.row, r.column) for r in findings[10].related if "same tensor" in r.message] == [(11, 18), (13, 16)]
     assert [r.row for r in findings[12].related if "same tensor" in r.message] == [13]
+
+
+def test_noqa_on_a_root_finding_reports_what_it_had_folded(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # the noqa silences the finding's line only: the concatenation that fails again over the start tokens is then
+    # reported on its own line, and the directive is used (no MV902)
+    program = GENERATE.format(after="print(out.shape)").replace(
+        "out = generate(model, start, 5)", "out = generate(model, start, 5)  # noqa: MV202")
+    assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:20: MV201 [error]"]
+    silenced_too = program.replace("idx = torch.cat([idx, nxt], dim=1)",
+                                   "idx = torch.cat([idx, nxt], dim=1)  # noqa: MV201")
+    assert lint(tmp_path, capsys, {"gen.py": silenced_too}) == []
+
+
+def test_noqa_on_a_worker_finding_makes_the_next_failure_over_its_tensor_the_finding(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = WORKER_DATASET.format(noqa="  # noqa: MV209")
+    # the first later call over the noise is the finding now, and lists the one after it
+    assert lint(tmp_path, capsys, {"data.py": program}) == ["data.py:11: MV209 [error]", "data.py:12: MV209 [error]"]
+    main(["check", "--no-cache", "--output-format", "json", str(tmp_path / "data.py")])
+    found = {d["location"]["row"]: d for d in json.loads(capsys.readouterr().out)}
+    assert [(r["location"]["row"], r["location"]["column"]) for r in found[11]["related"]
+            if "here too" in r["message"]] == [(13, 16)]
+    # a noqa on that line too: the last one is reported
+    both = program.replace("scaled = noise.clamp(-1, 1)", "scaled = noise.clamp(-1, 1)  # noqa: MV209")
+    assert lint(tmp_path, capsys, {"data.py": both}) == ["data.py:12: MV209 [error]", "data.py:13: MV209 [error]"]
