@@ -80,6 +80,7 @@ from ..torch_domain import (
     TorchTensorAtom,
     TorchWorkersAtom,
 )
+from .records import RecordAtom, named_fields, record
 from .signatures import Bound, argument, bind_call
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -175,7 +176,7 @@ class TorchData:
                 # the project's own collation, called on a list of items (as the loader does for each batch)
                 batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
             else:
-                batch = _collated(item, self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
+                batch = _collated(self._as_records(item, st, fr), self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
         finally:
             if saved is None:
                 st.modes.pop(WORKER_VAR, None)
@@ -306,6 +307,15 @@ class TorchData:
         self.torch_record(self.site(node, "RandomSampler", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
+    def _as_records(self, item: Value, st: State, fr: Frame) -> Value:
+        """``item`` with each ``typing.NamedTuple`` instance as a record of its fields (collated field by field)."""
+        out = Value(frozenset(), item.top)
+        for atom in item.atoms:
+            names = named_fields(atom)
+            fields = None if names is None else self.model_items(atom, st, fr)  # type: ignore[attr-defined]
+            out = out.join(V(atom) if names is None or fields is None else V(record(names, fields)))
+        return out
+
     def _dataset_item(self, dataset: Value, index: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``dataset[i]``: a project dataset's ``__getitem__`` called with ``index``; for anything else, what
         iterating it gives (a ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
@@ -349,6 +359,8 @@ def _collated(item: Value, origin: Any) -> Value:
             out = out.join(V(TorchTensorAtom(CPU, NO_GRAD, False, origin=origin)))
         elif isinstance(atom, Const) and atom.tname == "str":
             out = out.join(V(seq_of("list", V(atom))))
+        elif isinstance(atom, RecordAtom) and atom.items is not None:  # a named tuple: of the same type
+            out = out.join(V(record(atom.names, [_collated(element, origin) for element in atom.items])))
         elif isinstance(atom, (SeqAtom, DictAtom)):  # a tuple's elements are collated into a list
             collated = map_elements(atom, lambda element: _collated(element, origin), kind="list")
             if isinstance(collated, SeqAtom) and collated.items is not None:
