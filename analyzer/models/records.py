@@ -11,7 +11,10 @@ there, and it is only seen if the tensors are followed through all of these:
   calling it gives a tuple whose items have those names (:class:`RecordAtom`, a tuple to everything else), so
   ``batch.reward`` is the item, and indexing, unpacking and ``zip(*...)`` work as on any tuple.
 * ``class Transition(NamedTuple):`` with annotated fields: calling it stores each field on the instance (the
-  class body's value of a field is its default); a subclass's annotations are not fields.
+  class body's value of a field is its default); a subclass's annotations are not fields. The instance is a
+  tuple of those fields to what reads it by position (:meth:`Records.items`: ``x, y = batch``; ``batch[0]``),
+  and a ``DataLoader`` collates it field by field into a record.
+* ``record._replace(field=value)`` of either kind is a record of the same fields with those replaced.
 * ``deque(iterable)`` is a list of the iterable's items (``deque()`` an empty one), appended to as a list is;
   ``maxlen`` only drops old items.
 * ``random.sample(population, k)`` and ``random.choices(population, ...)`` give a list of the population's
