@@ -16,6 +16,7 @@ import inspect
 from collections.abc import Iterable, Iterator, Mapping
 from weakref import WeakKeyDictionary
 
+from devicelint.choices import option_phrase
 from devicelint.diagnostics import Diagnostic, Fix, Related, Severity
 from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
@@ -251,6 +252,10 @@ class OutcomeRule(Rule):
             text += " when " + " and when ".join(worlds)
         elif not everywhere:
             text += " on some paths"
+        if not everywhere:
+            # (the runs of the function that pass: its contexts entered through this call with other values)
+            text += _options_named((p for _f, p in failing), (p for f in facts.sites.values() if f.site in sites
+                                                               for p in f.possibilities if not p.failed))
         site = Site(anchor.file, anchor.line, anchor.col, anchor.end_line, anchor.end_col, inner_site.api)
         inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
                         f"the call that fails, inside `{function}`")
@@ -305,6 +310,8 @@ class OutcomeRule(Rule):
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()
             text += f"; fails {_context_phrase(failing_facts, same_elsewhere, passing_contexts, partial)}"
+            options = _options_named((p for _f, p in failing), (p for f in site_facts for p in f.possibilities
+                                                                 if not p.failed))
             failing_worlds = [f.context.answers for f in failing_facts if f.context.conditions]
             worlds = {distinguishing(f.context.answers, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
@@ -319,8 +326,16 @@ class OutcomeRule(Rule):
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
+            text += options
         return self.diagnostic(site, severity, self.hinted(text, first.row),
                                [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
+
+
+def _options_named(failing: Iterable[Possibility], passing: Iterable[Possibility]) -> str:
+    """``; fails only where `--device` is 'mps'``: the command-line option values the failing combinations need, where
+    combinations with others pass (:func:`devicelint.choices.option_phrase`); "" where none tells them apart."""
+    phrase = option_phrase([p.options for p in failing], [p.options for p in passing])
+    return f"; fails only where {phrase}" if phrase else ""
 
 
 _ALONE: WeakKeyDictionary[FactStore, tuple[Cascades, dict[Site, list[Diagnostic]]]] = WeakKeyDictionary()
