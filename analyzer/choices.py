@@ -600,22 +600,29 @@ def option_ways(tags: Iterable[Tag], whole: bool = False) -> dict[str, frozenset
 
 def option_phrase(failing: Iterable[frozenset], passing: Iterable[frozenset]) -> str:
     """The option values the failing combinations (their tags) need, where the passing ones have others
-    (```--device` is 'mps'``), in a few words; "" where no option tells them apart."""
-    failing = list(failing)
+    (```--device` is 'mps'``), in a few words; "" where no option tells them apart. A failing combination that
+    names no value of an option (a run with no options given: each is its default) stands for the values no
+    passing combination has, where every passing one names its value."""
+    failing, passing = list(failing), list(passing)
     failing_ways = [option_ways(tags) for tags in failing]
     passes = [option_ways(tags) for tags in passing]
     domains: dict[str, set[str]] = {}
-    for tags in failing:
+    for tags in (*failing, *passing):
         for option, values in option_ways(tags, whole=True).items():
             domains.setdefault(option, set()).update(values)
     phrases = []
-    for option in sorted({o for ways in failing_ways for o in ways}):
-        if any(option not in ways for ways in failing_ways):
-            continue  # a failing combination with any value of it: it does not decide
-        values = set().union(*(ways[option] for ways in failing_ways))
+    for option in sorted({o for ways in (*failing_ways, *passes) for o in ways}):
+        if not passes:
+            break
         # (a passing combination with no value of it named passes with any)
-        others = set().union(*(ways.get(option, domains[option]) for ways in passes)) - values
-        if others:
+        passing_values = set().union(*(ways.get(option, domains[option]) for ways in passes))
+        unnamed = any(option not in ways for ways in failing_ways)
+        if unnamed and any(option not in ways for ways in passes):
+            continue  # runs with any value of it fail and pass: it does not decide
+        values = set().union(*(ways[option] for ways in failing_ways if option in ways))
+        if unnamed:
+            values |= domains[option] - passing_values
+        if values and passing_values - values:
             shown = sorted(v.replace(OTHER_SHOWN, "another value") for v in values)
             phrases.append(f"`{option}` is {' or '.join(shown)}")
     return " and ".join(phrases)

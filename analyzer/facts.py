@@ -115,6 +115,9 @@ class Context:
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     entry: str = ""  # the framework that calls it where nothing in the project does ("pytest")
     world: str = ""  # the assumptions this context was analysed under ("CUDA is available and ...")
+    #: the command-line option values its caller's statement was split on (program-wide tags of choices that
+    #: name values, :attr:`Possibility.options`): every fact of it has them
+    options: frozenset = field(default=frozenset(), compare=False, repr=False)
     # the same, one per split (the innermost first): a message names the first, a note the others
     conditions: tuple[str, ...] = ()
     # the split (``WorldAxis.name``) each condition answers: two answers of one split exclude each other

@@ -254,8 +254,8 @@ class OutcomeRule(Rule):
             text += " on some paths"
         if not everywhere:
             # (the runs of the function that pass: its contexts entered through this call with other values)
-            text += _options_named((p for _f, p in failing), (p for f in facts.sites.values() if f.site in sites
-                                                               for p in f.possibilities if not p.failed))
+            text += _options_named(failing, ((f, p) for f in facts.sites.values() if f.site in sites
+                                             for p in f.possibilities if not p.failed))
         site = Site(anchor.file, anchor.line, anchor.col, anchor.end_line, anchor.end_col, inner_site.api)
         inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
                         f"the call that fails, inside `{function}`")
@@ -310,8 +310,7 @@ class OutcomeRule(Rule):
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()
             text += f"; fails {_context_phrase(failing_facts, same_elsewhere, passing_contexts, partial)}"
-            options = _options_named((p for _f, p in failing), (p for f in site_facts for p in f.possibilities
-                                                                 if not p.failed))
+            options = _options_named(failing, ((f, p) for f in site_facts for p in f.possibilities if not p.failed))
             failing_worlds = [f.context.answers for f in failing_facts if f.context.conditions]
             worlds = {distinguishing(f.context.answers, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
@@ -331,10 +330,12 @@ class OutcomeRule(Rule):
                                [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
 
 
-def _options_named(failing: Iterable[Possibility], passing: Iterable[Possibility]) -> str:
+def _options_named(failing: Iterable[tuple[SiteFact, Possibility]],
+                   passing: Iterable[tuple[SiteFact, Possibility]]) -> str:
     """``; fails only where `--device` is 'mps'``: the command-line option values the failing combinations need, where
     combinations with others pass (:func:`devicelint.choices.option_phrase`); "" where none tells them apart."""
-    phrase = option_phrase([p.options for p in failing], [p.options for p in passing])
+    phrase = option_phrase([p.options | f.context.options for f, p in failing],
+                           [p.options | f.context.options for f, p in passing])
     return f"; fails only where {phrase}" if phrase else ""
 
 
