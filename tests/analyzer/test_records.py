@@ -143,3 +143,22 @@ def test_a_namedtuple_record_is_replaced_and_named_tuple_samples_collate_to_reco
         for batch in DataLoader([Pair(torch.zeros(3), 1)], batch_size=2):
             reveal_device(batch.a)
     """) == ["cuda:0 tensor", "cpu tensor", "cuda:0 tensor", "cpu tensor", "cpu tensor"]
+
+
+def test_a_seeded_random_instance_samples_as_the_module_does() -> None:
+    assert _reveals("""
+        import random
+        from collections import deque
+        import torch
+        from devicelint import reveal_device
+
+        memory = deque(maxlen=100)
+        memory.append((torch.zeros(1, device="cuda"), 0))
+        rng = random.Random(0)
+        state, _ = rng.sample(memory, 1)[0]
+        reveal_device(state)
+        state, _ = random.SystemRandom().choice(memory)
+        reveal_device(state)
+        reveal_device(rng.choices(memory, k=2)[1][0])
+        reveal_device(rng.random())
+    """) == ["cuda:0 tensor", "cuda:0 tensor", "cuda:0 tensor", "Unknown"]
