@@ -200,12 +200,12 @@ class Diagnostic:
         return [self.code, self.name, self.severity.value, self.message, self.file, self.row, self.column,
                 self.end_row, self.end_column, [[r.file, r.row, r.column, r.message] for r in self.related],
                 [self.inner.file, self.inner.row, self.inner.column, self.inner.message] if self.inner else None,
-                self.fix.to_cache() if self.fix is not None else None, [d.to_cache() for d in self.folded]]
+                [d.to_cache() for d in self.folded], self.fix.to_cache() if self.fix is not None else None]
 
     @classmethod
     def from_cache(cls, item: list[Any]) -> Diagnostic:
         """The inverse of :meth:`to_cache`; ``ValueError`` (or ``TypeError``) for anything malformed."""
-        code, name, severity, message, file, row, column, end_row, end_column, related, inner, fix, folded = item
+        code, name, severity, message, file, row, column, end_row, end_column, related, inner, folded, fix = item
         for text in (code, name, message, file):
             if not isinstance(text, str):
                 raise ValueError("malformed diagnostic")

@@ -425,3 +425,11 @@ def test_noqa_on_a_worker_finding_makes_the_next_failure_over_its_tensor_the_fin
     # a noqa on that line too: the last one is reported
     both = program.replace("scaled = noise.clamp(-1, 1)", "scaled = noise.clamp(-1, 1)  # noqa: MV209")
     assert lint(tmp_path, capsys, {"data.py": both}) == ["data.py:12: MV209 [error]", "data.py:13: MV209 [error]"]
+
+
+def test_a_finding_keeps_what_it_folded_through_the_cache() -> None:
+    from devicelint.diagnostics import Diagnostic
+
+    [finding] = check_source(textwrap.dedent(GENERATE.format(after="print(out.shape)")), "gen.py").findings
+    assert [(f.row, f.code) for f in finding.folded] == [(20, "MV201")]
+    assert Diagnostic.from_cache(finding.to_cache()) == finding
