@@ -214,11 +214,14 @@ class Calls(EngineMixin):
         groups: dict[tuple[str, str], list[Atom]] = {}
         if len(func.atoms) > 1 and args:
             func = _layers_of_the_inputs_way(func, args[0])
+        # one of several callees: each would see the state another left (attribute state crosses one callee only)
+        alone = not func.top and len(func.atoms) == 1
         for atom in func.atoms:
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
             elif isinstance(atom, FuncRef):
-                returned = self.call_function(atom, args, kwargs, node, fr, st=st, star_unknown=star_unknown)
+                returned = self.call_function(atom, args, kwargs, node, fr, st=st, star_unknown=star_unknown,
+                                              attr_flow=alone)
                 result = result.join(on_ways(returned, (receiver_ways or {}).get(atom.bound)))
             elif isinstance(atom, ClassRef):
                 result = result.join(self.instantiate(atom.cls, args, kwargs, node, st, fr, star_unknown))
@@ -254,7 +257,7 @@ class Calls(EngineMixin):
 
     def call_function(self, fref: FuncRef, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                       fr: Frame, *, st: State | None = None, star_unknown: bool = False, uncalled: bool = False,
-                      scopes: frozenset[ScopeId] | None = None, entry: str = "") -> Value:
+                      scopes: frozenset[ScopeId] | None = None, entry: str = "", attr_flow: bool = True) -> Value:
         fn: FunctionInfo = fref.fn
         # a callee runs once per way of the caller's choices (the statement is split): no tag crosses a call
         bound = {name: stripped(value) for name, value in self._bind(fn, fref, args, kwargs, star_unknown).items()}
@@ -265,7 +268,7 @@ class Calls(EngineMixin):
             bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
         # the caller's variables passed as the receiver and arguments: what it knows of their attributes reaches
         # the callee's reads (part of the context's key), and what the callee leaves in them comes back
-        names = passed_names(fn, fref, node, args, bound, st) if not uncalled else {}
+        names = passed_names(fn, fref, node, args, bound, st) if attr_flow and not uncalled else {}
         entering = entry_overlays(fn, names, st, self.attrs_read) if not recursive else {}
         if st is not None:
             st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
