@@ -36,7 +36,7 @@ from ..domain import (
 )
 from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
-from .attr_flow import apply_effect, effect_of, entry_overlays, exit_overlays, overlay_key, passed_names
+from .attr_flow import Effect, apply_effect, effect_of, entry_overlays, exit_overlays, overlay_key, passed_names
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import (
     Frame,
@@ -448,7 +448,7 @@ class Calls(EngineMixin):
             if frame.exit_overlays is not None:
                 if not end.dead:
                     frame.exit_overlays.append(exit_overlays(end, bound))
-                self.attr_effects[ctx.id] = effect_of(entry or {}, frame.exit_overlays)
+                self.attr_effects[ctx.id] = self._as_stored(effect_of(entry or {}, frame.exit_overlays), bound)
             result = frame.returns if end.dead else frame.returns.join(NONE)
             if fn.name == "__init__" and fn.cls is not None and fn.positional and not end.dead \
                     and frame.returns.is_bottom:
@@ -460,6 +460,17 @@ class Calls(EngineMixin):
                 return TOP  # a coroutine or an async generator
             return V(seq_of("list", frame.yields))  # iterating a generator gives what it yields
         return result
+
+    def _as_stored(self, effect: Effect, bound: dict[str, Value]) -> Effect:
+        """``effect`` as the objects keep it (a tensor stored into a module's registered buffer is that buffer,
+        as the heap has it), for each parameter that is one instance."""
+        for param, attrs in effect.items():
+            held = bound.get(param)
+            atom = next(iter(held.atoms)) if held is not None and len(held.atoms) == 1 and not held.top else None
+            if isinstance(atom, Instance):
+                for attr, value in attrs.items():
+                    attrs[attr] = self.model_storing_attribute(atom, value, self.heap_get((atom, attr)))
+        return effect
 
     def _bind(self, fn: FunctionInfo, fref: FuncRef, args: list[Value], kwargs: dict[str, Value],
               star_unknown: bool) -> dict[str, Value]:
