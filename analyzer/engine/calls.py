@@ -269,7 +269,8 @@ class Calls(EngineMixin):
         # the caller's variables passed as the receiver and arguments: what it knows of their attributes reaches
         # the callee's reads (part of the context's key), and what the callee leaves in them comes back
         names = passed_names(fn, fref, node, args, bound, st) if attr_flow and not uncalled else {}
-        entering = entry_overlays(fn, names, st, self.attrs_read) if not recursive else {}
+        entering = self._entry_as_stored(entry_overlays(fn, names, st, self.attrs_read), bound) \
+            if not recursive else {}
         if st is not None:
             st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
         if scopes is None:
@@ -460,6 +461,16 @@ class Calls(EngineMixin):
                 return TOP  # a coroutine or an async generator
             return V(seq_of("list", frame.yields))  # iterating a generator gives what it yields
         return result
+
+    def _entry_as_stored(self, entry: dict[Overlay, Value], bound: dict[str, Value]) -> dict[Overlay, Value]:
+        """The caller's overlays as the objects keep them (see :meth:`_as_stored`)."""
+        if not entry:
+            return entry
+        effect: Effect = {}
+        for key, value in entry.items():
+            effect.setdefault(key.base, {})[key.attr] = value
+        return {Overlay(param, attr): value for param, attrs in self._as_stored(effect, bound).items()
+                for attr, value in attrs.items()}
 
     def _as_stored(self, effect: Effect, bound: dict[str, Value]) -> Effect:
         """``effect`` as the objects keep it (a tensor stored into a module's registered buffer is that buffer,
