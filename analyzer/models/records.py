@@ -16,6 +16,8 @@ there, and it is only seen if the tensors are followed through all of these:
   ``maxlen`` only drops old items.
 * ``random.sample(population, k)`` and ``random.choices(population, ...)`` give a list of the population's
   elements; ``random.choice(seq)`` one of them; ``random.shuffle(x)`` returns None (``x`` keeps its elements).
+  A generator of its own (``rng = random.Random(seed)``, ``random.SystemRandom()``) samples as the module does
+  (``rng.sample(memory, 32)``).
 
 The names are :class:`.library_refs.LibraryRef` values this model gives ``import collections``, ``import random``
 and ``from typing import NamedTuple``; the rest of those modules stays unknown.
@@ -40,6 +42,17 @@ RECORD_BASES = frozenset({NAMED_TUPLE})
 _SAMPLES = frozenset({"random.sample", "random.choices"})
 #: the library functions this model answers (their parameters: ``signatures.SIGNATURES["records"]``)
 _CALLS = frozenset({"collections.namedtuple", "collections.deque", "random.choice", "random.shuffle"}) | _SAMPLES
+#: ``random.Random(seed)``: an instance whose sampling methods are the module's functions
+_GENERATORS = frozenset({"random.Random", "random.SystemRandom"})
+_METHODS = frozenset(p.removeprefix("random.") for p in _CALLS if p.startswith("random."))
+
+
+@dataclass(frozen=True, slots=True)
+class RandomGenerator(Atom):
+    """A ``random.Random`` instance (its state is not followed: its draws are unknown)."""
+
+    def truthy(self) -> bool | None:
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +113,8 @@ class Records(LibraryModel):
         from .signatures import bind_call  # (the table lists this module's names: imported here, not at the top)
 
         path = atom.path
+        if path in _GENERATORS:
+            return V(RandomGenerator())
         if path not in _CALLS:
             return UNHANDLED
         if star_unknown:
@@ -147,6 +162,8 @@ class Records(LibraryModel):
         if isinstance(atom, RecordAtom) and attr in atom.names:
             index = atom.names.index(attr)
             return atom.items[index] if atom.items is not None and index < len(atom.items) else atom.elem
+        if isinstance(atom, RandomGenerator):
+            return V(LibraryRef(f"random.{attr}")) if attr in _METHODS else TOP
         if isinstance(atom, (RecordAtom, RecordClass)) and attr == "_fields":
             names = atom.names if isinstance(atom, RecordAtom) else atom.fields
             return V(seq("tuple", [V(const(n)) for n in names]))

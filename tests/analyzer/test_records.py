@@ -80,3 +80,22 @@ def test_records_that_cannot_be_built_stay_unknown() -> None:
         reveal_device(A(torch.zeros(1)).x)
         reveal_device(B(torch.zeros(1)).x)
     """) == ["Unknown", "Unknown"]
+
+
+def test_a_seeded_random_instance_samples_as_the_module_does() -> None:
+    assert _reveals("""
+        import random
+        from collections import deque
+        import torch
+        from devicelint import reveal_device
+
+        memory = deque(maxlen=100)
+        memory.append((torch.zeros(1, device="cuda"), 0))
+        rng = random.Random(0)
+        state, _ = rng.sample(memory, 1)[0]
+        reveal_device(state)
+        state, _ = random.SystemRandom().choice(memory)
+        reveal_device(state)
+        reveal_device(rng.choices(memory, k=2)[1][0])
+        reveal_device(rng.random())
+    """) == ["cuda:0 tensor", "cuda:0 tensor", "cuda:0 tensor", "Unknown"]
