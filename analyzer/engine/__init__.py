@@ -17,8 +17,9 @@ globals it reads, the open capture scopes and the profile) and summarised by
 its return value; the facts at sites inside are recorded under that context.
 Recursion and depth are bounded. Instances are abstracted per allocation site
 and context; their attributes live in a heap (weak updates; flow-sensitive
-overlays inside one body) which is iterated to a fixpoint over whole passes. A method
-analysed for many receivers at once joins only receivers placed alike (``sweep_groups``).
+overlays inside one body, carried through calls by ``attr_flow``) which is iterated to a
+fixpoint over whole passes. A method analysed for many receivers at once joins only receivers
+placed alike (``sweep_groups``).
 
 Every runtime_shim call is evaluated by :mod:`analyzer.lift` (the semantics
 table) and recorded as a fact (:mod:`analyzer.facts`).
@@ -33,7 +34,8 @@ Modules (each a mixin of :class:`Engine`, or a leaf the mixins share):
 * ``calls``, ``instances``, ``builtins``: calls of project functions, classes and builtins;
 * ``shim_calls``: runtime_shim calls, evaluated by :mod:`analyzer.lift`;
 * ``models``: the hooks through which the library models of :mod:`analyzer.models` are reached;
-* leaves: ``limits``, ``program``, ``flow_state``, ``python_values``, ``dispatch_helpers``, ``sweep_groups``.
+* leaves: ``limits``, ``program``, ``flow_state``, ``attr_flow``, ``python_values``, ``dispatch_helpers``,
+  ``sweep_groups``.
 """
 
 from typing import Any

@@ -36,6 +36,7 @@ from ..domain import (
 )
 from ..facts import CallerLink, Context
 from ..models.base import UNHANDLED
+from .attr_flow import Effect, apply_effect, effect_of, entry_overlays, exit_overlays, overlay_key, passed_names
 from .dispatch_helpers import NullFacts, argument_origins, describe_args, receiver_kind
 from .flow_state import (
     Frame,
@@ -213,11 +214,14 @@ class Calls(EngineMixin):
         groups: dict[tuple[str, str], list[Atom]] = {}
         if len(func.atoms) > 1 and args:
             func = _layers_of_the_inputs_way(func, args[0])
+        # one of several callees: each would see the state another left (attribute state crosses one callee only)
+        alone = not func.top and len(func.atoms) == 1
         for atom in func.atoms:
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
             elif isinstance(atom, FuncRef):
-                returned = self.call_function(atom, args, kwargs, node, fr, st=st, star_unknown=star_unknown)
+                returned = self.call_function(atom, args, kwargs, node, fr, st=st, star_unknown=star_unknown,
+                                              attr_flow=alone)
                 result = result.join(on_ways(returned, (receiver_ways or {}).get(atom.bound)))
             elif isinstance(atom, ClassRef):
                 result = result.join(self.instantiate(atom.cls, args, kwargs, node, st, fr, star_unknown))
@@ -253,16 +257,22 @@ class Calls(EngineMixin):
 
     def call_function(self, fref: FuncRef, args: list[Value], kwargs: dict[str, Value], node: ast.AST | None,
                       fr: Frame, *, st: State | None = None, star_unknown: bool = False, uncalled: bool = False,
-                      scopes: frozenset[ScopeId] | None = None, entry: str = "") -> Value:
+                      scopes: frozenset[ScopeId] | None = None, entry: str = "", attr_flow: bool = True) -> Value:
         fn: FunctionInfo = fref.fn
-        if st is not None:
-            st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
         # a callee runs once per way of the caller's choices (the statement is split): no tag crosses a call
         bound = {name: stripped(value) for name, value in self._bind(fn, fref, args, kwargs, star_unknown).items()}
-        if self.active_functions.get(fn):
+        recursive = bool(self.active_functions.get(fn))
+        if recursive:
             # a recursive call: constants that change at each level (counters, depths) would make a new
             # context per level, so they become unknown; tensors and devices keep their states
             bound = {name: TOP if value.only(Const) else value for name, value in bound.items()}
+        # the caller's variables passed as the receiver and arguments: what it knows of their attributes reaches
+        # the callee's reads (part of the context's key), and what the callee leaves in them comes back
+        names = passed_names(fn, fref, node, args, bound, st) if attr_flow and not uncalled else {}
+        entering = self._entry_as_stored(entry_overlays(fn, names, st, self.attrs_read), bound) \
+            if not recursive else {}
+        if st is not None:
+            st.drop_overlays(attrs=self._attrs_written_elsewhere(fr))
         if scopes is None:
             scopes = fr.scopes
             done, certain = completed_scopes(st) if st is not None else (frozenset(), True)
@@ -275,7 +285,8 @@ class Calls(EngineMixin):
         modes = self.model_context_key(st, uncalled)
         # (and the ways of the caller's split run: the heap reads on one way of a choice see that way's values)
         key: Any = (id(fn.node), fref.closure, tuple(bound[p] for p in fn.param_names), scopes, profile,
-                    globals_key, uncalled, modes, None if self.active_functions.get(fn) else self.program_ways)
+                    globals_key, uncalled, modes, None if self.active_functions.get(fn) else self.program_ways,
+                    overlay_key(entering))
         ctx_id = self.ctx_ids.get(key)
         bound_key = None
         if ctx_id is None:
@@ -288,6 +299,7 @@ class Calls(EngineMixin):
                 # copy's layers are not its CPU twin's); the instance is fixed by its allocation, so the key
                 # does not depend on the order of analysis (as the heap's placement at a first call would)
                 key = (id(fn.node), "widened", widened_receiver(fref.bound), scopes, profile, uncalled, modes)
+                entering = {}  # (its reads of the receiver's attributes see the heap, as any call's)
             else:
                 self.contexts_per_function[fn] = count + 1
             ctx_id = self.context_id(key)
@@ -327,6 +339,7 @@ class Calls(EngineMixin):
             self.note_callee(ctx_id, summary)
             fr.tagged = fr.tagged or has_tags(summary)  # (a program-wide choice: the caller's statements split)
             self._apply_mode_effect(ctx_id, st)
+            apply_effect(self.attr_effects.get(ctx_id), names, st)
             return summary
         if ctx_id in self.in_progress:
             self.recursive_hits.add(ctx_id)
@@ -346,7 +359,8 @@ class Calls(EngineMixin):
         try:
             for _attempt in range(MAX_RECURSION_ROUNDS):
                 self.recursive_hits.discard(ctx_id)
-                result = widen_if_large(stripped(self._run_function(fn, fref, ctx, bound, scopes, profile, modes)))
+                result = widen_if_large(stripped(self._run_function(fn, fref, ctx, bound, scopes, profile, modes,
+                                                                    entering)))
                 result = helper_answer(fn, bound, result)  # (a device helper: one answer in every call)
                 if ctx_id not in self.recursive_hits or result == self.in_progress[ctx_id]:
                     break
@@ -375,6 +389,7 @@ class Calls(EngineMixin):
         fr.tagged = fr.tagged or has_tags(result)
         if not stopped:
             self._apply_mode_effect(ctx_id, st)
+            apply_effect(self.attr_effects.get(ctx_id), names, st)
         return result
 
     def record_fields(self, receiver: object) -> Callable[[Instance], list[Value]]:
@@ -411,23 +426,32 @@ class Calls(EngineMixin):
         store._grouped = None
 
     def _run_function(self, fn: FunctionInfo, fref: FuncRef, ctx: Context, bound: dict[str, Value],
-                      scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None) -> Value:
+                      scopes: frozenset[ScopeId], profile: str, modes: tuple | None = None,
+                      entry: dict[Overlay, Value] | None = None) -> Value:
         frame = Frame(fn.module, ctx, func=fn, closure=dict(fref.closure), scopes=scopes, profile=profile,
                       kind=FrameKind.FUNCTION, cls=fn.cls)
         # (what a program-wide choice tagged, an option's value: the statements reading it split by it)
         frame.tagged = any(has_tags(value) for value in bound.values())
         state = State(dict(bound))
+        if entry:
+            state.overlays = dict(entry)
         self.model_enter_function(state, self.model_context_key(None, False) if modes is None else modes, fn)
         if isinstance(fn.node, ast.Lambda):
             result = self.eval(fn.node.body, state, frame)
         else:
             entry_modes = dict(state.modes)
             frame.exit_modes = [] if not fn.is_generator else None
+            frame.exit_overlays = [] if not fn.is_generator else None
+            frame.bound = bound
             end = self.exec_block(fn.node.body, state, frame)
             if frame.exit_modes is not None:
                 if not end.dead:
                     frame.exit_modes.append(end.modes)
                 self.mode_effects[ctx.id] = mode_effect(entry_modes, frame.exit_modes)
+            if frame.exit_overlays is not None:
+                if not end.dead:
+                    frame.exit_overlays.append(exit_overlays(end, bound))
+                self.attr_effects[ctx.id] = self._as_stored(effect_of(entry or {}, frame.exit_overlays), bound)
             result = frame.returns if end.dead else frame.returns.join(NONE)
             if fn.name == "__init__" and fn.cls is not None and fn.positional and not end.dead \
                     and frame.returns.is_bottom:
@@ -439,6 +463,27 @@ class Calls(EngineMixin):
                 return TOP  # a coroutine or an async generator
             return V(seq_of("list", frame.yields))  # iterating a generator gives what it yields
         return result
+
+    def _entry_as_stored(self, entry: dict[Overlay, Value], bound: dict[str, Value]) -> dict[Overlay, Value]:
+        """The caller's overlays as the objects keep them (see :meth:`_as_stored`)."""
+        if not entry:
+            return entry
+        effect: Effect = {}
+        for key, value in entry.items():
+            effect.setdefault(key.base, {})[key.attr] = value
+        return {Overlay(param, attr): value for param, attrs in self._as_stored(effect, bound).items()
+                for attr, value in attrs.items()}
+
+    def _as_stored(self, effect: Effect, bound: dict[str, Value]) -> Effect:
+        """``effect`` as the objects keep it (a tensor stored into a module's registered buffer is that buffer,
+        as the heap has it), for each parameter that is one instance."""
+        for param, attrs in effect.items():
+            held = bound.get(param)
+            atom = next(iter(held.atoms)) if held is not None and len(held.atoms) == 1 and not held.top else None
+            if isinstance(atom, Instance):
+                for attr, value in attrs.items():
+                    attrs[attr] = self.model_storing_attribute(atom, value, self.heap_get((atom, attr)))
+        return effect
 
     def _bind(self, fn: FunctionInfo, fref: FuncRef, args: list[Value], kwargs: dict[str, Value],
               star_unknown: bool) -> dict[str, Value]:

@@ -20,6 +20,7 @@ from ..imports import Resolver, is_shim_module
 from ..models.registry import default_models
 from ..tree_walk import store_targets
 from .assignment import Assignment
+from .attr_flow import Effect
 from .attributes import Attributes
 from .builtins import Builtins
 from .calls import Calls
@@ -104,6 +105,9 @@ class Engine(
         self.summaries: dict[int, Value] = {}
         # context -> the library modes its run leaves changed in its caller (kept across passes with its record)
         self.mode_effects: dict[int, dict[str, Value | None]] = {}
+        # context -> what its run leaves in its parameters' attributes (:mod:`.attr_flow`; kept with its record)
+        self.attr_effects: dict[int, Effect] = {}
+        self.attrs_read: dict[tuple[int, str], frozenset[str] | None] = {}  # (function, parameter) -> attributes
         self.in_progress: dict[int, Value] = {}  # context -> the current approximation of its result
         self.recursive_hits: set[int] = set()
         self.active_functions: dict[FunctionInfo, int] = {}
@@ -193,7 +197,8 @@ class Engine(
         for cls in self.classes.values():
             cls.namespace = {}
             cls.setters = {}
-        for table in (self.heap, self.heap_owners, self.summaries, self.mode_effects, self.records,
+        for table in (self.heap, self.heap_owners, self.summaries, self.mode_effects, self.attr_effects,
+                      self.attrs_read, self.records,
                       self.module_records, self.instances, self.defined, self.functions,
                       self.classes, self.ctx_ids, self.in_progress, self.active_functions):
             table.clear()

@@ -308,6 +308,9 @@ class Frame:
         # a function's run: the library modes in force where it returns (each ``with`` still open undone)
         self.exit_modes: list[dict[str, Value]] | None = None
         self.mode_restores: list[list[tuple[Any, Any]]] = []  # the open ``with`` blocks' (model, saved)
+        # a function's run: its parameters' overlays on each path it returns by (:mod:`.attr_flow`)
+        self.exit_overlays: list[dict[Overlay, Value]] | None = None
+        self.bound: dict[str, Value] = {}  # (what its parameters were bound to)
         self.tagged = False  # a branch of this activation tagged something (:mod:`.relational`): statements split
         self.split_ways: frozenset = frozenset()  # the ways the statement running now was split on, here
 

@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from ..domain import TOP, FuncRef, Value
 from ..facts import CallerLink
+from .attr_flow import Effect
 from .calls import global_names
 from .dispatch_helpers import NullFacts
 from .flow_state import stored
@@ -321,7 +322,8 @@ class PassReuse(EngineMixin):
     def note_callee(self, ctx_id: int, summary: Value) -> None:
         if self.recording:
             record = self.recording[-1]
-            record.events.append(("call", ctx_id, summary))
+            # (with what the call left in its arguments' attributes, which the caller's reads after it see)
+            record.events.append(("call", ctx_id, (summary, self.attr_effects.get(ctx_id))))
             callee = self.records.get(ctx_id)
             if callee is not None:
                 record.tainted |= callee.tainted
@@ -490,8 +492,13 @@ class PassReuse(EngineMixin):
                 return False  # (a function run that loads a module is never kept)
         return True
 
-    def _same_call(self, ctx_id: int, summary: Value, sim: Simulation, visiting: set[int]) -> bool:
-        """Would the call of ``ctx_id`` a record made return ``summary`` now (its run valid, or already done)?"""
+    def _same_call(self, ctx_id: int, detail: tuple[Value, Effect | None], sim: Simulation,
+                   visiting: set[int]) -> bool:
+        """Would the call of ``ctx_id`` a record made return its summary now (its run valid, or already done),
+        leaving the same attributes in its arguments (its effect is its last run's, which a kept run replays)?"""
+        summary, effect = detail
+        if self.attr_effects.get(ctx_id) != effect:
+            return False
         if ctx_id in self.ran_this_pass or ctx_id in self.kept_this_pass or ctx_id in sim.visited:
             now = self.summaries.get(ctx_id) if ctx_id not in sim.visited else self.records[ctx_id].summary
             return now is not None and _same(now, summary)

@@ -7,6 +7,7 @@ import ast
 from ..budget import Budget
 from ..choices import PROGRAM, tagged
 from ..domain import NONE
+from .attr_flow import exit_overlays
 from .configured import supersede_top_level
 from .flow_state import Frame, FrameKind, Overlay, Slot, State, Step, dead, exit_modes
 from .mixin import EngineMixin
@@ -120,6 +121,8 @@ class Statements(EngineMixin):
             fr.returns = fr.returns.join(value)
             if fr.exit_modes is not None:
                 fr.exit_modes.append(exit_modes(st, fr.mode_restores))
+            if fr.exit_overlays is not None:
+                fr.exit_overlays.append(exit_overlays(st, fr.bound))
         return dead()
 
     def stmt_Raise(self, node: ast.Raise, st: State, fr: Frame) -> State:
