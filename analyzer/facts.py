@@ -71,6 +71,14 @@ class Possibility:
             parts.append(f"{role}: {text}" + (f" ({origin.brief()})" if origin is not None else ""))
         return "; ".join(parts)
 
+    def order_key(self) -> tuple:
+        """Where the operands came from, every field (their texts may tie): the first of several failing
+        combinations a finding shows is the same on every run."""
+        return tuple((role, atom.provenance_key() if getattr(atom, "loose", False) else (),
+                      *(() if o is None else o.order_key() for o in (getattr(atom, "origin", None),
+                                                                     getattr(atom, "source", None))))
+                     for role, atom in self.operands)
+
     def states(self) -> tuple[str, ...]:
         """The operands' states without where they came from."""
         return tuple(atom.reveal() if hasattr(atom, "reveal") else repr(atom)
@@ -174,6 +182,20 @@ class Context:
         self.caller_keys.clear()
 
 
+def _keep_earliest(kept: set[Possibility], p: Possibility) -> None:
+    """Add ``p``; of two combinations equal but for where their operands came from, keep the one of the smaller
+    :meth:`Possibility.order_key` (a set keeps whichever came first: the order the sets gave them in)."""
+    if p not in kept:
+        kept.add(p)
+        return
+    for q in kept:
+        if q == p:
+            if q is not p and q.operands is not p.operands and p.order_key() < q.order_key():
+                kept.discard(q)
+                kept.add(p)
+            return
+
+
 @dataclass(slots=True)
 class SiteFact:
     """Everything known at one site in one context."""
@@ -197,13 +219,13 @@ class SiteFact:
         if not past_failure:
             self.real = True
             for p in possibilities:
-                self.possibilities.add(p)
+                _keep_earliest(self.possibilities, p)
                 if not p.failed and any(self.site.made(origin) for _role, origin in p.origins()):
                     self.fed_back.add(p)
             return
         for p in possibilities:
             if p.failed:
-                self.possibilities.add(p)
+                _keep_earliest(self.possibilities, p)
             else:
                 self.passed_past_failure = True
 

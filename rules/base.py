@@ -80,7 +80,7 @@ class Rule:
         """The warning of an advisory rule at ``site`` (None: no ``hits``, the possibilities it is about):
         ``text`` and the first hit's operands, then, unless it holds ``everywhere`` (every possibility of
         every calling context), the first hit's context."""
-        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
+        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands(), fp[1].order_key()))
         if not ordered:
             return None
         fact, first = ordered[0]
@@ -223,7 +223,8 @@ class OutcomeRule(Rule):
         sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col, s.api))
         inner_site = sites[0]
         failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
-                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
+                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands(),
+                                         fp[1].order_key()))
         # the message names the first failing call inside and its own operands
         first_fact, first = next((f, p) for f, p in failing if f.site == inner_site)
         # an error only if every run of the function entered through this call fails: a run that does not reach
@@ -273,7 +274,8 @@ class OutcomeRule(Rule):
 
     def judge(self, site: Site, site_facts: list[SiteFact], never: Never | None = None) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
-                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
+                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands(),
+                                         fp[1].order_key()))
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
         fed_back = fed_back_passes(site_facts)

@@ -27,6 +27,7 @@ from ..domain import (
     V,
     Value,
     const,
+    in_source_order,
     join_all,
     map_elements,
     seq,
@@ -213,7 +214,7 @@ class Calls(EngineMixin):
         groups: dict[tuple[str, str], list[Atom]] = {}
         if len(func.atoms) > 1 and args:
             func = _layers_of_the_inputs_way(func, args[0])
-        for atom in func.atoms:
+        for atom in in_source_order(func.atoms):  # (each callee runs on the state the one before left)
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
             elif isinstance(atom, FuncRef):

@@ -53,6 +53,9 @@ class TorchLoadedAtom(Atom):
     """A container read from a checkpoint whose every tensor is on ``dev``. ``weights_only``: as the load was
     given it (``None``: not given); with ``False`` it may be any object, whose attributes are not known."""
 
+    loose = True
+    loose_within = ("dev",)
+
     dev: TorchDev
     weights_only: bool | None = None
     origin: Origin | None = field(default=None, compare=False)
