@@ -65,6 +65,11 @@ class Origin:
     #: the value that call returned (an op's result, a layer's output), not one it made to check itself (a
     #: creation's output, an optimizer's parameters): read back into the same call, it is the call's own result
     result: bool = field(default=False, compare=False)
+    #: the device a creation put it on, as a tensor's device is shown (``cuda:0``; None: not a creation), for
+    #: the diagnostics' wording (a failing call meant to give a tensor elsewhere)
+    created_on: str | None = field(default=None, compare=False)
+    #: a loaded file's possibility of being one tensor (``torch.load``): no string indexes it
+    loaded: bool = field(default=False, compare=False)
 
     @property
     def where(self) -> str:
@@ -72,14 +77,15 @@ class Origin:
 
     def order_key(self) -> tuple:
         """Every field, the ones equality leaves out too: of two origins, the earlier one is kept (:func:`earlier`)."""
-        return (self.file, self.line, self.col, self.what, self.end_line, self.end_col, self.result)
+        return (self.file, self.line, self.col, self.what, self.end_line, self.end_col, self.result,
+                self.created_on or "", self.loaded)
 
     def describe(self) -> str:
         return f"{self.what} at {self.where}"
 
     def brief(self) -> str:
         """Like :meth:`describe`, without repeating a state the message already shows."""
-        what = "created" if self.what.startswith("created on ") else self.what
+        what = "created" if self.created_on is not None else self.what
         return f"{what} at {self.where}"
 
 

@@ -182,7 +182,7 @@ class Context:
         self.caller_keys.clear()
 
 
-def _keep_earliest(kept: set[Possibility], p: Possibility) -> None:
+def keep_earliest(kept: set[Possibility], p: Possibility) -> None:
     """Add ``p``; of two combinations equal but for where their operands came from, keep the one of the smaller
     :meth:`Possibility.order_key` (a set keeps whichever came first: the order the sets gave them in)."""
     if p not in kept:
@@ -219,13 +219,13 @@ class SiteFact:
         if not past_failure:
             self.real = True
             for p in possibilities:
-                _keep_earliest(self.possibilities, p)
+                keep_earliest(self.possibilities, p)
                 if not p.failed and any(self.site.made(origin) for _role, origin in p.origins()):
                     self.fed_back.add(p)
             return
         for p in possibilities:
             if p.failed:
-                _keep_earliest(self.possibilities, p)
+                keep_earliest(self.possibilities, p)
             else:
                 self.passed_past_failure = True
 

@@ -110,8 +110,7 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
                 # (what a failing call was meant to give comes from the operand it left behind, on another device)
                 device = getattr(atom, "dev", None)  # (as origins name it: a GPU of unknown index ``cuda:<rank>``)
                 dev = getattr(device, "shown", None) or getattr(device, "text", None)
-                meant = source.what.startswith("created on ") and dev is not None \
-                    and source.what.removeprefix("created on ").split(" ")[0] != dev
+                meant = source.created_on is not None and dev is not None and source.created_on != dev
                 how = "is what a failing call was meant to give, over" if meant else "is derived from"
                 out.append(Related(source.file, source.line, source.col + 1, f"{role} {how}: {source.what}"))
         for link in fact.context.callers:
