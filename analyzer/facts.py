@@ -242,7 +242,7 @@ class SiteFact:
                 self.passed_past_failure = True
 
     def _add(self, p: Possibility) -> None:
-        if (not p.options and not self.named_options) or p not in self.possibilities:
+        if p not in self.possibilities:
             self.possibilities.add(p)
             self.named_options = self.named_options or bool(p.options)
             return
