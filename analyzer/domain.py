@@ -65,18 +65,44 @@ class Origin:
     #: the value that call returned (an op's result, a layer's output), not one it made to check itself (a
     #: creation's output, an optimizer's parameters): read back into the same call, it is the call's own result
     result: bool = field(default=False, compare=False)
+    #: the device a creation put it on, as a tensor's device is shown (``cuda:0``; None: not a creation), for
+    #: the diagnostics' wording (a failing call meant to give a tensor elsewhere)
+    created_on: str | None = field(default=None, compare=False)
+    #: a loaded file's possibility of being one tensor (``torch.load``): no string indexes it
+    loaded: bool = field(default=False, compare=False)
 
     @property
     def where(self) -> str:
         return f"{os.path.basename(self.file)}:{self.line}"
+
+    def order_key(self) -> tuple:
+        """Every field, the ones equality leaves out too: of two origins, the earlier one is kept (:func:`earlier`)."""
+        return (self.file, self.line, self.col, self.what, self.end_line, self.end_col, self.result,
+                self.created_on or "", self.loaded)
 
     def describe(self) -> str:
         return f"{self.what} at {self.where}"
 
     def brief(self) -> str:
         """Like :meth:`describe`, without repeating a state the message already shows."""
-        what = "created" if self.what.startswith("created on ") else self.what
+        what = "created" if self.created_on is not None else self.what
         return f"{what} at {self.where}"
+
+
+def _order_key(part: object) -> tuple:
+    """A part of a possibility that equality leaves out, comparable to another of its field (``()``: none)."""
+    if part is None:
+        return ()
+    order_key = getattr(part, "order_key", None)
+    if order_key is not None:
+        return order_key()
+    if isinstance(part, Atom):
+        return part.provenance_key() if part.loose else ()
+    return (str(part),)
+
+
+#: atom class -> the fields :meth:`Atom.provenance_key` reads
+_LOOSE_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 # --- device identity ----------------------------------------------------------------
@@ -181,6 +207,20 @@ class Atom:
         return NotImplemented
 
     mergeable = False  # (whether :meth:`merge_key` can be other than None: a quick test for every join)
+    #: it has fields equality leaves out (an origin): of two equal possibilities a join keeps the one of the
+    #: smaller :meth:`provenance_key`, whatever order the sets give them in (the output is the same on every run)
+    loose = False
+    #: fields equality compares that hold parts it leaves out (a device's ``index_name``), for :meth:`provenance_key`
+    loose_within: tuple[str, ...] = ()
+
+    def provenance_key(self) -> tuple:
+        """The fields equality leaves out, comparable: the smallest is kept (see :attr:`loose`)."""
+        cls = type(self)
+        names = _LOOSE_FIELDS.get(cls)
+        if names is None:
+            names = _LOOSE_FIELDS[cls] = (*(f.name for f in getattr(cls, "__dataclass_fields__", {}).values()
+                                            if not f.compare), *cls.loose_within)
+        return tuple(_order_key(getattr(self, name)) for name in names)
 
     def merge_key(self) -> object | None:
         """Possibilities of one key (not None) are one object as two branches left it (a parsed namespace each
@@ -541,7 +581,7 @@ class RngAtom(Atom):
 class Value:
     """A set of possibilities; ``top`` adds "and anything the analysis does not know"."""
 
-    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach", "_ways", "_mapped", "_alternatives")
+    __slots__ = ("atoms", "top", "notes", "_hash", "_depth", "_reach", "_ways", "_mapped", "_alternatives", "_loose")
 
     def __init__(self, atoms: Iterable[Atom] = (), top: bool = False,
                  notes: dict[Atom, frozenset] | None = None) -> None:
@@ -557,6 +597,14 @@ class Value:
         # what a walk of :mod:`.choices` made of this value, by the walk (the same walk, the same result)
         self._mapped: dict | None = None
         self._alternatives: dict | None = None  # (:func:`.choices.alternatives`)
+        self._loose: bool | None = None  # (:attr:`has_loose`)
+
+    @property
+    def has_loose(self) -> bool:
+        """Some possibility has fields equality leaves out (:attr:`Atom.loose`): a join chooses between copies."""
+        if self._loose is None:
+            self._loose = any(a.loose for a in self.atoms)
+        return self._loose
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -601,8 +649,11 @@ class Value:
             return other
         atoms = self.atoms | other.atoms
         top = self.top or other.top
+        earlier = _earlier_copies(self.atoms, other.atoms) if self.has_loose and other.has_loose else None
+        if earlier is not None:
+            atoms = (atoms - earlier) | earlier
         if self.notes is None and other.notes is None:
-            if top == self.top and len(atoms) == len(self.atoms):
+            if earlier is None and top == self.top and len(atoms) == len(self.atoms):
                 return self
             if len(atoms) > MAX_ATOMS:
                 return bounded(atoms, top)
@@ -643,6 +694,42 @@ class Value:
         if self.top:
             out.add(None)
         return out
+
+
+def in_source_order(atoms: frozenset[Atom]) -> Iterable[Atom]:
+    """The possibilities in an order hashing does not decide (a set's order changes from run to run): functions,
+    classes and instances by where they are defined or made. Where one possibility's effects reach the next (the
+    callees of one call, run one after the other on one state), the result is then the same on every run."""
+    if len(atoms) < 2:
+        return atoms
+    return sorted(atoms, key=_source_position)
+
+
+def _source_position(atom: Atom) -> tuple[str, int, int, int, str]:
+    if isinstance(atom, Instance):
+        return (atom.file, atom.line, atom.col, atom.ctx, "Instance")
+    info = getattr(atom, "fn", None) or getattr(atom, "cls", None)
+    node = getattr(info, "node", None)
+    if node is not None:
+        module = getattr(info, "module", None)
+        return (getattr(module, "file", ""), node.lineno, node.col_offset, 0, type(atom).__name__)
+    origin = getattr(atom, "origin", None)
+    if isinstance(origin, Origin):
+        return (origin.file, origin.line, origin.col, 0, type(atom).__name__)
+    return ("", 0, 0, 0, type(atom).__name__ + ":" + str(getattr(atom, "name", getattr(atom, "path", ""))))
+
+
+def _earlier_copies(first: frozenset[Atom], second: frozenset[Atom]) -> frozenset[Atom] | None:
+    """The possibilities of ``second`` equal to one of ``first`` but of a smaller :meth:`Atom.provenance_key`
+    (``first | second`` keeps ``first``'s copies); None when there are none."""
+    mine = {a: a for a in first if a.loose}
+    better = None
+    for atom in second:
+        if atom.loose:
+            kept = mine.get(atom)
+            if kept is not None and kept is not atom and atom.provenance_key() < kept.provenance_key():
+                better = [atom] if better is None else [*better, atom]
+    return None if better is None else frozenset(better)
 
 
 def _joined_notes(first: Value, second: Value) -> dict[Atom, frozenset] | None:
@@ -735,17 +822,32 @@ def join_all(values: Iterable[Value]) -> Value:
     top = False
     first: Value | None = None
     count = 0
+    loose: dict[Atom, Atom] | None = None  # the loose possibilities kept so far (:attr:`Atom.loose`)
+    replaced = False
     for v in values:
         if v.is_bottom:
             continue
         count += 1
         if first is None:
             first = v
+        if v.has_loose:
+            if loose is None:
+                loose = {a: a for a in atoms if a.loose}
+            for atom in v.atoms:
+                if atom.loose:
+                    kept = loose.get(atom)
+                    if kept is None:
+                        loose[atom] = atom
+                    elif kept is not atom and atom.provenance_key() < kept.provenance_key():
+                        loose[atom] = atom
+                        atoms.discard(kept)  # (a set keeps the copy it has: replaced by the earlier one)
+                        atoms.add(atom)
+                        replaced = True
         atoms.update(v.atoms)
         top = top or v.top
     if first is None:
         return BOTTOM
-    if count == 1 or (top == first.top and len(atoms) == len(first.atoms)):
+    if count == 1 or (not replaced and top == first.top and len(atoms) == len(first.atoms)):
         return first
     return bounded(atoms, top) if len(atoms) > MAX_ATOMS else Value(frozenset(atoms), top)
 

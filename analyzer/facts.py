@@ -79,6 +79,14 @@ class Possibility:
             parts.append(f"{role}: {text}" + (f" ({origin.brief()})" if origin is not None else ""))
         return "; ".join(parts)
 
+    def order_key(self) -> tuple:
+        """Where the operands came from, every field (their texts may tie): the first of several failing
+        combinations a finding shows is the same on every run."""
+        return tuple((role, atom.provenance_key() if getattr(atom, "loose", False) else (),
+                      *(() if o is None else o.order_key() for o in (getattr(atom, "origin", None),
+                                                                     getattr(atom, "source", None))))
+                     for role, atom in self.operands)
+
     def states(self) -> tuple[str, ...]:
         """The operands' states without where they came from."""
         return tuple(atom.reveal() if hasattr(atom, "reveal") else repr(atom)
@@ -185,6 +193,20 @@ class Context:
         self.caller_keys.clear()
 
 
+def keep_earliest(kept: set[Possibility], p: Possibility) -> None:
+    """Add ``p``; of two combinations equal but for where their operands came from, keep the one of the smaller
+    :meth:`Possibility.order_key` (a set keeps whichever came first: the order the sets gave them in)."""
+    if p not in kept:
+        kept.add(p)
+        return
+    for q in kept:
+        if q == p:
+            if q is not p and q.operands is not p.operands and p.order_key() < q.order_key():
+                kept.discard(q)
+                kept.add(p if p.options == q.options else dataclasses.replace(p, options=q.options))
+            return
+
+
 @dataclass(slots=True)
 class SiteFact:
     """Everything known at one site in one context."""
@@ -220,14 +242,19 @@ class SiteFact:
                 self.passed_past_failure = True
 
     def _add(self, p: Possibility) -> None:
-        if (not p.options and not self.named_options) or p not in self.possibilities:
+        if p not in self.possibilities:
             self.possibilities.add(p)
             self.named_options = self.named_options or bool(p.options)
             return
         known = next(q for q in self.possibilities if q == p)
-        if known.options != p.options:  # met with other option values too: it names none
+        # of two equal but for where their operands came from, the earliest (a set keeps whichever came first)
+        chosen = p if known is not p and known.operands is not p.operands and p.order_key() < known.order_key() \
+            else known
+        options = known.options if known.options == p.options else frozenset()  # met with other values: none
+        if chosen is not known or options != known.options:
             self.possibilities.discard(known)
-            self.possibilities.add(dataclasses.replace(p, options=frozenset()))
+            self.possibilities.add(chosen if chosen.options == options
+                                   else dataclasses.replace(chosen, options=options))
 
     @property
     def hypothetical_pass(self) -> bool:

@@ -231,7 +231,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                 row, outcome = S.decided_cell("capture_use", profile, scope=False)
             operands = (("device", d),)
             if isinstance(outcome, Fail):
-                made = replace(origin, what=f"created on {d.reveal()} (the call fails)")
+                made = replace(origin, what=f"created on {d.reveal()} (the call fails)", created_on=d.reveal())
                 if plain.is_capture:
                     meant = TensorAtom(kind, plain, CC if kind == "float" else CC_INT, None, None, None, made)
                 else:
@@ -241,7 +241,7 @@ def create(profile: str, kinds: Iterable[str], device: Value, scopes: frozenset[
                 out.fail(outcome, operands, row.id, intended=meant)
                 continue
             strategy = d.strategy if outcome.strategy is S.StrategyFrom.TARGET else None
-            made = replace(origin, what=f"created on {d.reveal()}")
+            made = replace(origin, what=f"created on {d.reveal()}", created_on=d.reveal())
             if scope is not None:
                 atom = TensorAtom(kind, plain, _created_class(outcome), strategy, None, scope, made)
             else:

@@ -31,6 +31,10 @@ class TorchDev:
     #: ``.cuda(local_rank)``), for messages only (one process's GPU whatever it was named)
     index_name: str | None = field(default=None, compare=False)
 
+    def order_key(self) -> tuple:
+        """With the name equality leaves out: of two equal tensors, the one it keeps (:attr:`Atom.loose`)."""
+        return (self.type, -1 if self.index is None else self.index, self.index_name or "")
+
     @property
     def text(self) -> str:
         """The device's string, as the analysis compares devices (a GPU of unknown index: ``cuda``)."""
@@ -83,6 +87,9 @@ AUTOGRAD_CONTEXT = TorchRef("torch.autograd.function.FunctionCtx")
 class TorchDeviceAtom(Atom):
     """A ``torch.device``."""
 
+    loose = True
+    loose_within = ("dev",)
+
     dev: TorchDev
     origin: Origin | None = field(default=None, compare=False)  # where from: not part of the state
     tags: frozenset = frozenset()  # the undecided choices it came from (:mod:`analyzer.choices`)
@@ -127,6 +134,9 @@ NO_GRAD, LEAF, NON_LEAF = GradRole.NO_GRAD, GradRole.LEAF, GradRole.NON_LEAF
 @dataclass(frozen=True, slots=True)
 class TorchTensorAtom(Atom):
     """A ``torch.Tensor``."""
+
+    loose = True
+    loose_within = ("dev", "moved_from")
 
     dev: TorchDev
     grad: GradRole = NO_GRAD
@@ -282,6 +292,9 @@ class TorchModeAtom(Atom):
 class TorchGeneratorAtom(Atom):
     """A ``torch.Generator`` on ``dev`` (a sampler draws its permutation with it, on the default device)."""
 
+    loose = True
+    loose_within = ("dev",)
+
     dev: TorchDev
     origin: Origin | None = field(default=None, compare=False)
     tags: frozenset = frozenset()  # the undecided choices its device came from (:mod:`analyzer.choices`)
@@ -301,6 +314,8 @@ class TorchWorkersAtom(Atom):
     """The worker processes of a ``DataLoader`` whose dataset, transforms and ``collate_fn`` run in them:
     ``count`` of them, started by ``start`` (a start method that forks)."""
 
+    loose = True
+
     count: int
     start: str  # "fork", or "fork (the default start method on Linux)"
     origin: Origin | None = field(default=None, compare=False)  # the DataLoader call
@@ -313,6 +328,9 @@ class TorchWorkersAtom(Atom):
 class TorchSamplerAtom(Atom):
     """A ``RandomSampler``: it draws its permutation on the default device with ``generator`` (``None``: one it
     makes itself, ``torch.Generator()``, on the CPU)."""
+
+    loose = True
+    loose_within = ("generator",)
 
     generator: TorchGeneratorAtom | None
     origin: Origin | None = field(default=None, compare=False)

@@ -82,7 +82,7 @@ class Rule:
         """The warning of an advisory rule at ``site`` (None: no ``hits``, the possibilities it is about):
         ``text`` and the first hit's operands, then, unless it holds ``everywhere`` (every possibility of
         every calling context), the first hit's context."""
-        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands()))
+        ordered = sorted(hits, key=lambda fp: (fp[0].context.id, fp[1].describe_operands(), fp[1].order_key()))
         if not ordered:
             return None
         fact, first = ordered[0]
@@ -112,8 +112,7 @@ def related_for(failing: list[tuple[SiteFact, Possibility]]) -> list[Related]:
                 # (what a failing call was meant to give comes from the operand it left behind, on another device)
                 device = getattr(atom, "dev", None)  # (as origins name it: a GPU of unknown index ``cuda:<rank>``)
                 dev = getattr(device, "shown", None) or getattr(device, "text", None)
-                meant = source.what.startswith("created on ") and dev is not None \
-                    and source.what.removeprefix("created on ").split(" ")[0] != dev
+                meant = source.created_on is not None and dev is not None and source.created_on != dev
                 how = "is what a failing call was meant to give, over" if meant else "is derived from"
                 out.append(Related(source.file, source.line, source.col + 1, f"{role} {how}: {source.what}"))
         for link in fact.context.callers:
@@ -226,7 +225,8 @@ class OutcomeRule(Rule):
         sites = sorted({site for site, _fact in entries}, key=lambda s: (s.file, s.line, s.col, s.api))
         inner_site = sites[0]
         failing = sorted(((f, p) for _s, f in entries for p in f.possibilities if p.code == self.code),
-                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
+                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands(),
+                                         fp[1].order_key()))
         # the message names the first failing call inside and its own operands
         first_fact, first = next((f, p) for f, p in failing if f.site == inner_site)
         # an error only if every run of the function entered through this call fails: a run that does not reach
@@ -280,7 +280,8 @@ class OutcomeRule(Rule):
 
     def judge(self, site: Site, site_facts: list[SiteFact], never: Never | None = None) -> Diagnostic | None:
         failing = sorted(((f, p) for f in site_facts for p in f.possibilities if p.code == self.code),
-                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands()))
+                         key=lambda fp: (fp[0].context.id, fp[1].message, fp[1].describe_operands(),
+                                         fp[1].order_key()))
         if not failing:
             return None  # (every failing context was reported at the call that passed its operands)
         fed_back = fed_back_passes(site_facts)

@@ -27,6 +27,7 @@ from ..domain import (
     V,
     Value,
     const,
+    in_source_order,
     join_all,
     map_elements,
     seq,
@@ -216,7 +217,7 @@ class Calls(EngineMixin):
             func = _layers_of_the_inputs_way(func, args[0])
         # one of several callees: each would see the state another left (attribute state crosses one callee only)
         alone = not func.top and len(func.atoms) == 1
-        for atom in func.atoms:
+        for atom in in_source_order(func.atoms):  # (each callee runs on the state the one before left)
             if isinstance(atom, BoundShim):
                 groups.setdefault((atom.name, receiver_kind(atom.receiver)), []).append(atom.receiver)
             elif isinstance(atom, FuncRef):

@@ -62,10 +62,13 @@ class ShimCalls(EngineMixin):
         return Site(fr.file, node.lineno, node.col_offset, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
                     node.end_col_offset or 0, api)  # type: ignore[attr-defined]
 
-    def origin(self, node: ast.AST, fr: Frame, what: str = "", result: bool = False) -> Origin:
-        """Where ``node`` makes a value (``result``: the value it returns, :attr:`Origin.result`)."""
+    def origin(self, node: ast.AST, fr: Frame, what: str = "", result: bool = False,
+               created_on: str | None = None) -> Origin:
+        """Where ``node`` makes a value (``result``: the value it returns, :attr:`Origin.result`; ``created_on``:
+        the device a creation puts it on, :attr:`Origin.created_on`)."""
         return Origin(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what,
-                      getattr(node, "end_lineno", None) or 0, getattr(node, "end_col_offset", None) or 0, result)
+                      getattr(node, "end_lineno", None) or 0, getattr(node, "end_col_offset", None) or 0, result,
+                      created_on)
 
     def record(self, site: Site, lifted: lift.Lifted, st: State, fr: Frame) -> Value:
         """Store the facts of one call and return its result. A call that raises on every path is reported and

@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..facts import Context, FactStore, RevealFact, SiteFact
+from ..facts import Context, FactStore, RevealFact, SiteFact, keep_earliest
 from ..frontend import SourceFile
 from ..models.base import ANY_TARGET, Assumption, LibraryModel, World, WorldAxis
 from ..models.registry import default_models
@@ -158,7 +158,12 @@ def _merge(parts: list[tuple[str, FactStore]], into: FactStore, split: str, offs
         for fact in getattr(first, kind).values():
             key = (_signature(fact), _content(fact))
             if all(index.get(key) for index in indexes):
-                matched.update(id(index[key].pop()) for index in indexes)
+                twins = [index[key].pop() for index in indexes]
+                matched.update(id(twin) for twin in twins)
+                if kind == "sites":  # (alike but for where operands came from: the earliest, whichever world)
+                    for twin in twins:
+                        for possibility in twin.possibilities:
+                            keep_earliest(fact.possibilities, possibility)
                 target[(fact.site, fact.context.id)] = fact  # every world agrees: one fact, no label
                 continue
             if unseen_unknown and kind == "sites" and key[0] not in seen:

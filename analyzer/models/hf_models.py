@@ -122,6 +122,8 @@ class HFRef(Atom):
 class TokenizerAtom(Atom):
     """A tokenizer (or a data collator: ``collator``, which pads features into an encoding; or a processor)."""
 
+    loose = True
+
     origin: Origin | None = field(default=None, compare=False)
     collator: str = ""
 
@@ -130,6 +132,8 @@ class TokenizerAtom(Atom):
 class EncodingAtom(DictAtom):
     """A ``BatchEncoding``: a dict of its fields (``**inputs``, ``inputs["input_ids"]``, ``.items()`` read it as
     one) that also answers ``inputs.input_ids`` and ``inputs.to(device)``."""
+
+    loose = True
 
     origin: Origin | None = field(default=None, compare=False)
 

@@ -57,6 +57,8 @@ MOVES = frozenset({"to", "cuda", "cpu"})
 class GraphAtom(DictAtom):
     """A ``Data`` or ``Batch``: its tensors by attribute (``rest``: those of attributes not known statically)."""
 
+    loose = True
+
     origin: Origin | None = field(default=None, compare=False)
 
 

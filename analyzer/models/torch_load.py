@@ -22,7 +22,7 @@ map_location=d)`` a module whose weights are on ``d`` (its call checks the input
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..choices import tags_of
@@ -52,6 +52,9 @@ MAPPING_ONLY = frozenset({"get", "setdefault", "items", "keys", "update", "popit
 class TorchLoadedAtom(Atom):
     """A container read from a checkpoint whose every tensor is on ``dev``. ``weights_only``: as the load was
     given it (``None``: not given); with ``False`` it may be any object, whose attributes are not known."""
+
+    loose = True
+    loose_within = ("dev",)
 
     dev: TorchDev
     weights_only: bool | None = None
@@ -92,8 +95,7 @@ BOOKKEEPING_SUFFIXES = ("_epoch", "_epochs", "_step", "_steps", "_iter", "_iters
                         "_acc1", "_acc5", "_accuracy", "_score", "_lr", "_metric", "_config", "_args", "_count")
 
 
-#: how a load's result describes where it came from (``load(...) result``): also what tells the file-as-a-tensor
-#: possibility from other tensors (:func:`read_from_file`)
+#: how a load's result describes where it came from (``load(...) result``)
 LOADED = "(...) result"
 
 
@@ -104,7 +106,7 @@ def read_from_file(atom: TorchTensorAtom, key: Value) -> bool:
     keys = key.consts()
     if keys is None or not keys or key.top:
         return False
-    return atom.origin is not None and atom.origin.what.endswith(LOADED) and all(isinstance(k, str) for k in keys)
+    return atom.origin is not None and atom.origin.loaded and all(isinstance(k, str) for k in keys)
 
 
 def bookkeeping(key: Value) -> bool:
@@ -147,7 +149,8 @@ def load_call(model: Any, path: str, args: list[Value], kwargs: dict[str, Value]
               fr: Frame) -> Value:
     """A call of one of :data:`LOADERS` (``model``: the torch model, which parses devices)."""
     bound = bind_call(path, args, kwargs).arguments
-    origin = model.origin(node, fr, f"{path.rpartition('.')[2]}{LOADED}")
+    # (what tells the file-as-a-tensor possibility from other tensors: :func:`read_from_file`)
+    origin = replace(model.origin(node, fr, f"{path.rpartition('.')[2]}{LOADED}"), loaded=True)
     devices: list[tuple[TorchDev, object]] | None
     if path in SAFETENSORS_LOADERS:  # always a dict of tensors (``device="cpu"`` by default)
         devices = model.devices_of(bound.get("device", V(const("cpu"))), st)

@@ -1075,7 +1075,8 @@ class TorchModel(TorchData, LibraryModel):
         if "device" in kwargs:
             devices = self._device_argument(kwargs["device"], st, node)
             return TOP if devices is None else Value(frozenset(
-                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.shown} by {path}"))
+                TorchTensorAtom(dev, NO_GRAD, False, origin=self.origin(node, fr, f"created on {dev.shown} by {path}",
+                                                                  created_on=dev.shown))
                 for dev, _source in devices))
         values = argument(path, args, kwargs, "values", None)
         return TOP if values is None else self.same_device_result(values, node, st, fr, False, detach=True)
@@ -1274,7 +1275,8 @@ class TorchModel(TorchData, LibraryModel):
         for dev, source in devices:
             for flag in grad_flags:  # (on a tagged device: that device's way of its choices)
                 made = TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero_dim, ndim=ndim,
-                                       origin=self.origin(node, fr, f"created on {dev.shown} by torch.{name}"),
+                                       origin=self.origin(node, fr, f"created on {dev.shown} by torch.{name}",
+                                                          created_on=dev.shown),
                                        source=getattr(source, "tensor", None))
                 out.add(with_tags(made, tags_of(source)))
         result = Value(frozenset(out)) if out else TOP
@@ -1330,7 +1332,8 @@ class TorchModel(TorchData, LibraryModel):
                 # on the input's device: derived from it, as a view of it would be
                 like = atom.provenance if isinstance(atom, TorchTensorAtom) and "device" not in bound else None
                 out.add(TorchTensorAtom(dev, LEAF if flag else NO_GRAD, zero,
-                                        origin=self.origin(node, fr, f"created on {dev.shown}"), source=like))
+                                        origin=self.origin(node, fr, f"created on {dev.shown}", created_on=dev.shown),
+                                        source=like))
         return Value(frozenset(out)) if out else TOP
 
     def _cuda_index(self, value: Value, st: State) -> int:

@@ -30,22 +30,21 @@ def as_data(report) -> list[dict]:
     return [d.to_json() for d in report.diagnostics]
 
 
-def operand_roles_only(diagnostics: list[dict]) -> list[dict]:
-    """The diagnostics with each related location that explains where an operand came from reduced to the
-    operand's role. Two tensors equal in every part of the state but their origin are one possibility, and
-    which of the origins it keeps depends on the order the analysis met them in, which differs between one
-    engine over every fixture and one per program (docs/analyzer.md, "Facts"); the calls that lead
-    to a finding and the failures folded into it are compared as they are."""
+def derived_as_roles(diagnostics: list[dict]) -> list[dict]:
+    """The diagnostics with each related location that names what an operand was derived from (its
+    ``source``) reduced to the operand's role. Every possibility keeps its earliest origin at joins, merges of
+    worlds and facts, so everything else is the same however the files are grouped; a source can still
+    follow the order one engine met the calls in, where two results equal but for it meet outside a join."""
     out = []
     for diagnostic in diagnostics:
         kept, roles = [], []
         for related in diagnostic.get("related") or []:
             message = related["message"]
-            if "called here" in message or message.startswith("fails here too"):
-                kept.append(related)
+            if " is derived from: " in message or " is what a failing call was meant to give" in message:
+                roles.append(message.split(" is ", 1)[0])
             else:
-                roles.append(message.split(":", 1)[0].split(" is ", 1)[0])
-        out.append({**diagnostic, "related": kept, "operand_roles": sorted(roles)})
+                kept.append(related)
+        out.append({**diagnostic, "related": kept, "derived_roles": sorted(roles)})
     return out
 
 
@@ -119,7 +118,9 @@ def test_components_equal_the_whole_program_on_the_fixtures(monkeypatch: pytest.
     components = as_data(check([str(FIXTURES)], settings))
     # every fixture is a small program analysed per torch.cuda.is_available() answer; so is the reference
     monkeypatch.setattr(worlds, "MAX_WORLD_FILES", 10**6)
-    assert operand_roles_only(components) == operand_roles_only(whole_program([str(FIXTURES)], settings))
+    # two tensors equal but for their origin are one possibility, which keeps the earliest origin whatever order
+    # the analysis met them in (one engine over every fixture, or one per program)
+    assert derived_as_roles(components) == derived_as_roles(whole_program([str(FIXTURES)], settings))
 
 
 PROJECT = {

@@ -120,7 +120,8 @@ def test_reveal_text_of_sets() -> None:
 
 
 def test_origins_do_not_merge_states() -> None:
-    here, there = Origin("a.py", 1, 0, "created on Flex"), Origin("a.py", 2, 0, "created on Flex")
+    here = Origin("a.py", 1, 0, "created on Flex", created_on="Flex")
+    there = Origin("a.py", 2, 0, "created on Flex", created_on="Flex")
     a, b = TensorAtom("float", FLEX, PF, origin=here), TensorAtom("float", FLEX, PF, origin=there)
     assert len(V(a, b).atoms) == 2 and reveal_text(V(a, b)) == "Flex float"
     assert here.brief() == "created at a.py:1" and here.describe() == "created on Flex at a.py:1"
