@@ -7,7 +7,10 @@ exception inside the analysis is an MV903 on the component, never a lost run.
 Components are independent, so :func:`run` spreads them over a process pool
 when there are enough files for it to pay, packed into tasks of about equal
 size; a worker that dies (killed, for example out of memory) loses only its
-unfinished components, each of which runs again alone.
+unfinished components, each of which runs again alone. A component larger than
+a worker's share, with several worlds (one training project), is split into a
+work item per world instead (:mod:`analyzer.world_items`): the workers send back
+each world's facts and the parent merges them and runs the rules.
 
 Diagnostics are identical in one process and in many (a test checks it on the
 fixtures): each component runs the same code on the same input either way.

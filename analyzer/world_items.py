@@ -19,6 +19,7 @@ the rules (:func:`component_from_worlds`). The diagnostics are those of the comp
 from __future__ import annotations
 
 import gc
+import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ MIN_SPLIT_COST = 48_000
 class WorldOutcome:
     """What a worker sends back for one world: its facts (None: it stopped or failed) and its budget's count."""
 
-    facts: FactStore | None
+    facts: bytes | None  # pickled here, where a deep chain of calling contexts may nest past the default limit
     checked: int = 0  # the statements counted at the budget's last check in this world
     ticked: int = 0  # every statement analysed in this world
     seconds: float = 0.0
@@ -82,7 +83,7 @@ def run_world_item(sources: list[frontend.SourceFile], world: int, project_modul
         try:
             with deep_recursion():
                 run_world(parsed, store, profile, backends, project_modules, assumptions)
-            outcome.facts = _shipped(store)
+                outcome.facts = pickle.dumps(_shipped(store), protocol=pickle.HIGHEST_PROTOCOL)
         except OverBudget as error:
             outcome.over = error.reason
         except MemoryError:
@@ -130,7 +131,7 @@ def component_from_worlds(sources: list[frontend.SourceFile], outcomes: list[Wor
 def _from_worlds(sources: list[frontend.SourceFile], outcomes: list[WorldOutcome], profile: str,
                  limits: Limits | None, target: str) -> list[Diagnostic]:
     from .engine.worlds import adopt, assemble, plan_worlds
-    from .scheduler import AnalysisError, component_diagnostics, new_facts, prepared
+    from .scheduler import AnalysisError, component_diagnostics, deep_recursion, new_facts, prepared
 
     steps, seconds = 0, 0.0
     stopped: list[tuple[str, int, str]] = []
@@ -158,7 +159,8 @@ def _from_worlds(sources: list[frontend.SourceFile], outcomes: list[WorldOutcome
     def leaf(_assumptions: object, into: FactStore) -> None:
         part = next(found).facts
         assert part is not None
-        adopt(into, part)
+        adopt(into, pickle.loads(part))
 
-    assemble(plan, leaf, facts)
+    with deep_recursion():
+        assemble(plan, leaf, facts)
     return component_diagnostics(sources, parsed, facts, stopped)

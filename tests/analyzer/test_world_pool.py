@@ -183,3 +183,12 @@ def test_one_large_component_is_split_and_many_small_ones_are_not() -> None:
     assert world_items.splits([big, big, big, big], 2, lambda n: 6) == [1, 1, 1, 1]  # each a worker's share
     assert world_items.splits([big - 1], 2, lambda n: 6) == [1]  # too small to pay for a worker
     assert world_items.splits([big * 3, 100], 2, lambda n: 1) == [1, 1]  # one world: nothing to split
+
+
+def test_spawned_workers_run_worlds_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where fork is not used (macOS, Windows), a world's worker gets the files' bytes and parses them again."""
+    import multiprocessing
+
+    monkeypatch.setattr(scheduler, "_context", lambda: (multiprocessing.get_context("spawn"), False))
+    serial, parallel = run_both(program(tmp_path), monkeypatch)
+    assert [d.code for d in parallel.findings] == ["MV202"] and as_data(parallel) == as_data(serial)
