@@ -75,6 +75,9 @@ class Choice:
     ctx: int
     test: str  # the test's source, with the hash of its abstract value (a reassigned flag is another choice)
     value: ValueTest = NO_TEST
+    #: a command-line option's values as a message names them, in the order ``value.holds`` reads them (of a
+    #: two-valued one with no test: its true way's value, then its false way's); () where none is named
+    shown: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     def __hash__(self) -> int:  # (the test's text tells choices apart: hashing ``value`` too costs every lookup)
         return hash((self.ctx, self.test))
@@ -87,8 +90,8 @@ class Choice:
 PROGRAM = -1
 
 
-def program_choice(name: str, test: ValueTest = NO_TEST) -> Choice:
-    return Choice(PROGRAM, name, test)
+def program_choice(name: str, test: ValueTest = NO_TEST, shown: tuple[str, ...] = ()) -> Choice:
+    return Choice(PROGRAM, name, test, shown)
 
 
 def one_of(name: str, values: tuple[Atom, ...], group: str | None = None) -> Value | None:
@@ -100,9 +103,11 @@ def one_of(name: str, values: tuple[Atom, ...], group: str | None = None) -> Val
     if not 1 < len(values) <= MAX_ALTERNATIVES:
         return None
     # one choice per value but the last (true for that value): two values differ in at least one of them
+    shown = tuple(repr(a.value) for a in values if isinstance(a, Const))
+    shown = shown if len(shown) == len(values) and name.startswith("--") else ()
     choices = [program_choice(f"{name}={i}", NO_TEST if group is None else
-                              ValueTest(group, tuple(j == i for j in range(len(values)))))
-               for i in range(len(values) - 1)] if len(values) > 2 else [program_choice(name)]
+                              ValueTest(group, tuple(j == i for j in range(len(values)))), shown)
+               for i in range(len(values) - 1)] if len(values) > 2 else [program_choice(name, shown=shown)]
     atoms = []
     for i, atom in enumerate(values):
         atoms.append(with_tags(atom, frozenset((c, i == j) for j, c in enumerate(choices))))
@@ -567,3 +572,61 @@ def _walked(value: Value, fn: Callable[[Atom], Atom | None], on_notes: Callable[
     if frozen == value.atoms and notes == (value.notes or {}):
         return value
     return Value(frozen, value.top, notes)
+
+
+def option_ways(tags: Iterable[Tag], whole: bool = False) -> dict[str, frozenset[str]]:
+    """The values of each command-line option a combination's tags leave possible, by option (``--device``), as
+    :attr:`Choice.shown` names them (only the options its tags constrain; ``whole``: every value of those)."""
+    out: dict[str, frozenset[str]] = {}
+    for choice, way in tags:
+        if not choice.shown:
+            continue
+        if whole:
+            option = str(choice) if choice.value is NO_TEST else choice.value.group.split("#", 1)[0]
+            out[option] = out.get(option, frozenset()) | frozenset(choice.shown)
+            continue
+        if choice.value is NO_TEST:
+            if len(choice.shown) != 2:
+                continue
+            option, left = str(choice), frozenset({choice.shown[0] if way else choice.shown[1]})
+        elif len(choice.value.holds) == len(choice.shown):
+            option = choice.value.group.split("#", 1)[0]
+            left = frozenset(v for v, holds in zip(choice.shown, choice.value.holds, strict=True) if holds == way)
+        else:
+            continue
+        out[option] = out[option] & left if option in out else left
+    return out
+
+
+def option_phrase(failing: Iterable[frozenset], passing: Iterable[frozenset]) -> str:
+    """The option values the failing combinations (their tags) need, where the passing ones have others
+    (```--device` is 'mps'``), in a few words; "" where no option tells them apart. A failing combination that
+    names no value of an option (a run with no options given: each is its default) stands for the values no
+    passing combination has, where every passing one names its value."""
+    failing, passing = list(failing), list(passing)
+    failing_ways = [option_ways(tags) for tags in failing]
+    passes = [option_ways(tags) for tags in passing]
+    domains: dict[str, set[str]] = {}
+    for tags in (*failing, *passing):
+        for option, values in option_ways(tags, whole=True).items():
+            domains.setdefault(option, set()).update(values)
+    phrases = []
+    for option in sorted({o for ways in (*failing_ways, *passes) for o in ways}):
+        if not passes:
+            break
+        # (a passing combination with no value of it named passes with any)
+        passing_values = set().union(*(ways.get(option, domains[option]) for ways in passes))
+        unnamed = any(option not in ways for ways in failing_ways)
+        if unnamed and any(option not in ways for ways in passes):
+            continue  # runs with any value of it fail and pass: it does not decide
+        values = set().union(*(ways[option] for ways in failing_ways if option in ways))
+        if unnamed:
+            values |= domains[option] - passing_values
+        if values and passing_values - values:
+            shown = sorted(v.replace(OTHER_SHOWN, "another value") for v in values)
+            phrases.append(f"`{option}` is {' or '.join(shown)}")
+    return " and ".join(phrases)
+
+
+#: how :attr:`Choice.shown` names a value that is none of the program's constants
+OTHER_SHOWN = "\x00"

@@ -530,8 +530,12 @@ def _add_noqa(report: Report, quiet: bool) -> int:
     from .fixes.add_noqa import add_noqa
 
     by_file: dict[str, list] = {}
-    for finding in report.findings:
+    # (and the failures each finding lists as failing "here too": silenced with it, they would be reported)
+    todo = list(report.findings)
+    while todo:
+        finding = todo.pop()
         by_file.setdefault(finding.file, []).append(finding)
+        todo.extend(finding.folded)
     added = 0
     status = EXIT_CLEAN
     for path, findings in sorted(by_file.items()):

@@ -167,6 +167,9 @@ class Diagnostic:
     fix: Fix | None = None  # the rule's fix, if it has one for this site
     # reported at the call that passed a failing operand: the call that fails (also among ``related``)
     inner: Related | None = None
+    #: the findings the later calls it lists as failing "here too" would be on their own (:mod:`rules.cascades`):
+    #: reported in its place where a noqa comment silences it
+    folded: list[Diagnostic] = field(default_factory=list)
 
     @property
     def is_finding(self) -> bool:
@@ -197,21 +200,23 @@ class Diagnostic:
         return [self.code, self.name, self.severity.value, self.message, self.file, self.row, self.column,
                 self.end_row, self.end_column, [[r.file, r.row, r.column, r.message] for r in self.related],
                 [self.inner.file, self.inner.row, self.inner.column, self.inner.message] if self.inner else None,
-                self.fix.to_cache() if self.fix is not None else None]
+                [d.to_cache() for d in self.folded], self.fix.to_cache() if self.fix is not None else None]
 
     @classmethod
     def from_cache(cls, item: list[Any]) -> Diagnostic:
         """The inverse of :meth:`to_cache`; ``ValueError`` (or ``TypeError``) for anything malformed."""
-        code, name, severity, message, file, row, column, end_row, end_column, related, inner, fix = item
+        code, name, severity, message, file, row, column, end_row, end_column, related, inner, folded, fix = item
         for text in (code, name, message, file):
             if not isinstance(text, str):
                 raise ValueError("malformed diagnostic")
         if not all(_is_int(number) for number in (row, column, end_row, end_column)):
             raise ValueError("malformed diagnostic")
         links = [_related_from_cache(r) for r in related]
+        if not isinstance(folded, list):
+            raise ValueError("malformed diagnostic")
         return cls(code, name, Severity(severity), message, file, row, column, end_row, end_column, links,
                    Fix.from_cache(fix) if fix is not None else None,
-                   _related_from_cache(inner) if inner is not None else None)
+                   _related_from_cache(inner) if inner is not None else None, [cls.from_cache(d) for d in folded])
 
 
 def _related_from_cache(item: list[Any]) -> Related:

@@ -8,6 +8,7 @@ nothing else; they never resolve names or infer states.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -51,13 +52,20 @@ class Possibility:
     message: str  # Burn's failure text, rendered as the runtime renders it ("" when ok)
     row: str  # id of the deciding row of the semantics table
     redirected_from: str | None = None  # a Redirect row that was followed (e.g. "move.3")
+    #: the command-line option values its operands came from (their tags of choices that name values): the
+    #: message names those a failure needs. Not part of what the site saw: one combination met with other
+    #: values is recorded with none (:meth:`SiteFact.record`)
+    options: frozenset = field(default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         # which undecided choice an operand came from is not part of what the site saw
         if any(getattr(atom, "tags", None) for _role, atom in self.operands):
             from .choices import untagged  # the domain, imported where an analysis runs
 
+            options = frozenset(tag for _role, atom in self.operands for tag in getattr(atom, "tags", ())
+                                if tag[0].shown)
             object.__setattr__(self, "operands", tuple((role, untagged(atom)) for role, atom in self.operands))
+            object.__setattr__(self, "options", self.options | options)
 
     @property
     def failed(self) -> bool:
@@ -107,6 +115,9 @@ class Context:
     uncalled: bool = False  # analysed with unknown arguments because nothing in the project calls it
     entry: str = ""  # the framework that calls it where nothing in the project does ("pytest")
     world: str = ""  # the assumptions this context was analysed under ("CUDA is available and ...")
+    #: the command-line option values its caller's statement was split on (program-wide tags of choices that
+    #: name values, :attr:`Possibility.options`): every fact of it has them
+    options: frozenset = field(default=frozenset(), compare=False, repr=False)
     # the same, one per split (the innermost first): a message names the first, a note the others
     conditions: tuple[str, ...] = ()
     # the split (``WorldAxis.name``) each condition answers: two answers of one split exclude each other
@@ -191,21 +202,32 @@ class SiteFact:
     # succeeding combinations with a result of this very call as an operand (an LSTM's state stored back into
     # ``self.hidden`` and passed to it again): that result exists only once the call has succeeded
     fed_back: set[Possibility] = field(default_factory=set)
+    named_options: bool = False  # some possibility names option values (:attr:`Possibility.options`)
 
     def record(self, possibilities: Iterable[Possibility], past_failure: bool) -> None:
         """Add one visit's combinations; on a path past a failure, only the failing ones count."""
         if not past_failure:
             self.real = True
             for p in possibilities:
-                self.possibilities.add(p)
+                self._add(p)
                 if not p.failed and any(self.site.made(origin) for _role, origin in p.origins()):
                     self.fed_back.add(p)
             return
         for p in possibilities:
             if p.failed:
-                self.possibilities.add(p)
+                self._add(p)
             else:
                 self.passed_past_failure = True
+
+    def _add(self, p: Possibility) -> None:
+        if (not p.options and not self.named_options) or p not in self.possibilities:
+            self.possibilities.add(p)
+            self.named_options = self.named_options or bool(p.options)
+            return
+        known = next(q for q in self.possibilities if q == p)
+        if known.options != p.options:  # met with other option values too: it names none
+            self.possibilities.discard(known)
+            self.possibilities.add(dataclasses.replace(p, options=frozenset()))
 
     @property
     def hypothetical_pass(self) -> bool:

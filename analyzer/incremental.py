@@ -60,7 +60,7 @@ def touched_lines(diagnostics: list[Diagnostic]) -> tuple[dict[str, set[int]], s
     hold a fix's edit)."""
     rows: dict[str, set[int]] = {}
     fixed: set[str] = set()
-    for d in diagnostics:
+    for d in (*diagnostics, *(f for root in diagnostics for f in root.folded)):
         rows.setdefault(d.file, set()).update(range(d.row, d.end_row + 1))
         for related in (*d.related, *((d.inner,) if d.inner is not None else ())):
             rows.setdefault(related.file, set()).add(related.row)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import discovery, frontend, import_graph, incremental, lazy_bodies, noqa, scheduler
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Related
 from .failures import FileFailure
 from .notebook import CellMap
 from .settings import ALWAYS_REPORTED, Settings
@@ -380,19 +380,24 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
     parsed: dict[str, noqa.Suppressions] = {path: noqa.Suppressions(list(ds)) for path, ds in directives.items()}
     used: dict[noqa.Directive, set[str]] = defaultdict(set)
     out = []
-    for d in kept:
-        if not d.is_finding or d.code in ALWAYS_REPORTED:
-            out.append(d)
-            continue
+    released: list[list[Diagnostic]] = []  # what each silenced finding had folded (:func:`_unfold`)
+
+    def silenced(d: Diagnostic) -> bool:
         suppressions = parsed.get(d.file)
         if suppressions is None:  # a file that was not analysed (MV901): read its comments now
             source = sources.get(d.file)
             suppressions = parsed[d.file] = noqa.parse(_decode_lossy(source))
         directive = suppressions.match(d.code, (d.row, d.end_row))
-        if directive is None:
-            out.append(d)
-        else:
+        if directive is not None:
             used[directive].add(d.code)
+        return directive is not None
+
+    for d in kept:
+        if not d.is_finding or d.code in ALWAYS_REPORTED or not silenced(d):
+            out.append(d)
+        elif d.folded:
+            released.append(d.folded)
+    out.extend(_unfold(released, out, lambda d: enabled(d.code) and not per_file(d.file, d.code) and not silenced(d)))
     if not any(directives.values()):  # no directive can be unused (and the rules need not be imported)
         return out
     from devicelint.rules import rule_by_code
@@ -411,6 +416,36 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
                            for x in file_directives)
             if not explicit:
                 out.append(unused)
+    return out
+
+
+#: how a finding lists a later call that fails over the same root cause (rules/cascades.py)
+_FOLDED = "fails here too"
+
+
+def _unfold(released: list[list[Diagnostic]], reported: list[Diagnostic],
+            shown: Callable[[Diagnostic], bool]) -> list[Diagnostic]:
+    """The failures folded into findings a ``noqa`` silenced (one root cause, one finding: rules/cascades.py),
+    each now reported on its own line: a ``noqa`` silences its line only. Of those one silenced finding had
+    folded, the first in source order is the finding and lists the others ("fails here too"); one another
+    reported finding still lists stays there."""
+    listed = {(r.file, r.row, r.column) for d in reported for r in d.related if r.message.startswith(_FOLDED)}
+    seen: set[tuple] = set()
+    out: list[Diagnostic] = []
+    for folded in released:
+        left = []
+        for d in sorted(folded, key=Diagnostic.sort_key):
+            key = (d.file, d.row, d.column, d.code)
+            if key not in seen and (d.file, d.row, d.column) not in listed and shown(d):
+                seen.add(key)
+                left.append(d)
+        if not left:
+            continue
+        first, *others = left
+        notes = [Related(d.file, d.row, d.column, f"{_FOLDED}, over the same tensor") for d in others
+                 if (d.file, d.row) != (first.file, first.row)]
+        out.append(dataclasses.replace(first, related=sorted(
+            [*first.related, *notes], key=lambda r: (r.file, r.row, r.column, r.message)), folded=others))
     return out
 
 

@@ -297,6 +297,7 @@ def finish(d: Diagnostic, by_file: dict[str, frontend.SourceFile]) -> Diagnostic
         inner_lines = by_file[d.inner.file].lines if d.inner.file in by_file else []
         d.inner = Related(d.inner.file, d.inner.row, char_column(inner_lines, d.inner.row, d.inner.column),
                           d.inner.message)
+    d.folded = [finish(f, by_file) for f in d.folded]
     return d
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Iterator, Mapping
+from weakref import WeakKeyDictionary
 
+from devicelint.choices import option_phrase
 from devicelint.diagnostics import Diagnostic, Fix, Related, Severity
 from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
@@ -192,6 +194,7 @@ class OutcomeRule(Rule):
         spans = facts.function_spans
         found = cascades(facts)
         moved: dict[Anchor, list[tuple[Site, SiteFact]]] = {}
+        alone = folded_alone(facts, found)
         for site, all_facts in facts.by_site().items():
             if self.code not in codes[site]:
                 continue  # no possibility fails with this rule's code here
@@ -211,10 +214,10 @@ class OutcomeRule(Rule):
                         moved.setdefault(anchor, []).append((site, fact))
             diagnostic = self.judge(site, staying, found.never)
             if diagnostic is not None:
-                yield self.with_fix(_with_followers(diagnostic, staying, found), site, staying, sources)
+                yield self.with_fix(_with_followers(diagnostic, staying, found, alone), site, staying, sources)
         for anchor, entries in sorted(moved.items(), key=lambda item: (item[0].file, item[0].line, item[0].col)):
             yield _with_followers(self.judge_at_caller(anchor, entries, facts, found.never),
-                                  [f for _s, f in entries], found)
+                                  [f for _s, f in entries], found, alone)
 
     def judge_at_caller(self, anchor: Anchor, entries: list[tuple[Site, SiteFact]], facts: FactStore,
                         never: Never | None = None) -> Diagnostic:
@@ -249,6 +252,10 @@ class OutcomeRule(Rule):
             text += " when " + " and when ".join(worlds)
         elif not everywhere:
             text += " on some paths"
+        if not everywhere:
+            # (the runs of the function that pass: its contexts entered through this call with other values)
+            text += _options_named(failing, ((f, p) for f in facts.sites.values() if f.site in sites
+                                             for p in f.possibilities if not p.failed))
         site = Site(anchor.file, anchor.line, anchor.col, anchor.end_line, anchor.end_col, inner_site.api)
         inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
                         f"the call that fails, inside `{function}`")
@@ -303,6 +310,7 @@ class OutcomeRule(Rule):
             same_elsewhere = frozenset.intersection(*(frozenset(f.context.args) for f in passing_contexts)) \
                 if passing_contexts else frozenset()
             text += f"; fails {_context_phrase(failing_facts, same_elsewhere, passing_contexts, partial)}"
+            options = _options_named(failing, ((f, p) for f in site_facts for p in f.possibilities if not p.failed))
             failing_worlds = [f.context.answers for f in failing_facts if f.context.conditions]
             worlds = {distinguishing(f.context.answers, failing_worlds) if len(f.context.conditions) > 1
                       else f.context.condition for f in passing_contexts}
@@ -317,16 +325,53 @@ class OutcomeRule(Rule):
             elif passing_contexts:
                 count = len({f.context.id for f in passing_contexts})
                 text += f"; ok in {count} other calling context{'s' if count > 1 else ''}"
+            text += options
         return self.diagnostic(site, severity, self.hinted(text, first.row),
                                [*world_notes(site, (f for f, _p in failing)), *notes, *related_for(failing)])
 
 
-def _with_followers(diagnostic: Diagnostic, facts: Iterable[SiteFact], found: Cascades) -> Diagnostic:
-    """``diagnostic`` with the calls that fail again past it over the same tensor (:mod:`rules.cascades`)."""
+def _options_named(failing: Iterable[tuple[SiteFact, Possibility]],
+                   passing: Iterable[tuple[SiteFact, Possibility]]) -> str:
+    """``; fails only where `--device` is 'mps'``: the command-line option values the failing combinations need, where
+    combinations with others pass (:func:`devicelint.choices.option_phrase`); "" where none tells them apart."""
+    phrase = option_phrase([p.options | f.context.options for f, p in failing],
+                           [p.options | f.context.options for f, p in passing])
+    return f"; fails only where {phrase}" if phrase else ""
+
+
+_ALONE: WeakKeyDictionary[FactStore, tuple[Cascades, dict[Site, list[Diagnostic]]]] = WeakKeyDictionary()
+
+
+def folded_alone(facts: FactStore, found: Cascades) -> dict[Site, list[Diagnostic]]:
+    """The findings each site failing only past an earlier failure would give on its own, by the rules of its
+    failures' codes (``Diagnostic.folded``; computed once per set of facts: every rule asks)."""
+    cached = _ALONE.get(facts)
+    if cached is not None and cached[0] is found:
+        return cached[1]
+    from . import rule_by_code
+
+    alone: dict[Site, list[Diagnostic]] = {}
+    for site, all_facts in facts.by_site().items():
+        folded = [f for f in all_facts if id(f) in found.roots]
+        for code in sorted({p.code for f in folded for p in f.possibilities if p.code}):
+            rule = rule_by_code(code)
+            diagnostic = rule.judge(site, folded, found.never) if isinstance(rule, OutcomeRule) else None
+            if diagnostic is not None:
+                alone.setdefault(site, []).append(diagnostic)
+    _ALONE[facts] = (found, alone)
+    return alone
+
+
+def _with_followers(diagnostic: Diagnostic, facts: Iterable[SiteFact], found: Cascades,
+                    alone: Mapping[Site, list[Diagnostic]]) -> Diagnostic:
+    """``diagnostic`` with the calls that fail again past it over the same tensor (:mod:`rules.cascades`), and
+    the findings they would be on their own (reported where a ``# noqa`` silences this one)."""
     shown = {(r.file, r.row, r.column) for r in diagnostic.related}
     notes = []
     for fact in facts:
         for site in found.followers.get(id(fact), ()):
+            diagnostic.folded.extend(own for own in alone.get(site, ())
+                                     if all(own is not seen for seen in diagnostic.folded))
             if (site.file, site.line, site.col + 1) not in shown and (site.file, site.line) != (diagnostic.file,
                                                                                                 diagnostic.row):
                 shown.add((site.file, site.line, site.col + 1))

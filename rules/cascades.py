@@ -10,6 +10,11 @@ apart by an operand derived from what an earlier failure was meant to give (its 
 behind, on another device than that tensor), and by order: a failure does not follow from one that runs after it,
 read in source order along the calls that lead to both.
 
+In a forked ``DataLoader`` worker (MV209) the first CUDA call raises and ends the worker: a later call there over
+the same tensor (the noise a ``__getitem__`` made on the GPU, moved back with ``.cpu()`` on the next line) is a
+cascade of the call that made it, or of the first call over it (a parent's GPU tensor, indexed and then computed
+with), whatever the other failures' devices (:func:`_worker_cascades`).
+
 Two further readings of the facts serve the same end: a combination that succeeds only with the result of a call that
 never succeeds (:func:`never_succeeding`) is hypothetical, as on a path past a failure, so a loop's later iterations do
 not turn a failure on every run into a warning.
@@ -148,6 +153,8 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
             found.extend(r for r in earlier if all(r is not seen for seen in found))
         if found:
             of[id(fact)] = found
+    for fact_id, found in _worker_cascades(failing, paths).items():
+        of.setdefault(fact_id, found)
     # failures that each follow from the other (in a loop) are each a finding
     of = {fact_id: found for fact_id, found in of.items() if not _returns_to(fact_id, found, of)}
     sites = {id(f): f.site for f in failing}
@@ -158,6 +165,57 @@ def _find(grouped: dict[Site, list[SiteFact]]) -> Cascades:
             if sites[fact_id] not in followers:
                 followers.append(sites[fact_id])
     return Cascades(of, by_root, never)
+
+
+#: the semantics row of a CUDA call in a forked DataLoader worker (:mod:`devicelint.models.torch_data`)
+WORKER_ROW = "torch.worker"
+
+
+def _worker_tensor(possibility: Possibility) -> tuple[Where, Where] | None:
+    """Where the CUDA tensor a failing worker call computes with got its device (made there or by the parent), and
+    the ``DataLoader(...)`` call whose workers run it (another loader's workers fail on their own)."""
+    found = dict(possibility.operands)
+    tensor, workers = getattr(found.get("tensor"), "provenance", None), getattr(found.get("worker"), "origin", None)
+    if tensor is None or not tensor.line or workers is None:
+        return None
+    return (tensor.file, tensor.line, tensor.col), (workers.file, workers.line, workers.col)
+
+
+def _worker_cascades(failing: list[SiteFact], paths: dict[int, list[Chain]]) -> dict[int, list[SiteFact]]:
+    """The worker failures over a tensor an earlier worker failure made or used first: the call that made it (a
+    CUDA creation in the worker), else each failure over it that runs before."""
+    over: dict[int, set[tuple[Where, Where]]] = {}
+    by_tensor: dict[tuple[Where, Where], list[SiteFact]] = {}
+    for fact in failing:
+        failed = [p for p in fact.possibilities if p.failed]
+        if any(p.row != WORKER_ROW for p in failed):
+            continue
+        tensors = {_worker_tensor(p) for p in failed}
+        if None in tensors:
+            continue
+        over[id(fact)] = {t for t in tensors if t is not None}
+        for tensor in over[id(fact)]:
+            by_tensor.setdefault(tensor, []).append(fact)
+    of: dict[int, list[SiteFact]] = {}
+    for fact in failing:
+        if id(fact) not in over:
+            continue
+        found: list[SiteFact] = []
+        for tensor in over[id(fact)]:
+            if (fact.site.file, fact.site.line, fact.site.col) == tensor[0]:
+                found = []  # made here: the first failure over it
+                break
+            group = by_tensor[tensor]
+            makers = [f for f in group if (f.site.file, f.site.line, f.site.col) == tensor[0]]
+            earlier = makers or [f for f in group if f.site != fact.site and _runs_before(f, fact, paths)
+                                 and not _runs_before(fact, f, paths)]
+            if not earlier:
+                found = []
+                break
+            found.extend(f for f in earlier if all(f is not seen for seen in found))
+        if found:
+            of[id(fact)] = found
+    return of
 
 
 def _chains(context: Context, depth: int = 0) -> list[Chain]:

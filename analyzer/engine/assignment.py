@@ -102,6 +102,8 @@ class Assignment(EngineMixin):
             elif isinstance(atom, SeqAtom):
                 for i in range(n):
                     parts[i] = parts[i].join(V(seq_of("list", atom.elem)) if i == star else atom.elem)
+            elif star is None and (fields := self.model_items(atom, st, fr)) is not None and len(fields) == n:
+                parts = [part.join(field) for part, field in zip(parts, fields, strict=True)]  # a record's fields
             elif star is None and (row := self.model_element(atom, "unpack")) is not None:
                 parts = [part.join(row) for part in parts]  # ``x, y = batch``: a library object's items
             else:

@@ -303,6 +303,8 @@ class Calls(EngineMixin):
                                                    span=(fn.node.lineno, fn.node.end_lineno or fn.node.lineno),
                                                    arg_origins=argument_origins(bound, self.record_fields(fref.bound)))
             ctx.allocation = allocation
+            if key[1] != "widened" and key[-1]:  # (run on one way of a command-line option: the values named)
+                ctx.options = frozenset(tag for tag in self.program_ways if tag[0].shown)
         if node is not None and not uncalled:
             link = CallerLink(fr.file, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), fr.ctx,
                               getattr(node, "end_lineno", None) or 0, getattr(node, "end_col_offset", None) or 0)

@@ -152,6 +152,9 @@ class ModelHooks(EngineMixin):
     def model_pure_attribute(self, atom: Atom, kind: str, name: str) -> Value | None:
         return self._first_answer("pure_attribute", atom, kind, name)
 
+    def model_items(self, atom: Atom, st: State, fr: Frame) -> list[Value] | None:
+        return self._first_answer("items", atom, st, fr)
+
     def model_element(self, atom: Atom, how: str) -> Value | None:
         return self._first_answer("element", atom, how)
 

@@ -65,6 +65,7 @@ from ..domain import (
     seq,
 )
 from ..engine.flow_state import Frame, State, rebind_call_receiver
+from ..engine.python_values import field_call, inherited_fields
 from ..tree_walk import scope_nodes
 from .argparse_argv import OptionForm, option_form, parse_argv
 from .base import ANY_TARGET, UNHANDLED, Assumption, LibraryModel, Unhandled, World, WorldAxis
@@ -80,7 +81,7 @@ from .option_tests import (
     string_options,
     viewed,
 )
-from .option_values import OptionValues, option_value, option_values
+from .option_values import OptionValues, generated_option_classes, option_value, option_values
 from .signatures import bind_call
 
 #: the command line gives no options (True: each option is its default), or gives some (False: unknown)
@@ -386,7 +387,9 @@ class ArgparseModel(LibraryModel):
         if given is None or not obj.atoms or not all(isinstance(a, Instance) for a in obj.atoms):
             return None
         option = self._option_values().get(attr)
-        if option is None or self.attribute_assigned(attr):
+        if option is None:
+            return self._generated_field(obj, attr) if given else None
+        if self.attribute_assigned(attr):
             return None
         for atom in obj.atoms:  # (an unknown value stored, or none the analysis sees and no class attribute)
             stored = self.heap_get((atom, attr))
@@ -394,6 +397,33 @@ class ArgparseModel(LibraryModel):
                     or (stored is None and self.class_lookup(atom.cls, attr) is not None):  # type: ignore[attr-defined]
                 return None
         return option.value(attr, not given)
+
+    def _generated_field(self, obj: Value, attr: str) -> Value | None:
+        """With no options given, ``cfg.device`` of a config object filled from the namespace whose class's fields
+        a loop made into options (:func:`.option_values.generated_option_classes`): the field's own default."""
+        generated = self.__dict__.get("_generated_option_classes")
+        if generated is None:
+            generated = self.__dict__["_generated_option_classes"] = generated_option_classes(
+                t for m in self.modules if (t := m.source.tree) is not None
+                and (not m.source.has_text or m.source.mentions("add_argument")))
+        if not generated or self.attribute_assigned(attr):
+            return None
+        out: Value | None = None
+        for atom in obj.atoms:
+            cls = atom.cls  # type: ignore[attr-defined]
+            if cls.name not in generated or cls.dataclass_fields is None:
+                return None
+            fields = dict(inherited_fields(c.dataclass_fields for c in reversed(cls.mro())))
+            if self.heap_get((atom, attr)) is None or not self.heap_get((atom, attr)).top:
+                return None  # (a value the analysis knows: read as stored)
+            default = fields.get(attr)
+            if default is None or field_call(default) is not None:
+                return None  # (no default, or ``field(...)``: not a plain default)
+            value = self.class_lookup(cls, attr)
+            if value is None:
+                return None
+            out = value if out is None else out.join(value)
+        return out
 
     def _option_values(self) -> dict[str, OptionValues]:
         found = self.__dict__.get("_option_value_table")

@@ -218,6 +218,11 @@ class LibraryModel:
         nothing recorded (``x.is_cuda``, ``x.device.type``: what narrows ``x`` in each branch); None: not known."""
         return None
 
+    def items(self, atom: Atom, st: State, fr: Frame) -> list[Value] | None:
+        """The items of a library record in order (a ``typing.NamedTuple`` instance's fields), for unpacking it
+        (``x, y = batch``) and collating it; None: not one."""
+        return None
+
     def element(self, atom: Atom, how: str) -> Value | None:
         """An element of ``atom``: ``how`` is ``"iterate"`` (``for x in atom``), ``"unpack"`` (``x, y = atom``)
         or ``"slice"`` (``atom[a:b]``)."""

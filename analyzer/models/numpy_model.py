@@ -146,12 +146,16 @@ def _arrays(*kinds: str | None, ndim: int | None = None) -> Value:
 
 
 def _shape_ndim(shape: Value | None) -> int | None:
-    """The number of dimensions a shape argument gives: ``3`` -> 1, ``(3, 4)`` -> 2; ``None``: not known."""
-    if shape is None or shape.top or len(shape.atoms) != 1:
+    """The number of dimensions a shape argument gives: ``3`` or ``len(x)`` (an int whose value is not known)
+    -> 1, ``(3, 4)`` -> 2; ``None``: not known."""
+    if shape is None or shape.top or not shape.atoms:
+        return None
+    if all((isinstance(a, Const) and type(a.value) is int) or (isinstance(a, NumberAtom) and a.tname == "int")
+           for a in shape.atoms):
+        return 1
+    if len(shape.atoms) != 1:
         return None
     atom = next(iter(shape.atoms))
-    if isinstance(atom, Const) and type(atom.value) is int:
-        return 1
     return len(atom.items) if isinstance(atom, SeqAtom) and atom.items is not None else None
 
 

@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..choices import Tag, ValueTest, program_choice
+from ..choices import OTHER_SHOWN, Tag, ValueTest, program_choice
 
 #: calls that read the option's text in another form: the same test of the same value
 _VIEWS = frozenset({"lower", "upper", "strip", "casefold"})
@@ -173,7 +173,8 @@ class OptionDomain:
             return None
         digest = zlib.crc32(_OTHER.join(self.values).encode())  # (one program's values: not another's)
         group = f"--{self.dest}#{digest:x}"
-        choice = program_choice(f"{test.name(self.dest)}#{group}", ValueTest(group, answers))
+        shown = tuple(OTHER_SHOWN if _OTHER in v else repr(v) for v in self.values)
+        choice = program_choice(f"{test.name(self.dest)}#{group}", ValueTest(group, answers), shown)
         return frozenset({(choice, holds)})
 
 

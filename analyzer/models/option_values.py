@@ -8,6 +8,12 @@ option with a ``True``/``False`` default and a converter (``type=str2bool``), or
 few constants takes those values, one program-wide choice named as the namespace names it (so ``if
 cfg.cpu:`` in one class and ``if args.cpu:`` or ``if not self.cfg.cpu:`` elsewhere are one answer); a
 ``type=int``/``float`` option is the run's one number. With no options given, each is its default.
+
+Options generated from a dataclass's own fields (``for name, value in asdict(Config()).items():
+parser.add_argument("--" + name, default=value)``, or over ``dataclasses.fields(Config)`` with ``default=f.default``)
+have names the syntax does not tell; the classes they come from are found instead
+(:func:`generated_option_classes`): with no options given, each field of such a class read through an object
+filled from the namespace is the field's own default.
 """
 
 from __future__ import annotations
@@ -122,3 +128,67 @@ def option_values(trees: Iterable[ast.AST]) -> dict[str, OptionValues]:
             values = _values_of(node)
             found[dest] = values if dest not in found or found[dest] == values else None
     return {dest: values for dest, values in found.items() if values is not None}
+
+
+# ``asdict(C())`` / ``vars(C())`` / ``C().__dict__`` (``.items()``, ``.keys()``), ``fields(C)``
+_FIELD_SOURCES = frozenset({"asdict", "vars", "fields"})
+
+
+def _call_name(node: ast.expr) -> str | None:
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _class_of_fields(node: ast.expr) -> str | None:
+    """The class name ``C`` of a loop's iterable over a dataclass's fields with their defaults (None: not
+    such an iterable)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "keys") \
+            and not node.args:
+        node = node.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        made = node.value
+    elif isinstance(node, ast.Call) and _call_name(node) in _FIELD_SOURCES and len(node.args) == 1 \
+            and not node.keywords:
+        made = node.args[0]
+        if _call_name(node) == "fields":  # (``fields(C)``: the class itself, or an instance)
+            made = made if isinstance(made, ast.Call) else ast.Call(func=made, args=[], keywords=[])
+    else:
+        return None
+    if isinstance(made, ast.Call) and not made.args and not made.keywords:
+        cls = made.func
+        if isinstance(cls, ast.Name):
+            return cls.id
+        if isinstance(cls, ast.Attribute):
+            return cls.attr
+    return None
+
+
+def generated_option_classes(trees: Iterable[ast.AST]) -> frozenset[str]:
+    """Names of the classes whose fields a loop adds as options, each with the field's default as the option's
+    (``add_argument`` with a computed name and ``default=`` the loop's value, or ``.default`` of its field)."""
+    found: set[str] = set()
+    for tree in trees:
+        for loop in ast.walk(tree):
+            if not isinstance(loop, (ast.For, ast.AsyncFor)):
+                continue
+            cls = _class_of_fields(loop.iter)
+            if cls is None:
+                continue
+            targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            for node in (n for stmt in loop.body for n in ast.walk(stmt)):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "add_argument" and _default_from(node, targets):
+                    found.add(cls)
+    return frozenset(found)
+
+
+def _default_from(call: ast.Call, targets: set[str]) -> bool:
+    """Whether ``default=`` of this ``add_argument`` is the loop's value (``value``, ``f.default``)."""
+    default = _keyword(call, "default")
+    if isinstance(default, ast.Attribute) and default.attr == "default":
+        default = default.value
+    return isinstance(default, ast.Name) and default.id in targets

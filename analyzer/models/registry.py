@@ -25,15 +25,16 @@ def default_models() -> tuple[type[LibraryModel], ...]:
     from .progress_bars import ProgressBars
     from .pyg_model import PygModel
     from .records import Records
+    from .string_methods import StringMethods
     from .torch_model import TorchModel
     from .torchaudio_model import TorchaudioModel
 
-    # transformers' models before torch: they are layers whose calls, ``.device`` and ``generate`` it answers
-    # (the rest of nn.Module's API is torch's); PyG's message-passing calls with features on the weights' device
-    # too (their edge index is an index); torch then answers numpy calls that take tensors
-    # (``np.asarray(t)``) before numpy's own table; torchaudio and PyG make library layers the torch model then calls
-    # and moves; the library references last: the calls of them no model
-    # above answered are unknown
-    return (HFModels, PygModel, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints, ArrayConsumers, Plots,
-            ProgressBars, HFTrainer, AccelerateModel, TorchaudioModel, HFDatasets, Records,
+    # Python's string methods first (they answer only known strings); transformers' models before torch: they
+    # are layers whose calls, ``.device`` and ``generate`` it answers (the rest of nn.Module's API is torch's);
+    # PyG's message-passing calls with features on the weights' device too (their edge index is an index); torch
+    # then answers numpy calls that take tensors (``np.asarray(t)``) before numpy's own table; torchaudio and PyG
+    # make library layers the torch model then calls and moves; the library references last: the calls of them
+    # no model above answered are unknown
+    return (StringMethods, HFModels, PygModel, TorchModel, NumpyModel, ArgparseModel, Copies, EntryPoints,
+            ArrayConsumers, Plots, ProgressBars, HFTrainer, AccelerateModel, TorchaudioModel, HFDatasets, Records,
             LibraryReferences)

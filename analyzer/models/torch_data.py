@@ -27,7 +27,9 @@ first, which is recorded where the CUDA tensor is made):
   and a torch call there that makes a CUDA tensor from no CUDA input (``.cuda()``, ``.to(device)``, a creation
   on a CUDA device) fails with torch's ``Cannot re-initialize CUDA in forked subprocess``, and so does one that
   computes with a CUDA tensor the parent process made (a project dataset's features moved to the GPU in
-  ``__init__``, indexed in ``__getitem__``: the parent initialised CUDA, the child cannot); a library dataset
+  ``__init__``, indexed in ``__getitem__``: the parent initialised CUDA, the child cannot). A later call over
+  such a tensor (one the worker made, whose source names the first failure, or the parent's) fails again: it
+  is recorded too, a cascade of the first (:mod:`rules.cascades`); a library dataset
   (a ``TensorDataset``, a list, a tensor) holding CUDA tensors fails the same way when torch indexes it there
   (recorded at the ``DataLoader(...)`` call). A ``spawn`` or ``forkserver`` context, or one the analysis does
   not know, is silent.
@@ -57,6 +59,7 @@ from ..domain import (
     DictAtom,
     Instance,
     NumberAtom,
+    Origin,
     SeqAtom,
     V,
     Value,
@@ -77,6 +80,7 @@ from ..torch_domain import (
     TorchTensorAtom,
     TorchWorkersAtom,
 )
+from .records import RecordAtom, named_fields, record
 from .signatures import Bound, argument, bind_call
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -172,7 +176,7 @@ class TorchData:
                 # the project's own collation, called on a list of items (as the loader does for each batch)
                 batch = self.call(own_collate, [V(seq_of("list", item))], {}, node, st, fr)  # type: ignore[attr-defined]
             else:
-                batch = _collated(item, self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
+                batch = _collated(self._as_records(item, st, fr), self.origin(node, fr, "DataLoader batch"))  # type: ignore[attr-defined]
         finally:
             if saved is None:
                 st.modes.pop(WORKER_VAR, None)
@@ -220,21 +224,24 @@ class TorchData:
         if workers is None or node is None:
             return result
         tensors = _tensors(result)
-        # the CUDA tensors the worker's own code makes (reported where made): using them again is not another bug
-        made: set = self.__dict__.setdefault("_worker_made", set())
+        # the CUDA tensors the worker's own code made, each to the tensor made where the worker first failed:
+        # using one again fails again, a cascade of that first failure (:mod:`rules.cascades`), not another bug
+        made: dict[Origin, Origin] = self.__dict__.setdefault("_worker_made", {})
         cuda_inputs = [t for value in inputs for t in _tensors(value) if t.dev.type == "cuda"]
-        inherited = [t for t in cuda_inputs if t.origin is not None and t.origin not in made]
-        parents = {t.origin for t in inherited}  # (an index of a parent's tensor keeps its origin: still the parent's)
-        made.update(t.origin for t in tensors if t.dev.type == "cuda" and t.origin is not None
-                    and t.origin not in parents)
+        # (an index of a parent's tensor keeps its origin: still the parent's)
+        firsts = {id(t): _worker_first(t, made) for t in cuda_inputs}
+        if cuda_inputs and not tensors:
+            return result  # one that gives no tensor (``size()``, ``dim()``) reads metadata only
+        parents = {t.origin for t in cuda_inputs if firsts[id(t)] is None}
+        for t in tensors:
+            if t.dev.type == "cuda" and t.origin is not None and t.origin not in made and t.origin not in parents:
+                first = next((f for f in firsts.values() if f is not None), None)
+                made[t.origin] = first if first is not None else t.origin
         if cuda_inputs:
-            # a CUDA tensor of the parent process (made before the fork): a call that computes with it initialises
-            # CUDA in the child (one that gives no tensor, ``size()``, ``dim()``, reads metadata only)
-            if not inherited or not tensors:
-                return result
-            tensors = inherited
-        elif not tensors:
-            return result
+            # a CUDA tensor of the parent process (made before the fork) or the worker's own: a call that
+            # computes with it initialises CUDA in the child (the worker's own names the first failure)
+            tensors = [t if (first := firsts[id(t)]) is None else t.with_(source=first, ndim=t.ndim)
+                       for t in cuda_inputs]
         # (a CPU result is recorded too, at the call's worker site: it shows the worlds where the worker is fine)
         possibilities = [Possibility((("tensor", t), ("worker", w)),
                                      "MV209" if t.dev.type == "cuda" else None,
@@ -300,6 +307,15 @@ class TorchData:
         self.torch_record(self.site(node, "RandomSampler", fr), possibilities, False, TOP, st, fr,  # type: ignore[attr-defined]
                           raises=False)
 
+    def _as_records(self, item: Value, st: State, fr: Frame) -> Value:
+        """``item`` with each ``typing.NamedTuple`` instance as a record of its fields (collated field by field)."""
+        out = Value(frozenset(), item.top)
+        for atom in item.atoms:
+            names = named_fields(atom)
+            fields = None if names is None else self.model_items(atom, st, fr)  # type: ignore[attr-defined]
+            out = out.join(V(atom) if names is None or fields is None else V(record(names, fields)))
+        return out
+
     def _dataset_item(self, dataset: Value, index: Value, node: ast.AST, st: State, fr: Frame) -> Value:
         """``dataset[i]``: a project dataset's ``__getitem__`` called with ``index``; for anything else, what
         iterating it gives (a ``TensorDataset``'s rows, a list's elements, a tensor's rows)."""
@@ -343,6 +359,8 @@ def _collated(item: Value, origin: Any) -> Value:
             out = out.join(V(TorchTensorAtom(CPU, NO_GRAD, False, origin=origin)))
         elif isinstance(atom, Const) and atom.tname == "str":
             out = out.join(V(seq_of("list", V(atom))))
+        elif isinstance(atom, RecordAtom) and atom.items is not None:  # a named tuple: of the same type
+            out = out.join(V(record(atom.names, [_collated(element, origin) for element in atom.items])))
         elif isinstance(atom, (SeqAtom, DictAtom)):  # a tuple's elements are collated into a list
             collated = map_elements(atom, lambda element: _collated(element, origin), kind="list")
             if isinstance(collated, SeqAtom) and collated.items is not None:
@@ -355,6 +373,14 @@ def _collated(item: Value, origin: Any) -> Value:
 
 def _tensors(value: Value) -> list[TorchTensorAtom]:
     return [a for a in value.atoms if isinstance(a, TorchTensorAtom)]
+
+
+def _worker_first(tensor: TorchTensorAtom, made: dict[Origin, Origin]) -> Origin | None:
+    """Where the worker first failed making the CUDA tensor ``tensor`` comes from (None: the parent's tensor)."""
+    for origin in (tensor.origin, tensor.source):
+        if origin is not None and origin in made:
+            return made[origin]
+    return None
 
 
 def _tensors_in(value: Value, depth: int = 0) -> list[TorchTensorAtom]:

@@ -871,6 +871,8 @@ class TorchModel(TorchData, LibraryModel):
                 possibilities.append(Possibility(pairs, None, "", f"torch.{op or api}"))
                 if absent and all(a.dev == CPU and a.zero_dim is not False for a in data) and T.scalar_exempt(op):
                     continue  # a CPU scalar with an unknown operand: the result is where that operand is (unknown)
+                if absent and st.past_failure:
+                    continue  # an unknown operand past a failure may be what that failure left: so is the result
                 device = next((a.dev for a in data if not (a.dev == CPU and a.zero_dim)), data[0].dev)
                 target = results
             needs_grad = any(True in self.grad_flags(a) for a in combo) and op not in NO_GRAD_RESULTS \
@@ -2272,7 +2274,11 @@ class TorchModel(TorchData, LibraryModel):
             own = tags_of(layer)
             inputs = [a for a in torch_tensors(x) if consistent(own, tags_of(a))] or torch_tensors(x)
             undecided = layer.dev == CPU and any(a.dev != CPU for a in inputs)
-            placed = not inputs or x.top or any(not (layer.dev == CPU and a.dev != CPU) for a in inputs)
+            # an unknown input past a failure may be what that failure left (a model whose first layer refused the
+            # batch): not placed on these weights either, or a model left on the CPU is found again at its output
+            guessed = x.top and st.past_failure
+            placed = (not inputs or x.top) and not guessed or any(not (layer.dev == CPU and a.dev != CPU)
+                                                                  for a in inputs)
             # its ways: the layer's and the input's (the output of an input on one way of a choice is on that way)
             ways = {joined((own, tags_of(a))) for a in inputs
                     if consistent(own, tags_of(a)) and not (layer.dev == CPU and a.dev != CPU)} or {own}
@@ -2287,7 +2293,7 @@ class TorchModel(TorchData, LibraryModel):
                                                                False, origin=output, source=source),
                                                way)
                                      for enabled in self.grad_modes(st) for grad in tracked for way in ways)
-                           if placed else (), checked.top or undecided) if not st.dead else BOTTOM
+                           if placed else (), checked.top or undecided or guessed) if not st.dead else BOTTOM
             if layer.name in TUPLE_OUTPUTS and not st.dead:
                 # ``output, (h, c) = lstm(x)``, ``output, h = gru(x)``, ``out, weights = attention(q, k, v)``
                 second = V(seq("tuple", (result, result))) if layer.name == "LSTM" else result

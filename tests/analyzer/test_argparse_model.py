@@ -419,3 +419,50 @@ def test_every_test_of_one_string_option_is_one_choice_over_its_values() -> None
     assert "when the command line gives options" in found, found
     (found,) = _option_program('options.device.startswith("cuda")', "Config(device=args.device)")
     assert "cpu" in found, found
+
+
+def test_classes_whose_fields_a_loop_makes_options_are_found() -> None:
+    from devicelint.models.option_values import generated_option_classes
+
+    tree = ast.parse("""
+for name, value in asdict(Train()).items():
+    parser.add_argument("--" + name, type=type(value), default=value)
+for f in dataclasses.fields(Eval):
+    parser.add_argument(f"--{f.name}", default=f.default)
+for key, val in vars(cfg.Other()).items():
+    parser.add_argument("--" + key, default=None)  # (not the field's default: not generated from it)
+for key in Plain().__dict__:
+    parser.add_argument("--" + key)
+""")
+    assert generated_option_classes([tree]) == frozenset({"Train", "Eval"})
+
+
+def test_a_config_filled_from_options_made_of_its_fields_reads_its_defaults_without_options() -> None:
+    source = """
+import argparse
+from dataclasses import asdict, dataclass
+import torch
+from devicelint import reveal_device
+
+@dataclass
+class Config:
+    device: str = "cuda"
+    other: str = "cpu"
+
+class Loose:
+    device = "cuda"
+
+parser = argparse.ArgumentParser()
+for name, value in asdict(Config()).items():
+    parser.add_argument("--" + name, default=value)
+args = parser.parse_args()
+cfg = Config(**vars(args))
+reveal_device(torch.ones(1, device=cfg.device))
+cfg.other = "cuda"
+reveal_device(torch.ones(1, device=cfg.other))
+"""
+    report = check_source(source, "script.py", Settings(jobs=1))
+    reveals = [d.message.removeprefix("reveal_device: ") for d in sorted(report.diagnostics, key=lambda d: d.row)
+               if not d.code]
+    # with options given the field is any string; stored later, it is what was stored
+    assert reveals == ["Unknown | cuda:0 tensor", "cuda:0 tensor"]

@@ -51,6 +51,19 @@ def test_each_line_with_a_finding_gets_a_directive_and_the_findings_are_gone(
     assert add_noqa(capsys, "-q", str(path)) == (0, "", "")
 
 
+def test_the_failures_a_finding_lists_get_their_directives_too(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # the sum fails again over the batch the product left behind: one finding, but silenced alone it would hand
+    # the sum back as a finding of its own (a directive silences its line only)
+    path = tmp_path / "train.py"
+    path.write_text("import torch\n\nweights = torch.randn(4, 4, device='cuda')\nbatch = torch.randn(8, 4)\n"
+                    "hidden = batch @ weights\nmixed = hidden + batch\n", encoding="utf-8")
+    assert len(findings(capsys, str(path))) == 1
+    assert add_noqa(capsys, str(path)) == (0, "", "Added 2 noqa directives.\n")
+    assert path.read_text(encoding="utf-8").splitlines()[4:] == [
+        "hidden = batch @ weights  # noqa: MV201", "mixed = hidden + batch  # noqa: MV201"]
+    assert findings(capsys, str(path)) == []
+
+
 def test_a_line_with_a_directive_gets_the_codes_added_and_other_comments_stay(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "train.py"

@@ -180,3 +180,14 @@ def test_to_numpy_round_trip_keeps_the_kind() -> None:
     reveal_device(back)  # reveal: Autodiff { device: Flex, checkpointing: Disabled } int
     back.inner()
     """)
+
+
+def test_a_size_that_is_an_int_of_unknown_value_makes_one_dimension() -> None:
+    """``np.zeros(len(rewards))``: the count is not known, but an int shape is always one dimension."""
+    from devicelint.domain import NumberAtom
+
+    count = V(NumberAtom("int"))
+    assert _ndim(numpy_call("numpy.zeros", [count], {})) == np.zeros(3).ndim
+    assert _ndim(numpy_call("numpy.full", [count.join(V(const(2))), V(const(0.5))], {})) == 1
+    assert _ndim(numpy_call("numpy.empty", [V(NumberAtom("float"))], {})) is None  # (numpy refuses a float)
+    assert _ndim(numpy_call("numpy.zeros", [TOP], {})) is None

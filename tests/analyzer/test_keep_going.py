@@ -7,6 +7,7 @@ hide the bugs of the functions that run after it, and ``# noqa`` on the first fi
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -366,3 +367,85 @@ def test_a_sequential_past_a_refusing_layer_gives_no_made_up_device(tmp_path: Pa
     assert lint(tmp_path, capsys, {"kd.py": DISTILL}) == ["kd.py:16: MV202 [warning]"]
     moved = DISTILL.replace("teacher = make_teacher()", "teacher = make_teacher().to(device)")
     assert lint(tmp_path, capsys, {"kd.py": moved}) == []
+
+
+KEEP_GOING_DATA = Path(__file__).resolve().parents[1] / "data" / "keep_going"
+
+
+@pytest.mark.parametrize(("program", "root"), [
+    # the target network's first layer refuses the GPU batch: its Q-values are unknown, so the `gather` with the
+    # GPU actions and the TD target are not findings (its later layers would have put them on their CPU weights)
+    ("target_network_left_on_cpu.py", 19),
+    # the reloaded model's embedding refuses the GPU ids: adding its CPU positional buffer to that unknown is
+    # unknown, not a CPU tensor that the GPU padding mask and the head would then meet
+    ("reloaded_model_positional_buffer.py", 25),
+])
+def test_an_unknown_left_by_a_failure_is_not_placed_by_what_it_meets(program: str, root: int, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    text = (KEEP_GOING_DATA / program).read_text(encoding="utf-8")
+    assert lint(tmp_path, capsys, {program: text}) == [f"{program}:{root}: MV202 [warning]"]
+
+WORKER_DATASET = """\
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+
+    class Noisy(Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            noise = torch.randn(4, device="cuda") * 0.1{noqa}
+            scaled = noise.clamp(-1, 1)
+            fresh = torch.ones(4, device="cuda")
+            return scaled.cpu() + fresh.cpu()
+
+
+    model = torch.nn.Linear(4, 2).cuda()
+    for batch in DataLoader(Noisy(), batch_size=4, num_workers=2):
+        model(batch.cuda())
+    """
+
+
+def test_a_forked_worker_using_its_cuda_tensor_again_is_one_finding(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    # the worker dies at its first CUDA call: what it does later with that tensor is the same failure, listed by
+    # the first finding; a second tensor it makes on the GPU is a finding of its own
+    program = WORKER_DATASET.format(noqa="")
+    assert lint(tmp_path, capsys, {"data.py": program}) == ["data.py:10: MV209 [error]", "data.py:12: MV209 [error]"]
+    findings = {d.row: d for d in check_source(textwrap.dedent(program), "data.py").findings}
+    assert [(r.row, r.column) for r in findings[10].related if "same tensor" in r.message] == [(11, 18), (13, 16)]
+    assert [r.row for r in findings[12].related if "same tensor" in r.message] == [13]
+
+
+def test_noqa_on_a_root_finding_reports_what_it_had_folded(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # the noqa silences the finding's line only: the concatenation that fails again over the start tokens is then
+    # reported on its own line, and the directive is used (no MV902)
+    program = GENERATE.format(after="print(out.shape)").replace(
+        "out = generate(model, start, 5)", "out = generate(model, start, 5)  # noqa: MV202")
+    assert lint(tmp_path, capsys, {"gen.py": program}) == ["gen.py:20: MV201 [error]"]
+    silenced_too = program.replace("idx = torch.cat([idx, nxt], dim=1)",
+                                   "idx = torch.cat([idx, nxt], dim=1)  # noqa: MV201")
+    assert lint(tmp_path, capsys, {"gen.py": silenced_too}) == []
+
+
+def test_noqa_on_a_worker_finding_makes_the_next_failure_over_its_tensor_the_finding(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    program = WORKER_DATASET.format(noqa="  # noqa: MV209")
+    # the first later call over the noise is the finding now, and lists the one after it
+    assert lint(tmp_path, capsys, {"data.py": program}) == ["data.py:11: MV209 [error]", "data.py:12: MV209 [error]"]
+    main(["check", "--no-cache", "--output-format", "json", str(tmp_path / "data.py")])
+    found = {d["location"]["row"]: d for d in json.loads(capsys.readouterr().out)}
+    assert [(r["location"]["row"], r["location"]["column"]) for r in found[11]["related"]
+            if "here too" in r["message"]] == [(13, 16)]
+    # a noqa on that line too: the last one is reported
+    both = program.replace("scaled = noise.clamp(-1, 1)", "scaled = noise.clamp(-1, 1)  # noqa: MV209")
+    assert lint(tmp_path, capsys, {"data.py": both}) == ["data.py:12: MV209 [error]", "data.py:13: MV209 [error]"]
+
+
+def test_a_finding_keeps_what_it_folded_through_the_cache() -> None:
+    from devicelint.diagnostics import Diagnostic
+
+    [finding] = check_source(textwrap.dedent(GENERATE.format(after="print(out.shape)")), "gen.py").findings
+    assert [(f.row, f.code) for f in finding.folded] == [(20, "MV201")]
+    assert Diagnostic.from_cache(finding.to_cache()) == finding

@@ -249,3 +249,65 @@ def test_a_test_joined_by_and_carries_the_options_way_it_implies() -> None:
         main()
     """
     assert _findings(source) == []
+
+
+THREE_WAYS = """
+    import argparse
+    import torch
+    from torch import nn
+
+
+    def step(model, x):
+        return model(x)
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda", choices=["cuda", "mps", "cpu"])
+        parser.add_argument("--cuda", action="store_true")
+        args = parser.parse_args()
+        model = nn.Linear(8, 2)
+        if args.device == "cuda":
+            model.cuda()
+        elif args.device == "mps":
+            MPS_WAY
+        else:
+            model.float()
+        x = torch.randn(4, 8).to(args.device)
+        print(model(x))
+        CALLER
+        head = nn.Linear(8, 2).cuda()
+        batch = [torch.randn(4, 8), torch.randn(4, 8)]
+        batch = [t.cuda() if args.cuda else t for t in batch]
+        print([head(t) for t in batch])
+
+
+    main()
+"""
+
+
+def test_an_in_place_move_on_one_way_of_three_and_a_comprehension_test() -> None:
+    correct = THREE_WAYS.replace("MPS_WAY", 'model.to("mps")').replace("CALLER", "").replace(
+        "head = nn.Linear(8, 2).cuda()", "head = nn.Linear(8, 2).cuda() if args.cuda else nn.Linear(8, 2)")
+    assert _findings(correct) == []
+    found = _findings(THREE_WAYS.replace("MPS_WAY", "model.float()").replace("CALLER", ""))
+    # each names the option value it needs: the mps way forgot the model, and no --cuda leaves the batch behind
+    assert [(row, code) for row, code, _m in found] == [(24, "MV202"), (29, "MV202")], found
+    assert "; fails only where `--device` is 'mps'" in found[0][2]
+    assert "; fails only where `--cuda` is False" in found[1][2]
+
+
+def test_a_failure_reported_at_the_caller_names_the_values_that_fail() -> None:
+    source = THREE_WAYS.replace("MPS_WAY", 'model.to("mps")').replace(
+        "CALLER", 'print(step(nn.Linear(8, 2).to("cuda"), x))')
+    found = [f for f in _findings(source) if f[0] == 25]
+    assert [(row, code) for row, code, _m in found] == [(25, "MV202")], found
+    message = found[0][2]
+    assert "this call passes the failing operand" in message
+    assert "fails only where `--device` is 'cpu' or 'mps'" in message
+    # every value fails: an error, with no value named
+    every = source.replace('choices=["cuda", "mps", "cpu"]', 'choices=["mps", "cpu"]').replace(
+        'default="cuda"', 'default="cpu"')
+    report = check_source(textwrap.dedent(every), "train.py", Settings(jobs=1, select=("MV2",)))
+    [caller] = [d for d in report.diagnostics if d.row == 25]
+    assert caller.severity.value == "error" and "fails only where" not in caller.message

@@ -85,6 +85,28 @@ async def test_a_client_that_counts_utf8_gets_byte_columns(utf8_client: Language
     assert hover is not None and hover.range.start == diagnostic.range.start
 
 
+CASCADE = """\
+import torch
+
+weights = torch.randn(4, 4, device="cuda")
+batch = torch.randn(8, 4)
+hidden = batch @ weights{noqa}
+mixed = hidden + batch
+"""
+
+
+async def test_noqa_on_a_finding_reports_what_it_listed_on_other_lines(client: LanguageClient, workspace: Path):
+    # the sum fails again over the CPU batch the product left behind: listed by the product's finding, and
+    # reported on its own line once a noqa silences the product's
+    uri = open_file(client, workspace / "cascade.py", CASCADE.format(noqa=""))
+    (diagnostic,) = await published(client, uri, 1)
+    assert diagnostic.range.start.line == 4
+    assert [r.location.range.start.line for r in diagnostic.related_information or []
+            if "here too" in r.message] == [5]
+    replace_all(client, uri, CASCADE.format(noqa="  # noqa: MV201"), 2)
+    assert codes(await published(client, uri, 2)) == [("MV201", 5)]
+
+
 async def test_an_edit_is_rechecked_and_closing_clears(client: LanguageClient, workspace: Path):
     uri = open_file(client, workspace / "main.py", MOVE)
     assert codes(await published(client, uri, 1)) == [("MV102", 3)]
