@@ -192,3 +192,13 @@ def test_spawned_workers_run_worlds_alike(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(scheduler, "_context", lambda: (multiprocessing.get_context("spawn"), False))
     serial, parallel = run_both(program(tmp_path), monkeypatch)
     assert [d.code for d in parallel.findings] == ["MV202"] and as_data(parallel) == as_data(serial)
+
+
+def test_what_a_world_sends_back_keeps_the_choices_told_by_identity() -> None:
+    import pickle
+
+    from devicelint.choices import NO_TEST, ValueTest
+
+    assert pickle.loads(pickle.dumps(NO_TEST)) is NO_TEST
+    test = ValueTest("--device#1", (True, False))
+    assert pickle.loads(pickle.dumps(test)) == test
