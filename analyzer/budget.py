@@ -49,6 +49,14 @@ class OverBudget(Exception):
         self.reason = reason
 
 
+def steps_reason(steps: int) -> str:
+    return f"more than {steps:,} statements analysed"
+
+
+def seconds_reason(seconds: float) -> str:
+    return f"more than {seconds:g} s"
+
+
 def resident_bytes() -> int:
     """The process's resident memory now (Linux); elsewhere its peak, which only errs towards stopping early."""
     try:
@@ -82,6 +90,17 @@ class Budget:
     def leave(self) -> None:
         self.runs.pop()
 
+    def new_world(self) -> None:
+        """An engine run of one world begins: what was ticked since the last check is counted, and the next
+        check is :data:`CHECK_EVERY` statements into this run (where it would be in a run alone)."""
+        self.steps += CHECK_EVERY - self.left
+        self.left = CHECK_EVERY
+
+    @property
+    def ticked(self) -> int:
+        """The statements analysed so far (those since the last check too)."""
+        return self.steps + CHECK_EVERY - self.left
+
     def tick(self) -> None:
         self.left -= 1
         if self.left <= 0:
@@ -92,9 +111,9 @@ class Budget:
         self.left = CHECK_EVERY
         limits = self.limits
         if limits.steps is not None and self.steps > limits.steps:
-            raise OverBudget(f"more than {limits.steps:,} statements analysed")
+            raise OverBudget(steps_reason(limits.steps))
         if limits.seconds is not None and time.monotonic() - self.started > limits.seconds:
-            raise OverBudget(f"more than {limits.seconds:g} s")
+            raise OverBudget(seconds_reason(limits.seconds))
         if limits.memory is not None:
             grown = resident_bytes() - self.baseline
             if grown > limits.memory:
@@ -120,6 +139,9 @@ class _Unlimited(Budget):
         return None
 
     def leave(self) -> None:
+        return None
+
+    def new_world(self) -> None:
         return None
 
 

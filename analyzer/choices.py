@@ -60,6 +60,14 @@ class ValueTest:
     group: str
     holds: tuple[bool, ...]  # by the group's values, in one order
 
+    def __reduce__(self) -> tuple[object, tuple[str, tuple[bool, ...]]]:
+        # :data:`NO_TEST` is told by identity: unpickled (a world's facts from a worker process), it is it again
+        return _value_test, (self.group, self.holds)
+
+
+def _value_test(group: str, holds: tuple[bool, ...]) -> ValueTest:
+    return NO_TEST if not group and not holds else ValueTest(group, holds)
+
 
 #: a choice that tests no value
 NO_TEST = ValueTest("", ())

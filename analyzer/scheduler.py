@@ -7,7 +7,10 @@ exception inside the analysis is an MV903 on the component, never a lost run.
 Components are independent, so :func:`run` spreads them over a process pool
 when there are enough files for it to pay, packed into tasks of about equal
 size; a worker that dies (killed, for example out of memory) loses only its
-unfinished components, each of which runs again alone.
+unfinished components, each of which runs again alone. A component larger than
+a worker's share, with several worlds (one training project), is split into a
+work item per world instead (:mod:`analyzer.world_items`): the workers send back
+each world's facts and the parent merges them and runs the rules.
 
 Diagnostics are identical in one process and in many (a test checks it on the
 fixtures): each component runs the same code on the same input either way.
@@ -78,12 +81,21 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
                        backends: frozenset[str] | None,
                        expressions: dict[str, list[tuple[int, int, int, int, str]]] | None,
                        fixes: bool, limits: Limits | None, target: str = "auto") -> list[Diagnostic]:
-    from devicelint.rules import all_rules
-
     from .budget import budgeted
     from .engine.worlds import run_worlds
-    from .facts import FactStore
 
+    parsed = prepared(sources)
+    facts = new_facts(profile, target, expressions is not None)
+    stopped: list[tuple[str, int, str]] = []
+    if parsed:
+        with deep_recursion(), budgeted(limits) as budget:
+            run_worlds(parsed, facts, profile, backends, project_modules, target)
+        stopped = budget.stopped
+    return component_diagnostics(sources, parsed, facts, stopped, expressions, fixes)
+
+
+def prepared(sources: list[frontend.SourceFile]) -> list[frontend.SourceFile]:
+    """The component's files ready for the engine: parsed, their texts let go."""
     parsed = []
     for source in sources:
         if source.tree is None and frontend.parse(source) is not None:
@@ -91,27 +103,46 @@ def _analyze_component(sources: list[frontend.SourceFile], project_modules: froz
         parsed.append(source)
     for source in parsed:  # (the trees are parsed: the engine reads a text seldom, decoded again then)
         source.forget_text()
+    return parsed
+
+
+def new_facts(profile: str, target: str, expressions: bool) -> FactStore:
+    from .facts import FactStore
+
     facts = FactStore()
     facts.profile = profile
     facts.target = target
-    if expressions is not None:
+    if expressions:
         facts.expressions = {}
-    if parsed:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
-        try:
-            with budgeted(limits) as budget:
-                run_worlds(parsed, facts, profile, backends, project_modules, target)
-        except RecursionError as error:  # a bound, not a bug: the program nests deeper than the stack allows
+    return facts
+
+
+class deep_recursion:
+    """``with deep_recursion():`` the engine may nest as deep as :data:`RECURSION_LIMIT`; deeper is a budget
+    stop (a bound, not a bug: the program nests deeper than the stack allows)."""
+
+    def __enter__(self) -> None:
+        self.limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(self.limit, RECURSION_LIMIT))
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        sys.setrecursionlimit(self.limit)
+        if isinstance(error, RecursionError):
             raise OverBudget("nesting too deep to analyse") from error
-        finally:
-            sys.setrecursionlimit(limit)
+
+
+def component_diagnostics(sources: list[frontend.SourceFile], parsed: list[frontend.SourceFile], facts: FactStore,
+                          stopped: list[tuple[str, int, str]],
+                          expressions: dict[str, list[tuple[int, int, int, int, str]]] | None = None,
+                          fixes: bool = True) -> list[Diagnostic]:
+    """Every rule's diagnostics on a component's facts, the reveal notes and the functions' budget notes."""
+    from devicelint.rules import all_rules
+
     texts = Texts(parsed)  # where rules find their fixes' spans
     # without ``fixes`` (an editor's per-keystroke pass: fixes parse the file again, with libcst) none are built
     diagnostics = [d for rule in all_rules() for d in rule.check(facts, texts if fixes else None)]
     diagnostics.extend(reveal_notes(facts))
-    if parsed:
-        diagnostics.extend(function_budget_notes(budget.stopped))
+    diagnostics.extend(function_budget_notes(stopped))
     by_file = {s.path: s for s in sources}
     if expressions is not None:
         _expression_spans(facts, by_file, expressions)
@@ -288,82 +319,129 @@ def _context() -> tuple[Any, bool]:
     return multiprocessing.get_context("spawn"), False  # macOS, Windows: fork is unsafe or missing
 
 
-def _run_groups(groups: list[list[int]], payload: list[list[tuple[str, str, bool, bytes]]] | None,
-                project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
-                limits: Limits | None = DEFAULT_LIMITS, target: str = "auto") -> list[list[Diagnostic]]:
-    """In a worker: each group's diagnostics (a failure in one is its own MV903: :func:`analyze_component`)."""
-    results: list[list[Diagnostic]] = []
-    for n, group in enumerate(groups):
+#: a work item: a component (its index in ``groups``) and the world to run of it (None: the whole component)
+Item = tuple[int, int | None]
+
+
+def _run_items(items: list[tuple[list[int], int | None]], payload: list[list[tuple[str, str, bool, bytes]]] | None,
+               project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
+               limits: Limits | None = DEFAULT_LIMITS, target: str = "auto") -> list[Any]:
+    """In a worker: each item's result, a component's diagnostics (a failure in one is its own MV903:
+    :func:`analyze_component`) or one world's outcome (:func:`~analyzer.world_items.run_world_item`)."""
+    from .world_items import run_world_item
+
+    results: list[Any] = []
+    for n, (group, world) in enumerate(items):
         if payload is None:
             sources = [_SHARED[i] for i in group]
         else:
             sources = [frontend.SourceFile(path, module, is_package, data)
                        for path, module, is_package, data in payload[n]]
-        results.append(analyze_component(sources, project_modules, profile, backends, limits=limits, target=target))
+        if world is None:
+            results.append(analyze_component(sources, project_modules, profile, backends, limits=limits,
+                                             target=target))
+        else:
+            results.append(run_world_item(sources, world, project_modules, profile, backends, limits, target))
     return results
 
 
 def run(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str], profile: str,
         backends: frozenset[str] | None, jobs: int, limits: Limits | None = DEFAULT_LIMITS,
         target: str = "auto", meanwhile: Callable[[], None] | None = None) -> list[list[Diagnostic]]:
-    """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays. ``meanwhile``
-    is called once before any tree is analysed in this process (while the workers run, when there are any)."""
+    """Each group's diagnostics, in the order of ``groups``; in worker processes when it pays, a large
+    component's worlds each in its own (:mod:`analyzer.world_items`). ``meanwhile`` is called once before any
+    tree is analysed in this process (while the workers run, when there are any)."""
     files = sum(len(g) for g in groups)
-    if jobs <= 1 or len(groups) < 2 or files < MIN_PARALLEL_FILES:
+    items = work_items(sources, groups, jobs, target) if jobs > 1 else [(g, None) for g in range(len(groups))]
+    worlds_split = len(items) > len(groups)
+    if jobs <= 1 or len(items) < 2 or (files < MIN_PARALLEL_FILES and not worlds_split):
         if meanwhile is not None:
             meanwhile()
         return [analyze_component([sources[i] for i in g], project_modules, profile, backends, limits=limits,
                                   target=target) for g in groups]
     with _POOL_LOCK:
-        return _run_pool(sources, groups, project_modules, profile, backends, jobs, limits, target, meanwhile)
+        return _run_pool(sources, groups, items, project_modules, profile, backends, jobs, limits, target,
+                         meanwhile)
 
 
-def _pack(sources: list[frontend.SourceFile], groups: list[list[int]], bins: int) -> list[list[int]]:
-    """Group indexes packed into ``bins`` tasks of about equal size (largest first, into the lightest)."""
-    cost = [sum(len(sources[i].data) + 2000 for i in group) for group in groups]
-    order = sorted(range(len(groups)), key=lambda g: -cost[g])
+def _cost(sources: list[frontend.SourceFile], group: list[int]) -> int:
+    return sum(len(sources[i].data) + 2000 for i in group)
+
+
+def work_items(sources: list[frontend.SourceFile], groups: list[list[int]], jobs: int, target: str) -> list[Item]:
+    """The pool's work: a component each, or a world each of a component worth splitting
+    (:func:`~analyzer.world_items.splits`)."""
+    from . import world_items
+
+    counts = world_items.splits([_cost(sources, g) for g in groups], jobs,
+                                lambda n: world_items.world_count([sources[i] for i in groups[n]], target))
+    return [(g, w if count > 1 else None) for g, count in enumerate(counts) for w in range(count)]
+
+
+def _pack(costs: list[int], bins: int) -> list[list[int]]:
+    """Item indexes packed into ``bins`` tasks of about equal cost (largest first, into the lightest)."""
+    order = sorted(range(len(costs)), key=lambda n: -costs[n])
     tasks: list[list[int]] = [[] for _ in range(bins)]
     loads = [0] * bins
-    for g in order:
+    for n in order:
         lightest = loads.index(min(loads))
-        tasks[lightest].append(g)
-        loads[lightest] += cost[g]
+        tasks[lightest].append(n)
+        loads[lightest] += costs[n]
     return [t for t in tasks if t]
 
 
-def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], project_modules: frozenset[str],
-              profile: str, backends: frozenset[str] | None, jobs: int,
+def _run_pool(sources: list[frontend.SourceFile], groups: list[list[int]], items: list[Item],
+              project_modules: frozenset[str], profile: str, backends: frozenset[str] | None, jobs: int,
               limits: Limits | None, target: str = "auto",
               meanwhile: Callable[[], None] | None = None) -> list[list[Diagnostic]]:
-    """The groups in worker processes. A worker that dies (killed) loses only the tasks not finished: each of
-    their groups runs again alone, and one whose worker dies again is an MV903 on its files."""
+    """The items in worker processes. A worker that dies (killed) loses only the tasks not finished: each of
+    their components runs again alone (all of it, for a world lost), and one whose worker dies again is an
+    MV903 on its files. A split component's worlds are merged here, once all are back."""
     global _SHARED
+    from .world_items import component_from_worlds
+
     context, shared = _context()
-    workers = min(jobs, len(groups))
-    tasks = _pack(sources, groups, min(len(groups), workers * CHUNKS_PER_WORKER))
-    results: list[list[Diagnostic] | None] = [None] * len(groups)
+    workers = min(jobs, len(items))
+    costs = [_cost(sources, groups[g]) for g, _world in items]
+    tasks = _pack(costs, min(len(items), workers * CHUNKS_PER_WORKER))
+    done: list[Any] = [None] * len(items)
     _SHARED = sources
     if shared:
         gc.freeze()  # forked workers must not walk (and so copy) the parent's objects in each collection
     try:
-        retry = _in_pool(context, workers, tasks, sources, groups,
-                         shared, results, project_modules, profile, backends, limits, target, meanwhile)
+        lost = _in_pool(context, workers, tasks, sources, groups, items, shared, done, project_modules, profile,
+                        backends, limits, target, meanwhile)
+        retry = sorted({items[n][0] for n in lost})
+        results: list[list[Diagnostic] | None] = [None] * len(groups)
         for g in retry:  # each alone, in a fresh worker: a second death names the component
-            if _in_pool(context, 1, [[g]], sources, groups, shared, results, project_modules, profile, backends,
-                        limits, target):
+            again: list[Any] = [None]
+            if _in_pool(context, 1, [[0]], sources, groups, [(g, None)], shared, again, project_modules, profile,
+                        backends, limits, target):
                 results[g] = worker_died([sources[i] for i in groups[g]])
+            else:
+                results[g] = again[0]
+        worlds: dict[int, list[Any]] = {}
+        for (g, world), result in zip(items, done, strict=True):
+            if g in retry:
+                continue
+            if world is None:
+                results[g] = result
+            else:
+                worlds.setdefault(g, []).append(result)
     finally:
         _SHARED = []
         if shared:
             gc.unfreeze()
+    for g, outcomes in worlds.items():  # (the items of a component are in its worlds' order)
+        results[g] = component_from_worlds([sources[i] for i in groups[g]], outcomes, profile, limits, target)
     return [r if r is not None else [] for r in results]
 
 
 def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[frontend.SourceFile],
-             groups: list[list[int]], shared: bool, results: list[list[Diagnostic] | None],
+             groups: list[list[int]], items: list[Item], shared: bool, done: list[Any],
              project_modules: frozenset[str], profile: str, backends: frozenset[str] | None,
              limits: Limits | None, target: str = "auto", meanwhile: Callable[[], None] | None = None) -> list[int]:
-    """Run ``tasks`` (lists of group indexes) into ``results``; the groups whose worker died."""
+    """Run ``tasks`` (lists of indexes into ``items``) into ``done``; the items whose worker died."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -371,23 +449,23 @@ def _in_pool(context: Any, workers: int, tasks: list[list[int]], sources: list[f
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         futures = []
         for task in tasks:
-            task_groups = [groups[g] for g in task]
+            task_items = [(groups[items[n][0]], items[n][1]) for n in task]
             payload = None
             if not shared:  # spawned workers do not share memory: send the bytes
                 payload = [[(sources[i].path, sources[i].module, sources[i].is_package, sources[i].data)
-                            for i in group] for group in task_groups]
-            futures.append((task, pool.submit(_run_groups, task_groups, payload, project_modules, profile,
+                            for i in group] for group, _world in task_items]
+            futures.append((task, pool.submit(_run_items, task_items, payload, project_modules, profile,
                                               backends, limits, target)))
         if meanwhile is not None:  # (the workers have their own copies of the trees)
             meanwhile()
         for task, future in futures:
             try:
-                done = future.result()
+                results = future.result()
             except BrokenProcessPool:
                 lost.extend(task)
                 continue
-            for g, diagnostics in zip(task, done, strict=True):
-                results[g] = diagnostics
+            for n, result in zip(task, results, strict=True):
+                done[n] = result
     return lost
 
 

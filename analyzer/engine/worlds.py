@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..budget import active as active_budget
 from ..facts import Context, FactStore, RevealFact, SiteFact, keep_earliest
 from ..frontend import SourceFile
 from ..models.base import ANY_TARGET, Assumption, LibraryModel, World, WorldAxis
@@ -68,11 +69,24 @@ def axis_worlds(axis: WorldAxis, questions: tuple[bytes, ...], asked: Callable[[
     return (UNSPLIT,)
 
 
-def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
-               project_modules: frozenset[str] | None, target: str = "auto",
-               models: Sequence[type[LibraryModel]] | None = None) -> None:
-    """Run the engine over ``sources`` into ``facts`` (once, or once per world). ``target`` (``cuda``/``cpu``,
-    the ``target-device`` setting) keeps the worlds that name it. ``models``: the registered ones (None)."""
+@dataclasses.dataclass(frozen=True)
+class WorldPlan:
+    """The worlds a component is analysed in: each axis with the worlds it splits it into, outer axes first."""
+
+    splits: tuple[tuple[WorldAxis, tuple[World, ...]], ...]
+
+    def leaves(self) -> list[Assumptions]:
+        """Each engine run's assumptions, in the order the runs are made and merged (the outer axes' worlds
+        vary slowest)."""
+        found: list[Assumptions] = [{}]
+        for _axis, worlds in self.splits:
+            found = [{**assumptions, **world.assumptions} for assumptions in found for world in worlds]
+        return found
+
+
+def plan_worlds(sources: list[SourceFile], target: str = "auto",
+                models: Sequence[type[LibraryModel]] | None = None) -> WorldPlan:
+    """The worlds :func:`run_worlds` analyses ``sources`` in (read from their bytes: no engine runs)."""
     models = default_models() if models is None else models
     answers: dict[bytes, bool] = {}
 
@@ -82,14 +96,34 @@ def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backen
         return answers[question]
 
     small = len(sources) <= MAX_WORLD_FILES
-    splits = [(axis, axis_worlds(axis, questions, asked, small, target)) for axis, questions in world_axes(models)]
+    return WorldPlan(tuple((axis, axis_worlds(axis, questions, asked, small, target))
+                           for axis, questions in world_axes(models)))
 
-    def run(splits: list[tuple[WorldAxis, tuple[World, ...]]], assumptions: Assumptions, into: FactStore) -> None:
+
+def run_world(sources: list[SourceFile], into: FactStore, profile: str, backends: frozenset[str] | None,
+              project_modules: frozenset[str] | None, assumptions: Assumptions,
+              models: Sequence[type[LibraryModel]] | None = None) -> None:
+    """One engine run (one world) over ``sources`` into ``into``. The budget's checks restart with it, so a
+    world's run is the same whether it follows others in this process or runs alone in another."""
+    active_budget().new_world()
+    engine = Engine(sources, into, profile, backends, project_modules=project_modules, assumptions=assumptions,
+                    models=default_models() if models is None else models)
+    engine.run()
+    engine.release()
+
+
+#: fills a store with one world's facts (its assumptions, the store)
+Leaf = Callable[[Assumptions, FactStore], None]
+
+
+def assemble(plan: WorldPlan, leaf: Leaf, into: FactStore) -> None:
+    """The facts of every world of ``plan`` into ``into``: ``leaf`` fills a store per world, in the order of
+    :meth:`WorldPlan.leaves`, and each split's worlds are merged as soon as they are all there."""
+
+    def run(splits: tuple[tuple[WorldAxis, tuple[World, ...]], ...], assumptions: Assumptions,
+            into: FactStore) -> None:
         if not splits:
-            engine = Engine(sources, into, profile, backends, project_modules=project_modules,
-                            assumptions=assumptions, models=models)
-            engine.run()
-            engine.release()
+            leaf(assumptions, into)
             return
         (axis, worlds), inner = splits[0], splits[1:]
         if len(worlds) == 1:  # one run: its facts are the program's, no world to name
@@ -104,7 +138,33 @@ def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backen
         # operands has no fact (a site failing in the first world only and unseen elsewhere may pass there)
         _merge(parts, into, axis.name, offset=WORLD_OFFSET << (AXIS_SHIFT * len(inner)), unseen_unknown=axis.outer)
 
-    run(splits, {}, facts)
+    run(plan.splits, {}, into)
+
+
+def run_worlds(sources: list[SourceFile], facts: FactStore, profile: str, backends: frozenset[str] | None,
+               project_modules: frozenset[str] | None, target: str = "auto",
+               models: Sequence[type[LibraryModel]] | None = None) -> None:
+    """Run the engine over ``sources`` into ``facts`` (once, or once per world), one world after another.
+    ``target`` (``cuda``/``cpu``, the ``target-device`` setting) keeps the worlds that name it. ``models``: the
+    registered ones (None). The scheduler may run the worlds in worker processes instead
+    (:func:`run_world` there, :func:`assemble` here)."""
+    models = default_models() if models is None else models
+
+    def leaf(assumptions: Assumptions, into: FactStore) -> None:
+        run_world(sources, into, profile, backends, project_modules, assumptions, models)
+
+    assemble(plan_worlds(sources, target, models), leaf, facts)
+
+
+def adopt(into: FactStore, part: FactStore) -> None:
+    """A world's facts, found in another process, as if its engine had recorded them into ``into``."""
+    into.sites.update(part.sites)
+    into.reveals.update(part.reveals)
+    for file, spans in part.function_spans.items():
+        into.function_spans.setdefault(file, []).extend(spans)
+    if into.expressions is not None and part.expressions:
+        for span, texts in part.expressions.items():
+            into.expressions.setdefault(span, set()).update(texts)
 
 
 def _store_like(facts: FactStore) -> FactStore:
