@@ -627,11 +627,11 @@ def option_phrase(failing: Iterable[frozenset], passing: Iterable[frozenset]) ->
         unnamed = any(option not in ways for ways in failing_ways)
         if unnamed and any(option not in ways for ways in passes):
             continue  # runs with any value of it fail and pass: it does not decide
-        values = set().union(*(ways[option] for ways in failing_ways if option in ways))
+        needed: set[str] = set().union(*(ways[option] for ways in failing_ways if option in ways))
         if unnamed:
-            values |= domains[option] - passing_values
-        if values and passing_values - values:
-            shown = sorted(v.replace(OTHER_SHOWN, "another value") for v in values)
+            needed |= domains[option] - passing_values
+        if needed and passing_values - needed:
+            shown = sorted(v.replace(OTHER_SHOWN, "another value") for v in needed)
             phrases.append(f"`{option}` is {' or '.join(shown)}")
     return " and ".join(phrases)
 

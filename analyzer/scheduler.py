@@ -352,7 +352,8 @@ def run(sources: list[frontend.SourceFile], groups: list[list[int]], project_mod
     component's worlds each in its own (:mod:`analyzer.world_items`). ``meanwhile`` is called once before any
     tree is analysed in this process (while the workers run, when there are any)."""
     files = sum(len(g) for g in groups)
-    items = work_items(sources, groups, jobs, target) if jobs > 1 else [(g, None) for g in range(len(groups))]
+    items: list[Item] = work_items(sources, groups, jobs, target) if jobs > 1 \
+        else [(g, None) for g in range(len(groups))]
     worlds_split = len(items) > len(groups)
     if jobs <= 1 or len(items) < 2 or (files < MIN_PARALLEL_FILES and not worlds_split):
         if meanwhile is not None:

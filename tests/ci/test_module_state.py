@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: module-level names that functions change, by module: none holds one analysis's state
 ALLOWED = {
     "analyzer/choices.py": {"_KEYS"},  # a choice's lasting form (a pure function), forgotten past a bound
-    "analyzer/domain.py": {"_DEPTH_FIELDS", "_ITEM_KINDS"},  # by atom class
+    "analyzer/domain.py": {"_DEPTH_FIELDS", "_ITEM_KINDS", "_LOOSE_FIELDS"},  # by atom class
     "analyzer/tree_walk.py": {"_FIELDS"},  # by syntax node class
     "analyzer/engine/model_hooks.py": {"_OWN_HOOKS"},  # by model class
     "analyzer/engine/program.py": {"_SCOPES_BY_TEXT"},  # a function's scope by its text, forgotten past a bound
@@ -20,6 +20,7 @@ ALLOWED = {
     "analyzer/scheduler.py": {"_SHARED"},  # one run's sources for its forked workers, emptied after it
     "analyzer/lsp/server.py": {"_gc_pauses", "_gc_was_enabled"},  # the cyclic collector, paused
     "rules/cascades.py": {"_CACHE"},  # by one analysis's facts, weakly: gone with them
+    "rules/base.py": {"_ALONE"},  # by one analysis's facts, weakly: gone with them
 }
 #: ``functools.cache`` over the library tables only (the signatures' texts): bounded by the tables
 UNBOUNDED_OVER_TABLES = {("analyzer/models/signatures.py", "parse_signature")}
