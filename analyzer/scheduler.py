@@ -66,8 +66,15 @@ def analyze_component(sources: list[frontend.SourceFile], project_modules: froze
     budget (``limits``) the component's files get no finding and a note (:data:`BUDGET_NOTE`); an exception
     inside the analysis is an MV903 finding where it happened, with a note holding the traceback: never an
     error of the whole run."""
+    return guarded(sources, lambda: _analyze_component(sources, project_modules, profile, backends, expressions,
+                                                        fixes, limits, target))
+
+
+def guarded(sources: list[frontend.SourceFile], analysis: Callable[[], list[Diagnostic]]) -> list[Diagnostic]:
+    """``analysis()``'s diagnostics for the component of ``sources``; a stop at a budget is the component's note,
+    an exception its MV903 (never an error of the whole run)."""
     try:
-        return _analyze_component(sources, project_modules, profile, backends, expressions, fixes, limits, target)
+        return analysis()
     except OverBudget as error:
         return [budget_note(sources, f"stopped at its budget ({error.reason})")]
     except MemoryError:

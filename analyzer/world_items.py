@@ -115,17 +115,9 @@ def component_from_worlds(sources: list[frontend.SourceFile], outcomes: list[Wor
                           limits: Limits | None, target: str) -> list[Diagnostic]:
     """In the parent: the component's diagnostics from its worlds' outcomes, as
     :func:`~analyzer.scheduler.analyze_component` would give them in one process."""
-    from .scheduler import budget_note, failed_component
+    from .scheduler import guarded
 
-    try:
-        return _from_worlds(sources, outcomes, profile, limits, target)
-    except OverBudget as error:
-        return [budget_note(sources, f"stopped at its budget ({error.reason})")]
-    except MemoryError:
-        gc.collect()
-        return [budget_note(sources, "ran out of memory")]
-    except Exception as error:  # noqa: BLE001 - every bug becomes MV903 on the component, never a lost run
-        return failed_component(sources, error)
+    return guarded(sources, lambda: _from_worlds(sources, outcomes, profile, limits, target))
 
 
 def _from_worlds(sources: list[frontend.SourceFile], outcomes: list[WorldOutcome], profile: str,
