@@ -43,6 +43,11 @@ def rules_page_uri(code: str, name: str) -> str | None:
     return f"{page}#{rule_anchor(code, name)}" if code else page
 
 
+#: how a finding lists a later call that fails over the same root cause (its related location's message starts
+#: so): the rules write it, a ``noqa`` that silences the finding reads it (:func:`analyzer.runner.suppress`)
+FAILS_HERE_TOO = "fails here too"
+
+
 class Severity(enum.StrEnum):
     ERROR = "error"  # fails on every path and context that reaches the site
     WARNING = "warning"  # fails on some of them (or an advisory rule)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import discovery, frontend, import_graph, incremental, lazy_bodies, noqa, scheduler
-from .diagnostics import Diagnostic, Related
+from .diagnostics import FAILS_HERE_TOO, Diagnostic, Related
 from .failures import FileFailure
 from .notebook import CellMap
 from .settings import ALWAYS_REPORTED, Settings
@@ -419,17 +419,13 @@ def suppress(diagnostics: list[Diagnostic], settings: Settings, directives: dict
     return out
 
 
-#: how a finding lists a later call that fails over the same root cause (rules/cascades.py)
-_FOLDED = "fails here too"
-
-
 def _unfold(released: list[list[Diagnostic]], reported: list[Diagnostic],
             shown: Callable[[Diagnostic], bool]) -> list[Diagnostic]:
     """The failures folded into findings a ``noqa`` silenced (one root cause, one finding: rules/cascades.py),
     each now reported on its own line: a ``noqa`` silences its line only. Of those one silenced finding had
     folded, the first in source order is the finding and lists the others ("fails here too"); one another
     reported finding still lists stays there."""
-    listed = {(r.file, r.row, r.column) for d in reported for r in d.related if r.message.startswith(_FOLDED)}
+    listed = {(r.file, r.row, r.column) for d in reported for r in d.related if r.message.startswith(FAILS_HERE_TOO)}
     seen: set[tuple] = set()
     out: list[Diagnostic] = []
     for folded in released:
@@ -442,7 +438,7 @@ def _unfold(released: list[list[Diagnostic]], reported: list[Diagnostic],
         if not left:
             continue
         first, *others = left
-        notes = [Related(d.file, d.row, d.column, f"{_FOLDED}, over the same tensor") for d in others
+        notes = [Related(d.file, d.row, d.column, f"{FAILS_HERE_TOO}, over the same tensor") for d in others
                  if (d.file, d.row) != (first.file, first.row)]
         out.append(dataclasses.replace(first, related=sorted(
             [*first.related, *notes], key=lambda r: (r.file, r.row, r.column, r.message)), folded=others))

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from weakref import WeakKeyDictionary
 
 from devicelint.choices import option_phrase
-from devicelint.diagnostics import Diagnostic, Fix, Related, Severity
+from devicelint.diagnostics import FAILS_HERE_TOO, Diagnostic, Fix, Related, Severity
 from devicelint.facts import Context, FactStore, Possibility, Site, SiteFact
 
 from .anchors import MAX_DEPTH, Anchor, anchors_for
@@ -260,7 +260,7 @@ class OutcomeRule(Rule):
         inner = Related(inner_site.file, inner_site.line, inner_site.col + 1,
                         f"the call that fails, inside `{function}`")
         related = [inner, *world_notes(site, (f for f, _p in failing)),
-                   *(Related(s.file, s.line, s.col + 1, "fails here too") for s in sites[1:]),
+                   *(Related(s.file, s.line, s.col + 1, FAILS_HERE_TOO) for s in sites[1:]),
                    *(r for r in related_for(failing) if (r.file, r.row) != (anchor.file, anchor.line))]
         diagnostic = self.diagnostic(site, Severity.ERROR if everywhere else Severity.WARNING,
                                      self.hinted(text, first.row), related)
@@ -376,7 +376,7 @@ def _with_followers(diagnostic: Diagnostic, facts: Iterable[SiteFact], found: Ca
             if (site.file, site.line, site.col + 1) not in shown and (site.file, site.line) != (diagnostic.file,
                                                                                                 diagnostic.row):
                 shown.add((site.file, site.line, site.col + 1))
-                notes.append(Related(site.file, site.line, site.col + 1, "fails here too, over the same tensor"))
+                notes.append(Related(site.file, site.line, site.col + 1, f"{FAILS_HERE_TOO}, over the same tensor"))
     if notes:
         diagnostic.related = [*diagnostic.related,
                               *sorted(notes, key=lambda r: (r.file, r.row, r.column))[:MAX_RELATED]]
